@@ -1,0 +1,36 @@
+# Front door: `make` builds, `make demo` trains the tiny SQuAD retriever, `make test` runs the suite,
+# `make bench` runs the benchmarks. Each target installs the Debian packages it needs first.
+BUILD ?= build
+JOBS ?= 2
+CMAKE_FLAGS ?=
+DATA ?= ../shared/data
+
+.PHONY: all deps configure build demo test bench clean format
+
+all: build
+
+deps:
+	bash scripts/install-deps.sh
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -G Ninja -DRAGMIG_DATA_DIR=$(abspath $(DATA)) $(CMAKE_FLAGS)
+
+configure: deps $(BUILD)/CMakeCache.txt
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	$(BUILD)/src/apps/ragmig train examples/train-squad-tiny.toml --run-dir runs/squad-tiny
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 900
+
+bench: build
+	$(BUILD)/bench/train/bench_train
+
+format:
+	clang-format -i $$(git ls-files '*.cpp' '*.h')
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,79 @@
+// POSIX implementation of atomic writes; the temp name carries the pid so concurrent writers never collide.
+#include "core/atomic_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace ragmig {
+namespace {
+
+std::string errno_text() { return std::strerror(errno); }
+
+void fsync_folder(const std::filesystem::path& folder) {
+  int fd = ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return;  // best effort: some file systems refuse to open folders
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+void write_file_atomic(const std::filesystem::path& path, std::string_view bytes) {
+  std::filesystem::path tmp = path;
+  tmp += ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw IoError(tmp.string() + ": cannot create: " + errno_text());
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      std::string err = errno_text();
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw IoError(tmp.string() + ": write failed: " + err);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    std::string err = errno_text();
+    ::unlink(tmp.c_str());
+    throw IoError(tmp.string() + ": fsync/close failed: " + err);
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string err = errno_text();
+    ::unlink(tmp.c_str());
+    throw IoError(path.string() + ": rename failed: " + err);
+  }
+  fsync_folder(path.parent_path());
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError(path.string() + ": cannot open for reading");
+  std::ostringstream out;
+  out << in.rdbuf();
+  if (in.bad()) throw IoError(path.string() + ": read failed");
+  return std::move(out).str();
+}
+
+uint32_t crc32_of(std::string_view bytes) {
+  uLong crc = ::crc32(0L, Z_NULL, 0);
+  // zlib takes uInt lengths: feed large buffers in pieces.
+  const size_t piece = 1u << 30;
+  for (size_t off = 0; off < bytes.size(); off += piece) {
+    size_t n = std::min(piece, bytes.size() - off);
+    crc = ::crc32(crc, reinterpret_cast<const Bytef*>(bytes.data() + off), static_cast<uInt>(n));
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+}  // namespace ragmig

@@ -1,0 +1,194 @@
+// TOML through toml++; the key table is a flat vector, small enough that linear look-ups cost nothing.
+#include "core/config_table.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "core/error.h"
+
+namespace ragmig {
+namespace {
+
+std::string type_name(const ConfigTable::Target& t) {
+  return std::visit(
+      [](auto* p) -> std::string {
+        using T = std::remove_pointer_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, int64_t>) return "integer";
+        if constexpr (std::is_same_v<T, double>) return "number";
+        if constexpr (std::is_same_v<T, bool>) return "boolean";
+        return "string";
+      },
+      t);
+}
+
+std::string toml_type_name(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a number";
+    case toml::node_type::boolean: return "a boolean";
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    default: return "a date/time";
+  }
+}
+
+std::string value_text(const ConfigTable::Target& t) {
+  return std::visit(
+      [](auto* p) -> std::string {
+        using T = std::remove_pointer_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, std::string>) return nlohmann::json(*p).dump();
+        else if constexpr (std::is_same_v<T, bool>) return *p ? "true" : "false";
+        else if constexpr (std::is_same_v<T, double>) return fmt::format("{}", *p);
+        else return std::to_string(*p);
+      },
+      t);
+}
+
+std::string where(const std::string& source, const toml::node& n) {
+  const auto& begin = n.source().begin;
+  if (begin.line == 0) return source;
+  return fmt::format("{}:{}", source, begin.line);
+}
+
+// Writes TOML node `n` into `field`, or throws naming source, key and the expected type.
+void assign(ConfigTable::Field& field, const toml::node& n, const std::string& source) {
+  auto fail = [&] {
+    throw ConfigError(fmt::format("{}: key '{}' expects {} {}, got {}", where(source, n), field.key,
+                                  type_name(field.target) == "integer" ? "an" : "a", type_name(field.target),
+                                  toml_type_name(n)));
+  };
+  std::visit(
+      [&](auto* p) {
+        using T = std::remove_pointer_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, int64_t>) {
+          if (!n.is_integer()) fail();
+          *p = n.as_integer()->get();
+        } else if constexpr (std::is_same_v<T, double>) {
+          if (n.is_integer()) *p = static_cast<double>(n.as_integer()->get());
+          else if (n.is_floating_point()) *p = n.as_floating_point()->get();
+          else fail();
+        } else if constexpr (std::is_same_v<T, bool>) {
+          if (!n.is_boolean()) fail();
+          *p = n.as_boolean()->get();
+        } else {
+          if (!n.is_string()) fail();
+          *p = n.as_string()->get();
+        }
+      },
+      field.target);
+}
+
+}  // namespace
+
+void ConfigTable::add_field(const std::string& key, Target target, const std::string& help) {
+  RAGMIG_CHECK(key.find('.') != std::string::npos, "config keys are section.name: " + key);
+  RAGMIG_CHECK(find(key) == nullptr, "config key added twice: " + key);
+  fields_.push_back(Field{key, help, target, value_text(target)});
+}
+
+void ConfigTable::add(const std::string& key, int64_t& target, const std::string& help) { add_field(key, &target, help); }
+void ConfigTable::add(const std::string& key, double& target, const std::string& help) { add_field(key, &target, help); }
+void ConfigTable::add(const std::string& key, bool& target, const std::string& help) { add_field(key, &target, help); }
+void ConfigTable::add(const std::string& key, std::string& target, const std::string& help) {
+  add_field(key, &target, help);
+}
+
+ConfigTable::Field* ConfigTable::find(const std::string& key) {
+  for (auto& f : fields_)
+    if (f.key == key) return &f;
+  return nullptr;
+}
+
+void ConfigTable::load_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw IoError(path + ": cannot open config file");
+  std::stringstream text;
+  text << in.rdbuf();
+  load_string(text.str(), path);
+}
+
+void ConfigTable::load_string(const std::string& toml_text, const std::string& source) {
+  toml::table root;
+  try {
+    root = toml::parse(toml_text, source);
+  } catch (const toml::parse_error& e) {
+    throw ConfigError(fmt::format("{}:{}:{}: {}", source, e.source().begin.line, e.source().begin.column,
+                                  e.description()));
+  }
+  // Walk the tree; every leaf must be a known key.
+  std::function<void(const toml::table&, const std::string&)> walk = [&](const toml::table& t,
+                                                                           const std::string& prefix) {
+    for (const auto& [k, node] : t) {
+      std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+      if (node.is_table()) {
+        walk(*node.as_table(), key);
+        continue;
+      }
+      Field* f = find(key);
+      if (!f) {
+        std::string section = key.substr(0, key.rfind('.') == std::string::npos ? 0 : key.rfind('.'));
+        std::string known;
+        for (const auto& g : fields_)
+          if (g.key.rfind(section + ".", 0) == 0) known += (known.empty() ? "" : ", ") + g.key;
+        throw ConfigError(fmt::format("{}: unknown key '{}'{}", where(source, node), key,
+                                      known.empty() ? " (no such section)" : " (known in this section: " + known + ")"));
+      }
+      assign(*f, node, source);
+    }
+  };
+  walk(root, "");
+}
+
+void ConfigTable::apply_override(const std::string& assignment) {
+  size_t eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ConfigError("--set " + assignment + ": expected section.key=value");
+  std::string key = assignment.substr(0, eq);
+  std::string value = assignment.substr(eq + 1);
+  Field* f = find(key);
+  if (!f) throw ConfigError("--set: unknown key '" + key + "' (see `--help` for the keys)");
+  toml::table parsed;
+  try {
+    parsed = toml::parse("v = " + value);
+  } catch (const toml::parse_error&) {
+    parsed = toml::table{{"v", value}};  // a bare word: take it as a string
+  }
+  // A string field takes the text as written, so `--set data.path=1` stays "1".
+  if (std::holds_alternative<std::string*>(f->target) && !parsed["v"].is_string()) parsed = toml::table{{"v", value}};
+  assign(*f, *parsed.get("v"), "--set " + key);
+}
+
+nlohmann::json ConfigTable::to_json() const {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& f : fields_) {
+    nlohmann::json::json_pointer ptr("/" + [&] {
+      std::string s = f.key;
+      for (auto& c : s)
+        if (c == '.') c = '/';
+      return s;
+    }());
+    std::visit([&](auto* p) { out[ptr] = *p; }, f.target);
+  }
+  return out;
+}
+
+std::string ConfigTable::help_text() const {
+  std::string out;
+  std::string section;
+  for (const auto& f : fields_) {
+    std::string s = f.key.substr(0, f.key.rfind('.'));
+    if (s != section) {
+      section = s;
+      out += fmt::format("\n  [{}]\n", section);
+    }
+    out += fmt::format("    {:<28} {:<8} {:<14} {}\n", f.key, type_name(f.target), f.default_text, f.help);
+  }
+  return out;
+}
+
+}  // namespace ragmig

@@ -1,0 +1,50 @@
+// A declarative table of config keys bound to the fields of a module's config struct: one place that gives
+// TOML loading, `--set section.key=value` overrides, type checks, `--help` text and the resolved config.
+// Defaults are the struct's own initial values. Unknown keys and wrong types throw ConfigError naming the
+// source (file:line or --set) and the key.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace ragmig {
+
+class ConfigTable {
+ public:
+  using Target = std::variant<int64_t*, double*, bool*, std::string*>;
+  struct Field {
+    std::string key;   ///< dotted key, "section.name"
+    std::string help;  ///< one line for --help
+    Target target;     ///< the struct field the value is written to
+    std::string default_text;  ///< the field's value when it was added, as TOML
+  };
+
+  void add(const std::string& key, int64_t& target, const std::string& help);
+  void add(const std::string& key, double& target, const std::string& help);
+  void add(const std::string& key, bool& target, const std::string& help);
+  void add(const std::string& key, std::string& target, const std::string& help);
+
+  /// Applies every key of a TOML file. Throws IoError (unreadable) or ConfigError (syntax, key, type).
+  void load_file(const std::string& path);
+  /// Applies TOML text; `source` names it in errors.
+  void load_string(const std::string& toml_text, const std::string& source);
+  /// Applies one `section.key=value` override; the value is read as TOML, or as a string if it is not TOML.
+  void apply_override(const std::string& assignment);
+
+  /// The current values, nested by section, e.g. {"train": {"max_steps": 100}}.
+  nlohmann::json to_json() const;
+  /// One line per key: name, type, default, help; grouped by section.
+  std::string help_text() const;
+  const std::vector<Field>& fields() const { return fields_; }
+
+ private:
+  Field* find(const std::string& key);
+  void add_field(const std::string& key, Target target, const std::string& help);
+
+  std::vector<Field> fields_;
+};
+
+}  // namespace ragmig
