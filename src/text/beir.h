@@ -1,0 +1,60 @@
+// Readers for the BEIR layout: corpus.jsonl ({"_id","title","text"}), queries.jsonl ({"_id","text"}) and
+// qrels/<split>.tsv, each plain or gzip-compressed. Every malformed row is a DataError naming file:line.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace ragmig::text {
+
+struct Document {
+  std::string id, title, text;
+};
+
+struct Query {
+  std::string id, text;
+};
+
+struct Corpus {
+  std::vector<Document> docs;
+  std::unordered_map<std::string, int64_t> index_of;  ///< id -> position in docs
+};
+
+struct QrelEntry {
+  std::string query_id, doc_id;
+  int32_t score = 0;
+  int64_t line = 0;  ///< 1-based line in the qrels file, for error messages downstream
+};
+
+struct Qrels {
+  std::string path;
+  std::vector<QrelEntry> entries;
+};
+
+/// Rows {"_id", "title" (optional, may be null), "text"}; ids may be JSON numbers. Blank lines are skipped.
+/// Throws IoError, or DataError(file, line) for bad JSON, a missing or ill-typed field, a duplicate id,
+/// and DataError("... is empty") for a file with no rows.
+Corpus read_corpus(const std::string& path);
+
+/// Rows {"_id", "text"}; same rules as read_corpus.
+std::vector<Query> read_queries(const std::string& path);
+
+/// BEIR TSV "query-id<TAB>corpus-id<TAB>score" with an optional header line, or TREC "qid 0 docid rel"
+/// (whitespace separated). Throws IoError, or DataError(file, line) for a malformed row.
+Qrels read_qrels(const std::string& path);
+
+struct BeirFolder {
+  Corpus corpus;
+  std::vector<Query> queries;
+  std::unordered_map<std::string, int64_t> query_index;  ///< query id -> position in queries
+};
+
+/// Reads dir/corpus.jsonl[.gz] and dir/queries.jsonl[.gz]. Throws IoError if either is missing.
+BeirFolder read_beir(const std::string& dir);
+
+/// dir/qrels/<split>.tsv (or .tsv.gz); IoError if neither exists.
+std::string qrels_path(const std::string& dir, const std::string& split);
+
+}  // namespace ragmig::text

@@ -1,0 +1,48 @@
+// The Unicode facts BERT-style text processing needs, without ICU: robust UTF-8 decoding, the character
+// classes of Hugging Face's BasicTokenizer, simple lower-casing and NFD accent stripping (Mn marks removed).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace ragmig::text {
+
+/// Classes as BasicTokenizer sees them; when several apply, the earlier step of the tokenizer wins
+/// (control > whitespace > CJK > punctuation > mark).
+enum class CharClass : uint8_t {
+  kOther = 0,
+  kWhitespace = 1,  ///< space, \t, \n, \r, Unicode Zs
+  kControl = 2,     ///< Unicode C* (Cc, Cf, Co, Cn, Cs) except \t \n \r: dropped by clean-up
+  kPunct = 3,       ///< Unicode P* plus the ASCII symbol ranges 33-47, 58-64, 91-96, 123-126
+  kCjk = 4,         ///< the CJK ideograph blocks of BasicTokenizer._is_chinese_char
+  kMark = 5,        ///< Unicode Mn (non-spacing marks, removed when accents are stripped)
+};
+
+inline constexpr char32_t kReplacementChar = 0xFFFD;
+
+/// Decodes the code point at `pos` and advances `pos`. Malformed input (bad lead or continuation bytes,
+/// overlong forms, surrogates, > U+10FFFF, truncation) consumes one byte and yields U+FFFD.
+char32_t decode_utf8(std::string_view s, size_t& pos);
+
+/// Appends the UTF-8 encoding of `cp` (assumed valid).
+void append_utf8(std::string& out, char32_t cp);
+
+/// Number of code points, counting each malformed byte as one.
+size_t count_code_points(std::string_view s);
+
+CharClass char_class(char32_t cp);
+
+/// Simple (one-to-one) lower-case mapping, as Python's str.lower() except U+0130, which maps to "i"
+/// (Python gives "i" + U+0307, and the mark is stripped right after).
+char32_t to_lower(char32_t cp);
+
+/// Writes the NFD decomposition of `cp` without its Mn marks to `out` (Hangul syllables decompose into
+/// jamo) and returns how many code points that is: 0 for a mark itself, 1 for most, up to 3.
+int strip_accents(char32_t cp, char32_t out[3]);
+
+/// The Unicode version the tables were generated from.
+const char* unicode_version();
+
+}  // namespace ragmig::text
