@@ -1,0 +1,192 @@
+// The BERT math, kept close to Hugging Face's modeling_bert.py (same operation order: scores are divided
+// by sqrt(head_dim) after the matmul, the mask is added, then softmax) so that outputs agree with HF to
+// float rounding, which tests/model/bert_reference.py checks.
+#include "model/bert.h"
+
+#include <cmath>
+#include <limits>
+
+#include "core/error.h"
+
+namespace ragmig::model {
+namespace {
+
+torch::nn::Embedding make_embedding(int64_t rows, int64_t dim) {
+  return torch::nn::Embedding(torch::nn::EmbeddingOptions(rows, dim));
+}
+
+torch::nn::LayerNorm make_layer_norm(const BertConfig& c) {
+  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.hidden_size}).eps(c.layer_norm_eps));
+}
+
+}  // namespace
+
+bool fused_attention_available() {
+#if TORCH_VERSION_MAJOR >= 2
+  return true;
+#else
+  return false;
+#endif
+}
+
+torch::Tensor additive_attention_mask(const torch::Tensor& attention_mask, torch::ScalarType dtype) {
+  const auto b = attention_mask.size(0), l = attention_mask.size(1);
+  auto masked = (attention_mask == 0).view({b, 1, 1, l});
+  auto lowest = torch::full({}, 0.0, torch::TensorOptions().dtype(dtype).device(attention_mask.device()));
+  // The lowest finite value of the dtype, what torch.finfo(dtype).min gives in Python.
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, dtype, "additive_attention_mask", [&] {
+    lowest.fill_(std::numeric_limits<scalar_t>::lowest());
+  });
+  return torch::zeros({b, 1, 1, l}, lowest.options()).masked_fill(masked, lowest);
+}
+
+BertEmbeddingsImpl::BertEmbeddingsImpl(const BertConfig& c) : dropout_(c.hidden_dropout_prob) {
+  // padding_idx keeps the padding row's gradient at zero, as HF's nn.Embedding(padding_idx=pad) does.
+  word_embeddings = register_module(
+      "word_embeddings",
+      torch::nn::Embedding(torch::nn::EmbeddingOptions(c.vocab_size, c.hidden_size).padding_idx(c.pad_token_id)));
+  position_embeddings = register_module("position_embeddings", make_embedding(c.max_position_embeddings, c.hidden_size));
+  token_type_embeddings = register_module("token_type_embeddings", make_embedding(c.type_vocab_size, c.hidden_size));
+  LayerNorm = register_module("LayerNorm", make_layer_norm(c));
+}
+
+torch::Tensor BertEmbeddingsImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids) {
+  const auto l = input_ids.size(1);
+  auto positions = torch::arange(l, torch::TensorOptions().dtype(torch::kLong).device(input_ids.device())).unsqueeze(0);
+  auto x = word_embeddings(input_ids) + token_type_embeddings(token_type_ids);
+  x = x + position_embeddings(positions);
+  x = LayerNorm(x);
+  return torch::dropout(x, dropout_, is_training());
+}
+
+BertSelfAttentionImpl::BertSelfAttentionImpl(const BertConfig& c)
+    : heads_(c.num_attention_heads), head_dim_(c.hidden_size / c.num_attention_heads),
+      dropout_(c.attention_probs_dropout_prob) {
+  query = register_module("query", torch::nn::Linear(c.hidden_size, c.hidden_size));
+  key = register_module("key", torch::nn::Linear(c.hidden_size, c.hidden_size));
+  value = register_module("value", torch::nn::Linear(c.hidden_size, c.hidden_size));
+}
+
+torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const torch::Tensor& attention_mask,
+                                             AttentionImpl impl) {
+  const auto b = hidden.size(0), l = hidden.size(1);
+  auto split = [&](const torch::Tensor& x) { return x.view({b, l, heads_, head_dim_}).transpose(1, 2); };
+  auto q = split(query(hidden)), k = split(key(hidden)), v = split(value(hidden));
+  torch::Tensor context;
+#if TORCH_VERSION_MAJOR >= 2
+  if (impl == AttentionImpl::Fused) {
+    auto mask = additive_attention_mask(attention_mask, q.scalar_type());
+    context = at::scaled_dot_product_attention(q, k, v, mask, is_training() ? dropout_ : 0.0, false);
+  }
+#endif
+  if (!context.defined()) {
+    auto scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(head_dim_));
+    scores = scores + additive_attention_mask(attention_mask, scores.scalar_type());
+    auto probs = torch::softmax(scores, -1);
+    probs = torch::dropout(probs, dropout_, is_training());
+    context = torch::matmul(probs, v);
+  }
+  return context.transpose(1, 2).contiguous().view({b, l, heads_ * head_dim_});
+}
+
+BertResidualOutputImpl::BertResidualOutputImpl(int64_t in_features, const BertConfig& c)
+    : dropout_(c.hidden_dropout_prob) {
+  dense = register_module("dense", torch::nn::Linear(in_features, c.hidden_size));
+  LayerNorm = register_module("LayerNorm", make_layer_norm(c));
+}
+
+torch::Tensor BertResidualOutputImpl::forward(const torch::Tensor& x, const torch::Tensor& residual) {
+  return LayerNorm(torch::dropout(dense(x), dropout_, is_training()) + residual);
+}
+
+BertAttentionImpl::BertAttentionImpl(const BertConfig& c) {
+  self = register_module("self", BertSelfAttention(c));
+  output = register_module("output", BertResidualOutput(c.hidden_size, c));
+}
+
+torch::Tensor BertAttentionImpl::forward(const torch::Tensor& hidden, const torch::Tensor& attention_mask,
+                                         AttentionImpl impl) {
+  return output(self->forward(hidden, attention_mask, impl), hidden);
+}
+
+BertIntermediateImpl::BertIntermediateImpl(const BertConfig& c) : relu_(c.hidden_act == "relu") {
+  dense = register_module("dense", torch::nn::Linear(c.hidden_size, c.intermediate_size));
+}
+
+torch::Tensor BertIntermediateImpl::forward(const torch::Tensor& x) {
+  auto h = dense(x);
+  return relu_ ? torch::relu(h) : torch::gelu(h);  // gelu's default is the exact erf form, as HF's "gelu"
+}
+
+BertLayerImpl::BertLayerImpl(const BertConfig& c) {
+  attention = register_module("attention", BertAttention(c));
+  intermediate = register_module("intermediate", BertIntermediate(c));
+  output = register_module("output", BertResidualOutput(c.intermediate_size, c));
+}
+
+torch::Tensor BertLayerImpl::forward(const torch::Tensor& hidden, const torch::Tensor& attention_mask,
+                                     AttentionImpl impl) {
+  auto a = attention->forward(hidden, attention_mask, impl);
+  return output(intermediate(a), a);
+}
+
+BertEncoderImpl::BertEncoderImpl(const BertConfig& c) {
+  layer = register_module("layer", torch::nn::ModuleList());
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i) layer->push_back(BertLayer(c));
+}
+
+torch::Tensor BertEncoderImpl::forward(torch::Tensor hidden, const torch::Tensor& attention_mask, AttentionImpl impl) {
+  for (const auto& m : *layer) hidden = m->as<BertLayerImpl>()->forward(hidden, attention_mask, impl);
+  return hidden;
+}
+
+BertModelImpl::BertModelImpl(const BertConfig& config) : config_(config) {
+  config_.validate();
+  embeddings = register_module("embeddings", BertEmbeddings(config_));
+  encoder = register_module("encoder", BertEncoder(config_));
+  attention_impl_ = fused_attention_available() ? AttentionImpl::Fused : AttentionImpl::Manual;
+  reset_parameters_hf();
+}
+
+void BertModelImpl::set_attention_impl(AttentionImpl impl) {
+  attention_impl_ = fused_attention_available() ? impl : AttentionImpl::Manual;
+}
+
+void BertModelImpl::reset_parameters_hf() {
+  torch::NoGradGuard no_grad;
+  for (auto& p : named_parameters()) {
+    auto& t = p.value();
+    const auto& name = p.key();
+    if (t.dim() == 2) {
+      t.normal_(0.0, config_.initializer_range);  // Linear and Embedding weights
+    } else if (name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0) {
+      t.zero_();
+    } else {
+      t.fill_(1.0);  // LayerNorm weights: the only 1-d weights in BERT
+    }
+  }
+  embeddings->word_embeddings->weight[config_.pad_token_id].zero_();
+}
+
+torch::Tensor BertModelImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
+                                     const torch::Tensor& token_type_ids) {
+  if (input_ids.dim() != 2) throw DataError("BERT input_ids must be [batch, length], got " + std::to_string(input_ids.dim()) + " dims");
+  if (!attention_mask.defined() || attention_mask.sizes() != input_ids.sizes())
+    throw DataError("BERT attention_mask must have the shape of input_ids");
+  if (input_ids.size(1) > config_.max_position_embeddings)
+    throw DataError("sequence length " + std::to_string(input_ids.size(1)) + " exceeds max_position_embeddings " +
+                    std::to_string(config_.max_position_embeddings));
+  if (at::isFloatingType(input_ids.scalar_type())) throw DataError("BERT input_ids must be integers");
+  auto ids = input_ids.to(torch::kLong);
+  torch::Tensor types;
+  if (token_type_ids.defined()) {
+    if (token_type_ids.sizes() != input_ids.sizes()) throw DataError("BERT token_type_ids must have the shape of input_ids");
+    types = token_type_ids.to(torch::kLong);
+  } else {
+    types = torch::zeros_like(ids);
+  }
+  auto hidden = embeddings(ids, types);
+  return encoder(hidden, attention_mask, attention_impl_);
+}
+
+}  // namespace ragmig::model

@@ -1,0 +1,42 @@
+// The shape of a BERT encoder, with Hugging Face's BertConfig key names and defaults, so that config.json
+// files move unchanged between ragmig and Hugging Face tools. Torch-free.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace ragmig::model {
+
+struct BertConfig {
+  int64_t vocab_size = 30522;
+  int64_t hidden_size = 768;
+  int64_t num_hidden_layers = 12;
+  int64_t num_attention_heads = 12;
+  int64_t intermediate_size = 3072;
+  std::string hidden_act = "gelu";  ///< "gelu" (exact, erf) or "relu"
+  double hidden_dropout_prob = 0.1;
+  double attention_probs_dropout_prob = 0.1;
+  int64_t max_position_embeddings = 512;
+  int64_t type_vocab_size = 2;
+  double layer_norm_eps = 1e-12;
+  int64_t pad_token_id = 0;
+  double initializer_range = 0.02;
+
+  /// Throws DataError naming `source` and the offending key: sizes must be positive, hidden_size divisible
+  /// by num_attention_heads, dropouts in [0, 1), hidden_act "gelu" or "relu", pad_token_id < vocab_size.
+  void validate(const std::string& source = "bert config") const;
+
+  bool operator==(const BertConfig&) const = default;
+};
+
+/// config.json content: every BertConfig key plus "model_type": "bert", "architectures": ["BertModel"]
+/// and "position_embedding_type": "absolute".
+nlohmann::json to_json(const BertConfig& config);
+
+/// Reads a config.json object. Missing keys keep their defaults and unknown keys are ignored (HF configs
+/// carry many); a key of the wrong type, a "position_embedding_type" other than "absolute", or a config
+/// that fails validate() throws DataError naming `source` and the key.
+BertConfig bert_config_from_json(const nlohmann::json& json, const std::string& source);
+
+}  // namespace ragmig::model

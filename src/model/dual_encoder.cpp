@@ -1,0 +1,46 @@
+// Pooling and the two towers. Pooling runs in float32 whatever the autocast dtype of the towers, because
+// a bf16 sum over hundreds of tokens loses the precision that a cosine similarity then depends on.
+#include "model/dual_encoder.h"
+
+#include "core/error.h"
+
+namespace ragmig::model {
+
+std::string to_string(Pooling pooling) { return pooling == Pooling::Mean ? "mean" : "cls"; }
+
+Pooling parse_pooling(const std::string& text) {
+  if (text == "mean") return Pooling::Mean;
+  if (text == "cls") return Pooling::Cls;
+  throw DataError("unknown pooling \"" + text + "\" (expected \"mean\" or \"cls\")");
+}
+
+torch::Tensor pool(const torch::Tensor& hidden, const torch::Tensor& attention_mask, Pooling pooling) {
+  auto h = hidden.to(torch::kFloat);
+  if (pooling == Pooling::Cls) return h.select(1, 0);
+  auto weights = (attention_mask != 0).to(torch::kFloat).unsqueeze(-1);  // [B,L,1]
+  auto sum = (h * weights).sum(1);
+  auto count = weights.sum(1).clamp_min(1.0);
+  return sum / count;
+}
+
+DualEncoderImpl::DualEncoderImpl(const EncoderSpec& spec) : spec_(spec) {
+  query_ = register_module("query", BertModel(spec_.bert));
+  if (!spec_.shared_towers) passage_ = register_module("passage", BertModel(spec_.bert));
+}
+
+torch::Tensor DualEncoderImpl::encode(BertModel& tower, const torch::Tensor& ids, const torch::Tensor& mask) {
+  auto pooled = pool(tower->forward(ids, mask), mask, spec_.pooling);
+  if (!spec_.normalize) return pooled;
+  namespace F = torch::nn::functional;
+  return F::normalize(pooled, F::NormalizeFuncOptions().p(2).dim(1).eps(1e-12));
+}
+
+torch::Tensor DualEncoderImpl::encode_queries(const torch::Tensor& ids, const torch::Tensor& mask) {
+  return encode(query_, ids, mask);
+}
+
+torch::Tensor DualEncoderImpl::encode_passages(const torch::Tensor& ids, const torch::Tensor& mask) {
+  return encode(passage_ ? passage_ : query_, ids, mask);
+}
+
+}  // namespace ragmig::model

@@ -1,0 +1,58 @@
+// The dual encoder that ragmig trains: BERT towers for queries and passages (one shared tower or two),
+// pooled to one vector per text (mean over real tokens, or the [CLS] position) and optionally L2-normalised.
+#pragma once
+
+#include <string>
+#include <torch/torch.h>
+
+#include "model/bert.h"
+#include "model/bert_config.h"
+
+namespace ragmig::model {
+
+enum class Pooling { Mean, Cls };
+
+/// "mean" | "cls".
+std::string to_string(Pooling pooling);
+/// Inverse of to_string; throws DataError for anything else.
+Pooling parse_pooling(const std::string& text);
+
+struct EncoderSpec {
+  BertConfig bert;
+  Pooling pooling = Pooling::Mean;
+  bool normalize = true;
+  bool shared_towers = true;
+};
+
+/// Pools a last hidden state [B,L,H] with its attention mask [B,L] into [B,H] float32. Mean averages the
+/// mask==1 positions only (a sequence with no such position gives zeros), so padding never changes a
+/// sequence's vector; Cls takes position 0.
+torch::Tensor pool(const torch::Tensor& hidden, const torch::Tensor& attention_mask, Pooling pooling);
+
+class DualEncoderImpl : public torch::nn::Module {
+ public:
+  /// Builds the towers with HF initialisation (deterministic given torch::manual_seed); with separate
+  /// towers the passage tower is initialised after, and independently of, the query tower.
+  explicit DualEncoderImpl(const EncoderSpec& spec);
+
+  /// ids, mask [B,L] int64 -> [B,H] float32, pooled then (if spec.normalize) L2-normalised.
+  torch::Tensor encode_queries(const torch::Tensor& ids, const torch::Tensor& mask);
+  torch::Tensor encode_passages(const torch::Tensor& ids, const torch::Tensor& mask);
+
+  const EncoderSpec& spec() const { return spec_; }
+
+  /// Registered as "query": parameters are query.embeddings.*, query.encoder.layer.{i}.*.
+  BertModel query_tower() const { return query_; }
+  /// Registered as "passage" with separate towers; the query tower when shared.
+  BertModel passage_tower() const { return passage_ ? passage_ : query_; }
+
+ private:
+  torch::Tensor encode(BertModel& tower, const torch::Tensor& ids, const torch::Tensor& mask);
+
+  EncoderSpec spec_;
+  BertModel query_{nullptr};
+  BertModel passage_{nullptr};  // null when the towers are shared
+};
+TORCH_MODULE(DualEncoder);
+
+}  // namespace ragmig::model

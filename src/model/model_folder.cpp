@@ -1,0 +1,263 @@
+// Saving and loading model folders. Loading is strict about tensors (every parameter must come from the
+// file with its exact shape) because a silently half-loaded encoder trains and evaluates, just badly.
+#include "model/model_folder.h"
+
+#include <stdio.h>  // renameat2
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+
+namespace fs = std::filesystem;
+
+namespace ragmig::model {
+namespace {
+
+std::string shape_text(c10::IntArrayRef shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) { return shape_text(c10::IntArrayRef(shape)); }
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+void write_tower(const fs::path& folder, BertModel& tower, const std::vector<std::string>& vocab) {
+  write_file_atomic(folder / "config.json", to_json(tower->config()).dump(2) + "\n");
+  std::string vocab_text;
+  for (const auto& token : vocab) vocab_text += token + "\n";
+  write_file_atomic(folder / "vocab.txt", vocab_text);
+  auto file = to_safetensors(bert_state(tower));
+  file.metadata["format"] = "pt";  // what HF's loaders look for to treat the file as PyTorch weights
+  write_safetensors((folder / "model.safetensors").string(), file);
+}
+
+void fsync_folder(const fs::path& folder) {
+  int fd = ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+// Puts `tmp` at `target`. With an existing target, RENAME_EXCHANGE swaps the two in one step, so readers see
+// the old folder or the new one; where the file system refuses it, fall back to two renames.
+void move_folder_into_place(const fs::path& tmp, const fs::path& target) {
+  if (::rename(tmp.c_str(), target.c_str()) == 0) return;  // no folder there yet (or an empty one)
+  if (errno != EEXIST && errno != ENOTEMPTY)
+    throw IoError(target.string() + ": cannot rename " + tmp.string() + " into place: " + std::strerror(errno));
+  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) {
+    std::error_code ec;
+    fs::remove_all(tmp, ec);  // now the old folder
+    return;
+  }
+  fs::path old = target;
+  old += ".old-" + std::to_string(::getpid());
+  std::error_code ec;
+  fs::remove_all(old, ec);
+  if (::rename(target.c_str(), old.c_str()) != 0 || ::rename(tmp.c_str(), target.c_str()) != 0)
+    throw IoError(target.string() + ": cannot replace the model folder: " + std::strerror(errno));
+  fs::remove_all(old, ec);
+}
+
+nlohmann::json read_json(const fs::path& path) {
+  std::string text = read_file(path);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw DataError(path.string() + ": not valid JSON: " + e.what());
+  }
+}
+
+BertConfig read_config(const fs::path& folder) {
+  auto path = folder / "config.json";
+  return bert_config_from_json(read_json(path), path.string());
+}
+
+void read_ragmig_json(const fs::path& path, EncoderSpec& spec) {
+  if (!fs::exists(path)) return;
+  auto j = read_json(path);
+  const std::string source = path.string();
+  if (!j.is_object()) throw DataError(source + ": expected a JSON object");
+  auto fail = [&](const std::string& key, const std::string& msg) {
+    throw DataError(source + ": key \"" + key + "\": " + msg);
+  };
+  if (auto it = j.find("format_version"); it != j.end()) {
+    if (!it->is_number_integer()) fail("format_version", "expected an integer");
+    if (it->get<int64_t>() > kModelFolderFormatVersion)
+      fail("format_version", "version " + it->dump() + " is newer than this ragmig reads (" +
+                                 std::to_string(kModelFolderFormatVersion) + ")");
+  }
+  if (auto it = j.find("pooling"); it != j.end()) {
+    if (!it->is_string()) fail("pooling", "expected a string");
+    try {
+      spec.pooling = parse_pooling(it->get<std::string>());
+    } catch (const DataError& e) {
+      fail("pooling", e.what());
+    }
+  }
+  if (auto it = j.find("normalize"); it != j.end()) {
+    if (!it->is_boolean()) fail("normalize", "expected true or false");
+    spec.normalize = it->get<bool>();
+  }
+  if (auto it = j.find("shared_towers"); it != j.end()) {
+    if (!it->is_boolean()) fail("shared_towers", "expected true or false");
+    spec.shared_towers = it->get<bool>();
+  }
+}
+
+void check_vocab_fits(const std::vector<std::string>& vocab, const BertConfig& config, const std::string& where) {
+  // HF allows vocab_size > the vocabulary (rows reserved for added tokens), never fewer rows than tokens.
+  if (static_cast<int64_t>(vocab.size()) > config.vocab_size)
+    throw DataError("vocabulary and model mismatch: " + where + " has " + std::to_string(vocab.size()) +
+                    " tokens but the model's vocab_size is " + std::to_string(config.vocab_size));
+}
+
+}  // namespace
+
+std::vector<std::string> read_vocab_file(const std::string& path) {
+  std::string text = read_file(path);
+  std::vector<std::string> vocab;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    vocab.push_back(std::move(line));
+    start = end + 1;
+  }
+  return vocab;
+}
+
+std::map<std::string, torch::Tensor> bert_state(BertModel& tower) {
+  std::map<std::string, torch::Tensor> state;
+  for (const auto& p : tower->named_parameters())
+    state.emplace(p.key(), p.value().detach().to(torch::kCPU, torch::kFloat).contiguous());
+  return state;
+}
+
+void load_bert_weights(BertModel& tower, const std::string& path) {
+  SafetensorsFile file = read_safetensors(path);
+  bool prefixed = false;
+  for (const auto& [name, raw] : file.tensors)
+    if (starts_with(name, "bert.")) prefixed = true;
+
+  auto params = tower->named_parameters();
+  std::set<std::string> loaded;
+  torch::NoGradGuard no_grad;
+  for (const auto& [stored_name, raw] : file.tensors) {
+    std::string name = stored_name;
+    if (prefixed) {
+      if (!starts_with(name, "bert.")) continue;  // a task head (cls.*, classifier.*, qa_outputs.*)
+      name = name.substr(5);
+    }
+    if (starts_with(name, "pooler.") || name == "embeddings.position_ids") continue;
+    auto* target = params.find(name);
+    if (!target)
+      throw DataError(path + ": unexpected tensor \"" + stored_name + "\" (not a parameter of a BERT encoder with this config)");
+    if (raw.dtype != DType::F32 && raw.dtype != DType::F16 && raw.dtype != DType::BF16 && raw.dtype != DType::F64)
+      throw DataError(path + ": tensor \"" + stored_name + "\" has dtype " + to_string(raw.dtype) +
+                      " (expected F32, F16, BF16 or F64)");
+    if (name == "embeddings.word_embeddings.weight" && !raw.shape.empty() && raw.shape[0] != tower->config().vocab_size)
+      throw DataError("vocabulary and model mismatch: " + path + ": tensor \"" + stored_name + "\" has " +
+                      std::to_string(raw.shape[0]) + " rows but config vocab_size is " +
+                      std::to_string(tower->config().vocab_size));
+    if (c10::IntArrayRef(raw.shape) != target->sizes())
+      throw DataError(path + ": tensor \"" + stored_name + "\" has shape " + shape_text(raw.shape) + ", the model expects " +
+                      shape_text(target->sizes()));
+    target->copy_(from_raw(raw).to(torch::kFloat));
+    loaded.insert(name);
+  }
+  std::string missing;
+  int n_missing = 0;
+  for (const auto& p : params) {
+    if (loaded.count(p.key())) continue;
+    if (n_missing++ < 5) missing += (missing.empty() ? "\"" : ", \"") + p.key() + "\"";
+  }
+  if (n_missing > 0)
+    throw DataError(path + ": " + std::to_string(n_missing) + " tensor(s) missing, e.g. " + missing +
+                    (prefixed ? " (after removing the \"bert.\" prefix)" : ""));
+}
+
+void save_model_folder(const std::string& dir, DualEncoder& model, const std::vector<std::string>& vocab) {
+  const EncoderSpec& spec = model->spec();
+  check_vocab_fits(vocab, spec.bert, "the vocabulary to save");
+  for (const auto& token : vocab)
+    if (token.find('\n') != std::string::npos || token.find('\r') != std::string::npos)
+      throw DataError(dir + ": vocabulary token with a line break cannot be written to vocab.txt");
+
+  fs::path target(dir);
+  if (!target.has_filename()) target = target.parent_path();  // "out/model/" -> "out/model"
+  fs::path tmp = target;
+  tmp += ".tmp-" + std::to_string(::getpid());
+  try {
+    if (target.has_parent_path()) fs::create_directories(target.parent_path());
+    fs::remove_all(tmp);
+    fs::create_directory(tmp);
+  } catch (const fs::filesystem_error& e) {
+    throw IoError(tmp.string() + ": cannot create: " + e.what());
+  }
+  try {
+    BertModel query = model->query_tower();
+    write_tower(tmp, query, vocab);
+    if (!spec.shared_towers) {
+      fs::create_directory(tmp / "passage");
+      BertModel passage = model->passage_tower();
+      write_tower(tmp / "passage", passage, vocab);
+      fsync_folder(tmp / "passage");
+    }
+    nlohmann::json info = {{"pooling", to_string(spec.pooling)},
+                           {"normalize", spec.normalize},
+                           {"shared_towers", spec.shared_towers},
+                           {"format_version", kModelFolderFormatVersion}};
+    write_file_atomic(tmp / "ragmig.json", info.dump(2) + "\n");
+    move_folder_into_place(tmp, target);
+    fsync_folder(target.has_parent_path() ? target.parent_path() : fs::path("."));
+  } catch (const fs::filesystem_error& e) {
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    throw IoError(target.string() + ": cannot write model folder: " + e.what());
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+}
+
+LoadedModel load_model_folder(const std::string& dir) {
+  const fs::path folder(dir);
+  if (!fs::is_directory(folder)) throw IoError(dir + ": model folder not found");
+  EncoderSpec spec;
+  read_ragmig_json(folder / "ragmig.json", spec);
+  spec.bert = read_config(folder);
+  auto vocab = read_vocab_file((folder / "vocab.txt").string());
+  check_vocab_fits(vocab, spec.bert, (folder / "vocab.txt").string());
+
+  if (!spec.shared_towers) {
+    const fs::path passage = folder / "passage";
+    if (!(read_config(passage) == spec.bert))
+      throw DataError((passage / "config.json").string() + ": the passage tower's config differs from the query tower's");
+    if (fs::exists(passage / "vocab.txt") && read_vocab_file((passage / "vocab.txt").string()) != vocab)
+      throw DataError("vocabulary and model mismatch: " + (passage / "vocab.txt").string() +
+                      " differs from " + (folder / "vocab.txt").string());
+  }
+
+  LoadedModel loaded{DualEncoder(spec), std::move(vocab)};
+  BertModel query = loaded.model->query_tower();
+  load_bert_weights(query, (folder / "model.safetensors").string());
+  if (!spec.shared_towers) {
+    BertModel passage = loaded.model->passage_tower();
+    load_bert_weights(passage, (folder / "passage" / "model.safetensors").string());
+  }
+  return loaded;
+}
+
+}  // namespace ragmig::model

@@ -1,0 +1,105 @@
+// Tests of BertConfig <-> config.json: Hugging Face's defaults and key names, round trips, and errors that
+// name the source and the key.
+#include "model/bert_config.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+
+namespace ragmig::model {
+namespace {
+
+void expect_error(const nlohmann::json& j, const std::string& key) {
+  try {
+    bert_config_from_json(j, "some/config.json");
+    ADD_FAILURE() << "no DataError for " << j.dump();
+  } catch (const DataError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("some/config.json"), std::string::npos) << what;
+    EXPECT_NE(what.find("\"" + key + "\""), std::string::npos) << what;
+  }
+}
+
+TEST(BertConfig, DefaultsAreHuggingFaces) {
+  BertConfig c;
+  EXPECT_EQ(c.vocab_size, 30522);
+  EXPECT_EQ(c.hidden_size, 768);
+  EXPECT_EQ(c.num_hidden_layers, 12);
+  EXPECT_EQ(c.num_attention_heads, 12);
+  EXPECT_EQ(c.intermediate_size, 3072);
+  EXPECT_EQ(c.hidden_act, "gelu");
+  EXPECT_DOUBLE_EQ(c.hidden_dropout_prob, 0.1);
+  EXPECT_DOUBLE_EQ(c.attention_probs_dropout_prob, 0.1);
+  EXPECT_EQ(c.max_position_embeddings, 512);
+  EXPECT_EQ(c.type_vocab_size, 2);
+  EXPECT_DOUBLE_EQ(c.layer_norm_eps, 1e-12);
+  EXPECT_EQ(c.pad_token_id, 0);
+  EXPECT_DOUBLE_EQ(c.initializer_range, 0.02);
+  EXPECT_NO_THROW(c.validate());
+  EXPECT_EQ(bert_config_from_json(nlohmann::json::object(), "empty"), c);
+}
+
+TEST(BertConfig, JsonRoundTripAndHfKeys) {
+  BertConfig c;
+  c.vocab_size = 1000;
+  c.hidden_size = 64;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 4;
+  c.intermediate_size = 128;
+  c.hidden_act = "relu";
+  c.hidden_dropout_prob = 0.0;
+  c.attention_probs_dropout_prob = 0.25;
+  c.max_position_embeddings = 128;
+  c.type_vocab_size = 1;
+  c.layer_norm_eps = 1e-5;
+  c.pad_token_id = 3;
+  c.initializer_range = 0.05;
+  auto j = to_json(c);
+  EXPECT_EQ(j["model_type"], "bert");
+  EXPECT_EQ(j["architectures"], nlohmann::json::array({"BertModel"}));
+  EXPECT_EQ(j["hidden_size"], 64);
+  EXPECT_TRUE(j["hidden_size"].is_number_integer());
+  EXPECT_EQ(bert_config_from_json(j, "x"), c);
+  EXPECT_EQ(bert_config_from_json(nlohmann::json::parse(j.dump()), "x"), c);
+}
+
+TEST(BertConfig, ReadsARealHfConfig) {
+  // bert-base-uncased's config.json, with the keys ragmig ignores.
+  auto j = nlohmann::json::parse(R"({
+    "architectures": ["BertForMaskedLM"], "attention_probs_dropout_prob": 0.1, "gradient_checkpointing": false,
+    "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "hidden_size": 768, "initializer_range": 0.02,
+    "intermediate_size": 3072, "layer_norm_eps": 1e-12, "max_position_embeddings": 512, "model_type": "bert",
+    "num_attention_heads": 12, "num_hidden_layers": 12, "pad_token_id": 0, "position_embedding_type": "absolute",
+    "transformers_version": "4.6.0.dev0", "type_vocab_size": 2, "use_cache": true, "vocab_size": 30522})");
+  EXPECT_EQ(bert_config_from_json(j, "bert-base"), BertConfig{});
+}
+
+TEST(BertConfig, ErrorsNameSourceAndKey) {
+  expect_error({{"hidden_size", "768"}}, "hidden_size");
+  expect_error({{"hidden_size", 768.0}}, "hidden_size");
+  expect_error({{"vocab_size", -5}}, "vocab_size");
+  expect_error({{"num_hidden_layers", 0}}, "num_hidden_layers");
+  expect_error({{"hidden_dropout_prob", "0.1"}}, "hidden_dropout_prob");
+  expect_error({{"hidden_dropout_prob", 1.5}}, "hidden_dropout_prob");
+  expect_error({{"hidden_act", "gelu_new"}}, "hidden_act");
+  expect_error({{"hidden_act", 3}}, "hidden_act");
+  expect_error({{"hidden_size", 100}, {"num_attention_heads", 12}}, "hidden_size");
+  expect_error({{"pad_token_id", 40000}}, "pad_token_id");
+  expect_error({{"position_embedding_type", "relative_key"}}, "position_embedding_type");
+  expect_error({{"layer_norm_eps", 0}}, "layer_norm_eps");
+  EXPECT_THROW(bert_config_from_json(nlohmann::json::array(), "x"), DataError);
+}
+
+TEST(BertConfig, ValidateNamesItsSource) {
+  BertConfig c;
+  c.num_attention_heads = 5;
+  try {
+    c.validate("run.toml");
+    FAIL();
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("run.toml"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace ragmig::model

@@ -1,0 +1,202 @@
+// Tests of the BERT encoder: Hugging Face parameter names, HF initialisation, the attention mask, dropout,
+// bf16 autocast, and (on LibTorch >= 2) fused attention against the manual reference.
+#include "model/bert.h"
+
+#include <gtest/gtest.h>
+
+#include <ATen/autocast_mode.h>
+
+#include "core/error.h"
+
+namespace ragmig::model {
+namespace {
+
+BertConfig tiny_config() {
+  BertConfig c;
+  c.vocab_size = 50;
+  c.hidden_size = 32;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 4;
+  c.intermediate_size = 64;
+  c.max_position_embeddings = 16;
+  return c;
+}
+
+TEST(Bert, ParameterNamesAreExactlyHuggingFaces) {
+  std::vector<std::string> expected = {
+      "embeddings.word_embeddings.weight",
+      "embeddings.position_embeddings.weight",
+      "embeddings.token_type_embeddings.weight",
+      "embeddings.LayerNorm.weight",
+      "embeddings.LayerNorm.bias",
+  };
+  for (int i = 0; i < 2; ++i) {
+    const std::string p = "encoder.layer." + std::to_string(i) + ".";
+    for (const char* s : {"attention.self.query.weight", "attention.self.query.bias", "attention.self.key.weight",
+                          "attention.self.key.bias", "attention.self.value.weight", "attention.self.value.bias",
+                          "attention.output.dense.weight", "attention.output.dense.bias",
+                          "attention.output.LayerNorm.weight", "attention.output.LayerNorm.bias",
+                          "intermediate.dense.weight", "intermediate.dense.bias", "output.dense.weight",
+                          "output.dense.bias", "output.LayerNorm.weight", "output.LayerNorm.bias"})
+      expected.push_back(p + s);
+  }
+  BertModel model(tiny_config());
+  std::vector<std::string> names;
+  for (const auto& p : model->named_parameters()) names.push_back(p.key());
+  EXPECT_EQ(names, expected);
+  EXPECT_TRUE(model->named_buffers().is_empty());  // nothing but parameters goes into model.safetensors
+
+  auto params = model->named_parameters();
+  EXPECT_EQ(params["embeddings.word_embeddings.weight"].sizes(), (std::vector<int64_t>{50, 32}));
+  EXPECT_EQ(params["embeddings.position_embeddings.weight"].sizes(), (std::vector<int64_t>{16, 32}));
+  EXPECT_EQ(params["encoder.layer.1.intermediate.dense.weight"].sizes(), (std::vector<int64_t>{64, 32}));
+  EXPECT_EQ(params["encoder.layer.1.output.dense.weight"].sizes(), (std::vector<int64_t>{32, 64}));
+}
+
+TEST(Bert, InitialisationIsHfsAndSeeded) {
+  BertConfig c = tiny_config();
+  c.vocab_size = 2000;  // enough samples for the std check
+  c.pad_token_id = 5;
+  torch::manual_seed(123);
+  BertModel a(c);
+  torch::manual_seed(123);
+  BertModel b(c);
+  auto pa = a->named_parameters(), pb = b->named_parameters();
+  for (const auto& p : pa) {
+    EXPECT_TRUE(torch::equal(p.value(), pb[p.key()])) << p.key();
+    const auto& name = p.key();
+    if (name.ends_with("bias")) {
+      EXPECT_EQ(p.value().abs().max().item<float>(), 0.0f) << name;
+    }
+    if (name.ends_with("LayerNorm.weight")) {
+      EXPECT_TRUE(torch::all(p.value() == 1).item<bool>()) << name;
+    }
+  }
+  auto words = pa["embeddings.word_embeddings.weight"];
+  EXPECT_EQ(words[5].abs().max().item<float>(), 0.0f);
+  EXPECT_GT(words[4].abs().max().item<float>(), 0.0f);
+  EXPECT_NEAR(words.std().item<double>(), 0.02, 0.001);
+  EXPECT_NEAR(pa["encoder.layer.0.attention.self.query.weight"].std().item<double>(), 0.02, 0.004);
+}
+
+TEST(Bert, AdditiveMaskUsesTheDtypesLowestValue) {
+  auto mask = torch::tensor({{1, 1, 0}}, torch::kLong);
+  auto f = additive_attention_mask(mask, torch::kFloat);
+  EXPECT_EQ(f.sizes(), (std::vector<int64_t>{1, 1, 1, 3}));
+  EXPECT_EQ(f[0][0][0][0].item<float>(), 0.0f);
+  EXPECT_EQ(f[0][0][0][2].item<float>(), std::numeric_limits<float>::lowest());
+  auto bf = additive_attention_mask(mask, torch::kBFloat16);
+  EXPECT_EQ(bf.scalar_type(), torch::kBFloat16);
+  EXPECT_TRUE(std::isfinite(bf[0][0][0][2].item<float>()));
+  EXPECT_LT(bf[0][0][0][2].item<float>(), -1e38f);
+}
+
+TEST(Bert, ForwardShapeMaskAndErrors) {
+  torch::manual_seed(1);
+  BertModel model(tiny_config());
+  model->eval();
+  auto ids = torch::randint(1, 50, {3, 7}, torch::kLong);
+  auto mask = torch::ones({3, 7}, torch::kLong);
+  auto out = model->forward(ids, mask);
+  EXPECT_EQ(out.sizes(), (std::vector<int64_t>{3, 7, 32}));
+  EXPECT_EQ(out.scalar_type(), torch::kFloat);
+  // A fully masked sequence stays finite (the lowest finite value, not -inf, keeps softmax defined).
+  auto out0 = model->forward(ids, torch::zeros({3, 7}, torch::kLong));
+  EXPECT_TRUE(torch::isfinite(out0).all().item<bool>());
+  // Masked keys do not influence the others: change a masked token, unmasked outputs stay put.
+  mask[0][6] = 0;
+  auto before = model->forward(ids, mask);
+  auto ids2 = ids.clone();
+  ids2[0][6] = (ids[0][6].item<int64_t>() % 49) + 1;
+  auto after = model->forward(ids2, mask);
+  EXPECT_TRUE(torch::allclose(before.slice(1, 0, 6), after.slice(1, 0, 6), 1e-6, 1e-6));
+  // Token type 0 by default.
+  EXPECT_TRUE(torch::equal(model->forward(ids, mask, torch::zeros_like(ids)), before));
+
+  EXPECT_THROW(model->forward(torch::randint(1, 50, {2, 17}, torch::kLong), torch::ones({2, 17}, torch::kLong)), DataError);
+  EXPECT_THROW(model->forward(ids, torch::ones({3, 6}, torch::kLong)), DataError);
+  EXPECT_THROW(model->forward(ids.flatten(), mask.flatten()), DataError);
+}
+
+TEST(Bert, DropoutOnlyInTraining) {
+  BertConfig c = tiny_config();
+  c.hidden_dropout_prob = 0.3;
+  c.attention_probs_dropout_prob = 0.3;
+  torch::manual_seed(2);
+  BertModel model(c);
+  auto ids = torch::randint(1, 50, {2, 5}, torch::kLong);
+  auto mask = torch::ones({2, 5}, torch::kLong);
+  model->train();
+  EXPECT_FALSE(torch::equal(model->forward(ids, mask), model->forward(ids, mask)));
+  model->eval();
+  EXPECT_TRUE(torch::equal(model->forward(ids, mask), model->forward(ids, mask)));
+}
+
+TEST(Bert, GradientsReachEveryParameterButThePaddingRow) {
+  torch::manual_seed(3);
+  BertModel model(tiny_config());
+  auto ids = torch::tensor({{1, 2, 3, 0}}, torch::kLong);  // 0 = pad
+  auto mask = torch::tensor({{1, 1, 1, 0}}, torch::kLong);
+  model->forward(ids, mask).pow(2).sum().backward();
+  for (const auto& p : model->named_parameters()) {
+    ASSERT_TRUE(p.value().grad().defined()) << p.key();
+  }
+  auto g = model->embeddings->word_embeddings->weight.grad();
+  EXPECT_EQ(g[0].abs().max().item<float>(), 0.0f);  // padding_idx, as HF
+  EXPECT_GT(g[1].abs().max().item<float>(), 0.0f);
+}
+
+// LibTorch 2.4 replaced the CPU-specific autocast setters with device-generic ones.
+void set_cpu_bf16_autocast(bool on) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  at::autocast::set_autocast_enabled(at::kCPU, on);
+  at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+#else
+  at::autocast::set_cpu_enabled(on);
+  at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+#endif
+}
+
+TEST(Bert, Bf16AutocastRunsAndStaysClose) {
+  torch::manual_seed(4);
+  BertModel model(tiny_config());
+  model->eval();
+  auto ids = torch::randint(1, 50, {2, 9}, torch::kLong);
+  auto mask = torch::ones({2, 9}, torch::kLong);
+  mask[1].slice(0, 5).fill_(0);
+  torch::NoGradGuard no_grad;
+  auto ref = model->forward(ids, mask);
+  set_cpu_bf16_autocast(true);
+  torch::Tensor low;
+  try {
+    low = model->forward(ids, mask);
+  } catch (...) {
+    set_cpu_bf16_autocast(false);
+    throw;
+  }
+  set_cpu_bf16_autocast(false);
+  at::autocast::clear_cache();
+  EXPECT_TRUE(torch::isfinite(low).all().item<bool>());
+  const float diff = (low.to(torch::kFloat) - ref).abs().max().item<float>();
+  EXPECT_GT(diff, 0.0f);  // autocast really ran the matmuls in bf16
+  EXPECT_LT(diff, 0.15f);
+}
+
+TEST(Bert, FusedAttentionMatchesManual) {
+  if (!fused_attention_available()) GTEST_SKIP() << "LibTorch " << TORCH_VERSION << " has no scaled_dot_product_attention";
+  torch::manual_seed(5);
+  BertModel model(tiny_config());
+  model->eval();
+  auto ids = torch::randint(1, 50, {3, 11}, torch::kLong);
+  auto mask = torch::ones({3, 11}, torch::kLong);
+  mask[1].slice(0, 4).fill_(0);
+  mask[2].slice(0, 9).fill_(0);
+  model->set_attention_impl(AttentionImpl::Manual);
+  auto manual = model->forward(ids, mask);
+  model->set_attention_impl(AttentionImpl::Fused);
+  auto fused = model->forward(ids, mask);
+  EXPECT_LT((manual - fused).abs().max().item<float>(), 1e-5f);
+}
+
+}  // namespace
+}  // namespace ragmig::model

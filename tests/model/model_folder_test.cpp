@@ -1,0 +1,323 @@
+// Tests of Hugging Face-compatible model folders: layout and file contents, bit-identical save -> load for
+// shared and separate towers, replacing an old folder, and the errors a foreign or damaged folder gives.
+#include "model/model_folder.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "support/test_support.h"
+
+namespace ragmig::model {
+namespace {
+
+namespace fs = std::filesystem;
+using ragmig::testing::ScratchDir;
+
+EncoderSpec tiny_spec(bool shared) {
+  EncoderSpec s;
+  s.bert.vocab_size = 40;
+  s.bert.hidden_size = 16;
+  s.bert.num_hidden_layers = 2;
+  s.bert.num_attention_heads = 2;
+  s.bert.intermediate_size = 32;
+  s.bert.max_position_embeddings = 24;
+  s.shared_towers = shared;
+  return s;
+}
+
+std::vector<std::string> tiny_vocab(int n = 38) {
+  std::vector<std::string> v = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+  for (int i = static_cast<int>(v.size()); i < n; ++i) v.push_back("tok" + std::to_string(i));
+  return v;
+}
+
+// Every parameter gets random values, so that a load that skipped or swapped a tensor shows.
+void randomize(DualEncoder& m) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : m->parameters()) p.normal_(0.0, 0.5);
+}
+
+struct Batch {
+  torch::Tensor ids, mask;
+};
+
+Batch sample_batch() {
+  torch::manual_seed(99);
+  Batch b{torch::randint(1, 40, {3, 8}, torch::kLong), torch::ones({3, 8}, torch::kLong)};
+  b.mask[2].slice(0, 5).fill_(0);
+  return b;
+}
+
+void expect_same_outputs(DualEncoder& a, DualEncoder& b) {
+  a->eval();
+  b->eval();
+  auto batch = sample_batch();
+  torch::NoGradGuard no_grad;
+  EXPECT_TRUE(torch::equal(a->encode_queries(batch.ids, batch.mask), b->encode_queries(batch.ids, batch.mask)));
+  EXPECT_TRUE(torch::equal(a->encode_passages(batch.ids, batch.mask), b->encode_passages(batch.ids, batch.mask)));
+}
+
+void expect_data_error(const std::string& dir, const std::string& must_contain) {
+  try {
+    load_model_folder(dir);
+    ADD_FAILURE() << "no DataError; expected one mentioning " << must_contain;
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find(must_contain), std::string::npos) << e.what();
+  }
+}
+
+// Rewrites dir/model.safetensors through `edit`.
+template <typename F>
+void edit_weights(const fs::path& dir, F edit) {
+  auto file = read_safetensors((dir / "model.safetensors").string());
+  edit(file);
+  write_safetensors((dir / "model.safetensors").string(), file);
+}
+
+TEST(ModelFolder, SharedTowersLayoutAndRoundTrip) {
+  ScratchDir scratch;
+  const auto dir = scratch / "model";
+  torch::manual_seed(1);
+  DualEncoder model(tiny_spec(true));
+  randomize(model);
+  save_model_folder(dir.string(), model, tiny_vocab());
+
+  for (const char* f : {"config.json", "vocab.txt", "model.safetensors", "ragmig.json"})
+    EXPECT_TRUE(fs::exists(dir / f)) << f;
+  EXPECT_FALSE(fs::exists(dir / "passage"));
+  for (const auto& entry : fs::directory_iterator(scratch.path()))
+    EXPECT_EQ(entry.path().filename(), "model") << "left behind: " << entry.path();
+
+  auto config = nlohmann::json::parse(read_file(dir / "config.json"));
+  EXPECT_EQ(config["model_type"], "bert");
+  EXPECT_EQ(config["hidden_size"], 16);
+  EXPECT_EQ(config["vocab_size"], 40);
+  auto info = nlohmann::json::parse(read_file(dir / "ragmig.json"));
+  EXPECT_EQ(info, nlohmann::json({{"pooling", "mean"}, {"normalize", true}, {"shared_towers", true}, {"format_version", 1}}));
+  EXPECT_EQ(read_vocab_file((dir / "vocab.txt").string()), tiny_vocab());
+
+  auto weights = read_safetensors((dir / "model.safetensors").string());
+  EXPECT_EQ(weights.metadata, (std::map<std::string, std::string>{{"format", "pt"}}));
+  std::vector<std::string> names;
+  for (const auto& [name, t] : weights.tensors) {
+    names.push_back(name);
+    EXPECT_EQ(t.dtype, DType::F32) << name;
+  }
+  std::vector<std::string> expected;
+  for (const auto& p : model->query_tower()->named_parameters()) expected.push_back(p.key());
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(names, expected);  // plain HF BertModel names, no "query." prefix
+  EXPECT_TRUE(torch::equal(from_raw(weights.tensors.at("encoder.layer.1.output.dense.weight")),
+                           model->named_parameters()["query.encoder.layer.1.output.dense.weight"]));
+
+  auto loaded = load_model_folder(dir.string());
+  EXPECT_EQ(loaded.vocab, tiny_vocab());
+  EXPECT_EQ(loaded.model->spec().bert, model->spec().bert);
+  EXPECT_TRUE(loaded.model->spec().shared_towers);
+  EXPECT_EQ(loaded.model->spec().pooling, Pooling::Mean);
+  expect_same_outputs(model, loaded.model);
+  auto pa = model->named_parameters(), pb = loaded.model->named_parameters();
+  ASSERT_EQ(pa.size(), pb.size());
+  for (const auto& p : pa) EXPECT_TRUE(torch::equal(p.value(), pb[p.key()])) << p.key();
+}
+
+TEST(ModelFolder, SeparateTowersRoundTrip) {
+  ScratchDir scratch;
+  const auto dir = scratch / "model";
+  EncoderSpec spec = tiny_spec(false);
+  spec.pooling = Pooling::Cls;
+  spec.normalize = false;
+  torch::manual_seed(2);
+  DualEncoder model(spec);
+  randomize(model);
+  save_model_folder(dir.string() + "/", model, tiny_vocab());  // a trailing slash names the same folder
+
+  for (const char* f : {"config.json", "vocab.txt", "model.safetensors", "ragmig.json", "passage/config.json",
+                        "passage/vocab.txt", "passage/model.safetensors"})
+    EXPECT_TRUE(fs::exists(dir / f)) << f;
+  auto info = nlohmann::json::parse(read_file(dir / "ragmig.json"));
+  EXPECT_EQ(info["shared_towers"], false);
+  EXPECT_EQ(info["pooling"], "cls");
+  EXPECT_EQ(info["normalize"], false);
+  // The top-level weights are the query tower's, the passage/ ones the passage tower's.
+  auto top = load_tensors((dir / "model.safetensors").string());
+  auto passage = load_tensors((dir / "passage" / "model.safetensors").string());
+  auto params = model->named_parameters();
+  EXPECT_TRUE(torch::equal(top.at("embeddings.word_embeddings.weight"), params["query.embeddings.word_embeddings.weight"]));
+  EXPECT_TRUE(torch::equal(passage.at("embeddings.word_embeddings.weight"), params["passage.embeddings.word_embeddings.weight"]));
+
+  auto loaded = load_model_folder(dir.string());
+  EXPECT_FALSE(loaded.model->spec().shared_towers);
+  EXPECT_EQ(loaded.model->spec().pooling, Pooling::Cls);
+  EXPECT_FALSE(loaded.model->spec().normalize);
+  expect_same_outputs(model, loaded.model);
+}
+
+TEST(ModelFolder, SavingReplacesAnOldFolder) {
+  ScratchDir scratch;
+  const auto dir = scratch / "model";
+  torch::manual_seed(3);
+  DualEncoder first(tiny_spec(false));
+  save_model_folder(dir.string(), first, tiny_vocab());
+  DualEncoder second(tiny_spec(true));
+  randomize(second);
+  save_model_folder(dir.string(), second, tiny_vocab(40));
+  EXPECT_FALSE(fs::exists(dir / "passage"));  // nothing of the old folder survives
+  auto loaded = load_model_folder(dir.string());
+  EXPECT_EQ(loaded.vocab.size(), 40u);
+  expect_same_outputs(second, loaded.model);
+  for (const auto& entry : fs::directory_iterator(scratch.path()))
+    EXPECT_EQ(entry.path().filename(), "model") << "left behind: " << entry.path();
+}
+
+TEST(ModelFolder, VocabularyAndModelMismatch) {
+  ScratchDir scratch;
+  const auto dir = scratch / "model";
+  DualEncoder model(tiny_spec(true));
+  EXPECT_THROW(save_model_folder(dir.string(), model, tiny_vocab(41)), DataError);
+  EXPECT_FALSE(fs::exists(dir));
+  EXPECT_THROW(save_model_folder(dir.string(), model, {"a", "b\nc"}), DataError);
+
+  save_model_folder(dir.string(), model, tiny_vocab());
+  // More vocab.txt lines than vocab_size.
+  std::string vocab = read_file(dir / "vocab.txt");
+  write_file_atomic(dir / "vocab.txt", vocab + "x1\nx2\nx3\n");
+  expect_data_error(dir.string(), "vocabulary and model mismatch");
+  write_file_atomic(dir / "vocab.txt", vocab);
+  // config.json's vocab_size disagrees with the word embeddings' rows.
+  auto config = nlohmann::json::parse(read_file(dir / "config.json"));
+  config["vocab_size"] = 50;
+  write_file_atomic(dir / "config.json", config.dump());
+  expect_data_error(dir.string(), "vocabulary and model mismatch");
+}
+
+TEST(ModelFolder, MissingExtraAndMisShapedTensorsAreNamed) {
+  ScratchDir scratch;
+  const auto dir = scratch / "model";
+  DualEncoder model(tiny_spec(true));
+  save_model_folder(dir.string(), model, tiny_vocab());
+  const auto good = read_file(dir / "model.safetensors");
+
+  edit_weights(dir, [](SafetensorsFile& f) { f.tensors.erase("encoder.layer.1.attention.self.key.bias"); });
+  expect_data_error(dir.string(), "encoder.layer.1.attention.self.key.bias");
+  write_file_atomic(dir / "model.safetensors", good);
+
+  edit_weights(dir, [](SafetensorsFile& f) { f.tensors["encoder.layer.2.output.dense.bias"] = f.tensors.at("encoder.layer.1.output.dense.bias"); });
+  expect_data_error(dir.string(), "unexpected tensor \"encoder.layer.2.output.dense.bias\"");
+  write_file_atomic(dir / "model.safetensors", good);
+
+  edit_weights(dir, [](SafetensorsFile& f) {
+    f.tensors["encoder.layer.0.intermediate.dense.weight"] = to_raw(torch::zeros({16, 32}));
+  });
+  expect_data_error(dir.string(), "\"encoder.layer.0.intermediate.dense.weight\" has shape [16, 32], the model expects [32, 16]");
+  write_file_atomic(dir / "model.safetensors", good);
+
+  edit_weights(dir, [](SafetensorsFile& f) {
+    f.tensors["embeddings.LayerNorm.bias"] = to_raw(torch::zeros({16}, torch::kLong));
+  });
+  expect_data_error(dir.string(), "has dtype I64");
+  write_file_atomic(dir / "model.safetensors", good);
+
+  write_file_atomic(dir / "model.safetensors", good.substr(0, good.size() / 2));
+  expect_data_error(dir.string(), "model.safetensors");
+  fs::remove(dir / "model.safetensors");
+  EXPECT_THROW(load_model_folder(dir.string()), IoError);
+  EXPECT_THROW(load_model_folder((scratch / "nowhere").string()), IoError);
+}
+
+TEST(ModelFolder, ReadsHuggingFaceCheckpoints) {
+  // A BertForMaskedLM-style folder: "bert." prefix, pooler and MLM head, position_ids buffer, fp16 weights,
+  // no ragmig.json.
+  ScratchDir scratch;
+  const auto dir = scratch / "hf";
+  torch::manual_seed(4);
+  DualEncoder model(tiny_spec(true));
+  randomize(model);
+  save_model_folder(dir.string(), model, tiny_vocab());
+  fs::remove(dir / "ragmig.json");
+  edit_weights(dir, [](SafetensorsFile& f) {
+    SafetensorsFile hf;
+    for (auto& [name, raw] : f.tensors) hf.tensors["bert." + name] = to_raw(from_raw(raw).to(torch::kHalf));
+    hf.tensors["bert.pooler.dense.weight"] = to_raw(torch::zeros({16, 16}));
+    hf.tensors["bert.pooler.dense.bias"] = to_raw(torch::zeros({16}));
+    hf.tensors["bert.embeddings.position_ids"] = to_raw(torch::arange(24, torch::kLong).unsqueeze(0));
+    hf.tensors["cls.predictions.bias"] = to_raw(torch::zeros({40}));
+    f = hf;
+  });
+  auto loaded = load_model_folder(dir.string());
+  EXPECT_EQ(loaded.model->spec().pooling, Pooling::Mean);
+  EXPECT_TRUE(loaded.model->spec().normalize);
+  EXPECT_TRUE(loaded.model->spec().shared_towers);
+  auto pa = model->named_parameters(), pb = loaded.model->named_parameters();
+  for (const auto& p : pa) {
+    EXPECT_EQ(pb[p.key()].scalar_type(), torch::kFloat);
+    EXPECT_TRUE(torch::equal(p.value().to(torch::kHalf).to(torch::kFloat), pb[p.key()])) << p.key();
+  }
+
+  // BF16 without a prefix loads too; an unknown head without the prefix is an error.
+  edit_weights(dir, [](SafetensorsFile& f) {
+    SafetensorsFile plain;
+    for (auto& [name, raw] : f.tensors)
+      if (name.starts_with("bert.")) plain.tensors[name.substr(5)] = to_raw(from_raw(raw).to(torch::kBFloat16));
+    f = plain;
+  });
+  EXPECT_NO_THROW(load_model_folder(dir.string()));
+  edit_weights(dir, [](SafetensorsFile& f) { f.tensors["cls.predictions.bias"] = to_raw(torch::zeros({40})); });
+  expect_data_error(dir.string(), "cls.predictions.bias");
+}
+
+TEST(ModelFolder, BadRagmigJsonAndConfig) {
+  ScratchDir scratch;
+  const auto dir = scratch / "model";
+  DualEncoder model(tiny_spec(true));
+  save_model_folder(dir.string(), model, tiny_vocab());
+  write_file_atomic(dir / "ragmig.json", R"({"pooling": "max"})");
+  expect_data_error(dir.string(), "\"pooling\"");
+  write_file_atomic(dir / "ragmig.json", R"({"normalize": "yes"})");
+  expect_data_error(dir.string(), "\"normalize\"");
+  write_file_atomic(dir / "ragmig.json", R"({"format_version": 9})");
+  expect_data_error(dir.string(), "\"format_version\"");
+  write_file_atomic(dir / "ragmig.json", R"({"shared_towers": false})");
+  EXPECT_THROW(load_model_folder(dir.string()), IoError);  // no passage/ folder
+  write_file_atomic(dir / "ragmig.json", "{");
+  expect_data_error(dir.string(), "ragmig.json");
+  fs::remove(dir / "ragmig.json");
+  write_file_atomic(dir / "config.json", R"({"hidden_size": "16"})");
+  expect_data_error(dir.string(), "config.json: key \"hidden_size\"");
+}
+
+TEST(TorchSafetensors, ConversionsAreBitExact) {
+  torch::manual_seed(5);
+  std::map<std::string, torch::Tensor> in = {
+      {"f32", torch::randn({3, 4})},
+      {"bf16", torch::randn({5}).to(torch::kBFloat16)},
+      {"f16", torch::randn({2, 2}).to(torch::kHalf)},
+      {"f64", torch::randn({2}, torch::kDouble)},
+      {"i64", torch::randint(-1000, 1000, {4}, torch::kLong)},
+      {"i32", torch::randint(-1000, 1000, {4}, torch::kInt)},
+      {"i16", torch::randint(-1000, 1000, {4}, torch::kShort)},
+      {"i8", torch::randint(-100, 100, {4}, torch::kChar)},
+      {"u8", torch::randint(0, 255, {4}, torch::kByte)},
+      {"bool", torch::rand({6}) > 0.5},
+      {"scalar", torch::tensor(3.5f)},
+      {"empty", torch::zeros({0, 3})},
+      {"transposed", torch::randn({3, 5}).t()},
+  };
+  ScratchDir scratch;
+  save_tensors((scratch / "t.safetensors").string(), in, {{"k", "v"}});
+  auto out = load_tensors((scratch / "t.safetensors").string());
+  ASSERT_EQ(out.size(), in.size());
+  for (const auto& [name, t] : in) {
+    EXPECT_EQ(out.at(name).scalar_type(), t.scalar_type()) << name;
+    EXPECT_EQ(out.at(name).sizes(), t.sizes()) << name;
+    EXPECT_TRUE(torch::equal(out.at(name), t)) << name;
+  }
+  EXPECT_EQ(read_safetensors((scratch / "t.safetensors").string()).metadata.at("k"), "v");
+  EXPECT_THROW(to_raw(torch::zeros({2}, torch::kComplexFloat)), DataError);
+}
+
+}  // namespace
+}  // namespace ragmig::model
