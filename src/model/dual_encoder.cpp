@@ -15,9 +15,11 @@ Pooling parse_pooling(const std::string& text) {
 }
 
 torch::Tensor pool(const torch::Tensor& hidden, const torch::Tensor& attention_mask, Pooling pooling) {
-  auto h = hidden.to(torch::kFloat);
+  // At least float32 (bf16 under autocast is widened; float64, used by exactness tests, is kept).
+  const auto dtype = at::promote_types(hidden.scalar_type(), torch::kFloat);
+  auto h = hidden.to(dtype);
   if (pooling == Pooling::Cls) return h.select(1, 0);
-  auto weights = (attention_mask != 0).to(torch::kFloat).unsqueeze(-1);  // [B,L,1]
+  auto weights = (attention_mask != 0).to(dtype).unsqueeze(-1);  // [B,L,1]
   auto sum = (h * weights).sum(1);
   auto count = weights.sum(1).clamp_min(1.0);
   return sum / count;

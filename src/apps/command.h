@@ -1,0 +1,19 @@
+// How apps/ wires subcommands: each subcommand file registers its CLI11 options and returns the function
+// that runs it. Only apps/ maps errors to exit codes (see exit_codes below and DESIGN.md).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace ragmig::apps {
+
+enum ExitCode : int { kOk = 0, kFailure = 1, kBadInput = 2, kPreempted = 75 };
+
+struct Command {
+  CLI::App* app = nullptr;       ///< the subcommand, to check whether it was given
+  std::function<int()> run;      ///< runs it; returns the exit code, may throw ragmig::Error
+};
+
+Command add_train_command(CLI::App& root);
+
+}  // namespace ragmig::apps

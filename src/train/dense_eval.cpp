@@ -1,0 +1,99 @@
+// Exact dense retrieval and recall@k (see dense_eval.h).
+#include "train/dense_eval.h"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/error.h"
+#include "text/token_batch.h"
+
+namespace ragmig::train {
+
+torch::Tensor embed_texts(model::DualEncoder& model, const text::WordPieceTokenizer& tokenizer,
+                          const std::vector<std::string>& texts, bool queries, int64_t max_tokens,
+                          int64_t batch_size, const torch::Device& device) {
+  std::vector<std::vector<int32_t>> seqs(texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) seqs[i] = tokenizer.encode(texts[i], max_tokens);
+  // Similar lengths together: far less padding to encode.
+  std::vector<int64_t> order(texts.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return seqs[a].size() < seqs[b].size(); });
+
+  const bool was_training = model->is_training();
+  model->eval();
+  torch::NoGradGuard no_grad;
+  torch::Tensor out;
+  for (size_t begin = 0; begin < order.size(); begin += static_cast<size_t>(batch_size)) {
+    size_t end = std::min(order.size(), begin + static_cast<size_t>(batch_size));
+    std::vector<std::vector<int32_t>> chunk;
+    for (size_t i = begin; i < end; ++i) chunk.push_back(seqs[order[i]]);
+    text::TokenBatch tb = text::make_token_batch(chunk, tokenizer.pad_id());
+    torch::Tensor ids = torch::from_blob(tb.ids.data(), {tb.rows, tb.cols}, torch::kLong).to(device);
+    torch::Tensor mask = torch::from_blob(tb.mask.data(), {tb.rows, tb.cols}, torch::kLong).to(device);
+    torch::Tensor emb = (queries ? model->encode_queries(ids, mask) : model->encode_passages(ids, mask))
+                            .to(torch::kCPU, torch::kFloat32);
+    if (!out.defined()) out = torch::empty({static_cast<int64_t>(texts.size()), emb.size(1)}, torch::kFloat32);
+    torch::Tensor idx = torch::from_blob(order.data() + begin, {static_cast<int64_t>(end - begin)}, torch::kLong);
+    out.index_copy_(0, idx, emb);
+  }
+  if (was_training) model->train();
+  if (!out.defined()) out = torch::empty({0, 0});
+  return out;
+}
+
+RecallResult evaluate_recall(model::DualEncoder& model, const text::WordPieceTokenizer& tokenizer,
+                             const text::BeirFolder& beir, const text::Qrels& qrels, const RecallOptions& opts,
+                             const torch::Device& device) {
+  const auto start = std::chrono::steady_clock::now();
+  // Relevant documents per query, in first-seen order of the qrels.
+  std::vector<int64_t> query_rows;
+  std::unordered_map<int64_t, std::unordered_set<int64_t>> relevant;
+  for (const auto& e : qrels.entries) {
+    auto q = beir.query_index.find(e.query_id);
+    if (q == beir.query_index.end()) throw DataError(qrels.path, e.line, "unknown query id '" + e.query_id + "'");
+    auto d = beir.corpus.index_of.find(e.doc_id);
+    if (d == beir.corpus.index_of.end()) throw DataError(qrels.path, e.line, "unknown corpus id '" + e.doc_id + "'");
+    if (e.score <= 0) continue;
+    auto [it, fresh] = relevant.try_emplace(q->second);
+    if (fresh) query_rows.push_back(q->second);
+    it->second.insert(d->second);
+  }
+  if (opts.max_queries > 0 && static_cast<int64_t>(query_rows.size()) > opts.max_queries)
+    query_rows.resize(static_cast<size_t>(opts.max_queries));
+  if (query_rows.empty()) throw DataError(qrels.path + ": no query with a relevant document");
+
+  std::vector<std::string> passages;
+  passages.reserve(beir.corpus.docs.size());
+  for (const auto& d : beir.corpus.docs) passages.push_back(d.title.empty() ? d.text : d.title + " " + d.text);
+  std::vector<std::string> queries;
+  for (int64_t row : query_rows) queries.push_back(beir.queries[static_cast<size_t>(row)].text);
+
+  torch::Tensor p = embed_texts(model, tokenizer, passages, false, opts.max_passage_tokens, opts.batch_size, device);
+  torch::Tensor q = embed_texts(model, tokenizer, queries, true, opts.max_query_tokens, opts.batch_size, device);
+
+  const int64_t k = std::min<int64_t>(opts.k, p.size(0));
+  double sum = 0;
+  const int64_t chunk = 1024;
+  for (int64_t begin = 0; begin < q.size(0); begin += chunk) {
+    torch::Tensor scores = torch::matmul(q.slice(0, begin, std::min(q.size(0), begin + chunk)), p.t());
+    torch::Tensor top = std::get<1>(scores.topk(k, 1)).contiguous();
+    auto acc = top.accessor<int64_t, 2>();
+    for (int64_t r = 0; r < top.size(0); ++r) {
+      const auto& rel = relevant.at(query_rows[static_cast<size_t>(begin + r)]);
+      int64_t hits = 0;
+      for (int64_t j = 0; j < k; ++j) hits += rel.count(acc[r][j]) ? 1 : 0;
+      sum += static_cast<double>(hits) / static_cast<double>(rel.size());
+    }
+  }
+  RecallResult result;
+  result.queries = q.size(0);
+  result.passages = p.size(0);
+  result.recall = sum / static_cast<double>(q.size(0));
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace ragmig::train

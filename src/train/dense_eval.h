@@ -1,0 +1,40 @@
+// A small evaluator that lives in train until the eval module lands: exact dense search of a BEIR corpus
+// with a dual encoder, scored as recall@k against a qrels split. Enough to judge a training run.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "model/dual_encoder.h"
+#include "text/beir.h"
+#include "text/wordpiece.h"
+
+namespace ragmig::train {
+
+struct RecallOptions {
+  int64_t k = 20;
+  int64_t max_queries = 0;  ///< 0 = all queries that have qrels
+  int64_t batch_size = 128;
+  int64_t max_query_tokens = 32;
+  int64_t max_passage_tokens = 128;
+};
+
+struct RecallResult {
+  double recall = 0;      ///< mean over queries of |relevant ∩ top-k| / |relevant|
+  int64_t queries = 0;
+  int64_t passages = 0;
+  double seconds = 0;
+};
+
+/// Embeds the whole corpus and the qrels' queries (in eval mode, batches sorted by length) and searches
+/// exactly (chunked matmul + top-k). Relevant = qrels score > 0; unknown ids throw DataError(file:line).
+RecallResult evaluate_recall(model::DualEncoder& model, const text::WordPieceTokenizer& tokenizer,
+                             const text::BeirFolder& beir, const text::Qrels& qrels, const RecallOptions& opts,
+                             const torch::Device& device);
+
+/// Embeds `texts` with one tower, in batches sorted by length; rows come back in input order. [N, D] on CPU.
+torch::Tensor embed_texts(model::DualEncoder& model, const text::WordPieceTokenizer& tokenizer,
+                          const std::vector<std::string>& texts, bool queries, int64_t max_tokens,
+                          int64_t batch_size, const torch::Device& device);
+
+}  // namespace ragmig::train

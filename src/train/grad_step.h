@@ -1,0 +1,35 @@
+// The three ways a step turns one batch into parameter gradients:
+//  - full:      one forward of the whole batch, one backward;
+//  - plain:     micro-batches, each with its own loss (negatives only from its micro-batch), grads summed;
+//  - gradcache: embed the whole batch in chunks without a graph, take the full-batch loss on the cached
+//               embeddings, then re-embed chunk by chunk with a graph and back-propagate the cached embedding
+//               gradients (Gao et al., 2021). Same gradients as `full`, memory of one chunk.
+// B = queries per batch, H = hard negatives per query; passages are B positives then B*H negatives,
+// query i's negatives at rows B + i*H .. B + (i+1)*H - 1.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <functional>
+
+namespace ragmig::train {
+
+enum class Tower { Query, Passage };
+
+/// Embeds token ids [rows, L] with mask [rows, L] into [rows, D] float32 embeddings.
+using EncodeFn = std::function<torch::Tensor(const torch::Tensor& ids, const torch::Tensor& mask, Tower)>;
+
+struct PairBatch {
+  torch::Tensor q_ids, q_mask;  ///< [B, Lq]
+  torch::Tensor p_ids, p_mask;  ///< [B*(1+H), Lp]
+  int64_t hard_negatives = 0;   ///< H
+  int64_t queries() const { return q_ids.size(0); }
+};
+
+/// Each returns the batch's loss; gradients accumulate into the parameters and into `scale` if it needs grad.
+double backward_full(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale);
+double backward_plain(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale, int64_t chunk);
+double backward_grad_cache(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale,
+                           int64_t chunk);
+
+}  // namespace ragmig::train

@@ -1,0 +1,121 @@
+// The key table of `ragmig train` and the checks on its values.
+#include "train/train_config.h"
+
+#include <filesystem>
+
+#include "core/error.h"
+
+namespace ragmig::train {
+
+ConfigTable make_config_table(TrainConfig& c) {
+  ConfigTable t;
+  t.add("data.beir", c.data.beir, "BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)");
+  t.add("data.split", c.data.split, "qrels split for training pairs");
+  t.add("data.pairs", c.data.pairs, "JSONL of {query, positive, negatives[]} instead of data.beir");
+  t.add("data.max_examples", c.data.max_examples, "use the first N examples only (0 = all)");
+  t.add("data.max_query_tokens", c.data.max_query_tokens, "query length cap, [CLS] and [SEP] included");
+  t.add("data.max_passage_tokens", c.data.max_passage_tokens, "passage length cap, [CLS] and [SEP] included");
+
+  t.add("model.init", c.model.init, "model folder to fine-tune (empty = train from scratch)");
+  t.add("model.vocab", c.model.vocab, "vocab.txt for a new model (empty = build from the data)");
+  t.add("model.vocab_size", c.model.vocab_size, "size of a vocabulary built from the data");
+  t.add("model.hidden_size", c.model.hidden_size, "hidden size of a new model");
+  t.add("model.layers", c.model.layers, "transformer layers of a new model");
+  t.add("model.heads", c.model.heads, "attention heads of a new model");
+  t.add("model.intermediate_size", c.model.intermediate_size, "feed-forward size of a new model");
+  t.add("model.max_position", c.model.max_position, "position embeddings of a new model");
+  t.add("model.dropout", c.model.dropout, "dropout of a new model (hidden and attention)");
+  t.add("model.pooling", c.model.pooling, "mean | cls");
+  t.add("model.normalize", c.model.normalize, "L2-normalise embeddings");
+  t.add("model.shared_towers", c.model.shared_towers, "one encoder for queries and passages (false = two)");
+
+  t.add("train.max_steps", c.train.max_steps, "optimiser steps (0 = save the untrained model)");
+  t.add("train.batch_size", c.train.batch_size, "query-passage pairs per step; all are in-batch negatives");
+  t.add("train.accumulation", c.train.accumulation, "none | plain | gradcache");
+  t.add("train.chunk_size", c.train.chunk_size, "micro-batch (plain) or embedding chunk (gradcache)");
+  t.add("train.hard_negatives", c.train.hard_negatives, "hard negatives per query from the data");
+  t.add("train.lr", c.train.lr, "peak learning rate (AdamW)");
+  t.add("train.weight_decay", c.train.weight_decay, "AdamW weight decay (not on biases and LayerNorm)");
+  t.add("train.warmup_steps", c.train.warmup_steps, "linear warm-up steps, then linear decay to 0");
+  t.add("train.max_grad_norm", c.train.max_grad_norm, "gradient clipping norm (0 = off)");
+  t.add("train.temperature", c.train.temperature, "InfoNCE temperature (initial value if learned)");
+  t.add("train.learn_temperature", c.train.learn_temperature, "learn the temperature");
+  t.add("train.seed", c.train.seed, "seed for weights, dropout and data order");
+  t.add("train.threads", c.train.threads, "CPU threads (0 = all cores)");
+  t.add("train.device", c.train.device, "auto | cpu | cuda | cuda:N");
+  t.add("train.precision", c.train.precision, "auto | fp32 | bf16 (autocast)");
+  t.add("train.checkpoint_every", c.train.checkpoint_every, "steps between checkpoints (0 = end and SIGTERM only)");
+  t.add("train.keep_checkpoints", c.train.keep_checkpoints, "newest checkpoints kept");
+  t.add("train.log_every", c.train.log_every, "steps between progress events");
+
+  t.add("eval.split", c.eval.split, "qrels split to evaluate the final model on (empty = none)");
+  t.add("eval.k", c.eval.k, "recall@k of exact dense search over the whole corpus");
+  t.add("eval.max_queries", c.eval.max_queries, "evaluate the first N queries only (0 = all)");
+  t.add("eval.batch_size", c.eval.batch_size, "encoding batch size");
+  return t;
+}
+
+namespace {
+
+void require(bool ok, const std::string& key, const std::string& what) {
+  if (!ok) throw ConfigError("config key '" + key + "': " + what);
+}
+
+}  // namespace
+
+void validate(const TrainConfig& c) {
+  require(c.data.beir.empty() != c.data.pairs.empty(), "data.beir",
+          "set exactly one of data.beir and data.pairs");
+  require(c.data.max_examples >= 0, "data.max_examples", "must be >= 0");
+  require(c.data.max_query_tokens >= 3, "data.max_query_tokens", "must be >= 3");
+  require(c.data.max_passage_tokens >= 3, "data.max_passage_tokens", "must be >= 3");
+  require(c.model.vocab_size >= 100, "model.vocab_size", "must be >= 100");
+  require(c.model.hidden_size > 0 && c.model.layers > 0 && c.model.heads > 0, "model.hidden_size",
+          "hidden_size, layers and heads must be positive");
+  require(c.model.hidden_size % c.model.heads == 0, "model.heads", "must divide model.hidden_size");
+  require(c.model.intermediate_size > 0, "model.intermediate_size", "must be positive");
+  require(c.model.max_position >= std::max(c.data.max_query_tokens, c.data.max_passage_tokens),
+          "model.max_position", "must be >= data.max_query_tokens and data.max_passage_tokens");
+  require(c.model.dropout >= 0 && c.model.dropout < 1, "model.dropout", "must be in [0, 1)");
+  require(c.model.pooling == "mean" || c.model.pooling == "cls", "model.pooling", "expected mean or cls");
+  require(c.train.max_steps >= 0, "train.max_steps", "must be >= 0");
+  require(c.train.batch_size >= 2, "train.batch_size", "must be >= 2 (in-batch negatives)");
+  require(c.train.accumulation == "none" || c.train.accumulation == "plain" || c.train.accumulation == "gradcache",
+          "train.accumulation", "expected none, plain or gradcache");
+  require(c.train.chunk_size >= 1, "train.chunk_size", "must be >= 1 (a chunk larger than the batch is the batch)");
+  require(c.train.accumulation != "plain" || c.train.chunk_size >= 2, "train.chunk_size",
+          "plain accumulation needs micro-batches of at least 2 (in-batch negatives)");
+  require(c.train.hard_negatives >= 0, "train.hard_negatives", "must be >= 0");
+  require(c.train.lr > 0, "train.lr", "must be positive");
+  require(c.train.weight_decay >= 0, "train.weight_decay", "must be >= 0");
+  require(c.train.warmup_steps >= 0, "train.warmup_steps", "must be >= 0");
+  require(c.train.max_grad_norm >= 0, "train.max_grad_norm", "must be >= 0");
+  require(c.train.temperature > 0, "train.temperature", "must be positive");
+  require(c.train.threads >= 0, "train.threads", "must be >= 0");
+  require(c.train.device == "auto" || c.train.device == "cpu" || c.train.device.rfind("cuda", 0) == 0,
+          "train.device", "expected auto, cpu, cuda or cuda:N");
+  require(c.train.precision == "auto" || c.train.precision == "fp32" || c.train.precision == "bf16",
+          "train.precision", "expected auto, fp32 or bf16");
+  require(c.train.checkpoint_every >= 0, "train.checkpoint_every", "must be >= 0");
+  require(c.train.keep_checkpoints >= 1, "train.keep_checkpoints", "must be >= 1");
+  require(c.train.log_every >= 1, "train.log_every", "must be >= 1");
+  require(c.eval.k >= 1, "eval.k", "must be >= 1");
+  require(c.eval.max_queries >= 0, "eval.max_queries", "must be >= 0");
+  require(c.eval.batch_size >= 1, "eval.batch_size", "must be >= 1");
+  require(c.eval.split.empty() || !c.data.beir.empty(), "eval.split", "evaluation needs data.beir");
+}
+
+void check_input_paths(const TrainConfig& c) {
+  namespace fs = std::filesystem;
+  auto need = [](const std::string& key, const std::string& path, bool folder) {
+    if (path.empty()) return;
+    if (folder ? !fs::is_directory(path) : !fs::is_regular_file(path))
+      throw ConfigError("config key '" + key + "': no such " + (folder ? "folder: " : "file: ") + path);
+  };
+  need("data.beir", c.data.beir, true);
+  need("data.pairs", c.data.pairs, false);
+  need("model.init", c.model.init, true);
+  need("model.vocab", c.model.vocab, false);
+}
+
+}  // namespace ragmig::train

@@ -1,0 +1,80 @@
+// Every setting of `ragmig train`, with in-code defaults, and the table that binds each one to its TOML key
+// (`data.*`, `model.*`, `train.*`, `eval.*`). The table gives loading, --set overrides and --help text.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/config_table.h"
+
+namespace ragmig::train {
+
+struct DataConfig {
+  std::string beir;             ///< BEIR folder with corpus, queries and qrels/<split>.tsv
+  std::string split = "train";  ///< qrels split that gives the training pairs
+  std::string pairs;            ///< alternative to beir: JSONL of {query, positive, negatives[]}
+  int64_t max_examples = 0;     ///< use only the first N examples (0 = all)
+  int64_t max_query_tokens = 32;
+  int64_t max_passage_tokens = 128;
+};
+
+struct ModelConfig {
+  std::string init;               ///< model folder to start from (fine-tuning); empty = from scratch
+  std::string vocab;              ///< vocab.txt for a model from scratch; empty = build one from the data
+  int64_t vocab_size = 8000;      ///< size of a built vocabulary
+  int64_t hidden_size = 128;
+  int64_t layers = 2;
+  int64_t heads = 2;
+  int64_t intermediate_size = 512;
+  int64_t max_position = 512;
+  double dropout = 0.1;
+  std::string pooling = "mean";   ///< mean | cls
+  bool normalize = true;          ///< L2-normalise embeddings
+  bool shared_towers = true;      ///< one encoder for queries and passages, or two
+};
+
+struct TrainOptions {
+  int64_t max_steps = 1000;
+  int64_t batch_size = 64;            ///< query-passage pairs per optimiser step
+  std::string accumulation = "none";  ///< none | plain | gradcache
+  int64_t chunk_size = 32;            ///< micro-batch (plain) or embedding chunk (gradcache)
+  int64_t hard_negatives = 0;         ///< hard negatives per query, taken from the data
+  double lr = 5e-4;
+  double weight_decay = 0.01;
+  int64_t warmup_steps = 100;
+  double max_grad_norm = 1.0;         ///< 0 = no clipping
+  double temperature = 0.05;
+  bool learn_temperature = false;
+  int64_t seed = 42;
+  int64_t threads = 0;                ///< intra-op threads (0 = all cores)
+  std::string device = "auto";        ///< auto | cpu | cuda | cuda:N
+  std::string precision = "auto";     ///< auto (bf16 on CUDA, fp32 on CPU) | fp32 | bf16
+  int64_t checkpoint_every = 200;     ///< 0 = only on SIGTERM and at the end
+  int64_t keep_checkpoints = 2;
+  int64_t log_every = 10;
+};
+
+struct EvalOptions {
+  std::string split;         ///< qrels split to evaluate the final model on (e.g. test); empty = none
+  int64_t k = 20;            ///< recall@k
+  int64_t max_queries = 0;   ///< evaluate only the first N queries (0 = all)
+  int64_t batch_size = 128;  ///< encoding batch
+};
+
+struct TrainConfig {
+  DataConfig data;
+  ModelConfig model;
+  TrainOptions train;
+  EvalOptions eval;
+};
+
+/// Binds every field of `cfg` to its key. `cfg` must outlive the table.
+ConfigTable make_config_table(TrainConfig& cfg);
+
+/// Checks values and combinations the types cannot express. Throws ConfigError naming the key.
+void validate(const TrainConfig& cfg);
+
+/// Checks that the input files and folders the config names exist. Throws ConfigError naming key and path.
+void check_input_paths(const TrainConfig& cfg);
+
+}  // namespace ragmig::train

@@ -1,0 +1,120 @@
+// Loading, tokenizing and batching training examples (see training_data.h).
+#include "train/training_data.h"
+
+#include <unordered_map>
+
+#include "core/error.h"
+#include "text/token_batch.h"
+
+namespace ragmig::train {
+namespace {
+
+// splitmix64: a tiny, well-mixed hash; enough to draw reproducible random negatives.
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+torch::Tensor to_tensor(std::vector<int64_t>& v, int64_t rows, int64_t cols, const torch::Device& device) {
+  return torch::from_blob(v.data(), {rows, cols}, torch::kLong).to(device, /*non_blocking=*/false, /*copy=*/true);
+}
+
+}  // namespace
+
+std::vector<text::TrainingExample> load_examples(const DataConfig& cfg, const text::BeirFolder* beir) {
+  std::vector<text::TrainingExample> examples;
+  std::string source;
+  if (!cfg.pairs.empty()) {
+    source = cfg.pairs;
+    examples = text::read_pairs_jsonl(cfg.pairs);
+  } else {
+    RAGMIG_CHECK(beir != nullptr);
+    source = text::qrels_path(cfg.beir, cfg.split);
+    examples = text::examples_from_beir(*beir, text::read_qrels(source));
+  }
+  if (cfg.max_examples > 0 && static_cast<int64_t>(examples.size()) > cfg.max_examples)
+    examples.resize(static_cast<size_t>(cfg.max_examples));
+  if (examples.empty()) throw DataError(source + ": no training examples");
+  return examples;
+}
+
+std::vector<std::string> vocabulary_texts(const std::vector<text::TrainingExample>& examples,
+                                          const text::BeirFolder* beir) {
+  std::vector<std::string> texts;
+  if (beir) {
+    for (const auto& d : beir->corpus.docs) texts.push_back(d.title.empty() ? d.text : d.title + " " + d.text);
+  } else {
+    std::unordered_map<int64_t, bool> seen;
+    for (const auto& e : examples)
+      if (seen.emplace(e.positive_key, true).second) texts.push_back(e.positive);
+  }
+  for (const auto& e : examples) {
+    texts.push_back(e.query);
+    if (!beir)
+      for (const auto& n : e.negatives) texts.push_back(n);
+  }
+  return texts;
+}
+
+TokenizedData tokenize(const std::vector<text::TrainingExample>& examples, const text::WordPieceTokenizer& tokenizer,
+                       const DataConfig& cfg) {
+  TokenizedData data;
+  std::unordered_map<int64_t, int64_t> positive_row;       // positive_key -> passage row
+  std::unordered_map<std::string, int64_t> negative_row;   // negative text -> passage row
+  for (const auto& e : examples) {
+    data.queries.push_back(tokenizer.encode(e.query, cfg.max_query_tokens));
+    auto [it, fresh] = positive_row.try_emplace(e.positive_key, static_cast<int64_t>(data.passages.size()));
+    if (fresh) data.passages.push_back(tokenizer.encode(e.positive, cfg.max_passage_tokens));
+    data.positive.push_back(it->second);
+    data.positive_key.push_back(e.positive_key);
+    std::vector<int64_t> negs;
+    for (const auto& n : e.negatives) {
+      auto [nit, nfresh] = negative_row.try_emplace(n, static_cast<int64_t>(data.passages.size()));
+      if (nfresh) data.passages.push_back(tokenizer.encode(n, cfg.max_passage_tokens));
+      negs.push_back(nit->second);
+    }
+    data.negatives.push_back(std::move(negs));
+  }
+  return data;
+}
+
+PairBatch assemble_batch(const TokenizedData& data, std::span<const int64_t> rows, int64_t hard_negatives,
+                         int32_t pad_id, uint64_t seed, int64_t step, const torch::Device& device) {
+  std::vector<std::vector<int32_t>> q, p, negs;
+  for (int64_t r : rows) {
+    q.push_back(data.queries[static_cast<size_t>(r)]);
+    p.push_back(data.passages[static_cast<size_t>(data.positive[static_cast<size_t>(r)])]);
+  }
+  const auto n_passages = static_cast<uint64_t>(data.passages.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& own = data.negatives[static_cast<size_t>(rows[i])];
+    const int64_t own_positive = data.positive[static_cast<size_t>(rows[i])];
+    uint64_t state = mix(seed ^ mix(static_cast<uint64_t>(step) * 1000003u + i));
+    for (int64_t j = 0; j < hard_negatives; ++j) {
+      if (j < static_cast<int64_t>(own.size())) {
+        negs.push_back(data.passages[static_cast<size_t>(own[static_cast<size_t>(j)])]);
+        continue;
+      }
+      int64_t pick = own_positive;
+      for (int tries = 0; pick == own_positive && tries < 16 && n_passages > 1; ++tries) {
+        state = mix(state);
+        pick = static_cast<int64_t>(state % n_passages);
+      }
+      negs.push_back(data.passages[static_cast<size_t>(pick)]);
+    }
+  }
+  p.insert(p.end(), negs.begin(), negs.end());
+  text::TokenBatch qb = text::make_token_batch(q, pad_id);
+  text::TokenBatch pb = text::make_token_batch(p, pad_id);
+  PairBatch batch;
+  batch.q_ids = to_tensor(qb.ids, qb.rows, qb.cols, device);
+  batch.q_mask = to_tensor(qb.mask, qb.rows, qb.cols, device);
+  batch.p_ids = to_tensor(pb.ids, pb.rows, pb.cols, device);
+  batch.p_mask = to_tensor(pb.mask, pb.rows, pb.cols, device);
+  batch.hard_negatives = hard_negatives;
+  return batch;
+}
+
+}  // namespace ragmig::train

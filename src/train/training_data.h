@@ -1,0 +1,47 @@
+// Training examples turned into token ids once, before the loop: distinct passages are tokenized once
+// (SQuAD repeats each paragraph for ~4.6 questions), and each step's batch is assembled from ids.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "text/beir.h"
+#include "text/pairs.h"
+#include "text/wordpiece.h"
+#include "train/grad_step.h"
+#include "train/train_config.h"
+
+namespace ragmig::train {
+
+struct TokenizedData {
+  std::vector<std::vector<int32_t>> queries;    ///< per example
+  std::vector<std::vector<int32_t>> passages;   ///< distinct passages: positives and hard negatives
+  std::vector<int64_t> positive;                ///< example -> passage row
+  std::vector<std::vector<int64_t>> negatives;  ///< example -> passage rows of its hard negatives
+  std::vector<int64_t> positive_key;            ///< example -> key; equal keys = same positive passage
+  int64_t examples() const { return static_cast<int64_t>(queries.size()); }
+};
+
+/// Reads the examples named by `cfg` (BEIR folder + split, or pairs JSONL), keeping the first
+/// cfg.max_examples. `beir` is the already-read BEIR folder when cfg.beir is set. Throws DataError when empty.
+std::vector<text::TrainingExample> load_examples(const DataConfig& cfg, const text::BeirFolder* beir);
+
+/// Texts to build a vocabulary from: every distinct passage (the whole corpus for BEIR) and every query.
+std::vector<std::string> vocabulary_texts(const std::vector<text::TrainingExample>& examples,
+                                          const text::BeirFolder* beir);
+
+TokenizedData tokenize(const std::vector<text::TrainingExample>& examples, const text::WordPieceTokenizer& tokenizer,
+                       const DataConfig& cfg);
+
+/// The batch of examples `rows`: queries, their positives, then `hard_negatives` negatives per query. Where
+/// an example has fewer negatives than asked, the rest are passages drawn at random (deterministically
+/// from seed and step) among those that are not its positive.
+PairBatch assemble_batch(const TokenizedData& data, std::span<const int64_t> rows, int64_t hard_negatives,
+                         int32_t pad_id, uint64_t seed, int64_t step, const torch::Device& device);
+
+}  // namespace ragmig::train

@@ -1,0 +1,98 @@
+// The config table: TOML loading, --set overrides, and errors that name the source and key.
+#include "core/config_table.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+
+namespace ragmig {
+namespace {
+
+struct Cfg {
+  int64_t steps = 10;
+  double lr = 0.5;
+  bool flag = false;
+  std::string name = "x";
+};
+
+ConfigTable table_for(Cfg& c) {
+  ConfigTable t;
+  t.add("train.steps", c.steps, "steps");
+  t.add("train.lr", c.lr, "learning rate");
+  t.add("train.flag", c.flag, "a flag");
+  t.add("data.name", c.name, "a name");
+  return t;
+}
+
+std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ConfigTable, LoadsTypedValuesAndKeepsDefaults) {
+  Cfg c;
+  auto t = table_for(c);
+  t.load_string("[train]\nsteps = 3\nlr = 2\n", "a.toml");
+  EXPECT_EQ(c.steps, 3);
+  EXPECT_DOUBLE_EQ(c.lr, 2.0);  // integers are accepted where numbers are expected
+  EXPECT_FALSE(c.flag);
+  EXPECT_EQ(c.name, "x");
+}
+
+TEST(ConfigTable, UnknownKeyNamesFileLineAndKnownKeys) {
+  Cfg c;
+  auto t = table_for(c);
+  const std::string e = error_of([&] { t.load_string("[train]\nsteps = 3\nstep = 4\n", "a.toml"); });
+  EXPECT_NE(e.find("a.toml:3"), std::string::npos) << e;
+  EXPECT_NE(e.find("unknown key 'train.step'"), std::string::npos) << e;
+  EXPECT_NE(e.find("train.steps"), std::string::npos) << e;
+  EXPECT_NE(error_of([&] { t.load_string("[nope]\nx = 1\n", "b.toml"); }).find("no such section"), std::string::npos);
+}
+
+TEST(ConfigTable, WrongTypeNamesKeyAndTypes) {
+  Cfg c;
+  auto t = table_for(c);
+  const std::string e = error_of([&] { t.load_string("[train]\nsteps = \"ten\"\n", "a.toml"); });
+  EXPECT_NE(e.find("a.toml:2"), std::string::npos) << e;
+  EXPECT_NE(e.find("'train.steps' expects an integer, got a string"), std::string::npos) << e;
+  EXPECT_NE(error_of([&] { t.load_string("[train]\nsteps = 1.5\n", "a.toml"); }).find("expects an integer"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { t.load_string("train = [1,2\n", "a.toml"); }).find("a.toml:"), std::string::npos);
+}
+
+TEST(ConfigTable, OverridesParseAsTomlOrString) {
+  Cfg c;
+  auto t = table_for(c);
+  t.apply_override("train.steps=7");
+  t.apply_override("train.lr=1e-4");
+  t.apply_override("train.flag=true");
+  t.apply_override("data.name=hello world");
+  t.apply_override("data.name=12");  // a string field keeps the text as written
+  EXPECT_EQ(c.steps, 7);
+  EXPECT_DOUBLE_EQ(c.lr, 1e-4);
+  EXPECT_TRUE(c.flag);
+  EXPECT_EQ(c.name, "12");
+  EXPECT_NE(error_of([&] { t.apply_override("train.nope=1"); }).find("unknown key 'train.nope'"), std::string::npos);
+  EXPECT_NE(error_of([&] { t.apply_override("train.steps=abc"); }).find("expects an integer"), std::string::npos);
+  EXPECT_NE(error_of([&] { t.apply_override("train.steps"); }).find("expected section.key=value"), std::string::npos);
+}
+
+TEST(ConfigTable, JsonAndHelpShowEveryKey) {
+  Cfg c;
+  auto t = table_for(c);
+  c.steps = 99;
+  const auto j = t.to_json();
+  EXPECT_EQ(j["train"]["steps"], 99);
+  EXPECT_EQ(j["data"]["name"], "x");
+  const std::string help = t.help_text();
+  for (const char* key : {"train.steps", "train.lr", "train.flag", "data.name"})
+    EXPECT_NE(help.find(key), std::string::npos) << key;
+  EXPECT_NE(help.find("10"), std::string::npos);  // defaults are those at add() time
+}
+
+}  // namespace
+}  // namespace ragmig

@@ -1,0 +1,99 @@
+// Real processes for tests: run a command and capture its output and exit code, or start one in the
+// background to signal it. Tests use these to drive the real `ragmig` binary.
+#pragma once
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ragmig::testing {
+
+struct ProcessResult {
+  int exit_code = -1;  ///< exit status, or 128 + signal when killed
+  std::string output;  ///< stdout and stderr together
+};
+
+/// Runs argv (no shell) to completion.
+inline ProcessResult run_process(const std::vector<std::string>& argv) {
+  int pipe_fd[2];
+  if (::pipe(pipe_fd) != 0) throw std::runtime_error("pipe failed");
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(pipe_fd[1], 1);
+    ::dup2(pipe_fd[1], 2);
+    ::close(pipe_fd[0]);
+    ::close(pipe_fd[1]);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(pipe_fd[1]);
+  ProcessResult r;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(pipe_fd[0], buf, sizeof buf)) > 0) r.output.append(buf, static_cast<size_t>(n));
+  ::close(pipe_fd[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+/// A process started in the background with its output sent to `log_path`.
+class BackgroundProcess {
+ public:
+  BackgroundProcess(const std::vector<std::string>& argv, const std::string& log_path) {
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      std::vector<char*> args;
+      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      ::execv(args[0], args.data());
+      ::_exit(127);
+    }
+  }
+  ~BackgroundProcess() {
+    if (pid_ > 0 && !reaped_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  void signal(int sig) { ::kill(pid_, sig); }
+  /// True while the process has not exited.
+  bool running() {
+    if (reaped_) return false;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      reaped_ = true;
+      exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    return !reaped_;
+  }
+  int wait() {
+    if (!reaped_) {
+      int status = 0;
+      ::waitpid(pid_, &status, 0);
+      reaped_ = true;
+      exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    return exit_code_;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+  int exit_code_ = -1;
+};
+
+}  // namespace ragmig::testing

@@ -1,0 +1,82 @@
+// Checkpoints: atomic pairs of archive + manifest, newest valid one wins, corrupt ones are skipped.
+#include "train/checkpoint_store.h"
+
+#include <gtest/gtest.h>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "support/test_support.h"
+
+namespace ragmig::train {
+namespace {
+
+void save_value(CheckpointStore& store, int64_t step, float value) {
+  store.save(step, [&](torch::serialize::OutputArchive& ar) { ar.write("x", torch::full({3}, value)); });
+}
+
+float load_value(const CheckpointStore& store, int64_t* step = nullptr) {
+  float v = -1;
+  auto loaded = store.load_newest([&](torch::serialize::InputArchive& ar) {
+    torch::Tensor t;
+    ar.read("x", t);
+    v = t[0].item<float>();
+  });
+  if (step) *step = loaded ? loaded->step : -1;
+  return v;
+}
+
+TEST(CheckpointStore, NewestWinsAndOldOnesArePruned) {
+  testing::ScratchDir dir;
+  CheckpointStore store((dir / "ck").string(), 2);
+  int64_t step = 0;
+  EXPECT_EQ(load_value(store, &step), -1);  // none yet
+  EXPECT_EQ(step, -1);
+  save_value(store, 10, 1.0f);
+  save_value(store, 20, 2.0f);
+  save_value(store, 30, 3.0f);
+  EXPECT_EQ(store.steps(), (std::vector<int64_t>{30, 20}));
+  EXPECT_EQ(load_value(store, &step), 3.0f);
+  EXPECT_EQ(step, 30);
+  EXPECT_FALSE(std::filesystem::exists(dir / "ck/ckpt-000000010.pt"));
+}
+
+TEST(CheckpointStore, CorruptNewestFallsBackToOlder) {
+  testing::ScratchDir dir;
+  CheckpointStore store((dir / "ck").string(), 3);
+  save_value(store, 1, 1.0f);
+  save_value(store, 2, 2.0f);
+  // Flip one byte of the newest archive: the CRC no longer matches.
+  const auto newest = dir / "ck/ckpt-000000002.pt";
+  std::string bytes = read_file(newest);
+  bytes[bytes.size() / 2] ^= 0x5a;
+  write_file_atomic(newest, bytes);
+  int64_t step = 0;
+  auto loaded = store.load_newest([](torch::serialize::InputArchive&) {});
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->step, 1);
+  ASSERT_EQ(loaded->skipped.size(), 1u);
+  EXPECT_NE(loaded->skipped[0].find("checksum"), std::string::npos);
+  EXPECT_EQ(load_value(store, &step), 1.0f);
+}
+
+TEST(CheckpointStore, TruncatedArchiveAndOnlyInvalidOnesAreReported) {
+  testing::ScratchDir dir;
+  CheckpointStore store((dir / "ck").string(), 3);
+  save_value(store, 5, 5.0f);
+  const auto path = dir / "ck/ckpt-000000005.pt";
+  std::string bytes = read_file(path);
+  write_file_atomic(path, bytes.substr(0, bytes.size() / 2));
+  EXPECT_THROW(load_value(store), IoError);  // never silently start over when state exists
+}
+
+TEST(CheckpointStore, ArchiveWithoutManifestIsIgnored) {
+  testing::ScratchDir dir;
+  CheckpointStore store((dir / "ck").string(), 3);
+  save_value(store, 1, 1.0f);
+  save_value(store, 2, 2.0f);
+  std::filesystem::remove(dir / "ck/ckpt-000000002.json");  // as if killed between the two writes
+  EXPECT_EQ(load_value(store), 1.0f);
+}
+
+}  // namespace
+}  // namespace ragmig::train

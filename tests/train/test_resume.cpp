@@ -1,0 +1,110 @@
+// Bit-exact resume, end to end: the real binary is stopped by a real SIGTERM at some step, exits 75 after
+// a checkpoint, is started again in the same run folder, and ends with the same weights, byte for byte,
+// as a run that was never interrupted. Once per accumulation mode.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "core/atomic_file.h"
+#include "train/train_config.h"
+#include "train_fixture.h"
+
+namespace ragmig::testing {
+namespace {
+
+// The highest step of a progress event so far, -1 before the "start" event, 0 after it.
+int64_t last_step(const std::filesystem::path& events) {
+  std::ifstream in(events);
+  std::string line;
+  int64_t step = -1;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded()) continue;  // a line being written
+    if (j["event"] == "start") step = std::max<int64_t>(step, 0);
+    if (j["event"] == "progress") step = std::max(step, j["step"].get<int64_t>());
+  }
+  return step;
+}
+
+// Starts a run and sends SIGTERM once it has reached `stop_at`; returns its exit code.
+int run_and_stop(const std::filesystem::path& cfg, const std::filesystem::path& run, int64_t stop_at) {
+  std::filesystem::create_directories(run.parent_path());
+  BackgroundProcess proc({RAGMIG_BINARY, "train", cfg.string(), "--run-dir", run.string(), "--quiet"},
+                         (run.string() + ".log"));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (proc.running() && last_step(run / "events.jsonl") < stop_at && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  proc.signal(SIGTERM);
+  return proc.wait();
+}
+
+class ResumeTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ResumeTest, SigtermThenRestartGivesBitIdenticalWeights) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  write_squad_pairs(dir / "pairs.jsonl", 240);
+  const std::string accumulation = GetParam();
+  write_file_atomic(dir / "cfg.toml",
+                    tiny_config(dir / "pairs.jsonl", fmt::format("accumulation = \"{}\"\nchunk_size = 4\n", accumulation)));
+
+  auto ref = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "ref").string(), "--quiet"});
+  ASSERT_EQ(ref.exit_code, 0) << ref.output;
+
+  // Stopped before the first step, in the middle, and just after a periodic checkpoint.
+  const auto run = dir / "stopped";
+  for (int64_t stop_at : {0, 13, 27}) {
+    const int code = run_and_stop(dir / "cfg.toml", run, stop_at);
+    ASSERT_EQ(code, 75) << "stop at " << stop_at << ": " << read_file(run.string() + ".log");
+  }
+  auto rest = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", run.string(), "--quiet"});
+  ASSERT_EQ(rest.exit_code, 0) << rest.output;
+
+  const std::string a = read_file(dir / "ref/model/model.safetensors");
+  const std::string b = read_file(run / "model/model.safetensors");
+  EXPECT_EQ(a.size(), b.size());
+  EXPECT_TRUE(a == b) << "weights differ after resume";
+
+  // The events tell the story: three preemptions, each after a checkpoint, and one done.
+  std::ifstream in(run / "events.jsonl");
+  std::string line;
+  int preempted = 0, done = 0, starts = 0;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line);
+    preempted += j["event"] == "preempted";
+    done += j["event"] == "done";
+    starts += j["event"] == "start";
+  }
+  EXPECT_EQ(preempted, 3);
+  EXPECT_EQ(done, 1);
+  EXPECT_EQ(starts, 4);
+}
+
+INSTANTIATE_TEST_SUITE_P(Accumulation, ResumeTest, ::testing::Values("none", "gradcache", "plain"));
+
+TEST(Resume, FinishedRunIsANoOpAndMoreStepsContinueIt) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  write_squad_pairs(dir / "pairs.jsonl", 240);
+  write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl"));
+  const std::string cfg = (dir / "cfg.toml").string(), run = (dir / "run").string();
+  auto first = run_ragmig({"train", cfg, "--run-dir", run, "--set", "train.max_steps=3"});
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const auto model = dir / "run/model/model.safetensors";
+  const auto written = std::filesystem::last_write_time(model);
+
+  auto again = run_ragmig({"train", cfg, "--run-dir", run, "--set", "train.max_steps=3"});
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("already complete"), std::string::npos) << again.output;
+  EXPECT_EQ(std::filesystem::last_write_time(model), written);
+
+  auto more = run_ragmig({"train", cfg, "--run-dir", run, "--set", "train.max_steps=5"});
+  ASSERT_EQ(more.exit_code, 0) << more.output;
+  EXPECT_NE(more.output.find("resumed at step 3"), std::string::npos) << more.output;
+  auto result = nlohmann::json::parse(read_file(dir / "run/result.json"));
+  EXPECT_EQ(result["step"], 5);
+}
+
+}  // namespace
+}  // namespace ragmig::testing

@@ -1,0 +1,112 @@
+// `ragmig train` on bad input: exit 2, one clear message naming the file:line or key, and no run folder
+// left behind. Plus the documented help.
+#include <gtest/gtest.h>
+
+#include "core/atomic_file.h"
+#include "train/train_config.h"
+#include "train_fixture.h"
+
+namespace ragmig::testing {
+namespace {
+
+struct BadInput {
+  friend std::ostream& operator<<(std::ostream& os, const BadInput& c) { return os << c.name; }
+  std::string name;
+  std::string config_extra;      // appended to [train] of the tiny config
+  std::string pairs_text;        // content of pairs.jsonl ("" = real SQuAD pairs)
+  std::vector<std::string> set;  // --set arguments
+  std::string expected;          // substring of the message
+};
+
+class BadInputTest : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(BadInputTest, ExitsTwoWithOneMessageAndWritesNothing) {
+  const BadInput& c = GetParam();
+  ScratchDir dir;
+  if (c.pairs_text.empty()) {
+    RAGMIG_REQUIRE_DATA("beir/squad-train");
+    write_squad_pairs(dir / "pairs.jsonl", 240);
+  } else {
+    write_file_atomic(dir / "pairs.jsonl", c.pairs_text == "EMPTY" ? "" : c.pairs_text);
+  }
+  write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl", c.config_extra));
+  std::vector<std::string> args = {"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "run").string()};
+  for (const auto& s : c.set) {
+    args.push_back("--set");
+    args.push_back(s);
+  }
+  auto r = run_ragmig(args);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(c.expected), std::string::npos) << "expected '" << c.expected << "' in:\n" << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir / "run")) << "a run folder was left behind";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BadInputTest,
+    ::testing::Values(
+        BadInput{"unknown_key", "colour = 3", "", {}, "unknown key 'train.colour'"},
+        BadInput{"wrong_type", "keep_checkpoints = \"two\"", "", {}, "'train.keep_checkpoints' expects an integer, got a string"},
+        BadInput{"bad_value", "accumulation = \"sometimes\"", "", {}, "train.accumulation"},
+        BadInput{"unknown_set", "", "", {"train.nope=1"}, "unknown key 'train.nope'"},
+        BadInput{"missing_file", "", "", {"data.pairs=/no/such/pairs.jsonl"}, "/no/such/pairs.jsonl"},
+        BadInput{"malformed_jsonl", "", "{\"query\": \"a\", \"positive\": \"b\"}\n{\"query\": \"c\", \"positive\": \"d\"}\n{oops\n",
+                 {}, "pairs.jsonl:3"},
+        BadInput{"missing_field", "", "{\"query\": \"a\", \"positive\": \"b\"}\n{\"query\": \"c\"}\n", {}, "pairs.jsonl:2"},
+        BadInput{"empty_data", "", "EMPTY", {}, "empty"},
+        BadInput{"too_few_for_a_batch", "", "{\"query\": \"a\", \"positive\": \"b\"}\n", {}, "batch"},
+        BadInput{"missing_vocab", "", "", {"model.vocab=/no/such/vocab.txt"}, "/no/such/vocab.txt"}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(TrainCli, QrelsNamingAMissingCorpusIdNameFileAndLine) {
+  ScratchDir dir;
+  std::filesystem::create_directories(dir / "beir/qrels");
+  write_file_atomic(dir / "beir/corpus.jsonl",
+                    "{\"_id\": \"d1\", \"title\": \"\", \"text\": \"alpha beta\"}\n"
+                    "{\"_id\": \"d2\", \"title\": \"\", \"text\": \"gamma delta\"}\n");
+  write_file_atomic(dir / "beir/queries.jsonl", "{\"_id\": \"q1\", \"text\": \"alpha\"}\n{\"_id\": \"q2\", \"text\": \"gamma\"}\n");
+  write_file_atomic(dir / "beir/qrels/train.tsv", "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td9\t1\n");
+  write_file_atomic(dir / "cfg.toml", "[data]\nbeir = \"" + (dir / "beir").string() + "\"\n[train]\nbatch_size = 2\n");
+  auto r = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "run").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("train.tsv:3"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("d9"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir / "run"));
+}
+
+TEST(TrainCli, VocabularyLargerThanTheModelIsAMismatch) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  write_squad_pairs(dir / "pairs.jsonl", 240);
+  write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl"));
+  auto untrained = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "base").string(), "--quiet",
+                               "--set", "train.max_steps=0"});
+  ASSERT_EQ(untrained.exit_code, 0) << untrained.output;
+  // A vocabulary with more tokens than the model has embeddings.
+  std::string vocab = read_file(dir / "base/model/vocab.txt");
+  for (int i = 0; i < 50; ++i) vocab += "extra" + std::to_string(i) + "\n";
+  write_file_atomic(dir / "base/model/vocab.txt", vocab);
+  auto r = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "run").string(), "--set",
+                       "model.init=" + (dir / "base/model").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("mismatch"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir / "run"));
+}
+
+TEST(TrainCli, HelpDocumentsEveryOptionAndKey) {
+  auto top = run_ragmig({"--help"});
+  EXPECT_EQ(top.exit_code, 0);
+  EXPECT_NE(top.output.find("train"), std::string::npos);
+  auto help = run_ragmig({"train", "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  for (const char* option : {"--run-dir", "--set", "--quiet", "--print-config"})
+    EXPECT_NE(help.output.find(option), std::string::npos) << option;
+  train::TrainConfig cfg;
+  const ConfigTable table = train::make_config_table(cfg);
+  for (const auto& field : table.fields())
+    EXPECT_NE(help.output.find(field.key), std::string::npos) << field.key;
+  auto none = run_ragmig({});
+  EXPECT_EQ(none.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace ragmig::testing
