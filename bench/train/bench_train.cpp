@@ -57,7 +57,7 @@ double cpp_samples_per_s(const Shape& s) {
 
 double python_samples_per_s(const Shape& s, int threads, const std::string& python) {
   const std::string cmd = fmt::format(
-      "OMP_WAIT_POLICY=PASSIVE {} {}/bench/train/train_ref.py --vocab {} --hidden {} --layers {} --heads {} --inter {} "
+      "{} {}/bench/train/train_ref.py --vocab {} --hidden {} --layers {} --heads {} --inter {} "
       "--batch {} --qlen {} --plen {} --steps {} --warmup {} --threads {}",
       python, RAGMIG_SOURCE_DIR, s.vocab, s.hidden, s.layers, s.heads, s.inter, s.batch, s.qlen, s.plen, s.steps,
       s.warmup, threads);

@@ -7,17 +7,11 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/splitmix.h"
 
 namespace ragmig::text {
 
 namespace {
-
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 // Uniform in [0, bound) by rejection: draws at or above the largest multiple of bound are redrawn.
 uint64_t bounded(std::mt19937_64& rng, uint64_t bound) {

@@ -251,8 +251,8 @@ Outcome run_training(const TrainConfig& cfg, const nlohmann::json& resolved_conf
 
   ProgressLine progress(t.max_steps, step, opts.terminal_progress && !opts.quiet);
   auto window_start = Clock::now();
-  int64_t window_samples = 0, window_tokens = 0;
-  double loss = 0;
+  int64_t window_samples = 0, window_tokens = 0, window_steps = 0;
+  double loss = 0, window_loss = 0;
   while (step < t.max_steps) {
     if (stop_requested()) {
       if (!loaded || loaded->step != step) save_checkpoint();
@@ -280,6 +280,8 @@ Outcome run_training(const TrainConfig& cfg, const nlohmann::json& resolved_conf
     optimizer.step();
 
     samples += batch.queries();
+    window_loss += loss;
+    ++window_steps;
     window_samples += batch.queries();
     window_tokens += batch.q_mask.sum().item<int64_t>() + batch.p_mask.sum().item<int64_t>();
     if (step % t.log_every == 0 || step == t.max_steps) {
@@ -289,15 +291,16 @@ Outcome run_training(const TrainConfig& cfg, const nlohmann::json& resolved_conf
                      {"step", step},
                      {"samples", samples},
                      {"epoch", epoch},
-                     {"loss", loss},
+                     {"loss", window_loss / static_cast<double>(window_steps)},  // mean since the last event
                      {"lr", lr},
                      {"temperature", 1.0 / scale.item<double>()},
                      {"samples_per_s", sps},
                      {"tokens_per_s", static_cast<double>(window_tokens) / secs},
                      {"rss_mb", rss_mb()}});
-      progress.update(step, loss, sps);
+      progress.update(step, window_loss / static_cast<double>(window_steps), sps);
       window_start = Clock::now();
-      window_samples = window_tokens = 0;
+      window_samples = window_tokens = window_steps = 0;
+      window_loss = 0;
     }
     if (t.checkpoint_every > 0 && step % t.checkpoint_every == 0 && step != t.max_steps) save_checkpoint();
   }

@@ -4,18 +4,11 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/splitmix.h"
 #include "text/token_batch.h"
 
 namespace ragmig::train {
 namespace {
-
-// splitmix64: a tiny, well-mixed hash; enough to draw reproducible random negatives.
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 torch::Tensor to_tensor(std::vector<int64_t>& v, int64_t rows, int64_t cols, const torch::Device& device) {
   return torch::from_blob(v.data(), {rows, cols}, torch::kLong).to(device, /*non_blocking=*/false, /*copy=*/true);
@@ -91,7 +84,7 @@ PairBatch assemble_batch(const TokenizedData& data, std::span<const int64_t> row
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto& own = data.negatives[static_cast<size_t>(rows[i])];
     const int64_t own_positive = data.positive[static_cast<size_t>(rows[i])];
-    uint64_t state = mix(seed ^ mix(static_cast<uint64_t>(step) * 1000003u + i));
+    uint64_t state = splitmix64(seed ^ splitmix64(static_cast<uint64_t>(step) * 1000003u + i));
     for (int64_t j = 0; j < hard_negatives; ++j) {
       if (j < static_cast<int64_t>(own.size())) {
         negs.push_back(data.passages[static_cast<size_t>(own[static_cast<size_t>(j)])]);
@@ -99,7 +92,7 @@ PairBatch assemble_batch(const TokenizedData& data, std::span<const int64_t> row
       }
       int64_t pick = own_positive;
       for (int tries = 0; pick == own_positive && tries < 16 && n_passages > 1; ++tries) {
-        state = mix(state);
+        state = splitmix64(state);
         pick = static_cast<int64_t>(state % n_passages);
       }
       negs.push_back(data.passages[static_cast<size_t>(pick)]);

@@ -94,5 +94,31 @@ TEST(ConfigTable, JsonAndHelpShowEveryKey) {
   EXPECT_NE(help.find("10"), std::string::npos);  // defaults are those at add() time
 }
 
+TEST(ConfigTable, FuzzedInputOnlyEverThrowsConfigError) {
+  // Seeded mutations of a valid file plus random bytes: the parser must reject with ConfigError or accept.
+  const std::string valid = "[train]\nsteps = 3\nlr = 0.25\nflag = true\n[data]\nname = \"abc\"\n";
+  uint64_t state = 12345;
+  auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<uint32_t>(state >> 33);
+  };
+  for (int iter = 0; iter < 3000; ++iter) {
+    std::string text = valid;
+    if (iter % 3 == 0) {
+      text.assign(next() % 64, '\0');
+      for (auto& ch : text) ch = static_cast<char>(next() & 0xff);
+    } else {
+      for (uint32_t m = 0, n = 1 + next() % 4; m < n; ++m) text[next() % text.size()] = static_cast<char>(next() & 0xff);
+    }
+    Cfg c;
+    auto t = table_for(c);
+    try {
+      t.load_string(text, "fuzz.toml");
+      t.apply_override(text.substr(0, text.find('\n')));
+    } catch (const ConfigError&) {
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ragmig
