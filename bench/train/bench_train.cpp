@@ -95,11 +95,13 @@ int main(int argc, char** argv) {
   };
   fmt::print("bench/train: samples/s on CPU, {} threads; Python = {} (same model, loss, AdamW step)\n", threads, python);
   fmt::print("{:<20} {:>14} {:>16} {:>10}\n", "model", "C++ samples/s", "Python samples/s", "C++/Py");
+  int failures = 0;
   for (const auto& s : shapes) {
     const double py = python_samples_per_s(s, threads, python);
+    failures += py < 0;
     const double cpp = cpp_samples_per_s(s);
     fmt::print("{:<20} {:>14.1f} {:>16.1f} {:>10.2f}\n", s.name, cpp, py, py > 0 ? cpp / py : 0.0);
     std::fflush(stdout);
   }
-  return 0;
+  return failures == 0 ? 0 : 1;
 }

@@ -32,13 +32,13 @@ class Layer(nn.Module):
 class Bert(nn.Module):
     def __init__(self, vocab, h, layers, heads, inter, p, max_pos=512):
         super().__init__()
-        self.word, self.pos, self.type = nn.Embedding(vocab, h), nn.Embedding(max_pos, h), nn.Embedding(2, h)
+        self.word, self.pos, self.token_type = nn.Embedding(vocab, h), nn.Embedding(max_pos, h), nn.Embedding(2, h)
         self.ln, self.p = nn.LayerNorm(h, eps=1e-12), p
         self.layers = nn.ModuleList(Layer(h, heads, inter, p) for _ in range(layers))
 
     def forward(self, ids, mask):
         pos = torch.arange(ids.shape[1]).unsqueeze(0)
-        x = self.word(ids) + self.pos(pos) + self.type(torch.zeros_like(ids))
+        x = self.word(ids) + self.pos(pos) + self.token_type(torch.zeros_like(ids))
         x = F.dropout(self.ln(x), self.p, self.training)
         add_mask = (1.0 - mask[:, None, None, :].float()) * torch.finfo(torch.float32).min
         for layer in self.layers:
