@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "core/error.h"
+#include "text/pairs.h"
 #include "text/token_batch.h"
 
 namespace ragmig::train {
@@ -67,7 +68,7 @@ RecallResult evaluate_recall(model::DualEncoder& model, const text::WordPieceTok
 
   std::vector<std::string> passages;
   passages.reserve(beir.corpus.docs.size());
-  for (const auto& d : beir.corpus.docs) passages.push_back(d.title.empty() ? d.text : d.title + " " + d.text);
+  for (const auto& d : beir.corpus.docs) passages.push_back(text::document_text(d));
   std::vector<std::string> queries;
   for (int64_t row : query_rows) queries.push_back(beir.queries[static_cast<size_t>(row)].text);
 

@@ -305,7 +305,7 @@ Outcome run_training(const TrainConfig& cfg, const nlohmann::json& resolved_conf
     if (t.checkpoint_every > 0 && step % t.checkpoint_every == 0 && step != t.max_steps) save_checkpoint();
   }
   progress.finish();
-  if (store.steps().empty() || store.steps().front() != step) save_checkpoint();
+  if (const auto saved = store.steps(); saved.empty() || saved.front() != step) save_checkpoint();
 
   const std::string model_dir = (run / "model").string();
   model::save_model_folder(model_dir, net, tokenizer.vocab());

@@ -37,7 +37,7 @@ std::vector<std::string> vocabulary_texts(const std::vector<text::TrainingExampl
                                           const text::BeirFolder* beir) {
   std::vector<std::string> texts;
   if (beir) {
-    for (const auto& d : beir->corpus.docs) texts.push_back(d.title.empty() ? d.text : d.title + " " + d.text);
+    for (const auto& d : beir->corpus.docs) texts.push_back(text::document_text(d));
   } else {
     std::unordered_map<int64_t, bool> seen;
     for (const auto& e : examples)
