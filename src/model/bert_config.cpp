@@ -3,6 +3,7 @@
 #include "model/bert_config.h"
 
 #include <limits>
+#include <variant>
 
 #include "core/error.h"
 
@@ -13,7 +14,8 @@ namespace {
   throw DataError(source + ": key \"" + key + "\": " + msg);
 }
 
-void read_int(const nlohmann::json& j, const std::string& source, const char* key, int64_t& out) {
+// One overload per field type; a missing or null key keeps the default.
+void read_value(const nlohmann::json& j, const std::string& source, const char* key, int64_t& out) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return;
   if (it->is_number_unsigned()) {
@@ -27,19 +29,40 @@ void read_int(const nlohmann::json& j, const std::string& source, const char* ke
   }
 }
 
-void read_double(const nlohmann::json& j, const std::string& source, const char* key, double& out) {
+void read_value(const nlohmann::json& j, const std::string& source, const char* key, double& out) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return;
   if (!it->is_number()) fail(source, key, "expected a number, got " + it->dump());
   out = it->get<double>();
 }
 
-void read_string(const nlohmann::json& j, const std::string& source, const char* key, std::string& out) {
+void read_value(const nlohmann::json& j, const std::string& source, const char* key, std::string& out) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return;
   if (!it->is_string()) fail(source, key, "expected a string, got " + it->dump());
   out = it->get<std::string>();
 }
+
+// Every config.json key BertConfig carries, listed once for both directions.
+struct Field {
+  const char* key;
+  std::variant<int64_t BertConfig::*, double BertConfig::*, std::string BertConfig::*> member;
+};
+const Field kFields[] = {
+    {"vocab_size", &BertConfig::vocab_size},
+    {"hidden_size", &BertConfig::hidden_size},
+    {"num_hidden_layers", &BertConfig::num_hidden_layers},
+    {"num_attention_heads", &BertConfig::num_attention_heads},
+    {"intermediate_size", &BertConfig::intermediate_size},
+    {"hidden_act", &BertConfig::hidden_act},
+    {"hidden_dropout_prob", &BertConfig::hidden_dropout_prob},
+    {"attention_probs_dropout_prob", &BertConfig::attention_probs_dropout_prob},
+    {"max_position_embeddings", &BertConfig::max_position_embeddings},
+    {"type_vocab_size", &BertConfig::type_vocab_size},
+    {"layer_norm_eps", &BertConfig::layer_norm_eps},
+    {"pad_token_id", &BertConfig::pad_token_id},
+    {"initializer_range", &BertConfig::initializer_range},
+};
 
 }  // namespace
 
@@ -72,46 +95,19 @@ void BertConfig::validate(const std::string& source) const {
 }
 
 nlohmann::json to_json(const BertConfig& c) {
-  return {
-      {"model_type", "bert"},
-      {"architectures", {"BertModel"}},
-      {"vocab_size", c.vocab_size},
-      {"hidden_size", c.hidden_size},
-      {"num_hidden_layers", c.num_hidden_layers},
-      {"num_attention_heads", c.num_attention_heads},
-      {"intermediate_size", c.intermediate_size},
-      {"hidden_act", c.hidden_act},
-      {"hidden_dropout_prob", c.hidden_dropout_prob},
-      {"attention_probs_dropout_prob", c.attention_probs_dropout_prob},
-      {"max_position_embeddings", c.max_position_embeddings},
-      {"type_vocab_size", c.type_vocab_size},
-      {"layer_norm_eps", c.layer_norm_eps},
-      {"pad_token_id", c.pad_token_id},
-      {"initializer_range", c.initializer_range},
-      {"position_embedding_type", "absolute"},
-  };
+  nlohmann::json j = {{"model_type", "bert"}, {"architectures", {"BertModel"}}, {"position_embedding_type", "absolute"}};
+  for (const auto& f : kFields) std::visit([&](auto member) { j[f.key] = c.*member; }, f.member);
+  return j;
 }
 
 BertConfig bert_config_from_json(const nlohmann::json& j, const std::string& source) {
   if (!j.is_object()) throw DataError(source + ": expected a JSON object");
   BertConfig c;
-  read_int(j, source, "vocab_size", c.vocab_size);
-  read_int(j, source, "hidden_size", c.hidden_size);
-  read_int(j, source, "num_hidden_layers", c.num_hidden_layers);
-  read_int(j, source, "num_attention_heads", c.num_attention_heads);
-  read_int(j, source, "intermediate_size", c.intermediate_size);
-  read_string(j, source, "hidden_act", c.hidden_act);
-  read_double(j, source, "hidden_dropout_prob", c.hidden_dropout_prob);
-  read_double(j, source, "attention_probs_dropout_prob", c.attention_probs_dropout_prob);
-  read_int(j, source, "max_position_embeddings", c.max_position_embeddings);
-  read_int(j, source, "type_vocab_size", c.type_vocab_size);
-  read_double(j, source, "layer_norm_eps", c.layer_norm_eps);
-  read_int(j, source, "pad_token_id", c.pad_token_id);
-  read_double(j, source, "initializer_range", c.initializer_range);
+  for (const auto& f : kFields) std::visit([&](auto member) { read_value(j, source, f.key, c.*member); }, f.member);
   // Relative position embeddings change the attention math; loading such weights into the absolute
   // encoder would run but compute something else.
   std::string position_type = "absolute";
-  read_string(j, source, "position_embedding_type", position_type);
+  read_value(j, source, "position_embedding_type", position_type);
   if (position_type != "absolute")
     fail(source, "position_embedding_type", "\"" + position_type + "\" is not supported (only \"absolute\")");
   c.validate(source);
