@@ -9,6 +9,7 @@
 #include "model/bert.h"
 #include "model/model_folder.h"
 #include "support/test_support.h"
+#include "support/tiny_bert.h"
 
 namespace ragmig::model {
 namespace {
@@ -22,13 +23,7 @@ bool python_has_torch() {
 }
 
 void check_against_python(const std::string& act) {
-  BertConfig c;
-  c.vocab_size = 50;
-  c.hidden_size = 32;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 4;
-  c.intermediate_size = 64;
-  c.max_position_embeddings = 16;
+  BertConfig c = testing::tiny_bert_config(50, 32, 4, 16);
   c.hidden_act = act;
   c.layer_norm_eps = 1e-12;
   torch::manual_seed(31);

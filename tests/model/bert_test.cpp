@@ -7,20 +7,12 @@
 #include <ATen/autocast_mode.h>
 
 #include "core/error.h"
+#include "support/tiny_bert.h"
 
 namespace ragmig::model {
 namespace {
 
-BertConfig tiny_config() {
-  BertConfig c;
-  c.vocab_size = 50;
-  c.hidden_size = 32;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 4;
-  c.intermediate_size = 64;
-  c.max_position_embeddings = 16;
-  return c;
-}
+BertConfig tiny_config() { return testing::tiny_bert_config(50, 32, 4, 16); }
 
 TEST(Bert, ParameterNamesAreExactlyHuggingFaces) {
   std::vector<std::string> expected = {

@@ -5,18 +5,14 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "support/tiny_bert.h"
 
 namespace ragmig::model {
 namespace {
 
 EncoderSpec tiny_spec() {
   EncoderSpec s;
-  s.bert.vocab_size = 60;
-  s.bert.hidden_size = 32;
-  s.bert.num_hidden_layers = 2;
-  s.bert.num_attention_heads = 4;
-  s.bert.intermediate_size = 64;
-  s.bert.max_position_embeddings = 32;
+  s.bert = testing::tiny_bert_config(60, 32, 4, 32);
   return s;
 }
 

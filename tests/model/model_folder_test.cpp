@@ -9,6 +9,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "support/test_support.h"
+#include "support/tiny_bert.h"
 
 namespace ragmig::model {
 namespace {
@@ -18,12 +19,7 @@ using ragmig::testing::ScratchDir;
 
 EncoderSpec tiny_spec(bool shared) {
   EncoderSpec s;
-  s.bert.vocab_size = 40;
-  s.bert.hidden_size = 16;
-  s.bert.num_hidden_layers = 2;
-  s.bert.num_attention_heads = 2;
-  s.bert.intermediate_size = 32;
-  s.bert.max_position_embeddings = 24;
+  s.bert = testing::tiny_bert_config(40, 16, 2, 24);
   s.shared_towers = shared;
   return s;
 }

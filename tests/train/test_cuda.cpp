@@ -6,6 +6,7 @@
 #include "train/autocast_guard.h"
 #include "train/grad_step.h"
 #include "train_fixture.h"
+#include "support/tiny_bert.h"
 
 namespace ragmig::train {
 namespace {
@@ -18,11 +19,7 @@ TEST(Cuda, GradCacheUnderBf16AutocastTracksTheFullBatch) {
   const torch::Device gpu(torch::kCUDA, 0);
   torch::manual_seed(3);
   model::EncoderSpec spec;
-  spec.bert.vocab_size = 100;
-  spec.bert.hidden_size = 64;
-  spec.bert.num_hidden_layers = 2;
-  spec.bert.num_attention_heads = 4;
-  spec.bert.intermediate_size = 128;
+  spec.bert = testing::tiny_bert_config(100, 64, 4, 512);
   spec.bert.hidden_dropout_prob = spec.bert.attention_probs_dropout_prob = 0.0;
   model::DualEncoder net(spec);
   net->to(gpu);

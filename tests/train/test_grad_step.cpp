@@ -7,18 +7,14 @@
 #include "model/dual_encoder.h"
 #include "train/contrastive_loss.h"
 #include "train/rng_state.h"
+#include "support/tiny_bert.h"
 
 namespace ragmig::train {
 namespace {
 
 model::EncoderSpec tiny_spec(double dropout, bool shared) {
   model::EncoderSpec spec;
-  spec.bert.vocab_size = 50;
-  spec.bert.hidden_size = 16;
-  spec.bert.num_hidden_layers = 2;
-  spec.bert.num_attention_heads = 2;
-  spec.bert.intermediate_size = 32;
-  spec.bert.max_position_embeddings = 32;
+  spec.bert = testing::tiny_bert_config(50, 16, 2, 32);
   spec.bert.hidden_dropout_prob = dropout;
   spec.bert.attention_probs_dropout_prob = dropout;
   spec.shared_towers = shared;
