@@ -3,10 +3,12 @@
 #include <torch/torch.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <memory>
 #include <thread>
 
 #include "apps/command.h"
+#include "core/error.h"
 #include "core/stop_signal.h"
 #include "train/train_config.h"
 #include "train/trainer.h"
@@ -29,8 +31,8 @@ Command add_train_command(CLI::App& root) {
   CLI::App* sub = root.add_subcommand("train", "Train a dense retriever (dual encoder) in one run folder");
   sub->add_option("config", args->config, "TOML config file (keys below)")->required()->check(CLI::ExistingFile);
   sub->add_option("--run-dir", args->run_dir,
-                  "run folder: events.jsonl, checkpoints/, model/; a run started again here resumes")
-      ->required();
+                  "run folder: events.jsonl, checkpoints/, model/; a run started again here resumes "
+                  "(default: $RAGMIG_RUN_DIR, which the scheduler sets)");
   sub->add_option("--set", args->sets, "override a config key, e.g. --set train.max_steps=50 (repeatable)");
   sub->add_flag("--quiet", args->quiet, "no progress lines on stderr (events.jsonl is always written)");
   sub->add_flag("--print-config", args->print_config, "print the resolved config as JSON and exit");
@@ -42,6 +44,11 @@ Command add_train_command(CLI::App& root) {
               "Environment: CUDA_VISIBLE_DEVICES selects the GPU or MIG instance.");
 
   return Command{sub, [args]() -> int {
+                   if (args->run_dir.empty()) {
+                     const char* env = std::getenv("RAGMIG_RUN_DIR");
+                     if (!env || !*env) throw ConfigError("train: give --run-dir (or set RAGMIG_RUN_DIR)");
+                     args->run_dir = env;
+                   }
                    train::TrainConfig cfg;
                    ConfigTable table = train::make_config_table(cfg);
                    table.load_file(args->config);

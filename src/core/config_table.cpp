@@ -20,7 +20,8 @@ std::string type_name(const ConfigTable::Target& t) {
         if constexpr (std::is_same_v<T, int64_t>) return "integer";
         if constexpr (std::is_same_v<T, double>) return "number";
         if constexpr (std::is_same_v<T, bool>) return "boolean";
-        return "string";
+        if constexpr (std::is_same_v<T, std::string>) return "string";
+        return "strings";
       },
       t);
 }
@@ -41,7 +42,8 @@ std::string value_text(const ConfigTable::Target& t) {
   return std::visit(
       [](auto* p) -> std::string {
         using T = std::remove_pointer_t<decltype(p)>;
-        if constexpr (std::is_same_v<T, std::string>) return nlohmann::json(*p).dump();
+        if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, std::vector<std::string>>)
+          return nlohmann::json(*p).dump();
         else if constexpr (std::is_same_v<T, bool>) return *p ? "true" : "false";
         else if constexpr (std::is_same_v<T, double>) return fmt::format("{}", *p);
         else return std::to_string(*p);
@@ -58,8 +60,10 @@ std::string where(const std::string& source, const toml::node& n) {
 // Writes TOML node `n` into `field`, or throws naming source, key and the expected type.
 void assign(ConfigTable::Field& field, const toml::node& n, const std::string& source) {
   auto fail = [&] {
-    throw ConfigError(fmt::format("{}: key '{}' expects {} {}, got {}", where(source, n), field.key,
-                                  type_name(field.target) == "integer" ? "an" : "a", type_name(field.target),
+    const std::string expected = type_name(field.target) == "strings" ? "an array of strings"
+                                 : type_name(field.target) == "integer" ? "an integer"
+                                                                        : "a " + type_name(field.target);
+    throw ConfigError(fmt::format("{}: key '{}' expects {}, got {}", where(source, n), field.key, expected,
                                   toml_type_name(n)));
   };
   std::visit(
@@ -75,9 +79,18 @@ void assign(ConfigTable::Field& field, const toml::node& n, const std::string& s
         } else if constexpr (std::is_same_v<T, bool>) {
           if (!n.is_boolean()) fail();
           *p = n.as_boolean()->get();
-        } else {
+        } else if constexpr (std::is_same_v<T, std::string>) {
           if (!n.is_string()) fail();
           *p = n.as_string()->get();
+        } else {
+          const toml::array* items = n.as_array();
+          if (!items) fail();
+          std::vector<std::string> values;
+          for (const auto& item : *items) {
+            if (!item.is_string()) fail();
+            values.push_back(item.as_string()->get());
+          }
+          *p = std::move(values);
         }
       },
       field.target);
@@ -95,6 +108,9 @@ void ConfigTable::add(const std::string& key, int64_t& target, const std::string
 void ConfigTable::add(const std::string& key, double& target, const std::string& help) { add_field(key, &target, help); }
 void ConfigTable::add(const std::string& key, bool& target, const std::string& help) { add_field(key, &target, help); }
 void ConfigTable::add(const std::string& key, std::string& target, const std::string& help) {
+  add_field(key, &target, help);
+}
+void ConfigTable::add(const std::string& key, std::vector<std::string>& target, const std::string& help) {
   add_field(key, &target, help);
 }
 

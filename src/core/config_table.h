@@ -14,7 +14,7 @@ namespace ragmig {
 
 class ConfigTable {
  public:
-  using Target = std::variant<int64_t*, double*, bool*, std::string*>;
+  using Target = std::variant<int64_t*, double*, bool*, std::string*, std::vector<std::string>*>;
   struct Field {
     std::string key;   ///< dotted key, "section.name"
     std::string help;  ///< one line for --help
@@ -26,6 +26,8 @@ class ConfigTable {
   void add(const std::string& key, double& target, const std::string& help);
   void add(const std::string& key, bool& target, const std::string& help);
   void add(const std::string& key, std::string& target, const std::string& help);
+  /// A TOML array of strings, e.g. argv = ["ragmig", "train"].
+  void add(const std::string& key, std::vector<std::string>& target, const std::string& help);
 
   /// Applies every key of a TOML file. Throws IoError (unreadable) or ConfigError (syntax, key, type).
   void load_file(const std::string& path);

@@ -1,0 +1,269 @@
+// Everything the child does between fork and exec is async-signal-safe: argv and envp are built before
+// fork. The attempt's lock is taken here before fork and inherited through exec by the shim and its
+// workers, so it is held from the first instant until the last of them is gone.
+#include "exec/process_executor.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/file_lock.h"
+#include "core/shell_words.h"
+#include "exec/event_tail.h"
+#include "exec/process_usage.h"
+
+namespace ragmig::exec {
+namespace fs = std::filesystem;
+namespace {
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string events_path(const std::string& run_dir) { return (fs::path(run_dir) / "events.jsonl").string(); }
+
+// How an attempt ended, from the shim's exit file; unknown when the shim left none (it was SIGKILLed).
+sched::ExitStatus read_exit_file(const std::string& path) {
+  sched::ExitStatus status;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    status.known = false;
+    return status;
+  }
+  const auto j = nlohmann::json::parse(read_file(path), nullptr, false);
+  if (!j.is_object()) {
+    status.known = false;
+    return status;
+  }
+  status.exit_code = j.value("exit_code", -1);
+  status.signal = j.value("signal", 0);
+  return status;
+}
+
+}  // namespace
+
+std::string attempt_lock_path(const std::string& run_dir, int64_t attempt_id) {
+  return (fs::path(run_dir) / "attempts" / (std::to_string(attempt_id) + ".lock")).string();
+}
+std::string attempt_exit_path(const std::string& run_dir, int64_t attempt_id) {
+  return (fs::path(run_dir) / "attempts" / (std::to_string(attempt_id) + ".exit")).string();
+}
+
+std::string find_shim(const std::string& ragmig_exe) {
+  const fs::path shim = fs::path(ragmig_exe).parent_path() / "ragmig-shim";
+  if (::access(shim.c_str(), X_OK) != 0)
+    throw IoError(shim.string() + ": ragmig-shim not found beside the ragmig binary (it is built and installed with it)");
+  return shim.string();
+}
+
+ProcessExecutor::ProcessExecutor(ProcessExecutorOptions options) : options_(std::move(options)) {
+  RAGMIG_CHECK(!options_.shim_exe.empty() && !options_.ragmig_exe.empty(), "the executor needs both binaries");
+}
+
+ProcessExecutor::~ProcessExecutor() {
+  for (auto& [job, a] : attempts_)  // reap finished children; live ones keep running and are re-adopted
+    if (!a.adopted) ::waitpid(a.pid, nullptr, WNOHANG);
+}
+
+int64_t ProcessExecutor::start(const sched::Launch& launch) {
+  RAGMIG_CHECK(!attempts_.count(launch.job), "job already running");
+  RAGMIG_CHECK(!launch.slots.empty());
+  std::error_code ec;
+  fs::create_directories(fs::path(launch.run_dir) / "attempts", ec);
+  if (ec) throw IoError(launch.run_dir + ": cannot create the run folder: " + ec.message());
+  auto lock = FileLock::try_acquire(attempt_lock_path(launch.run_dir, launch.attempt_id), /*inheritable=*/true);
+  if (!lock) throw IoError(attempt_lock_path(launch.run_dir, launch.attempt_id) + ": attempt already running");
+
+  std::vector<std::string> worker = launch.spec.argv;
+  if (worker[0] == "ragmig") worker[0] = options_.ragmig_exe;
+  std::vector<std::string> devices, slots;
+  for (const auto& s : launch.slots) {
+    devices.push_back(s.device);
+    slots.push_back(s.id);
+  }
+  std::vector<std::string> argv = {options_.shim_exe,
+                                   "--lock-fd",
+                                   std::to_string(lock->fd()),
+                                   "--exit-file",
+                                   attempt_exit_path(launch.run_dir, launch.attempt_id),
+                                   "--run-dir",
+                                   launch.run_dir,
+                                   "--devices",
+                                   nlohmann::json(devices).dump(),
+                                   "--slots",
+                                   nlohmann::json(slots).dump(),
+                                   "--"};
+  argv.insert(argv.end(), worker.begin(), worker.end());
+
+  std::vector<std::string> env_strings = {
+      "RAGMIG_JOB_ID=" + std::to_string(launch.job),
+      "RAGMIG_ATTEMPT=" + std::to_string(launch.attempt_number),
+      "RAGMIG_RUN_DIR=" + fs::absolute(launch.run_dir).string(),
+  };
+  if (launch.slots.size() > 1) {  // the rendezvous of a gang: a free local port for c10d's TCPStore
+    env_strings.push_back("MASTER_ADDR=127.0.0.1");
+    env_strings.push_back("MASTER_PORT=" + std::to_string(29500 + (launch.job * 7 + launch.attempt_number) % 20000));
+  }
+  std::vector<char*> env;
+  for (char** e = environ; *e; ++e) env.push_back(*e);
+  for (auto& s : env_strings) env.push_back(s.data());
+  env.push_back(nullptr);
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+
+  const std::string log_path = (fs::path(launch.run_dir) / "worker.log").string();
+  const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) throw IoError(log_path + ": " + std::strerror(errno));
+  const std::string header = fmt::format("==> attempt {} of job {} on {} at {:.3f}: {}\n", launch.attempt_number,
+                                         launch.job, fmt::join(slots, ","), unix_now(), join_shell_words(worker));
+  (void)!::write(log_fd, header.data(), header.size());
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(log_fd);
+    ::close(null_fd);
+    throw IoError(std::string("fork failed: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::setsid();  // its own session and process group: stopped as one, untouched by the terminal's signals
+    ::dup2(null_fd, 0);
+    ::dup2(log_fd, 1);
+    ::dup2(log_fd, 2);
+    ::execve(args[0], args.data(), env.data());
+    ::_exit(127);
+  }
+  ::close(log_fd);
+  ::close(null_fd);
+  lock->release();  // the child holds it now
+  Attempt a;
+  a.attempt_id = launch.attempt_id;
+  a.pid = pid;
+  a.run_dir = launch.run_dir;
+  a.events_offset = launch.events_offset;
+  attempts_[launch.job] = a;
+  return pid;
+}
+
+void ProcessExecutor::stop(sched::JobId job, double grace_s) {
+  const auto it = attempts_.find(job);
+  if (it == attempts_.end() || it->second.stop_requested) return;
+  Attempt& a = it->second;
+  a.stop_requested = true;
+  a.kill_at = unix_now() + grace_s;
+  if (a.pid > 0) ::kill(-a.pid, SIGTERM);
+}
+
+sched::EventLines ProcessExecutor::read_events(sched::JobId job, Attempt& a) {
+  const TailResult tail = read_new_lines(events_path(a.run_dir), a.events_offset);
+  a.events_offset = tail.offset;
+  return {job, a.attempt_id, tail.lines, tail.offset};
+}
+
+std::optional<sched::ExitStatus> ProcessExecutor::check_ended(sched::JobId job, Attempt& a) {
+  sched::ExitStatus status;
+  if (!a.adopted) {
+    // Peek without reaping: while the shim is an unreaped zombie its pid (= the group id) cannot be reused,
+    // so killing the group below hits only what is left of this attempt.
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(a.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == 0)
+      return std::nullopt;
+    ::kill(-a.pid, SIGKILL);
+    int raw = 0;
+    pid_t r;
+    do r = ::waitpid(a.pid, &raw, 0);
+    while (r < 0 && errno == EINTR);
+    if (r > 0 && WIFEXITED(raw)) {
+      status.exit_code = WEXITSTATUS(raw);
+      // The shim reports a worker killed by a signal as 128 + signal; its exit file has the signal itself.
+      const auto file = read_exit_file(attempt_exit_path(a.run_dir, a.attempt_id));
+      if (file.known && file.signal) {
+        status.exit_code = -1;
+        status.signal = file.signal;
+      }
+    } else if (r > 0 && WIFSIGNALED(raw)) {
+      status.signal = WTERMSIG(raw);
+    } else {
+      status.known = false;
+    }
+  } else {
+    // Not our child: the lock says when the last process of the attempt is gone, the exit file how.
+    if (is_locked(attempt_lock_path(a.run_dir, a.attempt_id))) return std::nullopt;
+    status = read_exit_file(attempt_exit_path(a.run_dir, a.attempt_id));
+  }
+  status.job = job;
+  status.attempt_id = a.attempt_id;
+  status.stop_requested = a.stop_requested;
+  return status;
+}
+
+sched::ExecUpdate ProcessExecutor::poll(double now) {
+  (void)now;  // signals and CPU samples use the wall clock whatever the loop's clock says
+  const double wall = unix_now();
+  sched::ExecUpdate update;
+  const bool sample = wall - last_usage_ >= options_.usage_interval_s;
+  if (sample) last_usage_ = wall;
+  for (auto it = attempts_.begin(); it != attempts_.end();) {
+    const sched::JobId job = it->first;
+    Attempt& a = it->second;
+    const auto ended = check_ended(job, a);
+    auto events = read_events(job, a);  // after the exit check, so the last lines of an ended one are read
+    if (!events.lines.empty()) update.events.push_back(std::move(events));
+    if (ended) {
+      update.exits.push_back(*ended);
+      it = attempts_.erase(it);
+      continue;
+    }
+    if (a.kill_at > 0 && wall >= a.kill_at && a.pid > 0) {
+      ::kill(-a.pid, SIGKILL);
+      a.kill_at = 0;
+    }
+    if (sample && a.pid > 0) {
+      const double cpu = session_cpu_seconds(a.pid);
+      if (a.cpu_seconds >= 0 && cpu >= 0 && wall > a.cpu_at)
+        update.usage.push_back({job, std::max(0.0, cpu - a.cpu_seconds) / (wall - a.cpu_at)});
+      a.cpu_seconds = cpu;
+      a.cpu_at = wall;
+    }
+    ++it;
+  }
+  return update;
+}
+
+std::optional<sched::ExitStatus> ProcessExecutor::reattach(const sched::Launch& launch, int64_t pid) {
+  const std::string lock = attempt_lock_path(launch.run_dir, launch.attempt_id);
+  if (!is_locked(lock)) {
+    sched::ExitStatus status = read_exit_file(attempt_exit_path(launch.run_dir, launch.attempt_id));
+    status.job = launch.job;
+    status.attempt_id = launch.attempt_id;
+    return status;
+  }
+  if (pid <= 0) {  // the scheduler died before it recorded the pid: the shim wrote it into the lock file
+    try {
+      pid = std::stoll(read_file(lock));
+    } catch (const std::exception&) {
+      pid = 0;
+    }
+  }
+  Attempt a;
+  a.attempt_id = launch.attempt_id;
+  a.pid = static_cast<pid_t>(pid);
+  a.adopted = true;
+  a.run_dir = launch.run_dir;
+  a.events_offset = launch.events_offset;
+  attempts_[launch.job] = a;
+  return std::nullopt;
+}
+
+}  // namespace ragmig::exec

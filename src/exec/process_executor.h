@@ -1,0 +1,63 @@
+// The executor of `ragmig run`: one real process session per attempt. It starts `ragmig-shim` (which
+// starts the workers) with the job protocol's environment, logs to the run folder, tails events.jsonl,
+// stops with SIGTERM then SIGKILL, and re-adopts attempts that outlived a previous scheduler.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+
+#include "sched/executor.h"
+
+namespace ragmig::exec {
+
+struct ProcessExecutorOptions {
+  std::string ragmig_exe;          ///< the ragmig binary, run where a job's argv[0] is "ragmig"
+  std::string shim_exe;            ///< ragmig-shim, the per-attempt process (exec/shim.h)
+  double usage_interval_s = 2.0;   ///< how often CPU utilisation is sampled
+  double poll_interval_s = 0.2;    ///< how often the loop should poll when nothing else is due
+};
+
+/// ragmig-shim beside the ragmig binary `ragmig_exe`. Throws IoError if it is not there.
+std::string find_shim(const std::string& ragmig_exe);
+
+/// Files of attempt `attempt_id` under its run folder: attempts/<id>.lock and attempts/<id>.exit.
+std::string attempt_lock_path(const std::string& run_dir, int64_t attempt_id);
+std::string attempt_exit_path(const std::string& run_dir, int64_t attempt_id);
+
+class ProcessExecutor : public sched::Executor {
+ public:
+  explicit ProcessExecutor(ProcessExecutorOptions options);
+  ~ProcessExecutor() override;
+
+  int64_t start(const sched::Launch& launch) override;
+  void stop(sched::JobId job, double grace_s) override;
+  sched::ExecUpdate poll(double now) override;
+  std::optional<sched::ExitStatus> reattach(const sched::Launch& launch, int64_t pid) override;
+  double next_event_time(double now) override { return now + options_.poll_interval_s; }
+
+  /// Jobs with a live attempt.
+  size_t running() const { return attempts_.size(); }
+
+ private:
+  struct Attempt {
+    int64_t attempt_id = 0;
+    pid_t pid = 0;          ///< the shim: leader of the attempt's session and process group
+    bool adopted = false;   ///< not our child: its end is seen through the lock, its status in the exit file
+    std::string run_dir;
+    int64_t events_offset = 0;
+    bool stop_requested = false;
+    double kill_at = 0;     ///< SIGKILL at this time once stopping (0 = not stopping)
+    double cpu_seconds = -1, cpu_at = 0;
+  };
+
+  std::optional<sched::ExitStatus> check_ended(sched::JobId job, Attempt& a);
+  sched::EventLines read_events(sched::JobId job, Attempt& a);
+
+  ProcessExecutorOptions options_;
+  std::map<sched::JobId, Attempt> attempts_;
+  double last_usage_ = 0;
+};
+
+}  // namespace ragmig::exec

@@ -1,0 +1,120 @@
+// fork/exec per replica with the torchrun variables; a waitpid loop; the exit file last.
+#include "exec/shim.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cerrno>
+#include <cstring>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+
+namespace ragmig::exec {
+namespace {
+
+void ignore(int) {}
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+pid_t spawn_replica(const ShimOptions& o, size_t rank) {
+  // Built before fork: after it only async-signal-safe calls are allowed.
+  std::vector<std::string> env_strings;
+  auto put = [&](const char* key, const std::string& value) { env_strings.push_back(std::string(key) + "=" + value); };
+  put("CUDA_VISIBLE_DEVICES", o.devices.at(rank));
+  put("RAGMIG_SLOT", o.slots.at(rank));
+  if (o.devices.size() > 1) {
+    put("RANK", std::to_string(rank));
+    put("LOCAL_RANK", std::to_string(rank));
+    put("WORLD_SIZE", std::to_string(o.devices.size()));
+  }
+  std::vector<char*> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry(*e);
+    const std::string key = entry.substr(0, entry.find('='));
+    bool replaced = false;
+    for (const auto& s : env_strings) replaced = replaced || s.compare(0, key.size() + 1, key + "=") == 0;
+    if (!replaced) env.push_back(*e);
+  }
+  for (auto& s : env_strings) env.push_back(s.data());
+  env.push_back(nullptr);
+  std::vector<char*> args;
+  for (const auto& a : o.argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const std::string log = fmt::format("{}/worker.rank{}.log", o.run_dir, rank);
+  const int log_fd = rank == 0 ? -1 : ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+
+  const pid_t pid = ::fork();
+  if (pid < 0) throw IoError(std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::signal(SIGTERM, SIG_DFL);
+    ::signal(SIGINT, SIG_DFL);
+    if (log_fd >= 0) {
+      ::dup2(log_fd, 1);
+      ::dup2(log_fd, 2);
+    }
+    ::execvpe(args[0], args.data(), env.data());
+    const char* why = std::strerror(errno);
+    (void)!::write(2, "ragmig exec-shim: cannot run ", 29);
+    (void)!::write(2, args[0], std::strlen(args[0]));
+    (void)!::write(2, ": ", 2);
+    (void)!::write(2, why, std::strlen(why));
+    (void)!::write(2, "\n", 1);
+    ::_exit(127);
+  }
+  if (log_fd >= 0) ::close(log_fd);
+  return pid;
+}
+
+}  // namespace
+
+int run_shim(const ShimOptions& o) {
+  RAGMIG_CHECK(!o.argv.empty() && !o.devices.empty() && o.devices.size() == o.slots.size());
+  struct sigaction sa {};
+  sa.sa_handler = ignore;  // a handler, not SIG_IGN: exec resets handlers, but would keep SIG_IGN
+  ::sigaction(SIGTERM, &sa, nullptr);
+  ::sigaction(SIGINT, &sa, nullptr);
+  if (o.lock_fd >= 0) {  // the lock file names the shim, for a scheduler that lost track of it
+    const std::string pid = std::to_string(::getpid()) + "\n";
+    (void)!::ftruncate(o.lock_fd, 0);
+    (void)!::pwrite(o.lock_fd, pid.data(), pid.size(), 0);
+  }
+
+  std::vector<pid_t> pids;
+  for (size_t rank = 0; rank < o.devices.size(); ++rank) pids.push_back(spawn_replica(o, rank));
+  int result = 0;
+  int first_signal = 0;
+  size_t alive = pids.size();
+  while (alive > 0) {
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    const auto it = std::find(pids.begin(), pids.end(), pid);
+    if (it == pids.end()) continue;
+    *it = -1;
+    --alive;
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (code != 0 && result == 0) {
+      result = code;
+      first_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+      for (pid_t other : pids)  // one replica down stops the gang: the others checkpoint and exit
+        if (other > 0) ::kill(other, SIGTERM);
+    }
+  }
+  const nlohmann::json exit = {
+      {"exit_code", first_signal ? -1 : result}, {"signal", first_signal}, {"ended_at", unix_now()}};
+  write_file_atomic(o.exit_file, exit.dump() + "\n");
+  return result;
+}
+
+}  // namespace ragmig::exec

@@ -1,0 +1,30 @@
+// Time for the scheduler loop. The loop asks the clock for the time and to wait; the simulator's clock
+// jumps to the next event instead of sleeping, which is all that differs between the two.
+#pragma once
+
+#include <chrono>
+#include <thread>
+
+namespace ragmig::sched {
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  /// Seconds; the wall clock counts from the Unix epoch so times in the store survive restarts.
+  virtual double now() = 0;
+  /// Returns at `t` at the latest (earlier is allowed, e.g. when a signal arrives).
+  virtual void wait_until(double t) = 0;
+};
+
+class WallClock : public Clock {
+ public:
+  double now() override {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  }
+  void wait_until(double t) override {
+    const double dt = t - now();
+    if (dt > 0) std::this_thread::sleep_for(std::chrono::duration<double>(dt));
+  }
+};
+
+}  // namespace ragmig::sched

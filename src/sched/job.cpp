@@ -1,0 +1,140 @@
+// Need strings, job specs as JSON (how the store keeps them) and as TOML job files (how users write them).
+#include "sched/job.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <regex>
+
+#include "core/config_table.h"
+#include "core/error.h"
+#include "core/shell_words.h"
+
+namespace ragmig::sched {
+namespace {
+
+int64_t parse_positive(const std::string& digits, const std::string& text, const char* what) {
+  int64_t value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec != std::errc() || end != digits.data() + digits.size() || value < 1 || value > 1'000'000)
+    throw ConfigError(fmt::format("slots '{}': {} must be a whole number from 1, got '{}'", text, what, digits));
+  return value;
+}
+
+}  // namespace
+
+Need parse_need(const std::string& text) {
+  const auto colon = text.rfind(':');
+  const std::string what = text.substr(0, colon);
+  Need need;
+  need.what = what;
+  if (colon != std::string::npos) need.replicas = static_cast<int>(parse_positive(text.substr(colon + 1), text, "the replica count"));
+  // MIG profile names carry their size: <compute>g.<memory>gb, optionally +me (media extensions) or similar.
+  static const std::regex profile(R"(([1-7])g\.([0-9]{1,4})gb(\+[a-z]+)?)");
+  static const std::regex memory(R"(([0-9]{1,4})gb)");
+  std::smatch m;
+  if (what == "cpu") {
+    need.cpu = true;
+  } else if (what == "gpu") {
+    need.cpu = false;
+    need.min_compute = 7;
+  } else if (std::regex_match(what, m, profile)) {
+    need.cpu = false;
+    need.min_compute = std::stoi(m[1].str());
+    need.min_memory_mb = parse_positive(m[2].str(), text, "the memory") * 1024;
+  } else if (std::regex_match(what, m, memory)) {
+    need.cpu = false;
+    need.min_compute = 1;
+    need.min_memory_mb = parse_positive(m[1].str(), text, "the memory") * 1024;
+  } else {
+    throw ConfigError(fmt::format(
+        "slots '{}': expected <what>[:<replicas>] with <what> one of cpu, gpu, a MIG profile such as 1g.18gb, "
+        "or a memory need such as 20gb",
+        text));
+  }
+  return need;
+}
+
+std::string to_string(const Need& need) { return fmt::format("{}:{}", need.what, need.replicas); }
+
+nlohmann::json to_json(const JobSpec& spec) {
+  return {{"name", spec.name},         {"argv", spec.argv},
+          {"slots", to_string(spec.need)}, {"priority", spec.priority},
+          {"estimate_s", spec.estimate_s}, {"max_retries", spec.max_retries}};
+}
+
+JobSpec job_spec_from_json(const nlohmann::json& j, const std::string& where) {
+  try {
+    JobSpec spec;
+    spec.name = j.at("name").get<std::string>();
+    spec.argv = j.at("argv").get<std::vector<std::string>>();
+    spec.need = parse_need(j.at("slots").get<std::string>());
+    spec.priority = j.at("priority").get<int64_t>();
+    spec.estimate_s = j.at("estimate_s").get<double>();
+    spec.max_retries = j.at("max_retries").get<int64_t>();
+    return spec;
+  } catch (const nlohmann::json::exception& e) {
+    throw DataError(where + ": job spec: " + e.what());
+  } catch (const ConfigError& e) {
+    throw DataError(where + ": job spec: " + e.what());
+  }
+}
+
+JobSpec read_job_file(const std::string& path) {
+  JobSpec spec;
+  std::string cmd, slots = to_string(spec.need);
+  ConfigTable table;
+  table.add("job.name", spec.name, "a name to recognise the job by in `ragmig status`");
+  table.add("job.argv", spec.argv, "the command, one string per argument; \"ragmig\" runs this ragmig");
+  table.add("job.cmd", cmd, "the command as one line, split like a shell would (no pipes or redirections)");
+  table.add("job.slots", slots, "cpu:N | gpu:N | <MIG profile>:N | <memory>gb:N");
+  table.add("job.priority", spec.priority, "larger runs first under the priority policy");
+  table.add("job.estimate_s", spec.estimate_s, "expected seconds of work on a speed-1 slot (0 = unknown)");
+  table.add("job.max_retries", spec.max_retries, "failed attempts retried with back-off before the job fails");
+  table.load_file(path);
+  if (!cmd.empty() && !spec.argv.empty()) throw ConfigError(path + ": give job.argv or job.cmd, not both");
+  if (!cmd.empty()) {
+    try {
+      spec.argv = split_shell_words(cmd);
+    } catch (const ConfigError& e) {
+      throw ConfigError(path + ": job.cmd: " + e.what());
+    }
+  }
+  try {
+    spec.need = parse_need(slots);
+    validate(spec);
+  } catch (const ConfigError& e) {
+    throw ConfigError(path + ": " + e.what());
+  }
+  return spec;
+}
+
+void validate(const JobSpec& spec) {
+  if (spec.argv.empty() || spec.argv[0].empty()) throw ConfigError("job has no command (job.argv or job.cmd)");
+  if (spec.need.replicas < 1) throw ConfigError("job needs at least one slot");
+  if (spec.max_retries < 0) throw ConfigError("job.max_retries must be >= 0");
+  if (!(spec.estimate_s >= 0)) throw ConfigError("job.estimate_s must be >= 0");
+}
+
+std::string to_string(JobState state) {
+  switch (state) {
+    case JobState::Queued: return "queued";
+    case JobState::Running: return "running";
+    case JobState::Done: return "done";
+    case JobState::Failed: return "failed";
+    case JobState::Cancelled: return "cancelled";
+  }
+  return "?";
+}
+
+JobState parse_job_state(const std::string& text) {
+  for (auto s : {JobState::Queued, JobState::Running, JobState::Done, JobState::Failed, JobState::Cancelled})
+    if (to_string(s) == text) return s;
+  throw DataError("unknown job state '" + text + "'");
+}
+
+bool is_terminal(JobState state) {
+  return state == JobState::Done || state == JobState::Failed || state == JobState::Cancelled;
+}
+
+}  // namespace ragmig::sched

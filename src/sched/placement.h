@@ -1,0 +1,36 @@
+// Placement shared by every policy: the smallest free slots that fit, all replicas of a job or none (gang),
+// and the walk that turns a policy's ranking of jobs into starts and preemptions.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "sched/policy.h"
+
+namespace ragmig::sched {
+
+/// Slot indices ordered smallest first (compute, memory, then faster first, then index): the order in
+/// which placement tries slots, so a small job never takes a large slice that a small one leaves free.
+std::vector<int> smallest_first(const std::vector<Slot>& slots);
+
+/// Chooses need.replicas slots among those with usable[i] set, trying them in `order`; all or none.
+/// Prefers slots of one group (one GPU). Returns the chosen indices, or an empty vector when the job
+/// does not fit.
+std::vector<int> choose_slots(const Need& need, const std::vector<Slot>& slots, const std::vector<int>& order,
+                              const std::vector<char>& usable);
+
+/// How a policy ranks and preempts. `ranked` lists every job of the view, best first. `may_preempt`
+/// (null = never) says whether queued job `want` may preempt running job `victim` (ranked after it).
+struct Ranking {
+  std::vector<const JobView*> ranked;
+  std::function<bool(const JobView& want, const JobView& victim)> may_preempt;
+};
+
+/// Walks the ranking: running jobs keep their slots; each queued job takes the smallest free slots that
+/// fit; one that does not fit claims slots that stopping jobs are about to free, or else preempts the
+/// lowest-ranked running jobs it may preempt whose slots make it fit (and waits for them to stop).
+/// Slots so claimed are reserved: no job ranked lower takes them. Jobs that fit nowhere are skipped
+/// (later ones may still start: backfilling).
+Decisions place_in_order(const ClusterView& view, const Ranking& ranking);
+
+}  // namespace ragmig::sched

@@ -1,0 +1,238 @@
+// The registered policies. Each is a ranking of the active jobs plus a rule for whom it may preempt;
+// place_in_order (placement.cpp) turns that into decisions, so placement is the same for all of them.
+// Ties always break by submission time and then id, so the same view gives the same decisions.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fmt/format.h>
+#include <limits>
+#include <map>
+
+#include "core/error.h"
+#include "sched/placement.h"
+#include "sched/policy.h"
+
+namespace ragmig::sched {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Parameters of one policy, read from its spec with defaults from the catalog.
+class Params {
+ public:
+  Params(const PolicySpec& spec, const PolicyInfo& info) {
+    for (const auto& p : info.params) values_[p.name] = p.default_value;
+    for (const auto& [key, value] : spec.params) {
+      if (!values_.count(key)) {
+        std::string known;
+        for (const auto& p : info.params) known += (known.empty() ? "" : ", ") + p.name;
+        throw ConfigError(fmt::format("policy '{}': unknown parameter '{}' ({})", to_string(spec), key,
+                                      known.empty() ? "it takes none" : "known: " + known));
+      }
+      values_[key] = value;
+    }
+    spec_ = to_string(spec);
+  }
+
+  double number(const std::string& key, double min) const {
+    const std::string& text = values_.at(key);
+    double value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || !(value >= min) || !std::isfinite(value))
+      throw ConfigError(fmt::format("policy '{}': {} must be a number >= {}, got '{}'", spec_, key, min, text));
+    return value;
+  }
+
+  std::vector<double> numbers(const std::string& key) const {  // "a:b:c", increasing
+    std::vector<double> out;
+    const std::string& text = values_.at(key);
+    size_t start = 0;
+    while (start <= text.size()) {
+      const size_t end = std::min(text.find(':', start), text.size());
+      double value = 0;
+      const auto [ptr, ec] = std::from_chars(text.data() + start, text.data() + end, value);
+      if (ec != std::errc() || ptr != text.data() + end || !(value > 0) || (!out.empty() && value <= out.back()))
+        throw ConfigError(fmt::format("policy '{}': {} must be increasing positive numbers separated by ':', got '{}'",
+                                      spec_, key, text));
+      out.push_back(value);
+      start = end + 1;
+    }
+    return out;
+  }
+
+ private:
+  std::map<std::string, std::string> values_;
+  std::string spec_;
+};
+
+// Sorts pointers to the view's jobs by `key` (smaller first), then submission time, then id.
+template <typename Key>
+std::vector<const JobView*> rank_by(const ClusterView& view, Key key) {
+  std::vector<const JobView*> ranked;
+  for (const auto& j : view.jobs) ranked.push_back(&j);
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const JobView* a, const JobView* b) {
+    const auto ka = key(*a), kb = key(*b);
+    if (ka != kb) return ka < kb;
+    if (a->submitted_at != b->submitted_at) return a->submitted_at < b->submitted_at;
+    return a->id < b->id;
+  });
+  return ranked;
+}
+
+double ran_for(const JobView& j, double now) { return now - j.started_at; }
+
+double remaining(const JobView& j) { return j.estimate_s > 0 ? std::max(0.0, j.estimate_s - j.work_s) : kInf; }
+
+Decisions fifo(const ClusterView& view) {
+  return place_in_order(view, {rank_by(view, [](const JobView&) { return 0; }), nullptr});
+}
+
+// Priority with aging: every hour queued adds `aging` to a job's priority, so a low-priority job waits
+// at most (difference in priority) / aging hours for any newer job. Preemptive when preempt=1.
+Decisions priority(const ClusterView& view, double aging, bool preempt, double min_run) {
+  auto effective = [&](const JobView& j) { return static_cast<double>(j.priority) + aging * j.waited_s / 3600.0; };
+  Ranking ranking{rank_by(view, [&](const JobView& j) { return -effective(j); }), nullptr};
+  if (preempt)
+    ranking.may_preempt = [&view, effective, min_run](const JobView& want, const JobView& victim) {
+      return effective(want) > effective(victim) && ran_for(victim, view.now) >= min_run;
+    };
+  return place_in_order(view, ranking);
+}
+
+// Round-robin: a running job keeps its slots for `quantum` seconds, then yields them to the job that has
+// waited longest. Running jobs inside their quantum rank first, then queued jobs by how long they have
+// been waiting, then running jobs whose quantum is used up (who keep running when nobody waits).
+Decisions round_robin(const ClusterView& view, double quantum) {
+  auto key = [&](const JobView& j) -> std::pair<int, double> {
+    if (!j.running()) return {1, j.queued_since};
+    return {ran_for(j, view.now) < quantum ? 0 : 2, j.started_at};
+  };
+  Ranking ranking{rank_by(view, key), [&view, quantum](const JobView&, const JobView& victim) {
+                    return ran_for(victim, view.now) >= quantum;
+                  }};
+  return place_in_order(view, ranking);
+}
+
+Decisions sjf(const ClusterView& view) {
+  return place_in_order(view, {rank_by(view, [](const JobView& j) { return j.estimate_s > 0 ? j.estimate_s : kInf; }),
+                               nullptr});
+}
+
+Decisions srtf(const ClusterView& view, double min_run) {
+  Ranking ranking{rank_by(view, remaining), [&view, min_run](const JobView& want, const JobView& victim) {
+                    return remaining(want) < remaining(victim) && ran_for(victim, view.now) >= min_run;
+                  }};
+  return place_in_order(view, ranking);
+}
+
+// Tiresias' discretised least-attained-service: queue k holds jobs whose attained service (slot-seconds)
+// has passed k thresholds; lower queues first, FIFO inside a queue; only a lower queue preempts.
+Decisions las(const ClusterView& view, const std::vector<double>& thresholds, double min_run) {
+  auto queue = [&thresholds](const JobView& j) {
+    return static_cast<int>(std::upper_bound(thresholds.begin(), thresholds.end(), j.service_s) - thresholds.begin());
+  };
+  Ranking ranking{rank_by(view, queue), [&view, queue, min_run](const JobView& want, const JobView& victim) {
+                    return queue(want) < queue(victim) && ran_for(victim, view.now) >= min_run;
+                  }};
+  return place_in_order(view, ranking);
+}
+
+}  // namespace
+
+const std::vector<PolicyInfo>& policy_catalog() {
+  static const std::vector<PolicyInfo> catalog = {
+      {"fifo", "first come, first served; later jobs fill slots the first cannot use (backfilling)", {}},
+      {"priority",
+       "highest priority first; waiting raises a job's priority (aging) so nothing starves",
+       {{"aging", "1", "priority points gained per hour queued"},
+        {"preempt", "0", "1: a queued job preempts running jobs of lower effective priority"},
+        {"min_run", "60", "seconds a job runs before it may be preempted"}}},
+      {"rr", "round-robin time slices through preemption", {{"quantum", "300", "seconds per slice"}}},
+      {"sjf", "shortest job (estimate_s) first, not preemptive", {}},
+      {"srtf",
+       "shortest remaining time (estimate_s minus work done) first, preemptive",
+       {{"min_run", "60", "seconds a job runs before it may be preempted"}}},
+      {"las",
+       "least attained service (Tiresias): queues by slot-seconds received, lower queues preempt higher",
+       {{"thresholds", "3600:36000", "slot-seconds at which a job moves to the next queue"},
+        {"min_run", "60", "seconds a job runs before it may be preempted"}}},
+  };
+  return catalog;
+}
+
+Policy make_policy(const std::string& text) {
+  PolicySpec spec = parse_policy_spec(text);
+  const auto& catalog = policy_catalog();
+  const auto info = std::find_if(catalog.begin(), catalog.end(), [&](const PolicyInfo& p) { return p.name == spec.name; });
+  if (info == catalog.end()) {
+    std::string known;
+    for (const auto& p : catalog) known += (known.empty() ? "" : ", ") + p.name;
+    throw ConfigError(fmt::format("unknown policy '{}' (known: {})", spec.name, known));
+  }
+  const Params params(spec, *info);
+  Policy policy{spec, nullptr};
+  if (spec.name == "fifo") {
+    policy.decide = fifo;
+  } else if (spec.name == "priority") {
+    const double aging = params.number("aging", 0);
+    const double preempt = params.number("preempt", 0);
+    if (preempt != 0 && preempt != 1) throw ConfigError("policy '" + text + "': preempt must be 0 or 1");
+    const double min_run = params.number("min_run", 0);
+    policy.decide = [=](const ClusterView& v) { return priority(v, aging, preempt == 1, min_run); };
+  } else if (spec.name == "rr") {
+    const double quantum = params.number("quantum", 0);
+    policy.decide = [=](const ClusterView& v) { return round_robin(v, quantum); };
+  } else if (spec.name == "sjf") {
+    policy.decide = sjf;
+  } else if (spec.name == "srtf") {
+    const double min_run = params.number("min_run", 0);
+    policy.decide = [=](const ClusterView& v) { return srtf(v, min_run); };
+  } else {
+    RAGMIG_CHECK(spec.name == "las");
+    const auto thresholds = params.numbers("thresholds");
+    const double min_run = params.number("min_run", 0);
+    policy.decide = [=](const ClusterView& v) { return las(v, thresholds, min_run); };
+  }
+  return policy;
+}
+
+PolicySpec parse_policy_spec(const std::string& text) {
+  auto bad = [&](const std::string& why) {
+    return ConfigError(fmt::format("policy '{}': {} (expected name or name(key=value,...))", text, why));
+  };
+  PolicySpec spec;
+  const size_t open = text.find('(');
+  spec.name = text.substr(0, open);
+  auto is_word = [](const std::string& s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  };
+  if (!is_word(spec.name)) throw bad("bad name");
+  if (open == std::string::npos) return spec;
+  if (text.back() != ')') throw bad("missing ')'");
+  const std::string inside = text.substr(open + 1, text.size() - open - 2);
+  size_t start = 0;
+  while (start <= inside.size()) {
+    const size_t end = std::min(inside.find(',', start), inside.size());
+    const std::string item = inside.substr(start, end - start);
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) throw bad("parameter '" + item + "' has no '='");
+    std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (!is_word(key)) throw bad("bad parameter name '" + key + "'");
+    if (value.empty() || value.find_first_of("(),= ") != std::string::npos) throw bad("bad value for '" + key + "'");
+    for (const auto& [k, v] : spec.params)
+      if (k == key) throw bad("parameter '" + key + "' given twice");
+    spec.params.emplace_back(key, value);
+    start = end + 1;
+  }
+  return spec;
+}
+
+std::string to_string(const PolicySpec& spec) {
+  if (spec.params.empty()) return spec.name;
+  std::string out = spec.name + "(";
+  for (size_t i = 0; i < spec.params.size(); ++i)
+    out += (i ? "," : "") + spec.params[i].first + "=" + spec.params[i].second;
+  return out + ")";
+}
+
+}  // namespace ragmig::sched

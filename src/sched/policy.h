@@ -1,0 +1,90 @@
+// The one policy signature: a pure function from a view of the cluster (slots, active jobs with their
+// attained service, the time) to decisions. Policies are registered by name and built from spec strings
+// that round-trip: "fifo", "priority(aging=2,preempt=1)", "rr(quantum=300)", "las(thresholds=3600:36000)".
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sched/job.h"
+#include "sched/slot.h"
+
+namespace ragmig::sched {
+
+/// A job as a policy sees it. Times are seconds on the scheduler's clock.
+struct JobView {
+  JobId id = 0;
+  Need need;
+  int64_t priority = 0;
+  double submitted_at = 0;
+  double estimate_s = 0;      ///< 0 = unknown
+  double waited_s = 0;        ///< total time spent queued, up to now
+  double queued_since = 0;    ///< when it last entered the queue (queued jobs)
+  double service_s = 0;       ///< attained service: seconds run x slots held (Tiresias' GPU-time)
+  double work_s = 0;          ///< work done: seconds run x slot speed (estimate_s units)
+  std::vector<int> slots;     ///< running jobs: indices into ClusterView::slots; empty when queued
+  double started_at = 0;      ///< running jobs: when the current attempt started
+  bool stopping = false;      ///< running jobs: a preemption or cancel is under way
+
+  bool running() const { return !slots.empty(); }
+};
+
+/// Everything a policy may look at. `jobs` holds every queued job that may start now and every running job.
+struct ClusterView {
+  double now = 0;
+  std::vector<Slot> slots;
+  std::vector<JobView> jobs;
+};
+
+struct StartDecision {
+  JobId job = 0;
+  std::vector<int> slots;  ///< indices into ClusterView::slots, one per replica
+};
+struct PreemptDecision {
+  JobId job = 0;
+  std::string reason;  ///< for the log and the store, e.g. "for job 12 (priority 9 > 1)"
+};
+struct ResizeDecision {
+  JobId job = 0;
+  int64_t batch_size = 0;
+};
+struct Decisions {
+  std::vector<StartDecision> starts;
+  std::vector<PreemptDecision> preemptions;
+  std::vector<ResizeDecision> resizes;
+};
+
+/// A policy name with its parameters as written ("rr(quantum=60)").
+struct PolicySpec {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> params;
+};
+/// Throws ConfigError for malformed text.
+PolicySpec parse_policy_spec(const std::string& text);
+std::string to_string(const PolicySpec& spec);
+
+/// A built policy: its spec and the pure decision function with its parameters bound.
+struct Policy {
+  PolicySpec spec;
+  std::function<Decisions(const ClusterView&)> decide;
+};
+
+struct PolicyParamInfo {
+  std::string name, default_value, help;
+};
+struct PolicyInfo {
+  std::string name, help;
+  std::vector<PolicyParamInfo> params;
+};
+
+/// Every registered policy, in a stable order.
+const std::vector<PolicyInfo>& policy_catalog();
+
+/// Builds a policy from its spec string. Throws ConfigError naming an unknown policy or parameter (and
+/// listing the known ones) or a bad parameter value.
+Policy make_policy(const std::string& spec);
+
+}  // namespace ragmig::sched

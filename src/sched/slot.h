@@ -1,0 +1,33 @@
+// Where jobs run: a slot is a MIG instance, a whole GPU or a CPU slot, with its size and relative speed.
+// The gpu module discovers them; sched only needs these numbers to place jobs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sched/job.h"
+
+namespace ragmig::sched {
+
+struct Slot {
+  std::string id;          ///< stable name: "cpu0", "gpu0", "gpu0/gi3" ...
+  SlotKind kind = SlotKind::Cpu;
+  std::string profile = "cpu";  ///< "cpu", a MIG profile ("1g.18gb") or the GPU's name
+  int compute = 1;         ///< compute slices: a whole GPU has 7, a MIG instance its profile's; a CPU slot 1
+  int64_t memory_mb = 0;
+  double speed = 1.0;      ///< relative throughput; work of estimate_s takes estimate_s / speed seconds
+  std::string device;      ///< CUDA_VISIBLE_DEVICES for a worker here: "MIG-<uuid>", "0", "" for CPU
+  int group = 0;           ///< the GPU (or host) it belongs to: gang placement prefers one group
+};
+
+std::string to_string(SlotKind kind);
+
+/// Whether one replica of `need` may run on `slot`: CPU needs on CPU slots; GPU needs on a whole GPU or a
+/// MIG instance with at least the compute slices and memory asked for.
+bool fits(const Need& need, const Slot& slot);
+
+/// `n` CPU slots "cpu0".."cpu<n-1>", speed 1, all in group 0.
+std::vector<Slot> cpu_slots(int n);
+
+}  // namespace ragmig::sched

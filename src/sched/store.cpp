@@ -1,0 +1,364 @@
+// SQL for the store. Conditional UPDATEs (WHERE state = ...) make every transition safe against the CLI
+// changing a job at the same moment: the loser sees zero changed rows and re-reads.
+#include "sched/store.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/error.h"
+#include "sched/sqlite.h"
+
+namespace ragmig::sched {
+namespace {
+
+constexpr int kSchemaVersion = 1;
+
+const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS jobs(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  spec TEXT NOT NULL,
+  state TEXT NOT NULL,
+  submitted_at REAL NOT NULL,
+  queued_since REAL NOT NULL,
+  waited_s REAL NOT NULL DEFAULT 0,
+  not_before REAL NOT NULL DEFAULT 0,
+  service_s REAL NOT NULL DEFAULT 0,
+  work_s REAL NOT NULL DEFAULT 0,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  failures INTEGER NOT NULL DEFAULT 0,
+  cancel_requested INTEGER NOT NULL DEFAULT 0,
+  reason TEXT NOT NULL DEFAULT '',
+  finished_at REAL NOT NULL DEFAULT 0,
+  step INTEGER NOT NULL DEFAULT -1,
+  samples_per_s REAL NOT NULL DEFAULT 0,
+  checkpoint_step INTEGER NOT NULL DEFAULT -1,
+  events_offset INTEGER NOT NULL DEFAULT 0,
+  attempt_id INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
+CREATE TABLE IF NOT EXISTS attempts(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id INTEGER NOT NULL REFERENCES jobs(id),
+  number INTEGER NOT NULL,
+  slots TEXT NOT NULL,
+  started_at REAL NOT NULL,
+  ended_at REAL NOT NULL DEFAULT 0,
+  pid INTEGER NOT NULL DEFAULT 0,
+  exit_code INTEGER NOT NULL DEFAULT -1,
+  signal INTEGER NOT NULL DEFAULT 0,
+  outcome TEXT NOT NULL DEFAULT '');
+CREATE INDEX IF NOT EXISTS attempts_job ON attempts(job_id);
+CREATE TABLE IF NOT EXISTS transitions(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id INTEGER NOT NULL REFERENCES jobs(id),
+  from_state TEXT NOT NULL,
+  to_state TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS transitions_job ON transitions(job_id);
+CREATE TABLE IF NOT EXISTS events(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id INTEGER NOT NULL REFERENCES jobs(id),
+  attempt_id INTEGER NOT NULL,
+  body TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS events_job ON events(job_id);
+CREATE TABLE IF NOT EXISTS slots(
+  id TEXT PRIMARY KEY, kind TEXT NOT NULL, profile TEXT NOT NULL, device TEXT NOT NULL,
+  job_id INTEGER NOT NULL, utilization REAL NOT NULL, updated_at REAL NOT NULL);
+)sql";
+
+const char* kJobColumns =
+    "j.id, j.spec, j.state, j.submitted_at, j.queued_since, j.waited_s, j.not_before, j.service_s, j.work_s, "
+    "j.attempts, j.failures, j.cancel_requested, j.reason, j.finished_at, j.step, j.samples_per_s, "
+    "j.checkpoint_step, j.events_offset, j.attempt_id, "
+    "COALESCE(a.number, 0), COALESCE(a.slots, '[]'), COALESCE(a.started_at, 0), COALESCE(a.pid, 0)";
+const char* kJobFrom = " FROM jobs j LEFT JOIN attempts a ON a.id = j.attempt_id AND a.ended_at = 0";
+
+std::vector<std::string> parse_slots(const std::string& text, const std::string& where) {
+  try {
+    return nlohmann::json::parse(text).get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    throw DataError(where + ": slots: " + e.what());
+  }
+}
+
+JobRecord read_job(const Statement& st, const std::string& db_path) {
+  JobRecord r;
+  r.id = st.column_int(0);
+  const std::string where = fmt::format("{} job {}", db_path, r.id);
+  r.spec = job_spec_from_json(nlohmann::json::parse(st.column_text(1)), where);
+  r.state = parse_job_state(st.column_text(2));
+  r.submitted_at = st.column_double(3);
+  r.queued_since = st.column_double(4);
+  r.waited_s = st.column_double(5);
+  r.not_before = st.column_double(6);
+  r.service_s = st.column_double(7);
+  r.work_s = st.column_double(8);
+  r.attempts = st.column_int(9);
+  r.failures = st.column_int(10);
+  r.cancel_requested = st.column_int(11) != 0;
+  r.reason = st.column_text(12);
+  r.finished_at = st.column_double(13);
+  r.step = st.column_int(14);
+  r.samples_per_s = st.column_double(15);
+  r.checkpoint_step = st.column_int(16);
+  r.events_offset = st.column_int(17);
+  r.attempt_id = st.column_int(18);
+  r.attempt_number = st.column_int(19);
+  r.slots = parse_slots(st.column_text(20), where);
+  r.started_at = st.column_double(21);
+  r.pid = st.column_int(22);
+  if (r.state != JobState::Running) r.attempt_id = 0;
+  return r;
+}
+
+AttemptRecord read_attempt(const Statement& st, const std::string& db_path) {
+  AttemptRecord a;
+  a.id = st.column_int(0);
+  a.job = st.column_int(1);
+  a.number = st.column_int(2);
+  a.slots = parse_slots(st.column_text(3), fmt::format("{} attempt {}", db_path, a.id));
+  a.started_at = st.column_double(4);
+  a.ended_at = st.column_double(5);
+  a.pid = st.column_int(6);
+  a.exit_code = st.column_int(7);
+  a.signal = st.column_int(8);
+  a.outcome = st.column_text(9);
+  return a;
+}
+
+const char* kAttemptColumns = "id, job_id, number, slots, started_at, ended_at, pid, exit_code, signal, outcome";
+
+}  // namespace
+
+std::string default_state_dir() {
+  if (const char* env = std::getenv("RAGMIG_STATE")) return env;
+  return ".ragmig";
+}
+
+std::string scheduler_lock_path(const std::string& state_dir) {
+  return (std::filesystem::path(state_dir) / "scheduler.lock").string();
+}
+
+Store::Store(const std::string& state_dir) : dir_(state_dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(dir_) / "runs", ec);
+  if (ec) throw IoError(dir_ + ": cannot create the state folder: " + ec.message());
+  db_ = std::make_unique<Db>((std::filesystem::path(dir_) / "state.db").string());
+  db_->exec("PRAGMA journal_mode = WAL");
+  db_->exec("PRAGMA synchronous = NORMAL");  // WAL + NORMAL: a commit survives a process crash
+  Transaction tx(*db_);
+  db_->exec(kSchema);
+  auto get = db_->prepare("SELECT value FROM meta WHERE key = 'schema_version'");
+  if (get.step()) {
+    const std::string version = get.column_text(0);
+    if (version != std::to_string(kSchemaVersion))
+      throw DataError(db_->path() + ": schema version " + version + ", this ragmig reads " +
+                      std::to_string(kSchemaVersion));
+  } else {
+    db_->prepare("INSERT INTO meta(key, value) VALUES('schema_version', ?)").bind(1, std::to_string(kSchemaVersion)).run();
+  }
+  tx.commit();
+  seen_version_ = db_->data_version();
+}
+
+Store::~Store() = default;
+
+std::string Store::run_dir(JobId id) const {
+  return (std::filesystem::path(dir_) / "runs" / std::to_string(id)).string();
+}
+
+void Store::transition(JobId id, const std::string& from, const std::string& to, const std::string& reason,
+                       double now) {
+  db_->prepare("INSERT INTO transitions(job_id, from_state, to_state, reason, at) VALUES(?, ?, ?, ?, ?)")
+      .bind(1, id).bind(2, from).bind(3, to).bind(4, reason).bind(5, now).run();
+}
+
+JobId Store::submit(const JobSpec& spec, double now) {
+  validate(spec);
+  Transaction tx(*db_);
+  db_->prepare("INSERT INTO jobs(spec, state, submitted_at, queued_since) VALUES(?, 'queued', ?, ?)")
+      .bind(1, to_json(spec).dump()).bind(2, now).bind(3, now).run();
+  const JobId id = db_->last_insert_id();
+  transition(id, "", "queued", "submitted", now);
+  tx.commit();
+  return id;
+}
+
+CancelResult Store::request_cancel(JobId id, double now) {
+  Transaction tx(*db_);
+  auto st = db_->prepare("SELECT state FROM jobs WHERE id = ?");
+  st.bind(1, id);
+  if (!st.step()) throw DataError(fmt::format("no job {} in {}", id, db_->path()));
+  const JobState state = parse_job_state(st.column_text(0));
+  CancelResult result = CancelResult::AlreadyFinished;
+  if (state == JobState::Queued) {
+    db_->prepare("UPDATE jobs SET state = 'cancelled', reason = 'cancelled by user', finished_at = ? WHERE id = ?")
+        .bind(1, now).bind(2, id).run();
+    transition(id, "queued", "cancelled", "cancelled by user", now);
+    result = CancelResult::Cancelled;
+  } else if (state == JobState::Running) {
+    db_->prepare("UPDATE jobs SET cancel_requested = 1 WHERE id = ?").bind(1, id).run();
+    result = CancelResult::Stopping;
+  }
+  tx.commit();
+  return result;
+}
+
+std::optional<JobRecord> Store::job(JobId id) {
+  auto st = db_->prepare(std::string("SELECT ") + kJobColumns + kJobFrom + " WHERE j.id = ?");
+  st.bind(1, id);
+  if (!st.step()) return std::nullopt;
+  return read_job(st, db_->path());
+}
+
+std::vector<JobRecord> Store::jobs(bool active_only) {
+  auto st = db_->prepare(std::string("SELECT ") + kJobColumns + kJobFrom +
+                         (active_only ? " WHERE j.state IN ('queued', 'running')" : "") + " ORDER BY j.id");
+  std::vector<JobRecord> out;
+  while (st.step()) out.push_back(read_job(st, db_->path()));
+  return out;
+}
+
+std::vector<AttemptRecord> Store::attempts(JobId id) {
+  auto st = db_->prepare(std::string("SELECT ") + kAttemptColumns + " FROM attempts WHERE job_id = ? ORDER BY id");
+  st.bind(1, id);
+  std::vector<AttemptRecord> out;
+  while (st.step()) out.push_back(read_attempt(st, db_->path()));
+  return out;
+}
+
+std::vector<AttemptRecord> Store::open_attempts() {
+  auto st = db_->prepare(std::string("SELECT ") + kAttemptColumns + " FROM attempts WHERE ended_at = 0 ORDER BY id");
+  std::vector<AttemptRecord> out;
+  while (st.step()) out.push_back(read_attempt(st, db_->path()));
+  return out;
+}
+
+bool Store::changed_elsewhere() {
+  const int64_t version = db_->data_version();
+  const bool changed = version != seen_version_;
+  seen_version_ = version;
+  return changed;
+}
+
+std::optional<int64_t> Store::start_attempt(JobId id, const std::vector<std::string>& slots, double now) {
+  Transaction tx(*db_);
+  auto st = db_->prepare("SELECT attempts, queued_since FROM jobs WHERE id = ? AND state = 'queued' AND cancel_requested = 0");
+  st.bind(1, id);
+  if (!st.step()) return std::nullopt;
+  const int64_t number = st.column_int(0) + 1;
+  const double queued_since = st.column_double(1);
+  db_->prepare("INSERT INTO attempts(job_id, number, slots, started_at) VALUES(?, ?, ?, ?)")
+      .bind(1, id).bind(2, number).bind(3, nlohmann::json(slots).dump()).bind(4, now).run();
+  const int64_t attempt = db_->last_insert_id();
+  db_->prepare("UPDATE jobs SET state = 'running', attempts = ?, attempt_id = ?, waited_s = waited_s + ? WHERE id = ?")
+      .bind(1, number).bind(2, attempt).bind(3, std::max(0.0, now - queued_since)).bind(4, id).run();
+  std::string on;
+  for (const auto& s : slots) on += (on.empty() ? "" : ",") + s;
+  transition(id, "queued", "running", fmt::format("attempt {} on {}", number, on), now);
+  tx.commit();
+  return attempt;
+}
+
+void Store::set_attempt_pid(int64_t attempt_id, int64_t pid) {
+  db_->prepare("UPDATE attempts SET pid = ? WHERE id = ?").bind(1, pid).bind(2, attempt_id).run();
+}
+
+void Store::finish_attempt(JobId id, int64_t attempt_id, const AttemptEnd& end, double now) {
+  Transaction tx(*db_);
+  db_->prepare("UPDATE attempts SET ended_at = ?, exit_code = ?, signal = ?, outcome = ? WHERE id = ? AND ended_at = 0")
+      .bind(1, now).bind(2, end.exit_code).bind(3, end.signal).bind(4, end.outcome).bind(5, attempt_id).run();
+  if (db_->changes() == 0) return;  // already closed (a second report of the same exit)
+  const std::string next = to_string(end.next);
+  db_->prepare(
+         "UPDATE jobs SET state = ?, reason = ?, not_before = ?, queued_since = ?, service_s = service_s + ?, "
+         "work_s = work_s + ?, failures = failures + ?, finished_at = ?, attempt_id = 0, "
+         "cancel_requested = CASE WHEN ? = 'queued' THEN cancel_requested ELSE 0 END WHERE id = ?")
+      .bind(1, next).bind(2, end.reason).bind(3, end.not_before).bind(4, now).bind(5, end.service_s)
+      .bind(6, end.work_s).bind(7, end.failure ? 1 : 0).bind(8, is_terminal(end.next) ? now : 0.0).bind(9, next)
+      .bind(10, id).run();
+  transition(id, "running", next, end.reason, now);
+  tx.commit();
+}
+
+void Store::note(JobId id, const std::string& what, double now) {
+  auto st = db_->prepare("SELECT state FROM jobs WHERE id = ?");
+  st.bind(1, id);
+  if (!st.step()) return;
+  const std::string state = st.column_text(0);
+  transition(id, state, state, what, now);
+}
+
+void Store::record_events(JobId id, int64_t attempt_id, const std::vector<std::string>& lines, int64_t new_offset,
+                          const ProgressUpdate& progress) {
+  Transaction tx(*db_);
+  auto insert = db_->prepare("INSERT INTO events(job_id, attempt_id, body) VALUES(?, ?, ?)");
+  for (const auto& line : lines) {
+    insert.bind(1, id).bind(2, attempt_id).bind(3, line).run();
+    insert.reset();
+  }
+  db_->prepare(
+         "UPDATE jobs SET events_offset = ?, step = COALESCE(?, step), checkpoint_step = COALESCE(?, checkpoint_step), "
+         "samples_per_s = COALESCE(?, samples_per_s) WHERE id = ?")
+      .bind(1, new_offset).bind(2, progress.step).bind(3, progress.checkpoint_step).bind(4, progress.samples_per_s)
+      .bind(5, id).run();
+  tx.commit();
+}
+
+std::vector<std::string> Store::events(JobId id) {
+  auto st = db_->prepare("SELECT body FROM events WHERE job_id = ? ORDER BY id");
+  st.bind(1, id);
+  std::vector<std::string> out;
+  while (st.step()) out.push_back(st.column_text(0));
+  return out;
+}
+
+std::vector<Store::Transition> Store::transitions(JobId id) {
+  auto st = db_->prepare("SELECT from_state, to_state, reason, at FROM transitions WHERE job_id = ? ORDER BY id");
+  st.bind(1, id);
+  std::vector<Transition> out;
+  while (st.step()) out.push_back({st.column_text(0), st.column_text(1), st.column_text(2), st.column_double(3)});
+  return out;
+}
+
+void Store::write_slots(const std::vector<SlotStatus>& slots) {
+  Transaction tx(*db_);
+  db_->exec("DELETE FROM slots");
+  auto insert = db_->prepare(
+      "INSERT INTO slots(id, kind, profile, device, job_id, utilization, updated_at) VALUES(?, ?, ?, ?, ?, ?, ?)");
+  for (const auto& s : slots) {
+    insert.bind(1, s.id).bind(2, s.kind).bind(3, s.profile).bind(4, s.device).bind(5, s.job).bind(6, s.utilization)
+        .bind(7, s.updated_at).run();
+    insert.reset();
+  }
+  tx.commit();
+}
+
+std::vector<SlotStatus> Store::slots() {
+  auto st = db_->prepare("SELECT id, kind, profile, device, job_id, utilization, updated_at FROM slots ORDER BY rowid");
+  std::vector<SlotStatus> out;
+  while (st.step())
+    out.push_back({st.column_text(0), st.column_text(1), st.column_text(2), st.column_text(3), st.column_int(4),
+                   st.column_double(5), st.column_double(6)});
+  return out;
+}
+
+void Store::set_scheduler_info(int64_t pid, const std::string& policy, double now) {
+  Transaction tx(*db_);
+  auto put = db_->prepare("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)");
+  put.bind(1, "scheduler").bind(2, nlohmann::json{{"pid", pid}, {"policy", policy}, {"heartbeat", now}}.dump()).run();
+  tx.commit();
+}
+
+std::optional<Store::SchedulerInfo> Store::scheduler_info() {
+  auto st = db_->prepare("SELECT value FROM meta WHERE key = 'scheduler'");
+  if (!st.step()) return std::nullopt;
+  const auto j = nlohmann::json::parse(st.column_text(0), nullptr, false);
+  if (j.is_discarded()) return std::nullopt;
+  return SchedulerInfo{j.value("pid", int64_t{0}), j.value("policy", std::string()), j.value("heartbeat", 0.0)};
+}
+
+}  // namespace ragmig::sched

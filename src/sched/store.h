@@ -1,0 +1,163 @@
+// The scheduler's durable state: SQLite (WAL) in the state folder, default ./.ragmig/state.db. Jobs,
+// attempts, every state transition with its time and reason, and the workers' events. Each state change
+// is one transaction, so a scheduler killed at any moment leaves a consistent store to restart from.
+// `ragmig submit`, `status` and `cancel` open the same file while `ragmig run` runs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sched/job.h"
+
+namespace ragmig::sched {
+
+class Db;
+
+/// A job row with its open attempt (when running) and the progress its worker last reported.
+struct JobRecord {
+  JobId id = 0;
+  JobSpec spec;
+  JobState state = JobState::Queued;
+  double submitted_at = 0;
+  double queued_since = 0;    ///< when it last became queued
+  double waited_s = 0;        ///< queued time before queued_since (add now - queued_since while queued)
+  double not_before = 0;      ///< back-off: not started before this time
+  double service_s = 0;       ///< attained service of finished attempts (seconds x slots)
+  double work_s = 0;          ///< work of finished attempts (seconds x slot speed)
+  int64_t attempts = 0;
+  int64_t failures = 0;
+  bool cancel_requested = false;
+  std::string reason;         ///< why it last failed, was requeued or cancelled
+  double finished_at = 0;     ///< terminal states only
+  int64_t step = -1;          ///< from the worker's last progress event
+  double samples_per_s = 0;
+  int64_t checkpoint_step = -1;
+  int64_t events_offset = 0;  ///< bytes of <run>/events.jsonl already copied into the store
+  // The open attempt of a running job.
+  int64_t attempt_id = 0;
+  int64_t attempt_number = 0;
+  std::vector<std::string> slots;  ///< slot ids, one per replica
+  double started_at = 0;
+  int64_t pid = 0;            ///< the attempt's process (group leader); 0 until recorded
+};
+
+struct AttemptRecord {
+  int64_t id = 0;
+  JobId job = 0;
+  int64_t number = 0;
+  std::vector<std::string> slots;
+  double started_at = 0;
+  double ended_at = 0;        ///< 0 while open
+  int64_t pid = 0;
+  int64_t exit_code = -1;     ///< -1 when killed by a signal or unknown
+  int64_t signal = 0;
+  std::string outcome;        ///< done | preempted | failed | lost | cancelled; empty while open
+};
+
+/// How an attempt ended and what becomes of its job.
+struct AttemptEnd {
+  int64_t exit_code = -1;
+  int64_t signal = 0;
+  std::string outcome;        ///< done | preempted | failed | lost | cancelled
+  JobState next = JobState::Queued;
+  std::string reason;
+  double not_before = 0;      ///< when requeued after a failure: back-off
+  double service_s = 0;       ///< service and work of this attempt, added to the job's totals
+  double work_s = 0;
+  bool failure = false;       ///< counts against max_retries
+};
+
+/// The last progress a worker reported, folded into the job row together with its events.
+struct ProgressUpdate {
+  std::optional<int64_t> step, checkpoint_step;
+  std::optional<double> samples_per_s;
+};
+
+/// What `ragmig status` shows per slot, written by the running scheduler.
+struct SlotStatus {
+  std::string id, kind, profile, device;
+  JobId job = 0;              ///< 0 when idle
+  double utilization = -1;    ///< 0..1 of the slot used by its job, -1 unknown
+  double updated_at = 0;
+};
+
+enum class CancelResult { Cancelled, Stopping, AlreadyFinished };
+
+class Store {
+ public:
+  /// Opens (creating the folder and the schema) `state_dir`/state.db. Throws IoError.
+  explicit Store(const std::string& state_dir);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  const std::string& dir() const { return dir_; }
+  /// The job's run folder: <state>/runs/<id>.
+  std::string run_dir(JobId id) const;
+
+  /// Adds a queued job; returns its id. Throws ConfigError if the spec is invalid.
+  JobId submit(const JobSpec& spec, double now);
+  /// A queued job is cancelled at once; a running one is marked and stopped by the scheduler.
+  /// Throws DataError for an unknown id.
+  CancelResult request_cancel(JobId id, double now);
+
+  std::optional<JobRecord> job(JobId id);
+  /// Every job (active_only: queued and running), in id order.
+  std::vector<JobRecord> jobs(bool active_only);
+  std::vector<AttemptRecord> attempts(JobId id);
+  /// Attempts with no end, whatever their job's state (reconciliation after a crash).
+  std::vector<AttemptRecord> open_attempts();
+
+  /// True when another connection committed since the last call (new jobs, cancel requests).
+  bool changed_elsewhere();
+
+  /// queued -> running with a new attempt on `slots`, if the job is still queued and not cancelled;
+  /// returns the attempt id, or nullopt when someone changed the job first.
+  std::optional<int64_t> start_attempt(JobId id, const std::vector<std::string>& slots, double now);
+  void set_attempt_pid(int64_t attempt_id, int64_t pid);
+  /// Closes the attempt and moves its job to end.next, in one transaction.
+  void finish_attempt(JobId id, int64_t attempt_id, const AttemptEnd& end, double now);
+  /// Records that a running job is being stopped (preemption or cancel), as a transition-log entry.
+  void note(JobId id, const std::string& what, double now);
+
+  /// Appends worker events (JSON lines) and the new file offset and progress, in one transaction.
+  void record_events(JobId id, int64_t attempt_id, const std::vector<std::string>& lines, int64_t new_offset,
+                     const ProgressUpdate& progress);
+  /// A job's stored events, oldest first.
+  std::vector<std::string> events(JobId id);
+
+  /// The state transitions of a job: "from -> to (reason)" with times.
+  struct Transition {
+    std::string from, to, reason;
+    double at = 0;
+  };
+  std::vector<Transition> transitions(JobId id);
+
+  void write_slots(const std::vector<SlotStatus>& slots);
+  std::vector<SlotStatus> slots();
+  /// The running scheduler's heartbeat: pid, policy and time, for `status`.
+  void set_scheduler_info(int64_t pid, const std::string& policy, double now);
+  struct SchedulerInfo {
+    int64_t pid = 0;
+    std::string policy;
+    double heartbeat = 0;
+  };
+  std::optional<SchedulerInfo> scheduler_info();
+
+ private:
+  void transition(JobId id, const std::string& from, const std::string& to, const std::string& reason, double now);
+
+  std::string dir_;
+  std::unique_ptr<Db> db_;
+  int64_t seen_version_ = -1;
+};
+
+/// "./.ragmig", or $RAGMIG_STATE when set.
+std::string default_state_dir();
+/// <state>/scheduler.lock: held by the one scheduler running on a state folder.
+std::string scheduler_lock_path(const std::string& state_dir);
+
+}  // namespace ragmig::sched

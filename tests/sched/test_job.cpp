@@ -1,0 +1,133 @@
+// Need strings, job files and shell-word splitting: round trips, and errors that name what was wrong.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/shell_words.h"
+#include "sched/job.h"
+#include "support/test_support.h"
+
+namespace ragmig::sched {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(Need, ParsesEveryForm) {
+  struct Row {
+    const char* text;
+    bool cpu;
+    int compute;
+    int64_t memory_mb;
+    int replicas;
+  };
+  for (const Row& r : {Row{"cpu:1", true, 0, 0, 1}, Row{"cpu:3", true, 0, 0, 3}, Row{"gpu:2", false, 7, 0, 2},
+                       Row{"1g.18gb:1", false, 1, 18 * 1024, 1}, Row{"3g.71gb:2", false, 3, 71 * 1024, 2},
+                       Row{"1g.18gb+me:1", false, 1, 18 * 1024, 1}, Row{"20gb:4", false, 1, 20 * 1024, 4}}) {
+    const Need n = parse_need(r.text);
+    EXPECT_EQ(n.cpu, r.cpu) << r.text;
+    EXPECT_EQ(n.min_compute, r.compute) << r.text;
+    EXPECT_EQ(n.min_memory_mb, r.memory_mb) << r.text;
+    EXPECT_EQ(n.replicas, r.replicas) << r.text;
+    EXPECT_EQ(to_string(n), r.text);  // canonical strings round-trip
+  }
+  EXPECT_EQ(to_string(parse_need("cpu")), "cpu:1");
+}
+
+TEST(Need, RejectsMalformed) {
+  for (const char* bad : {"", "cpu:0", "cpu:-1", "cpu:x", "tpu:1", "8g.10gb:1", "1g.gb:1", "gpu:1:2", "0gb:1"})
+    EXPECT_THROW(parse_need(bad), ConfigError) << bad;
+  try {
+    parse_need("tpu:1");
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("tpu:1"));
+    EXPECT_THAT(e.what(), HasSubstr("MIG profile"));
+  }
+}
+
+TEST(JobSpec, JsonRoundTrip) {
+  JobSpec spec;
+  spec.name = "sweep-3";
+  spec.argv = {"ragmig", "train", "a b.toml"};
+  spec.need = parse_need("1g.18gb:2");
+  spec.priority = -4;
+  spec.estimate_s = 123.5;
+  spec.max_retries = 0;
+  const JobSpec back = job_spec_from_json(to_json(spec), "test");
+  EXPECT_EQ(to_json(back), to_json(spec));
+  EXPECT_THROW(job_spec_from_json({{"name", "x"}}, "row 3"), DataError);
+}
+
+TEST(JobFile, ReadsArgvOrCmd) {
+  testing::ScratchDir dir;
+  write_file_atomic(dir / "a.toml",
+                    "[job]\nname = \"a\"\nargv = [\"ragmig\", \"train\", \"x.toml\"]\nslots = \"cpu:2\"\npriority = 3\n");
+  JobSpec a = read_job_file((dir / "a.toml").string());
+  EXPECT_EQ(a.argv, (std::vector<std::string>{"ragmig", "train", "x.toml"}));
+  EXPECT_EQ(a.need.replicas, 2);
+  EXPECT_EQ(a.priority, 3);
+  write_file_atomic(dir / "b.toml", "[job]\ncmd = \"sh -c 'echo hi; exit 3'\"\nestimate_s = 60\n");
+  JobSpec b = read_job_file((dir / "b.toml").string());
+  EXPECT_EQ(b.argv, (std::vector<std::string>{"sh", "-c", "echo hi; exit 3"}));
+  EXPECT_EQ(b.estimate_s, 60);
+}
+
+TEST(JobFile, ErrorsNameFileAndKey) {
+  testing::ScratchDir dir;
+  auto expect_error = [&](const std::string& text, const std::string& needle) {
+    write_file_atomic(dir / "j.toml", text);
+    try {
+      read_job_file((dir / "j.toml").string());
+      ADD_FAILURE() << "no error for: " << text;
+    } catch (const ConfigError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("j.toml")) << text;
+      EXPECT_THAT(e.what(), HasSubstr(needle)) << text;
+    }
+  };
+  expect_error("[job]\nargv = [\"a\"]\npriorty = 3\n", "priorty");
+  expect_error("[job]\nargv = \"a b\"\n", "array of strings");
+  expect_error("[job]\nargv = [\"a\", 3]\n", "job.argv");
+  expect_error("[job]\nname = \"no command\"\n", "no command");
+  expect_error("[job]\nargv = [\"a\"]\ncmd = \"b\"\n", "not both");
+  expect_error("[job]\ncmd = \"a 'b\"\n", "unterminated");
+  expect_error("[job]\nargv = [\"a\"]\nslots = \"cpu:0\"\n", "cpu:0");
+  expect_error("[job]\nargv = [\"a\"]\nmax_retries = -1\n", "max_retries");
+}
+
+TEST(ShellWords, SplitsLikeAShell) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(split_shell_words("  a  b\tc "), (V{"a", "b", "c"}));
+  EXPECT_EQ(split_shell_words("a 'b c' \"d e\""), (V{"a", "b c", "d e"}));
+  EXPECT_EQ(split_shell_words("a\\ b 'it'\\''s' \"q\\\"x\\\\\""), (V{"a b", "it's", "q\"x\\"}));
+  EXPECT_EQ(split_shell_words("x=''"), (V{"x="}));
+  EXPECT_EQ(split_shell_words("''"), (V{""}));
+  EXPECT_EQ(split_shell_words("\"$HOME\""), (V{"$HOME"}));  // no expansion
+  EXPECT_THROW(split_shell_words("a 'b"), ConfigError);
+  EXPECT_THROW(split_shell_words("a \"b"), ConfigError);
+  EXPECT_THROW(split_shell_words("a\\"), ConfigError);
+}
+
+// Fuzz: any argv joined and split again is the same argv; random text never crashes the splitter.
+TEST(ShellWords, FuzzRoundTrip) {
+  std::mt19937_64 rng(42);
+  const std::string alphabet = "ab \t'\"\\$`;|&()*?\n=-_./é";
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::vector<std::string> words(rng() % 5);
+    for (auto& w : words) {
+      const size_t len = rng() % 8;
+      for (size_t i = 0; i < len; ++i) w += alphabet[rng() % alphabet.size()];
+    }
+    EXPECT_EQ(split_shell_words(join_shell_words(words)), words) << join_shell_words(words);
+    std::string noise;
+    for (size_t i = 0, n = rng() % 20; i < n; ++i) noise += alphabet[rng() % alphabet.size()];
+    try {
+      (void)split_shell_words(noise);
+    } catch (const ConfigError&) {
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ragmig::sched

@@ -1,0 +1,285 @@
+// Table-driven tests of the policies as pure functions: capacity, gangs, aging, determinism, and
+// preemption only where a policy says so.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+#include "core/error.h"
+#include "sched/placement.h"
+#include "sched/policy.h"
+
+namespace ragmig::sched {
+namespace {
+
+Slot mig(const std::string& id, int compute, int64_t gb, int group = 0) {
+  Slot s;
+  s.id = id;
+  s.kind = SlotKind::Mig;
+  s.profile = std::to_string(compute) + "g." + std::to_string(gb) + "gb";
+  s.compute = compute;
+  s.memory_mb = gb * 1024;
+  s.group = group;
+  return s;
+}
+
+JobView queued(JobId id, const std::string& need, int64_t priority = 0, double submitted = 0) {
+  JobView j;
+  j.id = id;
+  j.need = parse_need(need);
+  j.priority = priority;
+  j.submitted_at = submitted;
+  j.queued_since = submitted;
+  return j;
+}
+
+JobView running(JobId id, const std::string& need, std::vector<int> slots, double started, int64_t priority = 0) {
+  JobView j = queued(id, need, priority, started - 10);
+  j.slots = std::move(slots);
+  j.started_at = started;
+  return j;
+}
+
+std::vector<JobId> started(const Decisions& d) {
+  std::vector<JobId> ids;
+  for (const auto& s : d.starts) ids.push_back(s.job);
+  return ids;
+}
+std::vector<JobId> preempted(const Decisions& d) {
+  std::vector<JobId> ids;
+  for (const auto& p : d.preemptions) ids.push_back(p.job);
+  return ids;
+}
+
+// Every decision is feasible: starts use free slots that fit, each slot once, all replicas or none;
+// preemptions name running jobs that are not already stopping.
+void expect_feasible(const ClusterView& v, const Decisions& d, const std::string& policy) {
+  std::set<int> busy;
+  for (const auto& j : v.jobs) busy.insert(j.slots.begin(), j.slots.end());
+  std::set<int> taken;
+  for (const auto& s : d.starts) {
+    const auto job = std::find_if(v.jobs.begin(), v.jobs.end(), [&](const JobView& j) { return j.id == s.job; });
+    ASSERT_NE(job, v.jobs.end()) << policy;
+    EXPECT_FALSE(job->running()) << policy << ": started a running job";
+    EXPECT_EQ(static_cast<int>(s.slots.size()), job->need.replicas) << policy << ": gang split";
+    for (int slot : s.slots) {
+      EXPECT_FALSE(busy.count(slot)) << policy << ": slot " << slot << " is busy";
+      EXPECT_TRUE(taken.insert(slot).second) << policy << ": slot " << slot << " given twice";
+      EXPECT_TRUE(fits(job->need, v.slots[static_cast<size_t>(slot)])) << policy << ": does not fit";
+    }
+  }
+  for (const auto& p : d.preemptions) {
+    const auto job = std::find_if(v.jobs.begin(), v.jobs.end(), [&](const JobView& j) { return j.id == p.job; });
+    ASSERT_NE(job, v.jobs.end());
+    EXPECT_TRUE(job->running() && !job->stopping) << policy;
+  }
+}
+
+const std::vector<std::string> kAllPolicies = {
+    "fifo", "priority", "priority(preempt=1,min_run=0)", "rr(quantum=30)", "sjf", "srtf(min_run=0)",
+    "las(thresholds=100:1000,min_run=0)"};
+
+TEST(PolicySpec, RoundTrips) {
+  for (const char* s : {"fifo", "priority(aging=2,preempt=1)", "rr(quantum=60)", "las(thresholds=3600:36000)",
+                        "srtf(min_run=0)"}) {
+    EXPECT_EQ(to_string(parse_policy_spec(s)), s);
+    EXPECT_NO_THROW(make_policy(s)) << s;
+  }
+  for (const char* bad : {"", "fi fo", "rr(", "rr()", "rr(quantum)", "rr(quantum=1,quantum=2)", "rr(q=1)x"})
+    EXPECT_THROW(parse_policy_spec(bad), ConfigError) << bad;
+  for (const char* bad : {"lottery", "rr(slice=3)", "rr(quantum=-1)", "priority(preempt=2)",
+                          "las(thresholds=10:5)", "fifo(x=1)"})
+    EXPECT_THROW(make_policy(bad), ConfigError) << bad;
+  try {
+    make_policy("lottery");
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("fifo"));  // lists the known ones
+  }
+  for (const auto& info : policy_catalog()) EXPECT_NO_THROW(make_policy(info.name));
+}
+
+TEST(Placement, SmallestSliceThatFits) {
+  ClusterView v;
+  v.slots = {mig("a", 3, 71), mig("b", 1, 18), mig("c", 2, 35), mig("d", 7, 141)};
+  v.jobs = {queued(1, "1g.18gb:1", 0, 1), queued(2, "20gb:1", 0, 2), queued(3, "3g.71gb:1", 0, 3)};
+  const Decisions d = make_policy("fifo").decide(v);
+  ASSERT_EQ(d.starts.size(), 3u);
+  EXPECT_EQ(d.starts[0].slots, std::vector<int>{1});  // 1g onto the 1g, not the 7g
+  EXPECT_EQ(d.starts[1].slots, std::vector<int>{2});  // 20 GB onto the 2g.35gb
+  EXPECT_EQ(d.starts[2].slots, std::vector<int>{0});
+}
+
+TEST(Placement, GangAllOrNothingPrefersOneGpu) {
+  ClusterView v;
+  v.slots = {mig("g0a", 1, 18, 0), mig("g1a", 1, 18, 1), mig("g1b", 1, 18, 1), mig("g0b", 1, 18, 0),
+             mig("g1c", 1, 18, 1)};
+  v.jobs = {queued(1, "1g.18gb:3", 0, 1)};
+  Decisions d = make_policy("fifo").decide(v);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].slots, (std::vector<int>{1, 2, 4}));  // all on GPU 1
+  // With three slots busy, three replicas do not fit in the two left: nothing starts, no replica alone.
+  v.jobs.push_back(running(9, "1g.18gb:3", {1, 2, 4}, 0));
+  d = make_policy("fifo").decide(v);
+  EXPECT_TRUE(d.starts.empty());
+  // A job behind it that fits still runs (backfilling).
+  v.jobs.push_back(queued(2, "1g.18gb:1", 0, 2));
+  d = make_policy("fifo").decide(v);
+  EXPECT_EQ(started(d), std::vector<JobId>{2});
+}
+
+TEST(Policies, CapacityNeverExceededOnRandomViews) {
+  std::mt19937_64 rng(7);
+  const std::vector<std::string> needs = {"cpu:1", "cpu:2", "1g.18gb:1", "2g.35gb:1", "1g.18gb:2", "gpu:1", "40gb:1"};
+  for (int trial = 0; trial < 300; ++trial) {
+    ClusterView v;
+    v.now = 1000;
+    const int n_slots = 1 + static_cast<int>(rng() % 10);
+    for (int i = 0; i < n_slots; ++i) {
+      const int kind = static_cast<int>(rng() % 4);
+      Slot s = kind == 0 ? Slot{} : mig("m" + std::to_string(i), std::array{1, 2, 3, 7}[rng() % 4], 18, static_cast<int>(rng() % 2));
+      if (kind == 0) s.kind = SlotKind::Cpu;
+      if (kind == 3) s.kind = SlotKind::Gpu, s.compute = 7, s.memory_mb = 80 * 1024;
+      s.id = "s" + std::to_string(i);
+      v.slots.push_back(s);
+    }
+    std::vector<char> used(static_cast<size_t>(n_slots), 0);
+    for (JobId id = 1; id <= 12; ++id) {
+      JobView j = queued(id, needs[rng() % needs.size()], static_cast<int64_t>(rng() % 5), static_cast<double>(rng() % 100));
+      j.estimate_s = static_cast<double>(rng() % 500);
+      j.service_s = static_cast<double>(rng() % 2000);
+      j.waited_s = static_cast<double>(rng() % 3000);
+      if (rng() % 3 == 0) {  // make it running where it fits
+        std::vector<int> free_slots;
+        for (int s = 0; s < n_slots; ++s)
+          if (!used[static_cast<size_t>(s)] && fits(j.need, v.slots[static_cast<size_t>(s)])) free_slots.push_back(s);
+        if (static_cast<int>(free_slots.size()) >= j.need.replicas) {
+          free_slots.resize(static_cast<size_t>(j.need.replicas));
+          for (int s : free_slots) used[static_cast<size_t>(s)] = 1;
+          j.slots = free_slots;
+          j.started_at = static_cast<double>(rng() % 1000);
+          j.stopping = rng() % 5 == 0;
+        }
+      }
+      v.jobs.push_back(j);
+    }
+    for (const auto& p : kAllPolicies) {
+      const Decisions d = make_policy(p).decide(v);
+      expect_feasible(v, d, p);
+      // Same inputs, same decisions, whatever the order the jobs come in.
+      ClusterView shuffled = v;
+      std::shuffle(shuffled.jobs.begin(), shuffled.jobs.end(), rng);
+      const Decisions again = make_policy(p).decide(shuffled);
+      EXPECT_EQ(started(d), started(again)) << p;
+      EXPECT_EQ(preempted(d), preempted(again)) << p;
+      for (size_t i = 0; i < d.starts.size() && i < again.starts.size(); ++i)
+        EXPECT_EQ(d.starts[i].slots, again.starts[i].slots) << p;
+    }
+  }
+}
+
+// Two CPU slots, both busy with low-priority work for 100 s; a high-priority job arrives.
+ClusterView busy_cluster() {
+  ClusterView v;
+  v.now = 200;
+  v.slots = {Slot{}, Slot{}};
+  v.slots[1].id = "cpu1";
+  v.slots[0].id = "cpu0";
+  v.jobs = {running(1, "cpu:1", {0}, 100, 0), running(2, "cpu:1", {1}, 150, 1), queued(3, "cpu:1", 9, 190)};
+  v.jobs[0].estimate_s = 1000;
+  v.jobs[1].estimate_s = 900;
+  v.jobs[2].estimate_s = 10;
+  v.jobs[0].service_s = v.jobs[0].work_s = 100;
+  v.jobs[1].service_s = v.jobs[1].work_s = 50;
+  return v;
+}
+
+TEST(Policies, PreemptOnlyWhereThePolicySays) {
+  struct Row {
+    std::string policy;
+    std::vector<JobId> preempted;
+  };
+  for (const Row& r : std::vector<Row>{
+           {"fifo", {}},
+           {"sjf", {}},
+           {"priority", {}},                                // not preemptive by default
+           {"priority(preempt=1,min_run=60)", {1}},         // the lowest priority goes; job 2 ran only 50 s
+           {"priority(preempt=1,min_run=0)", {1}},          // one victim is enough
+           {"priority(preempt=1,min_run=500)", {}},         // nobody has run long enough
+           {"srtf(min_run=0)", {1}},                        // most remaining work goes
+           {"las(thresholds=60,min_run=0)", {1}},           // job 1 has the most service, in queue 1
+           {"las(thresholds=1000,min_run=0)", {}},          // all in queue 0: no preemption inside a queue
+           {"rr(quantum=80)", {1}},                         // job 1's quantum is used up, job 2's is not
+           {"rr(quantum=300)", {}},
+       }) {
+    const ClusterView v = busy_cluster();
+    const Decisions d = make_policy(r.policy).decide(v);
+    expect_feasible(v, d, r.policy);
+    EXPECT_EQ(preempted(d), r.preempted) << r.policy;
+    EXPECT_TRUE(d.starts.empty()) << r.policy << ": nothing is free until a victim stops";
+  }
+}
+
+TEST(Policies, StoppingSlotsAreClaimedNotPreemptedAgain) {
+  ClusterView v = busy_cluster();
+  v.jobs[0].stopping = true;  // job 1 is already being preempted for job 3
+  const Decisions d = make_policy("priority(preempt=1,min_run=0)").decide(v);
+  EXPECT_TRUE(preempted(d).empty());
+  EXPECT_TRUE(d.starts.empty());
+  // Once job 1 is gone, job 3 starts on its slot.
+  v.jobs.erase(v.jobs.begin());
+  const Decisions next = make_policy("priority(preempt=1,min_run=0)").decide(v);
+  EXPECT_EQ(started(next), std::vector<JobId>{3});
+  EXPECT_EQ(next.starts[0].slots, std::vector<int>{0});
+}
+
+TEST(Policies, OrderOfStarts) {
+  ClusterView v;
+  v.now = 10'000;
+  v.slots = {Slot{}};
+  struct Row {
+    std::string policy;
+    JobId first;
+  };
+  v.jobs = {queued(1, "cpu:1", 0, 1), queued(2, "cpu:1", 5, 2), queued(3, "cpu:1", 1, 3)};
+  v.jobs[0].estimate_s = 300;
+  v.jobs[1].estimate_s = 0;  // unknown: last under sjf
+  v.jobs[2].estimate_s = 100;
+  v.jobs[0].service_s = 500;
+  v.jobs[0].queued_since = 50;
+  for (const Row& r : std::vector<Row>{{"fifo", 1},
+                                       {"priority", 2},
+                                       {"sjf", 3},
+                                       {"srtf", 3},
+                                       {"las(thresholds=100)", 2},  // job 1 has passed the threshold
+                                       {"rr", 2}}) {                // job 2 has waited longest (queued_since)
+    EXPECT_EQ(started(make_policy(r.policy).decide(v)), std::vector<JobId>{r.first}) << r.policy;
+  }
+}
+
+// Aging bounds the wait: a priority-0 job overtakes fresh priority-5 jobs once it has waited
+// 5 / aging hours, however many of them keep arriving.
+TEST(Policies, AgingBoundsTheWait) {
+  const double aging = 10;  // points per hour: 5 points take 30 minutes
+  const Policy policy = make_policy("priority(aging=10)");
+  ClusterView v;
+  v.slots = {Slot{}};
+  JobId winner = 0;
+  double t = 0;
+  for (; t <= 7200; t += 60) {
+    v.now = t;
+    JobView low = queued(1, "cpu:1", 0, 0);
+    low.waited_s = t;
+    JobView fresh = queued(100 + static_cast<JobId>(t), "cpu:1", 5, t);  // arrives now, has not waited
+    v.jobs = {low, fresh};
+    winner = started(policy.decide(v)).at(0);
+    if (winner == 1) break;
+  }
+  EXPECT_EQ(winner, 1);
+  EXPECT_LE(t, 5.0 / aging * 3600 + 60);
+  EXPECT_GE(t, 5.0 / aging * 3600);
+}
+
+}  // namespace
+}  // namespace ragmig::sched
