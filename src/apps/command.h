@@ -15,5 +15,11 @@ struct Command {
 };
 
 Command add_train_command(CLI::App& root);
+Command add_submit_command(CLI::App& root);
+Command add_status_command(CLI::App& root);
+Command add_cancel_command(CLI::App& root);
+Command add_run_command(CLI::App& root);
+Command add_gpus_command(CLI::App& root);
+Command add_mig_command(CLI::App& root);
 
 }  // namespace ragmig::apps

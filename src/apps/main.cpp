@@ -12,7 +12,10 @@ int main(int argc, char** argv) {
       "Run `ragmig <command> --help` for a command's options.",
       "ragmig"};
   app.require_subcommand(1, 1);
-  std::vector<Command> commands = {add_train_command(app)};
+  std::vector<Command> commands = {add_train_command(app),  add_submit_command(app), add_status_command(app),
+                                   add_cancel_command(app), add_run_command(app)};
+  commands.push_back(add_gpus_command(app));
+  commands.push_back(add_mig_command(app));
 
   try {
     app.parse(argc, argv);

@@ -122,6 +122,8 @@ int64_t ProcessExecutor::start(const sched::Launch& launch) {
   for (auto& a : argv) args.push_back(a.data());
   args.push_back(nullptr);
 
+  if (!launch.spec.cwd.empty() && !fs::is_directory(launch.spec.cwd, ec))
+    throw IoError(launch.spec.cwd + ": the job's working folder does not exist");
   const std::string log_path = (fs::path(launch.run_dir) / "worker.log").string();
   const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log_fd < 0) throw IoError(log_path + ": " + std::strerror(errno));
@@ -138,6 +140,7 @@ int64_t ProcessExecutor::start(const sched::Launch& launch) {
   }
   if (pid == 0) {
     ::setsid();  // its own session and process group: stopped as one, untouched by the terminal's signals
+    if (!launch.spec.cwd.empty() && ::chdir(launch.spec.cwd.c_str()) != 0) ::_exit(127);
     ::dup2(null_fd, 0);
     ::dup2(log_fd, 1);
     ::dup2(log_fd, 2);

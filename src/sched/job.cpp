@@ -59,8 +59,9 @@ std::string to_string(const Need& need) { return fmt::format("{}:{}", need.what,
 
 nlohmann::json to_json(const JobSpec& spec) {
   return {{"name", spec.name},         {"argv", spec.argv},
-          {"slots", to_string(spec.need)}, {"priority", spec.priority},
-          {"estimate_s", spec.estimate_s}, {"max_retries", spec.max_retries}};
+          {"cwd", spec.cwd},           {"slots", to_string(spec.need)},
+          {"priority", spec.priority}, {"estimate_s", spec.estimate_s},
+          {"max_retries", spec.max_retries}};
 }
 
 JobSpec job_spec_from_json(const nlohmann::json& j, const std::string& where) {
@@ -68,6 +69,7 @@ JobSpec job_spec_from_json(const nlohmann::json& j, const std::string& where) {
     JobSpec spec;
     spec.name = j.at("name").get<std::string>();
     spec.argv = j.at("argv").get<std::vector<std::string>>();
+    spec.cwd = j.value("cwd", std::string());
     spec.need = parse_need(j.at("slots").get<std::string>());
     spec.priority = j.at("priority").get<int64_t>();
     spec.estimate_s = j.at("estimate_s").get<double>();

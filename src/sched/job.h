@@ -37,6 +37,7 @@ std::string to_string(const Need& need);
 struct JobSpec {
   std::string name;
   std::vector<std::string> argv;  ///< argv[0] == "ragmig" runs the scheduler's own binary
+  std::string cwd;                ///< where it runs (like Slurm: where it was submitted); "" = the scheduler's
   Need need;
   int64_t priority = 0;           ///< larger runs first under `priority`
   double estimate_s = 0;

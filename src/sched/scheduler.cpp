@@ -118,6 +118,7 @@ void Scheduler::recover() {
     if (!job) continue;
     const auto ended = executor_.reattach(launch_for(*job), attempt.pid);
     if (ended) {
+      store_.note(job->id, fmt::format("attempt {} ended while no scheduler watched", attempt.number), now);
       ExitStatus status = *ended;
       status.job = job->id;
       status.attempt_id = attempt.id;

@@ -1,0 +1,98 @@
+// `ragmig run`: the scheduler in the foreground on this machine's slots, with the process executor. One
+// scheduler per state folder (a lock); a scheduler killed at any moment is restarted with the same command
+// and adopts or requeues what its predecessor left.
+#include <unistd.h>
+
+#include <ctime>
+#include <filesystem>
+#include <fmt/format.h>
+
+#include "apps/command.h"
+#include "core/error.h"
+#include "core/file_lock.h"
+#include "core/stop_signal.h"
+#include "exec/inventory_slots.h"
+#include "exec/process_executor.h"
+#include "gpu/inventory.h"
+#include "sched/scheduler.h"
+
+namespace ragmig::apps {
+namespace {
+
+std::string self_exe() {
+  std::error_code ec;
+  const auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw IoError("cannot find the ragmig binary (/proc/self/exe): " + ec.message());
+  return path.string();
+}
+
+void log_line(const std::string& line) {
+  const std::time_t t = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", std::localtime(&t));
+  fmt::print(stderr, "[{}] {}\n", stamp, line);
+}
+
+}  // namespace
+
+Command add_run_command(CLI::App& root) {
+  struct Args {
+    std::string state = sched::default_state_dir();
+    sched::SchedulerOptions options;
+    bool until_empty = false;
+    int cpu_slots = gpu::default_cpu_slots();
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* sub = root.add_subcommand("run", "Run the scheduler in the foreground on this machine's slots");
+  sub->add_option("--policy", args->options.policy,
+                  "fifo | priority[(aging=1,preempt=0,min_run=60)] | rr[(quantum=300)] | sjf | srtf[(min_run=60)] | "
+                  "las[(thresholds=3600:36000,min_run=60)]")
+      ->capture_default_str();
+  sub->add_flag("--until-empty", args->until_empty, "exit when no job is queued or running");
+  sub->add_option("--state", args->state, "state folder (default ./.ragmig or $RAGMIG_STATE)");
+  sub->add_option("--cpu-slots", args->cpu_slots, "CPU slots to offer where there is no GPU (NVML absent)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  sub->add_option("--grace", args->options.grace_s, "seconds between SIGTERM and SIGKILL when stopping a job")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--backoff", args->options.backoff_s, "first retry delay after a failure (doubles per failure)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--tick", args->options.tick_s, "longest pause between two scheduling passes")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->footer("SIGTERM or Ctrl-C stops running jobs (they checkpoint and are requeued) and exits.\n"
+              "Restarted after a crash, it adopts jobs still running and requeues the rest.");
+  return Command{sub, [args]() -> int {
+                   sched::Store store(args->state);
+                   const auto lock = FileLock::try_acquire(sched::scheduler_lock_path(args->state));
+                   if (!lock) {
+                     const auto info = store.scheduler_info();
+                     throw ConfigError(fmt::format("another scheduler{} is running on {}",
+                                                   info ? fmt::format(" (pid {})", info->pid) : "", args->state));
+                   }
+                   install_stop_handlers();
+                   gpu::InventoryOptions inventory_options;
+                   inventory_options.cpu_slots = args->cpu_slots;
+                   const gpu::Inventory inventory = gpu::read_inventory(inventory_options);
+                   if (inventory.cpu_fallback) log_line("ragmig run: " + inventory.fallback_reason);
+                   const auto slots = exec::scheduler_slots(inventory);
+                   if (slots.empty())
+                     throw DeviceError("no usable slots: " + (inventory.gpus.empty() ? std::string("no GPU") :
+                                       "MIG is on but no instances exist; create them with `ragmig mig apply`"));
+                   const std::string ragmig = self_exe();
+                   exec::ProcessExecutor executor({ragmig, exec::find_shim(ragmig)});
+                   sched::WallClock clock;
+                   sched::Scheduler scheduler(store, executor, clock, slots, args->options, log_line);
+                   std::string where;
+                   for (const auto& s : slots) where += (where.empty() ? "" : ", ") + s.id + " (" + s.profile + ")";
+                   log_line(fmt::format("ragmig run: policy {}, state {}, {} slots: {}",
+                                        sched::to_string(scheduler.policy().spec), args->state, slots.size(), where));
+                   scheduler.run(args->until_empty, [] { return stop_requested(); });
+                   log_line(stop_requested() ? "ragmig run: stopped" : "ragmig run: queue empty");
+                   return kOk;
+                 }};
+}
+
+}  // namespace ragmig::apps

@@ -1,0 +1,111 @@
+// `ragmig submit | run | status | cancel` with real processes and signals: retries with back-off, cancel,
+// the grace period, one scheduler per state folder, submitting while the scheduler runs.
+#include <gmock/gmock.h>
+#include <signal.h>
+
+#include "core/atomic_file.h"
+#include "sched_fixture.h"
+
+namespace ragmig::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using SchedCli = SchedFixture;
+
+TEST_F(SchedCli, FailedWorkerIsRetriedWithBackoffThenFails) {
+  const int64_t id = submit({"--cmd", "sh -c 'echo boom >&2; exit 3'", "--max-retries", "2"});
+  const auto run = ragmig({"run", "--until-empty", "--cpu-slots", "1", "--backoff", "0.3"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto j = job(id);
+  EXPECT_EQ(j["state"], "failed");
+  EXPECT_EQ(j["attempts"], 3);
+  EXPECT_THAT(j["reason"].get<std::string>(), HasSubstr("exit code 3"));
+  EXPECT_THAT(j["reason"].get<std::string>(), HasSubstr("boom"));  // the log's last line, in status
+  // Back-off: 0.3 s before the first retry, 0.6 s before the second.
+  std::vector<double> ends, starts;
+  for (const auto& a : j["attempt_list"]) {
+    starts.push_back(a["started_at"]);
+    ends.push_back(a["ended_at"]);
+    EXPECT_EQ(a["outcome"], "failed");
+    EXPECT_EQ(a["exit_code"], 3);
+  }
+  ASSERT_EQ(starts.size(), 3u);
+  EXPECT_GE(starts[1] - ends[0], 0.3);
+  EXPECT_GE(starts[2] - ends[1], 0.6);
+  const auto text = ragmig({"status"});
+  EXPECT_THAT(text.output, HasSubstr("failed"));
+  EXPECT_THAT(text.output, HasSubstr("exit code 3"));
+}
+
+TEST_F(SchedCli, SubmitWhileRunningCancelAndGracePeriod) {
+  auto scheduler = start_scheduler({"--cpu-slots", "2", "--grace", "1"}, "a");
+  // A job that ignores SIGTERM: cancelling it takes the SIGKILL after the grace period.
+  const int64_t stubborn = submit({"--cmd", "sh -c 'trap \"\" TERM; sleep 60'", "--name", "stubborn"});
+  const int64_t quick = submit({"--cmd", "sh -c 'echo $RAGMIG_JOB_ID $RAGMIG_SLOT $RAGMIG_ATTEMPT > $RAGMIG_RUN_DIR/env.txt; pwd > $RAGMIG_RUN_DIR/cwd.txt'"});
+  ASSERT_TRUE(wait_for([&](const auto& s) { return state_of(s, stubborn) == "running" && state_of(s, quick) == "done"; }, 30));
+  const auto slots = status()["slots"];
+  ASSERT_EQ(slots.size(), 2u);
+  EXPECT_TRUE(slots[0]["job"] == stubborn || slots[1]["job"] == stubborn);
+
+  const auto cancel = ragmig({"cancel", std::to_string(stubborn)});
+  EXPECT_THAT(cancel.output, HasSubstr("stops it"));
+  ASSERT_TRUE(wait_for([&](const auto& s) { return state_of(s, stubborn) == "cancelled"; }, 30));
+  EXPECT_THAT(job(stubborn)["reason"].get<std::string>(), HasSubstr("signal 9"));
+  // The worker saw the job protocol's environment, in its run folder, and ran where it was submitted.
+  const auto quick_job = job(quick);
+  EXPECT_EQ(quick_job["state"], "done");
+  const std::string run_dir = quick_job["run_dir"];
+  const std::string env = read_file(std::filesystem::path(run_dir) / "env.txt");
+  EXPECT_THAT(env, ::testing::MatchesRegex(std::to_string(quick) + " cpu:[01] 1\n"));
+  EXPECT_EQ(read_file(std::filesystem::path(run_dir) / "cwd.txt"), std::filesystem::current_path().string() + "\n");
+
+  // A second scheduler on the same state folder is refused.
+  const auto second = ragmig({"run", "--until-empty"});
+  EXPECT_EQ(second.exit_code, 2);
+  EXPECT_THAT(second.output, HasSubstr("another scheduler"));
+
+  // A queued job cancelled before it starts never runs.
+  scheduler->signal(SIGTERM);
+  EXPECT_EQ(scheduler->wait(), 0);
+  const int64_t never = submit({"--cmd", "sh -c 'touch ran.txt'"});
+  EXPECT_THAT(ragmig({"cancel", std::to_string(never)}).output, HasSubstr("cancelled"));
+  ASSERT_EQ(ragmig({"run", "--until-empty"}).exit_code, 0);
+  EXPECT_EQ(job(never)["attempts"], 0);
+  EXPECT_EQ(job(never)["state"], "cancelled");
+}
+
+TEST_F(SchedCli, ShutdownRequeuesRunningJobsAndRestartFinishesThem) {
+  // Exits 75 on SIGTERM (as `ragmig train` does after its checkpoint), else succeeds after 2 s.
+  const int64_t id = submit({"--cmd", "sh -c 'trap \"exit 75\" TERM; sleep 2 & wait'"});
+  auto scheduler = start_scheduler({"--cpu-slots", "1"}, "a");
+  ASSERT_TRUE(wait_for([&](const auto& s) { return state_of(s, id) == "running"; }, 30));
+  scheduler->signal(SIGTERM);
+  EXPECT_EQ(scheduler->wait(), 0);
+  auto j = job(id);
+  EXPECT_EQ(j["state"], "queued");
+  EXPECT_EQ(j["attempt_list"][0]["outcome"], "preempted");
+  ASSERT_EQ(ragmig({"run", "--until-empty"}).exit_code, 0);
+  j = job(id);
+  EXPECT_EQ(j["state"], "done");
+  EXPECT_EQ(j["attempts"], 2);
+}
+
+TEST_F(SchedCli, BadInputIsAClearError) {
+  auto r = ragmig({"submit", "--cmd", "x", "--slots", "tpu:1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("tpu:1"));
+  r = ragmig({"submit", "--cmd", "sh -c 'unterminated"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("unterminated"));
+  r = ragmig({"run", "--policy", "lottery", "--until-empty"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("unknown policy 'lottery'"));
+  r = ragmig({"cancel", "77"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("no job 77"));
+  r = ragmig({"submit"});
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace ragmig::testing

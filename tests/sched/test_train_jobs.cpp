@@ -1,0 +1,77 @@
+// Twelve real `ragmig train` jobs of mixed priority on 3 CPU slots under preemptive priority: all finish,
+// and each preempted job resumes from its checkpoint — no step is trained twice (from its events).
+#include <gmock/gmock.h>
+
+#include <map>
+#include <set>
+
+#include "core/atomic_file.h"
+#include "sched_fixture.h"
+#include "train/train_fixture.h"
+
+namespace ragmig::testing {
+namespace {
+
+using SchedTrain = SchedFixture;
+
+TEST_F(SchedTrain, TwelveJobsUnderPreemptivePriorityResumeFromCheckpoints) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  write_squad_pairs(dir_ / "pairs.jsonl", 200);
+  write_file_atomic(dir_ / "train.toml", tiny_config(dir_ / "pairs.jsonl"));
+  // Low-priority jobs run long enough (150 steps) to be running when the short high-priority ones arrive.
+  const std::string train = "ragmig train " + (dir_ / "train.toml").string() + " --quiet --set train.max_steps=";
+  auto scheduler = start_scheduler({"--cpu-slots", "3", "--policy", "priority(preempt=1,min_run=3)", "--tick", "0.2"},
+                                   "run");
+  std::vector<int64_t> low, high;
+  for (int i = 0; i < 6; ++i)
+    low.push_back(submit({"--cmd", train + "150", "--priority", "0", "--name", "low"}));
+  // Once the first low-priority jobs have checkpointed, the high-priority ones arrive and preempt them.
+  ASSERT_TRUE(wait_for([&](const auto& s) {
+    int checkpointed = 0;
+    for (const auto& j : s["jobs"]) checkpointed += j["state"] == "running" && j["checkpoint_step"] >= 9;
+    return checkpointed >= 1;
+  }, 120)) << status().dump(1) << read_file(dir_ / "scheduler-run.log");
+  for (int i = 0; i < 6; ++i)
+    high.push_back(submit({"--cmd", train + "30", "--priority", "10", "--name", "high"}));
+  ASSERT_TRUE(wait_for([&](const auto& s) {
+    for (const auto& j : s["jobs"])
+      if (j["state"] != "done") return false;
+    return true;
+  }, 600)) << status().dump(1);
+  scheduler->signal(SIGTERM);
+  EXPECT_EQ(scheduler->wait(), 0);
+
+  int preempted_jobs = 0;
+  for (int64_t id : low) {
+    const auto j = job(id);
+    bool preempted = false;
+    for (const auto& a : j["attempt_list"]) preempted = preempted || a["outcome"] == "preempted";
+    preempted_jobs += preempted;
+    // From the worker's own events: every step trained exactly once, resumes at the last checkpoint.
+    std::map<int64_t, int> trained;
+    int64_t last_checkpoint = 0;
+    int starts = 0;
+    const std::string events = read_file(std::filesystem::path(j["run_dir"].get<std::string>()) / "events.jsonl");
+    for (size_t pos = 0; pos < events.size();) {
+      const size_t nl = events.find('\n', pos);
+      const auto e = nlohmann::json::parse(events.substr(pos, nl - pos));
+      pos = nl + 1;
+      if (e["event"] == "progress") trained[e["step"].get<int64_t>()]++;
+      if (e["event"] == "checkpoint") last_checkpoint = e["step"];
+      if (e["event"] == "start") {
+        EXPECT_EQ(e["step"], starts == 0 ? 0 : last_checkpoint) << "job " << id << " resumed elsewhere";
+        ++starts;
+      }
+    }
+    // A SIGTERM that lands before the worker has installed its handler ends it before its first event.
+    EXPECT_GE(starts, 1) << "job " << id;
+    EXPECT_LE(starts, static_cast<int>(j["attempt_list"].size())) << "job " << id;
+    for (int64_t step = 1; step <= 150; ++step) EXPECT_EQ(trained[step], 1) << "job " << id << " step " << step;
+    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(j["run_dir"].get<std::string>()) / "model"));
+  }
+  EXPECT_GT(preempted_jobs, 0) << "the high-priority jobs should have preempted running low-priority ones";
+  for (int64_t id : high) EXPECT_EQ(job(id)["attempts"], 1) << "nothing outranks the high-priority jobs";
+}
+
+}  // namespace
+}  // namespace ragmig::testing
