@@ -28,6 +28,7 @@ test: build
 
 bench: build
 	$(BUILD)/bench/train/bench_train
+	$(BUILD)/bench/sched/bench_sched
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h')

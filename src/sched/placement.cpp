@@ -49,6 +49,9 @@ Decisions place_in_order(const ClusterView& view, const Ranking& ranking) {
   const std::vector<int> order = smallest_first(view.slots);
   std::vector<char> usable(n);
   std::vector<char> preempted(ranking.ranked.size(), 0);
+  std::vector<size_t> running_ranks;  // where the possible victims are, so the search skips queued jobs
+  for (size_t r = 0; r < ranking.ranked.size(); ++r)
+    if (ranking.ranked[r]->running() && !ranking.ranked[r]->stopping) running_ranks.push_back(r);
 
   Decisions out;
   for (size_t r = 0; r < ranking.ranked.size(); ++r) {
@@ -60,38 +63,40 @@ Decisions place_in_order(const ClusterView& view, const Ranking& ranking) {
     }
     if (open_count == 0 && !ranking.may_preempt) continue;  // nothing left to give; walk on to mark kept jobs
 
-    // 1. Free slots alone.
-    for (size_t i = 0; i < n; ++i) usable[i] = use[i] == Use::Free;
-    std::vector<int> chosen = choose_slots(job.need, view.slots, order, usable);
-    if (!chosen.empty()) {
-      for (int s : chosen) use[static_cast<size_t>(s)] = Use::Kept;
-      open_count -= chosen.size();
-      out.starts.push_back({job.id, chosen});
-      continue;
+    if (open_count > 0) {
+      // 1. Free slots alone.
+      for (size_t i = 0; i < n; ++i) usable[i] = use[i] == Use::Free;
+      std::vector<int> chosen = choose_slots(job.need, view.slots, order, usable);
+      if (!chosen.empty()) {
+        for (int s : chosen) use[static_cast<size_t>(s)] = Use::Kept;
+        open_count -= chosen.size();
+        out.starts.push_back({job.id, chosen});
+        continue;
+      }
+      // 2. Free slots plus those that stopping jobs are about to free: claim them and wait.
+      for (size_t i = 0; i < n; ++i) usable[i] = use[i] == Use::Free || use[i] == Use::Stopping;
+      chosen = choose_slots(job.need, view.slots, order, usable);
+      if (!chosen.empty()) {
+        for (int s : chosen) use[static_cast<size_t>(s)] = Use::Reserved;
+        open_count -= chosen.size();
+        continue;
+      }
+    } else {
+      std::fill(usable.begin(), usable.end(), 0);
     }
-    // 2. Free slots plus those that stopping jobs are about to free: claim them and wait.
-    for (size_t i = 0; i < n; ++i) usable[i] = use[i] == Use::Free || use[i] == Use::Stopping;
-    chosen = choose_slots(job.need, view.slots, order, usable);
-    if (!chosen.empty()) {
-      for (int s : chosen) use[static_cast<size_t>(s)] = Use::Reserved;
-      open_count -= chosen.size();
-      continue;
-    }
-    if (!ranking.may_preempt) continue;
+    if (!ranking.may_preempt || running_ranks.empty() || running_ranks.back() <= r) continue;
     // 3. Preempt: the lower-ranked running jobs this one may preempt, lowest first. First check that all
     // of them together would make room (cheap, and usually no), then add them one by one until it fits.
     std::vector<size_t> candidates;
-    for (size_t v = ranking.ranked.size(); v-- > r + 1;) {
-      const JobView& other = *ranking.ranked[v];
-      if (other.running() && !other.stopping && !preempted[v] && ranking.may_preempt(job, other))
-        candidates.push_back(v);
-    }
+    for (auto it = running_ranks.rbegin(); it != running_ranks.rend() && *it > r; ++it)
+      if (!preempted[*it] && ranking.may_preempt(job, *ranking.ranked[*it])) candidates.push_back(*it);
     if (candidates.empty()) continue;
     std::vector<char> all = usable;
     for (size_t v : candidates)
       for (int s : ranking.ranked[v]->slots) all[static_cast<size_t>(s)] = 1;
     if (choose_slots(job.need, view.slots, order, all).empty()) continue;
     std::vector<size_t> victims;
+    std::vector<int> chosen;
     for (size_t v : candidates) {
       victims.push_back(v);
       for (int s : ranking.ranked[v]->slots) usable[static_cast<size_t>(s)] = 1;

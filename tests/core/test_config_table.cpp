@@ -94,6 +94,21 @@ TEST(ConfigTable, JsonAndHelpShowEveryKey) {
   EXPECT_NE(help.find("10"), std::string::npos);  // defaults are those at add() time
 }
 
+TEST(ConfigTable, StringArrays) {
+  std::vector<std::string> argv = {"default"};
+  ConfigTable t;
+  t.add("job.argv", argv, "the command");
+  t.load_string("[job]\nargv = [\"ragmig\", \"train\", \"a b\"]\n", "j.toml");
+  EXPECT_EQ(argv, (std::vector<std::string>{"ragmig", "train", "a b"}));
+  EXPECT_EQ(t.to_json()["job"]["argv"], nlohmann::json({"ragmig", "train", "a b"}));
+  t.apply_override("job.argv=[\"x\"]");
+  EXPECT_EQ(argv, std::vector<std::string>{"x"});
+  EXPECT_NE(error_of([&] { t.load_string("[job]\nargv = [\"a\", 1]\n", "j.toml"); }).find("array of strings"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { t.load_string("[job]\nargv = \"a\"\n", "j.toml"); }).find("j.toml:2"), std::string::npos);
+  EXPECT_NE(t.help_text().find("strings"), std::string::npos);
+}
+
 TEST(ConfigTable, FuzzedInputOnlyEverThrowsConfigError) {
   // Seeded mutations of a valid file plus random bytes: the parser must reject with ConfigError or accept.
   const std::string valid = "[train]\nsteps = 3\nlr = 0.25\nflag = true\n[data]\nname = \"abc\"\n";
