@@ -90,6 +90,29 @@ TEST_F(SchedCli, ShutdownRequeuesRunningJobsAndRestartFinishesThem) {
   EXPECT_EQ(j["attempts"], 2);
 }
 
+TEST_F(SchedCli, GangJobsStartEveryReplicaWithItsRank) {
+  // Two replicas: each writes its torchrun variables; the gang only starts when two slots are free.
+  const int64_t gang = submit({"--cmd", "sh -c 'echo $RANK $WORLD_SIZE $MASTER_ADDR $RAGMIG_SLOT > $RAGMIG_RUN_DIR/rank$RANK.txt'",
+                               "--slots", "cpu:2"});
+  // One replica fails: the other is stopped (it would sleep 60 s) and the attempt fails with its code.
+  const int64_t broken = submit({"--cmd", "sh -c 'if [ $RANK = 1 ]; then exit 4; fi; sleep 60'", "--slots", "cpu:2",
+                                 "--max-retries", "0"});
+  const auto run = ragmig({"run", "--until-empty", "--cpu-slots", "2"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto g = job(gang);
+  EXPECT_EQ(g["state"], "done");
+  const std::filesystem::path run_dir = g["run_dir"].get<std::string>();
+  EXPECT_THAT(read_file(run_dir / "rank0.txt"), ::testing::MatchesRegex("0 2 127.0.0.1 cpu:[01]\n"));
+  EXPECT_THAT(read_file(run_dir / "rank1.txt"), ::testing::MatchesRegex("1 2 127.0.0.1 cpu:[01]\n"));
+  EXPECT_NE(read_file(run_dir / "rank0.txt").substr(13), read_file(run_dir / "rank1.txt").substr(13))
+      << "each replica on its own slot";
+  const auto b = job(broken);
+  EXPECT_EQ(b["state"], "failed");
+  EXPECT_EQ(b["attempt_list"][0]["exit_code"], 4);
+  EXPECT_LT(b["attempt_list"][0]["ended_at"].get<double>() - b["attempt_list"][0]["started_at"].get<double>(), 30)
+      << "the surviving replica was stopped, not waited for";
+}
+
 TEST_F(SchedCli, BadInputIsAClearError) {
   auto r = ragmig({"submit", "--cmd", "x", "--slots", "tpu:1"});
   EXPECT_EQ(r.exit_code, 2);
