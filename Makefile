@@ -29,6 +29,7 @@ test: build
 bench: build
 	$(BUILD)/bench/train/bench_train
 	$(BUILD)/bench/sched/bench_sched
+	$(BUILD)/bench/sim/bench_sim
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h')

@@ -8,6 +8,7 @@ packages=(
   libtorch-dev libgloo-dev libopenblas0-openmp  # LibTorch (CPU) and c10d headers; OpenMP OpenBLAS, see BUILD-NOTES
   nlohmann-json3-dev libtomlplusplus-dev libcli11-dev libfmt-dev zlib1g-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libfaiss-dev libblas-dev liblapack-dev libstemmer-dev  # eval: FAISS (static, links BLAS/LAPACK + OpenMP), Snowball
   python3 python3-torch  # the Python reference side of bench/train
 )
 

@@ -18,7 +18,7 @@ Command add_cancel_command(CLI::App& root) {
   sub->add_option("id", args->id, "job id (from submit or status)")->required();
   sub->add_option("--state", args->state, "state folder (default ./.ragmig or $RAGMIG_STATE)");
   return Command{sub, [args]() -> int {
-                   sched::Store store(args->state);
+                   sched::Store store(args->state, sched::Store::Mode::MustExist);
                    sched::WallClock clock;
                    switch (store.request_cancel(args->id, clock.now())) {
                      case sched::CancelResult::Cancelled: fmt::print("job {} cancelled\n", args->id); break;

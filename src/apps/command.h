@@ -21,5 +21,7 @@ Command add_cancel_command(CLI::App& root);
 Command add_run_command(CLI::App& root);
 Command add_gpus_command(CLI::App& root);
 Command add_mig_command(CLI::App& root);
+Command add_eval_command(CLI::App& root);
+Command add_sim_command(CLI::App& root);
 
 }  // namespace ragmig::apps

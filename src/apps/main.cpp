@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
                                    add_cancel_command(app), add_run_command(app)};
   commands.push_back(add_gpus_command(app));
   commands.push_back(add_mig_command(app));
+  commands.push_back(add_eval_command(app));
+  commands.push_back(add_sim_command(app));
 
   try {
     app.parse(argc, argv);

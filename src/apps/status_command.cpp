@@ -54,7 +54,7 @@ Command add_status_command(CLI::App& root) {
   sub->add_flag("--json", args->json, "print JSON");
   sub->add_option("--state", args->state, "state folder (default ./.ragmig or $RAGMIG_STATE)");
   return Command{sub, [args]() -> int {
-                   sched::Store store(args->state);
+                   sched::Store store(args->state, sched::Store::Mode::MustExist);
                    const double now = sched::WallClock().now();
                    const bool running = is_locked(sched::scheduler_lock_path(args->state));
                    const auto info = store.scheduler_info();

@@ -15,7 +15,7 @@ namespace ragmig::apps {
 Command add_submit_command(CLI::App& root) {
   struct Args {
     std::string file, cmd, name, slots, state = sched::default_state_dir();
-    int64_t priority = 0, max_retries = 3;
+    int64_t priority = 0, max_retries = 3, replicas = 1;
     double estimate = 0;
   };
   auto args = std::make_shared<Args>();
@@ -28,6 +28,10 @@ Command add_submit_command(CLI::App& root) {
   auto* name = sub->add_option("--name", args->name, "a name shown by `ragmig status` (default: the command)");
   auto* priority = sub->add_option("--priority", args->priority, "larger runs first under the priority policy");
   auto* slots = sub->add_option("--slots", args->slots, "cpu:N | gpu:N | <MIG profile>:N (1g.18gb:1) | <memory>gb:N");
+  auto* replicas = sub->add_option("--replicas", args->replicas,
+                                   "data-parallel replicas: started together (gang) on N slots of the --slots kind, "
+                                   "each with RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT")
+                       ->check(CLI::Range(1, 1024));
   auto* estimate = sub->add_option("--estimate", args->estimate, "expected seconds of work on a speed-1 slot");
   auto* retries = sub->add_option("--max-retries", args->max_retries, "failed attempts retried with back-off");
   sub->add_option("--state", args->state, "state folder (default ./.ragmig or $RAGMIG_STATE)");
@@ -41,6 +45,7 @@ Command add_submit_command(CLI::App& root) {
                    if (name->count()) spec.name = args->name;
                    if (priority->count()) spec.priority = args->priority;
                    if (slots->count()) spec.need = sched::parse_need(args->slots);
+                   if (replicas->count()) spec.need.replicas = static_cast<int>(args->replicas);
                    if (estimate->count()) spec.estimate_s = args->estimate;
                    if (retries->count()) spec.max_retries = args->max_retries;
                    if (spec.name.empty() && !spec.argv.empty()) spec.name = join_shell_words(spec.argv).substr(0, 60);

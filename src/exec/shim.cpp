@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cerrno>
 #include <cstring>
@@ -14,6 +15,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/replica_exit.h"
 
 namespace ragmig::exec {
 namespace {
@@ -89,8 +91,10 @@ int run_shim(const ShimOptions& o) {
 
   std::vector<pid_t> pids;
   for (size_t rank = 0; rank < o.devices.size(); ++rank) pids.push_back(spawn_replica(o, rank));
-  int result = 0;
+  // Stop the gang at the first failure: the others checkpoint and exit (75) or are ended with it.
+  std::vector<int> codes(pids.size(), 0);
   int first_signal = 0;
+  bool stopping = false;
   size_t alive = pids.size();
   while (alive > 0) {
     int status = 0;
@@ -101,16 +105,21 @@ int run_shim(const ShimOptions& o) {
     }
     const auto it = std::find(pids.begin(), pids.end(), pid);
     if (it == pids.end()) continue;
+    const size_t rank = static_cast<size_t>(it - pids.begin());
     *it = -1;
     --alive;
-    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (code != 0 && result == 0) {
-      result = code;
+    codes[rank] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (codes[rank] != 0 && !stopping) {
+      stopping = true;
       first_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-      for (pid_t other : pids)  // one replica down stops the gang: the others checkpoint and exit
+      for (pid_t other : pids)
         if (other > 0) ::kill(other, SIGTERM);
     }
   }
+  // One replica: its own status, so the scheduler can tell a crash from a preemption. A gang: the job
+  // protocol's rule, under which a replica that died makes the whole job resumable.
+  const int result = codes.size() == 1 ? codes[0] : combine_replica_exit_codes(codes);
+  if (codes.size() > 1) first_signal = 0;
   const nlohmann::json exit = {
       {"exit_code", first_signal ? -1 : result}, {"signal", first_signal}, {"ended_at", unix_now()}};
   write_file_atomic(o.exit_file, exit.dump() + "\n");

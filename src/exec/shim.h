@@ -17,8 +17,9 @@ struct ShimOptions {
   std::vector<std::string> argv;     ///< the worker command
 };
 
-/// Runs the replicas and returns the attempt's exit code: 0 when all exit 0; otherwise the first failing
-/// replica's code (128 + signal when killed), after SIGTERM to the others. SIGTERM and SIGINT to the shim
+/// Runs the replicas and returns the attempt's exit code. At the first failure the others get SIGTERM.
+/// One replica: its own code (128 + signal when killed). A gang: combine_replica_exit_codes (a replica
+/// that died makes the job resumable, 75; a real failure stays a failure). SIGTERM and SIGINT to the shim
 /// itself are ignored: they are meant for the workers, which get them through the process group.
 int run_shim(const ShimOptions& options);
 

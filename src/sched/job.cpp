@@ -3,8 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
-#include <regex>
 
 #include "core/config_table.h"
 #include "core/error.h"
@@ -21,6 +22,26 @@ int64_t parse_positive(const std::string& digits, const std::string& text, const
   return value;
 }
 
+// Matches "<1 to 4 digits>gb" at `pos`; returns the position after it (0 when it does not match) and the digits.
+size_t match_memory(const std::string& w, size_t pos, std::string* digits) {
+  size_t end = pos;
+  while (end < w.size() && end - pos < 5 && std::isdigit(static_cast<unsigned char>(w[end]))) ++end;
+  if (end == pos || end - pos > 4 || w.compare(end, 2, "gb") != 0) return 0;
+  *digits = w.substr(pos, end - pos);
+  return end + 2;
+}
+
+// Matches a whole MIG profile name "<1-7>g.<1 to 4 digits>gb[+<lowercase letters>]" (what parse_need accepts
+// as a profile; a hand-written matcher because this runs for every job the store reads).
+bool match_profile(const std::string& w, std::string* gb) {
+  if (w.size() < 6 || w[0] < '1' || w[0] > '7' || w[1] != 'g' || w[2] != '.') return false;
+  const size_t end = match_memory(w, 3, gb);
+  if (end == 0) return false;
+  if (end == w.size()) return true;
+  if (w[end] != '+' || end + 1 == w.size()) return false;
+  return std::all_of(w.begin() + static_cast<std::ptrdiff_t>(end) + 1, w.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+}
+
 }  // namespace
 
 Need parse_need(const std::string& text) {
@@ -30,22 +51,20 @@ Need parse_need(const std::string& text) {
   need.what = what;
   if (colon != std::string::npos) need.replicas = static_cast<int>(parse_positive(text.substr(colon + 1), text, "the replica count"));
   // MIG profile names carry their size: <compute>g.<memory>gb, optionally +me (media extensions) or similar.
-  static const std::regex profile(R"(([1-7])g\.([0-9]{1,4})gb(\+[a-z]+)?)");
-  static const std::regex memory(R"(([0-9]{1,4})gb)");
-  std::smatch m;
+  std::string gb;
   if (what == "cpu") {
     need.cpu = true;
   } else if (what == "gpu") {
     need.cpu = false;
     need.min_compute = 7;
-  } else if (std::regex_match(what, m, profile)) {
+  } else if (match_profile(what, &gb)) {
     need.cpu = false;
-    need.min_compute = std::stoi(m[1].str());
-    need.min_memory_mb = parse_positive(m[2].str(), text, "the memory") * 1024;
-  } else if (std::regex_match(what, m, memory)) {
+    need.min_compute = what[0] - '0';
+    need.min_memory_mb = parse_positive(gb, text, "the memory") * 1024;
+  } else if (!what.empty() && match_memory(what, 0, &gb) == what.size()) {
     need.cpu = false;
     need.min_compute = 1;
-    need.min_memory_mb = parse_positive(m[1].str(), text, "the memory") * 1024;
+    need.min_memory_mb = parse_positive(gb, text, "the memory") * 1024;
   } else {
     throw ConfigError(fmt::format(
         "slots '{}': expected <what>[:<replicas>] with <what> one of cpu, gpu, a MIG profile such as 1g.18gb, "

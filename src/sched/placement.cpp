@@ -46,8 +46,27 @@ Decisions place_in_order(const ClusterView& view, const Ranking& ranking) {
   // Slots a queued job could still get without preempting anyone: free ones and those being freed.
   size_t open_count = static_cast<size_t>(
       std::count_if(use.begin(), use.end(), [](Use u) { return u == Use::Free || u == Use::Stopping; }));
-  const std::vector<int> order = smallest_first(view.slots);
+  std::vector<int> sorted;  // only when the caller did not keep the order
+  if (view.slot_order.size() != view.slots.size()) sorted = smallest_first(view.slots);
+  const std::vector<int>& order = view.slot_order.size() == view.slots.size() ? view.slot_order : sorted;
   std::vector<char> usable(n);
+  // The free slots, and the free or stopping ones, in placement order: a queued job searches these lists
+  // rather than every slot (with most slots busy and a long queue, that is what a pass spends its time on).
+  std::vector<char> free_u(n), open_u(n);
+  std::vector<int> free_list, open_list;
+  for (int s : order) {
+    const Use u = use[static_cast<size_t>(s)];
+    free_u[static_cast<size_t>(s)] = u == Use::Free;
+    open_u[static_cast<size_t>(s)] = u == Use::Free || u == Use::Stopping;
+    if (u == Use::Free) free_list.push_back(s);
+    if (u == Use::Free || u == Use::Stopping) open_list.push_back(s);
+  }
+  auto taken = [&](int s) {  // slot s is no longer open to queued jobs
+    const auto i = static_cast<size_t>(s);
+    if (free_u[i]) free_list.erase(std::find(free_list.begin(), free_list.end(), s));
+    if (open_u[i]) open_list.erase(std::find(open_list.begin(), open_list.end(), s));
+    free_u[i] = open_u[i] = 0;
+  };
   std::vector<char> preempted(ranking.ranked.size(), 0);
   std::vector<size_t> running_ranks;  // where the possible victims are, so the search skips queued jobs
   for (size_t r = 0; r < ranking.ranked.size(); ++r)
@@ -65,26 +84,29 @@ Decisions place_in_order(const ClusterView& view, const Ranking& ranking) {
 
     if (open_count > 0) {
       // 1. Free slots alone.
-      for (size_t i = 0; i < n; ++i) usable[i] = use[i] == Use::Free;
-      std::vector<int> chosen = choose_slots(job.need, view.slots, order, usable);
+      std::vector<int> chosen = choose_slots(job.need, view.slots, free_list, free_u);
       if (!chosen.empty()) {
-        for (int s : chosen) use[static_cast<size_t>(s)] = Use::Kept;
+        for (int s : chosen) {
+          use[static_cast<size_t>(s)] = Use::Kept;
+          taken(s);
+        }
         open_count -= chosen.size();
         out.starts.push_back({job.id, chosen});
         continue;
       }
       // 2. Free slots plus those that stopping jobs are about to free: claim them and wait.
-      for (size_t i = 0; i < n; ++i) usable[i] = use[i] == Use::Free || use[i] == Use::Stopping;
-      chosen = choose_slots(job.need, view.slots, order, usable);
+      chosen = choose_slots(job.need, view.slots, open_list, open_u);
       if (!chosen.empty()) {
-        for (int s : chosen) use[static_cast<size_t>(s)] = Use::Reserved;
+        for (int s : chosen) {
+          use[static_cast<size_t>(s)] = Use::Reserved;
+          taken(s);
+        }
         open_count -= chosen.size();
         continue;
       }
-    } else {
-      std::fill(usable.begin(), usable.end(), 0);
     }
     if (!ranking.may_preempt || running_ranks.empty() || running_ranks.back() <= r) continue;
+    usable = open_u;  // the free and stopping slots nobody has claimed
     // 3. Preempt: the lower-ranked running jobs this one may preempt, lowest first. First check that all
     // of them together would make room (cheap, and usually no), then add them one by one until it fits.
     std::vector<size_t> candidates;
@@ -115,6 +137,7 @@ Decisions place_in_order(const ClusterView& view, const Ranking& ranking) {
     for (int s : chosen) {
       if (use[static_cast<size_t>(s)] == Use::Free || use[static_cast<size_t>(s)] == Use::Stopping) --open_count;
       use[static_cast<size_t>(s)] = Use::Reserved;
+      taken(s);
     }
   }
   return out;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <limits>
 #include <map>
+#include <type_traits>
 
 #include "core/error.h"
 #include "sched/placement.h"
@@ -65,31 +66,46 @@ class Params {
   std::string spec_;
 };
 
-// Sorts pointers to the view's jobs by `key` (smaller first), then submission time, then id.
+// Sorts pointers to the view's jobs by `key` (smaller first), then submission time, then id. Each job's key
+// is computed once, not at every comparison; (key, submitted_at, id) orders all jobs, so the sort need not be
+// stable.
 template <typename Key>
 std::vector<const JobView*> rank_by(const ClusterView& view, Key key) {
-  std::vector<const JobView*> ranked;
-  for (const auto& j : view.jobs) ranked.push_back(&j);
-  std::stable_sort(ranked.begin(), ranked.end(), [&](const JobView* a, const JobView* b) {
-    const auto ka = key(*a), kb = key(*b);
-    if (ka != kb) return ka < kb;
-    if (a->submitted_at != b->submitted_at) return a->submitted_at < b->submitted_at;
-    return a->id < b->id;
+  using K = std::decay_t<std::invoke_result_t<Key, const JobView&>>;
+  std::vector<std::pair<K, const JobView*>> keyed;
+  keyed.reserve(view.jobs.size());
+  for (const auto& j : view.jobs) keyed.emplace_back(key(j), &j);
+  std::sort(keyed.begin(), keyed.end(), [](const auto& x, const auto& y) {
+    if (x.first != y.first) return x.first < y.first;
+    const JobView &a = *x.second, &b = *y.second;
+    if (a.submitted_at != b.submitted_at) return a.submitted_at < b.submitted_at;
+    return a.id < b.id;
   });
+  std::vector<const JobView*> ranked;
+  ranked.reserve(keyed.size());
+  for (const auto& [k, j] : keyed) ranked.push_back(j);
   return ranked;
 }
 
 double ran_for(const JobView& j, double now) { return now - j.started_at; }
 
+// Every policy places queued jobs (and preempts only for them): with none waiting there is nothing to decide,
+// and the ranking need not be built.
+bool nothing_waits(const ClusterView& view) {
+  return std::all_of(view.jobs.begin(), view.jobs.end(), [](const JobView& j) { return j.running(); });
+}
+
 double remaining(const JobView& j) { return j.estimate_s > 0 ? std::max(0.0, j.estimate_s - j.work_s) : kInf; }
 
 Decisions fifo(const ClusterView& view) {
+  if (nothing_waits(view)) return {};
   return place_in_order(view, {rank_by(view, [](const JobView&) { return 0; }), nullptr});
 }
 
 // Priority with aging: every hour queued adds `aging` to a job's priority, so a low-priority job waits
 // at most (difference in priority) / aging hours for any newer job. Preemptive when preempt=1.
 Decisions priority(const ClusterView& view, double aging, bool preempt, double min_run) {
+  if (nothing_waits(view)) return {};
   auto effective = [&](const JobView& j) { return static_cast<double>(j.priority) + aging * j.waited_s / 3600.0; };
   Ranking ranking{rank_by(view, [&](const JobView& j) { return -effective(j); }), nullptr};
   if (preempt)
@@ -103,6 +119,7 @@ Decisions priority(const ClusterView& view, double aging, bool preempt, double m
 // waited longest. Running jobs inside their quantum rank first, then queued jobs by how long they have
 // been waiting, then running jobs whose quantum is used up (who keep running when nobody waits).
 Decisions round_robin(const ClusterView& view, double quantum) {
+  if (nothing_waits(view)) return {};
   auto key = [&](const JobView& j) -> std::pair<int, double> {
     if (!j.running()) return {1, j.queued_since};
     return {ran_for(j, view.now) < quantum ? 0 : 2, j.started_at};
@@ -114,11 +131,13 @@ Decisions round_robin(const ClusterView& view, double quantum) {
 }
 
 Decisions sjf(const ClusterView& view) {
+  if (nothing_waits(view)) return {};
   return place_in_order(view, {rank_by(view, [](const JobView& j) { return j.estimate_s > 0 ? j.estimate_s : kInf; }),
                                nullptr});
 }
 
 Decisions srtf(const ClusterView& view, double min_run) {
+  if (nothing_waits(view)) return {};
   Ranking ranking{rank_by(view, remaining), [&view, min_run](const JobView& want, const JobView& victim) {
                     return remaining(want) < remaining(victim) && ran_for(victim, view.now) >= min_run;
                   }};
@@ -128,6 +147,7 @@ Decisions srtf(const ClusterView& view, double min_run) {
 // Tiresias' discretised least-attained-service: queue k holds jobs whose attained service (slot-seconds)
 // has passed k thresholds; lower queues first, FIFO inside a queue; only a lower queue preempts.
 Decisions las(const ClusterView& view, const std::vector<double>& thresholds, double min_run) {
+  if (nothing_waits(view)) return {};
   auto queue = [&thresholds](const JobView& j) {
     return static_cast<int>(std::upper_bound(thresholds.begin(), thresholds.end(), j.service_s) - thresholds.begin());
   };

@@ -37,6 +37,9 @@ struct ClusterView {
   double now = 0;
   std::vector<Slot> slots;
   std::vector<JobView> jobs;
+  /// smallest_first(slots) where the caller keeps it (the scheduler sorts once per slot set); empty: placement
+  /// sorts the slots itself.
+  std::vector<int> slot_order;
 };
 
 struct StartDecision {

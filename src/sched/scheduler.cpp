@@ -1,5 +1,6 @@
-// The loop's bookkeeping. The store is the truth; `active_` mirrors its queued and running jobs and is
-// re-read whenever another process commits (a submit or a cancel) or a conditional transition loses.
+// The loop's bookkeeping. The store is the truth; `active_` mirrors its queued and running jobs: updated in
+// place with what this scheduler's own transitions just committed, and re-read whenever another process
+// commits (a submit or a cancel) or a conditional transition loses.
 #include "sched/scheduler.h"
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "sched/placement.h"
 
 namespace ragmig::sched {
 namespace {
@@ -70,6 +72,74 @@ Scheduler::Scheduler(Store& store, Executor& executor, Clock& clock, std::vector
     RAGMIG_CHECK(!slot_index_.count(slots_[i].id), "two slots named " + slots_[i].id);
     slot_index_[slots_[i].id] = static_cast<int>(i);
   }
+  view_.slots = slots_;
+  view_.slot_order = smallest_first(slots_);
+  slot_owner_.assign(slots_.size(), 0);
+}
+
+void Scheduler::set_slots(std::vector<Slot> slots) {
+  std::unordered_map<std::string, int> index;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    RAGMIG_CHECK(!index.count(slots[i].id), "two slots named " + slots[i].id);
+    index[slots[i].id] = static_cast<int>(i);
+  }
+  for (const auto& [id, job] : active_)
+    if (job.state == JobState::Running)
+      for (const auto& s : job.slots)
+        RAGMIG_CHECK(!slot_index_.count(s) || index.count(s), fmt::format("slot {} of running job {} was removed", s, id));
+  slots_ = std::move(slots);
+  slot_index_ = std::move(index);
+  view_.slots = slots_;
+  view_.slot_order = smallest_first(slots_);
+  slots_changed_ = true;
+  view_stale_ = true;
+  held_.clear();
+  slot_owner_.assign(slots_.size(), 0);
+  for (const auto& [id, job] : active_) index_slots(job);
+}
+
+JobId Scheduler::submit(const JobSpec& spec) {
+  const double now = clock_.now();
+  const JobId id = store_.submit(spec, now);
+  // The row as Store::submit wrote it, without reading it back.
+  JobRecord& job = active_[id];
+  job.id = id;
+  job.spec = spec;
+  job.state = JobState::Queued;
+  job.submitted_at = job.queued_since = now;
+  ++queued_;
+  view_dirty_.push_back(id);
+  return id;
+}
+
+void Scheduler::index_slots(const JobRecord& job) {
+  if (job.state != JobState::Running) {
+    release(job.id);
+    return;
+  }
+  std::vector<int> held;
+  for (const auto& slot_id : job.slots)
+    if (const auto it = slot_index_.find(slot_id); it != slot_index_.end()) held.push_back(it->second);
+  hold(job.id, std::move(held));
+}
+
+void Scheduler::hold(JobId id, std::vector<int> slots) {
+  release(id);
+  for (int s : slots) {
+    slot_owner_[static_cast<size_t>(s)] = id;
+    status_dirty_.push_back(s);
+  }
+  held_[id] = std::move(slots);
+}
+
+void Scheduler::release(JobId id) {
+  const auto it = held_.find(id);
+  if (it == held_.end()) return;
+  for (int s : it->second) {
+    if (slot_owner_[static_cast<size_t>(s)] == id) slot_owner_[static_cast<size_t>(s)] = 0;
+    status_dirty_.push_back(s);
+  }
+  held_.erase(it);
 }
 
 void Scheduler::say(const std::string& line) const {
@@ -77,19 +147,35 @@ void Scheduler::say(const std::string& line) const {
 }
 
 void Scheduler::reload() {
+  view_stale_ = true;
+  check_cancels_ = true;
+  status_stale_ = true;
   active_.clear();
-  for (auto& job : store_.jobs(/*active_only=*/true)) active_[job.id] = std::move(job);
+  held_.clear();
+  slot_owner_.assign(slots_.size(), 0);
+  queued_ = 0;
+  for (auto& job : store_.jobs(/*active_only=*/true)) {
+    queued_ += job.state == JobState::Queued;
+    index_slots(job);
+    active_[job.id] = std::move(job);
+  }
   for (auto it = stopping_.begin(); it != stopping_.end();) {
     it = active_.count(it->first) ? std::next(it) : stopping_.erase(it);
   }
 }
 
 void Scheduler::reload(JobId id) {
+  view_dirty_.push_back(id);
+  check_cancels_ = true;
+  if (const auto it = active_.find(id); it != active_.end() && it->second.state == JobState::Queued) --queued_;
   auto job = store_.job(id);
   if (job && !is_terminal(job->state)) {
+    queued_ += job->state == JobState::Queued;
+    index_slots(*job);
     active_[id] = std::move(*job);
   } else {
     active_.erase(id);
+    release(id);
     stopping_.erase(id);
     utilization_.erase(id);
   }
@@ -173,7 +259,9 @@ void Scheduler::handle_exit(const ExitStatus& status) {
   end.signal = status.signal;
   const double ran = std::max(0.0, now - job.started_at);
   double speed = slots_.empty() ? 1.0 : 1e300;
-  for (const auto& slot : launch_for(job).slots) speed = std::min(speed, slot.speed);
+  for (const auto& id : job.slots)
+    if (const auto s = slot_index_.find(id); s != slot_index_.end())
+      speed = std::min(speed, slots_[static_cast<size_t>(s->second)].speed);
   if (speed > 1e299) speed = 1.0;
   end.service_s = ran * static_cast<double>(job.spec.need.replicas);
   end.work_s = ran * speed;
@@ -215,55 +303,145 @@ void Scheduler::handle_exit(const ExitStatus& status) {
       end.reason = fmt::format("retry {} of {} in {:.1f} s: {}", failures, job.spec.max_retries, delay, detail);
     }
   }
-  store_.finish_attempt(job.id, status.attempt_id, end, now);
+  const bool closed = store_.finish_attempt(job.id, status.attempt_id, end, now);
+  view_dirty_.push_back(status.job);
   say(fmt::format("job {} ({}): running -> {}: {}", job.id, job.spec.name, to_string(end.next), end.reason));
-  stopping_.erase(job.id);
-  utilization_.erase(job.id);
-  reload(status.job);
+  stopping_.erase(status.job);
+  utilization_.erase(status.job);
+  if (!closed) {
+    reload(status.job);
+    return;
+  }
+  if (is_terminal(end.next)) {  // done with it: the store has the rest
+    active_.erase(it);
+    release(status.job);
+    return;
+  }
+  // Requeued: the row as Store::finish_attempt wrote it, without reading it back.
+  JobRecord& queued = it->second;
+  release(status.job);
+  ++queued_;
+  queued.state = JobState::Queued;
+  queued.reason = end.reason;
+  queued.not_before = end.not_before;
+  queued.queued_since = now;
+  queued.service_s += end.service_s;
+  queued.work_s += end.work_s;
+  queued.failures += end.failure ? 1 : 0;
+  queued.finished_at = 0;
+  queued.attempt_id = queued.attempt_number = queued.pid = 0;
+  queued.started_at = 0;
+  queued.slots.clear();
 }
 
-ClusterView Scheduler::view(double now) const {
-  ClusterView v;
-  v.now = now;
-  v.slots = slots_;
-  for (const auto& [id, job] : active_) {
-    JobView j;
-    j.id = id;
-    j.need = job.spec.need;
-    j.priority = job.spec.priority;
-    j.submitted_at = job.submitted_at;
-    j.estimate_s = job.spec.estimate_s;
-    j.service_s = job.service_s;
-    j.work_s = job.work_s;
-    if (job.state == JobState::Queued) {
-      if (job.not_before > now) continue;  // backing off after a failure
-      if (job.cancel_requested) continue;
-      j.queued_since = job.queued_since;
-      j.waited_s = job.waited_s + std::max(0.0, now - job.queued_since);
-    } else {
-      j.waited_s = job.waited_s;
-      j.started_at = job.started_at;
-      j.stopping = stopping_.count(id) > 0;
-      double speed = 1e300;
-      for (const auto& slot_id : job.slots) {
-        const auto it = slot_index_.find(slot_id);
-        if (it == slot_index_.end()) continue;  // a slot this scheduler does not have: the job still runs
-        j.slots.push_back(it->second);
-        speed = std::min(speed, slots_[static_cast<size_t>(it->second)].speed);
-      }
-      if (j.slots.empty()) continue;
-      const double ran = std::max(0.0, now - job.started_at);
-      j.service_s += ran * static_cast<double>(job.spec.need.replicas);
-      j.work_s += ran * speed;
-    }
-    v.jobs.push_back(std::move(j));
+bool Scheduler::view_entry(const JobRecord& job, JobView& j, ViewBase& base) const {
+  j.id = job.id;
+  j.need = job.spec.need;
+  j.priority = job.spec.priority;
+  j.submitted_at = job.submitted_at;
+  j.estimate_s = job.spec.estimate_s;
+  j.service_s = base.service_s = job.service_s;
+  j.work_s = base.work_s = job.work_s;
+  j.slots.clear();
+  base.queued = job.state == JobState::Queued;
+  if (base.queued) {
+    j.queued_since = base.queued_since = job.queued_since;
+    j.waited_s = base.waited_s = job.waited_s;
+    j.started_at = base.started_at = 0;
+    j.stopping = false;
+    return true;
   }
-  return v;
+  j.queued_since = base.queued_since = 0;
+  j.waited_s = base.waited_s = job.waited_s;
+  j.started_at = base.started_at = job.started_at;
+  j.stopping = stopping_.count(job.id) > 0;
+  base.speed = 1e300;
+  // Slots this scheduler does not have are left out of held_: the job still runs there.
+  if (const auto held = held_.find(job.id); held != held_.end())
+    for (int s : held->second) {
+      j.slots.push_back(s);
+      base.speed = std::min(base.speed, slots_[static_cast<size_t>(s)].speed);
+    }
+  return !j.slots.empty();
+}
+
+void Scheduler::refresh_view(double now) {
+  // Kept up to date from the jobs that changed since the last pass (view_dirty_) rather than rebuilt, so a
+  // pass costs what changed plus one sweep for the fields that grow with time. In id order, as active_.
+  auto included = [&](const JobRecord& job) {
+    return job.state != JobState::Queued || (job.not_before <= now && !job.cancel_requested);
+  };
+  if (view_stale_) {
+    view_.jobs.clear();
+    view_base_.clear();
+    held_back_.clear();
+    for (const auto& [id, job] : active_) {
+      if (!included(job)) {
+        held_back_.push_back(id);
+        continue;
+      }
+      view_.jobs.emplace_back();
+      view_base_.emplace_back();
+      if (!view_entry(job, view_.jobs.back(), view_base_.back())) {
+        view_.jobs.pop_back();
+        view_base_.pop_back();
+      }
+    }
+    view_stale_ = false;
+    view_dirty_.clear();
+  } else {
+    view_dirty_.insert(view_dirty_.end(), held_back_.begin(), held_back_.end());  // back-offs may be over
+    held_back_.clear();
+    std::sort(view_dirty_.begin(), view_dirty_.end());
+    view_dirty_.erase(std::unique(view_dirty_.begin(), view_dirty_.end()), view_dirty_.end());
+    for (JobId id : view_dirty_) {
+      const auto pos = static_cast<size_t>(
+          std::lower_bound(view_.jobs.begin(), view_.jobs.end(), id, [](const JobView& j, JobId x) { return j.id < x; }) -
+          view_.jobs.begin());
+      const bool present = pos < view_.jobs.size() && view_.jobs[pos].id == id;
+      const auto it = active_.find(id);
+      bool keep = false;
+      if (it != active_.end()) {
+        if (!included(it->second)) {
+          held_back_.push_back(id);
+        } else {
+          JobView entry;
+          ViewBase base;
+          keep = view_entry(it->second, entry, base);
+          if (keep && present) {
+            view_.jobs[pos] = std::move(entry);
+            view_base_[pos] = base;
+          } else if (keep) {
+            view_.jobs.insert(view_.jobs.begin() + static_cast<std::ptrdiff_t>(pos), std::move(entry));
+            view_base_.insert(view_base_.begin() + static_cast<std::ptrdiff_t>(pos), base);
+          }
+        }
+      }
+      if (!keep && present) {
+        view_.jobs.erase(view_.jobs.begin() + static_cast<std::ptrdiff_t>(pos));
+        view_base_.erase(view_base_.begin() + static_cast<std::ptrdiff_t>(pos));
+      }
+    }
+    view_dirty_.clear();
+  }
+  view_.now = now;
+  for (size_t k = 0; k < view_.jobs.size(); ++k) {
+    JobView& j = view_.jobs[k];
+    const ViewBase& b = view_base_[k];
+    if (b.queued) {
+      j.waited_s = b.waited_s + std::max(0.0, now - b.queued_since);
+    } else {
+      const double ran = std::max(0.0, now - b.started_at);
+      j.service_s = b.service_s + ran * static_cast<double>(j.need.replicas);
+      j.work_s = b.work_s + ran * b.speed;
+    }
+  }
 }
 
 void Scheduler::stop(JobId id, StopReason why, const std::string& reason) {
   if (stopping_.count(id)) return;
   stopping_[id] = why;
+  view_dirty_.push_back(id);
   executor_.stop(id, options_.grace_s);
   const auto& job = active_.at(id);
   say(fmt::format("job {} ({}): stopping: {}", id, job.spec.name, reason));
@@ -279,16 +457,26 @@ void Scheduler::start(const StartDecision& decision, double now) {
     reload(decision.job);
     return;
   }
-  reload(decision.job);
-  const JobRecord& job = active_.at(decision.job);
-  (void)queued;
+  // The row as Store::start_attempt wrote it, without reading it back.
+  JobRecord& job = active_.at(decision.job);
+  job.state = JobState::Running;
+  job.waited_s += std::max(0.0, now - queued.queued_since);
+  job.attempts += 1;
+  job.attempt_number = job.attempts;
+  job.attempt_id = *attempt;
+  job.slots = std::move(slot_ids);
+  job.started_at = now;
+  job.pid = 0;
+  hold(job.id, decision.slots);
+  --queued_;
+  view_dirty_.push_back(job.id);
   Launch launch = launch_for(job);
   try {
     const int64_t pid = executor_.start(launch);
-    store_.set_attempt_pid(*attempt, pid);
+    if (pid != 0) store_.set_attempt_pid(*attempt, pid);  // 0 (no process) is what the row holds already
     active_.at(decision.job).pid = pid;
     say(fmt::format("job {} ({}): queued -> running on {} (attempt {})", job.id, job.spec.name,
-                    fmt::join(slot_ids, ","), job.attempt_number));
+                    fmt::join(job.slots, ","), job.attempt_number));
   } catch (const Error& e) {
     ExitStatus failed;
     failed.job = job.id;
@@ -300,23 +488,49 @@ void Scheduler::start(const StartDecision& decision, double now) {
 }
 
 void Scheduler::write_slot_status(double now) {
-  std::vector<SlotStatus> out;
-  std::map<std::string, JobId> owner;
-  for (const auto& [id, job] : active_)
-    if (job.state == JobState::Running)
-      for (const auto& s : job.slots) owner[s] = id;
-  for (const auto& slot : slots_) {
-    SlotStatus s{slot.id, to_string(slot.kind), slot.profile, slot.device, 0, -1, now};
-    const auto it = owner.find(slot.id);
-    if (it != owner.end()) {
-      s.job = it->second;
-      const auto u = utilization_.find(it->second);
-      if (u != utilization_.end()) s.utilization = u->second;
+  auto utilization = [&](size_t i) {
+    const JobId owner = slot_owner_[i];
+    const auto u = owner ? utilization_.find(owner) : utilization_.end();
+    return u == utilization_.end() ? -1.0 : u->second;
+  };
+  auto row = [&](size_t i) {
+    const Slot& slot = slots_[i];
+    return SlotStatus{slot.id, to_string(slot.kind), slot.profile, slot.device, slot_owner_[i], utilization(i), now};
+  };
+  // Only the rows of slots that changed hands (or whose job's utilisation changed) since the last write are
+  // written again, so a row's updated_at is when it last changed; the whole table when the slots changed.
+  if (written_owner_.size() != slots_.size() || slots_changed_ || status_stale_) {
+    std::vector<SlotStatus> out;
+    written_owner_.assign(slots_.size(), 0);
+    written_utilization_.assign(slots_.size(), -1);
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      out.push_back(row(i));
+      written_owner_[i] = out.back().job;
+      written_utilization_[i] = out.back().utilization;
     }
-    out.push_back(s);
+    store_.write_slots(out);
+  } else {
+    std::sort(status_dirty_.begin(), status_dirty_.end());
+    status_dirty_.erase(std::unique(status_dirty_.begin(), status_dirty_.end()), status_dirty_.end());
+    std::vector<SlotStatus> changed;
+    for (int s : status_dirty_) {
+      const auto i = static_cast<size_t>(s);
+      if (i >= slots_.size()) continue;
+      const double u = utilization(i);
+      if (slot_owner_[i] == written_owner_[i] && u == written_utilization_[i]) continue;
+      changed.push_back(row(i));
+      written_owner_[i] = slot_owner_[i];
+      written_utilization_[i] = u;
+    }
+    if (!changed.empty()) store_.update_slots(changed);
   }
-  store_.write_slots(out);
-  store_.set_scheduler_info(static_cast<int64_t>(::getpid()), to_string(policy_.spec), now);
+  status_dirty_.clear();
+  status_stale_ = false;
+  if (slots_changed_ || now - last_heartbeat_ >= 2.0) {
+    store_.set_scheduler_info(static_cast<int64_t>(::getpid()), to_string(policy_.spec), now);
+    last_heartbeat_ = now;
+  }
+  slots_changed_ = false;
   last_status_write_ = now;
 }
 
@@ -325,14 +539,22 @@ void Scheduler::step() {
   const ExecUpdate update = executor_.poll(now);
   for (const auto& lines : update.events) handle_events(lines);
   for (const auto& exit : update.exits) handle_exit(exit);
-  for (const auto& usage : update.usage) utilization_[usage.job] = usage.utilization;
+  for (const auto& usage : update.usage) {
+    utilization_[usage.job] = usage.utilization;
+    if (const auto held = held_.find(usage.job); held != held_.end())
+      status_dirty_.insert(status_dirty_.end(), held->second.begin(), held->second.end());
+  }
   if (store_.changed_elsewhere()) reload();
 
-  for (const auto& [id, job] : active_)
-    if (job.state == JobState::Running && job.cancel_requested) stop(id, StopReason::Cancel, "cancelled by user");
+  // A cancel of a running job arrives only with a reload (another process set it in the store).
+  if (check_cancels_)
+    for (const auto& [id, job] : active_)
+      if (job.state == JobState::Running && job.cancel_requested) stop(id, StopReason::Cancel, "cancelled by user");
+  check_cancels_ = false;
 
   now = clock_.now();
-  const Decisions decisions = policy_.decide(view(now));
+  refresh_view(now);
+  const Decisions decisions = policy_.decide(view_);
   for (const auto& p : decisions.preemptions)
     if (active_.count(p.job)) stop(p.job, StopReason::Preempt, "preempted " + p.reason);
   for (const auto& r : decisions.resizes) {

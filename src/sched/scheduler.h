@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -44,8 +45,22 @@ class Scheduler {
   /// Stops every running job and waits for them (up to the grace period plus a margin).
   void shutdown();
 
+  /// Queues a job from inside this process (the simulator's arrivals, a program that embeds the scheduler):
+  /// the same Store::submit as `ragmig submit`, which the next step() sees without re-reading the store.
+  JobId submit(const JobSpec& spec);
+  /// Replaces the slots on offer (a MIG re-partition creates and destroys slots). Every slot that a running
+  /// job holds must stay, under the same id.
+  void set_slots(std::vector<Slot> slots);
+  /// The view the policy would be given now.
+  const ClusterView& cluster_view() {
+    refresh_view(clock_.now());
+    return view_;
+  }
+
   /// Active (queued or running) jobs as last seen.
   size_t active_jobs() const { return active_.size(); }
+  /// Queued jobs as last seen (backing-off ones included).
+  size_t queued_jobs() const { return queued_; }
   const std::vector<Slot>& slots() const { return slots_; }
   const Policy& policy() const { return policy_; }
 
@@ -56,7 +71,16 @@ class Scheduler {
   void reload(JobId id);
   void handle_exit(const ExitStatus& status);
   void handle_events(const EventLines& lines);
-  ClusterView view(double now) const;
+  // What a view entry's time-dependent fields grow from.
+  struct ViewBase {
+    bool queued = false;
+    double waited_s = 0, queued_since = 0, service_s = 0, work_s = 0, started_at = 0, speed = 1;
+  };
+  void refresh_view(double now);
+  bool view_entry(const JobRecord& job, JobView& entry, ViewBase& base) const;
+  void index_slots(const JobRecord& job);
+  void hold(JobId id, std::vector<int> slots);
+  void release(JobId id);
   void start(const StartDecision& start, double now);
   void stop(JobId id, StopReason why, const std::string& reason);
   void write_slot_status(double now);
@@ -67,7 +91,7 @@ class Scheduler {
   Executor& executor_;
   Clock& clock_;
   std::vector<Slot> slots_;
-  std::map<std::string, int> slot_index_;
+  std::unordered_map<std::string, int> slot_index_;
   SchedulerOptions options_;
   Policy policy_;
   Log log_;
@@ -75,6 +99,22 @@ class Scheduler {
   std::map<JobId, StopReason> stopping_;
   std::map<JobId, double> utilization_;
   double last_status_write_ = -1;
+  // Kept between passes so that a pass costs what changed, not what exists.
+  ClusterView view_;                         ///< the policy's input, refreshed in place
+  std::vector<ViewBase> view_base_;          ///< per entry of view_.jobs
+  std::vector<JobId> view_dirty_;            ///< jobs whose entry is out of date
+  std::vector<JobId> held_back_;             ///< queued jobs left out (backing off, cancelled): rechecked
+  bool view_stale_ = true;                   ///< rebuild every entry (slots or all jobs re-read)
+  bool check_cancels_ = true;                ///< a reload may have brought cancel requests
+  std::unordered_map<JobId, std::vector<int>> held_;  ///< running jobs: indices of the slots they hold (hold/release)
+  size_t queued_ = 0;                        ///< queued jobs in active_
+  std::vector<JobId> written_owner_;         ///< slot status as last written (job per slot)
+  std::vector<double> written_utilization_;
+  std::vector<JobId> slot_owner_;            ///< the running job on each slot (0: none), as held_ says
+  std::vector<int> status_dirty_;            ///< slots whose status row may have changed
+  bool status_stale_ = true;                 ///< rewrite every row (all jobs re-read)
+  bool slots_changed_ = true;
+  double last_heartbeat_ = -1e300;
 };
 
 }  // namespace ragmig::sched

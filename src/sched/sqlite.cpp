@@ -8,9 +8,10 @@
 
 namespace ragmig::sched {
 
-Db::Db(const std::string& path) : path_(path) {
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                      nullptr) != SQLITE_OK) {
+Db::Db(const std::string& path, bool one_thread) : path_(path) {
+  const int threading = one_thread ? SQLITE_OPEN_NOMUTEX : SQLITE_OPEN_FULLMUTEX;
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | threading, nullptr) !=
+      SQLITE_OK) {
     const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     db_ = nullptr;
@@ -20,7 +21,10 @@ Db::Db(const std::string& path) : path_(path) {
   exec("PRAGMA foreign_keys = ON");
 }
 
-Db::~Db() { sqlite3_close_v2(db_); }
+Db::~Db() {
+  cache_.clear();  // finalize the kept statements before the connection closes
+  sqlite3_close_v2(db_);
+}
 
 void Db::fail(const std::string& what) const {
   throw IoError(path_ + ": " + what + ": " + sqlite3_errmsg(db_));
@@ -42,13 +46,22 @@ Statement Db::prepare(const std::string& sql) {
   return Statement(*this, stmt);
 }
 
+Statement& Db::cached(const char* sql) {
+  auto& slot = cache_[sql];
+  if (!slot) slot = std::make_unique<Statement>(prepare(sql));
+  else slot->reset();
+  return *slot;
+}
+
 int64_t Db::last_insert_id() const { return sqlite3_last_insert_rowid(db_); }
 int Db::changes() const { return sqlite3_changes(db_); }
 
 int64_t Db::data_version() {
-  auto st = prepare("PRAGMA data_version");
+  auto& st = cached("PRAGMA data_version");
   st.step();
-  return st.column_int(0);
+  const int64_t version = st.column_int(0);
+  st.reset();
+  return version;
 }
 
 Statement::~Statement() { sqlite3_finalize(stmt_); }
@@ -90,7 +103,7 @@ std::string Statement::column_text(int i) const {
 }
 bool Statement::column_is_null(int i) const { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
 
-Transaction::Transaction(Db& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }
+Transaction::Transaction(Db& db) : db_(db) { db_.cached("BEGIN IMMEDIATE").run(); }
 Transaction::~Transaction() {
   if (!done_) {
     try {
@@ -100,7 +113,7 @@ Transaction::~Transaction() {
   }
 }
 void Transaction::commit() {
-  db_.exec("COMMIT");
+  db_.cached("COMMIT").run();
   done_ = true;
 }
 

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -17,7 +19,8 @@ class Statement;
 class Db {
  public:
   /// Opens (creating) the database at `path`; ":memory:" for one that lives in this process only.
-  explicit Db(const std::string& path);
+  /// `one_thread`: the connection is used by one thread only, so SQLite need not lock it per call.
+  explicit Db(const std::string& path, bool one_thread = false);
   ~Db();
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;
@@ -25,6 +28,11 @@ class Db {
   /// Runs one or more statements without results.
   void exec(const std::string& sql);
   Statement prepare(const std::string& sql);
+  /// The statement for `sql`, compiled once per connection and kept: reset and with no bindings, ready to
+  /// bind and step. For the statements the scheduler runs on every transition (compiling costs more than
+  /// running them). Kept by the address of `sql`, which must therefore be a string literal (or live as long
+  /// as the connection). Not for a statement whose rows are still being read when it is asked for again.
+  Statement& cached(const char* sql);
   int64_t last_insert_id() const;
   /// Rows changed by the last INSERT/UPDATE/DELETE.
   int changes() const;
@@ -36,6 +44,7 @@ class Db {
  private:
   sqlite3* db_ = nullptr;
   std::string path_;
+  std::unordered_map<const char*, std::unique_ptr<Statement>> cache_;
 };
 
 class Statement {

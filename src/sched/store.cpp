@@ -142,13 +142,30 @@ std::string scheduler_lock_path(const std::string& state_dir) {
   return (std::filesystem::path(state_dir) / "scheduler.lock").string();
 }
 
-Store::Store(const std::string& state_dir) : dir_(state_dir) {
+Store::Store(const std::string& state_dir, Mode mode) : dir_(state_dir) {
   std::error_code ec;
+  if (mode == Mode::MustExist && !std::filesystem::exists(std::filesystem::path(dir_) / "state.db", ec))
+    throw DataError(dir_ + ": no scheduler state here (nothing submitted yet, or a different --state?)");
   std::filesystem::create_directories(std::filesystem::path(dir_) / "runs", ec);
   if (ec) throw IoError(dir_ + ": cannot create the state folder: " + ec.message());
   db_ = std::make_unique<Db>((std::filesystem::path(dir_) / "state.db").string());
   db_->exec("PRAGMA journal_mode = WAL");
   db_->exec("PRAGMA synchronous = NORMAL");  // WAL + NORMAL: a commit survives a process crash
+  create_schema();
+}
+
+Store::Store(const std::string& run_root, InMemory) : dir_(run_root) {
+  db_ = std::make_unique<Db>(":memory:", /*one_thread=*/true);  // no other connection can reach it
+  db_->exec("PRAGMA synchronous = OFF");  // nothing outlives the process anyway
+  db_->exec("PRAGMA journal_mode = OFF");
+  create_schema();
+}
+
+std::unique_ptr<Store> Store::in_memory(const std::string& run_root) {
+  return std::unique_ptr<Store>(new Store(run_root, InMemory{}));
+}
+
+void Store::create_schema() {
   Transaction tx(*db_);
   db_->exec(kSchema);
   auto get = db_->prepare("SELECT value FROM meta WHERE key = 'schema_version'");
@@ -172,14 +189,14 @@ std::string Store::run_dir(JobId id) const {
 
 void Store::transition(JobId id, const std::string& from, const std::string& to, const std::string& reason,
                        double now) {
-  db_->prepare("INSERT INTO transitions(job_id, from_state, to_state, reason, at) VALUES(?, ?, ?, ?, ?)")
+  db_->cached("INSERT INTO transitions(job_id, from_state, to_state, reason, at) VALUES(?, ?, ?, ?, ?)")
       .bind(1, id).bind(2, from).bind(3, to).bind(4, reason).bind(5, now).run();
 }
 
 JobId Store::submit(const JobSpec& spec, double now) {
   validate(spec);
   Transaction tx(*db_);
-  db_->prepare("INSERT INTO jobs(spec, state, submitted_at, queued_since) VALUES(?, 'queued', ?, ?)")
+  db_->cached("INSERT INTO jobs(spec, state, submitted_at, queued_since) VALUES(?, 'queued', ?, ?)")
       .bind(1, to_json(spec).dump()).bind(2, now).bind(3, now).run();
   const JobId id = db_->last_insert_id();
   transition(id, "", "queued", "submitted", now);
@@ -208,10 +225,13 @@ CancelResult Store::request_cancel(JobId id, double now) {
 }
 
 std::optional<JobRecord> Store::job(JobId id) {
-  auto st = db_->prepare(std::string("SELECT ") + kJobColumns + kJobFrom + " WHERE j.id = ?");
+  static const std::string sql = std::string("SELECT ") + kJobColumns + kJobFrom + " WHERE j.id = ?";
+  auto& st = db_->cached(sql.c_str());
   st.bind(1, id);
   if (!st.step()) return std::nullopt;
-  return read_job(st, db_->path());
+  JobRecord record = read_job(st, db_->path());
+  st.reset();  // a statement left on a row would pin this connection's read snapshot
+  return record;
 }
 
 std::vector<JobRecord> Store::jobs(bool active_only) {
@@ -219,6 +239,15 @@ std::vector<JobRecord> Store::jobs(bool active_only) {
                          (active_only ? " WHERE j.state IN ('queued', 'running')" : "") + " ORDER BY j.id");
   std::vector<JobRecord> out;
   while (st.step()) out.push_back(read_job(st, db_->path()));
+  return out;
+}
+
+std::vector<JobTimes> Store::job_times() {
+  auto st = db_->prepare("SELECT id, state, submitted_at, finished_at, waited_s, service_s, attempts FROM jobs ORDER BY id");
+  std::vector<JobTimes> out;
+  while (st.step())
+    out.push_back({st.column_int(0), parse_job_state(st.column_text(1)), st.column_double(2), st.column_double(3),
+                   st.column_double(4), st.column_double(5), st.column_int(6)});
   return out;
 }
 
@@ -246,15 +275,16 @@ bool Store::changed_elsewhere() {
 
 std::optional<int64_t> Store::start_attempt(JobId id, const std::vector<std::string>& slots, double now) {
   Transaction tx(*db_);
-  auto st = db_->prepare("SELECT attempts, queued_since FROM jobs WHERE id = ? AND state = 'queued' AND cancel_requested = 0");
+  auto& st = db_->cached("SELECT attempts, queued_since FROM jobs WHERE id = ? AND state = 'queued' AND cancel_requested = 0");
   st.bind(1, id);
   if (!st.step()) return std::nullopt;
   const int64_t number = st.column_int(0) + 1;
   const double queued_since = st.column_double(1);
-  db_->prepare("INSERT INTO attempts(job_id, number, slots, started_at) VALUES(?, ?, ?, ?)")
+  st.reset();
+  db_->cached("INSERT INTO attempts(job_id, number, slots, started_at) VALUES(?, ?, ?, ?)")
       .bind(1, id).bind(2, number).bind(3, nlohmann::json(slots).dump()).bind(4, now).run();
   const int64_t attempt = db_->last_insert_id();
-  db_->prepare("UPDATE jobs SET state = 'running', attempts = ?, attempt_id = ?, waited_s = waited_s + ? WHERE id = ?")
+  db_->cached("UPDATE jobs SET state = 'running', attempts = ?, attempt_id = ?, waited_s = waited_s + ? WHERE id = ?")
       .bind(1, number).bind(2, attempt).bind(3, std::max(0.0, now - queued_since)).bind(4, id).run();
   std::string on;
   for (const auto& s : slots) on += (on.empty() ? "" : ",") + s;
@@ -264,16 +294,16 @@ std::optional<int64_t> Store::start_attempt(JobId id, const std::vector<std::str
 }
 
 void Store::set_attempt_pid(int64_t attempt_id, int64_t pid) {
-  db_->prepare("UPDATE attempts SET pid = ? WHERE id = ?").bind(1, pid).bind(2, attempt_id).run();
+  db_->cached("UPDATE attempts SET pid = ? WHERE id = ?").bind(1, pid).bind(2, attempt_id).run();
 }
 
-void Store::finish_attempt(JobId id, int64_t attempt_id, const AttemptEnd& end, double now) {
+bool Store::finish_attempt(JobId id, int64_t attempt_id, const AttemptEnd& end, double now) {
   Transaction tx(*db_);
-  db_->prepare("UPDATE attempts SET ended_at = ?, exit_code = ?, signal = ?, outcome = ? WHERE id = ? AND ended_at = 0")
+  db_->cached("UPDATE attempts SET ended_at = ?, exit_code = ?, signal = ?, outcome = ? WHERE id = ? AND ended_at = 0")
       .bind(1, now).bind(2, end.exit_code).bind(3, end.signal).bind(4, end.outcome).bind(5, attempt_id).run();
-  if (db_->changes() == 0) return;  // already closed (a second report of the same exit)
+  if (db_->changes() == 0) return false;  // already closed (a second report of the same exit)
   const std::string next = to_string(end.next);
-  db_->prepare(
+  db_->cached(
          "UPDATE jobs SET state = ?, reason = ?, not_before = ?, queued_since = ?, service_s = service_s + ?, "
          "work_s = work_s + ?, failures = failures + ?, finished_at = ?, attempt_id = 0, "
          "cancel_requested = CASE WHEN ? = 'queued' THEN cancel_requested ELSE 0 END WHERE id = ?")
@@ -282,13 +312,15 @@ void Store::finish_attempt(JobId id, int64_t attempt_id, const AttemptEnd& end, 
       .bind(10, id).run();
   transition(id, "running", next, end.reason, now);
   tx.commit();
+  return true;
 }
 
 void Store::note(JobId id, const std::string& what, double now) {
-  auto st = db_->prepare("SELECT state FROM jobs WHERE id = ?");
+  auto& st = db_->cached("SELECT state FROM jobs WHERE id = ?");
   st.bind(1, id);
   if (!st.step()) return;
   const std::string state = st.column_text(0);
+  st.reset();
   transition(id, state, state, what, now);
 }
 
@@ -337,6 +369,22 @@ void Store::write_slots(const std::vector<SlotStatus>& slots) {
   tx.commit();
 }
 
+void Store::update_slots(const std::vector<SlotStatus>& slots) {
+  std::optional<Transaction> tx;  // one row is one statement, atomic on its own
+  if (slots.size() > 1) tx.emplace(*db_);
+  for (const auto& s : slots) {
+    db_->cached("UPDATE slots SET kind = ?, profile = ?, device = ?, job_id = ?, utilization = ?, updated_at = ? "
+                "WHERE id = ?")
+        .bind(1, s.kind).bind(2, s.profile).bind(3, s.device).bind(4, s.job).bind(5, s.utilization)
+        .bind(6, s.updated_at).bind(7, s.id).run();
+    if (db_->changes() == 0)
+      db_->cached("INSERT INTO slots(id, kind, profile, device, job_id, utilization, updated_at) VALUES(?, ?, ?, ?, ?, ?, ?)")
+          .bind(1, s.id).bind(2, s.kind).bind(3, s.profile).bind(4, s.device).bind(5, s.job).bind(6, s.utilization)
+          .bind(7, s.updated_at).run();
+  }
+  if (tx) tx->commit();
+}
+
 std::vector<SlotStatus> Store::slots() {
   auto st = db_->prepare("SELECT id, kind, profile, device, job_id, utilization, updated_at FROM slots ORDER BY rowid");
   std::vector<SlotStatus> out;
@@ -347,10 +395,14 @@ std::vector<SlotStatus> Store::slots() {
 }
 
 void Store::set_scheduler_info(int64_t pid, const std::string& policy, double now) {
-  Transaction tx(*db_);
-  auto put = db_->prepare("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)");
-  put.bind(1, "scheduler").bind(2, nlohmann::json{{"pid", pid}, {"policy", policy}, {"heartbeat", now}}.dump()).run();
-  tx.commit();
+  // One statement: atomic on its own.
+  // Written on every pass of the loop, so formatted directly (the same JSON object as nlohmann would write),
+  // and updated in place once the row exists.
+  const std::string value = fmt::format(R"({{"heartbeat":{},"pid":{},"policy":{}}})", nlohmann::json(now).dump(), pid,
+                                        nlohmann::json(policy).dump());
+  db_->cached("UPDATE meta SET value = ? WHERE key = 'scheduler'").bind(1, value).run();
+  if (db_->changes() == 0)
+    db_->cached("INSERT INTO meta(key, value) VALUES('scheduler', ?)").bind(1, value).run();
 }
 
 std::optional<Store::SchedulerInfo> Store::scheduler_info() {

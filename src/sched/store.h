@@ -44,6 +44,17 @@ struct JobRecord {
   int64_t pid = 0;            ///< the attempt's process (group leader); 0 until recorded
 };
 
+/// A job's times without its spec: what reports and the simulator's metrics read for every job.
+struct JobTimes {
+  JobId id = 0;
+  JobState state = JobState::Queued;
+  double submitted_at = 0;
+  double finished_at = 0;     ///< terminal states only
+  double waited_s = 0;        ///< queued time up to queued_since (running or finished jobs: all of it)
+  double service_s = 0;
+  int64_t attempts = 0;
+};
+
 struct AttemptRecord {
   int64_t id = 0;
   JobId job = 0;
@@ -88,8 +99,15 @@ enum class CancelResult { Cancelled, Stopping, AlreadyFinished };
 
 class Store {
  public:
-  /// Opens (creating the folder and the schema) `state_dir`/state.db. Throws IoError.
-  explicit Store(const std::string& state_dir);
+  enum class Mode { Create, MustExist };
+  /// Opens `state_dir`/state.db, creating the folder and the schema (Create), or refusing with DataError
+  /// when there is no store yet (MustExist: `status` and `cancel` on a mistyped --state). Throws IoError.
+  explicit Store(const std::string& state_dir, Mode mode = Mode::Create);
+  /// A store that lives in this process only (SQLite ":memory:" without journal or syncing, used from one
+  /// thread): the simulator replays whole traces through the same store code. A transaction that is not
+  /// committed is not rolled back (there is no journal): every writer here either commits or has changed
+  /// nothing. run_dir() names folders under `run_root`, which is never created.
+  static std::unique_ptr<Store> in_memory(const std::string& run_root);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -108,6 +126,8 @@ class Store {
   /// Every job (active_only: queued and running), in id order.
   std::vector<JobRecord> jobs(bool active_only);
   std::vector<AttemptRecord> attempts(JobId id);
+  /// Every job's times, in id order (no spec is parsed: cheap for hundreds of thousands of jobs).
+  std::vector<JobTimes> job_times();
   /// Attempts with no end, whatever their job's state (reconciliation after a crash).
   std::vector<AttemptRecord> open_attempts();
 
@@ -118,8 +138,9 @@ class Store {
   /// returns the attempt id, or nullopt when someone changed the job first.
   std::optional<int64_t> start_attempt(JobId id, const std::vector<std::string>& slots, double now);
   void set_attempt_pid(int64_t attempt_id, int64_t pid);
-  /// Closes the attempt and moves its job to end.next, in one transaction.
-  void finish_attempt(JobId id, int64_t attempt_id, const AttemptEnd& end, double now);
+  /// Closes the attempt and moves its job to end.next, in one transaction. Returns false (and changes
+  /// nothing) when the attempt was closed already.
+  bool finish_attempt(JobId id, int64_t attempt_id, const AttemptEnd& end, double now);
   /// Records that a running job is being stopped (preemption or cancel), as a transition-log entry.
   void note(JobId id, const std::string& what, double now);
 
@@ -137,6 +158,8 @@ class Store {
   std::vector<Transition> transitions(JobId id);
 
   void write_slots(const std::vector<SlotStatus>& slots);
+  /// Replaces the rows of these slots only (by id), leaving the others as they are.
+  void update_slots(const std::vector<SlotStatus>& slots);
   std::vector<SlotStatus> slots();
   /// The running scheduler's heartbeat: pid, policy and time, for `status`.
   void set_scheduler_info(int64_t pid, const std::string& policy, double now);
@@ -148,6 +171,9 @@ class Store {
   std::optional<SchedulerInfo> scheduler_info();
 
  private:
+  struct InMemory {};
+  Store(const std::string& run_root, InMemory);
+  void create_schema();
   void transition(JobId id, const std::string& from, const std::string& to, const std::string& reason, double now);
 
   std::string dir_;

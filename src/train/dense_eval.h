@@ -6,6 +6,7 @@
 #include <string>
 
 #include "model/dual_encoder.h"
+#include "model/embed.h"
 #include "text/beir.h"
 #include "text/wordpiece.h"
 
@@ -32,9 +33,7 @@ RecallResult evaluate_recall(model::DualEncoder& model, const text::WordPieceTok
                              const text::BeirFolder& beir, const text::Qrels& qrels, const RecallOptions& opts,
                              const torch::Device& device);
 
-/// Embeds `texts` with one tower, in batches sorted by length; rows come back in input order. [N, D] on CPU.
-torch::Tensor embed_texts(model::DualEncoder& model, const text::WordPieceTokenizer& tokenizer,
-                          const std::vector<std::string>& texts, bool queries, int64_t max_tokens,
-                          int64_t batch_size, const torch::Device& device);
+/// The embedder lives in model/embed.h, shared with the eval module.
+using model::embed_texts;
 
 }  // namespace ragmig::train

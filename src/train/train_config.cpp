@@ -44,6 +44,7 @@ ConfigTable make_config_table(TrainConfig& c) {
   t.add("train.threads", c.train.threads, "CPU threads (0 = all cores)");
   t.add("train.device", c.train.device, "auto | cpu | cuda | cuda:N");
   t.add("train.precision", c.train.precision, "auto | fp32 | bf16 (autocast)");
+  t.add("train.optimizer", c.train.optimizer, "adamw | sgd (same parameter groups and weight decay)");
   t.add("train.checkpoint_every", c.train.checkpoint_every, "steps between checkpoints (0 = end and SIGTERM only)");
   t.add("train.keep_checkpoints", c.train.keep_checkpoints, "newest checkpoints kept");
   t.add("train.log_every", c.train.log_every, "steps between progress events");
@@ -52,6 +53,23 @@ ConfigTable make_config_table(TrainConfig& c) {
   t.add("eval.k", c.eval.k, "recall@k of exact dense search over the whole corpus");
   t.add("eval.max_queries", c.eval.max_queries, "evaluate the first N queries only (0 = all)");
   t.add("eval.batch_size", c.eval.batch_size, "encoding batch size");
+
+  t.add("parallel.mode", c.parallel.mode, "sync (all-reduce every step) | localsgd (average every K steps)");
+  t.add("parallel.global_negatives", c.parallel.global_negatives,
+        "sync: gather all replicas' embeddings so each query sees the global batch's negatives");
+  t.add("parallel.average_every", c.parallel.average_every, "localsgd: steps between parameter averages (K)");
+  t.add("parallel.average_optimizer", c.parallel.average_optimizer, "localsgd: also average optimiser moments");
+  t.add("parallel.dynamic_batch", c.parallel.dynamic_batch,
+        "split the global batch by measured replica speed (slower slices take fewer samples)");
+  t.add("parallel.rebalance_every", c.parallel.rebalance_every, "steps between re-splits of the batch");
+  t.add("parallel.min_batch_fraction", c.parallel.min_batch_fraction,
+        "lower bound of a replica's batch as a fraction of an even share");
+  t.add("parallel.backend", c.parallel.backend, "auto (NCCL between whole GPUs if built with it, else Gloo) | gloo | nccl");
+  t.add("parallel.timeout_s", c.parallel.timeout_s, "collective timeout: a replica silent this long counts as gone");
+  t.add("parallel.debug_slowdown_rank", c.parallel.debug_slowdown_rank, "testing: rank made slower (-1 = none)");
+  t.add("parallel.debug_slowdown", c.parallel.debug_slowdown, "testing: that rank's step-time factor (sleeps)");
+  t.add("parallel.debug_kill_rank", c.parallel.debug_kill_rank, "testing: rank that dies (SIGKILL) mid-run (-1 = none)");
+  t.add("parallel.debug_kill_step", c.parallel.debug_kill_step, "testing: the step after which it dies");
   return t;
 }
 
@@ -96,6 +114,16 @@ void validate(const TrainConfig& c) {
           "train.device", "expected auto, cpu, cuda or cuda:N");
   require(c.train.precision == "auto" || c.train.precision == "fp32" || c.train.precision == "bf16",
           "train.precision", "expected auto, fp32 or bf16");
+  require(c.train.optimizer == "adamw" || c.train.optimizer == "sgd", "train.optimizer", "expected adamw or sgd");
+  require(c.parallel.mode == "sync" || c.parallel.mode == "localsgd", "parallel.mode", "expected sync or localsgd");
+  require(c.parallel.average_every >= 1, "parallel.average_every", "must be >= 1");
+  require(c.parallel.rebalance_every >= 1, "parallel.rebalance_every", "must be >= 1");
+  require(c.parallel.min_batch_fraction > 0 && c.parallel.min_batch_fraction <= 1, "parallel.min_batch_fraction",
+          "must be in (0, 1]");
+  require(c.parallel.backend == "auto" || c.parallel.backend == "gloo" || c.parallel.backend == "nccl",
+          "parallel.backend", "expected auto, gloo or nccl");
+  require(c.parallel.timeout_s > 0, "parallel.timeout_s", "must be positive");
+  require(c.parallel.debug_slowdown >= 1, "parallel.debug_slowdown", "must be >= 1");
   require(c.train.checkpoint_every >= 0, "train.checkpoint_every", "must be >= 0");
   require(c.train.keep_checkpoints >= 1, "train.keep_checkpoints", "must be >= 1");
   require(c.train.log_every >= 1, "train.log_every", "must be >= 1");

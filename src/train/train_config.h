@@ -49,6 +49,7 @@ struct TrainOptions {
   int64_t threads = 0;                ///< intra-op threads (0 = all cores)
   std::string device = "auto";        ///< auto | cpu | cuda | cuda:N
   std::string precision = "auto";     ///< auto (bf16 on CUDA, fp32 on CPU) | fp32 | bf16
+  std::string optimizer = "adamw";    ///< adamw | sgd (plain SGD: the localsgd == sync check)
   int64_t checkpoint_every = 200;     ///< 0 = only on SIGTERM and at the end
   int64_t keep_checkpoints = 2;
   int64_t log_every = 10;
@@ -61,11 +62,30 @@ struct EvalOptions {
   int64_t batch_size = 128;  ///< encoding batch
 };
 
+/// Data parallelism: used when the worker runs as one of several ranks (RANK/WORLD_SIZE, Slurm, or
+/// `ragmig train --replicas N`). train.batch_size is then the global batch of one step over all replicas.
+struct ParallelOptions {
+  std::string mode = "sync";          ///< sync (gradients every step) | localsgd (parameters every K steps)
+  bool global_negatives = true;       ///< sync: every query sees the whole global batch's passages
+  int64_t average_every = 20;         ///< localsgd: K, steps between parameter averages
+  bool average_optimizer = false;     ///< localsgd: average the optimiser moments too
+  bool dynamic_batch = false;         ///< slower replicas take fewer samples of the global batch
+  int64_t rebalance_every = 10;       ///< steps of timing (medians) between batch re-splits
+  double min_batch_fraction = 0.25;   ///< a replica's batch stays >= this fraction of an even share
+  std::string backend = "auto";       ///< auto | gloo | nccl
+  double timeout_s = 120;             ///< a collective waiting longer than this means a replica is gone
+  int64_t debug_slowdown_rank = -1;   ///< tests: this rank sleeps to make its steps debug_slowdown x slower
+  double debug_slowdown = 2.0;
+  int64_t debug_kill_rank = -1;       ///< tests: this rank SIGKILLs itself after step debug_kill_step
+  int64_t debug_kill_step = 0;
+};
+
 struct TrainConfig {
   DataConfig data;
   ModelConfig model;
   TrainOptions train;
   EvalOptions eval;
+  ParallelOptions parallel;
 };
 
 /// Binds every field of `cfg` to its key. `cfg` must outlive the table.

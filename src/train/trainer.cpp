@@ -1,25 +1,34 @@
 // The training loop of `ragmig train` and everything it owns in the run folder (see trainer.h).
 // Bit-exact resume rests on three things: the LR is a pure function of the step, the batches a pure
 // function of (seed, epoch), and the checkpoint holds weights, AdamW state, generators and data position.
+// With several replicas the same loop runs on every rank: each trains on its slice of the global batch
+// (data_shard.h), rank 0 writes the run folder, and every collective is reached by all ranks in step.
 #include "train/trainer.h"
 
 #include <fmt/format.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <numeric>
 #include <optional>
+#include <thread>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/event_log.h"
+#include "core/splitmix.h"
 #include "core/stop_signal.h"
 #include "model/model_folder.h"
 #include "text/batch_sampler.h"
 #include "text/vocab_builder.h"
 #include "train/autocast_guard.h"
+#include "train/batch_balancer.h"
 #include "train/checkpoint_store.h"
+#include "train/data_shard.h"
 #include "train/dense_eval.h"
+#include "train/dp_step.h"
 #include "train/lr_schedule.h"
 #include "train/progress_line.h"
 #include "train/rng_state.h"
@@ -34,11 +43,16 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-torch::Device pick_device(const std::string& name) {
+// `local_rank` spreads local replicas over the visible GPUs (one GPU each when the scheduler pinned them).
+torch::Device pick_device(const std::string& name, int local_rank) {
   if (name == "cpu") return torch::kCPU;
-  if (name == "auto") return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+  const auto gpu = [&] {
+    const auto n = static_cast<int>(torch::cuda::device_count());
+    return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(n > 0 ? local_rank % n : 0));
+  };
+  if (name == "auto") return torch::cuda::is_available() ? gpu() : torch::Device(torch::kCPU);
   if (!torch::cuda::is_available()) throw DeviceError("train.device = " + name + ", but CUDA is not available here");
-  return torch::Device(name);
+  return name == "cuda" ? gpu() : torch::Device(name);
 }
 
 double rss_mb() {
@@ -90,8 +104,9 @@ model::EncoderSpec spec_from_config(const ModelConfig& m, const text::WordPieceT
   return spec;
 }
 
-// AdamW groups as BERT fine-tuning does it: no weight decay on biases and LayerNorm.
-torch::optim::AdamW make_optimizer(model::DualEncoder& net, const torch::Tensor& logit_scale, const TrainOptions& t) {
+// AdamW (or SGD) groups as BERT fine-tuning does it: no weight decay on biases and LayerNorm.
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(model::DualEncoder& net, const torch::Tensor& logit_scale,
+                                                        const TrainOptions& t) {
   std::vector<torch::Tensor> decay, no_decay;
   for (const auto& item : net->named_parameters()) {
     const std::string& name = item.key();
@@ -99,11 +114,30 @@ torch::optim::AdamW make_optimizer(model::DualEncoder& net, const torch::Tensor&
     (plain ? no_decay : decay).push_back(item.value());
   }
   if (logit_scale.requires_grad()) no_decay.push_back(logit_scale);
-  auto opts = [&](double wd) { return std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(t.lr).weight_decay(wd)); };
   std::vector<torch::optim::OptimizerParamGroup> groups;
+  if (t.optimizer == "sgd") {
+    auto opts = [&](double wd) { return std::make_unique<torch::optim::SGDOptions>(torch::optim::SGDOptions(t.lr).weight_decay(wd)); };
+    groups.emplace_back(decay, opts(t.weight_decay));
+    groups.emplace_back(no_decay, opts(0.0));
+    return std::make_unique<torch::optim::SGD>(std::move(groups), torch::optim::SGDOptions(t.lr));
+  }
+  auto opts = [&](double wd) { return std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(t.lr).weight_decay(wd)); };
   groups.emplace_back(decay, opts(t.weight_decay));
   groups.emplace_back(no_decay, opts(0.0));
-  return torch::optim::AdamW(std::move(groups), torch::optim::AdamWOptions(t.lr));
+  return std::make_unique<torch::optim::AdamW>(std::move(groups), torch::optim::AdamWOptions(t.lr));
+}
+
+// What data parallelism needs that the types cannot check before the replica count is known.
+void check_parallel_config(const TrainConfig& cfg, int world) {
+  const ParallelOptions& p = cfg.parallel;
+  const bool global = p.mode == "sync" && p.global_negatives;
+  if (global && cfg.train.accumulation == "plain")
+    throw ConfigError("config key 'train.accumulation': plain micro-batches cannot see the gathered global batch; "
+                      "use none or gradcache with parallel.mode = sync (or parallel.global_negatives = false)");
+  const int64_t per = global ? 1 : 2;  // a local loss needs in-batch negatives of its own
+  if (cfg.train.batch_size < per * world)
+    throw ConfigError(fmt::format("config key 'train.batch_size': the global batch {} is too small for {} replicas "
+                                  "(at least {} samples each)", cfg.train.batch_size, world, per));
 }
 
 int64_t read_int(torch::serialize::InputArchive& ar, const std::string& key) {
@@ -112,17 +146,39 @@ int64_t read_int(torch::serialize::InputArchive& ar, const std::string& key) {
   return t.item<int64_t>();
 }
 
+Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolved_config, const RunOptions& opts);
+
 }  // namespace
 
 Outcome run_training(const TrainConfig& cfg, const nlohmann::json& resolved_config, const RunOptions& opts) {
+  try {
+    return train_in_run_folder(cfg, resolved_config, opts);
+  } catch (const PeerLost& e) {
+    // Another replica is gone: this one cannot go on alone. Exit resumable; the job restarts from the newest
+    // checkpoint (rank 0 writes them only whole, so none is half-written by this).
+    const int rank = opts.rendezvous ? opts.rendezvous->rank : 0;
+    if (rank == 0 && fs::exists(fs::path(opts.run_dir) / "events.jsonl"))
+      EventLog((fs::path(opts.run_dir) / "events.jsonl").string()).append({{"event", "peer_lost"}, {"error", e.what()}});
+    if (!opts.quiet) fmt::print(stderr, "ragmig train (rank {}): {}; exiting resumable\n", rank, e.what());
+    return Outcome::Preempted;
+  }
+}
+
+namespace {
+
+Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolved_config, const RunOptions& opts) {
   validate(cfg);
   check_input_paths(cfg);
   const auto started = Clock::now();
   const fs::path run(opts.run_dir);
   const std::string run_vocab = (run / "vocab.txt").string();
+  const Rendezvous* rv = opts.rendezvous && opts.rendezvous->world_size > 1 ? &*opts.rendezvous : nullptr;
+  const int rank = rv ? rv->rank : 0, world = rv ? rv->world_size : 1;
+  const bool lead = rank == 0;  // writes the run folder; the others only train
   auto say = [&](const std::string& line) {
-    if (!opts.quiet) fmt::print(stderr, "{}\n", line);
+    if (!opts.quiet && lead) fmt::print(stderr, "{}\n", line);
   };
+  if (rv) check_parallel_config(cfg, world);
 
   // A finished run started again is a no-op: the scheduler may retry a job whose exit it did not see.
   const fs::path result_path = run / "result.json";
@@ -130,13 +186,21 @@ Outcome run_training(const TrainConfig& cfg, const nlohmann::json& resolved_conf
     nlohmann::json done = nlohmann::json::parse(read_file(result_path));
     if (done.value("step", int64_t{-1}) == cfg.train.max_steps) {
       say("run already complete: " + result_path.string());
-      EventLog(run / "events.jsonl").append(done);
+      if (lead) EventLog(run / "events.jsonl").append(done);
       return Outcome::Done;
     }
   }
 
   // Input first: nothing is written to the run folder until the data, vocabulary and model are known good.
-  const torch::Device device = pick_device(cfg.train.device);
+  const torch::Device device = pick_device(cfg.train.device, rv ? rv->local_rank : 0);
+  std::unique_ptr<Communicator> comm;
+  if (rv) {
+    ConnectOptions co;
+    co.backend = cfg.parallel.backend;
+    co.timeout = std::chrono::milliseconds(static_cast<int64_t>(cfg.parallel.timeout_s * 1000));
+    co.cuda_tensors = device.is_cuda();
+    comm = connect(*rv, co);
+  }
   const bool bf16 = cfg.train.precision == "bf16" || (cfg.train.precision == "auto" && device.is_cuda());
   std::optional<text::BeirFolder> beir;
   if (!cfg.data.beir.empty()) beir = text::read_beir(cfg.data.beir);
@@ -164,24 +228,73 @@ Outcome run_training(const TrainConfig& cfg, const nlohmann::json& resolved_conf
   };
   auto batches = batches_for(0);  // throws DataError when the data cannot fill one batch
 
-  fs::create_directories(run);
-  if (!fs::exists(run_vocab)) tokenizer.save(run_vocab);
-  write_file_atomic(run / "config.json", resolved_config.dump(2) + "\n");
-  EventLog events((run / "events.jsonl").string());
+  // Every rank has chosen its vocabulary (maybe from run/vocab.txt) before rank 0 may write that file.
+  if (comm) comm->barrier();
+  std::optional<EventLog> events;
+  if (lead) {
+    fs::create_directories(run);
+    if (!fs::exists(run_vocab)) tokenizer.save(run_vocab);
+    write_file_atomic(run / "config.json", resolved_config.dump(2) + "\n");
+    events.emplace((run / "events.jsonl").string());
+  }
+  const auto emit = [&](nlohmann::json event) {
+    if (events) events->append(std::move(event));
+  };
 
   const TrainOptions& t = cfg.train;
   torch::Tensor logit_scale = torch::full({}, std::log(1.0 / t.temperature), torch::TensorOptions().device(device));
   if (t.learn_temperature) logit_scale.requires_grad_(true);
-  torch::optim::AdamW optimizer = make_optimizer(net, logit_scale, t);
+  std::unique_ptr<torch::optim::Optimizer> optimizer = make_optimizer(net, logit_scale, t);
   CheckpointStore store((run / "checkpoints").string(), t.keep_checkpoints);
 
+  // Data parallelism: this replica's share of each global batch, and what localsgd averaging weighs.
+  const ParallelOptions& par = cfg.parallel;
+  const bool localsgd = par.mode == "localsgd";
+  const bool global_negatives = !localsgd && par.global_negatives;
+  const int64_t global_batch = t.batch_size;
+  std::vector<int64_t> sizes = even_split(global_batch, world);
+  const int64_t min_share = std::max<int64_t>(
+      global_negatives ? 1 : 2,
+      static_cast<int64_t>(std::ceil(par.min_batch_fraction * static_cast<double>(global_batch) / world)));
+  const int64_t max_share = global_batch - (world - 1) * min_share;
   int64_t step = 0, epoch = 0, batch_in_epoch = 0, samples = 0;
+  int64_t since_average = 0;  // samples this replica trained on since the last average (localsgd)
+  std::vector<std::vector<double>> window_compute(static_cast<size_t>(world));
+  std::vector<double> cost_per_sample;  // smoothed seconds per sample of each replica (dynamic batch)
+  std::vector<torch::Tensor> replicated = net->parameters();  // what replicas hold in common
+  if (t.learn_temperature) replicated.push_back(logit_scale);
+
+  const auto average_replicas = [&](const char* why) {
+    const auto counts = comm->all_gather(torch::tensor({static_cast<double>(since_average)}, torch::kFloat64));
+    double total = 0;
+    std::vector<int64_t> per;
+    for (const auto& c : counts) {
+      total += c.item<double>();
+      per.push_back(static_cast<int64_t>(c.item<double>()));
+    }
+    if (total <= 0) return;
+    std::vector<torch::Tensor> tensors = replicated;
+    if (par.average_optimizer)
+      for (const auto& m : optimizer_moments(*optimizer)) tensors.push_back(m);
+    weighted_average(*comm, tensors, static_cast<double>(since_average) / total);
+    since_average = 0;
+    emit({{"event", "average"}, {"step", step}, {"reason", why}, {"replica_samples", per}, {"optimizer", par.average_optimizer}});
+  };
+
+  int64_t last_saved = -1;
   auto save_checkpoint = [&] {
     const auto t0 = Clock::now();
+    std::vector<torch::Tensor> replica_rng;
+    if (comm) {  // collective: every rank takes part, rank 0 writes
+      if (localsgd) average_replicas("checkpoint");
+      replica_rng = comm->all_gather(capture_rng_state().cpu);
+    }
+    last_saved = step;
+    if (!lead) return;
     const std::string path = store.save(step, [&](torch::serialize::OutputArchive& ar) {
       torch::serialize::OutputArchive m, o;
       net->save(m);
-      optimizer.save(o);
+      optimizer->save(o);
       ar.write("model", m);
       ar.write("optimizer", o);
       ar.write("logit_scale", logit_scale.detach().cpu());
@@ -192,8 +305,15 @@ Outcome run_training(const TrainConfig& cfg, const nlohmann::json& resolved_conf
       const RngState rng = capture_rng_state();
       ar.write("rng_cpu", rng.cpu);
       for (size_t d = 0; d < rng.cuda.size(); ++d) ar.write("rng_cuda_" + std::to_string(d), rng.cuda[d]);
+      // The data position in global samples: independent of how many replicas shared each batch.
+      ar.write("epoch_samples", torch::tensor(batch_in_epoch * global_batch));
+      if (comm) {
+        ar.write("world_size", torch::tensor(static_cast<int64_t>(world)));
+        ar.write("replica_batches", torch::tensor(sizes));
+        for (size_t r = 1; r < replica_rng.size(); ++r) ar.write("rng_cpu_rank" + std::to_string(r), replica_rng[r]);
+      }
     });
-    events.append({{"event", "checkpoint"}, {"step", step}, {"path", path}, {"seconds", seconds_since(t0)}});
+    emit({{"event", "checkpoint"}, {"step", step}, {"path", path}, {"seconds", seconds_since(t0)}});
   };
 
   const auto loaded = store.load_newest([&](torch::serialize::InputArchive& ar) {
@@ -201,7 +321,7 @@ Outcome run_training(const TrainConfig& cfg, const nlohmann::json& resolved_conf
     ar.read("model", m);
     ar.read("optimizer", o);
     net->load(m);
-    optimizer.load(o);
+    optimizer->load(o);
     torch::Tensor scale;
     ar.read("logit_scale", scale);
     {
@@ -212,23 +332,51 @@ Outcome run_training(const TrainConfig& cfg, const nlohmann::json& resolved_conf
     epoch = read_int(ar, "epoch");
     batch_in_epoch = read_int(ar, "batch_in_epoch");
     samples = read_int(ar, "samples");
-    RngState rng;
-    ar.read("rng_cpu", rng.cpu);
-    for (int64_t d = 0; device.is_cuda(); ++d) {
-      torch::Tensor s;
-      if (!ar.try_read("rng_cuda_" + std::to_string(d), s)) break;
-      rng.cuda.push_back(s);
+    if (!comm) {
+      RngState rng;
+      ar.read("rng_cpu", rng.cpu);
+      for (int64_t d = 0; device.is_cuda(); ++d) {
+        torch::Tensor s;
+        if (!ar.try_read("rng_cuda_" + std::to_string(d), s)) break;
+        rng.cuda.push_back(s);
+      }
+      restore_rng_state(rng);
+      return;
     }
-    restore_rng_state(rng);
+    // Several replicas: the position is kept in global samples, so any replica count resumes where the
+    // epoch stopped. Each rank gets its own generator back when the count is unchanged, else a fresh one.
+    torch::Tensor pos;
+    if (ar.try_read("epoch_samples", pos)) batch_in_epoch = batch_position(pos.item<int64_t>(), global_batch);
+    torch::Tensor w, rng_cpu, split;
+    const int64_t saved_world = ar.try_read("world_size", w) ? w.item<int64_t>() : 1;
+    const std::string key = rank == 0 ? "rng_cpu" : "rng_cpu_rank" + std::to_string(rank);
+    if (saved_world == world && ar.try_read(key, rng_cpu)) restore_rng_state(RngState{rng_cpu, {}});
+    else torch::manual_seed(splitmix64(static_cast<uint64_t>(t.seed) ^ splitmix64(static_cast<uint64_t>(step * 7919 + rank))));
+    if (saved_world == world && par.dynamic_batch && ar.try_read("replica_batches", split) &&
+        split.numel() == world && split.sum().item<int64_t>() == global_batch)
+      sizes = std::vector<int64_t>(split.data_ptr<int64_t>(), split.data_ptr<int64_t>() + world);
   });
+  if (loaded) last_saved = loaded->step;
   if (loaded) {
     batches = batches_for(epoch);
     for (const auto& why : loaded->skipped) say("skipped checkpoint " + why);
   }
 
+  if (comm) {
+    // One set of weights everywhere (rank 0's), and dropout streams that differ between replicas.
+    broadcast_tensors(*comm, replicated, 0);
+    if (!loaded && rank > 0) torch::manual_seed(splitmix64(static_cast<uint64_t>(t.seed) ^ splitmix64(static_cast<uint64_t>(rank))));
+  }
+
   int64_t params = 0;
   for (const auto& p : net->parameters()) params += p.numel();
-  events.append({{"event", "start"},
+  nlohmann::json parallel_info = nullptr;
+  if (comm)
+    parallel_info = {{"replicas", world}, {"mode", par.mode}, {"backend", comm->backend()},
+                     {"rendezvous", rv->source}, {"master", fmt::format("{}:{}", rv->master_addr, rv->master_port)},
+                     {"global_negatives", global_negatives}, {"dynamic_batch", par.dynamic_batch},
+                     {"replica_batches", sizes}};
+  emit({{"event", "start"},
                  {"step", step},
                  {"resumed_from", loaded ? nlohmann::json(loaded->path) : nlohmann::json(nullptr)},
                  {"device", device.str()},
@@ -238,10 +386,12 @@ Outcome run_training(const TrainConfig& cfg, const nlohmann::json& resolved_conf
                  {"examples", data.examples()},
                  {"passages", static_cast<int64_t>(data.passages.size())},
                  {"vocab", vocab_origin},
+                 {"parallel", parallel_info},
                  {"config", resolved_config}});
-  say(fmt::format("ragmig train: {} examples, {} distinct passages, {:.2f}M parameters, {} ({}), {} threads{}",
+  say(fmt::format("ragmig train: {} examples, {} distinct passages, {:.2f}M parameters, {} ({}), {} threads{}{}",
                   data.examples(), data.passages.size(), static_cast<double>(params) / 1e6, device.str(),
                   bf16 ? "bf16" : "fp32", at::get_num_threads(),
+                  comm ? fmt::format(", {} replicas ({}, {})", world, par.mode, comm->backend()) : std::string(),
                   loaded ? fmt::format(", resumed at step {}", step) : std::string()));
 
   const EncodeFn encode = [&](const torch::Tensor& ids, const torch::Tensor& mask, Tower tower) {
@@ -249,15 +399,21 @@ Outcome run_training(const TrainConfig& cfg, const nlohmann::json& resolved_conf
     return tower == Tower::Query ? net->encode_queries(ids, mask) : net->encode_passages(ids, mask);
   };
 
-  ProgressLine progress(t.max_steps, step, opts.terminal_progress && !opts.quiet);
+  ProgressLine progress(t.max_steps, step, opts.terminal_progress && !opts.quiet && lead);
   auto window_start = Clock::now();
   int64_t window_samples = 0, window_tokens = 0, window_steps = 0;
   double loss = 0, window_loss = 0;
+  // Replicas stop together: a stop request anywhere is seen by all through the per-step exchange.
+  bool stop_agreed = false;
+  std::vector<ReplicaReport> reports;
+  if (comm)
+    for (const auto& r : exchange_reports(*comm, {stop_requested(), 0, 0, 0, 0})) stop_agreed = stop_agreed || r.stop;
   while (step < t.max_steps) {
-    if (stop_requested()) {
-      if (!loaded || loaded->step != step) save_checkpoint();
+    if (comm ? stop_agreed : stop_requested()) {
+      if (comm ? last_saved != step : (!loaded || loaded->step != step)) save_checkpoint();
+      if (comm) comm->barrier();  // the checkpoint is whole before any replica exits
       progress.finish();
-      events.append({{"event", "preempted"}, {"step", step}, {"signal", stop_signal()}});
+      emit({{"event", "preempted"}, {"step", step}, {"signal", stop_signal()}});
       return Outcome::Preempted;
     }
     if (batch_in_epoch >= static_cast<int64_t>(batches.size())) {
@@ -267,37 +423,111 @@ Outcome run_training(const TrainConfig& cfg, const nlohmann::json& resolved_conf
     const auto& rows = batches[static_cast<size_t>(batch_in_epoch++)];
     ++step;
     const double lr = linear_warmup_decay_lr(step, t.max_steps, t.warmup_steps, t.lr);
-    for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+    for (auto& group : optimizer->param_groups()) group.options().set_lr(lr);
 
-    const PairBatch batch = assemble_batch(data, rows, t.hard_negatives, tokenizer.pad_id(),
-                                           static_cast<uint64_t>(t.seed), step, device);
-    const torch::Tensor scale = logit_scale.exp().clamp_max(100.0);
-    optimizer.zero_grad();
-    if (t.accumulation == "gradcache") loss = backward_grad_cache(encode, batch, scale, t.chunk_size);
-    else if (t.accumulation == "plain") loss = backward_plain(encode, batch, scale, t.chunk_size);
-    else loss = backward_full(encode, batch, scale);
-    if (t.max_grad_norm > 0) torch::nn::utils::clip_grad_norm_(net->parameters(), t.max_grad_norm);
-    optimizer.step();
+    torch::Tensor scale;
+    if (!comm) {
+      const PairBatch batch = assemble_batch(data, rows, t.hard_negatives, tokenizer.pad_id(),
+                                             static_cast<uint64_t>(t.seed), step, device);
+      scale = logit_scale.exp().clamp_max(100.0);
+      optimizer->zero_grad();
+      if (t.accumulation == "gradcache") loss = backward_grad_cache(encode, batch, scale, t.chunk_size);
+      else if (t.accumulation == "plain") loss = backward_plain(encode, batch, scale, t.chunk_size);
+      else loss = backward_full(encode, batch, scale);
+      if (t.max_grad_norm > 0) torch::nn::utils::clip_grad_norm_(net->parameters(), t.max_grad_norm);
+      optimizer->step();
+      samples += batch.queries();
+      window_samples += batch.queries();
+      window_tokens += batch.q_mask.sum().item<int64_t>() + batch.p_mask.sum().item<int64_t>();
+    } else {
+      // This replica's contiguous slice of the global batch; compute time excludes waiting in collectives.
+      const auto step_start = Clock::now();
+      double comm_s = 0;
+      const int64_t mine = sizes[static_cast<size_t>(rank)];
+      const PairBatch batch = assemble_batch(data, shard_of(rows, sizes, rank), t.hard_negatives, tokenizer.pad_id(),
+                                             static_cast<uint64_t>(t.seed), step, device, shard_offset(sizes, rank));
+      scale = logit_scale.exp().clamp_max(100.0);
+      optimizer->zero_grad();
+      // A local loss covers this replica's share of the global batch's queries.
+      const double share = static_cast<double>(mine) / static_cast<double>(global_batch);
+      double contribution = 0;
+      if (global_negatives) {
+        loss = backward_global_batch(encode, batch, scale, *comm, sizes, t.accumulation == "gradcache", t.chunk_size,
+                                     comm_s);
+        contribution = loss / world;
+      } else {
+        double local = 0;
+        if (t.accumulation == "gradcache") local = backward_grad_cache(encode, batch, scale, t.chunk_size);
+        else if (t.accumulation == "plain") local = backward_plain(encode, batch, scale, t.chunk_size);
+        else local = backward_full(encode, batch, scale);
+        contribution = local * share;
+      }
+      double compute_s = seconds_since(step_start) - comm_s;
+      if (rank == par.debug_slowdown_rank && par.debug_slowdown > 1) {  // a slower slice, simulated
+        std::this_thread::sleep_for(std::chrono::duration<double>((par.debug_slowdown - 1) * compute_s));
+        compute_s = seconds_since(step_start) - comm_s;
+      }
+      if (!localsgd) {
+        // Global negatives: every replica holds the full temperature gradient, so its sum is divided back.
+        if (global_negatives) all_reduce_gradients(*comm, net->parameters(), 1.0, logit_scale, 1.0 / world);
+        else all_reduce_gradients(*comm, net->parameters(), share, logit_scale, share);
+      }
+      if (t.max_grad_norm > 0) torch::nn::utils::clip_grad_norm_(net->parameters(), t.max_grad_norm);
+      optimizer->step();
+      if (rank == par.debug_kill_rank && step == par.debug_kill_step) ::raise(SIGKILL);  // a replica that dies
+      since_average += mine;
+      if (localsgd && step % par.average_every == 0) average_replicas("every");
 
-    samples += batch.queries();
+      const int64_t tokens = batch.q_mask.sum().item<int64_t>() + batch.p_mask.sum().item<int64_t>();
+      reports = exchange_reports(*comm, {stop_requested(), compute_s, mine, tokens, contribution});
+      double total_loss = 0;
+      for (size_t r = 0; r < reports.size(); ++r) {
+        stop_agreed = stop_agreed || reports[r].stop;
+        total_loss += reports[r].loss;
+        window_tokens += reports[r].tokens;
+        window_compute[r].push_back(reports[r].compute_s);
+      }
+      if (!global_negatives) loss = total_loss;  // the sample-weighted mean of the replicas' losses
+      samples += global_batch;
+      window_samples += global_batch;
+      if (par.dynamic_batch && step % par.rebalance_every == 0) {
+        // Medians of the window, smoothed over windows as seconds per sample, then re-split; a gap under 3 %
+        // is left alone. Every rank computes the same split from the same exchanged numbers.
+        std::vector<double> med, expected;
+        for (auto& w : window_compute) med.push_back(median(w));
+        cost_per_sample = smooth_cost(cost_per_sample, sizes, med, 0.5);
+        for (size_t r = 0; r < sizes.size(); ++r) expected.push_back(cost_per_sample[r] * static_cast<double>(sizes[r]));
+        const auto next = rebalance(sizes, expected, global_batch, min_share, max_share, 0.03);
+        emit({{"event", "rebalance"}, {"step", step}, {"replica_batches", sizes}, {"replica_compute_s", med},
+              {"gap", step_time_gap(med)}, {"next_batches", next}});
+        sizes = next;
+        for (auto& w : window_compute) w.clear();
+      }
+    }
     window_loss += loss;
     ++window_steps;
-    window_samples += batch.queries();
-    window_tokens += batch.q_mask.sum().item<int64_t>() + batch.p_mask.sum().item<int64_t>();
     if (step % t.log_every == 0 || step == t.max_steps) {
       const double secs = std::max(seconds_since(window_start), 1e-9);
       const double sps = static_cast<double>(window_samples) / secs;
-      events.append({{"event", "progress"},
-                     {"step", step},
-                     {"samples", samples},
-                     {"epoch", epoch},
-                     {"loss", window_loss / static_cast<double>(window_steps)},  // mean since the last event
-                     {"lr", lr},
-                     {"temperature", 1.0 / scale.item<double>()},
-                     {"samples_per_s", sps},
-                     {"tokens_per_s", static_cast<double>(window_tokens) / secs},
-                     {"rss_mb", rss_mb()}});
-      progress.update(step, window_loss / static_cast<double>(window_steps), sps);
+      nlohmann::json ev = {{"event", "progress"},
+                           {"step", step},
+                           {"samples", samples},
+                           {"epoch", epoch},
+                           {"loss", window_loss / static_cast<double>(window_steps)},  // mean since the last event
+                           {"lr", lr},
+                           {"temperature", 1.0 / scale.item<double>()},
+                           {"samples_per_s", sps},
+                           {"tokens_per_s", static_cast<double>(window_tokens) / secs},
+                           {"rss_mb", rss_mb()}};
+      if (comm) {
+        std::vector<double> compute;
+        for (const auto& r : reports) compute.push_back(r.compute_s);
+        ev["replicas"] = world;
+        ev["replica_batches"] = sizes;
+        ev["replica_compute_s"] = compute;  // this step's own work per replica, collectives excluded
+      }
+      emit(std::move(ev));
+      if (lead) progress.update(step, window_loss / static_cast<double>(window_steps), sps);
       window_start = Clock::now();
       window_samples = window_tokens = window_steps = 0;
       window_loss = 0;
@@ -305,7 +535,14 @@ Outcome run_training(const TrainConfig& cfg, const nlohmann::json& resolved_conf
     if (t.checkpoint_every > 0 && step % t.checkpoint_every == 0 && step != t.max_steps) save_checkpoint();
   }
   progress.finish();
-  if (const auto saved = store.steps(); saved.empty() || saved.front() != step) save_checkpoint();
+  if (comm) {
+    if (localsgd) average_replicas("end");  // the model of a localsgd run is the average of its replicas
+    if (last_saved != step) save_checkpoint();
+    comm->barrier();
+    if (!lead) return Outcome::Done;  // rank 0 writes the model and evaluates it
+  } else if (const auto saved = store.steps(); saved.empty() || saved.front() != step) {
+    save_checkpoint();
+  }
 
   const std::string model_dir = (run / "model").string();
   model::save_model_folder(model_dir, net, tokenizer.vocab());
@@ -320,7 +557,7 @@ Outcome run_training(const TrainConfig& cfg, const nlohmann::json& resolved_conf
     const text::Qrels qrels = text::read_qrels(text::qrels_path(cfg.data.beir, cfg.eval.split));
     const RecallResult r = evaluate_recall(net, tokenizer, *beir, qrels, ro, device);
     const std::string key = fmt::format("recall@{}", ro.k);
-    events.append({{"event", "eval"}, {"split", cfg.eval.split}, {key, r.recall}, {"queries", r.queries},
+    emit({{"event", "eval"}, {"split", cfg.eval.split}, {key, r.recall}, {"queries", r.queries},
                    {"passages", r.passages}, {"seconds", r.seconds}});
     done[key] = r.recall;
     say(fmt::format("eval {}: {} = {:.4f} over {} queries, {} passages ({:.1f} s)", cfg.eval.split, key, r.recall,
@@ -328,9 +565,10 @@ Outcome run_training(const TrainConfig& cfg, const nlohmann::json& resolved_conf
   }
   done["seconds"] = seconds_since(started);
   write_file_atomic(result_path, done.dump(2) + "\n");
-  events.append(done);
+  emit(done);
   say(fmt::format("done: step {}, model in {}", step, model_dir));
   return Outcome::Done;
 }
 
+}  // namespace
 }  // namespace ragmig::train

@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
+#include "train/process_group.h"
 #include "train/train_config.h"
 
 namespace ragmig::train {
@@ -17,6 +19,9 @@ struct RunOptions {
   std::string run_dir;
   bool terminal_progress = false;  ///< overwrite one progress line (stderr is a terminal)
   bool quiet = false;              ///< no human-facing lines on stderr at all
+  /// One rank of a data-parallel job (world_size > 1): rank 0 writes the run folder, all ranks train and
+  /// resume from it. A replica that is gone turns into the Preempted outcome (exit 75) on the others.
+  std::optional<Rendezvous> rendezvous;
 };
 
 /// Trains as `cfg` says, resuming from the newest valid checkpoint in run_dir/checkpoints if any.

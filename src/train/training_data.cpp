@@ -74,7 +74,8 @@ TokenizedData tokenize(const std::vector<text::TrainingExample>& examples, const
 }
 
 PairBatch assemble_batch(const TokenizedData& data, std::span<const int64_t> rows, int64_t hard_negatives,
-                         int32_t pad_id, uint64_t seed, int64_t step, const torch::Device& device) {
+                         int32_t pad_id, uint64_t seed, int64_t step, const torch::Device& device,
+                         int64_t first_index) {
   std::vector<std::vector<int32_t>> q, p, negs;
   for (int64_t r : rows) {
     q.push_back(data.queries[static_cast<size_t>(r)]);
@@ -84,7 +85,7 @@ PairBatch assemble_batch(const TokenizedData& data, std::span<const int64_t> row
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto& own = data.negatives[static_cast<size_t>(rows[i])];
     const int64_t own_positive = data.positive[static_cast<size_t>(rows[i])];
-    uint64_t state = splitmix64(seed ^ splitmix64(static_cast<uint64_t>(step) * 1000003u + i));
+    uint64_t state = splitmix64(seed ^ splitmix64(static_cast<uint64_t>(step) * 1000003u + static_cast<uint64_t>(first_index) + i));
     for (int64_t j = 0; j < hard_negatives; ++j) {
       if (j < static_cast<int64_t>(own.size())) {
         negs.push_back(data.passages[static_cast<size_t>(own[static_cast<size_t>(j)])]);

@@ -114,7 +114,10 @@ TEST_F(SchedCli, GangJobsStartEveryReplicaWithItsRank) {
 }
 
 TEST_F(SchedCli, BadInputIsAClearError) {
-  auto r = ragmig({"submit", "--cmd", "x", "--slots", "tpu:1"});
+  auto r = ragmig({"status"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("no scheduler state here"));
+  r = ragmig({"submit", "--cmd", "x", "--slots", "tpu:1"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output, HasSubstr("tpu:1"));
   r = ragmig({"submit", "--cmd", "sh -c 'unterminated"});
@@ -123,6 +126,7 @@ TEST_F(SchedCli, BadInputIsAClearError) {
   r = ragmig({"run", "--policy", "lottery", "--until-empty"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output, HasSubstr("unknown policy 'lottery'"));
+  submit({"--cmd", "true"});
   r = ragmig({"cancel", "77"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output, HasSubstr("no job 77"));

@@ -20,7 +20,7 @@ TEST_F(SchedTrain, TwelveJobsUnderPreemptivePriorityResumeFromCheckpoints) {
   write_file_atomic(dir_ / "train.toml", tiny_config(dir_ / "pairs.jsonl"));
   // Low-priority jobs run long enough (150 steps) to be running when the short high-priority ones arrive.
   const std::string train = "ragmig train " + (dir_ / "train.toml").string() + " --quiet --set train.max_steps=";
-  auto scheduler = start_scheduler({"--cpu-slots", "3", "--policy", "priority(preempt=1,min_run=3)", "--tick", "0.2"},
+  auto scheduler = start_scheduler({"--cpu-slots", "3", "--policy", "priority(preempt=1,min_run=3,aging=0)", "--tick", "0.2"},
                                    "run");
   std::vector<int64_t> low, high;
   for (int i = 0; i < 6; ++i)

@@ -98,7 +98,7 @@ TEST(TrainCli, HelpDocumentsEveryOptionAndKey) {
   EXPECT_NE(top.output.find("train"), std::string::npos);
   auto help = run_ragmig({"train", "--help"});
   EXPECT_EQ(help.exit_code, 0);
-  for (const char* option : {"--run-dir", "--set", "--quiet", "--print-config"})
+  for (const char* option : {"--run-dir", "--set", "--quiet", "--print-config", "--replicas"})
     EXPECT_NE(help.output.find(option), std::string::npos) << option;
   train::TrainConfig cfg;
   const ConfigTable table = train::make_config_table(cfg);

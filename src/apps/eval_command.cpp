@@ -1,0 +1,104 @@
+// `ragmig eval --data BEIR_DIR --retriever bm25|dense|hybrid|rerank ...`: a thin driver over
+// eval::evaluate that maps flags to options, sets threads, prints progress and warnings on stderr and the
+// metrics on stdout (a table, or one JSON object with --json).
+#include <ATen/Parallel.h>
+
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "apps/command.h"
+#include "core/error.h"
+#include "eval/evaluate.h"
+#include "index/parallel.h"
+
+namespace ragmig::apps {
+namespace {
+
+struct EvalArgs {
+  eval::EvalOptions options;
+  std::string retriever = "bm25";
+  std::string metrics;
+  bool json = false;
+  bool no_cache = false;
+  bool quiet = false;
+};
+
+std::vector<eval::Metric> parse_metric_list(const std::string& text) {
+  std::vector<eval::Metric> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(eval::parse_metric(item));
+  return out;
+}
+
+void print_table(const eval::EvalResult& r) {
+  std::printf("%s on %s (%s): %lld queries, %lld documents, %.1f s\n", eval::to_string(r.options.retriever).c_str(),
+              r.options.data_dir.c_str(), r.options.split.c_str(), static_cast<long long>(r.report.queries),
+              static_cast<long long>(r.corpus_size), r.seconds);
+  for (size_t i = 0; i < r.report.metrics.size(); ++i)
+    std::printf("  %-12s %.4f\n", r.report.metrics[i].name().c_str(), r.report.mean[i]);
+  if (r.ann)
+    std::printf("  %s: recall@10 vs exact %.4f, recall@%lld vs exact %.4f, %.0f q/s (exact on %s: %.0f q/s)\n",
+                r.ann->spec.c_str(), r.ann->recall_at_10, static_cast<long long>(r.ann->k), r.ann->recall_at_k,
+                r.ann->queries_per_second, r.ann->exact_device.c_str(), r.ann->exact_queries_per_second);
+  for (const auto& c : r.cache) std::printf("  cache %-12s %s\n", c.what.c_str(), c.state.c_str());
+}
+
+}  // namespace
+
+Command add_eval_command(CLI::App& root) {
+  auto args = std::make_shared<EvalArgs>();
+  eval::EvalOptions& o = args->options;
+  CLI::App* sub = root.add_subcommand("eval", "Evaluate retrieval on a BEIR folder: BM25, dense, hybrid or re-ranked, with BEIR metrics");
+  sub->add_option("--data", o.data_dir, "BEIR folder (corpus.jsonl[.gz], queries.jsonl[.gz], qrels/<split>.tsv)")->required();
+  sub->add_option("--split", o.split, "qrels split to evaluate")->capture_default_str();
+  sub->add_option("--retriever", args->retriever, "bm25 | dense | hybrid (fusion of both) | rerank (BM25 candidates re-scored by the model)")
+      ->capture_default_str();
+  sub->add_option("--model", o.dense.model_dir, "model folder from `ragmig train` (dense, hybrid, rerank)");
+  sub->add_option("--index", o.dense.index_spec, "dense index: Flat (exact), HNSW32, IVF1024,PQ32, LSH, ... with optional (efSearch=..) or (nprobe=..)")
+      ->capture_default_str();
+  sub->add_option("--bm25", o.bm25_spec, "BM25 spec, e.g. BM25(k1=0.9,b=0.4) or BM25(k1=0.9,b=0.4,fields=multi)")->capture_default_str();
+  sub->add_option("--fusion", o.fusion_spec, "hybrid fusion: RRF(k=60) or Linear(alpha=0.5) (alpha weighs dense)")->capture_default_str();
+  sub->add_option("--k", o.k, "depth of the scored run")->capture_default_str();
+  sub->add_option("--candidates", o.candidates, "depth of each list fused (hybrid) or re-scored (rerank)")->capture_default_str();
+  sub->add_option("--metrics", args->metrics, "comma-separated, e.g. ndcg@10,recall@100,p@10,mrr@10,map@100 (default: a BEIR set)");
+  sub->add_option("--max-queries", o.max_queries, "evaluate only the first N queries with qrels (0 = all)")->capture_default_str();
+  sub->add_flag("--ignore-identical-ids", o.metric_options.ignore_identical_ids,
+                "a document never counts for the query with its own id (BEIR's rule for ArguAna, Quora)");
+  sub->add_option("--run-out", o.run_out, "write the run as a TREC run file");
+  sub->add_option("--run-tag", o.run_tag, "tag column of the run file")->capture_default_str();
+  sub->add_flag("--json", args->json, "print one JSON object instead of the table");
+  sub->add_option("--cache", o.cache_dir, "cache folder for embeddings and indexes")->capture_default_str();
+  sub->add_flag("--no-cache", args->no_cache, "neither read nor write the cache");
+  sub->add_option("--threads", o.threads, "threads for BM25, FAISS and LibTorch (0 = all cores)")->capture_default_str();
+  sub->add_option("--device", o.dense.device, "auto | cpu | cuda | cuda:N (embedding and exact search)")->capture_default_str();
+  sub->add_option("--batch-size", o.dense.embed.batch_size, "texts per forward pass when embedding")->capture_default_str();
+  sub->add_option("--max-query-tokens", o.dense.embed.max_query_tokens, "query token limit")->capture_default_str();
+  sub->add_option("--max-passage-tokens", o.dense.embed.max_passage_tokens, "passage token limit")->capture_default_str();
+  sub->add_flag("--quiet", args->quiet, "no progress lines on stderr (warnings are still printed)");
+  sub->footer("JSON keys: every metric (ndcg@10, recall@100, ...), queries, seconds, and details (timings, cache, ann, warnings).\n"
+              "Exit codes: 0 done, 2 bad input (message names the file and line), 1 failure.");
+
+  return Command{sub, [args]() -> int {
+                   eval::EvalOptions opts = args->options;
+                   opts.retriever = eval::parse_retriever(args->retriever);
+                   if (!args->metrics.empty()) opts.metrics = parse_metric_list(args->metrics);
+                   if (args->no_cache) opts.cache_dir.clear();
+                   if (opts.threads < 0) throw ConfigError("--threads must be >= 0");
+                   opts.dense.threads = opts.threads;
+                   at::set_num_threads(index::resolve_threads(opts.threads));
+                   const bool quiet = args->quiet;
+                   const eval::EvalResult result = eval::evaluate(opts, [quiet](const std::string& line) {
+                     if (!quiet) std::fprintf(stderr, "ragmig eval: %s\n", line.c_str());
+                   });
+                   for (const auto& w : result.warnings) std::fprintf(stderr, "ragmig eval: warning: %s\n", w.c_str());
+                   if (args->json) std::printf("%s\n", result.to_json().dump(2).c_str());
+                   else print_table(result);
+                   return kOk;
+                 }};
+}
+
+}  // namespace ragmig::apps

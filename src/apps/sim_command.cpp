@@ -1,0 +1,119 @@
+// `ragmig sim`: replays a workload (a cluster trace, a generated sweep, or a jobs CSV) on a described
+// cluster under one or more policies, through the same scheduler loop as `ragmig run`, and prints one row
+// per policy. `ragmig sim measure` writes the measurements file of a real run for the simulator to use.
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "apps/command.h"
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "sched/policy.h"
+#include "sched/store.h"
+#include "sim/measurements.h"
+#include "sim/report.h"
+#include "sim/simulation.h"
+
+namespace ragmig::apps {
+namespace {
+
+// MISO's table in the shared data folder ($RAGMIG_DATA, else ../shared/data), when it is there.
+std::string default_throughputs() {
+  const char* env = std::getenv("RAGMIG_DATA");
+  const std::filesystem::path path =
+      std::filesystem::path(env ? env : "../shared/data") / "traces" / "miso-a100-mig-iteration-seconds.txt";
+  return std::filesystem::exists(path) ? path.string() : "";
+}
+
+}  // namespace
+
+Command add_sim_command(CLI::App& root) {
+  struct Args {
+    std::string workload, cluster, policy = "fifo", timeline, state = sched::default_state_dir(), out;
+    std::vector<std::string> throughputs, measurements;
+    uint64_t seed = 1;
+    bool json = false;
+    sim::SimOptions options;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* sub = root.add_subcommand("sim", "Simulate a workload on a cluster under scheduling policies");
+  sub->add_option("--workload", args->workload, "philly:PATH | openb:PATH | sweep:N | jobs:PATH");
+  sub->add_option("--cluster", args->cluster,
+                  "pools <count>x<model>[:mig=<mix>|auto] joined by ',': 1000xV100, 64xA100-40GB, "
+                  "8xH200:mig=7x1g.18gb, 8xH200:mig=auto, 3xcpu");
+  sub->add_option("--policy", args->policy, "policies joined by ',': fifo,priority,srtf,las(thresholds=3600:36000)")
+      ->capture_default_str();
+  sub->add_option("--seed", args->seed, "seed of generated workloads")->capture_default_str();
+  sub->add_flag("--json", args->json, "print a JSON list, one object per policy");
+  sub->add_option("--timeline", args->timeline, "write slot occupancy over time to this CSV file");
+  sub->add_option("--throughputs", args->throughputs,
+                  "seconds-per-iteration tables (MISO's format; default: the MISO table in $RAGMIG_DATA or "
+                  "../shared/data)");
+  sub->add_option("--measurements", args->measurements, "measurements files of real runs (`ragmig sim measure`), "
+                                                        "overriding the tables");
+  sub->add_option("--tick", args->options.tick_s, "seconds between scheduler passes while jobs wait")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--checkpoint-s", args->options.costs.checkpoint_s, "preemption: seconds from stop to exit")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--restart-s", args->options.costs.restart_s, "preemption: seconds before a resumed job progresses")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--mig-step-s", args->options.costs.mig_step_s, "seconds per MIG instance destroyed or created")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  CLI::App* measure = sub->add_subcommand("measure", "Write the measurements file of a real run's state folder");
+  measure->add_option("--state", args->state, "state folder (default ./.ragmig or $RAGMIG_STATE)");
+  measure->add_option("--out", args->out, "the measurements file to write")->required();
+  sub->require_subcommand(0, 1);
+
+  return Command{sub, [args, measure]() -> int {
+                   if (measure->parsed()) {
+                     if (!std::filesystem::exists(std::filesystem::path(args->state) / "state.db"))
+                       throw ConfigError("no state folder at " + args->state);
+                     sched::Store store(args->state);
+                     const auto table = sim::measure_throughputs(store);
+                     write_file_atomic(args->out, sim::format_throughput_table(table));
+                     fmt::print(stderr, "ragmig sim measure: {} job types written to {}\n", table.size(), args->out);
+                     return kOk;
+                   }
+                   if (args->workload.empty() || args->cluster.empty())
+                     throw ConfigError("--workload and --cluster are required");
+                   const auto workload_spec = sim::parse_workload_spec(args->workload);
+                   const auto cluster = sim::build_cluster(sim::parse_cluster_spec(args->cluster));
+                   const auto policies = sim::split_policy_list(args->policy);
+                   for (const auto& p : policies) sched::make_policy(p);  // bad specs fail before any work
+
+                   std::vector<std::string> tables = args->throughputs;
+                   if (tables.empty() && !default_throughputs().empty()) tables.push_back(default_throughputs());
+                   tables.insert(tables.end(), args->measurements.begin(), args->measurements.end());
+                   std::vector<sim::ThroughputTable> read;
+                   for (const auto& t : tables) read.push_back(sim::read_throughput_table(t));
+                   const auto model = sim::make_throughput_model(read);
+                   const auto workload = sim::load_workload(workload_spec, cluster, model, args->seed);
+                   fmt::print(stderr, "ragmig sim: {} jobs of {} on {} ({} slices); throughputs: {} ({} job types, "
+                              "fallback exponent {:.2f})\n",
+                              workload.jobs.size(), sim::to_string(workload_spec), args->cluster, cluster.capacity(),
+                              tables.empty() ? std::string("none") : fmt::format("{}", fmt::join(tables, ", ")),
+                              model.table.size(), model.fallback_exponent);
+                   for (const auto& note : workload.notes) fmt::print(stderr, "ragmig sim: {}\n", note);
+
+                   args->options.keep_timeline = !args->timeline.empty();
+                   std::vector<sim::SimResult> results;
+                   for (const auto& p : policies) {
+                     args->options.policy = p;
+                     results.push_back(sim::simulate(workload.jobs, cluster, model, args->options));
+                     if (results.back().unplaceable)
+                       fmt::print(stderr, "ragmig sim: {}: {} jobs fit no slot of this cluster and were left out\n",
+                                  results.back().policy, results.back().unplaceable);
+                   }
+                   if (!args->timeline.empty()) write_file_atomic(args->timeline, sim::format_timeline_csv(results));
+                   if (args->json) fmt::print("{}\n", sim::to_json(results).dump(2));
+                   else fmt::print("{}", sim::format_table(results));
+                   return kOk;
+                 }};
+}
+
+}  // namespace ragmig::apps

@@ -1,0 +1,130 @@
+// Dense retrieval for evaluation (see dense_retrieval.h).
+#include "eval/dense_retrieval.h"
+
+#include <chrono>
+#include <filesystem>
+
+#include "core/error.h"
+#include "eval/torch_search.h"
+#include "index/dense_index.h"
+#include "index/dense_spec.h"
+
+namespace ragmig::eval {
+namespace {
+
+// Bump when what the embedder produces for the same model and text changes (tokenisation, pooling, text join).
+constexpr const char* kEmbeddingVersion = "embed-v1";
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+std::string file_safe(const std::string& spec) {
+  std::string out;
+  for (char c : spec) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return out;
+}
+
+}  // namespace
+
+DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup& setup, const EvalCache& cache,
+                         const std::function<void(const std::string&)>& log) {
+  DenseRetrieval out;
+  const index::DenseSpec spec = index::parse_dense_spec(setup.index_spec);
+  const auto t_embed = std::chrono::steady_clock::now();
+  std::optional<Encoder> encoder;  // loaded only when something must be embedded
+  auto get_encoder = [&]() -> Encoder& {
+    if (!encoder) {
+      log("loading model " + setup.model_dir);
+      encoder.emplace(setup.model_dir, setup.device, setup.embed);
+    }
+    return *encoder;
+  };
+  // Keys use the requested token limits; the model's cap is a function of the model, which is hashed too.
+  const std::string model_key = cache.enabled() ? hash_folder(setup.model_dir) : "";
+  auto embed_cached = [&](const std::string& what, const std::vector<std::string>& texts, bool queries,
+                          const std::string& key) -> index::FloatMatrix {
+    const std::string path = cache.enabled() ? cache.path(what, key, ".emb") : "";
+    if (auto m = cache.load_matrix(path, out.warnings); m && m->rows == static_cast<int64_t>(texts.size())) {
+      out.cache.push_back({what, "hit", path});
+      return std::move(*m);
+    }
+    log("embedding " + std::to_string(texts.size()) + " " + what);
+    index::FloatMatrix m = get_encoder().embed(texts, queries);
+    cache.store_matrix(path, m);
+    out.cache.push_back({what, cache.enabled() ? "miss" : "off", path});
+    return m;
+  };
+  const std::string passages_key =
+      cache.enabled() ? hash_parts({kEmbeddingVersion, model_key, hash_file(in.corpus_file),
+                                    std::to_string(setup.embed.max_passage_tokens)})
+                      : "";
+  out.doc_vectors = embed_cached("passages", *in.passages, false, passages_key);
+  const std::string queries_key =
+      cache.enabled() ? hash_parts({kEmbeddingVersion, model_key, hash_file(in.queries_file), in.query_ids_key,
+                                    std::to_string(setup.embed.max_query_tokens)})
+                      : "";
+  out.query_vectors = embed_cached("queries", *in.queries, true, queries_key);
+  out.embed_seconds = seconds_since(t_embed);
+  out.device = resolve_device(setup.device);
+  if (depth <= 0) return out;
+
+  TorchSearchOptions exact_options;
+  exact_options.device = out.device;
+  const auto t_exact = std::chrono::steady_clock::now();
+  index::SearchResult exact = torch_exact_search(out.query_vectors, out.doc_vectors, depth, exact_options);
+  const double exact_seconds = seconds_since(t_exact);
+  if (spec.is_exact()) {
+    out.results = std::move(exact);
+    out.search_seconds = exact_seconds;
+    return out;
+  }
+
+  // Build parameters go into the key; search parameters (efSearch, nprobe) are applied after loading.
+  index::DenseSpec build_spec = spec;
+  build_spec.ef_search = 0;
+  build_spec.nprobe = 0;
+  const std::string index_path =
+      cache.enabled() ? cache.path("index", hash_parts({passages_key, index::to_string(build_spec)}) + "-" + file_safe(spec.factory()), ".faiss")
+                      : "";
+  const auto t_index = std::chrono::steady_clock::now();
+  std::optional<index::DenseIndex> ann;
+  if (cache.enabled() && std::filesystem::exists(index_path)) {
+    try {
+      ann.emplace(index::DenseIndex::load(index_path));
+      if (ann->size() != out.doc_vectors.rows || ann->dim() != out.doc_vectors.cols) ann.reset();
+    } catch (const Error& e) {
+      out.warnings.push_back(std::string("ignoring a damaged cache entry, rebuilding it: ") + e.what());
+    }
+  }
+  AnnReport report;
+  report.spec = index::to_string(spec);
+  if (ann) {
+    ann->set_search_parameters(spec);
+    out.cache.push_back({"index", "hit", index_path});
+  } else {
+    log("building " + report.spec + " over " + std::to_string(out.doc_vectors.rows) + " vectors");
+    ann.emplace(index::DenseIndex::build(spec, out.doc_vectors, setup.threads));
+    report.build_seconds = seconds_since(t_index);
+    if (cache.enabled()) {
+      cache.ensure_dir();
+      ann->save(index_path);
+    }
+    out.cache.push_back({"index", cache.enabled() ? "miss" : "off", index_path});
+  }
+  out.index_seconds = seconds_since(t_index);
+  const auto t_ann = std::chrono::steady_clock::now();
+  out.results = ann->search(out.query_vectors, depth, setup.threads);
+  out.search_seconds = seconds_since(t_ann);
+  const auto q = static_cast<double>(out.query_vectors.rows);
+  report.k = depth;
+  report.recall_at_10 = index::recall_against(out.results, exact, 10);
+  report.recall_at_k = index::recall_against(out.results, exact, depth);
+  report.queries_per_second = out.search_seconds > 0 ? q / out.search_seconds : 0;
+  report.exact_queries_per_second = exact_seconds > 0 ? q / exact_seconds : 0;
+  report.exact_device = out.device;
+  out.ann = report;
+  return out;
+}
+
+}  // namespace ragmig::eval

@@ -1,0 +1,61 @@
+// The dense side of an evaluation: embed the corpus and the queries with a model folder (or take them from
+// the cache), then search exactly (LibTorch matmul + top-k, on CUDA when present) or through a FAISS index
+// built from a spec (cached too). For an ANN index the exact search is run as well, as the reference: the
+// index's recall against it and both speeds are reported beside the metrics.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eval/encoder.h"
+#include "eval/eval_cache.h"
+#include "index/exact_search.h"
+#include "index/matrix.h"
+
+namespace ragmig::eval {
+
+struct DenseSetup {
+  std::string model_dir;
+  std::string index_spec = "Flat";
+  std::string device = "auto";
+  EmbedOptions embed;
+  int threads = 0;
+};
+
+/// An ANN index measured against exact search on the same query embeddings.
+struct AnnReport {
+  std::string spec;
+  int64_t k = 0;                 ///< depth both searches ran to
+  double recall_at_10 = 0;       ///< mean |ANN top-10 ∩ exact top-10| / 10
+  double recall_at_k = 0;        ///< the same at depth k
+  double queries_per_second = 0;
+  double exact_queries_per_second = 0;  ///< LibTorch exact search on `exact_device`
+  std::string exact_device;
+  double build_seconds = 0;      ///< 0 when the index came from the cache
+};
+
+struct DenseRetrieval {
+  index::FloatMatrix doc_vectors, query_vectors;
+  index::SearchResult results;  ///< top `depth` rows per query (empty when depth was 0)
+  std::optional<AnnReport> ann;
+  double embed_seconds = 0, index_seconds = 0, search_seconds = 0;
+  std::vector<CacheUse> cache;
+  std::vector<std::string> warnings;
+  std::string device;
+};
+
+struct DenseInputs {
+  std::string corpus_file, queries_file;      ///< hashed into the cache keys
+  const std::vector<std::string>* passages;   ///< corpus texts (title + text), corpus order
+  const std::vector<std::string>* queries;    ///< the evaluated queries' texts
+  std::string query_ids_key;                  ///< identifies which queries (hash of their ids)
+};
+
+/// Embeds (or loads) and searches to `depth` (0 = embed only). `log` receives one line per stage.
+DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup& setup, const EvalCache& cache,
+                         const std::function<void(const std::string&)>& log);
+
+}  // namespace ragmig::eval

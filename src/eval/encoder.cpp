@@ -1,0 +1,68 @@
+// Encoder (see encoder.h).
+#include "eval/encoder.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "model/embed.h"
+#include "model/model_folder.h"
+#include "text/wordpiece.h"
+
+namespace ragmig::eval {
+
+std::string resolve_device(const std::string& device) {
+  if (device == "auto") return torch::cuda::is_available() ? "cuda" : "cpu";
+  if (device == "cpu") return device;
+  if (device == "cuda" || device.rfind("cuda:", 0) == 0) {
+    if (!torch::cuda::is_available()) throw DeviceError("device " + device + " was asked for, but CUDA is not available here");
+    return device;
+  }
+  throw ConfigError("unknown device '" + device + "' (expected auto, cpu, cuda or cuda:N)");
+}
+
+struct Encoder::Impl {
+  model::LoadedModel loaded;
+  text::WordPieceTokenizer tokenizer;
+  torch::Device device;
+  std::string device_name;
+  EmbedOptions options;
+
+  Impl(model::LoadedModel m, const std::string& dev, const EmbedOptions& o)
+      : loaded(std::move(m)), tokenizer(loaded.vocab), device(dev), device_name(dev), options(o) {}
+};
+
+Encoder::Encoder(const std::string& model_dir, const std::string& device, const EmbedOptions& options) {
+  if (options.batch_size < 1) throw ConfigError("embedding batch size must be at least 1");
+  if (options.max_query_tokens < 2 || options.max_passage_tokens < 2)
+    throw ConfigError("token limits must be at least 2 ([CLS] and [SEP])");
+  const std::string dev = resolve_device(device);
+  impl_ = std::make_unique<Impl>(model::load_model_folder(model_dir), dev, options);
+  impl_->loaded.model->to(impl_->device);
+  impl_->loaded.model->eval();
+  const int64_t max_pos = impl_->loaded.model->spec().bert.max_position_embeddings;
+  impl_->options.max_query_tokens = std::min(options.max_query_tokens, max_pos);
+  impl_->options.max_passage_tokens = std::min(options.max_passage_tokens, max_pos);
+}
+
+Encoder::~Encoder() = default;
+
+const std::string& Encoder::device() const { return impl_->device_name; }
+int64_t Encoder::max_query_tokens() const { return impl_->options.max_query_tokens; }
+int64_t Encoder::max_passage_tokens() const { return impl_->options.max_passage_tokens; }
+
+index::FloatMatrix Encoder::embed(const std::vector<std::string>& texts, bool queries) {
+  const int64_t max_tokens = queries ? impl_->options.max_query_tokens : impl_->options.max_passage_tokens;
+  torch::Tensor t = model::embed_texts(impl_->loaded.model, impl_->tokenizer, texts, queries, max_tokens,
+                                       impl_->options.batch_size, impl_->device)
+                        .contiguous();
+  index::FloatMatrix m;
+  if (t.dim() != 2 || t.size(0) == 0) return m;
+  m.rows = t.size(0);
+  m.cols = t.size(1);
+  m.data.assign(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+  return m;
+}
+
+}  // namespace ragmig::eval

@@ -1,0 +1,44 @@
+// A model folder from `ragmig train` (or Hugging Face) turned into an embedder for evaluation: queries with
+// the query tower, passages with the passage tower, through model::embed_texts (batched, sorted by length).
+// LibTorch stays behind this header: the rest of eval sees float matrices.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "index/matrix.h"
+
+namespace ragmig::eval {
+
+struct EmbedOptions {
+  int64_t batch_size = 64;
+  int64_t max_query_tokens = 64;     ///< capped at the model's max_position_embeddings
+  int64_t max_passage_tokens = 256;  ///< likewise
+};
+
+/// "auto" becomes "cuda" when LibTorch sees a GPU, else "cpu"; "cuda[:n]" without CUDA is a DeviceError;
+/// anything else a ConfigError.
+std::string resolve_device(const std::string& device);
+
+class Encoder {
+ public:
+  /// Loads the folder (DataError / IoError as model::load_model_folder) onto `device` (resolve_device).
+  Encoder(const std::string& model_dir, const std::string& device, const EmbedOptions& options);
+  ~Encoder();
+
+  /// One row per text, in order.
+  index::FloatMatrix embed(const std::vector<std::string>& texts, bool queries);
+
+  const std::string& device() const;
+  /// The token limits in force after capping, which cached embeddings are keyed by.
+  int64_t max_query_tokens() const;
+  int64_t max_passage_tokens() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ragmig::eval

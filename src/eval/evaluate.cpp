@@ -1,0 +1,290 @@
+// The evaluation pipeline (see evaluate.h): read, judge, retrieve, fuse or re-score, write the run, score.
+#include "eval/evaluate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include "core/error.h"
+#include "core/line_reader.h"
+#include "eval/run_file.h"
+#include "index/bm25_index.h"
+#include "index/dense_spec.h"
+#include "index/fusion.h"
+#include "text/beir.h"
+#include "text/pairs.h"
+
+namespace ragmig::eval {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using HitLists = std::vector<std::vector<index::Hit>>;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+bool is_blank(const std::string& s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; }
+
+std::string file_safe(const std::string& spec) {
+  std::string out;
+  for (char c : spec) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return out;
+}
+
+HitLists hit_lists(const index::SearchResult& r) {
+  HitLists out(static_cast<size_t>(r.queries));
+  for (int64_t q = 0; q < r.queries; ++q)
+    for (int64_t j = 0; j < r.k; ++j)
+      if (r.id(q, j) >= 0) out[static_cast<size_t>(q)].push_back(index::Hit{r.id(q, j), r.score(q, j)});
+  return out;
+}
+
+// Inner products of one query with the candidate rows, best first (ties by row), cut to k.
+std::vector<index::Hit> rescore(const std::vector<index::Hit>& candidates, const float* query, const index::FloatMatrix& docs,
+                                int64_t k) {
+  std::vector<index::Hit> out;
+  for (const index::Hit& c : candidates) {
+    const float* d = docs.row(c.doc);
+    float s = 0;
+    for (int64_t j = 0; j < docs.cols; ++j) s += query[j] * d[j];
+    out.push_back(index::Hit{c.doc, s});
+  }
+  std::sort(out.begin(), out.end(), [](const index::Hit& a, const index::Hit& b) { return a.score != b.score ? a.score > b.score : a.doc < b.doc; });
+  if (static_cast<int64_t>(out.size()) > k) out.resize(static_cast<size_t>(k));
+  return out;
+}
+
+struct Bm25Side {
+  HitLists hits;
+  double index_seconds = 0, search_seconds = 0;
+  int64_t without_terms = 0;
+};
+
+Bm25Side run_bm25(const text::BeirFolder& beir, const std::string& corpus_file, const std::vector<std::string>& queries,
+                  int64_t depth, const EvalOptions& o, const EvalCache& cache, EvalResult& result,
+                  const std::function<void(const std::string&)>& log) {
+  Bm25Side side;
+  const index::Bm25Spec spec = index::parse_bm25_spec(o.bm25_spec);
+  const auto t_index = Clock::now();
+  const std::string path =
+      cache.enabled() ? cache.path("bm25", hash_parts({"bm25-v1", hash_file(corpus_file), index::to_string(spec)}) + "-" +
+                                               file_safe(index::to_string(spec)), ".idx")
+                      : "";
+  std::optional<index::Bm25Index> bm25;
+  if (cache.enabled() && std::filesystem::exists(path)) {
+    try {
+      bm25.emplace(index::Bm25Index::load(path));
+      if (bm25->size() != static_cast<int64_t>(beir.corpus.docs.size())) bm25.reset();
+    } catch (const Error& e) {
+      result.warnings.push_back(std::string("ignoring a damaged cache entry, rebuilding it: ") + e.what());
+    }
+  }
+  if (bm25) {
+    result.cache.push_back({"bm25_index", "hit", path});
+  } else {
+    log("indexing " + std::to_string(beir.corpus.docs.size()) + " documents with " + index::to_string(spec));
+    std::vector<index::DocumentView> docs;
+    docs.reserve(beir.corpus.docs.size());
+    for (const auto& d : beir.corpus.docs) docs.push_back(index::DocumentView{d.id, d.title, d.text});
+    bm25.emplace(index::Bm25Index::build(docs, spec, o.threads));
+    if (cache.enabled()) {
+      cache.ensure_dir();
+      bm25->save(path);
+    }
+    result.cache.push_back({"bm25_index", cache.enabled() ? "miss" : "off", path});
+  }
+  side.index_seconds = seconds_since(t_index);
+  for (const auto& q : queries) side.without_terms += bm25->query_terms(q).empty() ? 1 : 0;
+  log("searching " + std::to_string(queries.size()) + " queries with BM25");
+  const auto t_search = Clock::now();
+  side.hits = bm25->search_batch(queries, depth, o.threads);
+  side.search_seconds = seconds_since(t_search);
+  return side;
+}
+
+void validate(const EvalOptions& o) {
+  if (o.data_dir.empty()) throw ConfigError("--data: a BEIR folder is required");
+  if (!std::filesystem::is_directory(o.data_dir)) throw ConfigError("--data " + o.data_dir + ": no such folder");
+  if (!std::filesystem::exists(o.data_dir + "/qrels/" + o.split + ".tsv") &&
+      !std::filesystem::exists(o.data_dir + "/qrels/" + o.split + ".tsv.gz")) {
+    std::string splits;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(o.data_dir + "/qrels", ec))
+      splits += (splits.empty() ? "" : ", ") + e.path().filename().string();
+    throw ConfigError("--split " + o.split + ": no qrels for split '" + o.split + "' in " + o.data_dir + "/qrels (found: " +
+                      (splits.empty() ? "nothing" : splits) + ")");
+  }
+  if (o.k < 1) throw ConfigError("--k must be at least 1");
+  if (o.candidates < 1) throw ConfigError("--candidates must be at least 1");
+  if (o.max_queries < 0) throw ConfigError("--max-queries must be >= 0");
+  if (o.metrics.empty()) throw ConfigError("no metrics to compute");
+  const bool needs_model = o.retriever != RetrieverKind::kBm25;
+  if (needs_model && o.dense.model_dir.empty())
+    throw ConfigError("--retriever " + to_string(o.retriever) + " needs --model DIR (a model folder from ragmig train)");
+  if (needs_model && !std::filesystem::is_directory(o.dense.model_dir))
+    throw ConfigError("--model " + o.dense.model_dir + ": no such folder");
+  // Parse every spec up front, so a typo fails before minutes of indexing.
+  index::parse_bm25_spec(o.bm25_spec);
+  index::parse_dense_spec(o.dense.index_spec);
+  index::parse_fusion_spec(o.fusion_spec);
+}
+
+}  // namespace
+
+std::string to_string(RetrieverKind kind) {
+  switch (kind) {
+    case RetrieverKind::kBm25: return "bm25";
+    case RetrieverKind::kDense: return "dense";
+    case RetrieverKind::kHybrid: return "hybrid";
+    case RetrieverKind::kRerank: return "rerank";
+  }
+  return "?";
+}
+
+RetrieverKind parse_retriever(const std::string& text) {
+  for (RetrieverKind k : {RetrieverKind::kBm25, RetrieverKind::kDense, RetrieverKind::kHybrid, RetrieverKind::kRerank})
+    if (to_string(k) == text) return k;
+  throw ConfigError("unknown retriever '" + text + "' (expected bm25, dense, hybrid or rerank)");
+}
+
+EvalResult evaluate(const EvalOptions& o, const std::function<void(const std::string&)>& log_fn) {
+  const auto t0 = Clock::now();
+  const auto log = [&](const std::string& line) {
+    if (log_fn) log_fn(line);
+  };
+  validate(o);
+  EvalResult result;
+  result.options = o;
+  const EvalCache cache(o.cache_dir);
+
+  log("reading " + o.data_dir);
+  const std::string corpus_file = resolve_maybe_gz(o.data_dir + "/corpus.jsonl");
+  const std::string queries_file = resolve_maybe_gz(o.data_dir + "/queries.jsonl");
+  const text::BeirFolder beir = text::read_beir(o.data_dir);
+  const text::Qrels qrels = text::read_qrels(text::qrels_path(o.data_dir, o.split));
+  Judgments judgments = resolve_judgments(qrels, beir, &result.qrels_check);
+  result.warnings = result.qrels_check.warnings;
+  if (judgments.by_query.empty())
+    throw DataError(qrels.path + ": none of its queries is in " + queries_file + ", nothing to evaluate");
+  if (o.max_queries > 0 && static_cast<int64_t>(judgments.by_query.size()) > o.max_queries)
+    judgments.by_query.erase(std::next(judgments.by_query.begin(), o.max_queries), judgments.by_query.end());
+  result.corpus_size = static_cast<int64_t>(beir.corpus.docs.size());
+
+  std::vector<std::string> query_ids, query_texts;
+  std::vector<std::string> blank_ids;
+  for (const auto& [qid, judged] : judgments.by_query) {
+    query_ids.push_back(qid);
+    query_texts.push_back(beir.queries[static_cast<size_t>(beir.query_index.at(qid))].text);
+    if (is_blank(query_texts.back())) blank_ids.push_back(qid);
+  }
+  result.empty_queries = static_cast<int64_t>(blank_ids.size());
+  if (!blank_ids.empty()) {
+    std::string ids;
+    for (size_t i = 0; i < blank_ids.size() && i < 5; ++i) ids += (i ? ", " : "") + blank_ids[i];
+    result.warnings.push_back(std::to_string(blank_ids.size()) + " queries have empty text (" + ids +
+                              (blank_ids.size() > 5 ? ", ..." : "") + "); they are scored with whatever they retrieve");
+  }
+  result.load_seconds = seconds_since(t0);
+
+  // One extra result when the query's own id will be dropped, so the scored run still reaches k.
+  const int64_t k = o.k + (o.metric_options.ignore_identical_ids ? 1 : 0);
+  // Not raised to k: a re-ranked run holds at most `candidates` documents, which is the point of re-ranking.
+  const int64_t candidates = o.candidates + (o.metric_options.ignore_identical_ids ? 1 : 0);
+  HitLists hits;
+  const bool uses_bm25 = o.retriever != RetrieverKind::kDense;
+  const bool uses_dense = o.retriever != RetrieverKind::kBm25;
+  Bm25Side sparse;
+  if (uses_bm25) {
+    sparse = run_bm25(beir, corpus_file, query_texts, o.retriever == RetrieverKind::kBm25 ? k : candidates, o, cache, result, log);
+    result.queries_without_terms = sparse.without_terms;
+    result.index_seconds += sparse.index_seconds;
+    result.search_seconds += sparse.search_seconds;
+    if (sparse.without_terms > 0)
+      result.warnings.push_back(std::to_string(sparse.without_terms) +
+                                " queries have no BM25 terms after analysis (empty or only stop words): BM25 retrieves nothing for them");
+  }
+  if (uses_dense) {
+    std::vector<std::string> passages;
+    passages.reserve(beir.corpus.docs.size());
+    for (const auto& d : beir.corpus.docs) passages.push_back(text::document_text(d));
+    DenseInputs in{corpus_file, queries_file, &passages, &query_texts, hash_parts(query_ids)};
+    const int64_t depth = o.retriever == RetrieverKind::kDense ? k : o.retriever == RetrieverKind::kHybrid ? candidates : 0;
+    DenseRetrieval dense = run_dense(in, depth, o.dense, cache, log);
+    result.ann = dense.ann;
+    result.device = dense.device;
+    result.embed_seconds = dense.embed_seconds;
+    result.index_seconds += dense.index_seconds;
+    result.search_seconds += dense.search_seconds;
+    result.cache.insert(result.cache.end(), dense.cache.begin(), dense.cache.end());
+    result.warnings.insert(result.warnings.end(), dense.warnings.begin(), dense.warnings.end());
+    const auto t_combine = Clock::now();
+    if (o.retriever == RetrieverKind::kDense) {
+      hits = hit_lists(dense.results);
+    } else if (o.retriever == RetrieverKind::kHybrid) {
+      const index::FusionSpec fusion = index::parse_fusion_spec(o.fusion_spec);
+      const HitLists dense_hits = hit_lists(dense.results);
+      hits.resize(query_texts.size());
+      for (size_t q = 0; q < query_texts.size(); ++q) hits[q] = index::fuse(fusion, dense_hits[q], sparse.hits[q], k);
+    } else {
+      hits.resize(query_texts.size());
+      for (size_t q = 0; q < query_texts.size(); ++q)
+        hits[q] = rescore(sparse.hits[q], dense.query_vectors.row(static_cast<int64_t>(q)), dense.doc_vectors, k);
+    }
+    result.search_seconds += seconds_since(t_combine);
+  } else {
+    hits = std::move(sparse.hits);
+  }
+
+  TrecRun run;
+  for (size_t q = 0; q < query_ids.size(); ++q) {
+    auto& list = run[query_ids[q]];
+    for (const index::Hit& h : hits[q]) list.push_back(ScoredDoc{beir.corpus.docs[static_cast<size_t>(h.doc)].id, h.score});
+  }
+  if (!o.run_out.empty()) write_trec_run(o.run_out, run, o.run_tag);
+  result.report = evaluate_run(run, judgments, o.metrics, o.metric_options);
+  result.seconds = seconds_since(t0);
+  return result;
+}
+
+nlohmann::json EvalResult::to_json() const {
+  nlohmann::json j;
+  for (size_t i = 0; i < report.metrics.size(); ++i) j[report.metrics[i].name()] = report.mean[i];
+  j["queries"] = report.queries;
+  j["seconds"] = seconds;
+  j["retriever"] = to_string(options.retriever);
+  j["data"] = options.data_dir;
+  j["split"] = options.split;
+  j["k"] = options.k;
+  j["corpus"] = corpus_size;
+  if (options.retriever != RetrieverKind::kDense) j["bm25"] = options.bm25_spec;
+  if (options.retriever != RetrieverKind::kBm25) {
+    j["model"] = options.dense.model_dir;
+    j["device"] = device;
+    if (options.retriever != RetrieverKind::kRerank) j["index"] = options.dense.index_spec;
+    if (options.retriever == RetrieverKind::kHybrid) j["fusion"] = options.fusion_spec;
+    if (options.retriever != RetrieverKind::kDense) j["candidates"] = options.candidates;
+  }
+  j["ignore_identical_ids"] = options.metric_options.ignore_identical_ids;
+  j["empty_queries"] = empty_queries;
+  j["queries_without_terms"] = queries_without_terms;
+  j["qrels_unknown_queries"] = qrels_check.unknown_query_rows;
+  j["qrels_unknown_documents"] = qrels_check.unknown_doc_rows;
+  j["timings"] = {{"load", load_seconds}, {"index", index_seconds}, {"embed", embed_seconds}, {"search", search_seconds}};
+  nlohmann::json c = nlohmann::json::object();
+  for (const auto& use : cache) c[use.what] = use.state;
+  j["cache"] = c;
+  if (ann) {
+    j["ann"] = {{"spec", ann->spec},
+                {"k", ann->k},
+                {"recall@10_vs_exact", ann->recall_at_10},
+                {"recall@" + std::to_string(ann->k) + "_vs_exact", ann->recall_at_k},
+                {"queries_per_second", ann->queries_per_second},
+                {"exact_queries_per_second", ann->exact_queries_per_second},
+                {"exact_device", ann->exact_device},
+                {"build_seconds", ann->build_seconds}};
+  }
+  j["warnings"] = warnings;
+  if (!options.run_out.empty()) j["run"] = options.run_out;
+  return j;
+}
+
+}  // namespace ragmig::eval

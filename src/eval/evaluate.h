@@ -1,0 +1,67 @@
+// `ragmig eval` as a library call: retrieve for every query of a BEIR split with BM25, a dense model (exact or
+// through an ANN index), a fusion of both, or BM25 candidates re-scored by the dense model; score the run
+// with trec_eval's metrics; report timings, cache use, the ANN index's recall against exact search, and
+// every problem with the input that did not stop the evaluation. Torch-free header.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eval/dense_retrieval.h"
+#include "eval/eval_cache.h"
+#include "eval/metrics.h"
+#include "eval/qrels.h"
+
+namespace ragmig::eval {
+
+enum class RetrieverKind { kBm25, kDense, kHybrid, kRerank };
+
+/// "bm25" | "dense" | "hybrid" | "rerank"; parse throws ConfigError for anything else.
+std::string to_string(RetrieverKind kind);
+RetrieverKind parse_retriever(const std::string& text);
+
+struct EvalOptions {
+  std::string data_dir;  ///< a BEIR folder: corpus.jsonl[.gz], queries.jsonl[.gz], qrels/<split>.tsv
+  std::string split = "test";
+  RetrieverKind retriever = RetrieverKind::kBm25;
+  std::string bm25_spec = "BM25(k1=0.9,b=0.4)";
+  std::string fusion_spec = "RRF(k=60)";  ///< hybrid: first list dense, second BM25
+  DenseSetup dense;                       ///< model_dir required for dense, hybrid and rerank
+  int64_t k = 1000;                       ///< depth of the run that is scored (and written)
+  int64_t candidates = 1000;              ///< depth of each list fused (hybrid) or re-scored (rerank); a
+                                          ///< re-ranked run holds at most this many documents
+  int64_t max_queries = 0;                ///< 0 = every query with qrels; else the first N in id order
+  std::vector<Metric> metrics = default_metrics();
+  MetricOptions metric_options;
+  std::string cache_dir = ".ragmig/cache";  ///< empty = no cache
+  std::string run_out;                      ///< TREC run file to write; empty = none
+  std::string run_tag = "ragmig";
+  int threads = 0;  ///< BM25 and FAISS threads (0 = all cores)
+};
+
+struct EvalResult {
+  EvalOptions options;
+  MetricReport report;
+  int64_t corpus_size = 0;
+  int64_t empty_queries = 0;           ///< blank query texts: retrieved for, and scored, as they are
+  int64_t queries_without_terms = 0;   ///< BM25: nothing left after analysis, so no BM25 results
+  QrelsCheck qrels_check;
+  std::optional<AnnReport> ann;
+  std::vector<CacheUse> cache;
+  std::vector<std::string> warnings;
+  std::string device;                  ///< where dense work ran ("" for BM25 only)
+  double seconds = 0, load_seconds = 0, index_seconds = 0, embed_seconds = 0, search_seconds = 0;
+
+  /// Metric names as keys ("ndcg@10", ...) at the top level, plus queries, seconds and the details.
+  nlohmann::json to_json() const;
+};
+
+/// Runs the evaluation. `log` gets one line per stage (loading, indexing, embedding, searching). Throws
+/// ConfigError / DataError for bad options or input (naming the file and line), IoError, DeviceError.
+EvalResult evaluate(const EvalOptions& options, const std::function<void(const std::string&)>& log = {});
+
+}  // namespace ragmig::eval

@@ -1,0 +1,75 @@
+// TREC run files (see run_file.h).
+#include "eval/run_file.h"
+
+#include <charconv>
+#include <cmath>
+#include <set>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/line_reader.h"
+
+namespace ragmig::eval {
+namespace {
+
+bool has_space(const std::string& s) { return s.find_first_of(" \t\r\n") != std::string::npos || s.empty(); }
+
+std::vector<std::string_view> fields_of(std::string_view line) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    size_t j = i;
+    while (j < line.size() && line[j] != ' ' && line[j] != '\t') ++j;
+    if (j > i) out.push_back(line.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+}  // namespace
+
+void write_trec_run(const std::string& path, const TrecRun& run, const std::string& tag) {
+  if (has_space(tag)) throw ConfigError("run tag '" + tag + "' must be one word");
+  std::string out;
+  char score[64];
+  for (const auto& [qid, docs] : run) {
+    if (has_space(qid)) throw ConfigError("query id '" + qid + "' cannot go into a TREC run (whitespace)");
+    for (size_t r = 0; r < docs.size(); ++r) {
+      if (has_space(docs[r].doc_id)) throw ConfigError("document id '" + docs[r].doc_id + "' cannot go into a TREC run (whitespace)");
+      auto [end, ec] = std::to_chars(score, score + sizeof score, docs[r].score);
+      out.append(qid).append(" Q0 ").append(docs[r].doc_id).append(" ").append(std::to_string(r + 1)).append(" ");
+      out.append(score, end).append(" ").append(tag).append("\n");
+    }
+  }
+  write_file_atomic(path, out);
+}
+
+TrecRun read_trec_run(const std::string& path) {
+  LineReader reader(path);
+  TrecRun run;
+  std::map<std::string, std::set<std::string>> seen;
+  std::string line;
+  while (reader.next(line)) {
+    const int64_t n = reader.line_number();
+    const auto f = fields_of(line);
+    if (f.empty()) continue;
+    if (f.size() != 6)
+      throw DataError(reader.path(), n, "expected 'qid Q0 docid rank score tag', got " + std::to_string(f.size()) + " fields");
+    int64_t rank = 0;
+    auto [rp, rec] = std::from_chars(f[3].data(), f[3].data() + f[3].size(), rank);
+    if (rec != std::errc() || rp != f[3].data() + f[3].size())
+      throw DataError(reader.path(), n, "rank is not an integer: '" + std::string(f[3]) + "'");
+    double score = 0;
+    auto [sp, sec] = std::from_chars(f[4].data(), f[4].data() + f[4].size(), score);
+    if (sec != std::errc() || sp != f[4].data() + f[4].size() || !std::isfinite(score))
+      throw DataError(reader.path(), n, "score is not a number: '" + std::string(f[4]) + "'");
+    std::string qid(f[0]), doc(f[2]);
+    if (!seen[qid].insert(doc).second)
+      throw DataError(reader.path(), n, "document '" + doc + "' is listed twice for query '" + qid + "'");
+    run[qid].push_back(ScoredDoc{std::move(doc), score});
+  }
+  return run;
+}
+
+}  // namespace ragmig::eval

@@ -1,0 +1,36 @@
+// Fusion of ranked lists (BM25 and dense) into one: reciprocal-rank fusion, score(d) = sum over lists of
+// 1 / (k + rank(d)) with ranks from 1 (Cormack et al. 2009, k = 60), and normalised linear fusion,
+// score(d) = sum of weight_i * (s_i(d) - min_i) / (max_i - min_i), min-max taken over each list's own
+// results and a document missing from a list contributing 0 for it. Pure functions of their inputs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "index/bm25_index.h"
+
+namespace ragmig::index {
+
+enum class FusionKind { kRrf, kLinear };
+
+/// `RRF(k=60)` or `Linear(alpha=0.5)`: alpha weighs the first list (dense in ragmig eval), 1 - alpha the
+/// second. "RRF" and "Linear" alone take those defaults; to_string always writes the parameter.
+struct FusionSpec {
+  FusionKind kind = FusionKind::kRrf;
+  double rrf_k = 60;
+  double alpha = 0.5;
+  bool operator==(const FusionSpec&) const = default;
+};
+
+FusionSpec parse_fusion_spec(const std::string& spec);
+std::string to_string(const FusionSpec& spec);
+
+/// Each list is one query's hits in rank order (its first hit has rank 1). Returns the fused top `depth`,
+/// score descending and row ascending on ties. RRF ignores the scores; Linear ignores the order.
+std::vector<Hit> fuse_rrf(const std::vector<std::vector<Hit>>& lists, double k, int64_t depth);
+std::vector<Hit> fuse_linear(const std::vector<std::vector<Hit>>& lists, const std::vector<double>& weights, int64_t depth);
+/// Dispatches on the spec with two lists (first, second).
+std::vector<Hit> fuse(const FusionSpec& spec, const std::vector<Hit>& first, const std::vector<Hit>& second, int64_t depth);
+
+}  // namespace ragmig::index

@@ -1,0 +1,165 @@
+// The simulation driver. It owns no scheduling logic: it moves the clock, submits arrivals, applies MIG
+// re-partitions when they are done, and calls Scheduler::step(); the outcomes are read back from the store.
+#include "sim/simulation.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <map>
+
+#include "core/error.h"
+#include "gpu/mig_catalog.h"
+#include "sched/scheduler.h"
+#include "sched/store.h"
+#include "sim/mig_partitioner.h"
+#include "sim/sim_clock.h"
+
+namespace ragmig::sim {
+namespace {
+
+constexpr double kNever = std::numeric_limits<double>::infinity();
+
+// Most replicas of `need` that one GPU can hold at once.
+int replicas_per_gpu(const sched::Need& need, const SimGpu& g) {
+  if (g.mig != MigMode::Auto) {
+    int n = 0;
+    for (const auto& s : gpu_slots(g, g.layout)) n += sched::fits(need, s);
+    return n;
+  }
+  const std::string profile = smallest_profile(*g.catalog, need);
+  if (profile.empty()) return 0;
+  const auto& p = g.catalog->profile(profile);
+  return std::min(p.max_instances, g.catalog->compute_slices / p.compute_slices);
+}
+
+}  // namespace
+
+bool placeable(const sched::Need& need, const Cluster& cluster) {
+  int64_t room = 0;
+  if (need.cpu) room = cluster.cpu_slots;
+  else
+    for (const auto& g : cluster.gpus) room += replicas_per_gpu(need, g);
+  return room >= need.replicas;
+}
+
+std::vector<std::string> split_policy_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::string current;
+  int depth = 0;
+  for (char c : text) {
+    if (c == '(') ++depth;
+    if (c == ')') --depth;
+    if (c == ',' && depth == 0) {
+      out.push_back(current);
+      current.clear();
+    } else {
+      current += c;
+    }
+  }
+  out.push_back(current);
+  for (const auto& p : out)
+    if (p.empty()) throw ConfigError(fmt::format("policy list '{}': empty entry", text));
+  return out;
+}
+
+SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, const ThroughputModel& model,
+                   const SimOptions& options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  SimResult result;
+  std::vector<const SimJob*> jobs;
+  std::map<std::string, bool> fits_somewhere;  // by need: traces repeat a handful of needs
+  for (const auto& j : all_jobs) {
+    const auto [it, fresh] = fits_somewhere.try_emplace(sched::to_string(j.need));
+    if (fresh) it->second = placeable(j.need, cluster);
+    if (it->second) jobs.push_back(&j);
+    else ++result.unplaceable;
+  }
+
+  SimClock clock(jobs.empty() ? 0.0 : jobs.front()->arrival);
+  // Run folders are named but never made: nothing in the simulator writes files.
+  const auto store = sched::Store::in_memory((std::filesystem::temp_directory_path() / "ragmig-sim").string());
+  SimExecutor executor(model, options.costs, clock, options.keep_timeline);
+  MigPartitioner partitioner(cluster);
+  sched::SchedulerOptions sched_options;
+  sched_options.policy = options.policy;
+  sched_options.tick_s = options.tick_s;
+  sched::Scheduler scheduler(*store, executor, clock, partitioner.slots(), sched_options);
+  result.policy = sched::to_string(scheduler.policy().spec);
+
+  const bool has_auto = cluster.has_auto();
+  std::map<int, double> repartition_done;  // GPU -> when its re-partition ends
+  std::map<int, double> repartition_start;
+  size_t next = 0;
+  while (true) {
+    const double now = clock.now();
+    for (; next < jobs.size() && jobs[next]->arrival <= now; ++next) {
+      const SimJob& j = *jobs[next];
+      sched::JobSpec spec;
+      spec.name = j.name;
+      spec.argv = {"sim"};
+      spec.need = j.need;
+      spec.priority = j.priority;
+      spec.estimate_s = j.estimate_s;
+      executor.add_job(scheduler.submit(spec), j.type, j.iterations);
+    }
+    bool slots_changed = false;
+    for (auto it = repartition_done.begin(); it != repartition_done.end();) {
+      if (it->second > now) {
+        ++it;
+        continue;
+      }
+      partitioner.finish(it->first);
+      if (options.keep_timeline)
+        result.timeline.push_back({fmt::format("gpu{}", it->first), "", 0, repartition_start[it->first], it->second,
+                                   "repartition"});
+      it = repartition_done.erase(it);
+      slots_changed = true;
+    }
+    if (slots_changed) scheduler.set_slots(partitioner.slots());
+
+    scheduler.step();
+    ++result.steps;
+
+    if (has_auto && scheduler.queued_jobs() > 0) {
+      const auto changes = partitioner.plan(scheduler.cluster_view());
+      for (const auto& change : changes) {
+        partitioner.begin(change);
+        repartition_start[change.gpu] = now;
+        repartition_done[change.gpu] = now + options.costs.mig_step_s * static_cast<double>(change.steps);
+        ++result.repartitions;
+      }
+      if (!changes.empty()) scheduler.set_slots(partitioner.slots());
+    }
+
+    double wake = std::min(next < jobs.size() ? jobs[next]->arrival : kNever, executor.next_event_time(now));
+    for (const auto& [gpu, at] : repartition_done) wake = std::min(wake, at);
+    const bool waiting = scheduler.queued_jobs() > 0;
+    if (waiting && (executor.running() > 0 || wake < kNever)) wake = std::min(wake, now + options.tick_s);
+    if (wake == kNever) {
+      // Nothing runs, arrives or changes: done, or jobs wait for room that will never come.
+      RAGMIG_CHECK(!waiting, fmt::format("{} jobs wait on an idle cluster that cannot place them",
+                                         scheduler.queued_jobs()));
+      break;
+    }
+    clock.wait_until(wake);
+  }
+
+  std::vector<JobOutcome> outcomes;
+  for (const auto& job : store->job_times())
+    outcomes.push_back({job.submitted_at, job.finished_at, job.waited_s});
+  result.metrics = summarize(outcomes, executor.busy_slice_seconds(), cluster.capacity());
+  result.preemptions = executor.preemptions();
+  if (options.keep_timeline) {
+    auto t = executor.timeline();
+    t.insert(t.end(), result.timeline.begin(), result.timeline.end());
+    result.timeline = std::move(t);
+  }
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return result;
+}
+
+}  // namespace ragmig::sim

@@ -1,0 +1,47 @@
+// One simulated run: the workload's jobs are submitted to the real sched::Scheduler (with its policy, its
+// placement and an in-memory sched::Store) as the SimClock reaches their arrival, and the loop is stepped at
+// every event — an arrival, an attempt's end, the end of a MIG re-partition, and every tick while jobs wait.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/cluster.h"
+#include "sim/metrics.h"
+#include "sim/sim_executor.h"
+#include "sim/workload.h"
+
+namespace ragmig::sim {
+
+struct SimOptions {
+  std::string policy = "fifo";  ///< a sched policy spec: "las(thresholds=3600:36000,min_run=60)"
+  /// While jobs wait, the loop also runs every tick_s (as `ragmig run` does every --tick): policies whose
+  /// decisions change with time alone (min_run, aging, quanta, LAS thresholds) act within a tick.
+  double tick_s = 60;
+  SimCosts costs;
+  bool keep_timeline = false;
+};
+
+struct SimResult {
+  std::string policy;
+  Metrics metrics;
+  int64_t preemptions = 0;
+  int64_t repartitions = 0;     ///< GPUs re-partitioned (each counted once per re-partition)
+  size_t unplaceable = 0;       ///< jobs no slot of this cluster can ever hold: left out
+  size_t steps = 0;             ///< scheduler passes
+  double wall_s = 0;            ///< how long the simulation took
+  std::vector<Occupancy> timeline;
+};
+
+/// Whether some set of slots of `cluster` (in any layout the planner may choose for `mig=auto` GPUs) could
+/// hold every replica of `need`.
+bool placeable(const sched::Need& need, const Cluster& cluster);
+
+/// Simulates `jobs` (sorted by arrival) on `cluster` under one policy. Throws ConfigError for a bad policy.
+SimResult simulate(const std::vector<SimJob>& jobs, const Cluster& cluster, const ThroughputModel& model,
+                   const SimOptions& options);
+
+/// Splits "fifo,las(thresholds=60:600,min_run=0),srtf" on the commas outside parentheses.
+std::vector<std::string> split_policy_list(const std::string& text);
+
+}  // namespace ragmig::sim

@@ -1,0 +1,175 @@
+// Data-parallel step parts (see dp_step.h). Gradients of the gathered embeddings reach only the local rows:
+// the other replicas' rows are detached copies, and their own backward covers them.
+#include "train/dp_step.h"
+
+#include <chrono>
+
+#include "core/error.h"
+#include "train/contrastive_loss.h"
+#include "train/rng_state.h"
+
+namespace ragmig::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Runs `fn` and adds its wall time to `seconds`.
+template <class Fn>
+auto timed(double& seconds, Fn&& fn) {
+  const auto t0 = Clock::now();
+  auto out = fn();
+  seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+  return out;
+}
+
+torch::Tensor embed_chunks(const EncodeFn& encode, const torch::Tensor& ids, const torch::Tensor& mask, Tower tower,
+                           int64_t chunk) {
+  std::vector<torch::Tensor> parts;
+  for (int64_t s = 0; s < ids.size(0); s += chunk) {
+    const int64_t e = std::min(ids.size(0), s + chunk);
+    parts.push_back(encode(ids.slice(0, s, e), mask.slice(0, s, e), tower));
+  }
+  return torch::cat(parts);
+}
+
+torch::Tensor flatten(const std::vector<torch::Tensor>& tensors, const std::vector<double>& weights) {
+  std::vector<torch::Tensor> flat;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    torch::Tensor v = tensors[i].detach().reshape(-1).to(torch::kFloat32);
+    flat.push_back(weights[i] == 1.0 ? v : v * weights[i]);
+  }
+  return torch::cat(flat);
+}
+
+void unflatten_into(const torch::Tensor& flat, const std::vector<torch::Tensor>& tensors) {
+  torch::NoGradGuard no_grad;
+  int64_t at = 0;
+  for (const auto& t : tensors) {
+    const int64_t n = t.numel();
+    t.copy_(flat.slice(0, at, at + n).view_as(t));
+    at += n;
+  }
+}
+
+}  // namespace
+
+double backward_global_batch(const EncodeFn& encode, const PairBatch& local, const torch::Tensor& scale,
+                             Communicator& comm, const std::vector<int64_t>& sizes, bool grad_cache, int64_t chunk,
+                             double& comm_seconds) {
+  const int rank = comm.rank();
+  const int64_t h = local.hard_negatives;
+  const int64_t b = local.queries();
+  RAGMIG_CHECK(b == sizes[static_cast<size_t>(rank)]);
+
+  // This replica's embeddings: with a graph, or (GradCache) without one, to be re-embedded below.
+  RngState rng;
+  torch::Tensor q, p;
+  if (grad_cache) {
+    rng = capture_rng_state();
+    torch::NoGradGuard no_grad;
+    q = embed_chunks(encode, local.q_ids, local.q_mask, Tower::Query, chunk);
+    p = embed_chunks(encode, local.p_ids, local.p_mask, Tower::Passage, chunk);
+  } else {
+    q = encode(local.q_ids, local.q_mask, Tower::Query);
+    p = encode(local.p_ids, local.p_mask, Tower::Passage);
+  }
+  torch::Tensor q_live = grad_cache ? q.detach().requires_grad_(true) : q;
+  torch::Tensor p_live = grad_cache ? p.detach().requires_grad_(true) : p;
+
+  // Everyone's rows; each replica's passages are its b_r positives then its b_r * H hard negatives.
+  std::vector<int64_t> p_sizes;
+  for (int64_t s : sizes) p_sizes.push_back(s * (1 + h));
+  auto q_parts = timed(comm_seconds, [&] { return all_gather_rows(comm, q.detach().to(torch::kFloat32), sizes); });
+  auto p_parts = timed(comm_seconds, [&] { return all_gather_rows(comm, p.detach().to(torch::kFloat32), p_sizes); });
+  q_parts[static_cast<size_t>(rank)] = q_live;
+  p_parts[static_cast<size_t>(rank)] = p_live;
+
+  // The single-process layout: all queries, all positives, then all hard negatives in query order.
+  std::vector<torch::Tensor> qs, pos, negs;
+  for (size_t r = 0; r < sizes.size(); ++r) {
+    qs.push_back(q_parts[r].to(torch::kFloat32));
+    pos.push_back(p_parts[r].slice(0, 0, sizes[r]).to(torch::kFloat32));
+    if (h > 0) negs.push_back(p_parts[r].slice(0, sizes[r]).to(torch::kFloat32));
+  }
+  torch::Tensor loss =
+      info_nce_loss(torch::cat(qs), torch::cat(pos), h > 0 ? torch::cat(negs) : torch::Tensor(), scale);
+  loss.backward();
+
+  if (grad_cache) {  // push the cached embedding gradients through chunk-wise graphs, same dropout masks
+    const torch::Tensor q_grad = q_live.grad(), p_grad = p_live.grad();
+    restore_rng_state(rng);
+    for (int64_t s = 0; s < b; s += chunk) {
+      const int64_t e = std::min(b, s + chunk);
+      encode(local.q_ids.slice(0, s, e), local.q_mask.slice(0, s, e), Tower::Query).backward(q_grad.slice(0, s, e));
+    }
+    for (int64_t s = 0; s < local.p_ids.size(0); s += chunk) {
+      const int64_t e = std::min(local.p_ids.size(0), s + chunk);
+      encode(local.p_ids.slice(0, s, e), local.p_mask.slice(0, s, e), Tower::Passage).backward(p_grad.slice(0, s, e));
+    }
+  }
+  return loss.item<double>();
+}
+
+void all_reduce_gradients(Communicator& comm, const std::vector<torch::Tensor>& params, double weight,
+                          const torch::Tensor& scale_param, double scale_weight) {
+  std::vector<torch::Tensor> grads;
+  std::vector<double> weights;
+  for (const auto& p : params)
+    if (p.grad().defined()) {
+      grads.push_back(p.grad());
+      weights.push_back(weight);
+    }
+  if (scale_param.defined() && scale_param.grad().defined()) {
+    grads.push_back(scale_param.grad());
+    weights.push_back(scale_weight);
+  }
+  if (grads.empty()) return;
+  torch::Tensor flat = flatten(grads, weights);
+  comm.all_reduce_sum(flat);
+  unflatten_into(flat, grads);
+}
+
+void weighted_average(Communicator& comm, const std::vector<torch::Tensor>& tensors, double weight) {
+  if (tensors.empty()) return;
+  torch::Tensor flat = flatten(tensors, std::vector<double>(tensors.size(), weight));
+  comm.all_reduce_sum(flat);
+  unflatten_into(flat, tensors);
+}
+
+void broadcast_tensors(Communicator& comm, const std::vector<torch::Tensor>& tensors, int root) {
+  if (tensors.empty()) return;
+  torch::Tensor flat = flatten(tensors, std::vector<double>(tensors.size(), 1.0));
+  comm.broadcast(flat, root);
+  unflatten_into(flat, tensors);
+}
+
+std::vector<torch::Tensor> optimizer_moments(torch::optim::Optimizer& optimizer) {
+  std::vector<torch::Tensor> out;
+  auto& state = optimizer.state();
+  for (auto& group : optimizer.param_groups())
+    for (auto& p : group.params()) {
+      const auto it = state.find(c10::guts::to_string(p.unsafeGetTensorImpl()));
+      if (it == state.end()) continue;
+      if (auto* adam = dynamic_cast<torch::optim::AdamWParamState*>(it->second.get())) {
+        for (const auto& t : {adam->exp_avg(), adam->exp_avg_sq(), adam->max_exp_avg_sq()})
+          if (t.defined()) out.push_back(t);
+      } else if (auto* sgd = dynamic_cast<torch::optim::SGDParamState*>(it->second.get())) {
+        if (sgd->momentum_buffer().defined()) out.push_back(sgd->momentum_buffer());
+      }
+    }
+  return out;
+}
+
+std::vector<ReplicaReport> exchange_reports(Communicator& comm, const ReplicaReport& mine) {
+  torch::Tensor t = torch::tensor({mine.stop ? 1.0 : 0.0, mine.compute_s, static_cast<double>(mine.samples),
+                                   static_cast<double>(mine.tokens), mine.loss},
+                                  torch::kFloat64);
+  std::vector<ReplicaReport> out;
+  for (const auto& x : comm.all_gather(t)) {
+    auto a = x.accessor<double, 1>();
+    out.push_back({a[0] != 0, a[1], static_cast<int64_t>(a[2]), static_cast<int64_t>(a[3]), a[4]});
+  }
+  return out;
+}
+
+}  // namespace ragmig::train

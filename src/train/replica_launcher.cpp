@@ -1,0 +1,143 @@
+// Local multi-process launch (see replica_launcher.h): fork/exec with the rendezvous in the environment, a
+// polling waitpid loop that forwards stop signals and turns one failure into SIGTERM for the rest.
+#include "train/replica_launcher.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <optional>
+#include <thread>
+
+#include "core/error.h"
+#include "core/replica_exit.h"
+
+extern char** environ;
+
+namespace ragmig::train {
+namespace {
+
+std::atomic<int> g_forward_signal{0};
+void remember_signal(int sig) { g_forward_signal.store(sig); }
+
+pid_t spawn(const LaunchOptions& o, int rank, int port) {
+  std::vector<std::string> env_strings = {"RANK=" + std::to_string(rank), "LOCAL_RANK=" + std::to_string(rank),
+                                          "WORLD_SIZE=" + std::to_string(o.replicas),
+                                          "LOCAL_WORLD_SIZE=" + std::to_string(o.replicas), "MASTER_ADDR=127.0.0.1",
+                                          "MASTER_PORT=" + std::to_string(port)};
+  static const char* const kOurs[] = {"RANK=", "LOCAL_RANK=", "WORLD_SIZE=", "LOCAL_WORLD_SIZE=", "MASTER_ADDR=",
+                                      "MASTER_PORT="};
+  std::vector<char*> env;
+  for (char** e = environ; *e; ++e) {
+    bool ours = false;
+    for (const char* k : kOurs) ours = ours || std::strncmp(*e, k, std::strlen(k)) == 0;
+    if (!ours) env.push_back(*e);
+  }
+  for (auto& s : env_strings) env.push_back(s.data());
+  env.push_back(nullptr);
+  std::vector<char*> args;
+  for (const auto& a : o.argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  int log_fd = -1;
+  if (rank > 0 && !o.log_dir.empty()) {
+    const std::string log = o.log_dir + "/worker.rank" + std::to_string(rank) + ".log";
+    log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (log_fd < 0) throw IoError("cannot open " + log + ": " + std::strerror(errno));
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) throw IoError(std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::signal(SIGTERM, SIG_DFL);
+    ::signal(SIGINT, SIG_DFL);
+    if (log_fd >= 0) {
+      ::dup2(log_fd, 1);
+      ::dup2(log_fd, 2);
+    }
+    ::execve(args[0], args.data(), env.data());
+    ::_exit(127);
+  }
+  if (log_fd >= 0) ::close(log_fd);
+  return pid;
+}
+
+}  // namespace
+
+int free_local_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw IoError(std::string("socket: ") + std::strerror(errno));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    const std::string why = std::strerror(errno);
+    ::close(fd);
+    throw IoError("no free local port: " + why);
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+int launch_replicas(const LaunchOptions& o) {
+  RAGMIG_CHECK(o.replicas >= 1 && !o.argv.empty());
+  const int port = free_local_port();
+  struct sigaction sa {}, old_term{}, old_int{};
+  sa.sa_handler = remember_signal;
+  ::sigaction(SIGTERM, &sa, &old_term);
+  ::sigaction(SIGINT, &sa, &old_int);
+
+  std::vector<pid_t> pids;
+  for (int r = 0; r < o.replicas; ++r) pids.push_back(spawn(o, r, port));
+  std::vector<int> codes(pids.size(), 0);
+  size_t alive = pids.size();
+  bool stopping = false;
+  // A replica stuck where it cannot see the stop (a rendezvous that never completes) is killed after this.
+  constexpr auto kGrace = std::chrono::seconds(90);
+  std::optional<std::chrono::steady_clock::time_point> stop_sent;
+  while (alive > 0) {
+    if (const int sig = g_forward_signal.exchange(0); sig != 0) {
+      for (pid_t p : pids)
+        if (p > 0) ::kill(p, SIGTERM);
+      if (!stop_sent) stop_sent = std::chrono::steady_clock::now();
+    }
+    if (stop_sent && std::chrono::steady_clock::now() - *stop_sent > kGrace) {
+      for (pid_t p : pids)
+        if (p > 0) ::kill(p, SIGKILL);
+      stop_sent.reset();
+    }
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
+    const auto it = std::find(pids.begin(), pids.end(), pid);
+    if (it == pids.end()) continue;
+    const size_t rank = static_cast<size_t>(it - pids.begin());
+    *it = -1;
+    --alive;
+    codes[rank] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (codes[rank] != 0 && !stopping) {  // one replica down stops the gang: the others checkpoint and exit
+      stopping = true;
+      for (pid_t p : pids)
+        if (p > 0) ::kill(p, SIGTERM);
+      stop_sent = std::chrono::steady_clock::now();
+    }
+  }
+  ::sigaction(SIGTERM, &old_term, nullptr);
+  ::sigaction(SIGINT, &old_int, nullptr);
+  return combine_replica_exit_codes(codes);
+}
+
+}  // namespace ragmig::train

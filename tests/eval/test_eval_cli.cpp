@@ -1,0 +1,252 @@
+// The real `ragmig eval` binary: metrics of a hand-made BEIR folder worked out by hand, the run file it
+// writes, the cache (a second dense evaluation embeds nothing), hybrid and re-ranking, bad input (exit 2,
+// file:line), and on the shared data: SciFact BM25 against Pyserini's figure and HNSW32 against exact
+// search on SQuAD embeddings of a model trained by `ragmig train`.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "../train/train_fixture.h"
+#include "core/atomic_file.h"
+#include "eval/metrics.h"
+#include "eval/run_file.h"
+#include "eval_fixture.h"
+#include "text/beir.h"
+
+namespace ragmig::testing {
+namespace {
+
+const double kL3 = std::log2(3.0);
+
+// BM25 on the toy folder: q1 finds only d1 (relevant, grade 2); q2 finds only d2 (one of its two relevant
+// documents); q3 shares no word with any document; q4 is empty. Means over the 4 judged queries.
+TEST(EvalCli, Bm25MetricsOfTheToyFolderByHand) {
+  ScratchDir dir;
+  write_toy_beir(dir / "beir");
+  const auto r = run_eval({"--data", (dir / "beir").string(), "--retriever", "bm25", "--json", "--no-cache", "--run-out",
+                           (dir / "run.txt").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = eval_json(r);
+  ASSERT_TRUE(j.is_object()) << r.output;
+  EXPECT_EQ(j["queries"], 4);
+  EXPECT_NEAR(j["ndcg@10"].get<double>(), (1 + 1 / (1 + 1 / kL3)) / 4, 1e-9);
+  EXPECT_NEAR(j["recall@10"].get<double>(), (1 + 0.5) / 4, 1e-9);
+  EXPECT_NEAR(j["recall@20"].get<double>(), (1 + 0.5) / 4, 1e-9);
+  EXPECT_NEAR(j["recall@100"].get<double>(), (1 + 0.5) / 4, 1e-9);
+  EXPECT_NEAR(j["mrr@10"].get<double>(), 0.5, 1e-9);
+  EXPECT_NEAR(j["map@100"].get<double>(), (1 + 0.5) / 4, 1e-9);
+  EXPECT_TRUE(j["seconds"].is_number());
+  EXPECT_EQ(j["empty_queries"], 1);
+  EXPECT_EQ(j["queries_without_terms"], 1);
+  EXPECT_NE(r.output.find("warning: 1 queries have empty text (q4)"), std::string::npos) << r.output;
+  EXPECT_EQ(j["cache"]["bm25_index"], "off");
+
+  // The run file holds what was scored: evaluating it again gives the same numbers.
+  const eval::TrecRun run = eval::read_trec_run((dir / "run.txt").string());
+  EXPECT_EQ(run.size(), 2u) << "q3 and q4 retrieved nothing";
+  EXPECT_EQ(run.at("q1").front().doc_id, "d1");
+  const eval::Judgments judged = eval::judgments_from(text::read_qrels((dir / "beir/qrels/test.tsv").string()));
+  const eval::MetricReport again = eval::evaluate_run(run, judged, eval::default_metrics());
+  EXPECT_DOUBLE_EQ(again.value("ndcg@10"), j["ndcg@10"].get<double>());
+  EXPECT_DOUBLE_EQ(again.value("map@100"), j["map@100"].get<double>());
+}
+
+TEST(EvalCli, TableOutputAndChosenMetrics) {
+  ScratchDir dir;
+  write_toy_beir(dir / "beir");
+  const auto r = run_eval({"--data", (dir / "beir").string(), "--no-cache", "--quiet", "--metrics", "ndcg@3,p@1"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("ndcg@3"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("p@1 "), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("recall@100"), std::string::npos) << r.output;
+}
+
+TEST(EvalCli, SecondDenseEvaluationComesFromTheCache) {
+  ScratchDir dir;
+  write_toy_beir(dir / "beir");
+  write_random_model(dir / "model");
+  const std::vector<std::string> args = {"--data", (dir / "beir").string(), "--retriever", "dense", "--model",
+                                         (dir / "model").string(), "--index", "HNSW32", "--json", "--cache",
+                                         (dir / "cache").string(), "--device", "cpu"};
+  const auto first = run_eval(args);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const auto j1 = eval_json(first);
+  EXPECT_EQ(j1["cache"]["passages"], "miss");
+  EXPECT_EQ(j1["cache"]["queries"], "miss");
+  EXPECT_EQ(j1["cache"]["index"], "miss");
+  EXPECT_NE(first.output.find("embedding 6 passages"), std::string::npos) << first.output;
+  EXPECT_DOUBLE_EQ(j1["ann"]["recall@10_vs_exact"].get<double>(), 1.0) << "6 vectors: HNSW is exact";
+
+  const auto second = run_eval(args);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  const auto j2 = eval_json(second);
+  EXPECT_EQ(j2["cache"]["passages"], "hit");
+  EXPECT_EQ(j2["cache"]["queries"], "hit");
+  EXPECT_EQ(j2["cache"]["index"], "hit");
+  EXPECT_EQ(second.output.find("embedding"), std::string::npos) << "nothing is embedded again:\n" << second.output;
+  EXPECT_EQ(second.output.find("loading model"), std::string::npos) << second.output;
+  EXPECT_EQ(j2["ndcg@10"], j1["ndcg@10"]);
+  EXPECT_EQ(j2["recall@100"], j1["recall@100"]);
+
+  // Another model is another key: embedded afresh, not served the first model's vectors.
+  write_random_model(dir / "model2", 2);
+  auto other = args;
+  other[5] = (dir / "model2").string();
+  const auto j3 = eval_json(run_eval(other));
+  EXPECT_EQ(j3["cache"]["passages"], "miss");
+
+  // A damaged entry is reported and rebuilt.
+  for (const auto& entry : std::filesystem::directory_iterator(dir / "cache")) {
+    if (entry.path().filename().string().rfind("passages-", 0) != 0) continue;
+    std::string bytes = read_file(entry.path());
+    bytes[bytes.size() - 6] ^= 0x22;
+    write_file_atomic(entry.path(), bytes);
+  }
+  const auto damaged = run_eval(args);
+  ASSERT_EQ(damaged.exit_code, 0) << damaged.output;
+  EXPECT_NE(damaged.output.find("damaged cache entry"), std::string::npos) << damaged.output;
+  EXPECT_EQ(eval_json(damaged)["ndcg@10"], j1["ndcg@10"]);
+}
+
+// Re-ranking only re-orders BM25's candidates, and on the toy folder each query has at most one, so the
+// metrics are BM25's. Linear fusion with all weight on dense ranks exactly as dense does.
+TEST(EvalCli, RerankKeepsCandidatesAndLinearFusionCanBeDense) {
+  ScratchDir dir;
+  write_toy_beir(dir / "beir");
+  write_random_model(dir / "model");
+  const std::vector<std::string> base = {"--data", (dir / "beir").string(), "--model", (dir / "model").string(), "--json",
+                                         "--cache", (dir / "cache").string(), "--quiet"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    const auto r = run_eval(a);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return eval_json(r);
+  };
+  const auto bm25 = with({"--retriever", "bm25"});
+  const auto rerank = with({"--retriever", "rerank"});
+  EXPECT_EQ(rerank["ndcg@10"], bm25["ndcg@10"]);
+  EXPECT_EQ(rerank["cache"]["passages"], "miss");
+  const auto dense = with({"--retriever", "dense"});
+  const auto linear = with({"--retriever", "hybrid", "--fusion", "Linear(alpha=1)"});
+  EXPECT_EQ(linear["ndcg@10"], dense["ndcg@10"]);
+  EXPECT_EQ(linear["recall@3"], dense["recall@3"]);
+  EXPECT_EQ(linear["cache"]["passages"], "hit");
+  const auto rrf = with({"--retriever", "hybrid"});
+  EXPECT_EQ(rrf["fusion"], "RRF(k=60)");
+  EXPECT_GE(rrf["recall@100"].get<double>(), bm25["recall@100"].get<double>()) << "fusion keeps BM25's documents";
+}
+
+struct BadInput {
+  friend std::ostream& operator<<(std::ostream& os, const BadInput& c) { return os << c.name; }
+  std::string name;
+  std::vector<std::string> args;  // after --data DIR (unless they give their own --data)
+  std::string corpus, queries, qrels;  // replacements for the toy files ("" = keep)
+  std::string expected;
+};
+
+class EvalBadInput : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(EvalBadInput, ExitsTwoNamingTheProblem) {
+  const BadInput& c = GetParam();
+  ScratchDir dir;
+  write_toy_beir(dir / "beir");
+  write_random_model(dir / "model");
+  if (!c.corpus.empty()) write_file_atomic(dir / "beir/corpus.jsonl", c.corpus);
+  if (!c.queries.empty()) write_file_atomic(dir / "beir/queries.jsonl", c.queries);
+  if (!c.qrels.empty()) write_file_atomic(dir / "beir/qrels/test.tsv", c.qrels);
+  std::vector<std::string> args = {"--no-cache"};
+  if (std::find(c.args.begin(), c.args.end(), "--data") == c.args.end()) args = {"--data", (dir / "beir").string(), "--no-cache"};
+  for (std::string a : c.args) {
+    if (a == "MODEL") a = (dir / "model").string();
+    args.push_back(a);
+  }
+  const auto r = run_eval(args);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(c.expected), std::string::npos) << "expected '" << c.expected << "' in:\n" << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, EvalBadInput,
+    ::testing::Values(
+        BadInput{"malformed_corpus_line", {}, "{\"_id\": \"d1\", \"text\": \"a\"}\n{oops\n", "", "", "corpus.jsonl:2"},
+        BadInput{"duplicate_document", {}, "{\"_id\": \"d1\", \"text\": \"a\"}\n{\"_id\": \"d1\", \"text\": \"b\"}\n", "", "",
+                 "corpus.jsonl:2: duplicate document id 'd1'"},
+        BadInput{"query_without_text", {}, "", "{\"_id\": \"q1\"}\n", "", "queries.jsonl:1"},
+        BadInput{"malformed_qrels_score", {}, "", "", "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\tlots\n", "test.tsv:3"},
+        BadInput{"conflicting_qrels", {}, "", "", "q1\td1\t1\nq1\td1\t2\n", "test.tsv:2"},
+        BadInput{"qrels_for_no_known_query", {}, "", "", "q8\td1\t1\n", "nothing to evaluate"},
+        BadInput{"unknown_split", {"--split", "dev"}, "", "", "", "no qrels for split 'dev'"},
+        BadInput{"dense_without_model", {"--retriever", "dense"}, "", "", "", "needs --model"},
+        BadInput{"missing_model_folder", {"--retriever", "dense", "--model", "/no/such/model"}, "", "", "", "/no/such/model"},
+        BadInput{"bad_index_spec", {"--retriever", "dense", "--model", "MODEL", "--index", "HNSW"}, "", "", "", "'HNSW'"},
+        BadInput{"ivf_needs_more_vectors", {"--retriever", "dense", "--model", "MODEL", "--index", "IVF64,Flat"}, "", "", "",
+                 "needs at least 64 vectors"},
+        BadInput{"bad_bm25_spec", {"--bm25", "BM25(k1=-1,b=0.4)"}, "", "", "", "k1 must be >= 0"},
+        BadInput{"bad_fusion_spec", {"--retriever", "hybrid", "--model", "MODEL", "--fusion", "Max"}, "", "", "", "'Max'"},
+        BadInput{"unknown_retriever", {"--retriever", "splade"}, "", "", "", "unknown retriever 'splade'"},
+        BadInput{"bad_metric", {"--metrics", "ndcg@0"}, "", "", "", "ndcg@0"},
+        BadInput{"missing_data", {"--data", "/no/such/beir"}, "", "", "", "/no/such/beir"},
+        BadInput{"zero_k", {"--k", "0"}, "", "", "", "--k"}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(EvalCli, QrelsNamingUnknownIdsAreCountedAndWarnedAbout) {
+  ScratchDir dir;
+  write_toy_beir(dir / "beir");
+  write_file_atomic(dir / "beir/qrels/test.tsv", "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td77\t1\nq99\td2\t1\n");
+  const auto r = run_eval({"--data", (dir / "beir").string(), "--json", "--no-cache", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = eval_json(r);
+  EXPECT_EQ(j["qrels_unknown_queries"], 1);
+  EXPECT_EQ(j["qrels_unknown_documents"], 1);
+  EXPECT_EQ(j["queries"], 1);
+  EXPECT_NEAR(j["recall@10"].get<double>(), 0.5, 1e-12) << "d77 still counts as relevant";
+  EXPECT_NE(r.output.find("test.tsv:4"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("test.tsv:3"), std::string::npos) << r.output;
+}
+
+TEST(EvalCli, HelpListsTheOptions) {
+  const auto r = run_eval({"--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* o : {"--data", "--split", "--retriever", "--model", "--index", "--k", "--run-out", "--json", "--cache"})
+    EXPECT_NE(r.output.find(o), std::string::npos) << o;
+}
+
+// The acceptance figure of the BM25 baseline: Pyserini publishes 0.665 (multifield) and 0.679 (flat).
+TEST(EvalData, ScifactBm25ReachesPyserini) {
+  RAGMIG_REQUIRE_DATA("beir/scifact");
+  for (const char* spec : {"BM25(k1=0.9,b=0.4)", "BM25(k1=0.9,b=0.4,fields=multi)"}) {
+    const auto r = run_eval({"--data", (data_dir() / "beir/scifact").string(), "--split", "test", "--retriever", "bm25", "--bm25",
+                             spec, "--json", "--no-cache", "--quiet"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto j = eval_json(r);
+    EXPECT_EQ(j["queries"], 300);
+    EXPECT_GE(j["ndcg@10"].get<double>(), 0.655) << spec;
+    EXPECT_GE(j["recall@100"].get<double>(), 0.89) << spec;
+  }
+}
+
+// HNSW32 at its default search parameters against exact search, on SQuAD paragraphs embedded by a model
+// that `ragmig train` has just trained (40 steps of the tiny config: seconds).
+TEST(EvalData, Hnsw32RecallAgainstExactOnSquadEmbeddings) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  write_squad_pairs(dir / "pairs.jsonl", 640);
+  write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl"));
+  const auto trained = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "run").string(), "--quiet"});
+  ASSERT_EQ(trained.exit_code, 0) << trained.output;
+  const auto r = run_eval({"--data", (data_dir() / "beir/squad-train").string(), "--split", "test", "--retriever", "dense",
+                           "--model", (dir / "run/model").string(), "--index", "HNSW32", "--max-queries", "2000",
+                           "--max-passage-tokens", "64", "--max-query-tokens", "24", "--k", "10", "--json", "--cache",
+                           (dir / "cache").string(), "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = eval_json(r);
+  EXPECT_EQ(j["queries"], 2000);
+  EXPECT_EQ(j["corpus"], 18891);
+  RecordProperty("hnsw32_recall_at_10_vs_exact", std::to_string(j["ann"]["recall@10_vs_exact"].get<double>()));
+  EXPECT_GE(j["ann"]["recall@10_vs_exact"].get<double>(), 0.95) << j.dump(2);
+  EXPECT_GT(j["recall@10"].get<double>(), 0.01) << "a trained model finds far more than chance (10 / 18891)";
+}
+
+}  // namespace
+}  // namespace ragmig::testing

@@ -1,0 +1,79 @@
+// The LibTorch paths of eval against their plain references: exact search (chunked matmul + top-k) against
+// index::exact_search, and the batched, length-sorted embedder against embedding one text at a time.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <random>
+
+#include "core/error.h"
+#include "eval/encoder.h"
+#include "eval/torch_search.h"
+#include "eval_fixture.h"
+#include "index/exact_search.h"
+#include "search_check.h"
+
+namespace ragmig::eval {
+namespace {
+
+using testing::random_matrix;
+
+void expect_same(const index::SearchResult& got, const index::SearchResult& ref) { testing::expect_same_search(got, ref); }
+
+struct ChunkCase {
+  friend std::ostream& operator<<(std::ostream& os, const ChunkCase& c) { return os << c.query_chunk << "x" << c.doc_chunk; }
+  int64_t query_chunk, doc_chunk;
+};
+class TorchSearch : public ::testing::TestWithParam<ChunkCase> {};
+
+// Chunks smaller than the data exercise the merge of running top-k lists across document chunks.
+TEST_P(TorchSearch, EqualsTheExactReference) {
+  const auto docs = random_matrix(1500, 24, 1), queries = random_matrix(130, 24, 2);
+  TorchSearchOptions o;
+  o.device = "cpu";
+  o.query_chunk = GetParam().query_chunk;
+  o.doc_chunk = GetParam().doc_chunk;
+  expect_same(torch_exact_search(queries, docs, 20, o), index::exact_search(queries, docs, 20, 2));
+}
+
+INSTANTIATE_TEST_SUITE_P(Chunks, TorchSearch,
+                         ::testing::Values(ChunkCase{1024, 1 << 18}, ChunkCase{7, 100}, ChunkCase{64, 15}, ChunkCase{1, 1499}));
+
+TEST(TorchSearchEdges, KIsCappedAndDimensionsMustAgree) {
+  const auto docs = random_matrix(5, 4, 3), queries = random_matrix(2, 4, 4);
+  TorchSearchOptions o;
+  o.device = "cpu";
+  EXPECT_EQ(torch_exact_search(queries, docs, 50, o).k, 5);
+  EXPECT_EQ(torch_exact_search(index::FloatMatrix(0, 4), docs, 3, o).queries, 0);
+  EXPECT_THROW(torch_exact_search(random_matrix(2, 3, 5), docs, 3, o), DataError);
+  o.device = "tpu";
+  EXPECT_THROW(torch_exact_search(queries, docs, 3, o), ConfigError);
+}
+
+TEST(Encoder, BatchedEmbeddingEqualsOneTextAtATime) {
+  testing::ScratchDir dir;
+  testing::write_random_model(dir / "model");
+  EmbedOptions o;
+  o.batch_size = 3;
+  o.max_passage_tokens = 1000;  // capped at the model's 64 positions
+  Encoder encoder((dir / "model").string(), "cpu", o);
+  EXPECT_EQ(encoder.max_passage_tokens(), 64);
+  const std::vector<std::string> texts = {"lava", "glaciers carve valleys slowly over centuries and more", "",
+                                          "the coral", "rivers carry sediment to the sea", "forests"};
+  const index::FloatMatrix batched = encoder.embed(texts, false);
+  ASSERT_EQ(batched.rows, 6);
+  EXPECT_EQ(batched.cols, 32);
+  for (int64_t i = 0; i < batched.rows; ++i) {
+    const index::FloatMatrix one = encoder.embed({texts[static_cast<size_t>(i)]}, false);
+    double norm = 0;
+    for (int64_t j = 0; j < one.cols; ++j) {
+      EXPECT_NEAR(batched.row(i)[j], one.row(0)[j], 2e-5) << "text " << i << " dim " << j;
+      norm += batched.row(i)[j] * batched.row(i)[j];
+    }
+    EXPECT_NEAR(norm, 1.0, 1e-4) << "the model folder normalises";
+  }
+  EXPECT_EQ(encoder.embed({}, true).rows, 0);
+  EXPECT_THROW(Encoder((dir / "nowhere").string(), "cpu", o), Error);
+}
+
+}  // namespace
+}  // namespace ragmig::eval
