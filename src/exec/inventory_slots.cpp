@@ -3,6 +3,8 @@
 
 #include <cctype>
 
+#include "core/error.h"
+
 namespace ragmig::exec {
 
 std::vector<sched::Slot> scheduler_slots(const gpu::Inventory& inventory) {
@@ -27,6 +29,10 @@ std::vector<sched::Slot> scheduler_slots(const gpu::Inventory& inventory) {
         s.kind = sched::SlotKind::Mig;
         s.compute = !g.profile.empty() && std::isdigit(static_cast<unsigned char>(g.profile[0])) ? g.profile[0] - '0' : 1;
         s.speed = s.compute / 7.0;
+        try {
+          s.nominal_memory_mb = sched::parse_need(g.profile).min_memory_mb;
+        } catch (const ConfigError&) {  // a profile name ragmig does not know: its real memory counts
+        }
         break;
     }
     out.push_back(s);

@@ -15,7 +15,8 @@ std::string to_string(SlotKind kind) {
 bool fits(const Need& need, const Slot& slot) {
   if (need.cpu) return slot.kind == SlotKind::Cpu;
   if (slot.kind == SlotKind::Cpu) return false;
-  return slot.compute >= need.min_compute && slot.memory_mb >= need.min_memory_mb;
+  const int64_t memory = slot.nominal_memory_mb > 0 ? slot.nominal_memory_mb : slot.memory_mb;
+  return slot.compute >= need.min_compute && memory >= need.min_memory_mb;
 }
 
 std::vector<Slot> cpu_slots(int n) {

@@ -16,6 +16,9 @@ struct Slot {
   std::string profile = "cpu";  ///< "cpu", a MIG profile ("1g.18gb") or the GPU's name
   int compute = 1;         ///< compute slices: a whole GPU has 7, a MIG instance its profile's; a CPU slot 1
   int64_t memory_mb = 0;
+  /// The memory its MIG profile names ("1g.18gb": 18 x 1024), which is what a profile need asks for; NVML
+  /// reports less (a 1g.18gb has under 18 GiB), so needs compare against this when set (> 0).
+  int64_t nominal_memory_mb = 0;
   double speed = 1.0;      ///< relative throughput; work of estimate_s takes estimate_s / speed seconds
   std::string device;      ///< CUDA_VISIBLE_DEVICES for a worker here: "MIG-<uuid>", "0", "" for CPU
   int group = 0;           ///< the GPU (or host) it belongs to: gang placement prefers one group

@@ -111,6 +111,15 @@ TEST(Placement, SmallestSliceThatFits) {
   EXPECT_EQ(d.starts[2].slots, std::vector<int>{0});
 }
 
+TEST(Placement, ProfileNeedsUseTheNominalSize) {
+  Slot s = mig("m", 1, 18);
+  s.memory_mb = 16'384;  // what NVML reports for a 1g.18gb is less than 18 GiB
+  EXPECT_FALSE(fits(parse_need("1g.18gb:1"), s));
+  s.nominal_memory_mb = 18 * 1024;  // as exec sets it from the profile name
+  EXPECT_TRUE(fits(parse_need("1g.18gb:1"), s));
+  EXPECT_FALSE(fits(parse_need("2g.35gb:1"), s));
+}
+
 TEST(Placement, GangAllOrNothingPrefersOneGpu) {
   ClusterView v;
   v.slots = {mig("g0a", 1, 18, 0), mig("g1a", 1, 18, 1), mig("g1b", 1, 18, 1), mig("g0b", 1, 18, 0),
