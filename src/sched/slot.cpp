@@ -1,4 +1,4 @@
-// Slot helpers: what fits where, and the CPU slots a machine without GPUs offers.
+// Slot helpers: what fits where.
 #include "sched/slot.h"
 
 namespace ragmig::sched {
@@ -17,16 +17,6 @@ bool fits(const Need& need, const Slot& slot) {
   if (slot.kind == SlotKind::Cpu) return false;
   const int64_t memory = slot.nominal_memory_mb > 0 ? slot.nominal_memory_mb : slot.memory_mb;
   return slot.compute >= need.min_compute && memory >= need.min_memory_mb;
-}
-
-std::vector<Slot> cpu_slots(int n) {
-  std::vector<Slot> slots;
-  for (int i = 0; i < n; ++i) {
-    Slot s;
-    s.id = "cpu" + std::to_string(i);
-    slots.push_back(s);
-  }
-  return slots;
 }
 
 }  // namespace ragmig::sched

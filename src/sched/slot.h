@@ -1,5 +1,5 @@
 // Where jobs run: a slot is a MIG instance, a whole GPU or a CPU slot, with its size and relative speed.
-// The gpu module discovers them; sched only needs these numbers to place jobs.
+// The gpu module discovers them (exec/inventory_slots.h); sched only needs these numbers to place jobs.
 #pragma once
 
 #include <cstdint>
@@ -29,8 +29,5 @@ std::string to_string(SlotKind kind);
 /// Whether one replica of `need` may run on `slot`: CPU needs on CPU slots; GPU needs on a whole GPU or a
 /// MIG instance with at least the compute slices and memory asked for.
 bool fits(const Need& need, const Slot& slot);
-
-/// `n` CPU slots "cpu0".."cpu<n-1>", speed 1, all in group 0.
-std::vector<Slot> cpu_slots(int n);
 
 }  // namespace ragmig::sched
