@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
 
 namespace ragmig::apps {
 
@@ -14,6 +15,9 @@ struct Command {
   std::function<int()> run;      ///< runs it; returns the exit code, may throw ragmig::Error
 };
 
+/// The path of the running ragmig binary (/proc/self/exe): what schedulers start jobs with. Throws IoError.
+std::string self_exe();
+
 Command add_train_command(CLI::App& root);
 Command add_submit_command(CLI::App& root);
 Command add_status_command(CLI::App& root);
@@ -23,5 +27,6 @@ Command add_gpus_command(CLI::App& root);
 Command add_mig_command(CLI::App& root);
 Command add_eval_command(CLI::App& root);
 Command add_sim_command(CLI::App& root);
+Command add_batch_command(CLI::App& root);
 
 }  // namespace ragmig::apps

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "apps/command.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "eval/evaluate.h"
 #include "index/parallel.h"
@@ -23,6 +24,7 @@ struct EvalArgs {
   bool json = false;
   bool no_cache = false;
   bool quiet = false;
+  std::string out;
 };
 
 std::vector<eval::Metric> parse_metric_list(const std::string& text) {
@@ -78,6 +80,7 @@ Command add_eval_command(CLI::App& root) {
   sub->add_option("--batch-size", o.dense.embed.batch_size, "texts per forward pass when embedding")->capture_default_str();
   sub->add_option("--max-query-tokens", o.dense.embed.max_query_tokens, "query token limit")->capture_default_str();
   sub->add_option("--max-passage-tokens", o.dense.embed.max_passage_tokens, "passage token limit")->capture_default_str();
+  sub->add_option("--out", args->out, "also write the JSON object to this file (atomically: whole or absent)");
   sub->add_flag("--quiet", args->quiet, "no progress lines on stderr (warnings are still printed)");
   sub->footer("JSON keys: every metric (ndcg@10, recall@100, ...), queries, seconds, and details (timings, cache, ann, warnings).\n"
               "Exit codes: 0 done, 2 bad input (message names the file and line), 1 failure.");
@@ -95,6 +98,7 @@ Command add_eval_command(CLI::App& root) {
                      if (!quiet) std::fprintf(stderr, "ragmig eval: %s\n", line.c_str());
                    });
                    for (const auto& w : result.warnings) std::fprintf(stderr, "ragmig eval: warning: %s\n", w.c_str());
+                   if (!args->out.empty()) write_file_atomic(args->out, result.to_json().dump(2) + "\n");
                    if (args->json) std::printf("%s\n", result.to_json().dump(2).c_str());
                    else print_table(result);
                    return kOk;

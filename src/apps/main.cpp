@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   commands.push_back(add_mig_command(app));
   commands.push_back(add_eval_command(app));
   commands.push_back(add_sim_command(app));
+  commands.push_back(add_batch_command(app));
 
   try {
     app.parse(argc, argv);

@@ -19,13 +19,6 @@
 namespace ragmig::apps {
 namespace {
 
-std::string self_exe() {
-  std::error_code ec;
-  const auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw IoError("cannot find the ragmig binary (/proc/self/exe): " + ec.message());
-  return path.string();
-}
-
 void log_line(const std::string& line) {
   const std::time_t t = std::time(nullptr);
   char stamp[32];

@@ -21,6 +21,7 @@ std::string type_name(const ConfigTable::Target& t) {
         if constexpr (std::is_same_v<T, double>) return "number";
         if constexpr (std::is_same_v<T, bool>) return "boolean";
         if constexpr (std::is_same_v<T, std::string>) return "string";
+        if constexpr (std::is_same_v<T, std::vector<int64_t>>) return "integers";
         return "strings";
       },
       t);
@@ -42,7 +43,8 @@ std::string value_text(const ConfigTable::Target& t) {
   return std::visit(
       [](auto* p) -> std::string {
         using T = std::remove_pointer_t<decltype(p)>;
-        if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, std::vector<std::string>>)
+        if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, std::vector<std::string>> ||
+                      std::is_same_v<T, std::vector<int64_t>>)
           return nlohmann::json(*p).dump();
         else if constexpr (std::is_same_v<T, bool>) return *p ? "true" : "false";
         else if constexpr (std::is_same_v<T, double>) return fmt::format("{}", *p);
@@ -60,7 +62,8 @@ std::string where(const std::string& source, const toml::node& n) {
 // Writes TOML node `n` into `field`, or throws naming source, key and the expected type.
 void assign(ConfigTable::Field& field, const toml::node& n, const std::string& source) {
   auto fail = [&] {
-    const std::string expected = type_name(field.target) == "strings" ? "an array of strings"
+    const std::string expected = type_name(field.target) == "strings"    ? "an array of strings"
+                                 : type_name(field.target) == "integers" ? "an array of integers"
                                  : type_name(field.target) == "integer" ? "an integer"
                                                                         : "a " + type_name(field.target);
     throw ConfigError(fmt::format("{}: key '{}' expects {}, got {}", where(source, n), field.key, expected,
@@ -82,6 +85,15 @@ void assign(ConfigTable::Field& field, const toml::node& n, const std::string& s
         } else if constexpr (std::is_same_v<T, std::string>) {
           if (!n.is_string()) fail();
           *p = n.as_string()->get();
+        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+          const toml::array* items = n.as_array();
+          if (!items) fail();
+          std::vector<int64_t> values;
+          for (const auto& item : *items) {
+            if (!item.is_integer()) fail();
+            values.push_back(item.as_integer()->get());
+          }
+          *p = std::move(values);
         } else {
           const toml::array* items = n.as_array();
           if (!items) fail();
@@ -111,6 +123,9 @@ void ConfigTable::add(const std::string& key, std::string& target, const std::st
   add_field(key, &target, help);
 }
 void ConfigTable::add(const std::string& key, std::vector<std::string>& target, const std::string& help) {
+  add_field(key, &target, help);
+}
+void ConfigTable::add(const std::string& key, std::vector<int64_t>& target, const std::string& help) {
   add_field(key, &target, help);
 }
 

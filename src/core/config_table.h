@@ -14,7 +14,8 @@ namespace ragmig {
 
 class ConfigTable {
  public:
-  using Target = std::variant<int64_t*, double*, bool*, std::string*, std::vector<std::string>*>;
+  using Target = std::variant<int64_t*, double*, bool*, std::string*, std::vector<std::string>*,
+                              std::vector<int64_t>*>;
   struct Field {
     std::string key;   ///< dotted key, "section.name"
     std::string help;  ///< one line for --help
@@ -28,6 +29,8 @@ class ConfigTable {
   void add(const std::string& key, std::string& target, const std::string& help);
   /// A TOML array of strings, e.g. argv = ["ragmig", "train"].
   void add(const std::string& key, std::vector<std::string>& target, const std::string& help);
+  /// A TOML array of integers, e.g. at_steps = [25, 75].
+  void add(const std::string& key, std::vector<int64_t>& target, const std::string& help);
 
   /// Applies every key of a TOML file. Throws IoError (unreadable) or ConfigError (syntax, key, type).
   void load_file(const std::string& path);

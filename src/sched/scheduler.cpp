@@ -142,6 +142,13 @@ void Scheduler::release(JobId id) {
   held_.erase(it);
 }
 
+void Scheduler::cancel(JobId id, const std::string& reason) {
+  if (store_.request_cancel(id, clock_.now()) == CancelResult::AlreadyFinished) return;
+  reload(id);  // a queued job is cancelled already and leaves active_; a running one is marked
+  if (const auto it = active_.find(id); it != active_.end() && it->second.state == JobState::Running)
+    stop(id, StopReason::Cancel, reason);
+}
+
 void Scheduler::say(const std::string& line) const {
   if (log_) log_(line);
 }

@@ -48,6 +48,10 @@ class Scheduler {
   /// Queues a job from inside this process (the simulator's arrivals, a program that embeds the scheduler):
   /// the same Store::submit as `ragmig submit`, which the next step() sees without re-reading the store.
   JobId submit(const JobSpec& spec);
+  /// Cancels a job from inside this process (a sweep stopping a trial early): the same
+  /// Store::request_cancel as `ragmig cancel`; a running job is stopped at once (SIGTERM: it checkpoints)
+  /// and ends `cancelled`. `reason` goes into the transition log. A finished job is left alone.
+  void cancel(JobId id, const std::string& reason);
   /// Replaces the slots on offer (a MIG re-partition creates and destroys slots). Every slot that a running
   /// job holds must stay, under the same id.
   void set_slots(std::vector<Slot> slots);

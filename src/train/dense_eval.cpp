@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <vector>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -32,9 +33,24 @@ RecallResult evaluate_recall(model::DualEncoder& model, const text::WordPieceTok
     query_rows.resize(static_cast<size_t>(opts.max_queries));
   if (query_rows.empty()) throw DataError(qrels.path + ": no query with a relevant document");
 
+  // The corpus rows searched: all, or the evaluated queries' relevant passages first, then the others.
+  const int64_t corpus_size = static_cast<int64_t>(beir.corpus.docs.size());
+  std::vector<int64_t> doc_rows;
+  if (opts.max_passages > 0 && opts.max_passages < corpus_size) {
+    std::vector<char> taken(static_cast<size_t>(corpus_size), 0);
+    for (int64_t row : query_rows)
+      for (int64_t d : relevant.at(row))
+        if (!taken[static_cast<size_t>(d)]) taken[static_cast<size_t>(d)] = 1, doc_rows.push_back(d);
+    std::sort(doc_rows.begin(), doc_rows.end());
+    for (int64_t d = 0; d < corpus_size && static_cast<int64_t>(doc_rows.size()) < opts.max_passages; ++d)
+      if (!taken[static_cast<size_t>(d)]) doc_rows.push_back(d);
+  } else {
+    doc_rows.resize(static_cast<size_t>(corpus_size));
+    for (int64_t d = 0; d < corpus_size; ++d) doc_rows[static_cast<size_t>(d)] = d;
+  }
   std::vector<std::string> passages;
-  passages.reserve(beir.corpus.docs.size());
-  for (const auto& d : beir.corpus.docs) passages.push_back(text::document_text(d));
+  passages.reserve(doc_rows.size());
+  for (int64_t d : doc_rows) passages.push_back(text::document_text(beir.corpus.docs[static_cast<size_t>(d)]));
   std::vector<std::string> queries;
   for (int64_t row : query_rows) queries.push_back(beir.queries[static_cast<size_t>(row)].text);
 
@@ -51,7 +67,7 @@ RecallResult evaluate_recall(model::DualEncoder& model, const text::WordPieceTok
     for (int64_t r = 0; r < top.size(0); ++r) {
       const auto& rel = relevant.at(query_rows[static_cast<size_t>(begin + r)]);
       int64_t hits = 0;
-      for (int64_t j = 0; j < k; ++j) hits += rel.count(acc[r][j]) ? 1 : 0;
+      for (int64_t j = 0; j < k; ++j) hits += rel.count(doc_rows[static_cast<size_t>(acc[r][j])]) ? 1 : 0;
       sum += static_cast<double>(hits) / static_cast<double>(rel.size());
     }
   }

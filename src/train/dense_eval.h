@@ -15,6 +15,10 @@ namespace ragmig::train {
 struct RecallOptions {
   int64_t k = 20;
   int64_t max_queries = 0;  ///< 0 = all queries that have qrels
+  /// > 0: search only a sub-corpus of this many passages: every relevant passage of the evaluated queries,
+  /// then the others in corpus order. Recall over a fixed sub-corpus ranks models as the whole corpus does
+  /// at a fraction of the encoding cost (rung evaluations of a sweep).
+  int64_t max_passages = 0;
   int64_t batch_size = 128;
   int64_t max_query_tokens = 32;
   int64_t max_passage_tokens = 128;
@@ -27,7 +31,7 @@ struct RecallResult {
   double seconds = 0;
 };
 
-/// Embeds the whole corpus and the qrels' queries (in eval mode, batches sorted by length) and searches
+/// Embeds the corpus (or the sub-corpus) and the qrels' queries (in eval mode, batches sorted by length) and searches
 /// exactly (chunked matmul + top-k). Relevant = qrels score > 0; unknown ids throw DataError(file:line).
 RecallResult evaluate_recall(model::DualEncoder& model, const text::WordPieceTokenizer& tokenizer,
                              const text::BeirFolder& beir, const text::Qrels& qrels, const RecallOptions& opts,

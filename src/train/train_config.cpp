@@ -52,7 +52,10 @@ ConfigTable make_config_table(TrainConfig& c) {
   t.add("eval.split", c.eval.split, "qrels split to evaluate the final model on (empty = none)");
   t.add("eval.k", c.eval.k, "recall@k of exact dense search over the whole corpus");
   t.add("eval.max_queries", c.eval.max_queries, "evaluate the first N queries only (0 = all)");
+  t.add("eval.max_passages", c.eval.max_passages,
+        "search the evaluated queries' relevant passages plus the first others up to N (0 = whole corpus)");
   t.add("eval.batch_size", c.eval.batch_size, "encoding batch size");
+  t.add("eval.at_steps", c.eval.at_steps, "also evaluate after these steps, e.g. [25, 75] (ASHA rungs)");
 
   t.add("parallel.mode", c.parallel.mode, "sync (all-reduce every step) | localsgd (average every K steps)");
   t.add("parallel.global_negatives", c.parallel.global_negatives,
@@ -131,6 +134,9 @@ void validate(const TrainConfig& c) {
   require(c.eval.max_queries >= 0, "eval.max_queries", "must be >= 0");
   require(c.eval.batch_size >= 1, "eval.batch_size", "must be >= 1");
   require(c.eval.split.empty() || !c.data.beir.empty(), "eval.split", "evaluation needs data.beir");
+  require(c.eval.max_passages >= 0, "eval.max_passages", "must be >= 0");
+  require(c.eval.at_steps.empty() || !c.eval.split.empty(), "eval.at_steps", "needs eval.split");
+  for (int64_t s : c.eval.at_steps) require(s >= 1, "eval.at_steps", "steps must be >= 1");
 }
 
 void check_input_paths(const TrainConfig& c) {

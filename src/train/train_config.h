@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/config_table.h"
 
@@ -59,7 +60,11 @@ struct EvalOptions {
   std::string split;         ///< qrels split to evaluate the final model on (e.g. test); empty = none
   int64_t k = 20;            ///< recall@k
   int64_t max_queries = 0;   ///< evaluate only the first N queries (0 = all)
+  int64_t max_passages = 0;  ///< search a sub-corpus of this many passages (0 = the whole corpus)
   int64_t batch_size = 128;  ///< encoding batch
+  /// Also evaluate after these steps (events "eval" with "step"): the rungs at which `ragmig batch` lets
+  /// ASHA stop a trial. Needs eval.split.
+  std::vector<int64_t> at_steps;
 };
 
 /// Data parallelism: used when the worker runs as one of several ranks (RANK/WORLD_SIZE, Slurm, or

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "core/atomic_file.h"
@@ -399,6 +400,28 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
     return tower == Tower::Query ? net->encode_queries(ids, mask) : net->encode_passages(ids, mask);
   };
 
+  // recall@k on eval.split: after the last step, and after each of eval.at_steps (a sweep's ASHA rungs).
+  std::optional<text::Qrels> eval_qrels;
+  const auto evaluate = [&](int64_t at_step) {
+    RecallOptions ro;
+    ro.k = cfg.eval.k;
+    ro.max_queries = cfg.eval.max_queries;
+    ro.max_passages = cfg.eval.max_passages;
+    ro.batch_size = cfg.eval.batch_size;
+    ro.max_query_tokens = cfg.data.max_query_tokens;
+    ro.max_passage_tokens = cfg.data.max_passage_tokens;
+    if (!eval_qrels) eval_qrels = text::read_qrels(text::qrels_path(cfg.data.beir, cfg.eval.split));
+    const RecallResult r = evaluate_recall(net, tokenizer, *beir, *eval_qrels, ro, device);
+    net->train();
+    const std::string key = fmt::format("recall@{}", ro.k);
+    emit({{"event", "eval"}, {"step", at_step}, {"split", cfg.eval.split}, {key, r.recall}, {"queries", r.queries},
+          {"passages", r.passages}, {"seconds", r.seconds}});
+    say(fmt::format("eval {} at step {}: {} = {:.4f} over {} queries, {} passages ({:.1f} s)", cfg.eval.split, at_step,
+                    key, r.recall, r.queries, r.passages, r.seconds));
+    return r;
+  };
+  const std::set<int64_t> rung_steps(cfg.eval.at_steps.begin(), cfg.eval.at_steps.end());
+
   ProgressLine progress(t.max_steps, step, opts.terminal_progress && !opts.quiet && lead);
   auto window_start = Clock::now();
   int64_t window_samples = 0, window_tokens = 0, window_steps = 0;
@@ -527,11 +550,12 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
         ev["replica_compute_s"] = compute;  // this step's own work per replica, collectives excluded
       }
       emit(std::move(ev));
-      if (lead) progress.update(step, window_loss / static_cast<double>(window_steps), sps);
+      if (lead && !opts.quiet) progress.update(step, window_loss / static_cast<double>(window_steps), sps);
       window_start = Clock::now();
       window_samples = window_tokens = window_steps = 0;
       window_loss = 0;
     }
+    if (lead && step != t.max_steps && rung_steps.count(step)) evaluate(step);
     if (t.checkpoint_every > 0 && step % t.checkpoint_every == 0 && step != t.max_steps) save_checkpoint();
   }
   progress.finish();
@@ -548,20 +572,8 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   model::save_model_folder(model_dir, net, tokenizer.vocab());
   nlohmann::json done = {{"event", "done"}, {"step", step}, {"samples", samples}, {"loss", loss}, {"model", model_dir}};
   if (!cfg.eval.split.empty()) {
-    RecallOptions ro;
-    ro.k = cfg.eval.k;
-    ro.max_queries = cfg.eval.max_queries;
-    ro.batch_size = cfg.eval.batch_size;
-    ro.max_query_tokens = cfg.data.max_query_tokens;
-    ro.max_passage_tokens = cfg.data.max_passage_tokens;
-    const text::Qrels qrels = text::read_qrels(text::qrels_path(cfg.data.beir, cfg.eval.split));
-    const RecallResult r = evaluate_recall(net, tokenizer, *beir, qrels, ro, device);
-    const std::string key = fmt::format("recall@{}", ro.k);
-    emit({{"event", "eval"}, {"split", cfg.eval.split}, {key, r.recall}, {"queries", r.queries},
-                   {"passages", r.passages}, {"seconds", r.seconds}});
-    done[key] = r.recall;
-    say(fmt::format("eval {}: {} = {:.4f} over {} queries, {} passages ({:.1f} s)", cfg.eval.split, key, r.recall,
-                    r.queries, r.passages, r.seconds));
+    const RecallResult r = evaluate(step);
+    done[fmt::format("recall@{}", cfg.eval.k)] = r.recall;
   }
   done["seconds"] = seconds_since(started);
   write_file_atomic(result_path, done.dump(2) + "\n");

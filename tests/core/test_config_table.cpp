@@ -109,6 +109,20 @@ TEST(ConfigTable, StringArrays) {
   EXPECT_NE(t.help_text().find("strings"), std::string::npos);
 }
 
+TEST(ConfigTable, IntegerArrays) {
+  std::vector<int64_t> at = {5};
+  ConfigTable t;
+  t.add("eval.at_steps", at, "steps");
+  t.load_string("[eval]\nat_steps = [25, 75]\n", "c.toml");
+  EXPECT_EQ(at, (std::vector<int64_t>{25, 75}));
+  EXPECT_EQ(t.to_json()["eval"]["at_steps"], nlohmann::json({25, 75}));
+  t.apply_override("eval.at_steps=[]");
+  EXPECT_TRUE(at.empty());
+  EXPECT_NE(error_of([&] { t.load_string("[eval]\nat_steps = [1, 2.5]\n", "c.toml"); }).find("array of integers"),
+            std::string::npos);
+  EXPECT_NE(t.help_text().find("integers"), std::string::npos);
+}
+
 TEST(ConfigTable, FuzzedInputOnlyEverThrowsConfigError) {
   // Seeded mutations of a valid file plus random bytes: the parser must reject with ConfigError or accept.
   const std::string valid = "[train]\nsteps = 3\nlr = 0.25\nflag = true\n[data]\nname = \"abc\"\n";

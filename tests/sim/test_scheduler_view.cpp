@@ -115,5 +115,43 @@ TEST(SchedulerView, IncrementalViewEqualsRebuiltView) {
   }
 }
 
+// Scheduler::cancel (a sweep stopping a trial early from inside the scheduler's process): a queued job is
+// cancelled at once, a running one is stopped and ends cancelled, its slot goes to the next job, and the
+// view stays what a rebuild gives.
+TEST(SchedulerView, CancelFromInsideTheProcess) {
+  SimClock clock;
+  const auto store = sched::Store::in_memory((std::filesystem::temp_directory_path() / "ragmig-cancel-test").string());
+  const ThroughputModel model;
+  SimExecutor executor(model, {5, 10, 2}, clock, false);
+  MigPartitioner parts(build_cluster(parse_cluster_spec("1xH200")));
+  sched::Scheduler scheduler(*store, executor, clock, parts.slots(), sched::SchedulerOptions{});
+  std::vector<sched::JobId> ids;
+  for (int i = 0; i < 3; ++i) {
+    sched::JobSpec spec;
+    spec.name = "j" + std::to_string(i);
+    spec.argv = {"sim"};
+    spec.need = sched::parse_need("gpu:1");
+    ids.push_back(scheduler.submit(spec));
+    executor.add_job(ids.back(), "resnet50", 1000);
+  }
+  scheduler.step();
+  ASSERT_EQ(store->job(ids[0])->state, sched::JobState::Running);
+  scheduler.cancel(ids[2], "not needed");
+  EXPECT_EQ(store->job(ids[2])->state, sched::JobState::Cancelled);
+  scheduler.cancel(ids[0], "stopped early");
+  for (int pass = 0; pass < 50 && store->job(ids[0])->state == sched::JobState::Running; ++pass) {
+    clock.wait_until(executor.next_event_time(clock.now()));
+    scheduler.step();
+  }
+  EXPECT_EQ(store->job(ids[0])->state, sched::JobState::Cancelled);
+  for (int pass = 0; pass < 5 && store->job(ids[1])->state != sched::JobState::Running; ++pass) scheduler.step();
+  EXPECT_EQ(store->job(ids[1])->state, sched::JobState::Running);
+  const auto transitions = store->transitions(ids[0]);
+  EXPECT_TRUE(std::any_of(transitions.begin(), transitions.end(),
+                          [](const auto& t) { return t.reason.find("stopped early") != std::string::npos; }));
+  scheduler.cancel(ids[0], "again");  // finished: left alone
+  EXPECT_EQ(store->job(ids[0])->state, sched::JobState::Cancelled);
+}
+
 }  // namespace
 }  // namespace ragmig::sim

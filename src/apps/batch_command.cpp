@@ -1,0 +1,282 @@
+// `ragmig batch SWEEP.toml [--state DIR]`: the main job. Expands a sweep into trials, schedules them on
+// this machine's slots with the scheduler of `ragmig run`, lets ASHA stop losers at rungs, evaluates every
+// finished model, and keeps DIR/results.json and DIR/report.html up to date. Stopped (Ctrl-C, SIGTERM) and
+// run again, it goes on with the same sweep: finished trials stay finished, stopped ones stay stopped.
+#include <unistd.h>
+
+#include <ctime>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <thread>
+
+#include "apps/command.h"
+#include "core/atomic_file.h"
+#include "core/config_table.h"
+#include "core/error.h"
+#include "core/file_lock.h"
+#include "core/stop_signal.h"
+#include "eval/metrics.h"
+#include "exec/inventory_slots.h"
+#include "exec/process_executor.h"
+#include "gpu/inventory.h"
+#include "hpo/sweep_driver.h"
+#include "hpo/sweep_spec.h"
+#include "report/html_report.h"
+#include "report/sweep_report.h"
+#include "sched/scheduler.h"
+#include "train/train_config.h"
+
+namespace ragmig::apps {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Resolves the base config with the sweep's overrides and each trial's parameters through the training
+// config table, so a misspelt key or a bad value stops the sweep before any job starts.
+hpo::SweepPlan resolve_plan(const hpo::SweepSpec& spec) {
+  hpo::SweepPlan plan;
+  plan.spec = spec;
+  plan.trials = hpo::sample(spec.space, spec.search, spec.trials, spec.seed);
+  const auto resolve = [&](const hpo::ParamValues* params, const std::string& what) {
+    train::TrainConfig cfg;
+    ConfigTable table = train::make_config_table(cfg);
+    try {
+      table.load_file(spec.base);
+      for (const auto& s : spec.set) table.apply_override(s);
+      if (params)
+        for (const auto& [key, value] : *params) table.apply_override(hpo::to_override(key, value));
+      train::validate(cfg);
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("{}: {}: {}", spec.path, what, e.what()));
+    }
+    return cfg;
+  };
+  const train::TrainConfig base = resolve(nullptr, "[sweep] base and set");
+  train::check_input_paths(base);
+  for (size_t i = 0; i < plan.trials.size(); ++i) resolve(&plan.trials[i], "trial " + hpo::trial_id(i));
+  plan.max_steps = base.train.max_steps;
+  plan.rung_k = base.eval.k;
+  plan.max_query_tokens = base.data.max_query_tokens;
+  plan.max_passage_tokens = base.data.max_passage_tokens;
+  hpo::AshaConfig asha;
+  asha.min_steps = spec.asha.min_steps;
+  asha.reduction_factor = spec.asha.reduction_factor;
+  asha.max_steps = plan.max_steps;
+  plan.rungs = hpo::rung_steps(asha);
+  return plan;
+}
+
+// DIR/sweep.json pins the sweep a state folder belongs to: a changed sweep file must not silently mix its
+// trials with those already run.
+void pin_sweep(const hpo::SweepPlan& plan) {
+  const fs::path path = fs::path(plan.dir) / "sweep.json";
+  nlohmann::json trials = nlohmann::json::array();
+  for (const auto& t : plan.trials) {
+    nlohmann::json p = nlohmann::json::object();
+    for (const auto& [k, v] : t) p[k] = v;
+    trials.push_back(p);
+  }
+  const nlohmann::json pinned = {{"spec", hpo::to_json(plan.spec)}, {"trials", trials}, {"max_steps", plan.max_steps},
+                                 {"rungs", plan.rungs}};
+  if (fs::exists(path)) {
+    std::ifstream in(path);
+    const auto previous = nlohmann::json::parse(in, nullptr, false);
+    if (previous != pinned)
+      throw ConfigError(fmt::format("{} holds a sweep started from a different sweep file or base config ({}); "
+                                    "give another --state or remove that folder",
+                                    plan.dir, path.string()));
+    return;
+  }
+  write_file_atomic(path, pinned.dump(2) + "\n");
+}
+
+std::string local_time(double t) {
+  const std::time_t s = static_cast<std::time_t>(t);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", std::localtime(&s));
+  return text;
+}
+
+void log_line(const std::string& line) { fmt::print(stderr, "[{}] {}\n", local_time(static_cast<double>(std::time(nullptr))), line); }
+
+std::vector<std::pair<std::string, std::string>> environment(const gpu::Inventory& inv, const std::vector<sched::Slot>& slots,
+                                                             const hpo::SweepPlan& plan, const std::string& policy) {
+  char host[256] = {0};
+  ::gethostname(host, sizeof(host) - 1);
+  std::vector<std::pair<std::string, std::string>> env = {{"host", host},
+                                                          {"CPU threads", std::to_string(std::thread::hardware_concurrency())}};
+  if (inv.cpu_fallback) {
+    env.emplace_back("GPUs", "none: " + inv.fallback_reason);
+  } else {
+    for (const auto& g : inv.gpus) {
+      env.emplace_back(fmt::format("GPU {}", g.index), fmt::format("{}, {} MiB, MIG {}", g.name, g.memory_total_mib,
+                                                                   g.mig_enabled ? "on" : "off"));
+    }
+    env.emplace_back("driver", inv.driver_version);
+  }
+  std::string where;
+  for (const auto& s : slots) where += (where.empty() ? "" : ", ") + s.id + " (" + s.profile + ")";
+  env.emplace_back("slots", where);
+  env.emplace_back("threads per job", plan.threads > 0 ? std::to_string(plan.threads) : "job default");
+  env.emplace_back("policy", policy);
+  env.emplace_back("trial resources", plan.spec.slots);
+  env.emplace_back("base config", plan.spec.base);
+  env.emplace_back("evaluation", fmt::format("{} on {} ({}, {} queries)", plan.spec.eval.metric, plan.spec.eval.data,
+                                             plan.spec.eval.split,
+                                             plan.spec.eval.max_queries > 0 ? std::to_string(plan.spec.eval.max_queries) : "all"));
+  env.emplace_back("ASHA", plan.rungs.empty() ? "off"
+                                              : fmt::format("rungs at steps {} of {}, reduction factor {}, {} on {} queries / {} passages",
+                                                            fmt::join(plan.rungs, ", "), plan.max_steps,
+                                                            plan.spec.asha.reduction_factor, plan.rung_metric(),
+                                                            plan.spec.asha.queries, plan.spec.asha.passages));
+  env.emplace_back("state", plan.dir);
+  return env;
+}
+
+// Mean measured utilisation over the slots (busy slots with a measurement; idle slots count 0), or
+// nothing when no busy slot was measured.
+std::optional<double> mean_utilization(const std::vector<sched::SlotStatus>& slots) {
+  if (slots.empty()) return std::nullopt;
+  double sum = 0;
+  bool measured = false;
+  for (const auto& s : slots) {
+    if (s.job == 0) continue;
+    if (s.utilization < 0) return std::nullopt;
+    sum += std::min(1.0, s.utilization);
+    measured = true;
+  }
+  if (!measured) return 0.0;
+  return sum / static_cast<double>(slots.size());
+}
+
+std::vector<std::pair<double, double>> read_utilization(const std::string& path) {
+  std::vector<std::pair<double, double>> out;
+  std::ifstream in(path);
+  double at = 0, value = 0;
+  char comma = 0;
+  while (in >> at >> comma >> value) out.emplace_back(at, value);  // a torn last line ends the read
+  return out;
+}
+
+}  // namespace
+
+Command add_batch_command(CLI::App& root) {
+  struct Args {
+    std::string sweep, state;
+    int cpu_slots = gpu::default_cpu_slots();
+    double grace = 60, tick = 0.5;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* sub = root.add_subcommand(
+      "batch", "Run a sweep: train its trials on this machine's slots, stop losers early (ASHA), evaluate, report");
+  sub->add_option("sweep", args->sweep, "sweep file (TOML: [sweep], [space], [eval], [asha])")->required()->check(CLI::ExistingFile);
+  sub->add_option("--state", args->state, "the sweep's folder: state.db, runs/, results.json, report.html "
+                                          "(default .ragmig/sweeps/<name>)");
+  sub->add_option("--cpu-slots", args->cpu_slots, "CPU slots to offer where there is no GPU (NVML absent)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  sub->add_option("--grace", args->grace, "seconds between SIGTERM and SIGKILL when stopping a job")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--tick", args->tick, "longest pause between two scheduling passes")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->footer("Ctrl-C or SIGTERM checkpoints the running trials and exits 75; the same command continues the sweep.\n"
+              "`ragmig status --state DIR` shows its jobs while it runs.");
+  return Command{sub, [args]() -> int {
+    const hpo::SweepSpec spec = hpo::read_sweep_file(args->sweep);
+    eval::parse_metric(spec.eval.metric);
+    if (!fs::is_directory(spec.eval.data))
+      throw ConfigError(fmt::format("{}: [eval] data: '{}' is not a folder", spec.path, spec.eval.data));
+    hpo::SweepPlan plan = resolve_plan(spec);
+    plan.dir = fs::absolute(args->state.empty() ? fs::path(".ragmig") / "sweeps" / spec.name : fs::path(args->state))
+                   .lexically_normal()
+                   .string();
+    plan.cwd = fs::current_path().string();
+    fs::create_directories(fs::path(plan.dir) / "evals");
+    sched::Store store(plan.dir);
+    const auto lock = FileLock::try_acquire(sched::scheduler_lock_path(plan.dir));
+    if (!lock) throw ConfigError(fmt::format("another scheduler or batch is running on {}", plan.dir));
+
+    gpu::InventoryOptions inventory_options;
+    inventory_options.cpu_slots = args->cpu_slots;
+    const gpu::Inventory inventory = gpu::read_inventory(inventory_options);
+    const auto slots = exec::scheduler_slots(inventory);
+    if (slots.empty()) throw DeviceError("no usable slots: MIG is on but no instances exist; create them with `ragmig mig apply`");
+    // CPU slots share the cores: each job gets its share, so trials side by side do not oversubscribe.
+    if (inventory.cpu_fallback)
+      plan.threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / static_cast<int>(slots.size()));
+    pin_sweep(plan);
+
+    install_stop_handlers();
+    const std::string ragmig = self_exe();
+    exec::ProcessExecutor executor({ragmig, exec::find_shim(ragmig)});
+    sched::WallClock clock;
+    sched::SchedulerOptions options;
+    options.policy = spec.policy;
+    options.grace_s = args->grace;
+    options.tick_s = args->tick;
+    sched::Scheduler scheduler(store, executor, clock, slots, options, log_line);
+    log_line(fmt::format("ragmig batch: sweep {} ({} trials, {}), policy {}, {} slots, state {}", spec.name,
+                         plan.trials.size(), plan.rungs.empty() ? "no early stopping" : fmt::format("ASHA rungs at {}", fmt::join(plan.rungs, ", ")),
+                         sched::to_string(scheduler.policy().spec), slots.size(), plan.dir));
+
+    scheduler.recover();
+    hpo::SweepDriver driver(plan, store, scheduler, clock);
+    driver.start();
+
+    const std::string utilization_path = (fs::path(plan.dir) / "utilization.csv").string();
+    std::ofstream utilization(utilization_path, std::ios::app);
+    report::SweepReportInput input;
+    for (const auto& s : slots) input.slots.push_back(s.id);
+    input.environment = environment(inventory, slots, plan, sched::to_string(scheduler.policy().spec));
+    input.measured = read_utilization(utilization_path);
+    const auto write_outputs = [&] {
+      input.now = clock.now();
+      input.generated_at = local_time(input.now);
+      write_file_atomic(fs::path(plan.dir) / "results.json", driver.results_json().dump(2) + "\n");
+      report::write_report(report::sweep_report(driver, store, input), (fs::path(plan.dir) / "report.html").string());
+    };
+
+    std::map<std::string, std::string> said;
+    double last_write = -1e300, last_sample = -1e300;
+    while (!stop_requested()) {
+      scheduler.step();
+      const bool changed = driver.after_pass();
+      for (const auto& t : driver.trials()) {
+        if (said[t.id] == t.state) continue;
+        said[t.id] = t.state;
+        log_line(fmt::format("{}: {}{}{}", t.id, t.state, t.metric ? fmt::format(" ({} {:.4f})", spec.eval.metric, *t.metric) : "",
+                             t.reason.empty() || t.state == "queued" ? "" : " - " + t.reason));
+      }
+      const double now = clock.now();
+      if (now - last_sample >= 2.0) {
+        if (const auto u = mean_utilization(store.slots())) {
+          utilization << fmt::format("{:.3f},{:.4f}\n", now, *u) << std::flush;
+          input.measured.emplace_back(now, *u);
+        }
+        last_sample = now;
+      }
+      if (driver.finished()) break;
+      if (changed || now - last_write >= 10.0) {
+        write_outputs();
+        last_write = now;
+      }
+      clock.wait_until(std::min(now + options.tick_s, executor.next_event_time(now)));
+    }
+    const bool interrupted = !driver.finished();
+    if (interrupted) {
+      log_line("ragmig batch: stopping; running trials checkpoint and continue when this command runs again");
+      scheduler.shutdown();
+      driver.after_pass();
+    }
+    write_outputs();
+    log_line(fmt::format("ragmig batch: {}; report {}", interrupted ? "stopped" : "sweep finished",
+                         (fs::path(plan.dir) / "report.html").string()));
+    std::printf("%s\n", (fs::path(plan.dir) / "report.html").string().c_str());
+    return interrupted ? kPreempted : kOk;
+  }};
+}
+
+}  // namespace ragmig::apps

@@ -1,0 +1,218 @@
+// The sweep driver (see sweep_driver.h).
+#include "hpo/sweep_driver.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "core/event_log.h"
+
+namespace ragmig::hpo {
+namespace {
+
+AshaConfig asha_config(const SweepPlan& plan) {
+  AshaConfig c;
+  c.min_steps = plan.spec.asha.min_steps;
+  c.reduction_factor = plan.spec.asha.reduction_factor;
+  c.max_steps = plan.max_steps;
+  c.maximize = true;
+  return c;
+}
+
+// The highest rung at or below `step`, or 0 when there is none.
+int64_t rung_at(const std::vector<int64_t>& rungs, int64_t step) {
+  int64_t found = 0;
+  for (int64_t r : rungs)
+    if (r <= step) found = r;
+  return found;
+}
+
+std::optional<nlohmann::json> read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw DataError(path + ": not a JSON evaluation result: " + e.what());
+  }
+}
+
+}  // namespace
+
+bool is_final(const std::string& s) { return s == "done" || s == "stopped" || s == "failed" || s == "cancelled"; }
+
+SweepDriver::SweepDriver(SweepPlan plan, sched::Store& store, sched::Scheduler& scheduler, sched::Clock& clock)
+    : plan_(std::move(plan)), store_(store), scheduler_(scheduler), clock_(clock), asha_(asha_config(plan_)) {
+  for (size_t i = 0; i < plan_.trials.size(); ++i) {
+    TrialStatus t;
+    t.id = trial_id(i);
+    t.params = plan_.trials[i];
+    index_of_[t.id] = i;
+    trials_.push_back(std::move(t));
+  }
+  events_seen_.assign(trials_.size(), 0);
+}
+
+std::string SweepDriver::asha_log_path() const { return (std::filesystem::path(plan_.dir) / "asha.jsonl").string(); }
+
+void SweepDriver::start() {
+  // Replay the decisions of earlier drivers, in the order they were taken.
+  if (std::ifstream in(asha_log_path()); in) {
+    std::string line;
+    int64_t number = 0;
+    while (std::getline(in, line)) {
+      ++number;
+      if (line.empty()) continue;
+      nlohmann::json j;
+      try {
+        j = nlohmann::json::parse(line);
+      } catch (const nlohmann::json::exception&) {
+        if (in.peek() == EOF) break;  // a line cut short by a crash: the decision was never acted on
+        throw DataError(asha_log_path(), number, "not a JSON line");
+      }
+      const auto trial = j.value("trial", std::string());
+      const auto it = index_of_.find(trial);
+      if (it == index_of_.end() || !j.contains("step") || !j.contains("value") || !j.contains("action"))
+        throw DataError(asha_log_path(), number, "expected {trial, step, value, action} of a trial of this sweep");
+      const int64_t step = j["step"].get<int64_t>();
+      const double value = j["value"].is_number() ? j["value"].get<double>() : std::nan("");
+      const AshaAction action = asha_.report(trial, step, value);
+      if (to_string(action) != j["action"].get<std::string>())
+        throw DataError(asha_log_path(), number,
+                        fmt::format("replaying gives '{}' where the log says '{}': the log belongs to another sweep",
+                                    to_string(action), j["action"].get<std::string>()));
+      trials_[it->second].rungs.push_back({step, value, action});
+    }
+  }
+  // Match trials to the jobs a previous driver submitted, by name; submit the rest.
+  std::map<std::string, sched::JobId> by_name;
+  for (const auto& job : store_.jobs(/*active_only=*/false)) by_name[job.spec.name] = job.id;
+  for (size_t i = 0; i < trials_.size(); ++i) {
+    TrialStatus& t = trials_[i];
+    if (const auto it = by_name.find(t.id); it != by_name.end()) t.train_job = it->second;
+    else t.train_job = scheduler_.submit(train_job(plan_, i));
+    if (const auto it = by_name.find(eval_job_name(t.id)); it != by_name.end()) t.eval_job = it->second;
+    if (asha_.stopped(t.id)) scheduler_.cancel(t.train_job, "stopped by ASHA");
+    refresh(i);
+  }
+}
+
+void SweepDriver::take_rung(size_t index, int64_t step, double value) {
+  TrialStatus& t = trials_[index];
+  const int64_t rung = rung_at(asha_.rungs(), step);
+  if (rung == 0 || step >= plan_.max_steps) return;  // not a rung evaluation (the final one, or none)
+  if (const auto r = asha_.recorded().find(rung); r != asha_.recorded().end() && r->second.count(t.id)) return;
+  if (asha_.stopped(t.id)) return;
+  const AshaAction action = asha_.report(t.id, step, value);
+  EventLog(asha_log_path()).append({{"trial", t.id}, {"step", step}, {"value", value}, {"action", to_string(action)}});
+  t.rungs.push_back({step, value, action});
+  changed_ = true;
+  if (action == AshaAction::Stop)
+    scheduler_.cancel(t.train_job, fmt::format("stopped by ASHA at step {}: {} {:.4f} below the rung's cutoff",
+                                               step, plan_.rung_metric(), value));
+}
+
+void SweepDriver::read_events(size_t index) {
+  TrialStatus& t = trials_[index];
+  const std::vector<std::string> lines = store_.events(t.train_job);
+  for (size_t i = events_seen_[index]; i < lines.size(); ++i) {
+    nlohmann::json ev = nlohmann::json::parse(lines[i], nullptr, /*allow_exceptions=*/false);
+    if (!ev.is_object()) continue;
+    const std::string kind = ev.value("event", std::string());
+    if (kind == "eval" && ev.contains("step") && ev["step"].is_number_integer()) {
+      const auto value = ev.find(plan_.rung_metric());
+      if (value != ev.end() && value->is_number()) take_rung(index, ev["step"].get<int64_t>(), value->get<double>());
+    }
+  }
+  events_seen_[index] = lines.size();
+}
+
+bool SweepDriver::refresh(size_t index) {
+  TrialStatus& t = trials_[index];
+  if (is_final(t.state)) return false;
+  const std::string before = t.state;
+  const auto job = store_.job(t.train_job);
+  if (!job) throw InternalError(fmt::format("trial {}: job {} is missing from the store", t.id, t.train_job));
+  read_events(index);
+  t.steps = std::max({t.steps, job->step, job->checkpoint_step});
+  t.wall_s = 0;
+  for (const auto& a : store_.attempts(t.train_job)) {
+    const double end = a.ended_at > 0 ? a.ended_at : std::max(a.started_at, clock_.now());
+    t.wall_s += std::max(0.0, end - a.started_at);
+    std::string where;
+    for (const auto& s : a.slots) where += (where.empty() ? "" : "+") + s;
+    t.slot = where;
+  }
+  switch (job->state) {
+    case sched::JobState::Queued: t.state = "queued"; break;
+    case sched::JobState::Running: t.state = "running"; break;
+    case sched::JobState::Failed: t.state = "failed", t.reason = job->reason; break;
+    case sched::JobState::Cancelled:
+      t.state = asha_.stopped(t.id) ? "stopped" : "cancelled";
+      t.reason = job->reason;
+      break;
+    case sched::JobState::Done: {
+      if (t.eval_job == 0) {
+        const auto model_dir = std::filesystem::path(store_.run_dir(t.train_job)) / "model";
+        t.eval_job = scheduler_.submit(eval_job(plan_, index, model_dir.string()));
+      }
+      const auto ev = store_.job(t.eval_job);
+      if (!ev) throw InternalError(fmt::format("trial {}: evaluation job {} is missing", t.id, t.eval_job));
+      if (ev->state == sched::JobState::Done) {
+        const auto result = read_json_file(eval_result_path(plan_, index));
+        if (!result || !result->contains(plan_.spec.eval.metric) || !(*result)[plan_.spec.eval.metric].is_number()) {
+          t.state = "failed";
+          t.reason = "the evaluation wrote no " + plan_.spec.eval.metric + " to " + eval_result_path(plan_, index);
+        } else {
+          t.metric = (*result)[plan_.spec.eval.metric].get<double>();
+          t.state = "done";
+        }
+      } else if (ev->state == sched::JobState::Failed || ev->state == sched::JobState::Cancelled) {
+        t.state = ev->state == sched::JobState::Failed ? "failed" : "cancelled";
+        t.reason = "evaluation: " + ev->reason;
+      } else {
+        t.state = "evaluating";
+      }
+      break;
+    }
+  }
+  return t.state != before;
+}
+
+bool SweepDriver::after_pass() {
+  changed_ = false;
+  bool changed = false;
+  for (size_t i = 0; i < trials_.size(); ++i) changed = refresh(i) || changed;
+  return changed || changed_;
+}
+
+bool SweepDriver::finished() const {
+  return std::all_of(trials_.begin(), trials_.end(), [](const TrialStatus& t) { return is_final(t.state); });
+}
+
+nlohmann::json SweepDriver::results_json() const {
+  nlohmann::json trials = nlohmann::json::array();
+  for (const auto& t : trials_) {
+    nlohmann::json params = nlohmann::json::object();
+    for (const auto& [k, v] : t.params) params[k] = v;
+    nlohmann::json rungs = nlohmann::json::array();
+    for (const auto& r : t.rungs) rungs.push_back({{"step", r.step}, {"value", r.value}, {"action", to_string(r.action)}});
+    nlohmann::json row = {{"id", t.id},         {"params", params},   {"metric", nullptr}, {"steps", t.steps},
+                          {"wall_s", t.wall_s}, {"slot", t.slot},     {"state", t.state},  {"rungs", rungs},
+                          {"train_job", t.train_job}, {"eval_job", t.eval_job}};
+    if (t.metric) row["metric"] = *t.metric;
+    if (!t.reason.empty()) row["reason"] = t.reason;
+    trials.push_back(std::move(row));
+  }
+  return {{"sweep", plan_.spec.name},
+          {"metric", plan_.spec.eval.metric},
+          {"rung_metric", plan_.rung_metric()},
+          {"rungs", asha_.rungs()},
+          {"max_steps", plan_.max_steps},
+          {"trials", trials}};
+}
+
+}  // namespace ragmig::hpo

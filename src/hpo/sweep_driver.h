@@ -1,0 +1,81 @@
+// The sweep's side of `ragmig batch`, run between the scheduler's passes: it submits the trials, feeds the
+// workers' rung evaluations to ASHA and stops the losers, queues an evaluation of every finished model, and
+// keeps each trial's standing. Every ASHA decision is appended to <dir>/asha.jsonl before it is acted on,
+// so a driver started again on the same state folder replays its predecessor's decisions, and trials are
+// matched to jobs by name, so none is submitted twice.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hpo/asha.h"
+#include "hpo/trial_jobs.h"
+#include "sched/clock.h"
+#include "sched/scheduler.h"
+#include "sched/store.h"
+
+namespace ragmig::hpo {
+
+struct RungResult {
+  int64_t step = 0;
+  double value = 0;
+  AshaAction action = AshaAction::Continue;
+};
+
+struct TrialStatus {
+  std::string id;
+  ParamValues params;
+  sched::JobId train_job = 0, eval_job = 0;
+  /// queued | running | evaluating | done | stopped (by ASHA) | failed | cancelled
+  std::string state = "queued";
+  std::optional<double> metric;   ///< the sweep's metric from the final evaluation
+  std::vector<RungResult> rungs;
+  int64_t steps = 0;              ///< training steps done
+  double wall_s = 0;              ///< training time over all attempts
+  std::string slot;               ///< where its training ran last ("cpu:0", "mig:0:1:0", "+" between replicas)
+  std::string reason;             ///< why it failed or stopped
+};
+
+/// done, stopped, failed and cancelled trials change no more.
+bool is_final(const std::string& trial_state);
+
+class SweepDriver {
+ public:
+  SweepDriver(SweepPlan plan, sched::Store& store, sched::Scheduler& scheduler, sched::Clock& clock);
+
+  /// Replays <dir>/asha.jsonl, submits the trials the store does not have yet, and re-issues stops that
+  /// a previous driver logged but did not live to carry out. Throws DataError for a log that does not
+  /// replay to the decisions it records (written by another sweep).
+  void start();
+  /// One round after a scheduler pass; returns true when a trial changed state or reported a rung.
+  bool after_pass();
+  bool finished() const;
+
+  const SweepPlan& plan() const { return plan_; }
+  const std::vector<TrialStatus>& trials() const { return trials_; }
+  /// {"sweep", "metric", "rung_metric", "rungs", "trials": [{id, params, metric, steps, wall_s, slot, state,
+  /// rungs, train_job, eval_job}]}, trials in id order.
+  nlohmann::json results_json() const;
+
+ private:
+  void read_events(size_t index);
+  void take_rung(size_t index, int64_t step, double value);
+  bool refresh(size_t index);
+  std::string asha_log_path() const;
+
+  SweepPlan plan_;
+  sched::Store& store_;
+  sched::Scheduler& scheduler_;
+  sched::Clock& clock_;
+  Asha asha_;
+  std::vector<TrialStatus> trials_;
+  std::map<std::string, size_t> index_of_;   ///< trial id -> index
+  std::vector<size_t> events_seen_;          ///< per trial: events of its training job already read
+  bool changed_ = false;
+};
+
+}  // namespace ragmig::hpo

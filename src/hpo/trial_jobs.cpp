@@ -1,0 +1,58 @@
+// Trial and evaluation jobs of a sweep (see trial_jobs.h).
+#include "hpo/trial_jobs.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+namespace ragmig::hpo {
+
+std::string trial_id(size_t index) { return fmt::format("t{:02d}", index); }
+
+std::string eval_job_name(const std::string& trial) { return trial + " eval"; }
+
+std::string eval_result_path(const SweepPlan& plan, size_t index) {
+  return (std::filesystem::path(plan.dir) / "evals" / (trial_id(index) + ".json")).string();
+}
+
+sched::JobSpec train_job(const SweepPlan& plan, size_t index) {
+  const SweepSpec& s = plan.spec;
+  sched::JobSpec job;
+  job.name = trial_id(index);
+  job.argv = {"ragmig", "train", s.base, "--quiet"};
+  const auto set = [&](const std::string& assignment) { job.argv.insert(job.argv.end(), {"--set", assignment}); };
+  for (const auto& assignment : s.set) set(assignment);
+  for (const auto& [key, value] : plan.trials.at(index)) set(to_override(key, value));
+  // The rung evaluations: recall on a sub-corpus, cheap enough to run at every rung (train/dense_eval.h).
+  set(to_override("eval.split", s.eval.split));
+  set(fmt::format("eval.k={}", plan.rung_k));
+  set(fmt::format("eval.max_queries={}", s.asha.queries));
+  set(fmt::format("eval.max_passages={}", s.asha.passages));
+  set(fmt::format("eval.at_steps=[{}]", fmt::join(plan.rungs, ", ")));
+  if (plan.threads > 0) set(fmt::format("train.threads={}", plan.threads));
+  job.cwd = plan.cwd;
+  job.need = sched::parse_need(s.slots);
+  job.priority = s.priority;
+  return job;
+}
+
+sched::JobSpec eval_job(const SweepPlan& plan, size_t index, const std::string& model_dir) {
+  const SweepSpec& s = plan.spec;
+  sched::JobSpec job;
+  job.name = eval_job_name(trial_id(index));
+  job.argv = {"ragmig", "eval", "--data", s.eval.data, "--split", s.eval.split, "--retriever", "dense",
+              "--model", model_dir, "--metrics", s.eval.metric,
+              "--max-queries", std::to_string(s.eval.max_queries),
+              "--max-query-tokens", std::to_string(plan.max_query_tokens),
+              "--max-passage-tokens", std::to_string(plan.max_passage_tokens),
+              "--out", eval_result_path(plan, index), "--no-cache", "--quiet"};
+  if (plan.threads > 0) job.argv.insert(job.argv.end(), {"--threads", std::to_string(plan.threads)});
+  job.cwd = plan.cwd;
+  sched::Need need = sched::parse_need(s.slots);
+  need.replicas = 1;  // evaluation is one process, whatever the training's replicas
+  job.need = need;
+  job.priority = s.priority + 1;
+  return job;
+}
+
+}  // namespace ragmig::hpo

@@ -1,0 +1,45 @@
+// A sweep's trials as scheduler jobs: one `ragmig train` per trial (its parameters and its rung
+// evaluations as --set overrides) and, once that is done, one `ragmig eval` of the model it wrote. Pure
+// functions of the plan that `ragmig batch` resolved from the sweep file, the base config and the machine.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hpo/search_space.h"
+#include "hpo/sweep_spec.h"
+#include "sched/job.h"
+
+namespace ragmig::hpo {
+
+struct SweepPlan {
+  SweepSpec spec;
+  std::vector<ParamValues> trials;
+  std::vector<int64_t> rungs;      ///< ASHA rung steps; empty = no early stopping
+  int64_t max_steps = 0;           ///< every trial's full length (train.max_steps of the resolved base)
+  int64_t rung_k = 20;             ///< workers report recall@rung_k at the rungs
+  int threads = 0;                 ///< intra-op threads per job (CPU slots share the cores); 0 = the job's default
+  int64_t max_query_tokens = 32;   ///< the final evaluation embeds with the lengths training used
+  int64_t max_passage_tokens = 128;
+  std::string dir;                 ///< the sweep's state folder
+  std::string cwd;                 ///< where the jobs run: relative paths of the configs resolve here
+
+  /// "recall@20"
+  std::string rung_metric() const { return "recall@" + std::to_string(rung_k); }
+};
+
+/// "t00", "t01", ... (at least two digits, so names sort in trial order up to 100 trials).
+std::string trial_id(size_t index);
+/// The job name of a trial's evaluation: "t03 eval".
+std::string eval_job_name(const std::string& trial);
+/// Where trial `index`'s evaluation writes its JSON: <dir>/evals/t03.json.
+std::string eval_result_path(const SweepPlan& plan, size_t index);
+
+/// `ragmig train BASE --quiet --set <sweep set>... --set <param>... --set eval.*` on the sweep's slots.
+sched::JobSpec train_job(const SweepPlan& plan, size_t index);
+/// `ragmig eval --retriever dense --model MODEL_DIR ... --out <eval_result_path>`: the sweep's metric on its
+/// evaluation split, ahead of queued trainings (priority + 1) so finished trials report early.
+sched::JobSpec eval_job(const SweepPlan& plan, size_t index, const std::string& model_dir);
+
+}  // namespace ragmig::hpo

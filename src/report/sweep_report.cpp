@@ -1,0 +1,142 @@
+// A sweep's report data (see sweep_report.h).
+#include "report/sweep_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <tuple>
+
+namespace ragmig::report {
+namespace {
+
+// Sort key: smaller ranks higher.
+std::tuple<int, double, double> rank_key(const hpo::TrialStatus& t) {
+  if (t.state == "done") return {0, -(t.metric ? *t.metric : -1e300), 0};
+  if (t.state == "running" || t.state == "evaluating" || t.state == "queued") return {1, 0, 0};
+  if (t.state == "stopped") {
+    const double furthest = t.rungs.empty() ? 0 : static_cast<double>(t.rungs.back().step);
+    const double value = t.rungs.empty() || std::isnan(t.rungs.back().value) ? 1e300 : -t.rungs.back().value;
+    return {2, -furthest, value};
+  }
+  return {3, 0, 0};
+}
+
+std::string duration_text(double s) {
+  if (s >= 3600) return fmt::format("{}h{:02d}m", static_cast<int64_t>(s) / 3600, (static_cast<int64_t>(s) % 3600) / 60);
+  if (s >= 60) return fmt::format("{}m{:02d}s", static_cast<int64_t>(s) / 60, static_cast<int64_t>(s) % 60);
+  return fmt::format("{:.0f}s", s);
+}
+
+}  // namespace
+
+std::vector<LeaderRow> leaderboard(const std::vector<hpo::TrialStatus>& trials) {
+  std::vector<const hpo::TrialStatus*> order;
+  for (const auto& t : trials) order.push_back(&t);
+  std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) { return rank_key(*a) < rank_key(*b); });
+  std::vector<LeaderRow> rows;
+  for (const auto* t : order) {
+    LeaderRow row;
+    row.trial = t->id;
+    row.state = t->state;
+    row.metric = t->metric;
+    for (const auto& r : t->rungs) row.rungs.push_back({r.step, r.value, hpo::to_string(r.action)});
+    row.steps = t->steps;
+    row.wall_s = t->wall_s;
+    row.slot = t->slot;
+    for (const auto& [key, value] : t->params) row.params.emplace_back(key, hpo::value_text(value));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+ReportData sweep_report(const hpo::SweepDriver& driver, sched::Store& store, const SweepReportInput& input) {
+  const hpo::SweepPlan& plan = driver.plan();
+  const auto& trials = driver.trials();
+  ReportData d;
+  d.title = "Sweep " + plan.spec.name;
+  d.subtitle = fmt::format("{} · generated {}", plan.spec.path, input.generated_at);
+  d.metric_name = plan.spec.eval.metric;
+  d.rung_metric_name = plan.rung_metric();
+  d.slots = input.slots;
+
+  // Time zero: the first submission of the sweep.
+  double t0 = input.now;
+  for (const auto& t : trials)
+    if (const auto job = store.job(t.train_job)) t0 = std::min(t0, job->submitted_at);
+
+  std::vector<std::pair<double, int>> edges;  // allocation changes: (time, +1 / -1)
+  const auto add_spans = [&](const hpo::TrialStatus& t, sched::JobId job, const std::string& label) {
+    if (job == 0) return;
+    for (const auto& a : store.attempts(job)) {
+      const double end = a.ended_at > 0 ? a.ended_at : input.now;
+      std::string outcome = a.outcome.empty() ? "running" : a.outcome;
+      if (outcome == "cancelled" && t.state == "stopped" && label == t.id) outcome = "stopped";
+      for (const auto& slot : a.slots) {
+        d.spans.push_back({slot, label, t.id, a.started_at - t0, end - t0, outcome});
+        if (std::find(d.slots.begin(), d.slots.end(), slot) == d.slots.end()) d.slots.push_back(slot);
+        edges.emplace_back(a.started_at - t0, +1);
+        edges.emplace_back(end - t0, -1);
+      }
+    }
+  };
+  for (const auto& t : trials) {
+    add_spans(t, t.train_job, t.id);
+    add_spans(t, t.eval_job, hpo::eval_job_name(t.id));
+  }
+  d.horizon_s = std::max(0.0, input.now - t0);
+
+  // Allocation: the share of slots holding an attempt, as a step function.
+  std::sort(edges.begin(), edges.end());
+  const double slots = std::max<double>(1, static_cast<double>(d.slots.size()));
+  d.allocated.name = "allocated";
+  d.allocated.points.emplace_back(0, 0);
+  int busy = 0;
+  for (size_t i = 0; i < edges.size(); ++i) {
+    busy += edges[i].second;
+    if (i + 1 < edges.size() && edges[i + 1].first == edges[i].first) continue;
+    d.allocated.points.emplace_back(edges[i].first, busy / slots);
+  }
+  d.allocated.points.emplace_back(d.horizon_s, busy / slots);
+  d.measured.name = "measured";
+  for (const auto& [at, value] : input.measured) d.measured.points.emplace_back(at - t0, value);
+
+  // Loss curves from the workers' progress events.
+  for (const auto& t : trials) {
+    Series s;
+    s.name = t.id;
+    for (const auto& line : store.events(t.train_job)) {
+      const auto ev = nlohmann::json::parse(line, nullptr, false);
+      if (ev.is_object() && ev.value("event", "") == "progress" && ev.contains("step") && ev.contains("loss") &&
+          ev["loss"].is_number())
+        s.points.emplace_back(ev["step"].get<double>(), ev["loss"].get<double>());
+    }
+    std::stable_sort(s.points.begin(), s.points.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    if (!s.points.empty()) d.loss.push_back(std::move(s));
+  }
+
+  d.leaderboard = leaderboard(trials);
+
+  std::map<std::string, int> count;
+  int64_t steps = 0;
+  for (const auto& t : trials) ++count[t.state], steps += t.steps;
+  d.summary.emplace_back("trials", std::to_string(trials.size()));
+  d.summary.emplace_back("done", std::to_string(count["done"]));
+  d.summary.emplace_back("stopped by ASHA", std::to_string(count["stopped"]));
+  if (count["failed"] + count["cancelled"] > 0)
+    d.summary.emplace_back("failed / cancelled", fmt::format("{} / {}", count["failed"], count["cancelled"]));
+  if (!d.leaderboard.empty() && d.leaderboard.front().metric)
+    d.summary.emplace_back("best " + d.metric_name,
+                           fmt::format("{:.4f} ({})", *d.leaderboard.front().metric, d.leaderboard.front().trial));
+  d.summary.emplace_back("wall time", duration_text(d.horizon_s));
+  const double budget = static_cast<double>(plan.max_steps) * static_cast<double>(trials.size());
+  if (budget > 0)
+    d.summary.emplace_back("training steps", fmt::format("{:.0f} % of {} x {}", 100.0 * static_cast<double>(steps) / budget,
+                                                         trials.size(), plan.max_steps));
+  d.environment = input.environment;
+  return d;
+}
+
+}  // namespace ragmig::report

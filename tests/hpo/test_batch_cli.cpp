@@ -1,0 +1,236 @@
+// `ragmig batch` for real: a 6-trial sweep on a SQuAD subset with two CPU slots, interrupted with SIGINT
+// after its first trial is done and run again to the end. Finished trials are not run again, interrupted
+// ones resume from their checkpoints, ASHA stops the trials that learn nothing, every trial is in
+// results.json and in the report, and the report renders in a real browser. Bad sweeps fail up front.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "core/atomic_file.h"
+#include "support/headless_browser.h"
+#include "support/process.h"
+#include "support/test_support.h"
+#include "text/beir.h"
+
+namespace ragmig::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+nlohmann::json read_results(const fs::path& p) {
+  const auto j = nlohmann::json::parse(read_text(p), nullptr, false);
+  return j.is_discarded() ? nlohmann::json() : j;
+}
+
+// A BEIR folder of real SQuAD data small enough to evaluate in a second: the passages of the first 400
+// training and 150 test questions plus 300 others.
+void write_squad_subset(const fs::path& dir) {
+  const std::string src = (data_dir() / "beir/squad-train").string();
+  const text::BeirFolder beir = text::read_beir(src);
+  std::set<std::string> docs, queries;
+  std::ostringstream corpus, query_lines;
+  const auto take = [&](const std::string& split, size_t limit) {
+    const text::Qrels qrels = text::read_qrels(text::qrels_path(src, split));
+    std::ostringstream out;
+    out << "query-id\tcorpus-id\tscore\n";
+    std::set<std::string> taken;
+    for (const auto& e : qrels.entries) {
+      if (taken.size() >= limit && !taken.count(e.query_id)) continue;
+      taken.insert(e.query_id);
+      queries.insert(e.query_id);
+      docs.insert(e.doc_id);
+      out << e.query_id << '\t' << e.doc_id << '\t' << e.score << '\n';
+    }
+    fs::create_directories(dir / "qrels");
+    write_file_atomic(dir / "qrels" / (split + ".tsv"), out.str());
+  };
+  take("train", 400);
+  take("test", 150);
+  for (size_t i = 0, extra = 0; i < beir.corpus.docs.size() && extra < 300; ++i)
+    if (docs.insert(beir.corpus.docs[i].id).second) ++extra;
+  for (const auto& d : beir.corpus.docs)
+    if (docs.count(d.id)) corpus << nlohmann::json{{"_id", d.id}, {"title", d.title}, {"text", d.text}}.dump() << '\n';
+  for (const auto& q : beir.queries)
+    if (queries.count(q.id)) query_lines << nlohmann::json{{"_id", q.id}, {"text", q.text}}.dump() << '\n';
+  write_file_atomic(dir / "corpus.jsonl", corpus.str());
+  write_file_atomic(dir / "queries.jsonl", query_lines.str());
+}
+
+struct SweepFiles {
+  fs::path sweep, state;
+};
+
+// Grid of 6: three seeds that learn (lr 5e-3) first, then three that cannot (lr 1e-7), so ASHA has
+// something to stop at its one rung (step 20 of 60).
+SweepFiles write_sweep(const ScratchDir& dir) {
+  write_squad_subset(dir / "beir");
+  write_file_atomic(dir / "base.toml", "[data]\nbeir = \"" + (dir / "beir").string() +
+                                           "\"\nmax_query_tokens = 24\nmax_passage_tokens = 48\n"
+                                           "[model]\nvocab_size = 2000\nhidden_size = 64\nlayers = 1\nheads = 2\n"
+                                           "intermediate_size = 128\n"
+                                           "[train]\nmax_steps = 60\nbatch_size = 32\nwarmup_steps = 0\nlog_every = 5\n"
+                                           "checkpoint_every = 5\n[eval]\nk = 10\n");
+  write_file_atomic(dir / "sweep.toml", "[sweep]\nname = \"test\"\nbase = \"base.toml\"\nsearch = \"grid\"\n"
+                                            "[space]\n\"train.lr\" = { choice = [5e-3, 1e-7] }\n"
+                                            "\"train.seed\" = { choice = [1, 2, 3] }\n"
+                                            "[eval]\ndata = \"" + (dir / "beir").string() + "\"\nsplit = \"test\"\n"
+                                            "metric = \"ndcg@10\"\n"
+                                            "[asha]\nmin_steps = 20\nreduction_factor = 3\nqueries = 100\npassages = 0\n");
+  return {dir / "sweep.toml", dir / "state"};
+}
+
+int count_starts(const fs::path& events) {
+  std::ifstream in(events);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) n += line.find("\"event\":\"start\"") != std::string::npos;
+  return n;
+}
+
+TEST(BatchCli, BadSweepFailsBeforeAnythingIsWritten) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  auto files = write_sweep(dir);
+  // A key the training config does not have: caught while resolving the trials, nothing started.
+  std::string text = read_text(files.sweep);
+  text.replace(text.find("\"train.seed\""), 12, "\"train.sed\"");
+  write_file_atomic(files.sweep, text);
+  const auto r = run_process({RAGMIG_BINARY, "batch", files.sweep.string(), "--state", files.state.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("train.sed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("sweep.toml"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(files.state)) << "a state folder was left behind";
+}
+
+TEST(BatchCli, InterruptedSweepContinuesWithoutRerunningFinishedTrials) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  const auto files = write_sweep(dir);
+  const std::vector<std::string> argv = {RAGMIG_BINARY, "batch", files.sweep.string(), "--state", files.state.string(),
+                                         "--cpu-slots", "2", "--tick", "0.2"};
+  const fs::path results = files.state / "results.json";
+
+  // First run: interrupted (SIGINT, as Ctrl-C) once a trial is done and evaluated.
+  std::map<std::string, nlohmann::json> done_before;
+  {
+    BackgroundProcess batch(argv, (dir / "first.log").string());
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+    while (batch.running() && std::chrono::steady_clock::now() < deadline && done_before.empty()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      const auto j = read_results(results);
+      if (!j.contains("trials")) continue;
+      for (const auto& t : j["trials"])
+        if (t["state"] == "done") done_before[t["id"].get<std::string>()] = t;
+    }
+    ASSERT_FALSE(done_before.empty()) << read_text(dir / "first.log");
+    batch.signal(SIGINT);
+    EXPECT_EQ(batch.wait(), 75) << read_text(dir / "first.log");
+  }
+  const auto interrupted = read_results(results);
+  ASSERT_TRUE(interrupted.contains("trials"));
+  size_t unfinished = 0;
+  for (const auto& t : interrupted["trials"]) unfinished += t["state"] != "done" && t["state"] != "stopped";
+  EXPECT_GT(unfinished, 0u) << "the interrupt came after the sweep had finished: " << interrupted.dump(1);
+  // A trial that was done then is still done, with the same metric.
+  for (const auto& [id, t] : done_before) {
+    bool found = false;
+    for (const auto& u : interrupted["trials"])
+      if (u["id"] == id) {
+        found = true;
+        EXPECT_EQ(u["metric"], t["metric"]) << id;
+      }
+    EXPECT_TRUE(found) << id;
+  }
+
+  // Second run: to the end.
+  const auto second = run_process(argv);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  const auto final_results = read_results(results);
+  ASSERT_EQ(final_results["trials"].size(), 6u) << final_results.dump(1);
+  int stopped = 0, resumed = 0;
+  for (const auto& t : final_results["trials"]) {
+    const std::string id = t["id"], state = t["state"];
+    ASSERT_TRUE(state == "done" || state == "stopped") << t.dump();
+    const fs::path run = files.state / "runs" / std::to_string(t["train_job"].get<int64_t>());
+    if (state == "done") {
+      EXPECT_TRUE(t["metric"].is_number()) << t.dump();
+      EXPECT_EQ(t["steps"], 60) << t.dump();
+      EXPECT_TRUE(fs::exists(run / "model")) << id;
+    } else {
+      ++stopped;
+      EXPECT_LT(t["steps"].get<int64_t>(), 60) << t.dump();
+      ASSERT_FALSE(t["rungs"].empty()) << t.dump();
+      EXPECT_EQ(t["rungs"].back()["action"], "stop") << t.dump();
+    }
+    if (done_before.count(id)) {
+      // Not run again: the same jobs, one training start, the same metric.
+      EXPECT_EQ(t["train_job"], done_before[id]["train_job"]) << id;
+      EXPECT_EQ(t["eval_job"], done_before[id]["eval_job"]) << id;
+      EXPECT_EQ(t["metric"], done_before[id]["metric"]) << id;
+      EXPECT_EQ(count_starts(run / "events.jsonl"), 1) << id;
+    } else if (count_starts(run / "events.jsonl") > 1) {
+      ++resumed;
+      EXPECT_NE(read_text(run / "events.jsonl").find("\"resumed_from\":\""), std::string::npos) << id;
+    }
+  }
+  EXPECT_GE(stopped, 1) << "ASHA stopped no trial: " << final_results.dump(1);
+  EXPECT_GE(resumed, 1) << "no trial was interrupted mid-training: " << final_results.dump(1);
+  // Trials that learn rank above those that do not: the best trial is one with lr 5e-3.
+  double best = -1;
+  std::string best_lr;
+  for (const auto& t : final_results["trials"])
+    if (t["metric"].is_number() && t["metric"].get<double>() > best)
+      best = t["metric"].get<double>(), best_lr = t["params"]["train.lr"].dump();
+  EXPECT_EQ(best_lr, "0.005");
+
+  const std::string html = read_text(files.state / "report.html");
+  for (const auto& t : final_results["trials"])
+    EXPECT_NE(html.find(">" + t["id"].get<std::string>() + "<"), std::string::npos) << t["id"];
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+
+  // A third run finds nothing to do and changes nothing.
+  const auto third = run_process(argv);
+  EXPECT_EQ(third.exit_code, 0) << third.output;
+  EXPECT_EQ(read_results(results)["trials"], final_results["trials"]);
+
+  // The report renders in a real browser (skipped without Chromium).
+  if (find_chromium().empty()) GTEST_SKIP() << "chromium not found: the report was not opened in a browser";
+  const auto shot = (dir / "report.png").string();
+  const BrowserCheck check = check_in_browser((files.state / "report.html").string(), shot);
+  ASSERT_TRUE(check.ran) << check.log;
+  EXPECT_GT(check.svg_count, 0);
+  EXPECT_EQ(check.svg_rendered, check.svg_count) << check.log;
+  EXPECT_TRUE(check.console_errors.empty()) << check.console_errors.front();
+  EXPECT_TRUE(fs::exists(shot));
+}
+
+TEST(BatchCli, AStateFolderRefusesAnotherSweep) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  const auto files = write_sweep(dir);
+  // The folder is pinned to another sweep (as its first run leaves it).
+  fs::create_directories(files.state);
+  write_file_atomic(files.state / "sweep.json", "{\"spec\": {\"name\": \"other\"}}\n");
+  const auto r = run_process({RAGMIG_BINARY, "batch", files.sweep.string(), "--state", files.state.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("different sweep"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(files.state / "results.json"));
+}
+
+}  // namespace
+}  // namespace ragmig::testing

@@ -1,0 +1,195 @@
+// The rendered page as a string: complete, self-contained, escaped, deterministic, robust to empty and
+// degenerate input; charts one by one; write_report's atomic write.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/atomic_file.h"
+#include "report/charts.h"
+#include "report/html_report.h"
+#include "report/sample_data.h"
+#include "report/svg.h"
+#include "support/test_support.h"
+
+namespace ragmig::report {
+namespace {
+
+using ragmig::testing::sample_report;
+
+size_t count(const std::string& hay, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
+  return n;
+}
+
+void expect_self_contained(const std::string& html) {
+  EXPECT_EQ(html.find("http://"), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find(" src="), std::string::npos);
+  EXPECT_EQ(html.find("url("), std::string::npos);
+  EXPECT_EQ(html.find("@import"), std::string::npos);
+  EXPECT_EQ(html.find(" href="), std::string::npos);
+}
+
+TEST(Report, RealisticSweepRendersEverything) {
+  const ReportData d = sample_report();
+  const std::string html = render_html(d);
+  // Gantt, utilisation, loss; the legends are inside the Gantt and utilisation SVGs or HTML (loss).
+  EXPECT_EQ(count(html, "<svg"), 3u);
+  EXPECT_EQ(count(html, "</svg>"), 3u);
+  EXPECT_EQ(count(html, "viewBox="), 3u);
+  EXPECT_EQ(html.find("no data"), std::string::npos);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("</html>"), std::string::npos);
+  expect_self_contained(html);
+  for (const auto& row : d.leaderboard) {
+    EXPECT_NE(html.find(">" + row.trial + "</td>"), std::string::npos) << row.trial;
+    for (const auto& [k, v] : row.params) {
+      EXPECT_NE(html.find("<th>" + k + "</th>"), std::string::npos) << k;
+      EXPECT_NE(html.find(">" + v + "</td>"), std::string::npos) << v;
+    }
+  }
+  EXPECT_EQ(count(html, "<th>grad_cache</th>"), 1u);  // one column per key, even if only one row has it
+  for (const auto& [k, v] : d.environment) EXPECT_NE(html.find(escape_html(v)), std::string::npos) << k;
+  for (const auto& [k, v] : d.summary) EXPECT_NE(html.find(escape_html(k)), std::string::npos) << k;
+  EXPECT_NE(html.find("0.4123"), std::string::npos);                  // metric, 4 decimals
+  EXPECT_NE(html.find("100: 0.213 <span class=\"stop\""), std::string::npos);  // rung with its decision
+  EXPECT_NE(html.find("300: 0.362 <span class=\"ok\""), std::string::npos);
+  EXPECT_NE(html.find("Sweep squad-tiny"), std::string::npos);
+  EXPECT_NE(html.find("time since sweep start (min)"), std::string::npos);  // 1380 s: a minutes axis
+  EXPECT_EQ(html.find("nan"), std::string::npos);
+  EXPECT_EQ(html.find("inf\""), std::string::npos);
+}
+
+TEST(Report, Deterministic) {
+  const ReportData d = sample_report();
+  EXPECT_EQ(render_html(d), render_html(d));
+}
+
+TEST(Report, HostileTextIsEscapedEverywhere) {
+  ReportData d = sample_report();
+  const std::string evil = "<t&1>";
+  d.title = "Sweep " + evil;
+  d.subtitle = "a \"quoted\" 'x' " + evil;
+  d.summary.push_back({evil, evil});
+  d.slots.push_back(evil);
+  d.spans.push_back({evil, evil, evil, 10, 400, "done"});
+  d.loss.push_back({evil, {{0, 2.0}, {100, 1.0}}});
+  LeaderRow r;
+  r.trial = evil, r.state = evil, r.slot = evil, r.params = {{evil, evil}};
+  r.rungs = {{10, 0.5, evil}};
+  d.leaderboard.push_back(r);
+  d.environment.push_back({evil, evil});
+  d.metric_name = evil;
+  d.rung_metric_name = evil;
+  const std::string html = render_html(d);
+  EXPECT_EQ(html.find(evil), std::string::npos);
+  EXPECT_NE(html.find("&lt;t&amp;1&gt;"), std::string::npos);
+  EXPECT_EQ(html.find("\"quoted\""), std::string::npos);
+  EXPECT_EQ(count(html, "<svg"), 3u);
+  EXPECT_EQ(count(html, "<table>"), 2u);
+  expect_self_contained(html);
+}
+
+TEST(Report, EmptyDataSaysNoData) {
+  const ReportData d;
+  std::string html;
+  ASSERT_NO_THROW(html = render_html(d));
+  EXPECT_NE(html.find("no data"), std::string::npos);
+  EXPECT_EQ(count(html, "no data"), 5u);  // three charts, leaderboard, environment
+  EXPECT_EQ(count(html, "<svg"), 3u);
+  EXPECT_EQ(count(html, "</svg>"), 3u);
+  EXPECT_NE(html.find("<title>Sweep report</title>"), std::string::npos);
+  expect_self_contained(html);
+}
+
+TEST(Charts, DegenerateInputStillDraws) {
+  ReportData d;
+  d.slots = {"cpu:0"};
+  d.spans = {{"cpu:0", "t1", "t1", 0, 0, "preempted"}, {"gpu:9", "t2", "", 0, 0, "running"}};
+  d.horizon_s = 0;
+  d.allocated = {"allocated", {{0, 0.5}}};
+  d.measured = {"measured", {{0, 0.25}}};
+  d.loss = {{"t1", {{5, 1.5}}}, {"t2", {{std::nan(""), 1}, {3, INFINITY}}}};
+  const GroupColors colours = GroupColors::from(d);
+  for (const std::string& svg : {gantt_chart(d, colours), utilisation_chart(d), loss_chart(d, colours)}) {
+    EXPECT_EQ(count(svg, "<svg"), 1u);
+    EXPECT_EQ(svg.find("no data"), std::string::npos) << svg;
+    EXPECT_EQ(svg.find("nan"), std::string::npos) << svg;
+    EXPECT_EQ(svg.find("inf"), std::string::npos) << svg;
+  }
+  const std::string gantt = gantt_chart(d, colours);
+  EXPECT_NE(gantt.find(">gpu:9</text>"), std::string::npos);  // a slot only a span names gets a row
+  EXPECT_NE(gantt.find("width=\"2\""), std::string::npos);     // zero-length bars show as a sliver
+  EXPECT_NE(gantt.find("time since sweep start (s)"), std::string::npos);
+  EXPECT_NE(loss_chart(d, colours).find("<circle"), std::string::npos);  // one point: a dot
+}
+
+TEST(Charts, EachCopesWithEmptyInput) {
+  const ReportData d;
+  const GroupColors colours = GroupColors::from(d);
+  for (const std::string& svg : {gantt_chart(d, colours), utilisation_chart(d), loss_chart(d, colours)}) {
+    EXPECT_NE(svg.find("no data"), std::string::npos);
+    EXPECT_NE(svg.find("<title>"), std::string::npos);
+    EXPECT_NE(svg.find("viewBox=\""), std::string::npos);
+  }
+}
+
+TEST(Charts, GroupColoursFollowFirstAppearance) {
+  const ReportData d = sample_report();
+  const GroupColors colours = GroupColors::from(d);
+  const auto& palette = group_palette();
+  EXPECT_GE(palette.size(), 12u);
+  // Span groups in span order: t01, t02, t03, t05, t04, t06, t07, t08.
+  EXPECT_EQ(colours.of("t01"), palette[0]);
+  EXPECT_EQ(colours.of("t02"), palette[1]);
+  EXPECT_EQ(colours.of("t03"), palette[2]);
+  EXPECT_EQ(colours.of("t05"), palette[3]);
+  EXPECT_EQ(colours.of("t04"), palette[4]);
+  EXPECT_EQ(colours.of("unknown"), "#9ca3af");
+  // The same colour marks t03 in the Gantt chart, its loss line and its leaderboard swatch.
+  const std::string html = render_html(d);
+  EXPECT_NE(html.find("fill=\"" + palette[2] + "\""), std::string::npos);
+  EXPECT_NE(html.find("stroke=\"" + palette[2] + "\""), std::string::npos);
+  EXPECT_NE(html.find("background:" + palette[2] + "\"></span>t03"), std::string::npos);
+}
+
+TEST(Charts, StoppedTrialsDashedFailedFaded) {
+  const ReportData d = sample_report();
+  EXPECT_EQ(trial_look(d, "t04"), TrialLook::stopped);
+  EXPECT_EQ(trial_look(d, "t05"), TrialLook::faded);
+  EXPECT_EQ(trial_look(d, "t06"), TrialLook::normal);
+  const std::string loss = loss_chart(d, GroupColors::from(d));
+  EXPECT_EQ(count(loss, "stroke-dasharray=\"7 4\""), 2u);  // t04, t07
+  EXPECT_EQ(count(loss, "stroke-dasharray=\"2 3\""), 1u);  // t05
+}
+
+TEST(Charts, TextColourReadsOnItsBackground) {
+  EXPECT_EQ(text_colour_on("#4e79a7"), "#ffffff");
+  EXPECT_EQ(text_colour_on("#edc948"), "#111827");
+  EXPECT_EQ(text_colour_on("bogus"), "#111827");
+}
+
+TEST(WriteReport, AtomicNoTempLeft) {
+  ragmig::testing::ScratchDir dir;
+  const ReportData d = sample_report();
+  const std::string path = (dir / "report.html").string();
+  write_report(d, path);
+  write_report(d, path);  // replacing an existing report
+  EXPECT_EQ(read_file(path), render_html(d));
+  size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    ++files;
+    EXPECT_EQ(e.path().filename(), "report.html");
+  }
+  EXPECT_EQ(files, 1u);
+}
+
+TEST(WriteReport, MissingFolderThrows) {
+  ragmig::testing::ScratchDir dir;
+  EXPECT_THROW(write_report(ReportData{}, (dir / "no/such/folder/report.html").string()), std::exception);
+}
+
+}  // namespace
+}  // namespace ragmig::report
