@@ -1,4 +1,5 @@
-# Front door: `make` builds, `make demo` trains the tiny SQuAD retriever, `make test` runs the suite,
+# Front door: `make` builds, `make demo` runs the main job (a sweep of 8 tiny SQuAD retrievers: trained,
+# stopped early by ASHA, evaluated, reported), `make test` runs the suite,
 # `make bench` runs the benchmarks. Each target installs the Debian packages it needs first.
 BUILD ?= build
 JOBS ?= 2
@@ -21,7 +22,7 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	$(BUILD)/src/apps/ragmig train examples/train-squad-tiny.toml --run-dir runs/squad-tiny
+	$(BUILD)/src/apps/ragmig batch examples/sweep-squad-tiny.toml
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 900

@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libfaiss-dev libblas-dev liblapack-dev libstemmer-dev  # eval: FAISS (static, links BLAS/LAPACK + OpenMP), Snowball
   python3 python3-torch  # the Python reference side of bench/train
+  chromium  # the browser test of the sweep report (headless; the test skips without it)
 )
 
 missing=()

@@ -22,8 +22,7 @@ std::vector<int64_t> rung_steps(const AshaConfig& config) {
   std::vector<int64_t> rungs;
   if (config.min_steps == 0) return rungs;
   // In doubles, so that a large eta cannot overflow before the loop sees it pass max_steps.
-  for (double step = static_cast<double>(config.min_steps); step < static_cast<double>(config.max_steps);
-       step *= eta) {
+  for (double step = static_cast<double>(config.min_steps); step < static_cast<double>(config.max_steps); step *= eta) {
     const auto rounded = static_cast<int64_t>(std::llround(step));
     if (rounded >= config.max_steps) break;
     if (rungs.empty() || rounded > rungs.back()) rungs.push_back(rounded);
@@ -50,7 +49,9 @@ double quantile(std::vector<double> values, double q) {
   return t >= 0.5 ? b - d * (1 - t) : a + d * t;
 }
 
-std::string to_string(AshaAction action) { return action == AshaAction::Continue ? "continue" : "stop"; }
+std::string to_string(AshaAction action) {
+  return action == AshaAction::Continue ? "continue" : "stop";
+}
 
 AshaAction asha_decide(const std::vector<double>& earlier, double value, double eta, bool maximize) {
   if (earlier.empty()) return AshaAction::Continue;

@@ -15,7 +15,9 @@ namespace ragmig::hpo {
 namespace {
 
 // 53 random bits: every double in [0, 1) this can give is exactly representable.
-double uniform01(uint64_t h) { return static_cast<double>(h >> 11) * 0x1.0p-53; }
+double uniform01(uint64_t h) {
+  return static_cast<double>(h >> 11) * 0x1.0p-53;
+}
 
 // Shortest text that reads back to the same double, always recognisable as a float in TOML ("3" would
 // come back an integer).
@@ -35,17 +37,33 @@ std::string toml_basic_string(const std::string& s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\t': out += "\\t"; break;
-      case '\n': out += "\\n"; break;
-      case '\f': out += "\\f"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         // TOML forbids raw control characters and DEL in basic strings; UTF-8 bytes pass as they are.
-        if (c < 0x20 || c == 0x7f) out += fmt::format("\\u{:04X}", c);
-        else out += static_cast<char>(c);
+        if (c < 0x20 || c == 0x7f)
+          out += fmt::format("\\u{:04X}", c);
+        else
+          out += static_cast<char>(c);
     }
   }
   return out + "\"";
@@ -76,7 +94,8 @@ std::vector<ParamValues> sample_grid(const SearchSpace& space, int64_t trials) {
       throw ConfigError(fmt::format("search = \"grid\": the grid has more than {} combinations", kMaxGridSize));
   }
   if (trials > size)
-    throw ConfigError(fmt::format("search = \"grid\": trials = {} but the grid has only {} combinations", trials, size));
+    throw ConfigError(
+        fmt::format("search = \"grid\": trials = {} but the grid has only {} combinations", trials, size));
   const int64_t n = trials == 0 ? size : trials;
   std::vector<ParamValues> out;
   out.reserve(static_cast<size_t>(n));
@@ -119,15 +138,21 @@ nlohmann::json draw(const Param& p, double u) {
 
 std::string to_string(ParamKind kind) {
   switch (kind) {
-    case ParamKind::Choice: return "choice";
-    case ParamKind::Uniform: return "uniform";
-    case ParamKind::LogUniform: return "log_uniform";
-    case ParamKind::Int: return "int";
+    case ParamKind::Choice:
+      return "choice";
+    case ParamKind::Uniform:
+      return "uniform";
+    case ParamKind::LogUniform:
+      return "log_uniform";
+    case ParamKind::Int:
+      return "int";
   }
   return "?";
 }
 
-std::string to_string(SearchKind kind) { return kind == SearchKind::Grid ? "grid" : "random"; }
+std::string to_string(SearchKind kind) {
+  return kind == SearchKind::Grid ? "grid" : "random";
+}
 
 SearchKind parse_search_kind(const std::string& text) {
   if (text == "grid") return SearchKind::Grid;

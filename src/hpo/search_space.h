@@ -15,7 +15,7 @@ enum class ParamKind { Choice, Uniform, LogUniform, Int };
 std::string to_string(ParamKind kind);  // "choice" | "uniform" | "log_uniform" | "int"
 
 struct Param {
-  std::string key;                      ///< a `ragmig train` config key, e.g. "train.lr"
+  std::string key;  ///< a `ragmig train` config key, e.g. "train.lr"
   ParamKind kind = ParamKind::Choice;
   std::vector<nlohmann::json> choices;  ///< Choice: numbers, strings or booleans (not arrays/tables)
   /// Uniform: [low, high); LogUniform: [low, high), 0 < low; Int: low..high inclusive, integral.

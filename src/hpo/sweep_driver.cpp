@@ -153,6 +153,9 @@ bool SweepDriver::refresh(size_t index) {
     case sched::JobState::Cancelled:
       t.state = asha_.stopped(t.id) ? "stopped" : "cancelled";
       t.reason = job->reason;
+      if (asha_.stopped(t.id) && !t.rungs.empty())
+        t.reason = fmt::format("stopped by ASHA at step {}: {} {:.4f} below the rung's cutoff", t.rungs.back().step,
+                               plan_.rung_metric(), t.rungs.back().value);
       break;
     case sched::JobState::Done: {
       if (t.eval_job == 0) {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <toml++/toml.h>
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -13,7 +14,6 @@
 #include <fstream>
 #include <set>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "core/error.h"
 #include "sched/job.h"
@@ -29,13 +29,20 @@ constexpr double kMaxExactInt = 9007199254740992.0;  // 2^53: Int bounds live in
 
 std::string type_name(const toml::node& n) {
   switch (n.type()) {
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a float";
-    case toml::node_type::boolean: return "a boolean";
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    default: return "a date/time";
+    case toml::node_type::string:
+      return "a string";
+    case toml::node_type::integer:
+      return "an integer";
+    case toml::node_type::floating_point:
+      return "a float";
+    case toml::node_type::boolean:
+      return "a boolean";
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
+    default:
+      return "a date/time";
   }
 }
 
@@ -44,7 +51,8 @@ std::string node_text(const toml::node& n) {
   if (auto v = n.as_integer()) return std::to_string(v->get());
   if (auto v = n.as_floating_point()) return fmt::format("{}", v->get());
   if (auto v = n.as_boolean()) return v->get() ? "true" : "false";
-  if (auto v = n.as_string()) return nlohmann::json(v->get()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (auto v = n.as_string())
+    return nlohmann::json(v->get()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (auto a = n.as_array()) {
     std::string s = "[";
     for (size_t i = 0; i < a->size(); ++i) s += (i ? ", " : "") + node_text(*a->get(i));
@@ -142,8 +150,8 @@ bool is_name(const std::string& s) {
 }
 
 // [low, high] as two numbers; `integers` demands TOML integers.
-std::pair<double, double> read_bounds(const Reader& r, const std::string& label, const char* kind,
-                                      const toml::node& n, bool integers) {
+std::pair<double, double> read_bounds(const Reader& r, const std::string& label, const char* kind, const toml::node& n,
+                                      bool integers) {
   const toml::array* a = n.as_array();
   const std::string expected = integers ? "two integers [low, high]" : "two numbers [low, high]";
   if (!a || a->size() != 2) r.fail("space", label, fmt::format("{} needs {} (got {})", kind, expected, node_text(n)));
@@ -184,11 +192,17 @@ Param read_param(const Reader& r, const std::string& key, const toml::table& t) 
       r.fail("space", label, fmt::format("choice needs a non-empty array of values (got {})", node_text(n)));
     for (const toml::node& e : *a) {
       nlohmann::json v;
-      if (auto s = e.as_string()) v = s->get();
-      else if (auto i = e.as_integer()) v = i->get();
-      else if (auto b = e.as_boolean()) v = b->get();
-      else if (auto f = e.as_floating_point(); f && std::isfinite(f->get())) v = f->get();
-      else r.fail("space", label, fmt::format("choice values must be numbers, strings or booleans (got {})", node_text(e)));
+      if (auto s = e.as_string())
+        v = s->get();
+      else if (auto i = e.as_integer())
+        v = i->get();
+      else if (auto b = e.as_boolean())
+        v = b->get();
+      else if (auto f = e.as_floating_point(); f && std::isfinite(f->get()))
+        v = f->get();
+      else
+        r.fail("space", label,
+               fmt::format("choice values must be numbers, strings or booleans (got {})", node_text(e)));
       if (std::find(p.choices.begin(), p.choices.end(), v) != p.choices.end())
         r.fail("space", label, fmt::format("choice lists {} twice", node_text(e)));
       p.choices.push_back(std::move(v));
@@ -230,7 +244,8 @@ void read_space(const Reader& r, const toml::table& t, const std::string& prefix
 SearchSpace parse_search_space(const Reader& r, const toml::table& t) {
   SearchSpace space;
   read_space(r, t, "", space.params);
-  if (space.params.empty()) r.fail("space", "", "expected at least one parameter, e.g. \"train.lr\" = { log_uniform = [1e-4, 3e-3] }");
+  if (space.params.empty())
+    r.fail("space", "", "expected at least one parameter, e.g. \"train.lr\" = { log_uniform = [1e-4, 3e-3] }");
   std::sort(space.params.begin(), space.params.end(), [](const Param& a, const Param& b) { return a.key < b.key; });
   for (size_t i = 1; i < space.params.size(); ++i)
     if (space.params[i].key == space.params[i - 1].key)
@@ -259,7 +274,8 @@ void read_sweep_table(const Reader& r, const toml::table& t, SweepSpec& spec) {
   r.get(t, "sweep", "name", spec.name);
   if (!is_name(spec.name))
     r.fail("sweep", "name", fmt::format("expected letters, digits, '.', '_' or '-' (got \"{}\")", spec.name));
-  if (!r.get(t, "sweep", "base", spec.base)) r.fail("sweep", "base", "required: the training config every trial starts from");
+  if (!r.get(t, "sweep", "base", spec.base))
+    r.fail("sweep", "base", "required: the training config every trial starts from");
   if (spec.base.empty()) r.fail("sweep", "base", "expected a path to a training config (got \"\")");
   spec.base = resolve_base(spec.path, spec.base);
   r.get(t, "sweep", "set", spec.set);
@@ -283,7 +299,8 @@ void read_sweep_table(const Reader& r, const toml::table& t, SweepSpec& spec) {
     r.fail("sweep", "trials", "required for search = \"random\": the number of trials, >= 1");
   if (spec.search == SearchKind::Random && spec.trials < 1)
     r.fail("sweep", "trials", fmt::format("expected an integer >= 1 for search = \"random\" (got {})", spec.trials));
-  if (spec.trials > kMaxGridSize) r.fail("sweep", "trials", fmt::format("expected at most {} (got {})", kMaxGridSize, spec.trials));
+  if (spec.trials > kMaxGridSize)
+    r.fail("sweep", "trials", fmt::format("expected at most {} (got {})", kMaxGridSize, spec.trials));
   int64_t seed = 0;
   if (r.get(t, "sweep", "seed", seed, 0)) spec.seed = static_cast<uint64_t>(seed);
   r.get(t, "sweep", "slots", spec.slots);
@@ -310,16 +327,18 @@ void read_eval_table(const Reader& r, const toml::table& t, SweepEval& eval) {
   r.get(t, "eval", "metric", eval.metric);
   const auto at = eval.metric.find('@');
   const std::string k = at == std::string::npos ? "" : eval.metric.substr(at + 1);
-  const bool k_ok = !k.empty() && k.size() <= 9 && std::all_of(k.begin(), k.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
-                    std::stoll(k) >= 1;
-  if (at == 0 || !k_ok) r.fail("eval", "metric", fmt::format("expected name@k with k >= 1, like \"ndcg@10\" (got \"{}\")", eval.metric));
+  const bool k_ok = !k.empty() && k.size() <= 9 &&
+                    std::all_of(k.begin(), k.end(), [](char c) { return c >= '0' && c <= '9'; }) && std::stoll(k) >= 1;
+  if (at == 0 || !k_ok)
+    r.fail("eval", "metric", fmt::format("expected name@k with k >= 1, like \"ndcg@10\" (got \"{}\")", eval.metric));
   r.get(t, "eval", "max_queries", eval.max_queries, 0);
 }
 
 void read_asha_table(const Reader& r, const toml::table& t, SweepAsha& asha) {
   r.only_keys(t, "asha", {"min_steps", "reduction_factor", "queries", "passages"});
   r.get(t, "asha", "min_steps", asha.min_steps, 0);
-  if (r.get(t, "asha", "reduction_factor", asha.reduction_factor) && !(std::isfinite(asha.reduction_factor) && asha.reduction_factor > 1))
+  if (r.get(t, "asha", "reduction_factor", asha.reduction_factor) &&
+      !(std::isfinite(asha.reduction_factor) && asha.reduction_factor > 1))
     r.fail("asha", "reduction_factor", fmt::format("expected a number > 1 (got {})", asha.reduction_factor));
   r.get(t, "asha", "queries", asha.queries, 1);
   r.get(t, "asha", "passages", asha.passages, 0);
@@ -333,14 +352,16 @@ SweepSpec parse_sweep(const std::string& toml_text, const std::string& path) {
   try {
     root = toml::parse(toml_text, path);
   } catch (const toml::parse_error& e) {
-    throw ConfigError(fmt::format("{}:{}:{}: {}", path, e.source().begin.line, e.source().begin.column, e.description()));
+    throw ConfigError(
+        fmt::format("{}:{}:{}: {}", path, e.source().begin.line, e.source().begin.column, e.description()));
   }
   for (auto&& [k, v] : root) {
     const std::string name(k.str());
     if (name != "sweep" && name != "space" && name != "eval" && name != "asha")
-      throw ConfigError(fmt::format("{}: unknown {} \"{}\" (expected the tables [sweep], [space], [eval], [asha])", path,
-                                    v.is_table() ? "table" : "key", name));
-    if (!v.is_table()) throw ConfigError(fmt::format("{}: {}: expected a table [{}] (got {})", path, name, name, type_name(v)));
+      throw ConfigError(fmt::format("{}: unknown {} \"{}\" (expected the tables [sweep], [space], [eval], [asha])",
+                                    path, v.is_table() ? "table" : "key", name));
+    if (!v.is_table())
+      throw ConfigError(fmt::format("{}: {}: expected a table [{}] (got {})", path, name, name, type_name(v)));
   }
   SweepSpec spec;
   spec.path = path;
@@ -379,9 +400,12 @@ nlohmann::json to_json(const SweepSpec& spec) {
   nlohmann::json space = nlohmann::json::array();
   for (const Param& p : spec.space.params) {
     nlohmann::json j = {{"key", p.key}, {"kind", to_string(p.kind)}};
-    if (p.kind == ParamKind::Choice) j["choices"] = p.choices;
-    else if (p.kind == ParamKind::Int) j["low"] = static_cast<int64_t>(p.low), j["high"] = static_cast<int64_t>(p.high);
-    else j["low"] = p.low, j["high"] = p.high;
+    if (p.kind == ParamKind::Choice)
+      j["choices"] = p.choices;
+    else if (p.kind == ParamKind::Int)
+      j["low"] = static_cast<int64_t>(p.low), j["high"] = static_cast<int64_t>(p.high);
+    else
+      j["low"] = p.low, j["high"] = p.high;
     space.push_back(std::move(j));
   }
   return {
@@ -394,7 +418,11 @@ nlohmann::json to_json(const SweepSpec& spec) {
       {"slots", spec.slots},
       {"policy", spec.policy},
       {"space", std::move(space)},
-      {"eval", {{"data", spec.eval.data}, {"split", spec.eval.split}, {"metric", spec.eval.metric}, {"max_queries", spec.eval.max_queries}}},
+      {"eval",
+       {{"data", spec.eval.data},
+        {"split", spec.eval.split},
+        {"metric", spec.eval.metric},
+        {"max_queries", spec.eval.max_queries}}},
       {"asha",
        {{"min_steps", spec.asha.min_steps},
         {"reduction_factor", spec.asha.reduction_factor},

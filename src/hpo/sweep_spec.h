@@ -12,7 +12,7 @@
 namespace ragmig::hpo {
 
 struct SweepEval {
-  std::string data;                ///< BEIR folder, as written (relative to the working directory, like data.beir)
+  std::string data;  ///< BEIR folder, as written (relative to the working directory, like data.beir)
   std::string split = "test";
   std::string metric = "ndcg@10";  ///< name@k, k >= 1; the caller checks the name against the eval module's
   int64_t max_queries = 0;         ///< 0 = all
@@ -22,7 +22,7 @@ struct SweepAsha {
   int64_t min_steps = 0;        ///< 0 = no early stopping
   double reduction_factor = 3;  ///< > 1
   int64_t queries = 300;        ///< rung evaluations: the first N queries of eval.split (>= 1)
-  int64_t passages = 2000;      ///< rung evaluations: the queries' relevant passages plus others up to this many (0 = all)
+  int64_t passages = 2000;  ///< rung evaluations: the queries' relevant passages plus others up to this many (0 = all)
 };
 
 struct SweepSpec {
@@ -31,14 +31,14 @@ struct SweepSpec {
   std::string base;              ///< [sweep] base, resolved against the sweep file's folder unless absolute
   std::vector<std::string> set;  ///< [sweep] set: "section.key=value" overrides for every trial
   SearchKind search = SearchKind::Random;
-  int64_t trials = 0;            ///< random: >= 1 (required); grid: 0 = all combinations
+  int64_t trials = 0;  ///< random: >= 1 (required); grid: 0 = all combinations
   uint64_t seed = 0;
-  std::string slots = "cpu:1";   ///< per trial, a sched::Need string
-  std::string policy = "fifo";   ///< a sched policy spec
-  int64_t priority = 0;          ///< of the trial jobs
-  SearchSpace space;             ///< [space]
-  SweepEval eval;                ///< [eval]
-  SweepAsha asha;                ///< [asha] (optional)
+  std::string slots = "cpu:1";  ///< per trial, a sched::Need string
+  std::string policy = "fifo";  ///< a sched policy spec
+  int64_t priority = 0;         ///< of the trial jobs
+  SearchSpace space;            ///< [space]
+  SweepEval eval;               ///< [eval]
+  SweepAsha asha;               ///< [asha] (optional)
 };
 
 /// Reads and validates a sweep file. Unknown tables or keys, wrong types, missing required keys: ConfigError

@@ -227,7 +227,7 @@ std::string gantt_chart(const ReportData& d, const GroupColors& colours) {
   const std::string title = "Schedule: attempts on slots over time";
   if (d.spans.empty()) return no_data_svg(title);
   const std::vector<std::string> rows = gantt_rows(d);
-  const double row_h = 30, bar_h = 18;
+  const double row_h = 34, bar_h = 22;
   const Plot p{time_chart_left(d), 10, kWidth - time_chart_left(d) - kRight, row_h * static_cast<double>(rows.size())};
   const double legend_y = p.bottom() + 62;
   SvgWriter svg(kWidth, legend_y + 16, title);
@@ -248,24 +248,33 @@ std::string gantt_chart(const ReportData& d, const GroupColors& colours) {
 
   struct Placed {
     const Span* span;
+    size_t row;
     double x1, x2, top;
+    std::string fill;
   };
   std::vector<Placed> placed;
   for (const auto& s : d.spans) {
     if (!std::isfinite(s.start) || !std::isfinite(s.end)) continue;
     double start = std::max(0.0, std::min(s.start, s.end)), end = std::max({0.0, s.start, s.end});
     double x1 = sx(start), x2 = sx(end);
-    double w = std::max(x2 - x1, 2.0);  // a zero-length attempt still shows as a sliver
+    double w = std::max(x2 - x1, 3.0);  // a zero-length attempt still shows as a sliver
     double top = p.top + row_h * static_cast<double>(row_of[s.slot]) + (row_h - bar_h) / 2;
     const std::string& fill = colours.of(s.group.empty() ? s.label : s.group);
     std::string tooltip = s.label + " on " + s.slot + ": " + format_duration(start) + " \u2192 " +
                           format_duration(end) + " (" + format_duration(end - start) + ")" +
                           (s.outcome.empty() ? "" : ", " + s.outcome);
     bar_rect(svg, x1, top, w, bar_h, fill, s.outcome, tooltip);
-    if (!s.label.empty() && text_px(s.label, 11) + 10 <= w)
-      svg.text(x1 + 5, top + bar_h / 2 + 4, s.label,
-               {{"fill", text_colour_on(fill)}, {"font-size", "11"}, {"pointer-events", "none"}});
-    placed.push_back({&s, x1, x1 + w, top});
+    placed.push_back({&s, row_of[s.slot], x1, x1 + w, top, fill});
+  }
+  for (const auto& pl : placed) {
+    if (pl.span->label.empty()) continue;
+    // A stop cross drawn just past the previous bar's end would cover the start of this label: step past it.
+    double inset = 5;
+    for (const auto& other : placed)
+      if (other.row == pl.row && other.span->outcome == "stopped" && std::abs(other.x2 - pl.x1) < 14) inset = 17;
+    if (text_px(pl.span->label, 11) + inset + 5 <= pl.x2 - pl.x1)
+      svg.text(pl.x1 + inset, pl.top + bar_h / 2 + 4.5, pl.span->label,
+               {{"fill", text_colour_on(pl.fill)}, {"font-size", "11"}, {"pointer-events", "none"}});
   }
   // Markers after every bar, so that the next bar on a row never hides the end of the previous one.
   for (const auto& pl : placed) {

@@ -20,10 +20,10 @@ body { margin: 0; background: #f3f4f6; color: #111827;
 .page { max-width: 1240px; margin: 0 auto; padding: 28px 24px 36px; }
 h1 { font-size: 26px; font-weight: 650; letter-spacing: -0.01em; margin: 0 0 4px; }
 .subtitle { color: #6b7280; margin: 0 0 18px; }
-.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(160px, 1fr)); gap: 12px; }
+.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(132px, 1fr)); gap: 12px; }
 .card { background: #fff; border: 1px solid #e5e7eb; border-radius: 10px; padding: 12px 14px; }
 .card .k { font-size: 12px; color: #6b7280; text-transform: uppercase; letter-spacing: 0.04em; }
-.card .v { font-size: 21px; font-weight: 600; font-variant-numeric: tabular-nums; overflow-wrap: anywhere; }
+.card .v { font-size: 20px; font-weight: 600; font-variant-numeric: tabular-nums; overflow-wrap: anywhere; }
 .panel { background: #fff; border: 1px solid #e5e7eb; border-radius: 10px; padding: 16px 18px; margin-top: 18px; }
 h2 { font-size: 16px; font-weight: 600; margin: 0 0 2px; }
 .note { color: #6b7280; font-size: 13px; margin: 0 0 12px; }

@@ -133,8 +133,8 @@ ReportData sweep_report(const hpo::SweepDriver& driver, sched::Store& store, con
   d.summary.emplace_back("wall time", duration_text(d.horizon_s));
   const double budget = static_cast<double>(plan.max_steps) * static_cast<double>(trials.size());
   if (budget > 0)
-    d.summary.emplace_back("training steps", fmt::format("{:.0f} % of {} x {}", 100.0 * static_cast<double>(steps) / budget,
-                                                         trials.size(), plan.max_steps));
+    d.summary.emplace_back(fmt::format("steps trained (of {} x {})", trials.size(), plan.max_steps),
+                           fmt::format("{:.0f} %", 100.0 * static_cast<double>(steps) / budget));
   d.environment = input.environment;
   return d;
 }

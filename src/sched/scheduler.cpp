@@ -145,8 +145,10 @@ void Scheduler::release(JobId id) {
 void Scheduler::cancel(JobId id, const std::string& reason) {
   if (store_.request_cancel(id, clock_.now()) == CancelResult::AlreadyFinished) return;
   reload(id);  // a queued job is cancelled already and leaves active_; a running one is marked
-  if (const auto it = active_.find(id); it != active_.end() && it->second.state == JobState::Running)
+  if (const auto it = active_.find(id); it != active_.end() && it->second.state == JobState::Running) {
+    cancel_reasons_[id] = reason;
     stop(id, StopReason::Cancel, reason);
+  }
 }
 
 void Scheduler::say(const std::string& line) const {
@@ -280,7 +282,8 @@ void Scheduler::handle_exit(const ExitStatus& status) {
   } else if (cancel) {
     end.outcome = "cancelled";
     end.next = JobState::Cancelled;
-    end.reason = "cancelled by user (" + how + ")";
+    const auto why = cancel_reasons_.find(job.id);
+    end.reason = (why != cancel_reasons_.end() ? why->second : std::string("cancelled by user")) + " (" + how + ")";
   } else if (status.known && status.exit_code == 75) {
     end.outcome = "preempted";
     end.next = JobState::Queued;
@@ -314,6 +317,7 @@ void Scheduler::handle_exit(const ExitStatus& status) {
   view_dirty_.push_back(status.job);
   say(fmt::format("job {} ({}): running -> {}: {}", job.id, job.spec.name, to_string(end.next), end.reason));
   stopping_.erase(status.job);
+  cancel_reasons_.erase(status.job);
   utilization_.erase(status.job);
   if (!closed) {
     reload(status.job);

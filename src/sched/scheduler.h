@@ -101,6 +101,7 @@ class Scheduler {
   Log log_;
   std::map<JobId, JobRecord> active_;
   std::map<JobId, StopReason> stopping_;
+  std::map<JobId, std::string> cancel_reasons_;  ///< cancels from this process (cancel()), for the log
   std::map<JobId, double> utilization_;
   double last_status_write_ = -1;
   // Kept between passes so that a pass costs what changed, not what exists.

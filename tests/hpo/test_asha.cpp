@@ -40,7 +40,8 @@ TEST(Asha, RungSteps) {
     SCOPED_TRACE(testing::Message() << c.min_steps << " " << c.eta << " " << c.max_steps);
     EXPECT_EQ(rung_steps({c.min_steps, c.eta, c.max_steps, true}), c.expected);
   }
-  for (double eta : {1.0, 0.5, 0.0, -2.0, kNaN, kInf}) EXPECT_THROW(rung_steps({25, eta, 300, true}), ConfigError) << eta;
+  for (double eta : {1.0, 0.5, 0.0, -2.0, kNaN, kInf})
+    EXPECT_THROW(rung_steps({25, eta, 300, true}), ConfigError) << eta;
   EXPECT_THROW(rung_steps({-1, 3, 300, true}), ConfigError);
   EXPECT_THROW(rung_steps({25, 3, -1, true}), ConfigError);
   EXPECT_THROW(Asha({25, 1, 300, true}), ConfigError);
@@ -53,23 +54,25 @@ TEST(Asha, QuantileMatchesNumpyPercentile) {
   };
   // numpy.percentile(values, 100 q), linear: sorted v, h = (n-1) q, v[floor h] + frac(h) (v[floor h + 1] - v[floor h]).
   const std::vector<Case> cases = {
-      {{1, 2, 3, 4}, 2.0 / 3, 3.0},                // h = 2
-      {{1, 2, 3, 4}, 0.5, 2.5},                    // h = 1.5
-      {{0.1, 0.2, 0.3}, 2.0 / 3, 0.7 / 3},         // h = 4/3: 0.2 + 0.1/3
-      {{0.1, 0.2, 0.3}, 1.0 / 3, 0.5 / 3},         // h = 2/3: 0.1 + 0.2/3
-      {{3, 1, 2}, 0.5, 2},                         // unsorted input
+      {{1, 2, 3, 4}, 2.0 / 3, 3.0},         // h = 2
+      {{1, 2, 3, 4}, 0.5, 2.5},             // h = 1.5
+      {{0.1, 0.2, 0.3}, 2.0 / 3, 0.7 / 3},  // h = 4/3: 0.2 + 0.1/3
+      {{0.1, 0.2, 0.3}, 1.0 / 3, 0.5 / 3},  // h = 2/3: 0.1 + 0.2/3
+      {{3, 1, 2}, 0.5, 2},                  // unsorted input
       {{1, 10}, 0.25, 3.25},
       {{5}, 0.7, 5},
       {{4, 8, 1}, 0, 1},
       {{4, 8, 1}, 1, 8},
-      {{-kInf, 1, 2}, 0.25, -kInf},                // next to -inf
+      {{-kInf, 1, 2}, 0.25, -kInf},  // next to -inf
       {{1, 2, kInf}, 0.75, kInf},
       {{-kInf, 1, 2}, 0.5, 1},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(testing::Message() << "q = " << c.q << ", expected " << c.expected);
-    if (std::isinf(c.expected)) EXPECT_EQ(quantile(c.values, c.q), c.expected);
-    else EXPECT_NEAR(quantile(c.values, c.q), c.expected, 1e-12);
+    if (std::isinf(c.expected))
+      EXPECT_EQ(quantile(c.values, c.q), c.expected);
+    else
+      EXPECT_NEAR(quantile(c.values, c.q), c.expected, 1e-12);
   }
 }
 
@@ -81,7 +84,7 @@ TEST(Asha, DecideTable) {
     AshaAction expected;
   };
   const std::vector<Case> cases = {
-      {{}, 0.0, 3, true, C},                  // the first report at a rung always goes on
+      {{}, 0.0, 3, true, C},  // the first report at a rung always goes on
       {{}, kNaN, 3, true, C},
       {{}, 9.0, 3, false, C},
       // eta 3, maximize: cutoff = percentile 66.7 of [0.1, 0.2, 0.3] = 0.2333
@@ -89,7 +92,7 @@ TEST(Asha, DecideTable) {
       {{0.1, 0.2, 0.3}, 0.23, 3, true, S},
       {{0.1, 0.2, 0.3}, 0.3, 3, true, C},
       {{0.3, 0.1, 0.2}, 0.1, 3, true, S},
-      {{0.5}, 0.5, 3, true, C},                // ties go on
+      {{0.5}, 0.5, 3, true, C},  // ties go on
       {{0.5}, 0.4999, 3, true, S},
       // eta 2: the median
       {{1, 2, 3, 4}, 2.5, 2, true, C},
@@ -101,9 +104,9 @@ TEST(Asha, DecideTable) {
       // NaN is the worst value: it stops unless first, and never raises the bar for others
       {{0.1, 0.2, 0.3}, kNaN, 3, true, S},
       {{0.1, 0.2, 0.3}, kNaN, 3, false, S},
-      {{0.5, kNaN}, 0.0, 2, true, C},          // [-inf, 0.5]: median -inf
-      {{0.5}, 0.0, 2, true, S},                // the same without the NaN
-      {{0.5, kNaN}, 1.0, 2, false, C},         // minimize: [0.5, +inf]: median +inf
+      {{0.5, kNaN}, 0.0, 2, true, C},   // [-inf, 0.5]: median -inf
+      {{0.5}, 0.0, 2, true, S},         // the same without the NaN
+      {{0.5, kNaN}, 1.0, 2, false, C},  // minimize: [0.5, +inf]: median +inf
       {{kNaN, kNaN}, kNaN, 3, true, S},
       {{kNaN, kNaN}, -1e300, 3, true, C},
   };
@@ -157,8 +160,8 @@ TEST(Asha, ScriptedNineTrials) {
   EXPECT_EQ(asha.rungs(), (std::vector<int64_t>{10, 30, 90}));
   const auto actions = run_script(asha);
   for (size_t i = 0; i < kScript.size(); ++i)
-    EXPECT_EQ(actions[i], kScript[i].expected) << "report " << i << " (" << kScript[i].trial << " at "
-                                               << kScript[i].step << ")";
+    EXPECT_EQ(actions[i], kScript[i].expected)
+        << "report " << i << " (" << kScript[i].trial << " at " << kScript[i].step << ")";
   const auto& rec = asha.recorded();
   ASSERT_EQ(rec.size(), 3u);
   EXPECT_EQ(rec.at(10).size(), 9u);

