@@ -1,0 +1,119 @@
+// Trials as jobs: the training job carries the sweep's overrides, the trial's parameters and its rung
+// evaluations as --set assignments that `ragmig train` reads back to the same values; the evaluation job
+// scores the trial's model with the sweep's metric ahead of queued trainings.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/config_table.h"
+#include "hpo/trial_jobs.h"
+
+namespace ragmig::hpo {
+namespace {
+
+SweepPlan example_plan() {
+  SweepPlan plan;
+  plan.spec = parse_sweep(R"([sweep]
+base = "base.toml"
+set = ["train.max_steps=150", "data.max_passage_tokens=64"]
+trials = 2
+slots = "1g.18gb:2"
+priority = 5
+[space]
+"train.lr" = { log_uniform = [1e-4, 3e-3] }
+"model.pooling" = { choice = ["mean", "cl\"s"] }
+[eval]
+data = "beir/squad"
+metric = "recall@100"
+max_queries = 500
+[asha]
+min_steps = 20
+queries = 300
+passages = 2000
+)",
+                          "/sweeps/s.toml");
+  plan.trials = sample(plan.spec.space, plan.spec.search, plan.spec.trials, plan.spec.seed);
+  plan.rungs = {20, 60};
+  plan.max_steps = 150;
+  plan.rung_k = 20;
+  plan.threads = 3;
+  plan.max_passage_tokens = 64;
+  plan.dir = "/state";
+  plan.cwd = "/work";
+  return plan;
+}
+
+// The values of every --set in argv, applied to a table of the keys they name.
+std::vector<std::string> sets_of(const std::vector<std::string>& argv) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i + 1 < argv.size(); ++i)
+    if (argv[i] == "--set") out.push_back(argv[i + 1]);
+  return out;
+}
+
+TEST(TrialJobs, TrainingJobCarriesEverythingAsOverrides) {
+  const SweepPlan plan = example_plan();
+  const sched::JobSpec job = train_job(plan, 1);
+  EXPECT_EQ(job.name, "t01");
+  EXPECT_EQ(std::vector<std::string>(job.argv.begin(), job.argv.begin() + 3),
+            (std::vector<std::string>{"ragmig", "train", "/sweeps/base.toml"}));
+  EXPECT_EQ(job.cwd, "/work");
+  EXPECT_EQ(sched::to_string(job.need), "1g.18gb:2");
+  EXPECT_EQ(job.priority, 5);
+
+  // Read back through a config table, every assignment gives the value the plan meant.
+  int64_t max_steps = 0, passage_tokens = 0, k = 0, queries = 0, passages = 0, threads = 0;
+  double lr = 0;
+  std::string pooling, split;
+  std::vector<int64_t> at_steps;
+  ConfigTable t;
+  t.add("train.max_steps", max_steps, "");
+  t.add("data.max_passage_tokens", passage_tokens, "");
+  t.add("train.lr", lr, "");
+  t.add("model.pooling", pooling, "");
+  t.add("eval.split", split, "");
+  t.add("eval.k", k, "");
+  t.add("eval.max_queries", queries, "");
+  t.add("eval.max_passages", passages, "");
+  t.add("eval.at_steps", at_steps, "");
+  t.add("train.threads", threads, "");
+  for (const auto& s : sets_of(job.argv)) t.apply_override(s);
+  EXPECT_EQ(max_steps, 150);
+  EXPECT_EQ(passage_tokens, 64);
+  for (const auto& [key, value] : plan.trials[1]) {
+    if (key == "train.lr") EXPECT_EQ(lr, value.get<double>());
+    if (key == "model.pooling") EXPECT_EQ(pooling, value.get<std::string>());
+  }
+  EXPECT_EQ(split, "test");
+  EXPECT_EQ(k, 20);
+  EXPECT_EQ(queries, 300);
+  EXPECT_EQ(passages, 2000);
+  EXPECT_EQ(at_steps, (std::vector<int64_t>{20, 60}));
+  EXPECT_EQ(threads, 3);
+}
+
+TEST(TrialJobs, EvaluationJobScoresTheModelAheadOfTrainings) {
+  const SweepPlan plan = example_plan();
+  const sched::JobSpec job = eval_job(plan, 0, "/state/runs/1/model");
+  EXPECT_EQ(job.name, "t00 eval");
+  EXPECT_EQ(job.priority, 6);
+  EXPECT_EQ(job.need.replicas, 1);  // one process whatever the training's replicas
+  EXPECT_EQ(job.need.what, "1g.18gb");
+  const auto has = [&](const std::string& flag, const std::string& value) {
+    const auto it = std::find(job.argv.begin(), job.argv.end(), flag);
+    return it != job.argv.end() && it + 1 != job.argv.end() && *(it + 1) == value;
+  };
+  EXPECT_TRUE(has("--model", "/state/runs/1/model"));
+  EXPECT_TRUE(has("--metrics", "recall@100"));
+  EXPECT_TRUE(has("--data", "beir/squad"));
+  EXPECT_TRUE(has("--max-queries", "500"));
+  EXPECT_TRUE(has("--max-passage-tokens", "64"));
+  EXPECT_TRUE(has("--out", "/state/evals/t00.json"));
+  EXPECT_TRUE(has("--threads", "3"));
+  EXPECT_EQ(eval_result_path(plan, 12), "/state/evals/t12.json");
+  EXPECT_EQ(trial_id(7), "t07");
+  EXPECT_EQ(trial_id(123), "t123");
+}
+
+}  // namespace
+}  // namespace ragmig::hpo
