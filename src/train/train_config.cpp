@@ -72,7 +72,7 @@ ConfigTable make_config_table(TrainConfig& c) {
   t.add("parallel.debug_slowdown_rank", c.parallel.debug_slowdown_rank, "testing: rank made slower (-1 = none)");
   t.add("parallel.debug_slowdown", c.parallel.debug_slowdown, "testing: that rank's step-time factor (sleeps)");
   t.add("parallel.debug_kill_rank", c.parallel.debug_kill_rank, "testing: rank that dies (SIGKILL) mid-run (-1 = none)");
-  t.add("parallel.debug_kill_step", c.parallel.debug_kill_step, "testing: the step after which it dies");
+  t.add("parallel.debug_kill_step", c.parallel.debug_kill_step, "testing: the step after which it dies (not in a resumed run)");
   return t;
 }
 

@@ -497,7 +497,8 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
       }
       if (t.max_grad_norm > 0) torch::nn::utils::clip_grad_norm_(net->parameters(), t.max_grad_norm);
       optimizer->step();
-      if (rank == par.debug_kill_rank && step == par.debug_kill_step) ::raise(SIGKILL);  // a replica that dies
+      // A replica that dies, once: a run resumed from a checkpoint lives on (the scheduler test reruns the argv).
+      if (rank == par.debug_kill_rank && step == par.debug_kill_step && !loaded) ::raise(SIGKILL);
       since_average += mine;
       if (localsgd && step % par.average_every == 0) average_replicas("every");
 

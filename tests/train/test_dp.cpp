@@ -224,5 +224,38 @@ TEST_F(DataParallel, AReplicaThatDiesMakesTheJobResumable) {
   EXPECT_EQ(starts[1]["step"], 10);
 }
 
+// The scheduler's side (issue 7, item 6): `ragmig submit --replicas 2` and `ragmig run` start both ranks
+// together on two CPU slots with RANK/WORLD_SIZE and a shared rendezvous; a replica that dies makes the
+// attempt exit 75, the job is requeued (not failed) and its next attempt resumes from the checkpoint.
+TEST_F(DataParallel, TheSchedulerRunsAGangAndRequeuesItWhenAReplicaDies) {
+  const std::string state = (dir_ / "state").string();
+  const std::string cmd = "ragmig train " + (dir_ / "cfg.toml").string() +
+                          " --quiet --set train.checkpoint_every=5 --set parallel.timeout_s=30"
+                          " --set parallel.debug_kill_rank=1 --set parallel.debug_kill_step=12";
+  auto submitted = run_ragmig({"submit", "--state", state, "--replicas", "2", "--slots", "cpu:1", "--cmd", cmd});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
+  auto run = run_ragmig({"run", "--state", state, "--until-empty", "--cpu-slots", "2", "--backoff", "0"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("cpu:0,cpu:1"), std::string::npos) << run.output;  // one attempt on both slots
+  const auto events = dir_ / "state/runs/1/events.jsonl";
+  const auto starts = events_named(events, "start");
+  ASSERT_EQ(starts.size(), 2u) << run.output;
+  for (const auto& s : starts) {
+    EXPECT_EQ(s["parallel"]["replicas"], 2);
+    EXPECT_EQ(s["parallel"]["rendezvous"], "env");  // ranks from the executor's RANK/WORLD_SIZE
+  }
+  EXPECT_TRUE(starts[0]["resumed_from"].is_null());
+  EXPECT_EQ(starts[1]["step"], 10);
+  EXPECT_EQ(events_named(events, "peer_lost").size(), 1u);
+  const auto done = events_named(events, "done");
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0]["step"], 40);
+  EXPECT_EQ(done[0]["samples"], 40 * 16);
+  auto status = run_ragmig({"status", "--state", state, "1", "--json"});
+  ASSERT_EQ(status.exit_code, 0) << status.output;
+  const auto j = nlohmann::json::parse(status.output.substr(status.output.find('{')));
+  EXPECT_EQ(j.dump().find("\"failed\""), std::string::npos) << j.dump(1);  // requeued, never failed
+}
+
 }  // namespace
 }  // namespace ragmig::testing
