@@ -31,6 +31,7 @@ bench: build
 	$(BUILD)/bench/train/bench_train
 	$(BUILD)/bench/sched/bench_sched
 	$(BUILD)/bench/sim/bench_sim
+	$(BUILD)/bench/dp/bench_dp
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h')
