@@ -154,15 +154,16 @@ Store::Store(const std::string& state_dir, Mode mode) : dir_(state_dir) {
   create_schema();
 }
 
-Store::Store(const std::string& run_root, InMemory) : dir_(run_root) {
+Store::Store(const std::string& run_root, InMemory, History history)
+    : dir_(run_root), keep_transitions_(history == History::Keep) {
   db_ = std::make_unique<Db>(":memory:", /*one_thread=*/true);  // no other connection can reach it
   db_->exec("PRAGMA synchronous = OFF");  // nothing outlives the process anyway
   db_->exec("PRAGMA journal_mode = OFF");
   create_schema();
 }
 
-std::unique_ptr<Store> Store::in_memory(const std::string& run_root) {
-  return std::unique_ptr<Store>(new Store(run_root, InMemory{}));
+std::unique_ptr<Store> Store::in_memory(const std::string& run_root, History history) {
+  return std::unique_ptr<Store>(new Store(run_root, InMemory{}, history));
 }
 
 void Store::create_schema() {
@@ -189,6 +190,7 @@ std::string Store::run_dir(JobId id) const {
 
 void Store::transition(JobId id, const std::string& from, const std::string& to, const std::string& reason,
                        double now) {
+  if (!keep_transitions_) return;
   db_->cached("INSERT INTO transitions(job_id, from_state, to_state, reason, at) VALUES(?, ?, ?, ?, ?)")
       .bind(1, id).bind(2, from).bind(3, to).bind(4, reason).bind(5, now).run();
 }

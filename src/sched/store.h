@@ -107,7 +107,10 @@ class Store {
   /// thread): the simulator replays whole traces through the same store code. A transaction that is not
   /// committed is not rolled back (there is no journal): every writer here either commits or has changed
   /// nothing. run_dir() names folders under `run_root`, which is never created.
-  static std::unique_ptr<Store> in_memory(const std::string& run_root);
+  /// History::Drop keeps no transition log (transitions() is empty): the simulator reads only job times, and
+  /// the log is about 15 % of a Philly replay.
+  enum class History { Keep, Drop };
+  static std::unique_ptr<Store> in_memory(const std::string& run_root, History history = History::Keep);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -172,13 +175,14 @@ class Store {
 
  private:
   struct InMemory {};
-  Store(const std::string& run_root, InMemory);
+  Store(const std::string& run_root, InMemory, History history);
   void create_schema();
   void transition(JobId id, const std::string& from, const std::string& to, const std::string& reason, double now);
 
   std::string dir_;
   std::unique_ptr<Db> db_;
   int64_t seen_version_ = -1;
+  bool keep_transitions_ = true;
 };
 
 /// "./.ragmig", or $RAGMIG_STATE when set.

@@ -81,7 +81,8 @@ SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, 
 
   SimClock clock(jobs.empty() ? 0.0 : jobs.front()->arrival);
   // Run folders are named but never made: nothing in the simulator writes files.
-  const auto store = sched::Store::in_memory((std::filesystem::temp_directory_path() / "ragmig-sim").string());
+  const auto store = sched::Store::in_memory((std::filesystem::temp_directory_path() / "ragmig-sim").string(),
+                                             sched::Store::History::Drop);
   SimExecutor executor(model, options.costs, clock, options.keep_timeline);
   MigPartitioner partitioner(cluster);
   sched::SchedulerOptions sched_options;
