@@ -232,15 +232,18 @@ Command add_batch_command(CLI::App& root) {
     for (const auto& s : slots) input.slots.push_back(s.id);
     input.environment = environment(inventory, slots, plan, sched::to_string(scheduler.policy().spec));
     input.measured = read_utilization(utilization_path);
+    const auto write_results = [&] {
+      write_file_atomic(fs::path(plan.dir) / "results.json", driver.results_json().dump(2) + "\n");
+    };
     const auto write_outputs = [&] {
       input.now = clock.now();
       input.generated_at = local_time(input.now);
-      write_file_atomic(fs::path(plan.dir) / "results.json", driver.results_json().dump(2) + "\n");
+      write_results();
       report::write_report(report::sweep_report(driver, store, input), (fs::path(plan.dir) / "report.html").string());
     };
 
     std::map<std::string, std::string> said;
-    double last_write = -1e300, last_sample = -1e300;
+    double last_write = -1e300, last_results = -1e300, last_sample = -1e300;
     while (!stop_requested()) {
       scheduler.step();
       const bool changed = driver.after_pass();
@@ -259,9 +262,13 @@ Command add_batch_command(CLI::App& root) {
         last_sample = now;
       }
       if (driver.finished()) break;
+      // results.json follows the steps closely; the report (which reads every event) on changes and every 10 s.
       if (changed || now - last_write >= 10.0) {
         write_outputs();
-        last_write = now;
+        last_write = last_results = now;
+      } else if (now - last_results >= 2.0) {
+        write_results();
+        last_results = now;
       }
       clock.wait_until(std::min(now + options.tick_s, executor.next_event_time(now)));
     }

@@ -151,6 +151,11 @@ void Scheduler::cancel(JobId id, const std::string& reason) {
   }
 }
 
+bool Scheduler::made_progress(const JobRecord& job) const {
+  const auto at_start = start_checkpoint_.find(job.id);
+  return at_start == start_checkpoint_.end() || job.checkpoint_step > at_start->second;  // adopted: unknown, trust it
+}
+
 void Scheduler::say(const std::string& line) const {
   if (log_) log_(line);
 }
@@ -284,10 +289,16 @@ void Scheduler::handle_exit(const ExitStatus& status) {
     end.next = JobState::Cancelled;
     const auto why = cancel_reasons_.find(job.id);
     end.reason = (why != cancel_reasons_.end() ? why->second : std::string("cancelled by user")) + " (" + how + ")";
-  } else if (status.known && status.exit_code == 75) {
+  } else if (status.known && status.exit_code == 75 && status.stop_requested) {
     end.outcome = "preempted";
     end.next = JobState::Queued;
     end.reason = "preempted: checkpointed and stopped (exit 75)";
+  } else if (status.known && status.exit_code == 75 && made_progress(job)) {
+    // Exit 75 unasked: the worker says it can go on from its checkpoint (a data-parallel job that lost a
+    // replica). Without a new checkpoint it would only do the same again: that counts as a failure below.
+    end.outcome = "preempted";
+    end.next = JobState::Queued;
+    end.reason = fmt::format("requeued: the worker exited 75 on its own after checkpoint {}", job.checkpoint_step);
   } else if (status.stop_requested) {
     end.outcome = "preempted";
     end.next = JobState::Queued;
@@ -318,6 +329,7 @@ void Scheduler::handle_exit(const ExitStatus& status) {
   say(fmt::format("job {} ({}): running -> {}: {}", job.id, job.spec.name, to_string(end.next), end.reason));
   stopping_.erase(status.job);
   cancel_reasons_.erase(status.job);
+  start_checkpoint_.erase(status.job);
   utilization_.erase(status.job);
   if (!closed) {
     reload(status.job);
@@ -478,6 +490,7 @@ void Scheduler::start(const StartDecision& decision, double now) {
   job.slots = std::move(slot_ids);
   job.started_at = now;
   job.pid = 0;
+  start_checkpoint_[job.id] = job.checkpoint_step;
   hold(job.id, decision.slots);
   --queued_;
   view_dirty_.push_back(job.id);

@@ -85,6 +85,8 @@ class Scheduler {
   void index_slots(const JobRecord& job);
   void hold(JobId id, std::vector<int> slots);
   void release(JobId id);
+  /// A checkpoint newer than the one the running attempt started from (true when unknown: adopted attempts).
+  bool made_progress(const JobRecord& job) const;
   void start(const StartDecision& start, double now);
   void stop(JobId id, StopReason why, const std::string& reason);
   void write_slot_status(double now);
@@ -102,6 +104,7 @@ class Scheduler {
   std::map<JobId, JobRecord> active_;
   std::map<JobId, StopReason> stopping_;
   std::map<JobId, std::string> cancel_reasons_;  ///< cancels from this process (cancel()), for the log
+  std::map<JobId, int64_t> start_checkpoint_;    ///< running jobs: their checkpoint step when the attempt started
   std::map<JobId, double> utilization_;
   double last_status_write_ = -1;
   // Kept between passes so that a pass costs what changed, not what exists.

@@ -86,6 +86,7 @@ SweepFiles write_sweep(const ScratchDir& dir) {
                                            "[train]\nmax_steps = 60\nbatch_size = 32\nwarmup_steps = 0\nlog_every = 5\n"
                                            "checkpoint_every = 5\n[eval]\nk = 10\n");
   write_file_atomic(dir / "sweep.toml", "[sweep]\nname = \"test\"\nbase = \"base.toml\"\nsearch = \"grid\"\n"
+                                            "policy = \"priority\"\n"
                                             "[space]\n\"train.lr\" = { choice = [5e-3, 1e-7] }\n"
                                             "\"train.seed\" = { choice = [1, 2, 3] }\n"
                                             "[eval]\ndata = \"" + (dir / "beir").string() + "\"\nsplit = \"test\"\n"
@@ -125,19 +126,26 @@ TEST(BatchCli, InterruptedSweepContinuesWithoutRerunningFinishedTrials) {
                                          "--cpu-slots", "2", "--tick", "0.2"};
   const fs::path results = files.state / "results.json";
 
-  // First run: interrupted (SIGINT, as Ctrl-C) once a trial is done and evaluated.
+  // First run: interrupted (SIGINT, as Ctrl-C) once a trial is done and evaluated while another is training
+  // past its first checkpoint (under `priority` a finished trial's evaluation runs before queued trainings).
   std::map<std::string, nlohmann::json> done_before;
   {
     BackgroundProcess batch(argv, (dir / "first.log").string());
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
-    while (batch.running() && std::chrono::steady_clock::now() < deadline && done_before.empty()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    bool training = false;
+    while (batch.running() && std::chrono::steady_clock::now() < deadline && (done_before.empty() || !training)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
       const auto j = read_results(results);
       if (!j.contains("trials")) continue;
-      for (const auto& t : j["trials"])
+      done_before.clear();
+      training = false;
+      for (const auto& t : j["trials"]) {
         if (t["state"] == "done") done_before[t["id"].get<std::string>()] = t;
+        if (t["state"] == "running" && t["steps"].get<int64_t>() >= 5 && t["steps"].get<int64_t>() < 55) training = true;
+      }
     }
-    ASSERT_FALSE(done_before.empty()) << read_text(dir / "first.log");
+    ASSERT_TRUE(!done_before.empty() && training) << "never a trial done while another trained: "
+                                                  << read_text(dir / "first.log");
     batch.signal(SIGINT);
     EXPECT_EQ(batch.wait(), 75) << read_text(dir / "first.log");
   }

@@ -37,6 +37,18 @@ TEST_F(SchedCli, FailedWorkerIsRetriedWithBackoffThenFails) {
   EXPECT_THAT(text.output, HasSubstr("exit code 3"));
 }
 
+// Exit 75 unasked means "requeue me, I go on from my checkpoint" (a gang that lost a replica). A worker that
+// does so without writing a new checkpoint would loop forever: that counts as a failure, with back-off.
+TEST_F(SchedCli, ExitingResumableWithoutProgressCountsAsAFailure) {
+  const int64_t id = submit({"--cmd", "sh -c 'exit 75'", "--max-retries", "1"});
+  const auto run = ragmig({"run", "--until-empty", "--cpu-slots", "1", "--backoff", "0"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto j = job(id);
+  EXPECT_EQ(j["state"], "failed");
+  EXPECT_EQ(j["attempts"], 2);
+  EXPECT_THAT(j["reason"].get<std::string>(), HasSubstr("exit code 75"));
+}
+
 TEST_F(SchedCli, SubmitWhileRunningCancelAndGracePeriod) {
   auto scheduler = start_scheduler({"--cpu-slots", "2", "--grace", "1"}, "a");
   // A job that ignores SIGTERM: cancelling it takes the SIGKILL after the grace period.
