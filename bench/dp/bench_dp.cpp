@@ -5,10 +5,6 @@
 // runs two replicas sharing one GPU over Gloo (through host memory, as between MIG instances) and over NCCL
 // (a build with RAGMIG_WITH_NCCL). Usage: bench_dp [--device cpu|cuda] [--steps N] [--batch B] [--config F]
 #include <fmt/format.h>
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -16,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "support/process.h"  // the tests' real-process helper
 
 namespace fs = std::filesystem;
 
@@ -26,23 +24,6 @@ struct Run {
   int replicas = 1;
   std::string backend = "auto";
 };
-
-int run_process(const std::vector<std::string>& argv, const std::string& log) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 // Median samples/s of the progress events after the first window (start-up and warm-up left out).
 double median_samples_per_s(const fs::path& events) {
@@ -94,7 +75,7 @@ int main(int argc, char** argv) {
                                      "--set", fmt::format("train.device=\"{}\"", device),
                                      "--set", fmt::format("parallel.backend=\"{}\"", r.backend)};
     if (r.replicas > 1) args.insert(args.end(), {"--replicas", std::to_string(r.replicas)});
-    const int code = run_process(args, (run.string() + ".log"));
+    const int code = ragmig::testing::BackgroundProcess(args, run.string() + ".log").wait();
     if (code != 0) {
       fmt::print("{:<30} {:>12} {:>10}   (exit {}, see {}.log)\n", r.name, "-", "-", code, run.string());
       continue;

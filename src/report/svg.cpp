@@ -148,9 +148,7 @@ SvgWriter::SvgWriter(double width, double height, std::string_view title, std::s
   open_.push_back("svg");
 }
 
-void SvgWriter::start_tag(std::string_view tag, std::initializer_list<Attr> attrs) {
-  out_ += '<';
-  out_ += tag;
+void SvgWriter::attributes(std::initializer_list<Attr> attrs) {
   for (const auto& [name, value] : attrs) {
     out_ += ' ';
     out_ += name;
@@ -158,6 +156,12 @@ void SvgWriter::start_tag(std::string_view tag, std::initializer_list<Attr> attr
     out_ += escape_html(value);
     out_ += '"';
   }
+}
+
+void SvgWriter::start_tag(std::string_view tag, std::initializer_list<Attr> attrs) {
+  out_ += '<';
+  out_ += tag;
+  attributes(attrs);
 }
 
 void SvgWriter::leaf(std::string_view tag, std::initializer_list<Attr> attrs) {
@@ -172,13 +176,7 @@ void SvgWriter::leaf_with_title(std::string_view tag, std::initializer_list<Attr
 
 void SvgWriter::text(double x, double y, std::string_view content, std::initializer_list<Attr> attrs) {
   out_ += "<text x=\"" + coord(x) + "\" y=\"" + coord(y) + "\"";
-  for (const auto& [name, value] : attrs) {
-    out_ += ' ';
-    out_ += name;
-    out_ += "=\"";
-    out_ += escape_html(value);
-    out_ += '"';
-  }
+  attributes(attrs);
   out_ += '>' + escape_html(content) + "</text>\n";
 }
 

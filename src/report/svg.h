@@ -69,6 +69,7 @@ class SvgWriter {
 
  private:
   void start_tag(std::string_view tag, std::initializer_list<Attr> attrs);
+  void attributes(std::initializer_list<Attr> attrs);
   std::string out_;
   std::vector<std::string> open_;
 };
