@@ -1,7 +1,6 @@
 // fork/exec per replica with the torchrun variables; a waitpid loop; the exit file last.
 #include "exec/shim.h"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,13 +8,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cerrno>
-#include <cstring>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/replica_exit.h"
+#include "core/spawn.h"
 
 namespace ragmig::exec {
 namespace {
@@ -27,52 +26,16 @@ double unix_now() {
 }
 
 pid_t spawn_replica(const ShimOptions& o, size_t rank) {
-  // Built before fork: after it only async-signal-safe calls are allowed.
-  std::vector<std::string> env_strings;
-  auto put = [&](const char* key, const std::string& value) { env_strings.push_back(std::string(key) + "=" + value); };
-  put("CUDA_VISIBLE_DEVICES", o.devices.at(rank));
-  put("RAGMIG_SLOT", o.slots.at(rank));
-  if (o.devices.size() > 1) {
-    put("RANK", std::to_string(rank));
-    put("LOCAL_RANK", std::to_string(rank));
-    put("WORLD_SIZE", std::to_string(o.devices.size()));
-  }
-  std::vector<char*> env;
-  for (char** e = environ; *e; ++e) {
-    const std::string entry(*e);
-    const std::string key = entry.substr(0, entry.find('='));
-    bool replaced = false;
-    for (const auto& s : env_strings) replaced = replaced || s.compare(0, key.size() + 1, key + "=") == 0;
-    if (!replaced) env.push_back(*e);
-  }
-  for (auto& s : env_strings) env.push_back(s.data());
-  env.push_back(nullptr);
-  std::vector<char*> args;
-  for (const auto& a : o.argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  const std::string log = fmt::format("{}/worker.rank{}.log", o.run_dir, rank);
-  const int log_fd = rank == 0 ? -1 : ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-
-  const pid_t pid = ::fork();
-  if (pid < 0) throw IoError(std::string("fork failed: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::signal(SIGTERM, SIG_DFL);
-    ::signal(SIGINT, SIG_DFL);
-    if (log_fd >= 0) {
-      ::dup2(log_fd, 1);
-      ::dup2(log_fd, 2);
-    }
-    ::execvpe(args[0], args.data(), env.data());
-    const char* why = std::strerror(errno);
-    (void)!::write(2, "ragmig exec-shim: cannot run ", 29);
-    (void)!::write(2, args[0], std::strlen(args[0]));
-    (void)!::write(2, ": ", 2);
-    (void)!::write(2, why, std::strlen(why));
-    (void)!::write(2, "\n", 1);
-    ::_exit(127);
-  }
-  if (log_fd >= 0) ::close(log_fd);
-  return pid;
+  SpawnOptions spawn;
+  spawn.argv = o.argv;
+  spawn.search_path = true;
+  spawn.env = {{"CUDA_VISIBLE_DEVICES", o.devices.at(rank)}, {"RAGMIG_SLOT", o.slots.at(rank)}};
+  if (o.devices.size() > 1)
+    spawn.env.insert(spawn.env.end(), {{"RANK", std::to_string(rank)},
+                                       {"LOCAL_RANK", std::to_string(rank)},
+                                       {"WORLD_SIZE", std::to_string(o.devices.size())}});
+  if (rank > 0) spawn.log_path = fmt::format("{}/worker.rank{}.log", o.run_dir, rank);  // rank 0: the shim's log
+  return spawn_process(spawn);
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include "train/replica_launcher.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -20,8 +19,7 @@
 
 #include "core/error.h"
 #include "core/replica_exit.h"
-
-extern char** environ;
+#include "core/spawn.h"
 
 namespace ragmig::train {
 namespace {
@@ -30,43 +28,16 @@ std::atomic<int> g_forward_signal{0};
 void remember_signal(int sig) { g_forward_signal.store(sig); }
 
 pid_t spawn(const LaunchOptions& o, int rank, int port) {
-  std::vector<std::string> env_strings = {"RANK=" + std::to_string(rank), "LOCAL_RANK=" + std::to_string(rank),
-                                          "WORLD_SIZE=" + std::to_string(o.replicas),
-                                          "LOCAL_WORLD_SIZE=" + std::to_string(o.replicas), "MASTER_ADDR=127.0.0.1",
-                                          "MASTER_PORT=" + std::to_string(port)};
-  static const char* const kOurs[] = {"RANK=", "LOCAL_RANK=", "WORLD_SIZE=", "LOCAL_WORLD_SIZE=", "MASTER_ADDR=",
-                                      "MASTER_PORT="};
-  std::vector<char*> env;
-  for (char** e = environ; *e; ++e) {
-    bool ours = false;
-    for (const char* k : kOurs) ours = ours || std::strncmp(*e, k, std::strlen(k)) == 0;
-    if (!ours) env.push_back(*e);
-  }
-  for (auto& s : env_strings) env.push_back(s.data());
-  env.push_back(nullptr);
-  std::vector<char*> args;
-  for (const auto& a : o.argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  int log_fd = -1;
-  if (rank > 0 && !o.log_dir.empty()) {
-    const std::string log = o.log_dir + "/worker.rank" + std::to_string(rank) + ".log";
-    log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (log_fd < 0) throw IoError("cannot open " + log + ": " + std::strerror(errno));
-  }
-  const pid_t pid = ::fork();
-  if (pid < 0) throw IoError(std::string("fork failed: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::signal(SIGTERM, SIG_DFL);
-    ::signal(SIGINT, SIG_DFL);
-    if (log_fd >= 0) {
-      ::dup2(log_fd, 1);
-      ::dup2(log_fd, 2);
-    }
-    ::execve(args[0], args.data(), env.data());
-    ::_exit(127);
-  }
-  if (log_fd >= 0) ::close(log_fd);
-  return pid;
+  SpawnOptions spawn;
+  spawn.argv = o.argv;
+  spawn.env = {{"RANK", std::to_string(rank)},
+               {"LOCAL_RANK", std::to_string(rank)},
+               {"WORLD_SIZE", std::to_string(o.replicas)},
+               {"LOCAL_WORLD_SIZE", std::to_string(o.replicas)},
+               {"MASTER_ADDR", "127.0.0.1"},
+               {"MASTER_PORT", std::to_string(port)}};
+  if (rank > 0 && !o.log_dir.empty()) spawn.log_path = o.log_dir + "/worker.rank" + std::to_string(rank) + ".log";
+  return spawn_process(spawn);
 }
 
 }  // namespace
