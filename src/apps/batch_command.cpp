@@ -182,8 +182,17 @@ Command add_batch_command(CLI::App& root) {
   sub->add_option("--tick", args->tick, "longest pause between two scheduling passes")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  sub->footer("Ctrl-C or SIGTERM checkpoints the running trials and exits 75; the same command continues the sweep.\n"
-              "`ragmig status --state DIR` shows its jobs while it runs.");
+  sub->footer(
+      "Sweep file (see examples/sweep-squad-tiny.toml):\n"
+      "  [sweep]  name, base (training config, relative to the sweep file), set = [\"section.key=value\", ..],\n"
+      "           search = \"random\" | \"grid\", trials, seed, slots (per trial: cpu:1, gpu:1, 1g.18gb:1),\n"
+      "           policy (fifo, priority, srtf, ...), priority\n"
+      "  [space]  \"train.lr\" = { log_uniform = [1e-4, 3e-3] } | { uniform = [a, b] } | { int = [a, b] } |\n"
+      "           { choice = [..] }\n"
+      "  [eval]   data (BEIR folder), split, metric (ndcg@10, recall@100, ...), max_queries\n"
+      "  [asha]   min_steps (first rung; 0 = off), reduction_factor, queries and passages of rung evaluations\n"
+      "Writes DIR/results.json and DIR/report.html. Ctrl-C or SIGTERM checkpoints the running trials and exits 75;\n"
+      "the same command continues the sweep. `ragmig status --state DIR` shows its jobs while it runs.");
   return Command{sub, [args]() -> int {
     const hpo::SweepSpec spec = hpo::read_sweep_file(args->sweep);
     eval::parse_metric(spec.eval.metric);
