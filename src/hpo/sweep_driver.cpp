@@ -117,9 +117,9 @@ void SweepDriver::take_rung(size_t index, int64_t step, double value) {
 
 void SweepDriver::read_events(size_t index) {
   TrialStatus& t = trials_[index];
-  const std::vector<std::string> lines = store_.events(t.train_job);
-  for (size_t i = events_seen_[index]; i < lines.size(); ++i) {
-    nlohmann::json ev = nlohmann::json::parse(lines[i], nullptr, /*allow_exceptions=*/false);
+  for (const auto& stored : store_.events_after(t.train_job, events_seen_[index])) {
+    events_seen_[index] = stored.seq;
+    nlohmann::json ev = nlohmann::json::parse(stored.body, nullptr, /*allow_exceptions=*/false);
     if (!ev.is_object()) continue;
     const std::string kind = ev.value("event", std::string());
     if (kind == "eval" && ev.contains("step") && ev["step"].is_number_integer()) {
@@ -127,7 +127,6 @@ void SweepDriver::read_events(size_t index) {
       if (value != ev.end() && value->is_number()) take_rung(index, ev["step"].get<int64_t>(), value->get<double>());
     }
   }
-  events_seen_[index] = lines.size();
 }
 
 bool SweepDriver::refresh(size_t index) {

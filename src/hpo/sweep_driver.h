@@ -74,7 +74,7 @@ class SweepDriver {
   Asha asha_;
   std::vector<TrialStatus> trials_;
   std::map<std::string, size_t> index_of_;   ///< trial id -> index
-  std::vector<size_t> events_seen_;          ///< per trial: events of its training job already read
+  std::vector<int64_t> events_seen_;         ///< per trial: seq of the last event of its training read
   bool changed_ = false;
 };
 

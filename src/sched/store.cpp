@@ -350,6 +350,15 @@ std::vector<std::string> Store::events(JobId id) {
   return out;
 }
 
+std::vector<Store::StoredEvent> Store::events_after(JobId id, int64_t after_seq) {
+  auto& st = db_->cached("SELECT id, body FROM events WHERE job_id = ? AND id > ? ORDER BY id");
+  st.bind(1, id).bind(2, after_seq);
+  std::vector<StoredEvent> out;
+  while (st.step()) out.push_back({st.column_int(0), st.column_text(1)});
+  st.reset();
+  return out;
+}
+
 std::vector<Store::Transition> Store::transitions(JobId id) {
   auto st = db_->prepare("SELECT from_state, to_state, reason, at FROM transitions WHERE job_id = ? ORDER BY id");
   st.bind(1, id);

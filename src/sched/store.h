@@ -152,6 +152,13 @@ class Store {
                      const ProgressUpdate& progress);
   /// A job's stored events, oldest first.
   std::vector<std::string> events(JobId id);
+  /// The events stored after `after_seq` (a seq from an earlier call; 0 = all), oldest first: a reader that
+  /// follows a job pays for what is new only.
+  struct StoredEvent {
+    int64_t seq = 0;
+    std::string body;
+  };
+  std::vector<StoredEvent> events_after(JobId id, int64_t after_seq);
 
   /// The state transitions of a job: "from -> to (reason)" with times.
   struct Transition {

@@ -125,6 +125,24 @@ TEST(Store, EventsAndProgress) {
   EXPECT_EQ(store.events(id).size(), 2u);
 }
 
+TEST(Store, EventsAfterASeqReturnOnlyTheNewOnes) {
+  const auto store = Store::in_memory("/nonexistent-run-root");
+  const JobId a = store->submit(spec("a"), 1), b = store->submit(spec("b"), 1);
+  const auto attempt = store->start_attempt(a, {"cpu:0"}, 2);
+  const auto other = store->start_attempt(b, {"cpu:1"}, 2);
+  store->record_events(a, *attempt, {"{\"n\":1}", "{\"n\":2}"}, 10, {});
+  store->record_events(b, *other, {"{\"n\":9}"}, 5, {});
+  const auto first = store->events_after(a, 0);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first[1].body, "{\"n\":2}");
+  EXPECT_LT(first[0].seq, first[1].seq);
+  EXPECT_TRUE(store->events_after(a, first[1].seq).empty());
+  store->record_events(a, *attempt, {"{\"n\":3}"}, 15, {});
+  const auto next = store->events_after(a, first[1].seq);
+  ASSERT_EQ(next.size(), 1u);  // b's event in between is not a's
+  EXPECT_EQ(next[0].body, "{\"n\":3}");
+}
+
 TEST(Store, InMemoryStoresKeepOrDropTheTransitionLog) {
   for (const auto history : {Store::History::Keep, Store::History::Drop}) {
     const auto store = Store::in_memory("/nonexistent-run-root", history);
