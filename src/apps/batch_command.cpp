@@ -4,7 +4,6 @@
 // run again, it goes on with the same sweep: finished trials stay finished, stopped ones stay stopped.
 #include <unistd.h>
 
-#include <ctime>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -72,11 +71,7 @@ hpo::SweepPlan resolve_plan(const hpo::SweepSpec& spec) {
 void pin_sweep(const hpo::SweepPlan& plan) {
   const fs::path path = fs::path(plan.dir) / "sweep.json";
   nlohmann::json trials = nlohmann::json::array();
-  for (const auto& t : plan.trials) {
-    nlohmann::json p = nlohmann::json::object();
-    for (const auto& [k, v] : t) p[k] = v;
-    trials.push_back(p);
-  }
+  for (const auto& t : plan.trials) trials.push_back(hpo::to_json(t));
   const nlohmann::json pinned = {{"spec", hpo::to_json(plan.spec)}, {"trials", trials}, {"max_steps", plan.max_steps},
                                  {"rungs", plan.rungs}};
   if (fs::exists(path)) {
@@ -90,15 +85,6 @@ void pin_sweep(const hpo::SweepPlan& plan) {
   }
   write_file_atomic(path, pinned.dump(2) + "\n");
 }
-
-std::string local_time(double t) {
-  const std::time_t s = static_cast<std::time_t>(t);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", std::localtime(&s));
-  return text;
-}
-
-void log_line(const std::string& line) { fmt::print(stderr, "[{}] {}\n", local_time(static_cast<double>(std::time(nullptr))), line); }
 
 std::vector<std::pair<std::string, std::string>> environment(const gpu::Inventory& inv, const std::vector<sched::Slot>& slots,
                                                              const hpo::SweepPlan& plan, const std::string& policy) {

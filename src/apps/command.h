@@ -17,6 +17,10 @@ struct Command {
 
 /// The path of the running ragmig binary (/proc/self/exe): what schedulers start jobs with. Throws IoError.
 std::string self_exe();
+/// "2026-11-22 15:48:42", local time.
+std::string local_time(double unix_seconds);
+/// A line on stderr with the local time in front: the log of `ragmig run` and `ragmig batch`.
+void log_line(const std::string& line);
 
 Command add_train_command(CLI::App& root);
 Command add_submit_command(CLI::App& root);

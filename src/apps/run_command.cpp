@@ -3,7 +3,6 @@
 // and adopts or requeues what its predecessor left.
 #include <unistd.h>
 
-#include <ctime>
 #include <filesystem>
 #include <fmt/format.h>
 
@@ -17,17 +16,6 @@
 #include "sched/scheduler.h"
 
 namespace ragmig::apps {
-namespace {
-
-void log_line(const std::string& line) {
-  const std::time_t t = std::time(nullptr);
-  char stamp[32];
-  std::strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", std::localtime(&t));
-  fmt::print(stderr, "[{}] {}\n", stamp, line);
-}
-
-}  // namespace
-
 Command add_run_command(CLI::App& root) {
   struct Args {
     std::string state = sched::default_state_dir();

@@ -166,6 +166,12 @@ std::string to_override(const std::string& key, const nlohmann::json& value) {
   return key + "=" + value_text(value);
 }
 
+nlohmann::json to_json(const ParamValues& values) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [key, value] : values) out[key] = value;
+  return out;
+}
+
 std::string value_text(const nlohmann::json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_boolean()) return value.get<bool>() ? "true" : "false";

@@ -42,6 +42,8 @@ SearchKind parse_search_kind(const std::string& text);
 std::string to_override(const std::string& key, const nlohmann::json& value);
 /// Human form for reports: "0.0007343", "cls", "true", "32".
 std::string value_text(const nlohmann::json& value);
+/// {"train.lr": 0.0007343, ...}: a trial's values as one JSON object (results.json, sweep.json).
+nlohmann::json to_json(const ParamValues& values);
 
 /// The largest grid `sample` enumerates; a bigger one is a ConfigError (it is a mistake, not a sweep).
 inline constexpr int64_t kMaxGridSize = 100000;

@@ -198,8 +198,7 @@ bool SweepDriver::finished() const {
 nlohmann::json SweepDriver::results_json() const {
   nlohmann::json trials = nlohmann::json::array();
   for (const auto& t : trials_) {
-    nlohmann::json params = nlohmann::json::object();
-    for (const auto& [k, v] : t.params) params[k] = v;
+    const nlohmann::json params = to_json(t.params);
     nlohmann::json rungs = nlohmann::json::array();
     for (const auto& r : t.rungs) rungs.push_back({{"step", r.step}, {"value", r.value}, {"action", to_string(r.action)}});
     nlohmann::json row = {{"id", t.id},         {"params", params},   {"metric", nullptr}, {"steps", t.steps},

@@ -5,9 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <map>
 #include <tuple>
+
+#include "report/svg.h"
 
 namespace ragmig::report {
 namespace {
@@ -22,12 +23,6 @@ std::tuple<int, double, double> rank_key(const hpo::TrialStatus& t) {
     return {2, -furthest, value};
   }
   return {3, 0, 0};
-}
-
-std::string duration_text(double s) {
-  if (s >= 3600) return fmt::format("{}h{:02d}m", static_cast<int64_t>(s) / 3600, (static_cast<int64_t>(s) % 3600) / 60);
-  if (s >= 60) return fmt::format("{}m{:02d}s", static_cast<int64_t>(s) / 60, static_cast<int64_t>(s) % 60);
-  return fmt::format("{:.0f}s", s);
 }
 
 }  // namespace
@@ -130,7 +125,7 @@ ReportData sweep_report(const hpo::SweepDriver& driver, sched::Store& store, con
   if (!d.leaderboard.empty() && d.leaderboard.front().metric)
     d.summary.emplace_back("best " + d.metric_name,
                            fmt::format("{:.4f} ({})", *d.leaderboard.front().metric, d.leaderboard.front().trial));
-  d.summary.emplace_back("wall time", duration_text(d.horizon_s));
+  d.summary.emplace_back("wall time", format_duration(d.horizon_s));
   const double budget = static_cast<double>(plan.max_steps) * static_cast<double>(trials.size());
   if (budget > 0)
     d.summary.emplace_back(fmt::format("steps trained (of {} x {})", trials.size(), plan.max_steps),

@@ -81,8 +81,12 @@ TEST(TrialJobs, TrainingJobCarriesEverythingAsOverrides) {
   EXPECT_EQ(max_steps, 150);
   EXPECT_EQ(passage_tokens, 64);
   for (const auto& [key, value] : plan.trials[1]) {
-    if (key == "train.lr") EXPECT_EQ(lr, value.get<double>());
-    if (key == "model.pooling") EXPECT_EQ(pooling, value.get<std::string>());
+    if (key == "train.lr") {
+      EXPECT_EQ(lr, value.get<double>());
+    }
+    if (key == "model.pooling") {
+      EXPECT_EQ(pooling, value.get<std::string>());
+    }
   }
   EXPECT_EQ(split, "test");
   EXPECT_EQ(k, 20);
