@@ -2,17 +2,15 @@
 #include "exec/shim.h"
 
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
-#include <cerrno>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/gang.h"
 #include "core/replica_exit.h"
 #include "core/spawn.h"
 
@@ -54,31 +52,11 @@ int run_shim(const ShimOptions& o) {
 
   std::vector<pid_t> pids;
   for (size_t rank = 0; rank < o.devices.size(); ++rank) pids.push_back(spawn_replica(o, rank));
-  // Stop the gang at the first failure: the others checkpoint and exit (75) or are ended with it.
-  std::vector<int> codes(pids.size(), 0);
-  int first_signal = 0;
-  bool stopping = false;
-  size_t alive = pids.size();
-  while (alive > 0) {
-    int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, 0);
-    if (pid < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    const auto it = std::find(pids.begin(), pids.end(), pid);
-    if (it == pids.end()) continue;
-    const size_t rank = static_cast<size_t>(it - pids.begin());
-    *it = -1;
-    --alive;
-    codes[rank] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (codes[rank] != 0 && !stopping) {
-      stopping = true;
-      first_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-      for (pid_t other : pids)
-        if (other > 0) ::kill(other, SIGTERM);
-    }
-  }
+  // Stop the gang at the first failure: the others checkpoint and exit (75) or are ended with it. Stopping
+  // the job is the scheduler's (it signals the whole session), so no stop requests and no grace here.
+  const GangExit ended = wait_gang(pids);
+  const std::vector<int>& codes = ended.codes;
+  int first_signal = ended.first_signal;
   // One replica: its own status, so the scheduler can tell a crash from a preemption. A gang: the job
   // protocol's rule, under which a replica that died makes the whole job resumable.
   const int result = codes.size() == 1 ? codes[0] : combine_replica_exit_codes(codes);

@@ -6,18 +6,14 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
-#include <optional>
-#include <thread>
 
 #include "core/error.h"
+#include "core/gang.h"
 #include "core/replica_exit.h"
 #include "core/spawn.h"
 
@@ -70,45 +66,14 @@ int launch_replicas(const LaunchOptions& o) {
 
   std::vector<pid_t> pids;
   for (int r = 0; r < o.replicas; ++r) pids.push_back(spawn(o, r, port));
-  std::vector<int> codes(pids.size(), 0);
-  size_t alive = pids.size();
-  bool stopping = false;
-  // A replica stuck where it cannot see the stop (a rendezvous that never completes) is killed after this.
-  constexpr auto kGrace = std::chrono::seconds(90);
-  std::optional<std::chrono::steady_clock::time_point> stop_sent;
-  while (alive > 0) {
-    if (const int sig = g_forward_signal.exchange(0); sig != 0) {
-      for (pid_t p : pids)
-        if (p > 0) ::kill(p, SIGTERM);
-      if (!stop_sent) stop_sent = std::chrono::steady_clock::now();
-    }
-    if (stop_sent && std::chrono::steady_clock::now() - *stop_sent > kGrace) {
-      for (pid_t p : pids)
-        if (p > 0) ::kill(p, SIGKILL);
-      stop_sent.reset();
-    }
-    int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
-    if (pid <= 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      continue;
-    }
-    const auto it = std::find(pids.begin(), pids.end(), pid);
-    if (it == pids.end()) continue;
-    const size_t rank = static_cast<size_t>(it - pids.begin());
-    *it = -1;
-    --alive;
-    codes[rank] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (codes[rank] != 0 && !stopping) {  // one replica down stops the gang: the others checkpoint and exit
-      stopping = true;
-      for (pid_t p : pids)
-        if (p > 0) ::kill(p, SIGTERM);
-      stop_sent = std::chrono::steady_clock::now();
-    }
-  }
+  // A replica stuck where it cannot see the stop (a rendezvous that never completes) is killed after 90 s.
+  GangWaitOptions wait;
+  wait.stop_requested = [] { return g_forward_signal.exchange(0) != 0; };
+  wait.kill_after_s = 90;
+  const GangExit ended = wait_gang(pids, wait);
   ::sigaction(SIGTERM, &old_term, nullptr);
   ::sigaction(SIGINT, &old_int, nullptr);
-  return combine_replica_exit_codes(codes);
+  return combine_replica_exit_codes(ended.codes);
 }
 
 }  // namespace ragmig::train
