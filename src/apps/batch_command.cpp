@@ -10,13 +10,13 @@
 #include <thread>
 
 #include "apps/command.h"
+#include "apps/scheduler_host.h"
 #include "core/atomic_file.h"
 #include "core/config_table.h"
 #include "core/error.h"
 #include "core/file_lock.h"
 #include "core/stop_signal.h"
 #include "eval/metrics.h"
-#include "exec/inventory_slots.h"
 #include "exec/process_executor.h"
 #include "gpu/inventory.h"
 #include "hpo/sweep_driver.h"
@@ -101,9 +101,7 @@ std::vector<std::pair<std::string, std::string>> environment(const gpu::Inventor
     }
     env.emplace_back("driver", inv.driver_version);
   }
-  std::string where;
-  for (const auto& s : slots) where += (where.empty() ? "" : ", ") + s.id + " (" + s.profile + ")";
-  env.emplace_back("slots", where);
+  env.emplace_back("slots", describe_slots(slots));
   env.emplace_back("threads per job", plan.threads > 0 ? std::to_string(plan.threads) : "job default");
   env.emplace_back("policy", policy);
   env.emplace_back("trial resources", plan.spec.slots);
@@ -191,14 +189,12 @@ Command add_batch_command(CLI::App& root) {
     plan.cwd = fs::current_path().string();
     fs::create_directories(fs::path(plan.dir) / "evals");
     sched::Store store(plan.dir);
-    const auto lock = FileLock::try_acquire(sched::scheduler_lock_path(plan.dir));
-    if (!lock) throw ConfigError(fmt::format("another scheduler or batch is running on {}", plan.dir));
+    const FileLock lock = take_scheduler_lock(store, plan.dir);
 
     gpu::InventoryOptions inventory_options;
     inventory_options.cpu_slots = args->cpu_slots;
     const gpu::Inventory inventory = gpu::read_inventory(inventory_options);
-    const auto slots = exec::scheduler_slots(inventory);
-    if (slots.empty()) throw DeviceError("no usable slots: MIG is on but no instances exist; create them with `ragmig mig apply`");
+    const auto slots = machine_slots(inventory);
     // CPU slots share the cores: each job gets its share, so trials side by side do not oversubscribe.
     if (inventory.cpu_fallback)
       plan.threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / static_cast<int>(slots.size()));

@@ -7,10 +7,10 @@
 #include <fmt/format.h>
 
 #include "apps/command.h"
+#include "apps/scheduler_host.h"
 #include "core/error.h"
 #include "core/file_lock.h"
 #include "core/stop_signal.h"
-#include "exec/inventory_slots.h"
 #include "exec/process_executor.h"
 #include "gpu/inventory.h"
 #include "sched/scheduler.h"
@@ -47,29 +47,20 @@ Command add_run_command(CLI::App& root) {
               "Restarted after a crash, it adopts jobs still running and requeues the rest.");
   return Command{sub, [args]() -> int {
                    sched::Store store(args->state);
-                   const auto lock = FileLock::try_acquire(sched::scheduler_lock_path(args->state));
-                   if (!lock) {
-                     const auto info = store.scheduler_info();
-                     throw ConfigError(fmt::format("another scheduler{} is running on {}",
-                                                   info ? fmt::format(" (pid {})", info->pid) : "", args->state));
-                   }
+                   const FileLock lock = take_scheduler_lock(store, args->state);
                    install_stop_handlers();
                    gpu::InventoryOptions inventory_options;
                    inventory_options.cpu_slots = args->cpu_slots;
                    const gpu::Inventory inventory = gpu::read_inventory(inventory_options);
                    if (inventory.cpu_fallback) log_line("ragmig run: " + inventory.fallback_reason);
-                   const auto slots = exec::scheduler_slots(inventory);
-                   if (slots.empty())
-                     throw DeviceError("no usable slots: " + (inventory.gpus.empty() ? std::string("no GPU") :
-                                       "MIG is on but no instances exist; create them with `ragmig mig apply`"));
+                   const auto slots = machine_slots(inventory);
                    const std::string ragmig = self_exe();
                    exec::ProcessExecutor executor({ragmig, exec::find_shim(ragmig)});
                    sched::WallClock clock;
                    sched::Scheduler scheduler(store, executor, clock, slots, args->options, log_line);
-                   std::string where;
-                   for (const auto& s : slots) where += (where.empty() ? "" : ", ") + s.id + " (" + s.profile + ")";
                    log_line(fmt::format("ragmig run: policy {}, state {}, {} slots: {}",
-                                        sched::to_string(scheduler.policy().spec), args->state, slots.size(), where));
+                                        sched::to_string(scheduler.policy().spec), args->state, slots.size(),
+                                        describe_slots(slots)));
                    scheduler.run(args->until_empty, [] { return stop_requested(); });
                    log_line(stop_requested() ? "ragmig run: stopped" : "ragmig run: queue empty");
                    return kOk;
