@@ -7,6 +7,7 @@
 #include <charconv>
 
 #include "core/error.h"
+#include "exec/queue_partition.h"
 #include "gpu/mig_catalog.h"
 
 namespace ragmig::sim {
@@ -143,14 +144,8 @@ std::vector<sched::Slot> gpu_slots(const SimGpu& gpu, const gpu::Layout& layout)
   }
   for (const auto& p : layout) {
     const auto& profile = gpu.catalog->profiles[static_cast<size_t>(p.profile)];
-    const auto name = gpu::parse_profile_name(profile.name);
-    sched::Slot s;
+    sched::Slot s = exec::mig_slot(profile);
     s.id = fmt::format("gpu{}/{}@{}", gpu.index, profile.name, p.start);
-    s.kind = sched::SlotKind::Mig;
-    s.profile = profile.name;
-    s.compute = profile.compute_slices;
-    s.memory_mb = int64_t{name.memory_gb} * 1024;
-    s.speed = profile.compute_slices / 7.0;
     s.group = gpu.index;
     out.push_back(std::move(s));
   }

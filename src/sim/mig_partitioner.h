@@ -2,7 +2,8 @@
 // chooses each `mig=auto` GPU's layout for the queued jobs around its busy instances; while a GPU is being
 // re-partitioned the instances it destroys or creates are offered to nobody. It decides only *what* and
 // *when*; the caller applies the steps (the simulator charges SimCosts::mig_step_s per step) and hands
-// slots() to Scheduler::set_slots. It lives in sim for now; `ragmig run` (apps) can use it as it is.
+// slots() to Scheduler::set_slots. The question itself is exec::plan_for_queue, which `ragmig run --mig
+// auto` asks on a real machine.
 #pragma once
 
 #include <cstdint>
@@ -49,15 +50,5 @@ class MigPartitioner {
   std::vector<std::optional<gpu::Layout>> pending_;  ///< the target while GPU i is being re-partitioned
   std::string last_question_;
 };
-
-/// The smallest profile of `catalog` (no media extensions; fewest compute slices, then least memory) whose
-/// slot the scheduler would let one replica of `need` use (sched::fits); "" when none can.
-std::string smallest_profile(const gpu::GpuCatalog& catalog, const sched::Need& need);
-
-/// What one replica of `need` asks of the planner on `catalog` (count 1, priority 0): a memory need
-/// ("20gb") stays a memory need, so the planner may give it any instance that large and prefers the most
-/// compute; a need for a whole GPU or a profile becomes that exact profile (the smallest that fits when the
-/// catalog has no profile of that name). Nullopt when no instance of this GPU can hold it.
-std::optional<gpu::Demand> demand_for(const gpu::GpuCatalog& catalog, const sched::Need& need);
 
 }  // namespace ragmig::sim

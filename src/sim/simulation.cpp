@@ -15,6 +15,7 @@
 #include "gpu/mig_catalog.h"
 #include "sched/scheduler.h"
 #include "sched/store.h"
+#include "exec/queue_partition.h"
 #include "sim/mig_partitioner.h"
 #include "sim/sim_clock.h"
 
@@ -30,7 +31,7 @@ int replicas_per_gpu(const sched::Need& need, const SimGpu& g) {
     for (const auto& s : gpu_slots(g, g.layout)) n += sched::fits(need, s);
     return n;
   }
-  const std::string profile = smallest_profile(*g.catalog, need);
+  const std::string profile = exec::smallest_profile(*g.catalog, need);
   if (profile.empty()) return 0;
   const auto& p = g.catalog->profile(profile);
   return std::min(p.max_instances, g.catalog->compute_slices / p.compute_slices);

@@ -16,22 +16,6 @@ sched::JobView queued(sched::JobId id, const std::string& need, int64_t priority
   return j;
 }
 
-TEST(Partitioner, Demands) {
-  const auto& h200 = gpu::gpu_catalog("H200");
-  EXPECT_EQ(smallest_profile(h200, sched::parse_need("10gb:1")), "1g.18gb");
-  EXPECT_EQ(smallest_profile(h200, sched::parse_need("20gb:1")), "1g.35gb");
-  EXPECT_EQ(smallest_profile(h200, sched::parse_need("gpu:1")), "7g.141gb");
-  EXPECT_EQ(smallest_profile(h200, sched::parse_need("1g.10gb:1")), "1g.18gb");
-  EXPECT_EQ(smallest_profile(h200, sched::parse_need("200gb:1")), "");
-  EXPECT_EQ(smallest_profile(h200, sched::parse_need("cpu:1")), "");
-  EXPECT_EQ(demand_for(h200, sched::parse_need("20gb:1"))->memory_mib, 20 * 1024);
-  EXPECT_EQ(demand_for(h200, sched::parse_need("20gb:1"))->profile, "");
-  EXPECT_EQ(demand_for(h200, sched::parse_need("3g.71gb:1"))->profile, "3g.71gb");
-  EXPECT_EQ(demand_for(h200, sched::parse_need("gpu:1"))->profile, "7g.141gb");
-  EXPECT_EQ(demand_for(h200, sched::parse_need("1g.10gb:1"))->profile, "1g.18gb");
-  EXPECT_FALSE(demand_for(h200, sched::parse_need("cpu:1")).has_value());
-}
-
 TEST(Partitioner, PlansForTheQueueAndHidesInstancesInFlux) {
   MigPartitioner parts(build_cluster(parse_cluster_spec("1xH200:mig=auto,1xV100")));
   ASSERT_EQ(parts.slots().size(), 1u);  // the V100; the H200 has no instances yet
