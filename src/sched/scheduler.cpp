@@ -595,11 +595,12 @@ void Scheduler::step() {
   if (changed || now - last_status_write_ >= 2.0) write_slot_status(now);
 }
 
-void Scheduler::run(bool until_empty, const std::function<bool()>& should_stop) {
+void Scheduler::run(bool until_empty, const std::function<bool()>& should_stop, const std::function<void()>& after_step) {
   recover();
   while (!should_stop()) {
     step();
     if (until_empty && active_.empty()) return;
+    if (after_step) after_step();
     const double now = clock_.now();
     clock_.wait_until(std::min(now + options_.tick_s, executor_.next_event_time(now)));
   }

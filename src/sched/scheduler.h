@@ -40,8 +40,9 @@ class Scheduler {
   /// One pass of the loop.
   void step();
   /// Loops until `should_stop()` or, with until_empty, until no job is queued or running. On a stop,
-  /// running jobs are stopped (checkpointed) and requeued before it returns.
-  void run(bool until_empty, const std::function<bool()>& should_stop);
+  /// running jobs are stopped (checkpointed) and requeued before it returns. `after_step`, when given, runs
+  /// after every pass (a MIG re-partition between passes, which may call set_slots).
+  void run(bool until_empty, const std::function<bool()>& should_stop, const std::function<void()>& after_step = {});
   /// Stops every running job and waits for them (up to the grace period plus a margin).
   void shutdown();
 

@@ -1,0 +1,113 @@
+// The live side of mig=auto: NVML state in, exec::plan_for_queue for the decision, gpu::apply_plan for the
+// change, NVML state out. The question is first asked of the devices as last read, which costs no NVML
+// call; only a new question reads the devices again.
+#include "exec/machine_partitioner.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "exec/inventory_slots.h"
+#include "gpu/inventory.h"
+
+namespace ragmig::exec {
+
+std::vector<sched::Slot> device_slots(const std::vector<gpu::GpuDeviceState>& devices) {
+  gpu::Inventory inventory;
+  inventory.gpus = devices;
+  inventory.slots = gpu::slots_from_devices(devices);
+  return scheduler_slots(inventory);
+}
+
+std::vector<PlannableGpu> plannable_gpus(const std::vector<gpu::GpuDeviceState>& devices, std::vector<std::string>* notes) {
+  std::vector<PlannableGpu> out;
+  for (const auto& d : devices) {
+    const std::string label = "GPU " + std::to_string(d.index) + " (" + (d.name.empty() ? "unreadable" : d.name) + ")";
+    if (!d.mig_enabled || !d.catalog || d.mig_pending) {
+      notes->push_back(label + ": left as it is (" +
+                       (!d.catalog ? "no MIG catalog for it" : d.mig_pending ? "a MIG mode change waits for a reset" : "MIG mode is off") + ")");
+      continue;
+    }
+    PlannableGpu g;
+    g.state.index = d.index;
+    g.state.catalog = d.catalog;
+    g.state.device_name = d.name;
+    g.state.uuid = d.uuid;
+    bool known = true;
+    for (const auto& gi : d.instances) {
+      const int p = d.catalog->profile_index_by_id(gi.profile_id);
+      if (p < 0) {
+        notes->push_back(label + ": left as it is (GPU instance " + std::to_string(gi.gi_id) + " has profile id " +
+                         std::to_string(gi.profile_id) + ", unknown to the catalog)");
+        known = false;
+        break;
+      }
+      // No compute instance: a leftover, free to go. Several: a layout someone made by hand, kept.
+      bool busy = gi.devices.size() > 1;
+      for (const auto& dev : gi.devices) busy = busy || dev.busy.value_or(true);  // unknown counts as busy
+      g.state.instances.push_back({{p, gi.placement_start}, busy, gi.gi_id});
+      g.slot_ids.push_back(gi.devices.size() == 1 ? "mig:" + std::to_string(d.index) + ":" + std::to_string(gi.gi_id) +
+                                                        ":" + std::to_string(gi.devices[0].ci_id)
+                                                  : "");
+    }
+    if (known) out.push_back(std::move(g));
+  }
+  return out;
+}
+
+MachinePartitioner::MachinePartitioner(const gpu::NvmlLibrary& nvml, gpu::ApplyOptions options, Log log)
+    : nvml_(nvml), options_(options), log_(std::move(log)), devices_(gpu::read_devices(nvml)) {
+  options_.execute = true;
+}
+
+std::optional<std::vector<sched::Slot>> MachinePartitioner::after_pass(const sched::ClusterView& view) {
+  std::vector<std::string> notes;
+  std::string question = queue_question(view, plannable_gpus(devices_, &notes));
+  if (question.empty() || question == last_question_) return std::nullopt;
+  // Something new waits: look at the devices as they are now.
+  try {
+    devices_ = gpu::read_devices(nvml_);
+  } catch (const DeviceError& e) {
+    log_(std::string("mig auto: cannot read the GPUs: ") + e.what());
+    last_question_ = question;
+    return std::nullopt;
+  }
+  notes.clear();
+  const std::vector<PlannableGpu> gpus = plannable_gpus(devices_, &notes);
+  for (const auto& n : notes) {
+    if (std::find(said_.begin(), said_.end(), n) == said_.end()) {
+      log_("mig auto: " + n);
+      said_.push_back(n);
+    }
+  }
+  question = queue_question(view, gpus);
+  last_question_ = question;
+  if (question.empty()) return std::nullopt;
+  gpu::PartitionPlan plan;
+  plan.gpus = plan_for_queue(view, gpus);
+  if (plan.gpus.empty()) return std::nullopt;
+
+  const std::vector<sched::Slot> before = device_slots(devices_);
+  try {
+    gpu::apply_plan(nvml_, plan, options_, [&](const std::string& line) { log_("mig auto: " + line); });
+  } catch (const Error& e) {
+    log_(std::string("mig auto: the layout stays as it is: ") + e.what());
+  }
+  // Read back whatever happened, also after a failure half-way.
+  try {
+    devices_ = gpu::read_devices(nvml_);
+  } catch (const DeviceError& e) {
+    log_(std::string("mig auto: cannot read the GPUs back: ") + e.what());
+    return std::nullopt;
+  }
+  last_question_ = queue_question(view, plannable_gpus(devices_, &notes));
+  std::vector<sched::Slot> after = device_slots(devices_);
+  const auto ids = [](const std::vector<sched::Slot>& slots) {
+    std::vector<std::string> out;
+    for (const auto& s : slots) out.push_back(s.id + "=" + s.device);
+    return out;
+  };
+  if (ids(after) == ids(before)) return std::nullopt;
+  return after;
+}
+
+}  // namespace ragmig::exec

@@ -1,0 +1,49 @@
+// `ragmig run --mig auto`: re-partitions this machine's MIG GPUs for what waits in the queue. After a
+// scheduler pass it asks exec::plan_for_queue, with the instances that running jobs hold (and those where
+// NVML sees processes) as busy; a changed layout is applied through NVML (gpu::apply_plan: every check
+// before the first change, idle instances only, largest first, IN_USE retried), and the machine's new
+// slots go to Scheduler::set_slots. Only GPUs whose MIG mode is on and whose model the catalog knows are
+// touched; MIG mode itself is never changed here.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "exec/queue_partition.h"
+#include "gpu/mig_applier.h"
+#include "gpu/nvml_device.h"
+#include "sched/slot.h"
+
+namespace ragmig::exec {
+
+/// The scheduler's slots of these devices (MIG instances, whole GPUs with MIG off).
+std::vector<sched::Slot> device_slots(const std::vector<gpu::GpuDeviceState>& devices);
+
+/// The GPUs of `devices` that may be re-partitioned, with their instances' slot ids. An instance counts as
+/// busy when NVML sees processes on it or cannot say, or when it has other than one compute instance
+/// (a layout someone made by hand). GPUs left out are named in `notes`.
+std::vector<PlannableGpu> plannable_gpus(const std::vector<gpu::GpuDeviceState>& devices, std::vector<std::string>* notes);
+
+class MachinePartitioner {
+ public:
+  using Log = std::function<void(const std::string&)>;
+  /// `nvml` must outlive the partitioner.
+  MachinePartitioner(const gpu::NvmlLibrary& nvml, gpu::ApplyOptions options, Log log);
+
+  /// Call after each scheduler pass. Returns the new slots when a layout changed, else nullopt. Device
+  /// errors are logged, not thrown: the layout stays as it is, and the same question is not asked again
+  /// until the queue or the machine changes.
+  std::optional<std::vector<sched::Slot>> after_pass(const sched::ClusterView& view);
+
+ private:
+  const gpu::NvmlLibrary& nvml_;
+  gpu::ApplyOptions options_;
+  Log log_;
+  std::vector<gpu::GpuDeviceState> devices_;  ///< as last read
+  std::string last_question_;
+  std::vector<std::string> said_;             ///< notes already logged
+};
+
+}  // namespace ragmig::exec

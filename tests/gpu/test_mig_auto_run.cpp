@@ -1,0 +1,161 @@
+// `ragmig run --mig auto` on the emulated NVML driver (nvml_emulator.cpp): the scheduler re-partitions a
+// MIG GPU between passes for the queued jobs, never touching an instance a running job holds, and the
+// workers run on the new instances (CUDA_VISIBLE_DEVICES = their MIG UUIDs). Real processes throughout:
+// `ragmig submit`, `ragmig run`, workers, signals.
+#include <gmock/gmock.h>
+#include <signal.h>
+
+#include <chrono>
+#include <thread>
+
+#include "core/atomic_file.h"
+#include "sched/sched_fixture.h"
+
+namespace ragmig::testing {
+namespace {
+
+using json = nlohmann::json;
+using ::testing::HasSubstr;
+
+// An H200 with MIG on and seven idle 1g.18gb instances (GPU instance ids 1..7 at memory slices 0..6).
+json seven_small_instances() {
+  json instances = json::array();
+  for (int k = 0; k < 7; ++k) {
+    instances.push_back({{"gi", k + 1},
+                         {"profile_id", 19},
+                         {"start", k},
+                         {"size", 1},
+                         {"cis", json::array({{{"ci", 0},
+                                               {"profile_id", 0},
+                                               {"uuid", "MIG-1g000000-0000-0000-0000-00000000000" + std::to_string(k)},
+                                               {"processes", 0}}})}});
+  }
+  return {{"gpus", json::array({{{"name", "NVIDIA H200"},
+                                 {"uuid", "GPU-5e1d7c52-0000-4000-8000-000000000000"},
+                                 {"memory_mib", 143771},
+                                 {"mig_current", 1},
+                                 {"instances", instances}}})}};
+}
+
+class MigAutoRun : public SchedFixture {
+ protected:
+  void SetUp() override {
+    ::setenv("RAGMIG_NVML_LIBRARY", NVML_EMULATOR, 1);
+    ::setenv("NVML_EMULATOR_STATE", nvml_state().c_str(), 1);
+  }
+  void TearDown() override {
+    ::unsetenv("RAGMIG_NVML_LIBRARY");
+    ::unsetenv("NVML_EMULATOR_STATE");
+  }
+  std::string nvml_state() const { return (dir_ / "nvml.json").string(); }
+  void write_gpus(const json& state) { write_file_atomic(nvml_state(), state.dump(2)); }
+  json gpus() const { return json::parse(read_file(nvml_state())); }
+
+  // The GPU instance (id and profile id) whose compute instance has this MIG UUID, or {-1, -1}.
+  std::pair<int, int> instance_of(const std::string& uuid) const {
+    const json state = gpus();
+    for (const auto& gi : state["gpus"][0]["instances"])
+      for (const auto& ci : gi["cis"])
+        if (ci["uuid"] == uuid) return {gi["gi"].get<int>(), gi["profile_id"].get<int>()};
+    return {-1, -1};
+  }
+
+  std::string device_of(int64_t id) {
+    const std::string run_dir = job(id)["run_dir"];
+    std::string text = read_file(std::filesystem::path(run_dir) / "dev.txt");
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    return text;
+  }
+};
+
+constexpr const char* kRecordDevice = "echo $CUDA_VISIBLE_DEVICES > $RAGMIG_RUN_DIR/dev.txt";
+
+TEST_F(MigAutoRun, RepartitionsIdleInstancesForTheQueueAndKeepsBusyOnes) {
+  write_gpus(seven_small_instances());
+  const int64_t small = submit({"--slots", "1g.18gb:1", "--cmd", std::string("sh -c '") + kRecordDevice + "; sleep 3'"});
+  const int64_t large = submit({"--slots", "3g.71gb:1", "--cmd", std::string("sh -c '") + kRecordDevice + "'"});
+  const auto run = ragmig({"run", "--until-empty", "--mig", "auto", "--tick", "0.2"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(job(small)["state"], "done") << run.output;
+  EXPECT_EQ(job(large)["state"], "done") << run.output;
+
+  // The small job ran on one of the 1g.18gb instances, which is still there: its instance was never touched.
+  const auto [small_gi, small_profile] = instance_of(device_of(small));
+  EXPECT_EQ(small_profile, 19) << device_of(small);
+  // The large job ran on a 3g.71gb instance that the scheduler created for it.
+  const auto [large_gi, large_profile] = instance_of(device_of(large));
+  EXPECT_EQ(large_profile, 9) << device_of(large) << "\n" << gpus().dump(2);
+  const auto calls = gpus()["calls"].get<std::vector<std::string>>();
+  int destroyed = 0;
+  for (const auto& c : calls) {
+    const std::string mine = " gi=" + std::to_string(small_gi);
+    EXPECT_FALSE(c.find(mine + " ") != std::string::npos || c.ends_with(mine)) << c;
+    destroyed += c.rfind("destroy_gi", 0) == 0;
+  }
+  // A 3g.71gb takes four memory slices, 0..3 or 4..7: the three 1g.18gb at 4, 5, 6 go (the small job
+  // holds one of 0..3), four 1g.18gb and the 3g.71gb remain.
+  EXPECT_EQ(destroyed, 3) << run.output;
+  EXPECT_EQ(gpus()["gpus"][0]["instances"].size(), 5u);
+  EXPECT_THAT(run.output, HasSubstr("mig auto: GPU 0 (H200-141GB): nvidia-smi mig -i 0 -cgi 9:"));
+  EXPECT_THAT(run.output, HasSubstr("layout is now"));
+}
+
+TEST_F(MigAutoRun, AnEmptyMigGpuIsPartitionedFromScratch) {
+  json state = seven_small_instances();
+  state["gpus"][0]["instances"] = json::array();
+  write_gpus(state);
+  std::vector<int64_t> ids;
+  for (int k = 0; k < 2; ++k) ids.push_back(submit({"--slots", "2g.35gb:1", "--cmd", std::string("sh -c '") + kRecordDevice + "'"}));
+  const auto run = ragmig({"run", "--until-empty", "--mig", "auto", "--tick", "0.2"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::set<std::string> devices;
+  for (const int64_t id : ids) {
+    EXPECT_EQ(job(id)["state"], "done");
+    EXPECT_EQ(instance_of(device_of(id)).second, 14) << device_of(id);  // a 2g.35gb
+    devices.insert(device_of(id));
+  }
+  EXPECT_EQ(devices.size(), 2u);  // side by side, each on its own instance
+}
+
+TEST_F(MigAutoRun, RefusedWithoutAGpuItMayPartition) {
+  ::setenv("RAGMIG_NVML_LIBRARY", "/no/such/libnvidia-ml.so.1", 1);
+  auto r = ragmig({"run", "--until-empty", "--mig", "auto"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--mig auto needs NVML"));
+  ::setenv("RAGMIG_NVML_LIBRARY", NVML_EMULATOR, 1);
+  json state = seven_small_instances();
+  state["gpus"][0]["mig_current"] = 0;
+  state["gpus"][0]["instances"] = json::array();
+  write_gpus(state);
+  r = ragmig({"run", "--until-empty", "--mig", "auto"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("MIG mode is off"));
+  EXPECT_TRUE(gpus()["calls"].empty());
+}
+
+TEST_F(MigAutoRun, WithoutPermissionTheJobWaitsAndTheSchedulerSaysWhyOnce) {
+  json state = seven_small_instances();
+  state["gpus"][0]["faults"] = {{"no_permission", true}};
+  write_gpus(state);
+  const int64_t large = submit({"--slots", "3g.71gb:1", "--cmd", "true"});
+  auto scheduler = start_scheduler({"--mig", "auto", "--tick", "0.1"}, "noperm");
+  const std::string log = (dir_ / "scheduler-noperm.log").string();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline &&
+         (!std::filesystem::exists(log) || read_file(log).find("needs root") == std::string::npos)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // ten more passes: the same question is not asked again
+  scheduler->signal(SIGTERM);
+  EXPECT_EQ(scheduler->wait(), 0);
+  const std::string text = read_file(log);
+  EXPECT_THAT(text, HasSubstr("the layout stays as it is"));
+  size_t said = 0;
+  for (size_t at = text.find("needs root"); at != std::string::npos; at = text.find("needs root", at + 1)) ++said;
+  EXPECT_EQ(said, 1u) << text;
+  EXPECT_EQ(job(large)["state"], "queued");
+  EXPECT_EQ(gpus()["gpus"][0]["instances"].size(), 7u);
+}
+
+}  // namespace
+}  // namespace ragmig::testing
