@@ -4,6 +4,7 @@
 // run again, it goes on with the same sweep: finished trials stay finished, stopped ones stay stopped.
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -92,15 +93,13 @@ std::vector<std::pair<std::string, std::string>> environment(const gpu::Inventor
   ::gethostname(host, sizeof(host) - 1);
   std::vector<std::pair<std::string, std::string>> env = {{"host", host},
                                                           {"CPU threads", std::to_string(std::thread::hardware_concurrency())}};
-  if (inv.cpu_fallback) {
-    env.emplace_back("GPUs", "none: " + inv.fallback_reason);
-  } else {
-    for (const auto& g : inv.gpus) {
-      env.emplace_back(fmt::format("GPU {}", g.index), fmt::format("{}, {} MiB, MIG {}", g.name, g.memory_total_mib,
-                                                                   g.mig_enabled ? "on" : "off"));
-    }
-    env.emplace_back("driver", inv.driver_version);
+  for (const auto& g : inv.gpus) {
+    env.emplace_back(fmt::format("GPU {}", g.index),
+                     fmt::format("{}, {} MiB, MIG {}", g.name, g.memory_total_mib, g.mig_enabled ? "on" : "off"));
   }
+  if (!inv.gpus.empty()) env.emplace_back("driver", inv.driver_version);
+  const bool cpu = std::any_of(slots.begin(), slots.end(), [](const sched::Slot& s) { return s.kind == sched::SlotKind::Cpu; });
+  if (cpu) env.emplace_back(inv.gpus.empty() ? "GPUs" : "CPU slots", "none usable: " + inv.fallback_reason);
   env.emplace_back("slots", describe_slots(slots));
   env.emplace_back("threads per job", plan.threads > 0 ? std::to_string(plan.threads) : "job default");
   env.emplace_back("policy", policy);
@@ -150,6 +149,7 @@ Command add_batch_command(CLI::App& root) {
     std::string sweep, state;
     int cpu_slots = gpu::default_cpu_slots();
     double grace = 60, tick = 0.5;
+    std::string mig = "off";
   };
   auto args = std::make_shared<Args>();
   CLI::App* sub = root.add_subcommand(
@@ -160,6 +160,7 @@ Command add_batch_command(CLI::App& root) {
   sub->add_option("--cpu-slots", args->cpu_slots, "CPU slots to offer where there is no GPU (NVML absent)")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
+  add_mig_option(sub, args->mig);
   sub->add_option("--grace", args->grace, "seconds between SIGTERM and SIGKILL when stopping a job")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
@@ -187,16 +188,18 @@ Command add_batch_command(CLI::App& root) {
                    .lexically_normal()
                    .string();
     plan.cwd = fs::current_path().string();
-    fs::create_directories(fs::path(plan.dir) / "evals");
-    sched::Store store(plan.dir);
-    const FileLock lock = take_scheduler_lock(store, plan.dir);
-
+    // The machine before the sweep's folder: a machine that cannot run it leaves nothing behind.
     gpu::InventoryOptions inventory_options;
     inventory_options.cpu_slots = args->cpu_slots;
     const gpu::Inventory inventory = gpu::read_inventory(inventory_options);
-    const auto slots = machine_slots(inventory);
+    MigAuto mig = start_mig_auto(args->mig, inventory, "ragmig batch");
+    const auto slots = host_slots(inventory, mig);
+
+    fs::create_directories(fs::path(plan.dir) / "evals");
+    sched::Store store(plan.dir);
+    const FileLock lock = take_scheduler_lock(store, plan.dir);
     // CPU slots share the cores: each job gets its share, so trials side by side do not oversubscribe.
-    if (inventory.cpu_fallback)
+    if (inventory.cpu_fallback && !mig.partitioner)
       plan.threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / static_cast<int>(slots.size()));
     pin_sweep(plan);
 
@@ -222,6 +225,7 @@ Command add_batch_command(CLI::App& root) {
     report::SweepReportInput input;
     for (const auto& s : slots) input.slots.push_back(s.id);
     input.environment = environment(inventory, slots, plan, sched::to_string(scheduler.policy().spec));
+    if (mig.partitioner) input.environment.emplace_back("MIG layout", "re-partitioned for the queue (--mig auto)");
     input.measured = read_utilization(utilization_path);
     const auto write_results = [&] {
       write_file_atomic(fs::path(plan.dir) / "results.json", driver.results_json().dump(2) + "\n");
@@ -237,6 +241,7 @@ Command add_batch_command(CLI::App& root) {
     double last_write = -1e300, last_results = -1e300, last_sample = -1e300;
     while (!stop_requested()) {
       scheduler.step();
+      mig.after_pass(scheduler);
       const bool changed = driver.after_pass();
       for (const auto& t : driver.trials()) {
         if (said[t.id] == t.state) continue;

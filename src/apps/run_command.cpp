@@ -11,40 +11,11 @@
 #include "core/error.h"
 #include "core/file_lock.h"
 #include "core/stop_signal.h"
-#include "exec/machine_partitioner.h"
 #include "exec/process_executor.h"
 #include "gpu/inventory.h"
 #include "sched/scheduler.h"
 
 namespace ragmig::apps {
-namespace {
-
-// --mig auto: NVML stays open for the partitioner, which needs at least one GPU it may re-partition.
-struct MigAuto {
-  std::unique_ptr<gpu::NvmlLibrary> nvml;
-  std::unique_ptr<exec::MachinePartitioner> partitioner;
-};
-
-MigAuto start_mig_auto(const gpu::Inventory& inventory) {
-  if (inventory.nvml_status != gpu::NvmlStatus::Available) {
-    throw ConfigError("--mig auto needs NVML: " + inventory.nvml_detail);
-  }
-  std::vector<std::string> notes;
-  if (exec::plannable_gpus(inventory.gpus, &notes).empty()) {
-    std::string why;
-    for (const auto& n : notes) why += (why.empty() ? "" : "; ") + n;
-    throw ConfigError("--mig auto: no GPU to re-partition (" + (why.empty() ? std::string("no GPU") : why) +
-                      "); turn MIG mode on with `ragmig mig apply --enable-mig` or nvidia-smi -mig 1");
-  }
-  MigAuto m;
-  m.nvml = std::make_unique<gpu::NvmlLibrary>(inventory.nvml_library);
-  m.partitioner = std::make_unique<exec::MachinePartitioner>(*m.nvml, gpu::ApplyOptions{},
-                                                             [](const std::string& line) { log_line("ragmig run: " + line); });
-  return m;
-}
-
-}  // namespace
-
 Command add_run_command(CLI::App& root) {
   struct Args {
     std::string state = sched::default_state_dir();
@@ -64,11 +35,7 @@ Command add_run_command(CLI::App& root) {
   sub->add_option("--cpu-slots", args->cpu_slots, "CPU slots to offer where there is no GPU (NVML absent)")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
-  sub->add_option("--mig", args->mig,
-                  "off: use the MIG instances as they are; auto: re-partition MIG GPUs for the queue between passes "
-                  "(idle instances only; needs root)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"off", "auto"}));
+  add_mig_option(sub, args->mig);
   sub->add_option("--grace", args->options.grace_s, "seconds between SIGTERM and SIGKILL when stopping a job")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
@@ -89,11 +56,9 @@ Command add_run_command(CLI::App& root) {
                    gpu::InventoryOptions inventory_options;
                    inventory_options.cpu_slots = args->cpu_slots;
                    const gpu::Inventory inventory = gpu::read_inventory(inventory_options);
-                   MigAuto mig;
-                   if (args->mig == "auto") mig = start_mig_auto(inventory);
+                   MigAuto mig = start_mig_auto(args->mig, inventory, "ragmig run");
                    if (inventory.cpu_fallback && !mig.partitioner) log_line("ragmig run: " + inventory.fallback_reason);
-                   // With --mig auto a MIG GPU may start with no instances: the partitioner makes them.
-                   const auto slots = mig.partitioner ? exec::device_slots(inventory.gpus) : machine_slots(inventory);
+                   const auto slots = host_slots(inventory, mig);
                    const std::string ragmig = self_exe();
                    exec::ProcessExecutor executor({ragmig, exec::find_shim(ragmig)});
                    sched::WallClock clock;
@@ -101,16 +66,7 @@ Command add_run_command(CLI::App& root) {
                    log_line(fmt::format("ragmig run: policy {}, state {}, {} slots: {}",
                                         sched::to_string(scheduler.policy().spec), args->state, slots.size(),
                                         describe_slots(slots)));
-                   std::function<void()> after_step;
-                   if (mig.partitioner) {
-                     after_step = [&] {
-                       if (auto changed = mig.partitioner->after_pass(scheduler.cluster_view())) {
-                         log_line(fmt::format("ragmig run: {} slots: {}", changed->size(), describe_slots(*changed)));
-                         scheduler.set_slots(std::move(*changed));
-                       }
-                     };
-                   }
-                   scheduler.run(args->until_empty, [] { return stop_requested(); }, after_step);
+                   scheduler.run(args->until_empty, [] { return stop_requested(); }, [&] { mig.after_pass(scheduler); });
                    log_line(stop_requested() ? "ragmig run: stopped" : "ragmig run: queue empty");
                    return kOk;
                  }};

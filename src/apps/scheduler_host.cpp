@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "apps/command.h"
 #include "exec/inventory_slots.h"
 
 namespace ragmig::apps {
@@ -25,6 +26,45 @@ std::vector<sched::Slot> machine_slots(const gpu::Inventory& inventory) {
                                                                     : "MIG is on but no instances exist; create them "
                                                                       "with `ragmig mig apply`"));
   return slots;
+}
+
+void add_mig_option(CLI::App* command, std::string& mig) {
+  command
+      ->add_option("--mig", mig,
+                   "off: use the MIG instances as they are; auto: re-partition MIG GPUs for the queue between passes "
+                   "(instances no job holds only; needs root)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"off", "auto"}));
+}
+
+MigAuto start_mig_auto(const std::string& mode, const gpu::Inventory& inventory, const std::string& who) {
+  MigAuto m;
+  m.who = who;
+  if (mode != "auto") return m;
+  if (inventory.nvml_status != gpu::NvmlStatus::Available) throw ConfigError("--mig auto needs NVML: " + inventory.nvml_detail);
+  std::vector<std::string> notes;
+  if (exec::plannable_gpus(inventory.gpus, &notes).empty()) {
+    std::string why;
+    for (const auto& n : notes) why += (why.empty() ? "" : "; ") + n;
+    throw ConfigError("--mig auto: no GPU to re-partition (" + (why.empty() ? std::string("no GPU") : why) +
+                      "); turn MIG mode on with `ragmig mig apply --enable-mig` or nvidia-smi -mig 1");
+  }
+  m.nvml = std::make_unique<gpu::NvmlLibrary>(inventory.nvml_library);
+  m.partitioner = std::make_unique<exec::MachinePartitioner>(*m.nvml, gpu::ApplyOptions{},
+                                                             [who](const std::string& line) { log_line(who + ": " + line); });
+  return m;
+}
+
+void MigAuto::after_pass(sched::Scheduler& scheduler) {
+  if (!partitioner) return;
+  if (auto changed = partitioner->after_pass(scheduler.cluster_view())) {
+    log_line(fmt::format("{}: {} slots: {}", who, changed->size(), describe_slots(*changed)));
+    scheduler.set_slots(std::move(*changed));
+  }
+}
+
+std::vector<sched::Slot> host_slots(const gpu::Inventory& inventory, const MigAuto& mig) {
+  return mig.partitioner ? exec::device_slots(inventory.gpus) : machine_slots(inventory);
 }
 
 std::string describe_slots(const std::vector<sched::Slot>& slots) {

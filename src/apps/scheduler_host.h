@@ -1,12 +1,17 @@
 // What `ragmig run` and `ragmig batch` share to host a scheduler on this machine: the state folder's lock
-// (one scheduler per folder) and the slots the machine offers.
+// (one scheduler per folder), the slots the machine offers, and `--mig auto` (MIG GPUs re-partitioned for
+// the queue between the scheduler's passes).
 #pragma once
 
+#include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/file_lock.h"
+#include "exec/machine_partitioner.h"
 #include "gpu/inventory.h"
+#include "sched/scheduler.h"
 #include "sched/slot.h"
 #include "sched/store.h"
 
@@ -17,6 +22,27 @@ FileLock take_scheduler_lock(sched::Store& store, const std::string& state_dir);
 
 /// The scheduler's slots from the inventory; DeviceError saying why when there are none.
 std::vector<sched::Slot> machine_slots(const gpu::Inventory& inventory);
+
+/// `--mig off|auto` on a command.
+void add_mig_option(CLI::App* command, std::string& mig);
+
+/// `--mig auto`'s partitioner with the NVML library it keeps open; empty for `--mig off`.
+struct MigAuto {
+  std::unique_ptr<gpu::NvmlLibrary> nvml;
+  std::unique_ptr<exec::MachinePartitioner> partitioner;
+  std::string who;  ///< "ragmig run", for the log
+
+  /// After a scheduler pass: re-partitions if the queue asks for it and hands the new slots to the scheduler.
+  void after_pass(sched::Scheduler& scheduler);
+};
+
+/// For mode "auto": NVML and at least one GPU the partitioner may change (MIG on, in the catalog), else
+/// ConfigError saying why. For "off": nothing.
+MigAuto start_mig_auto(const std::string& mode, const gpu::Inventory& inventory, const std::string& who);
+
+/// The slots to start with: machine_slots, except that with --mig auto a MIG GPU may have no instance yet
+/// (the partitioner makes them) and no CPU slots stand in for it.
+std::vector<sched::Slot> host_slots(const gpu::Inventory& inventory, const MigAuto& mig);
 
 /// "cpu:0 (cpu), cpu:1 (cpu)"
 std::string describe_slots(const std::vector<sched::Slot>& slots);

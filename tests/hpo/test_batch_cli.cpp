@@ -255,5 +255,81 @@ TEST(BatchCli, AStateFolderRefusesAnotherSweep) {
   EXPECT_FALSE(fs::exists(files.state / "results.json"));
 }
 
+
+// --mig auto on a machine without NVML: refused before the sweep's folder exists.
+TEST(BatchCli, MigAutoWithoutNvmlFailsBeforeAnythingIsWritten) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  const auto files = write_sweep(dir);
+  ::setenv("RAGMIG_NVML_LIBRARY", "/no/such/libnvidia-ml.so.1", 1);
+  const auto r = run_process({RAGMIG_BINARY, "batch", files.sweep.string(), "--state", files.state.string(), "--mig", "auto"});
+  ::unsetenv("RAGMIG_NVML_LIBRARY");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--mig auto needs NVML"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(files.state)) << "a state folder was left behind";
+}
+
+// A sweep on an H200 whose MIG mode is on but which has no instance yet (the emulated NVML driver of
+// tests/gpu): with --mig auto the scheduler creates 1g.18gb instances for the trials and their evaluations,
+// every job runs pinned to one (CUDA_VISIBLE_DEVICES = its MIG UUID; the work itself runs on the CPU here),
+// and the report names the GPU.
+TEST(BatchCli, ASweepOnAnEmptyMigGpuPartitionsItForTheTrials) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  const auto files = write_sweep(dir);
+  std::string text = read_text(files.sweep);
+  text.replace(text.find("\"train.lr\" = { choice = [5e-3, 1e-7] }"), 38, "\"train.lr\" = { choice = [5e-3] }");
+  text.replace(text.find("[1, 2, 3]"), 9, "[1, 2]");
+  text.replace(text.find("policy = "), 9, "slots = \"1g.18gb:1\"\npolicy = ");
+  text.replace(text.find("min_steps = 20"), 14, "min_steps = 0");
+  write_file_atomic(files.sweep, text);
+  std::string base = read_text(dir / "base.toml");
+  base.replace(base.find("max_steps = 60"), 14, "max_steps = 10\nthreads = 1");
+  write_file_atomic(dir / "base.toml", base);
+  const fs::path gpus = dir / "nvml.json";
+  write_file_atomic(gpus, nlohmann::json{{"gpus", {{{"name", "NVIDIA H200"},
+                                                    {"uuid", "GPU-5e1d7c52-0000-4000-8000-000000000000"},
+                                                    {"memory_mib", 143771},
+                                                    {"mig_current", 1},
+                                                    {"instances", nlohmann::json::array()}}}}}
+                              .dump());
+  ::setenv("RAGMIG_NVML_LIBRARY", NVML_EMULATOR, 1);
+  ::setenv("NVML_EMULATOR_STATE", gpus.c_str(), 1);
+  const auto r = run_process({RAGMIG_BINARY, "batch", files.sweep.string(), "--state", files.state.string(), "--mig", "auto"});
+  ::unsetenv("RAGMIG_NVML_LIBRARY");
+  ::unsetenv("NVML_EMULATOR_STATE");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("ragmig batch: mig auto: GPU 0 (H200-141GB): nvidia-smi mig -i 0 -cgi 19:"), std::string::npos)
+      << r.output;
+
+  const auto results = read_results(files.state / "results.json");
+  ASSERT_EQ(results["trials"].size(), 2u) << results.dump(2);
+  for (const auto& t : results["trials"]) {
+    EXPECT_EQ(t["state"], "done") << t.dump();
+    EXPECT_TRUE(t["metric"].is_number()) << t.dump();
+  }
+  // Every job ran on a 1g.18gb instance the scheduler created, and was told its MIG UUID.
+  const auto state = nlohmann::json::parse(read_text(gpus));
+  std::set<std::string> uuids;
+  for (const auto& gi : state["gpus"][0]["instances"]) {
+    EXPECT_EQ(gi["profile_id"], 19) << gi.dump();
+    for (const auto& ci : gi["cis"]) uuids.insert(ci["uuid"].get<std::string>());
+  }
+  EXPECT_GE(uuids.size(), 2u);
+  const auto status = run_process({RAGMIG_BINARY, "status", "--state", files.state.string(), "--json"});
+  ASSERT_EQ(status.exit_code, 0) << status.output;
+  const auto jobs = nlohmann::json::parse(status.output)["jobs"];
+  EXPECT_EQ(jobs.size(), 4u);  // two trainings, two evaluations
+  for (const auto& j : jobs) {
+    const auto one = run_process({RAGMIG_BINARY, "status", std::to_string(j["id"].get<int64_t>()), "--state",
+                                  files.state.string(), "--json"});
+    for (const auto& a : nlohmann::json::parse(one.output)["attempt_list"]) {
+      ASSERT_EQ(a["slots"].size(), 1u);
+      EXPECT_EQ(a["slots"][0].get<std::string>().rfind("mig:0:", 0), 0u) << a.dump();
+    }
+  }
+  EXPECT_NE(read_text(files.state / "report.html").find("NVIDIA H200"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ragmig::testing
