@@ -204,8 +204,7 @@ Command add_batch_command(CLI::App& root) {
     pin_sweep(plan);
 
     install_stop_handlers();
-    const std::string ragmig = self_exe();
-    exec::ProcessExecutor executor({ragmig, exec::find_shim(ragmig)});
+    exec::ProcessExecutor executor(executor_options(inventory));
     sched::WallClock clock;
     sched::SchedulerOptions options;
     options.policy = spec.policy;

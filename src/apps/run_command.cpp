@@ -59,8 +59,7 @@ Command add_run_command(CLI::App& root) {
                    MigAuto mig = start_mig_auto(args->mig, inventory, "ragmig run");
                    if (inventory.cpu_fallback && !mig.partitioner) log_line("ragmig run: " + inventory.fallback_reason);
                    const auto slots = host_slots(inventory, mig);
-                   const std::string ragmig = self_exe();
-                   exec::ProcessExecutor executor({ragmig, exec::find_shim(ragmig)});
+                   exec::ProcessExecutor executor(executor_options(inventory));
                    sched::WallClock clock;
                    sched::Scheduler scheduler(store, executor, clock, slots, args->options, log_line);
                    log_line(fmt::format("ragmig run: policy {}, state {}, {} slots: {}",

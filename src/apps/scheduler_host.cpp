@@ -3,9 +3,10 @@
 
 #include <fmt/format.h>
 
-#include "core/error.h"
 #include "apps/command.h"
+#include "core/error.h"
 #include "exec/inventory_slots.h"
+#include "gpu/nvml_device.h"
 
 namespace ragmig::apps {
 
@@ -65,6 +66,25 @@ void MigAuto::after_pass(sched::Scheduler& scheduler) {
 
 std::vector<sched::Slot> host_slots(const gpu::Inventory& inventory, const MigAuto& mig) {
   return mig.partitioner ? exec::device_slots(inventory.gpus) : machine_slots(inventory);
+}
+
+exec::ProcessExecutorOptions executor_options(const gpu::Inventory& inventory) {
+  exec::ProcessExecutorOptions options;
+  options.ragmig_exe = self_exe();
+  options.shim_exe = exec::find_shim(options.ragmig_exe);
+  if (inventory.nvml_status != gpu::NvmlStatus::Available || inventory.gpus.empty()) return options;
+  std::shared_ptr<gpu::NvmlLibrary> nvml = gpu::NvmlLibrary::try_open(inventory.nvml_library, nullptr, nullptr);
+  if (!nvml) return options;
+  options.device_utilization = [nvml](const std::vector<std::string>& devices) -> std::optional<double> {
+    double sum = 0;
+    for (const auto& d : devices) {
+      const auto percent = gpu::utilisation_by_uuid(*nvml, d);
+      if (!percent) return std::nullopt;
+      sum += *percent / 100.0;
+    }
+    return devices.empty() ? std::nullopt : std::optional<double>(sum / static_cast<double>(devices.size()));
+  };
+  return options;
 }
 
 std::string describe_slots(const std::vector<sched::Slot>& slots) {

@@ -10,6 +10,7 @@
 
 #include "core/file_lock.h"
 #include "exec/machine_partitioner.h"
+#include "exec/process_executor.h"
 #include "gpu/inventory.h"
 #include "sched/scheduler.h"
 #include "sched/slot.h"
@@ -43,6 +44,11 @@ MigAuto start_mig_auto(const std::string& mode, const gpu::Inventory& inventory,
 /// The slots to start with: machine_slots, except that with --mig auto a MIG GPU may have no instance yet
 /// (the partitioner makes them) and no CPU slots stand in for it.
 std::vector<sched::Slot> host_slots(const gpu::Inventory& inventory, const MigAuto& mig);
+
+/// The process executor's options on this machine: this ragmig, its shim, and, where NVML sees GPUs, their
+/// utilisation as the measure of jobs on GPU and MIG slots (the mean over a job's devices; unknown when
+/// the driver does not say, as most do not for MIG devices).
+exec::ProcessExecutorOptions executor_options(const gpu::Inventory& inventory);
 
 /// "cpu:0 (cpu), cpu:1 (cpu)"
 std::string describe_slots(const std::vector<sched::Slot>& slots);

@@ -26,6 +26,13 @@ namespace ragmig::exec {
 namespace fs = std::filesystem;
 namespace {
 
+std::vector<std::string> gpu_devices(const sched::Launch& launch) {
+  std::vector<std::string> out;
+  for (const auto& s : launch.slots)
+    if (s.kind != sched::SlotKind::Cpu && !s.device.empty()) out.push_back(s.device);
+  return out;
+}
+
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -155,6 +162,7 @@ int64_t ProcessExecutor::start(const sched::Launch& launch) {
   a.pid = pid;
   a.run_dir = launch.run_dir;
   a.events_offset = launch.events_offset;
+  a.devices = gpu_devices(launch);
   attempts_[launch.job] = a;
   return pid;
 }
@@ -232,7 +240,10 @@ sched::ExecUpdate ProcessExecutor::poll(double now) {
       ::kill(-a.pid, SIGKILL);
       a.kill_at = 0;
     }
-    if (sample && a.pid > 0) {
+    if (sample && a.pid > 0 && !a.devices.empty() && options_.device_utilization) {
+      const auto u = options_.device_utilization(a.devices);
+      update.usage.push_back({job, u ? *u : -1.0});
+    } else if (sample && a.pid > 0) {
       const double cpu = session_cpu_seconds(a.pid);
       if (a.cpu_seconds >= 0 && cpu >= 0 && wall > a.cpu_at)
         update.usage.push_back({job, std::max(0.0, cpu - a.cpu_seconds) / (wall - a.cpu_at)});
@@ -265,6 +276,7 @@ std::optional<sched::ExitStatus> ProcessExecutor::reattach(const sched::Launch& 
   a.adopted = true;
   a.run_dir = launch.run_dir;
   a.events_offset = launch.events_offset;
+  a.devices = gpu_devices(launch);
   attempts_[launch.job] = a;
   return std::nullopt;
 }

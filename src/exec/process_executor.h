@@ -5,8 +5,11 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "sched/executor.h"
 
@@ -17,6 +20,10 @@ struct ProcessExecutorOptions {
   std::string shim_exe;            ///< ragmig-shim, the per-attempt process (exec/shim.h)
   double usage_interval_s = 2.0;   ///< how often CPU utilisation is sampled
   double poll_interval_s = 0.2;    ///< how often the loop should poll when nothing else is due
+  /// Utilisation (0..1) of the GPU or MIG devices a job's slots name, nullopt when unknown. Set: jobs on
+  /// GPU slots report it (or unknown) instead of their CPU time, which says nothing of a GPU. Unset:
+  /// every job reports CPU time.
+  std::function<std::optional<double>(const std::vector<std::string>& devices)> device_utilization;
 };
 
 /// ragmig-shim beside the ragmig binary `ragmig_exe`. Throws IoError if it is not there.
@@ -50,6 +57,7 @@ class ProcessExecutor : public sched::Executor {
     bool stop_requested = false;
     double kill_at = 0;     ///< SIGKILL at this time once stopping (0 = not stopping)
     double cpu_seconds = -1, cpu_at = 0;
+    std::vector<std::string> devices;  ///< the GPU/MIG devices of its slots; empty on CPU slots
   };
 
   std::optional<sched::ExitStatus> check_ended(sched::JobId job, Attempt& a);

@@ -113,6 +113,7 @@ using ErrorStringFn = const char* (*)(Return);
 using SystemGetDriverVersionFn = Return (*)(char*, unsigned int);
 using DeviceGetCountFn = Return (*)(unsigned int*);
 using DeviceGetHandleByIndexFn = Return (*)(unsigned int, Device*);
+using DeviceGetHandleByUuidFn = Return (*)(const char* uuid, Device*);  // GPU or MIG device UUID
 using DeviceGetNameFn = Return (*)(Device, char*, unsigned int);
 using DeviceGetUuidFn = Return (*)(Device, char*, unsigned int);
 using DeviceGetMemoryInfoFn = Return (*)(Device, Memory*);
@@ -156,6 +157,7 @@ struct Api {
   DeviceGetUuidFn device_get_uuid = nullptr;
   DeviceGetMemoryInfoFn device_get_memory_info = nullptr;
   DeviceGetUtilizationRatesFn device_get_utilization_rates = nullptr;
+  DeviceGetHandleByUuidFn device_get_handle_by_uuid = nullptr;  // optional
   // MIG entry points: optional, absent before R450.
   DeviceGetMigModeFn device_get_mig_mode = nullptr;
   DeviceSetMigModeFn device_set_mig_mode = nullptr;

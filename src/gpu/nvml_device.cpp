@@ -86,6 +86,17 @@ nvml::Device device_handle(const NvmlLibrary& nvml, int index) {
   return device;
 }
 
+std::optional<int> utilisation_by_uuid(const NvmlLibrary& nvml, const std::string& uuid) {
+  const nvml::Api& api = nvml.api();
+  nvml::Device device = nullptr;
+  if (!api.device_get_handle_by_uuid || api.device_get_handle_by_uuid(uuid.c_str(), &device) != nvml::kSuccess) {
+    return std::nullopt;
+  }
+  nvml::Utilization util{};
+  if (api.device_get_utilization_rates(device, &util) != nvml::kSuccess) return std::nullopt;
+  return static_cast<int>(util.gpu);
+}
+
 std::string driver_version(const NvmlLibrary& nvml) {
   if (!nvml.api().system_get_driver_version) return "";
   char version[nvml::kSystemDriverVersionBufferSize] = {};

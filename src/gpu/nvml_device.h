@@ -58,6 +58,9 @@ nvml::Device device_handle(const NvmlLibrary& nvml, int index);
 std::vector<GpuDeviceState> read_devices(const NvmlLibrary& nvml);
 /// Reads one GPU.
 GpuDeviceState read_device(const NvmlLibrary& nvml, int index);
+/// The GPU utilisation (percent over NVML's last sample period) of the GPU or MIG device with this UUID;
+/// nullopt when NVML cannot say (most drivers do not for MIG devices) or knows no such UUID.
+std::optional<int> utilisation_by_uuid(const NvmlLibrary& nvml, const std::string& uuid);
 /// The driver version, or "" when NVML does not say.
 std::string driver_version(const NvmlLibrary& nvml);
 

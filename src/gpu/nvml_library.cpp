@@ -80,6 +80,7 @@ NvmlLibrary::NvmlLibrary(const std::string& path) : path_(path) {
     bind_required(handle_, path, api_.device_get_memory_info, {"nvmlDeviceGetMemoryInfo"});
     bind_required(handle_, path, api_.device_get_utilization_rates, {"nvmlDeviceGetUtilizationRates"});
     bind(handle_, api_.system_get_driver_version, {"nvmlSystemGetDriverVersion"});
+    bind(handle_, api_.device_get_handle_by_uuid, {"nvmlDeviceGetHandleByUUID"});
     bind(handle_, api_.device_get_mig_mode, {"nvmlDeviceGetMigMode"});
     bind(handle_, api_.device_set_mig_mode, {"nvmlDeviceSetMigMode"});
     bind(handle_, api_.device_get_gpu_instance_profile_info, {"nvmlDeviceGetGpuInstanceProfileInfo"});

@@ -283,6 +283,30 @@ int nvmlDeviceGetHandleByIndex_v2(unsigned int index, void** device) {
   return kSuccess;
 }
 
+// A GPU's UUID gives its handle, a MIG device's UUID the MIG device's (as drivers from R470 do).
+int nvmlDeviceGetHandleByUUID(const char* uuid, void** device) {
+  if (!g_initialised) return kUninitialized;
+  if (!uuid || !device) return kInvalidArgument;
+  for (size_t g = 0; g < gpus().size(); ++g) {
+    const json& gpu = gpus()[g];
+    if (gpu.value("uuid", "") == uuid) {
+      *device = intern(Handle::Gpu, static_cast<int>(g));
+      return kSuccess;
+    }
+    if (!gpu.contains("instances")) continue;
+    for (const auto& gi : gpu["instances"]) {
+      if (!gi.contains("cis")) continue;
+      for (const auto& ci : gi["cis"]) {
+        if (ci.value("uuid", "") == uuid) {
+          *device = intern(Handle::Mig, static_cast<int>(g), gi["gi"].get<int>(), ci["ci"].get<int>());
+          return kSuccess;
+        }
+      }
+    }
+  }
+  return kNotFound;
+}
+
 int nvmlDeviceGetName(void* device, char* name, unsigned int length) {
   const Handle* h = as_handle(device);
   json* gpu = gpu_of(h);
