@@ -117,20 +117,26 @@ std::vector<std::pair<std::string, std::string>> environment(const gpu::Inventor
   return env;
 }
 
-// Mean measured utilisation over the slots (busy slots with a measurement; idle slots count 0), or
-// nothing when no busy slot was measured.
-std::optional<double> mean_utilization(const std::vector<sched::SlotStatus>& slots) {
+// Mean measured utilisation of the machine, weighted by compute slices as the report's allocation is:
+// busy slots their measurement, everything else 0; nothing when a busy slot has no measurement (a MIG
+// device whose driver does not say), so that the report never draws a guess.
+std::optional<double> mean_utilization(const std::vector<sched::SlotStatus>& slots, const report::SweepReportInput& input) {
   if (slots.empty()) return std::nullopt;
   double sum = 0;
-  bool measured = false;
   for (const auto& s : slots) {
     if (s.job == 0) continue;
     if (s.utilization < 0) return std::nullopt;
-    sum += std::min(1.0, s.utilization);
-    measured = true;
+    const auto c = input.slot_compute.find(s.id);
+    sum += std::min(1.0, s.utilization) * (c == input.slot_compute.end() ? 1 : c->second);
   }
-  if (!measured) return 0.0;
-  return sum / static_cast<double>(slots.size());
+  return sum / std::max(1, input.capacity);
+}
+
+// The machine's compute in slices: 7 per GPU (whole, or MIG instances present or to come), 1 per CPU slot.
+int compute_capacity(const gpu::Inventory& inventory, const std::vector<sched::Slot>& slots) {
+  int capacity = 7 * static_cast<int>(inventory.gpus.size());
+  for (const auto& s : slots) capacity += s.kind == sched::SlotKind::Cpu ? 1 : 0;
+  return capacity;
 }
 
 std::vector<std::pair<double, double>> read_utilization(const std::string& path) {
@@ -222,7 +228,14 @@ Command add_batch_command(CLI::App& root) {
     const std::string utilization_path = (fs::path(plan.dir) / "utilization.csv").string();
     std::ofstream utilization(utilization_path, std::ios::app);
     report::SweepReportInput input;
-    for (const auto& s : slots) input.slots.push_back(s.id);
+    const auto add_slots = [&](const std::vector<sched::Slot>& offered) {
+      for (const auto& s : offered) {
+        if (!input.slot_compute.count(s.id)) input.slots.push_back(s.id);
+        input.slot_compute[s.id] = s.compute;
+      }
+    };
+    add_slots(slots);
+    input.capacity = compute_capacity(inventory, slots);
     input.environment = environment(inventory, slots, plan, sched::to_string(scheduler.policy().spec));
     if (mig.partitioner) input.environment.emplace_back("MIG layout", "re-partitioned for the queue (--mig auto)");
     input.measured = read_utilization(utilization_path);
@@ -240,7 +253,7 @@ Command add_batch_command(CLI::App& root) {
     double last_write = -1e300, last_results = -1e300, last_sample = -1e300;
     while (!stop_requested()) {
       scheduler.step();
-      mig.after_pass(scheduler);
+      if (mig.after_pass(scheduler)) add_slots(scheduler.slots());
       const bool changed = driver.after_pass();
       for (const auto& t : driver.trials()) {
         if (said[t.id] == t.state) continue;
@@ -250,7 +263,7 @@ Command add_batch_command(CLI::App& root) {
       }
       const double now = clock.now();
       if (now - last_sample >= 2.0) {
-        if (const auto u = mean_utilization(store.slots())) {
+        if (const auto u = mean_utilization(store.slots(), input)) {
           utilization << fmt::format("{:.3f},{:.4f}\n", now, *u) << std::flush;
           input.measured.emplace_back(now, *u);
         }

@@ -56,12 +56,13 @@ MigAuto start_mig_auto(const std::string& mode, const gpu::Inventory& inventory,
   return m;
 }
 
-void MigAuto::after_pass(sched::Scheduler& scheduler) {
-  if (!partitioner) return;
-  if (auto changed = partitioner->after_pass(scheduler.cluster_view())) {
-    log_line(fmt::format("{}: {} slots: {}", who, changed->size(), describe_slots(*changed)));
-    scheduler.set_slots(std::move(*changed));
-  }
+bool MigAuto::after_pass(sched::Scheduler& scheduler) {
+  if (!partitioner) return false;
+  auto changed = partitioner->after_pass(scheduler.cluster_view());
+  if (!changed) return false;
+  log_line(fmt::format("{}: {} slots: {}", who, changed->size(), describe_slots(*changed)));
+  scheduler.set_slots(std::move(*changed));
+  return true;
 }
 
 std::vector<sched::Slot> host_slots(const gpu::Inventory& inventory, const MigAuto& mig) {

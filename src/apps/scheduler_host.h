@@ -33,8 +33,9 @@ struct MigAuto {
   std::unique_ptr<exec::MachinePartitioner> partitioner;
   std::string who;  ///< "ragmig run", for the log
 
-  /// After a scheduler pass: re-partitions if the queue asks for it and hands the new slots to the scheduler.
-  void after_pass(sched::Scheduler& scheduler);
+  /// After a scheduler pass: re-partitions if the queue asks for it and hands the new slots to the
+  /// scheduler. True when the slots changed.
+  bool after_pass(sched::Scheduler& scheduler);
 };
 
 /// For mode "auto": NVML and at least one GPU the partitioner may change (MIG on, in the catalog), else

@@ -290,7 +290,7 @@ std::string gantt_chart(const ReportData& d, const GroupColors& colours) {
 }
 
 std::string utilisation_chart(const ReportData& d) {
-  const std::string title = "Utilisation: share of slots allocated, and measured, over time";
+  const std::string title = "Utilisation: share of the compute allocated, and measured, over time";
   const auto alloc = clean_points(d.allocated);
   const auto meas = clean_points(d.measured);
   if (alloc.empty() && meas.empty()) return no_data_svg(title);

@@ -179,8 +179,9 @@ std::string render_html(const ReportData& d) {
   out += gantt_chart(d, colours);
   out += "</section>\n";
 
-  out += "<section class=\"panel\">\n<h2>Utilisation</h2>\n<p class=\"note\">Share of slots holding a job "
-         "(allocated) and measured device utilisation, averaged over slots.</p>\n";
+  out += "<section class=\"panel\">\n<h2>Utilisation</h2>\n<p class=\"note\">Share of the compute held by jobs "
+         "(allocated; a GPU counts 7 slices, a MIG instance its own, a CPU slot 1) and measured device utilisation "
+         "(CPU time on CPU slots, NVML on GPUs), weighted alike.</p>\n";
   out += utilisation_chart(d);
   out += "</section>\n";
 

@@ -53,8 +53,8 @@ struct ReportData {
   std::vector<std::string> slots;       ///< Gantt rows in order (slot ids), e.g. "cpu:0", "mig:0:1:0"
   std::vector<Span> spans;
   double horizon_s = 0;                 ///< time axis end (>= every span end); 0: taken from the data
-  Series allocated;                     ///< fraction (0..1) of slots holding a job, step function over time (s)
-  Series measured;                      ///< measured utilisation (0..1, mean over slots) over time; may be empty
+  Series allocated;                     ///< fraction (0..1) of the compute (slices) held by jobs, step function over time (s)
+  Series measured;                      ///< measured utilisation (0..1, mean over slots by compute) over time; may be empty
   std::vector<Series> loss;             ///< training loss per trial: (step, loss)
   std::vector<LeaderRow> leaderboard;   ///< already ranked best first
   std::vector<std::pair<std::string, std::string>> environment;  ///< host, GPU/MIG layout, policy, slots...

@@ -47,6 +47,30 @@ std::vector<LeaderRow> leaderboard(const std::vector<hpo::TrialStatus>& trials) 
   return rows;
 }
 
+Series allocation(const std::vector<Span>& spans, const std::map<std::string, int>& compute, int capacity,
+                  double horizon_s) {
+  std::vector<std::pair<double, int>> edges;  // (time, +slices / -slices)
+  for (const auto& s : spans) {
+    const auto c = compute.find(s.slot);
+    const int slices = c == compute.end() ? 1 : c->second;
+    edges.emplace_back(s.start, slices);
+    edges.emplace_back(s.end, -slices);
+  }
+  std::sort(edges.begin(), edges.end());
+  const double total = std::max(1, capacity);
+  Series out;
+  out.name = "allocated";
+  out.points.emplace_back(0, 0);
+  int busy = 0;
+  for (size_t i = 0; i < edges.size(); ++i) {
+    busy += edges[i].second;
+    if (i + 1 < edges.size() && edges[i + 1].first == edges[i].first) continue;
+    out.points.emplace_back(edges[i].first, busy / total);
+  }
+  out.points.emplace_back(horizon_s, busy / total);
+  return out;
+}
+
 ReportData sweep_report(const hpo::SweepDriver& driver, sched::Store& store, const SweepReportInput& input) {
   const hpo::SweepPlan& plan = driver.plan();
   const auto& trials = driver.trials();
@@ -62,7 +86,6 @@ ReportData sweep_report(const hpo::SweepDriver& driver, sched::Store& store, con
   for (const auto& t : trials)
     if (const auto job = store.job(t.train_job)) t0 = std::min(t0, job->submitted_at);
 
-  std::vector<std::pair<double, int>> edges;  // allocation changes: (time, +1 / -1)
   const auto add_spans = [&](const hpo::TrialStatus& t, sched::JobId job, const std::string& label) {
     if (job == 0) return;
     for (const auto& a : store.attempts(job)) {
@@ -72,8 +95,6 @@ ReportData sweep_report(const hpo::SweepDriver& driver, sched::Store& store, con
       for (const auto& slot : a.slots) {
         d.spans.push_back({slot, label, t.id, a.started_at - t0, end - t0, outcome});
         if (std::find(d.slots.begin(), d.slots.end(), slot) == d.slots.end()) d.slots.push_back(slot);
-        edges.emplace_back(a.started_at - t0, +1);
-        edges.emplace_back(end - t0, -1);
       }
     }
   };
@@ -83,18 +104,8 @@ ReportData sweep_report(const hpo::SweepDriver& driver, sched::Store& store, con
   }
   d.horizon_s = std::max(0.0, input.now - t0);
 
-  // Allocation: the share of slots holding an attempt, as a step function.
-  std::sort(edges.begin(), edges.end());
-  const double slots = std::max<double>(1, static_cast<double>(d.slots.size()));
-  d.allocated.name = "allocated";
-  d.allocated.points.emplace_back(0, 0);
-  int busy = 0;
-  for (size_t i = 0; i < edges.size(); ++i) {
-    busy += edges[i].second;
-    if (i + 1 < edges.size() && edges[i + 1].first == edges[i].first) continue;
-    d.allocated.points.emplace_back(edges[i].first, busy / slots);
-  }
-  d.allocated.points.emplace_back(d.horizon_s, busy / slots);
+  d.allocated = allocation(d.spans, input.slot_compute,
+                           input.capacity > 0 ? input.capacity : static_cast<int>(d.slots.size()), d.horizon_s);
   d.measured.name = "measured";
   for (const auto& [at, value] : input.measured) d.measured.points.emplace_back(at - t0, value);
 

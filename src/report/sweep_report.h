@@ -3,6 +3,7 @@
 // headline figures. Rendering stays in html_report.h; this file decides what the figures mean.
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,11 +16,19 @@ namespace ragmig::report {
 
 struct SweepReportInput {
   std::vector<std::string> slots;                                 ///< slot ids on offer, in order
+  std::map<std::string, int> slot_compute;                        ///< compute slices per slot id (absent: 1)
+  int capacity = 0;                                               ///< compute slices of the machine (0: one per slot)
   std::vector<std::pair<double, double>> measured;                ///< (unix time, mean utilisation 0..1)
   std::vector<std::pair<std::string, std::string>> environment;   ///< host, slots, GPUs, policy...
   double now = 0;                                                 ///< unix time of this report
   std::string generated_at;                                       ///< human form of `now`
 };
+
+/// The share of the machine's compute that attempts held over [0, horizon_s], as a step function: each span
+/// weighs its slot's compute slices (`compute`; 1 when absent), over `capacity` slices. A MIG instance of
+/// 3g counts three sevenths of its GPU, so instances of different sizes, and a layout that changes while the
+/// sweep runs, are counted for what they are.
+Series allocation(const std::vector<Span>& spans, const std::map<std::string, int>& compute, int capacity, double horizon_s);
 
 /// Done trials first (best metric first), then those still running or queued, then the ones ASHA stopped
 /// (furthest rung first, then its value), then failed and cancelled ones.

@@ -9,6 +9,7 @@
 #include "report/html_report.h"
 #include "report/sample_data.h"
 #include "report/svg.h"
+#include "report/sweep_report.h"
 #include "support/test_support.h"
 
 namespace ragmig::report {
@@ -169,6 +170,24 @@ TEST(Charts, TextColourReadsOnItsBackground) {
   EXPECT_EQ(text_colour_on("#4e79a7"), "#ffffff");
   EXPECT_EQ(text_colour_on("#edc948"), "#111827");
   EXPECT_EQ(text_colour_on("bogus"), "#111827");
+}
+
+// A 3g MIG instance counts three slices of seven, a CPU slot (absent from the map) one; ends and starts at
+// the same moment make one step.
+TEST(SweepReport, AllocationWeighsSlotsByTheirCompute) {
+  const std::vector<Span> spans = {{"mig:0:1:0", "t00", "t00", 0, 10, "done"},
+                                   {"mig:0:2:0", "t01", "t01", 5, 10, "done"},
+                                   {"cpu:0", "t02", "t02", 0, 5, "done"}};
+  const Series a = allocation(spans, {{"mig:0:1:0", 3}, {"mig:0:2:0", 1}}, 7, 12);
+  const std::vector<std::pair<double, double>> expected = {{0, 0}, {0, 4.0 / 7}, {5, 4.0 / 7}, {10, 0}, {12, 0}};
+  ASSERT_EQ(a.points.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_DOUBLE_EQ(a.points[i].first, expected[i].first) << i;
+    EXPECT_DOUBLE_EQ(a.points[i].second, expected[i].second) << i;
+  }
+  // Without weights and with one slice per slot, the old share of slots.
+  EXPECT_DOUBLE_EQ(allocation(spans, {}, 3, 12).points[1].second, 2.0 / 3);
+  EXPECT_EQ(allocation({}, {}, 0, 5).points.back(), (std::pair<double, double>{5, 0}));
 }
 
 TEST(WriteReport, AtomicNoTempLeft) {
