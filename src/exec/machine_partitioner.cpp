@@ -3,6 +3,8 @@
 // call; only a new question reads the devices again.
 #include "exec/machine_partitioner.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "core/error.h"
@@ -45,9 +47,7 @@ std::vector<PlannableGpu> plannable_gpus(const std::vector<gpu::GpuDeviceState>&
       bool busy = gi.devices.size() > 1;
       for (const auto& dev : gi.devices) busy = busy || dev.busy.value_or(true);  // unknown counts as busy
       g.state.instances.push_back({{p, gi.placement_start}, busy, gi.gi_id});
-      g.slot_ids.push_back(gi.devices.size() == 1 ? "mig:" + std::to_string(d.index) + ":" + std::to_string(gi.gi_id) +
-                                                        ":" + std::to_string(gi.devices[0].ci_id)
-                                                  : "");
+      g.slot_ids.push_back(gi.devices.size() == 1 ? gpu::mig_slot_id(d.index, gi, gi.devices[0].ci_id) : "");
     }
     if (known) out.push_back(std::move(g));
   }
@@ -101,6 +101,18 @@ std::optional<std::vector<sched::Slot>> MachinePartitioner::after_pass(const sch
   }
   last_question_ = queue_question(view, plannable_gpus(devices_, &notes));
   std::vector<sched::Slot> after = device_slots(devices_);
+  // A running job's slot stays on offer whatever NVML says now (an instance destroyed outside ragmig): the
+  // scheduler keeps every slot a running job holds; it goes with the next change after the job ends.
+  for (const auto& job : view.jobs) {
+    for (int s : job.slots) {
+      const sched::Slot& held = view.slots[static_cast<size_t>(s)];
+      if (std::none_of(after.begin(), after.end(), [&](const sched::Slot& a) { return a.id == held.id; })) {
+        log_(fmt::format("mig auto: slot {} of running job {} is gone from NVML's list; kept until the job ends", held.id,
+                         job.id));
+        after.push_back(held);
+      }
+    }
+  }
   const auto ids = [](const std::vector<sched::Slot>& slots) {
     std::vector<std::string> out;
     for (const auto& s : slots) out.push_back(s.id + "=" + s.device);

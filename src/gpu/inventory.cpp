@@ -29,6 +29,11 @@ int64_t system_memory_mib() {
   return static_cast<int64_t>(pages) * page_size / (1024 * 1024);
 }
 
+std::string mig_slot_id(int gpu, const GpuInstanceState& gi, int ci_id) {
+  return "mig:" + std::to_string(gpu) + ":" + gi.profile + "@" + std::to_string(gi.placement_start) +
+         (ci_id == 0 ? "" : ":ci" + std::to_string(ci_id));
+}
+
 std::vector<Slot> slots_from_devices(const std::vector<GpuDeviceState>& gpus) {
   std::vector<Slot> slots;
   for (const auto& g : gpus) {
@@ -49,7 +54,7 @@ std::vector<Slot> slots_from_devices(const std::vector<GpuDeviceState>& gpus) {
       for (const auto& dev : gi.devices) {
         if (dev.uuid.empty()) continue;
         Slot s;
-        s.id = "mig:" + std::to_string(g.index) + ":" + std::to_string(gi.gi_id) + ":" + std::to_string(dev.ci_id);
+        s.id = mig_slot_id(g.index, gi, dev.ci_id);
         s.kind = SlotKind::Mig;
         s.profile = gi.profile;
         s.memory_mib = dev.memory_total_mib > 0 ? dev.memory_total_mib : gi.memory_mib;

@@ -17,7 +17,7 @@ enum class SlotKind { Mig, Gpu, Cpu };
 const char* to_string(SlotKind kind);
 
 struct Slot {
-  std::string id;                    ///< stable name: "mig:<gpu>:<gi>:<ci>", "gpu:<index>", "cpu:<k>"
+  std::string id;                    ///< stable name: mig_slot_id(), "gpu:<index>", "cpu:<k>"
   SlotKind kind = SlotKind::Cpu;
   std::string profile;               ///< MIG profile ("1g.18gb"), GPU name ("NVIDIA H200"), or "cpu"
   int64_t memory_mib = 0;            ///< the slot's memory (a CPU slot's share of the RAM)
@@ -41,6 +41,12 @@ struct InventoryOptions {
   int cpu_slots = 0;          ///< CPU slots offered without a GPU; 0 = one per hardware thread
   std::string nvml_library;   ///< "" = NvmlLibrary::default_path() ($RAGMIG_NVML_LIBRARY or libnvidia-ml.so.1)
 };
+
+/// The slot id of compute instance `ci_id` of GPU instance `gi` on GPU `gpu`: "mig:<gpu>:<profile>@<start>"
+/// ("mig:0:3g.71gb@4"), with ":ci<id>" after it for any but compute instance 0. Named by placement, not by
+/// NVML's GPU instance id, which the driver hands out again after a destroy: an id never names two
+/// different instances, whatever was destroyed and created in between.
+std::string mig_slot_id(int gpu, const GpuInstanceState& gi, int ci_id);
 
 /// One per hardware thread (std::thread::hardware_concurrency), at least 1: a CPU job is one process
 /// whose own thread count the job decides, so the slot count only bounds how many run side by side.

@@ -36,7 +36,7 @@ struct TrialStatus {
   std::vector<RungResult> rungs;
   int64_t steps = 0;              ///< training steps done
   double wall_s = 0;              ///< training time over all attempts
-  std::string slot;               ///< where its training ran last ("cpu:0", "mig:0:1:0", "+" between replicas)
+  std::string slot;               ///< where its training ran last ("cpu:0", "mig:0:1g.18gb@0", "+" between replicas)
   std::string reason;             ///< why it failed or stopped
 };
 

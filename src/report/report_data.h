@@ -50,7 +50,7 @@ struct ReportData {
   std::string metric_name = "ndcg@10";
   std::string rung_metric_name = "recall@20";
   std::vector<std::pair<std::string, std::string>> summary;  ///< headline figures: trials, done, best...
-  std::vector<std::string> slots;       ///< Gantt rows in order (slot ids), e.g. "cpu:0", "mig:0:1:0"
+  std::vector<std::string> slots;       ///< Gantt rows in order (slot ids), e.g. "cpu:0", "mig:0:1g.18gb@0"
   std::vector<Span> spans;
   double horizon_s = 0;                 ///< time axis end (>= every span end); 0: taken from the data
   Series allocated;                     ///< fraction (0..1) of the compute (slices) held by jobs, step function over time (s)

@@ -12,7 +12,11 @@
 // pending until a GPU reset.
 //
 // Read-only calls never write the file. Each change (and each refused change) is appended to "calls" and
-// the file is replaced atomically, so a test sees what a command did and in which order.
+// the file is replaced atomically, so a test sees what a command did and in which order. A file changed by
+// someone else (a test, another process) is read again at the next call, as a driver shared by several
+// processes would show their changes.
+#include <sys/stat.h>
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -79,6 +83,36 @@ std::deque<Handle> g_handles;
 json g_state;
 std::string g_path;
 bool g_initialised = false;
+struct timespec g_loaded_mtime = {};  // of the file as last read or written
+
+struct timespec mtime_of(const std::string& path) {
+  struct stat st = {};
+  return ::stat(path.c_str(), &st) == 0 ? st.st_mtim : timespec{};
+}
+
+bool load() {
+  std::ifstream in(g_path);
+  if (!in) return false;
+  json state;
+  try {
+    state = json::parse(in);
+  } catch (const json::exception&) {
+    return false;
+  }
+  if (!state.contains("gpus") || !state["gpus"].is_array()) return false;
+  if (!state.contains("calls")) state["calls"] = json::array();
+  g_state = std::move(state);
+  g_loaded_mtime = mtime_of(g_path);
+  return true;
+}
+
+// Initialised, with the file's latest contents.
+bool ready() {
+  if (!g_initialised) return false;
+  const struct timespec now = mtime_of(g_path);
+  if (now.tv_sec != g_loaded_mtime.tv_sec || now.tv_nsec != g_loaded_mtime.tv_nsec) load();
+  return true;
+}
 
 Handle* intern(Handle::Kind kind, int gpu, int gi = -1, int ci = -1) {
   for (auto& h : g_handles) {
@@ -98,13 +132,15 @@ bool save() {
     out << g_state.dump(2) << "\n";
     if (!out.flush()) return false;
   }
-  return std::rename(tmp.c_str(), g_path.c_str()) == 0;
+  if (std::rename(tmp.c_str(), g_path.c_str()) != 0) return false;
+  g_loaded_mtime = mtime_of(g_path);
+  return true;
 }
 
 json& gpus() { return g_state["gpus"]; }
 
 json* gpu_of(const Handle* h) {
-  if (!g_initialised || !h || h->gpu < 0 || static_cast<size_t>(h->gpu) >= gpus().size()) return nullptr;
+  if (!ready() || !h || h->gpu < 0 || static_cast<size_t>(h->gpu) >= gpus().size()) return nullptr;
   return &gpus()[static_cast<size_t>(h->gpu)];
 }
 
@@ -229,16 +265,8 @@ extern "C" {
 int nvmlInit_v2() {
   const char* path = std::getenv("NVML_EMULATOR_STATE");
   if (!path || !*path) return kUnknown;
-  std::ifstream in(path);
-  if (!in) return kUnknown;
-  try {
-    g_state = json::parse(in);
-  } catch (const json::exception&) {
-    return kUnknown;
-  }
-  if (!g_state.contains("gpus") || !g_state["gpus"].is_array()) return kUnknown;
-  if (!g_state.contains("calls")) g_state["calls"] = json::array();
   g_path = path;
+  if (!load()) return kUnknown;
   g_initialised = true;
   return kSuccess;
 }
@@ -265,19 +293,19 @@ const char* nvmlErrorString(int rc) {
 }
 
 int nvmlSystemGetDriverVersion(char* version, unsigned int length) {
-  if (!g_initialised) return kUninitialized;
+  if (!ready()) return kUninitialized;
   return copy_text(g_state.value("driver_version", "570.86.15"), version, length);
 }
 
 int nvmlDeviceGetCount_v2(unsigned int* count) {
-  if (!g_initialised) return kUninitialized;
+  if (!ready()) return kUninitialized;
   if (!count) return kInvalidArgument;
   *count = static_cast<unsigned>(gpus().size());
   return kSuccess;
 }
 
 int nvmlDeviceGetHandleByIndex_v2(unsigned int index, void** device) {
-  if (!g_initialised) return kUninitialized;
+  if (!ready()) return kUninitialized;
   if (!device || index >= gpus().size()) return kInvalidArgument;
   *device = intern(Handle::Gpu, static_cast<int>(index));
   return kSuccess;
@@ -285,7 +313,7 @@ int nvmlDeviceGetHandleByIndex_v2(unsigned int index, void** device) {
 
 // A GPU's UUID gives its handle, a MIG device's UUID the MIG device's (as drivers from R470 do).
 int nvmlDeviceGetHandleByUUID(const char* uuid, void** device) {
-  if (!g_initialised) return kUninitialized;
+  if (!ready()) return kUninitialized;
   if (!uuid || !device) return kInvalidArgument;
   for (size_t g = 0; g < gpus().size(); ++g) {
     const json& gpu = gpus()[g];

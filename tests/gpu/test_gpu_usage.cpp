@@ -56,21 +56,21 @@ TEST_F(GpuUsage, MigDevicesReportWhatTheDriverSaysAndNothingElse) {
         for (const int64_t id : ids)
           if (state_of(s, id) != "running") return false;
         const auto slots = slots_by_id(s);
-        for (int gi = 1; gi <= 4; ++gi)
-          if (!slots.at("mig:0:" + std::to_string(gi) + ":0")["utilization"].is_number()) return false;
+        for (int start = 0; start < 4; ++start)
+          if (!slots.at("mig:0:1g.18gb@" + std::to_string(start))["utilization"].is_number()) return false;
         return true;
       },
       20);
   ASSERT_TRUE(measured) << status().dump(2);
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // past another sample
   const auto slots = slots_by_id(status());
-  for (int gi = 1; gi <= 7; ++gi) {
-    const json& u = slots.at("mig:0:" + std::to_string(gi) + ":0")["utilization"];
-    if (gi <= 4) {
-      ASSERT_TRUE(u.is_number()) << gi;
-      EXPECT_DOUBLE_EQ(u.get<double>(), 0.55) << gi;
+  for (int start = 0; start < 7; ++start) {
+    const json& u = slots.at("mig:0:1g.18gb@" + std::to_string(start))["utilization"];
+    if (start < 4) {
+      ASSERT_TRUE(u.is_number()) << start;
+      EXPECT_DOUBLE_EQ(u.get<double>(), 0.55) << start;
     } else {
-      EXPECT_TRUE(u.is_null()) << gi << ": " << u.dump();  // unknown, not the worker's CPU time
+      EXPECT_TRUE(u.is_null()) << start << ": " << u.dump();  // unknown, not the worker's CPU time
     }
   }
   scheduler->signal(SIGTERM);

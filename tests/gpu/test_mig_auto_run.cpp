@@ -106,5 +106,38 @@ TEST_F(MigAutoRun, WithoutPermissionTheJobWaitsAndTheSchedulerSaysWhyOnce) {
   EXPECT_EQ(gpus()["gpus"][0]["instances"].size(), 7u);
 }
 
+// Someone destroys, outside ragmig, the instance a running job holds; then the queue asks for a re-partition.
+// The scheduler keeps the job's slot until the job ends instead of losing track of it (or dying), and the
+// other job runs on what the partitioner made.
+TEST_F(MigAutoRun, ARunningJobsInstanceDestroyedElsewhereDoesNotBreakTheScheduler) {
+  write_gpus(seven_small_instances());
+  const int64_t small = submit({"--slots", "1g.18gb:1", "--cmd", std::string("sh -c '") + kRecordDevice + "; sleep 4'"});
+  auto scheduler = start_scheduler({"--mig", "auto", "--tick", "0.1", "--until-empty"}, "vanished");
+  ASSERT_TRUE(wait_for([&](const json& s) { return state_of(s, small) == "running"; }, 20));
+  std::string device;
+  for (int i = 0; i < 100 && device.empty(); ++i) {
+    const std::string run_dir = job(small)["run_dir"];
+    if (std::filesystem::exists(std::filesystem::path(run_dir) / "dev.txt")) device = device_of(small);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const int gi = instance_of(device).first;
+  ASSERT_GT(gi, 0) << device;
+  json state = gpus();
+  auto& list = state["gpus"][0]["instances"];
+  for (size_t k = 0; k < list.size(); ++k) {
+    if (list[k]["gi"] == gi) {
+      list.erase(k);
+      break;
+    }
+  }
+  write_gpus(state);
+  const int64_t large = submit({"--slots", "3g.71gb:1", "--cmd", "true"});
+  EXPECT_EQ(scheduler->wait(), 0);
+  const std::string log = read_file((dir_ / "scheduler-vanished.log").string());
+  EXPECT_THAT(log, HasSubstr("of running job " + std::to_string(small) + " is gone from NVML's list")) << log;
+  EXPECT_EQ(job(small)["state"], "done") << log;
+  EXPECT_EQ(job(large)["state"], "done") << log;
+}
+
 }  // namespace
 }  // namespace ragmig::testing

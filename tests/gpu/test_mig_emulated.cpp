@@ -123,13 +123,13 @@ TEST_F(Emulated, GpusListsTheGpuItsInstancesAndSlotsAndChangesNothing) {
   EXPECT_FALSE(g["instances"][1]["devices"][0]["busy"].get<bool>());
 
   ASSERT_EQ(j["slots"].size(), 3u);
-  EXPECT_EQ(j["slots"][0]["id"], "mig:0:2:0");
+  EXPECT_EQ(j["slots"][0]["id"], "mig:0:3g.71gb@0");
   EXPECT_EQ(j["slots"][0]["kind"], "mig");
   EXPECT_EQ(j["slots"][0]["profile"], "3g.71gb");
   EXPECT_EQ(j["slots"][0]["memory_mib"], 65536);
   EXPECT_EQ(j["slots"][0]["cuda_visible_devices"], "MIG-00000002-aaaa-bbbb-cccc-000000000000");
   EXPECT_TRUE(j["slots"][0]["busy"].get<bool>());
-  EXPECT_EQ(j["slots"][2]["id"], "mig:0:8:0");
+  EXPECT_EQ(j["slots"][2]["id"], "mig:0:1g.18gb@5");
   EXPECT_FALSE(j["slots"][2]["busy"].get<bool>());
 
   const auto text = ragmig({"gpus"});
@@ -137,7 +137,7 @@ TEST_F(Emulated, GpusListsTheGpuItsInstancesAndSlotsAndChangesNothing) {
   EXPECT_NE(text.output.find("driver 570.86.15"), std::string::npos) << text.output;
   EXPECT_NE(text.output.find("GPU 0: NVIDIA H200"), std::string::npos) << text.output;
   EXPECT_NE(text.output.find("MIG on"), std::string::npos) << text.output;
-  EXPECT_NE(text.output.find("mig:0:7:0"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("mig:0:1g.18gb@4"), std::string::npos) << text.output;
   EXPECT_EQ(read_file(path()), before);  // listing never writes
 }
 

@@ -109,6 +109,7 @@ TEST(Inventory, SlotsFromDeviceStates) {
   GpuInstanceState gi7;
   gi7.gi_id = 7;
   gi7.profile = "1g.18gb";
+  gi7.placement_start = 5;
   gi7.memory_mib = 16384;
   gi7.devices = {{0, "MIG-2222", 0, 0, std::nullopt, std::nullopt}};
   mig.instances = {gi3, gi9, gi7};
@@ -130,13 +131,17 @@ TEST(Inventory, SlotsFromDeviceStates) {
 
   const auto slots = slots_from_devices({mig, whole, empty_mig, unreadable});
   ASSERT_EQ(slots.size(), 3u);
-  EXPECT_EQ(slots[0].id, "mig:0:3:0");
+  EXPECT_EQ(slots[0].id, "mig:0:3g.71gb@0");
   EXPECT_EQ(slots[0].kind, SlotKind::Mig);
   EXPECT_EQ(slots[0].profile, "3g.71gb");
   EXPECT_EQ(slots[0].memory_mib, 66000);
   EXPECT_EQ(slots[0].cuda_visible_devices, "MIG-1111");
   EXPECT_TRUE(slots[0].busy);
-  EXPECT_EQ(slots[1].id, "mig:0:7:0");
+  EXPECT_EQ(slots[1].id, "mig:0:1g.18gb@5");
+  // Named by placement, not by the driver's instance id; a second compute instance of one GPU instance
+  // gets its own name.
+  EXPECT_EQ(mig_slot_id(2, gi7, 0), "mig:2:1g.18gb@5");
+  EXPECT_EQ(mig_slot_id(2, gi7, 1), "mig:2:1g.18gb@5:ci1");
   EXPECT_EQ(slots[1].memory_mib, 16384);  // the device did not report memory: the profile's
   EXPECT_FALSE(slots[1].busy);
   EXPECT_EQ(slots[2].id, "gpu:1");

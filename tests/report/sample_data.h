@@ -17,19 +17,19 @@ inline report::ReportData sample_report() {
   d.summary = {{"trials", "8"},   {"done", "4"},         {"stopped", "2"},
                {"failed", "1"},   {"running", "1"},      {"best ndcg@10", "0.4123 (t06)"},
                {"wall time", "23 min"}, {"slot busy", "87 %"}};
-  d.slots = {"mig:0:1:0", "mig:0:2:0", "cpu:0"};
+  d.slots = {"mig:0:3g.71gb@0", "mig:0:1g.18gb@4", "cpu:0"};
   d.spans = {
-      {"mig:0:1:0", "t01", "t01", 0, 420, "done"},
-      {"mig:0:2:0", "t02", "t02", 0, 300, "preempted"},
+      {"mig:0:3g.71gb@0", "t01", "t01", 0, 420, "done"},
+      {"mig:0:1g.18gb@4", "t02", "t02", 0, 300, "preempted"},
       {"cpu:0", "t03", "t03", 0, 980, "done"},
-      {"mig:0:2:0", "t05", "t05", 300, 520, "failed"},
-      {"mig:0:1:0", "t04", "t04", 420, 610, "stopped"},
-      {"mig:0:2:0", "t02", "t02", 520, 900, "done"},
-      {"mig:0:1:0", "t06", "t06", 610, 1130, "done"},
-      {"mig:0:2:0", "t07", "t07", 900, 1010, "stopped"},
-      {"mig:0:2:0", "t03 eval", "t03", 1010, 1070, "done"},
+      {"mig:0:1g.18gb@4", "t05", "t05", 300, 520, "failed"},
+      {"mig:0:3g.71gb@0", "t04", "t04", 420, 610, "stopped"},
+      {"mig:0:1g.18gb@4", "t02", "t02", 520, 900, "done"},
+      {"mig:0:3g.71gb@0", "t06", "t06", 610, 1130, "done"},
+      {"mig:0:1g.18gb@4", "t07", "t07", 900, 1010, "stopped"},
+      {"mig:0:1g.18gb@4", "t03 eval", "t03", 1010, 1070, "done"},
       {"cpu:0", "t05", "t05", 1100, 1100, "cancelled"},  // zero-length
-      {"mig:0:1:0", "t08", "t08", 1130, 1380, "running"},
+      {"mig:0:3g.71gb@0", "t08", "t08", 1130, 1380, "running"},
       {"cpu:0", "t06 eval", "t06", 1140, 1190, "done"},
   };
   d.horizon_s = 1380;
@@ -62,17 +62,17 @@ inline report::ReportData sample_report() {
     return r;
   };
   d.leaderboard = {
-      row("t06", "done", 0.41234, {{100, 0.301, "continue"}, {300, 0.362, "continue"}}, 900, 520, "mig:0:1:0",
+      row("t06", "done", 0.41234, {{100, 0.301, "continue"}, {300, 0.362, "continue"}}, 900, 520, "mig:0:3g.71gb@0",
           "3e-5", "64"),
-      row("t02", "done", 0.39871, {{100, 0.288, "continue"}, {300, 0.351, "continue"}}, 900, 680, "mig:0:2:0",
+      row("t02", "done", 0.39871, {{100, 0.288, "continue"}, {300, 0.351, "continue"}}, 900, 680, "mig:0:1g.18gb@4",
           "5e-5", "64"),
-      row("t03", "done", 0.38112, {{100, 0.279, "continue"}, {300, 0.344, "continue"}}, 900, 1040, "mig:0:2:0",
+      row("t03", "done", 0.38112, {{100, 0.279, "continue"}, {300, 0.344, "continue"}}, 900, 1040, "mig:0:1g.18gb@4",
           "2e-5", "32"),
-      row("t01", "done", 0.35020, {{100, 0.262, "continue"}, {300, 0.331, "continue"}}, 900, 420, "mig:0:1:0",
+      row("t01", "done", 0.35020, {{100, 0.262, "continue"}, {300, 0.331, "continue"}}, 900, 420, "mig:0:3g.71gb@0",
           "1e-4", "32"),
-      row("t08", "running", std::nullopt, {{100, 0.295, "continue"}}, 600, 250, "mig:0:1:0", "4e-5", "128"),
-      row("t04", "stopped", std::nullopt, {{100, 0.213, "stop"}}, 300, 190, "mig:0:1:0", "1e-3", "16"),
-      row("t07", "stopped", std::nullopt, {{100, 0.198, "stop"}}, 300, 110, "mig:0:2:0", "2e-3", "16"),
+      row("t08", "running", std::nullopt, {{100, 0.295, "continue"}}, 600, 250, "mig:0:3g.71gb@0", "4e-5", "128"),
+      row("t04", "stopped", std::nullopt, {{100, 0.213, "stop"}}, 300, 190, "mig:0:3g.71gb@0", "1e-3", "16"),
+      row("t07", "stopped", std::nullopt, {{100, 0.198, "stop"}}, 300, 110, "mig:0:1g.18gb@4", "2e-3", "16"),
       row("t05", "failed", std::nullopt, {}, 150, 220, "cpu:0", "5e-3", "256"),
   };
   d.leaderboard[1].params.push_back({"grad_cache", "on"});  // a key only one row has

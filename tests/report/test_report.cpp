@@ -175,10 +175,10 @@ TEST(Charts, TextColourReadsOnItsBackground) {
 // A 3g MIG instance counts three slices of seven, a CPU slot (absent from the map) one; ends and starts at
 // the same moment make one step.
 TEST(SweepReport, AllocationWeighsSlotsByTheirCompute) {
-  const std::vector<Span> spans = {{"mig:0:1:0", "t00", "t00", 0, 10, "done"},
-                                   {"mig:0:2:0", "t01", "t01", 5, 10, "done"},
+  const std::vector<Span> spans = {{"mig:0:3g.71gb@0", "t00", "t00", 0, 10, "done"},
+                                   {"mig:0:1g.18gb@4", "t01", "t01", 5, 10, "done"},
                                    {"cpu:0", "t02", "t02", 0, 5, "done"}};
-  const Series a = allocation(spans, {{"mig:0:1:0", 3}, {"mig:0:2:0", 1}}, 7, 12);
+  const Series a = allocation(spans, {{"mig:0:3g.71gb@0", 3}, {"mig:0:1g.18gb@4", 1}}, 7, 12);
   const std::vector<std::pair<double, double>> expected = {{0, 0}, {0, 4.0 / 7}, {5, 4.0 / 7}, {10, 0}, {12, 0}};
   ASSERT_EQ(a.points.size(), expected.size());
   for (size_t i = 0; i < expected.size(); ++i) {
