@@ -256,17 +256,22 @@ TEST(BatchCli, AStateFolderRefusesAnotherSweep) {
 }
 
 
-// --mig auto on a machine without NVML: refused before the sweep's folder exists.
+// --mig auto on a machine without NVML: refused before the sweep's folder exists. The sweep is the MIG
+// example of examples/, run from the repository as its comment says: reaching the NVML check means that
+// the file, its base config, its `set` and every trial resolved.
 TEST(BatchCli, MigAutoWithoutNvmlFailsBeforeAnythingIsWritten) {
-  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  if (!fs::is_directory(fs::path(RAGMIG_SOURCE_DIR) / "../shared/data/beir/squad-train")) {
+    GTEST_SKIP() << "the example's data, ../shared/data/beir/squad-train, is not beside this checkout";
+  }
   ScratchDir dir;
-  const auto files = write_sweep(dir);
-  ::setenv("RAGMIG_NVML_LIBRARY", "/no/such/libnvidia-ml.so.1", 1);
-  const auto r = run_process({RAGMIG_BINARY, "batch", files.sweep.string(), "--state", files.state.string(), "--mig", "auto"});
-  ::unsetenv("RAGMIG_NVML_LIBRARY");
+  const fs::path state = dir / "state";
+  const std::string command = "cd " + std::string(RAGMIG_SOURCE_DIR) +
+                              " && RAGMIG_NVML_LIBRARY=/no/such/libnvidia-ml.so.1 exec " + RAGMIG_BINARY +
+                              " batch examples/sweep-squad-mig.toml --mig auto --state " + state.string();
+  const auto r = run_process({"/bin/sh", "-c", command});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--mig auto needs NVML"), std::string::npos) << r.output;
-  EXPECT_FALSE(fs::exists(files.state)) << "a state folder was left behind";
+  EXPECT_FALSE(fs::exists(state)) << "a state folder was left behind";
 }
 
 // A sweep on an H200 whose MIG mode is on but which has no instance yet (the emulated NVML driver of
