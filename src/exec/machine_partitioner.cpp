@@ -86,7 +86,6 @@ std::optional<std::vector<sched::Slot>> MachinePartitioner::after_pass(const sch
   plan.gpus = plan_for_queue(view, gpus);
   if (plan.gpus.empty()) return std::nullopt;
 
-  const std::vector<sched::Slot> before = device_slots(devices_);
   try {
     gpu::apply_plan(nvml_, plan, options_, [&](const std::string& line) { log_("mig auto: " + line); });
   } catch (const Error& e) {
@@ -118,7 +117,7 @@ std::optional<std::vector<sched::Slot>> MachinePartitioner::after_pass(const sch
     for (const auto& s : slots) out.push_back(s.id + "=" + s.device);
     return out;
   };
-  if (ids(after) == ids(before)) return std::nullopt;
+  if (ids(after) == ids(view.slots)) return std::nullopt;  // what the scheduler has already
   return after;
 }
 

@@ -28,14 +28,14 @@ TEST_F(GpuUsage, AWholeGpuReportsItsUtilisation) {
   state["gpus"][0]["instances"] = json::array();
   state["gpus"][0]["utilisation_gpu"] = 37;
   write_gpus(state);
-  const int64_t id = submit({"--slots", "gpu:1", "--cmd", "sleep 30"});
+  const int64_t id = submit({"--slots", "gpu:1", "--cmd", "sleep 120"});
   auto scheduler = start_scheduler({"--tick", "0.2"}, "whole");
   const bool measured = wait_for(
       [&](const json& s) {
         const auto slots = slots_by_id(s);
         return state_of(s, id) == "running" && slots.count("gpu:0") && slots.at("gpu:0")["utilization"].is_number();
       },
-      20);
+      60);
   ASSERT_TRUE(measured) << status().dump(2);
   EXPECT_DOUBLE_EQ(slots_by_id(status()).at("gpu:0")["utilization"].get<double>(), 0.37);
   scheduler->signal(SIGTERM);
@@ -48,7 +48,7 @@ TEST_F(GpuUsage, MigDevicesReportWhatTheDriverSaysAndNothingElse) {
   for (int k = 0; k < 4; ++k) state["gpus"][0]["instances"][k]["cis"][0]["utilisation_gpu"] = 55;
   write_gpus(state);
   std::vector<int64_t> ids;
-  for (int k = 0; k < 7; ++k) ids.push_back(submit({"--slots", "1g.18gb:1", "--cmd", "sleep 30"}));
+  for (int k = 0; k < 7; ++k) ids.push_back(submit({"--slots", "1g.18gb:1", "--cmd", "sleep 120"}));
   auto scheduler = start_scheduler({"--tick", "0.2"}, "mig");
   // Every job running, and the four that can be measured measured.
   const bool measured = wait_for(
@@ -60,7 +60,7 @@ TEST_F(GpuUsage, MigDevicesReportWhatTheDriverSaysAndNothingElse) {
           if (!slots.at("mig:0:1g.18gb@" + std::to_string(start))["utilization"].is_number()) return false;
         return true;
       },
-      20);
+      60);
   ASSERT_TRUE(measured) << status().dump(2);
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // past another sample
   const auto slots = slots_by_id(status());
