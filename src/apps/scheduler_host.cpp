@@ -42,7 +42,8 @@ MigAuto start_mig_auto(const std::string& mode, const gpu::Inventory& inventory,
   MigAuto m;
   m.who = who;
   if (mode != "auto") return m;
-  if (inventory.nvml_status != gpu::NvmlStatus::Available) throw ConfigError("--mig auto needs NVML: " + inventory.nvml_detail);
+  if (inventory.nvml_status != gpu::NvmlStatus::Available)
+    throw ConfigError("--mig auto needs NVML: " + inventory.nvml_detail);
   std::vector<std::string> notes;
   if (exec::plannable_gpus(inventory.gpus, &notes).empty()) {
     std::string why;
@@ -51,8 +52,8 @@ MigAuto start_mig_auto(const std::string& mode, const gpu::Inventory& inventory,
                       "); turn MIG mode on with `ragmig mig apply --enable-mig` or nvidia-smi -mig 1");
   }
   m.nvml = std::make_unique<gpu::NvmlLibrary>(inventory.nvml_library);
-  m.partitioner = std::make_unique<exec::MachinePartitioner>(*m.nvml, gpu::ApplyOptions{},
-                                                             [who](const std::string& line) { log_line(who + ": " + line); });
+  m.partitioner = std::make_unique<exec::MachinePartitioner>(
+      *m.nvml, gpu::ApplyOptions{}, [who](const std::string& line) { log_line(who + ": " + line); });
   return m;
 }
 

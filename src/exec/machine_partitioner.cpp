@@ -1,6 +1,7 @@
 // The live side of mig=auto: NVML state in, exec::plan_for_queue for the decision, gpu::apply_plan for the
 // change, NVML state out. The question is first asked of the devices as last read, which costs no NVML
-// call; only a new question reads the devices again.
+// call; only a new question reads the devices again. The slots handed over are those devices' slots plus
+// any that a running job still holds.
 #include "exec/machine_partitioner.h"
 
 #include <fmt/format.h>
@@ -20,13 +21,18 @@ std::vector<sched::Slot> device_slots(const std::vector<gpu::GpuDeviceState>& de
   return scheduler_slots(inventory);
 }
 
-std::vector<PlannableGpu> plannable_gpus(const std::vector<gpu::GpuDeviceState>& devices, std::vector<std::string>* notes) {
+std::vector<PlannableGpu> plannable_gpus(const std::vector<gpu::GpuDeviceState>& devices,
+                                         std::vector<std::string>* notes) {
   std::vector<PlannableGpu> out;
   for (const auto& d : devices) {
     const std::string label = "GPU " + std::to_string(d.index) + " (" + (d.name.empty() ? "unreadable" : d.name) + ")";
     if (!d.mig_enabled || !d.catalog || d.mig_pending) {
-      notes->push_back(label + ": left as it is (" +
-                       (!d.catalog ? "no MIG catalog for it" : d.mig_pending ? "a MIG mode change waits for a reset" : "MIG mode is off") + ")");
+      if (notes)
+        notes->push_back(label + ": left as it is (" +
+                         (!d.catalog      ? "no MIG catalog for it"
+                          : d.mig_pending ? "a MIG mode change waits for a reset"
+                                          : "MIG mode is off") +
+                         ")");
       continue;
     }
     PlannableGpu g;
@@ -38,8 +44,9 @@ std::vector<PlannableGpu> plannable_gpus(const std::vector<gpu::GpuDeviceState>&
     for (const auto& gi : d.instances) {
       const int p = d.catalog->profile_index_by_id(gi.profile_id);
       if (p < 0) {
-        notes->push_back(label + ": left as it is (GPU instance " + std::to_string(gi.gi_id) + " has profile id " +
-                         std::to_string(gi.profile_id) + ", unknown to the catalog)");
+        if (notes)
+          notes->push_back(label + ": left as it is (GPU instance " + std::to_string(gi.gi_id) + " has profile id " +
+                           std::to_string(gi.profile_id) + ", unknown to the catalog)");
         known = false;
         break;
       }
@@ -60,18 +67,21 @@ MachinePartitioner::MachinePartitioner(const gpu::NvmlLibrary& nvml, gpu::ApplyO
 }
 
 std::optional<std::vector<sched::Slot>> MachinePartitioner::after_pass(const sched::ClusterView& view) {
-  std::vector<std::string> notes;
-  std::string question = queue_question(view, plannable_gpus(devices_, &notes));
-  if (question.empty() || question == last_question_) return std::nullopt;
+  const std::string question = queue_question(view, plannable_gpus(devices_, nullptr));
+  if (!question.empty() && question != last_question_) repartition(view);
+  return slots_if_changed(view);
+}
+
+void MachinePartitioner::repartition(const sched::ClusterView& view) {
   // Something new waits: look at the devices as they are now.
   try {
     devices_ = gpu::read_devices(nvml_);
   } catch (const DeviceError& e) {
     log_(std::string("mig auto: cannot read the GPUs: ") + e.what());
-    last_question_ = question;
-    return std::nullopt;
+    last_question_ = queue_question(view, plannable_gpus(devices_, nullptr));
+    return;
   }
-  notes.clear();
+  std::vector<std::string> notes;
   const std::vector<PlannableGpu> gpus = plannable_gpus(devices_, &notes);
   for (const auto& n : notes) {
     if (std::find(said_.begin(), said_.end(), n) == said_.end()) {
@@ -79,13 +89,10 @@ std::optional<std::vector<sched::Slot>> MachinePartitioner::after_pass(const sch
       said_.push_back(n);
     }
   }
-  question = queue_question(view, gpus);
-  last_question_ = question;
-  if (question.empty()) return std::nullopt;
+  last_question_ = queue_question(view, gpus);
   gpu::PartitionPlan plan;
   plan.gpus = plan_for_queue(view, gpus);
-  if (plan.gpus.empty()) return std::nullopt;
-
+  if (plan.gpus.empty()) return;
   try {
     gpu::apply_plan(nvml_, plan, options_, [&](const std::string& line) { log_("mig auto: " + line); });
   } catch (const Error& e) {
@@ -96,29 +103,38 @@ std::optional<std::vector<sched::Slot>> MachinePartitioner::after_pass(const sch
     devices_ = gpu::read_devices(nvml_);
   } catch (const DeviceError& e) {
     log_(std::string("mig auto: cannot read the GPUs back: ") + e.what());
-    return std::nullopt;
   }
-  last_question_ = queue_question(view, plannable_gpus(devices_, &notes));
-  std::vector<sched::Slot> after = device_slots(devices_);
-  // A running job's slot stays on offer whatever NVML says now (an instance destroyed outside ragmig): the
-  // scheduler keeps every slot a running job holds; it goes with the next change after the job ends.
+  // The question about the layout as it is now: asked again only when the queue or the machine changes.
+  last_question_ = queue_question(view, plannable_gpus(devices_, nullptr));
+}
+
+std::optional<std::vector<sched::Slot>> MachinePartitioner::slots_if_changed(const sched::ClusterView& view) {
+  std::vector<sched::Slot> slots = device_slots(devices_);
+  // A running job's slot stays on offer whatever NVML said last (an instance destroyed outside ragmig): the
+  // scheduler keeps every slot a running job holds. It goes at the first pass after the job ends.
   for (const auto& job : view.jobs) {
     for (int s : job.slots) {
       const sched::Slot& held = view.slots[static_cast<size_t>(s)];
-      if (std::none_of(after.begin(), after.end(), [&](const sched::Slot& a) { return a.id == held.id; })) {
-        log_(fmt::format("mig auto: slot {} of running job {} is gone from NVML's list; kept until the job ends", held.id,
-                         job.id));
-        after.push_back(held);
+      if (std::any_of(slots.begin(), slots.end(), [&](const sched::Slot& a) { return a.id == held.id; })) continue;
+      if (std::find(kept_.begin(), kept_.end(), held.id) == kept_.end()) {
+        log_(fmt::format("mig auto: slot {} of running job {} is gone from NVML's list; kept until the job ends",
+                         held.id, job.id));
+        kept_.push_back(held.id);
       }
+      slots.push_back(held);
     }
   }
-  const auto ids = [](const std::vector<sched::Slot>& slots) {
+  std::erase_if(kept_, [&](const std::string& id) {
+    return std::none_of(slots.begin(), slots.end(), [&](const sched::Slot& s) { return s.id == id; });
+  });
+  const auto ids = [](const std::vector<sched::Slot>& list) {  // the same slots in any order are no change
     std::vector<std::string> out;
-    for (const auto& s : slots) out.push_back(s.id + "=" + s.device);
+    for (const auto& s : list) out.push_back(s.id + "=" + s.device);
+    std::sort(out.begin(), out.end());
     return out;
   };
-  if (ids(after) == ids(view.slots)) return std::nullopt;  // what the scheduler has already
-  return after;
+  if (ids(slots) == ids(view.slots)) return std::nullopt;  // what the scheduler has already
+  return slots;
 }
 
 }  // namespace ragmig::exec

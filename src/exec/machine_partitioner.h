@@ -23,8 +23,9 @@ std::vector<sched::Slot> device_slots(const std::vector<gpu::GpuDeviceState>& de
 
 /// The GPUs of `devices` that may be re-partitioned, with their instances' slot ids. An instance counts as
 /// busy when NVML sees processes on it or cannot say, or when it has other than one compute instance
-/// (a layout someone made by hand). GPUs left out are named in `notes`.
-std::vector<PlannableGpu> plannable_gpus(const std::vector<gpu::GpuDeviceState>& devices, std::vector<std::string>* notes);
+/// (a layout someone made by hand). GPUs left out are named in `notes` when it is given.
+std::vector<PlannableGpu> plannable_gpus(const std::vector<gpu::GpuDeviceState>& devices,
+                                         std::vector<std::string>* notes);
 
 class MachinePartitioner {
  public:
@@ -32,18 +33,23 @@ class MachinePartitioner {
   /// `nvml` must outlive the partitioner.
   MachinePartitioner(const gpu::NvmlLibrary& nvml, gpu::ApplyOptions options, Log log);
 
-  /// Call after each scheduler pass. Returns the new slots when a layout changed, else nullopt. Device
-  /// errors are logged, not thrown: the layout stays as it is, and the same question is not asked again
-  /// until the queue or the machine changes.
+  /// Call after each scheduler pass. Returns the slots to offer when they differ from the view's (a layout
+  /// changed, or a slot kept for a running job is free to go), else nullopt. Device errors are logged, not
+  /// thrown: the layout stays as it is, and the same question is not asked again until the queue or the
+  /// machine changes.
   std::optional<std::vector<sched::Slot>> after_pass(const sched::ClusterView& view);
 
  private:
+  void repartition(const sched::ClusterView& view);
+  std::optional<std::vector<sched::Slot>> slots_if_changed(const sched::ClusterView& view);
+
   const gpu::NvmlLibrary& nvml_;
   gpu::ApplyOptions options_;
   Log log_;
   std::vector<gpu::GpuDeviceState> devices_;  ///< as last read
   std::string last_question_;
-  std::vector<std::string> said_;             ///< notes already logged
+  std::vector<std::string> said_;  ///< notes already logged
+  std::vector<std::string> kept_;  ///< slots gone from NVML that running jobs still hold
 };
 
 }  // namespace ragmig::exec

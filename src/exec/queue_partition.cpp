@@ -18,7 +18,7 @@ constexpr size_t kPriorityLevels = 16;  // the planner takes at most 18
 struct Queue {
   std::map<std::pair<std::string, int64_t>, int> replicas;  // (need, priority) -> replicas
   std::map<std::string, sched::Need> needs;
-  std::map<int64_t, int> level;                            // priority -> planner priority
+  std::map<int64_t, int> level;  // priority -> planner priority
 };
 
 Queue queued_gpu_jobs(const sched::ClusterView& view) {
@@ -82,8 +82,10 @@ std::optional<gpu::Demand> demand_for(const gpu::GpuCatalog& catalog, const sche
   // The planner matches memory against the catalog's usable sizes, which are below the names' sizes that
   // sched::fits reads: whatever the planner creates for a memory need, placement accepts.
   const bool memory_need = need.what != "gpu" && !gpu::looks_like_profile_name(need.what);
-  if (memory_need) d.memory_mib = need.min_memory_mb;
-  else d.profile = catalog.find_profile(need.what) ? need.what : smallest;
+  if (memory_need)
+    d.memory_mib = need.min_memory_mb;
+  else
+    d.profile = catalog.find_profile(need.what) ? need.what : smallest;
   return d;
 }
 
@@ -113,10 +115,12 @@ std::vector<gpu::GpuPlan> plan_for_queue(const sched::ClusterView& view, const s
   for (const auto& [catalog, states] : by_model) {
     std::map<std::tuple<std::string, int64_t, int>, int> counts;  // (profile, memory, level) -> replicas
     for (const auto& [key, count] : q.replicas)
-      if (const auto d = demand_for(*catalog, q.needs.at(key.first))) counts[{d->profile, d->memory_mib, q.level.at(key.second)}] += count;
+      if (const auto d = demand_for(*catalog, q.needs.at(key.first)))
+        counts[{d->profile, d->memory_mib, q.level.at(key.second)}] += count;
     if (counts.empty()) continue;
     std::vector<gpu::Demand> demands;
-    for (const auto& [key, count] : counts) demands.push_back({std::get<0>(key), std::get<1>(key), count, std::get<2>(key)});
+    for (const auto& [key, count] : counts)
+      demands.push_back({std::get<0>(key), std::get<1>(key), count, std::get<2>(key)});
     for (auto& plan : gpu::plan_partitions(states, demands).gpus)
       if (!plan.steps.empty()) changes.push_back(std::move(plan));
   }

@@ -40,10 +40,10 @@ constexpr int kSuccess = 0, kUninitialized = 1, kInvalidArgument = 2, kNotSuppor
               kUnknown = 999;
 
 struct GiProfile {
-  unsigned index;         // NVML_GPU_INSTANCE_PROFILE_*
-  unsigned id;            // what nvidia-smi -lgip prints
-  unsigned slices;        // compute slices
-  unsigned memory_slices; // placement size
+  unsigned index;          // NVML_GPU_INSTANCE_PROFILE_*
+  unsigned id;             // what nvidia-smi -lgip prints
+  unsigned slices;         // compute slices
+  unsigned memory_slices;  // placement size
   unsigned long long memory_mb;
   unsigned max_count;
   unsigned starts[8];
@@ -122,7 +122,9 @@ Handle* intern(Handle::Kind kind, int gpu, int gi = -1, int ci = -1) {
   return &g_handles.back();
 }
 
-Handle* as_handle(void* p) { return static_cast<Handle*>(p); }
+Handle* as_handle(void* p) {
+  return static_cast<Handle*>(p);
+}
 
 bool save() {
   const std::string tmp = g_path + ".tmp";
@@ -137,7 +139,9 @@ bool save() {
   return true;
 }
 
-json& gpus() { return g_state["gpus"]; }
+json& gpus() {
+  return g_state["gpus"];
+}
 
 json* gpu_of(const Handle* h) {
   if (!ready() || !h || h->gpu < 0 || static_cast<size_t>(h->gpu) >= gpus().size()) return nullptr;
@@ -147,7 +151,8 @@ json* gpu_of(const Handle* h) {
 std::pair<const GiProfile*, size_t> profiles_of(const json& gpu) {
   const std::string name = gpu.value("name", "");
   if (name.find("H200") != std::string::npos) return {kH200, std::size(kH200)};
-  if (name.find("A100") != std::string::npos && name.find("40GB") != std::string::npos) return {kA100_40, std::size(kA100_40)};
+  if (name.find("A100") != std::string::npos && name.find("40GB") != std::string::npos)
+    return {kA100_40, std::size(kA100_40)};
   return {nullptr, 0};
 }
 
@@ -190,7 +195,9 @@ json* ci_of(const Handle* h) {
   return nullptr;
 }
 
-bool mig_on(const json& gpu) { return gpu.value("mig_current", 0) == 1; }
+bool mig_on(const json& gpu) {
+  return gpu.value("mig_current", 0) == 1;
+}
 
 // Records a change (or an attempt) in "calls" and, for a change that the faults let through, returns
 // success; an injected fault is consumed and returned instead.
@@ -278,16 +285,26 @@ int nvmlShutdown() {
 
 const char* nvmlErrorString(int rc) {
   switch (rc) {
-    case kSuccess: return "Success";
-    case kUninitialized: return "Uninitialized";
-    case kInvalidArgument: return "Invalid Argument";
-    case kNotSupported: return "Not Supported";
-    case kNoPermission: return "Insufficient Permissions";
-    case kNotFound: return "Not Found";
-    case kInsufficientSize: return "Insufficient Size";
-    case kResetRequired: return "GPU requires reset";
-    case kInUse: return "In use by another client";
-    case kInsufficientResources: return "Insufficient resources";
+    case kSuccess:
+      return "Success";
+    case kUninitialized:
+      return "Uninitialized";
+    case kInvalidArgument:
+      return "Invalid Argument";
+    case kNotSupported:
+      return "Not Supported";
+    case kNoPermission:
+      return "Insufficient Permissions";
+    case kNotFound:
+      return "Not Found";
+    case kInsufficientSize:
+      return "Insufficient Size";
+    case kResetRequired:
+      return "GPU requires reset";
+    case kInUse:
+      return "In use by another client";
+    case kInsufficientResources:
+      return "Insufficient resources";
   }
   return "Unknown Error";
 }
@@ -429,7 +446,8 @@ int nvmlDeviceSetMigMode(void* device, unsigned int mode, int* activation) {
   json* gpu = gpu_of(as_handle(device));
   if (!gpu || !activation || mode > 1) return kInvalidArgument;
   if (!gpu->value("mig_capable", true) || !profiles_of(*gpu).first) return kNotSupported;
-  const std::string what = "set_mig_mode gpu=" + std::to_string(as_handle(device)->gpu) + " mode=" + std::to_string(mode);
+  const std::string what =
+      "set_mig_mode gpu=" + std::to_string(as_handle(device)->gpu) + " mode=" + std::to_string(mode);
   if (gpu->value("faults", json::object()).value("no_permission", false)) {
     g_state["calls"].push_back(what + " -> " + std::to_string(kNoPermission));
     return save() ? kNoPermission : kUnknown;
@@ -552,7 +570,8 @@ int nvmlDeviceCreateGpuInstanceWithPlacement(void* device, unsigned int profile_
   for (const auto& gi : instances(*gpu)) {
     const unsigned s = gi["start"].get<unsigned>();
     const unsigned e = s + gi["size"].get<unsigned>();
-    if (placement->start < e && s < placement->start + placement->size) return finish(*gpu, what, kInsufficientResources);
+    if (placement->start < e && s < placement->start + placement->size)
+      return finish(*gpu, what, kInsufficientResources);
     const GiProfile* q = profile_by_id(*gpu, gi["profile_id"].get<unsigned>());
     slices += q ? q->slices : 0;
     if (gi["profile_id"].get<unsigned>() == profile_id) ++same;
@@ -560,8 +579,11 @@ int nvmlDeviceCreateGpuInstanceWithPlacement(void* device, unsigned int profile_
   if (slices > 7 || same >= p->max_count) return finish(*gpu, what, kInsufficientResources);
   if (const int rc = attempt(*gpu, what); rc != kSuccess) return save() ? rc : kUnknown;
   const int id = next_id(instances(*gpu), "gi", 1);
-  instances(*gpu).push_back({{"gi", id}, {"profile_id", profile_id}, {"start", placement->start},
-                             {"size", placement->size}, {"cis", json::array()}});
+  instances(*gpu).push_back({{"gi", id},
+                             {"profile_id", profile_id},
+                             {"start", placement->start},
+                             {"size", placement->size},
+                             {"cis", json::array()}});
   *out = intern(Handle::GpuInstance, h->gpu, id);
   return save() ? kSuccess : kUnknown;
 }
@@ -628,8 +650,8 @@ int nvmlGpuInstanceCreateComputeInstance(void* instance, unsigned int profile_id
   const int id = next_id((*gi)["cis"], "ci", 0);
   const int serial = g_state.value("uuid_serial", 0) + 1;
   g_state["uuid_serial"] = serial;
-  (*gi)["cis"].push_back({{"ci", id}, {"profile_id", profile_id}, {"uuid", mig_uuid(h->gpu, h->gi, id, serial)},
-                          {"processes", 0}});
+  (*gi)["cis"].push_back(
+      {{"ci", id}, {"profile_id", profile_id}, {"uuid", mig_uuid(h->gpu, h->gi, id, serial)}, {"processes", 0}});
   *out = intern(Handle::ComputeInstance, h->gpu, h->gi, id);
   return save() ? kSuccess : kUnknown;
 }

@@ -21,7 +21,8 @@ constexpr const char* kRecordDevice = "echo $CUDA_VISIBLE_DEVICES > $RAGMIG_RUN_
 
 TEST_F(MigAutoRun, RepartitionsIdleInstancesForTheQueueAndKeepsBusyOnes) {
   write_gpus(seven_small_instances());
-  const int64_t small = submit({"--slots", "1g.18gb:1", "--cmd", std::string("sh -c '") + kRecordDevice + "; sleep 3'"});
+  const int64_t small =
+      submit({"--slots", "1g.18gb:1", "--cmd", std::string("sh -c '") + kRecordDevice + "; sleep 3'"});
   const int64_t large = submit({"--slots", "3g.71gb:1", "--cmd", std::string("sh -c '") + kRecordDevice + "'"});
   const auto run = ragmig({"run", "--until-empty", "--mig", "auto", "--tick", "0.2"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
@@ -54,7 +55,8 @@ TEST_F(MigAutoRun, AnEmptyMigGpuIsPartitionedFromScratch) {
   state["gpus"][0]["instances"] = json::array();
   write_gpus(state);
   std::vector<int64_t> ids;
-  for (int k = 0; k < 2; ++k) ids.push_back(submit({"--slots", "2g.35gb:1", "--cmd", std::string("sh -c '") + kRecordDevice + "'"}));
+  for (int k = 0; k < 2; ++k)
+    ids.push_back(submit({"--slots", "2g.35gb:1", "--cmd", std::string("sh -c '") + kRecordDevice + "'"}));
   const auto run = ragmig({"run", "--until-empty", "--mig", "auto", "--tick", "0.2"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   std::set<std::string> devices;
@@ -111,7 +113,8 @@ TEST_F(MigAutoRun, WithoutPermissionTheJobWaitsAndTheSchedulerSaysWhyOnce) {
 // other job runs on what the partitioner made.
 TEST_F(MigAutoRun, ARunningJobsInstanceDestroyedElsewhereDoesNotBreakTheScheduler) {
   write_gpus(seven_small_instances());
-  const int64_t small = submit({"--slots", "1g.18gb:1", "--cmd", std::string("sh -c '") + kRecordDevice + "; sleep 10'"});
+  const int64_t small =
+      submit({"--slots", "1g.18gb:1", "--cmd", std::string("sh -c '") + kRecordDevice + "; sleep 10'"});
   auto scheduler = start_scheduler({"--mig", "auto", "--tick", "0.1", "--until-empty"}, "vanished");
   ASSERT_TRUE(wait_for([&](const json& s) { return state_of(s, small) == "running"; }, 60));
   std::string device;

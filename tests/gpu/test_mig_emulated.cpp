@@ -34,16 +34,17 @@ json gpu_instance(int gi, int profile_id, int start, int size, int processes) {
 
 // One H200 with MIG on: 3g.71gb@0 running a job, 1g.18gb@4 and 1g.18gb@5 idle.
 json h200_state() {
-  return {{"driver_version", "570.86.15"},
-          {"gpus", json::array({{{"name", "NVIDIA H200"},
-                                 {"uuid", "GPU-5e1d7c52-0000-4000-8000-000000000000"},
-                                 {"memory_mib", 143771},
-                                 {"memory_used_mib", 1000},
-                                 {"utilisation_gpu", 37},
-                                 {"utilisation_memory", 12},
-                                 {"mig_current", 1},
-                                 {"instances", json::array({gpu_instance(2, k3g, 0, 4, 1), gpu_instance(7, k1g, 4, 1, 0),
-                                                            gpu_instance(8, k1g, 5, 1, 0)})}}})}};
+  return {
+      {"driver_version", "570.86.15"},
+      {"gpus", json::array({{{"name", "NVIDIA H200"},
+                             {"uuid", "GPU-5e1d7c52-0000-4000-8000-000000000000"},
+                             {"memory_mib", 143771},
+                             {"memory_used_mib", 1000},
+                             {"utilisation_gpu", 37},
+                             {"utilisation_memory", 12},
+                             {"mig_current", 1},
+                             {"instances", json::array({gpu_instance(2, k3g, 0, 4, 1), gpu_instance(7, k1g, 4, 1, 0),
+                                                        gpu_instance(8, k1g, 5, 1, 0)})}}})}};
 }
 
 class Emulated : public ::testing::Test {
@@ -89,7 +90,8 @@ json parse_json(const ProcessResult& r) {
 }
 
 size_t position(const std::vector<std::string>& calls, const std::string& prefix) {
-  const auto it = std::find_if(calls.begin(), calls.end(), [&](const std::string& c) { return c.rfind(prefix, 0) == 0; });
+  const auto it =
+      std::find_if(calls.begin(), calls.end(), [&](const std::string& c) { return c.rfind(prefix, 0) == 0; });
   return it == calls.end() ? std::string::npos : static_cast<size_t>(it - calls.begin());
 }
 

@@ -1,0 +1,105 @@
+// exec::MachinePartitioner in-process against the emulated NVML driver: the views a scheduler would give it
+// after its passes, the layout it applies, the slots it hands back, and a slot it keeps for a running job
+// whose instance someone else destroyed until that job ends.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "core/atomic_file.h"
+#include "exec/machine_partitioner.h"
+#include "support/test_support.h"
+
+namespace ragmig::exec {
+namespace {
+
+using json = nlohmann::json;
+using testing::ScratchDir;
+
+// An H200, MIG on, seven idle 1g.18gb instances at memory slices 0..6 (GPU instance ids 1..7).
+json seven_small() {
+  json instances = json::array();
+  for (int k = 0; k < 7; ++k)
+    instances.push_back(
+        {{"gi", k + 1},
+         {"profile_id", 19},
+         {"start", k},
+         {"size", 1},
+         {"cis", json::array({{{"ci", 0}, {"profile_id", 0}, {"uuid", "MIG-small-" + std::to_string(k)}}})}});
+  return {{"gpus", json::array({{{"name", "NVIDIA H200"},
+                                 {"uuid", "GPU-h200"},
+                                 {"memory_mib", 143771},
+                                 {"mig_current", 1},
+                                 {"instances", instances}}})}};
+}
+
+sched::JobView job(sched::JobId id, const std::string& need, std::vector<int> slots = {}) {
+  sched::JobView j;
+  j.id = id;
+  j.need = sched::parse_need(need);
+  j.slots = std::move(slots);
+  return j;
+}
+
+int index_of(const std::vector<sched::Slot>& slots, const std::string& id) {
+  const auto it = std::find_if(slots.begin(), slots.end(), [&](const sched::Slot& s) { return s.id == id; });
+  return it == slots.end() ? -1 : static_cast<int>(it - slots.begin());
+}
+
+class MachinePartitionerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ::setenv("NVML_EMULATOR_STATE", state_.c_str(), 1);
+    write_file_atomic(state_, seven_small().dump());
+  }
+  void TearDown() override { ::unsetenv("NVML_EMULATOR_STATE"); }
+  ScratchDir dir_;
+  std::string state_ = (dir_ / "nvml.json").string();
+};
+
+TEST_F(MachinePartitionerTest, PlansAppliesAndKeepsWhatRunningJobsHold) {
+  gpu::NvmlLibrary nvml(NVML_EMULATOR);
+  std::vector<std::string> log;
+  MachinePartitioner partitioner(nvml, {}, [&](const std::string& line) { log.push_back(line); });
+  sched::ClusterView view;
+  view.slots = device_slots(gpu::read_devices(nvml));
+  ASSERT_EQ(view.slots.size(), 7u);
+  EXPECT_FALSE(partitioner.after_pass(view).has_value());  // nothing queued: nothing to do
+
+  // Job 1 runs on the 1g at 0; job 2 waits for a 3g.71gb.
+  view.jobs = {job(1, "1g.18gb:1", {index_of(view.slots, "mig:0:1g.18gb@0")}), job(2, "3g.71gb:1")};
+  auto slots = partitioner.after_pass(view);
+  ASSERT_TRUE(slots.has_value());
+  EXPECT_GE(index_of(*slots, "mig:0:1g.18gb@0"), 0);
+  EXPECT_GE(index_of(*slots, "mig:0:3g.71gb@4"), 0);
+  EXPECT_EQ(index_of(*slots, "mig:0:1g.18gb@4"), -1);
+  EXPECT_EQ(slots->size(), 5u);
+  // The scheduler took them, job 2 started on the 3g: nothing more to do.
+  view.slots = *slots;
+  view.jobs = {job(1, "1g.18gb:1", {index_of(view.slots, "mig:0:1g.18gb@0")}),
+               job(2, "3g.71gb:1", {index_of(view.slots, "mig:0:3g.71gb@4")})};
+  EXPECT_FALSE(partitioner.after_pass(view).has_value());
+
+  // Someone destroys job 1's instance behind ragmig's back; then job 3 arrives and the devices are read again.
+  json state = json::parse(read_file(state_));
+  auto& list = state["gpus"][0]["instances"];
+  list.erase(std::remove_if(list.begin(), list.end(), [](const json& gi) { return gi["start"] == 0; }), list.end());
+  write_file_atomic(state_, state.dump());
+  view.jobs.push_back(job(3, "1g.18gb:1"));
+  EXPECT_FALSE(partitioner.after_pass(view).has_value());  // the same slots: job 1's is kept
+  EXPECT_EQ(std::count_if(log.begin(), log.end(),
+                          [](const std::string& l) {
+                            return l.find("mig:0:1g.18gb@0 of running job 1 is gone") != std::string::npos;
+                          }),
+            1);
+  // Job 1 ends: its slot goes.
+  view.jobs = {job(2, "3g.71gb:1", {index_of(view.slots, "mig:0:3g.71gb@4")}), job(3, "1g.18gb:1")};
+  slots = partitioner.after_pass(view);
+  ASSERT_TRUE(slots.has_value());
+  EXPECT_EQ(index_of(*slots, "mig:0:1g.18gb@0"), -1);
+  EXPECT_EQ(slots->size(), 4u);
+}
+
+}  // namespace
+}  // namespace ragmig::exec
