@@ -32,6 +32,7 @@ bench: build
 	$(BUILD)/bench/sched/bench_sched
 	$(BUILD)/bench/sim/bench_sim
 	$(BUILD)/bench/dp/bench_dp
+	$(BUILD)/bench/mig/bench_mig
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h')
