@@ -83,11 +83,22 @@ std::deque<Handle> g_handles;
 json g_state;
 std::string g_path;
 bool g_initialised = false;
-struct timespec g_loaded_mtime = {};  // of the file as last read or written
+// Which version of the file was last read or written: inode, size and mtime. Files are replaced by a rename,
+// so a new version has a new inode even when the coarse file clock gives it the same mtime.
+struct Version {
+  ino_t inode = 0;
+  off_t size = 0;
+  struct timespec mtime = {};
+  bool operator==(const Version& o) const {
+    return inode == o.inode && size == o.size && mtime.tv_sec == o.mtime.tv_sec && mtime.tv_nsec == o.mtime.tv_nsec;
+  }
+};
+Version g_loaded;
 
-struct timespec mtime_of(const std::string& path) {
+Version version_of(const std::string& path) {
   struct stat st = {};
-  return ::stat(path.c_str(), &st) == 0 ? st.st_mtim : timespec{};
+  if (::stat(path.c_str(), &st) != 0) return {};
+  return {st.st_ino, st.st_size, st.st_mtim};
 }
 
 bool load() {
@@ -102,15 +113,14 @@ bool load() {
   if (!state.contains("gpus") || !state["gpus"].is_array()) return false;
   if (!state.contains("calls")) state["calls"] = json::array();
   g_state = std::move(state);
-  g_loaded_mtime = mtime_of(g_path);
+  g_loaded = version_of(g_path);
   return true;
 }
 
 // Initialised, with the file's latest contents.
 bool ready() {
   if (!g_initialised) return false;
-  const struct timespec now = mtime_of(g_path);
-  if (now.tv_sec != g_loaded_mtime.tv_sec || now.tv_nsec != g_loaded_mtime.tv_nsec) load();
+  if (!(version_of(g_path) == g_loaded)) load();
   return true;
 }
 
@@ -135,7 +145,7 @@ bool save() {
     if (!out.flush()) return false;
   }
   if (std::rename(tmp.c_str(), g_path.c_str()) != 0) return false;
-  g_loaded_mtime = mtime_of(g_path);
+  g_loaded = version_of(g_path);
   return true;
 }
 
