@@ -198,7 +198,8 @@ Command add_batch_command(CLI::App& root) {
     gpu::InventoryOptions inventory_options;
     inventory_options.cpu_slots = args->cpu_slots;
     const gpu::Inventory inventory = gpu::read_inventory(inventory_options);
-    MigAuto mig = start_mig_auto(args->mig, inventory, "ragmig batch");
+    const auto nvml = open_nvml(inventory);
+    MigAuto mig = start_mig_auto(args->mig, inventory, nvml, "ragmig batch");
     const auto slots = host_slots(inventory, mig);
 
     fs::create_directories(fs::path(plan.dir) / "evals");
@@ -210,7 +211,7 @@ Command add_batch_command(CLI::App& root) {
     pin_sweep(plan);
 
     install_stop_handlers();
-    exec::ProcessExecutor executor(executor_options(inventory));
+    exec::ProcessExecutor executor(executor_options(nvml));
     sched::WallClock clock;
     sched::SchedulerOptions options;
     options.policy = spec.policy;

@@ -56,10 +56,11 @@ Command add_run_command(CLI::App& root) {
                    gpu::InventoryOptions inventory_options;
                    inventory_options.cpu_slots = args->cpu_slots;
                    const gpu::Inventory inventory = gpu::read_inventory(inventory_options);
-                   MigAuto mig = start_mig_auto(args->mig, inventory, "ragmig run");
+                   const auto nvml = open_nvml(inventory);
+                   MigAuto mig = start_mig_auto(args->mig, inventory, nvml, "ragmig run");
                    if (inventory.cpu_fallback && !mig.partitioner) log_line("ragmig run: " + inventory.fallback_reason);
                    const auto slots = host_slots(inventory, mig);
-                   exec::ProcessExecutor executor(executor_options(inventory));
+                   exec::ProcessExecutor executor(executor_options(nvml));
                    sched::WallClock clock;
                    sched::Scheduler scheduler(store, executor, clock, slots, args->options, log_line);
                    log_line(fmt::format("ragmig run: policy {}, state {}, {} slots: {}",

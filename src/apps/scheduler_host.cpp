@@ -38,7 +38,13 @@ void add_mig_option(CLI::App* command, std::string& mig) {
       ->check(CLI::IsMember({"off", "auto"}));
 }
 
-MigAuto start_mig_auto(const std::string& mode, const gpu::Inventory& inventory, const std::string& who) {
+std::shared_ptr<gpu::NvmlLibrary> open_nvml(const gpu::Inventory& inventory) {
+  if (inventory.nvml_status != gpu::NvmlStatus::Available || inventory.gpus.empty()) return nullptr;
+  return gpu::NvmlLibrary::try_open(inventory.nvml_library, nullptr, nullptr);
+}
+
+MigAuto start_mig_auto(const std::string& mode, const gpu::Inventory& inventory, std::shared_ptr<gpu::NvmlLibrary> nvml,
+                       const std::string& who) {
   MigAuto m;
   m.who = who;
   if (mode != "auto") return m;
@@ -51,9 +57,10 @@ MigAuto start_mig_auto(const std::string& mode, const gpu::Inventory& inventory,
     throw ConfigError("--mig auto: no GPU to re-partition (" + (why.empty() ? std::string("no GPU") : why) +
                       "); turn MIG mode on with `ragmig mig apply --enable-mig` or nvidia-smi -mig 1");
   }
-  m.nvml = std::make_unique<gpu::NvmlLibrary>(inventory.nvml_library);
+  // Opened for the inventory a moment ago; opening it again here throws DeviceError saying why it failed.
+  m.nvml = nvml ? std::move(nvml) : std::make_shared<gpu::NvmlLibrary>(inventory.nvml_library);
   m.partitioner = std::make_unique<exec::MachinePartitioner>(
-      *m.nvml, gpu::ApplyOptions{}, [who](const std::string& line) { log_line(who + ": " + line); });
+      *m.nvml, inventory.gpus, gpu::ApplyOptions{}, [who](const std::string& line) { log_line(who + ": " + line); });
   return m;
 }
 
@@ -70,12 +77,10 @@ std::vector<sched::Slot> host_slots(const gpu::Inventory& inventory, const MigAu
   return mig.partitioner ? exec::device_slots(inventory.gpus) : machine_slots(inventory);
 }
 
-exec::ProcessExecutorOptions executor_options(const gpu::Inventory& inventory) {
+exec::ProcessExecutorOptions executor_options(std::shared_ptr<gpu::NvmlLibrary> nvml) {
   exec::ProcessExecutorOptions options;
   options.ragmig_exe = self_exe();
   options.shim_exe = exec::find_shim(options.ragmig_exe);
-  if (inventory.nvml_status != gpu::NvmlStatus::Available || inventory.gpus.empty()) return options;
-  std::shared_ptr<gpu::NvmlLibrary> nvml = gpu::NvmlLibrary::try_open(inventory.nvml_library, nullptr, nullptr);
   if (!nvml) return options;
   options.device_utilization = [nvml](const std::vector<std::string>& devices) -> std::optional<double> {
     double sum = 0;

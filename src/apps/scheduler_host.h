@@ -27,9 +27,13 @@ std::vector<sched::Slot> machine_slots(const gpu::Inventory& inventory);
 /// `--mig off|auto` on a command.
 void add_mig_option(CLI::App* command, std::string& mig);
 
-/// `--mig auto`'s partitioner with the NVML library it keeps open; empty for `--mig off`.
+/// NVML kept open for the scheduler's lifetime (the partitioner, the executor's utilisation): null where
+/// the inventory found no usable NVML or no GPU.
+std::shared_ptr<gpu::NvmlLibrary> open_nvml(const gpu::Inventory& inventory);
+
+/// `--mig auto`'s partitioner with the NVML library it uses; empty for `--mig off`.
 struct MigAuto {
-  std::unique_ptr<gpu::NvmlLibrary> nvml;
+  std::shared_ptr<gpu::NvmlLibrary> nvml;
   std::unique_ptr<exec::MachinePartitioner> partitioner;
   std::string who;  ///< "ragmig run", for the log
 
@@ -38,18 +42,19 @@ struct MigAuto {
   bool after_pass(sched::Scheduler& scheduler);
 };
 
-/// For mode "auto": NVML and at least one GPU the partitioner may change (MIG on, in the catalog), else
-/// ConfigError saying why. For "off": nothing.
-MigAuto start_mig_auto(const std::string& mode, const gpu::Inventory& inventory, const std::string& who);
+/// For mode "auto": NVML (`nvml`, from open_nvml) and at least one GPU the partitioner may change (MIG on,
+/// in the catalog), else ConfigError saying why. For "off": nothing.
+MigAuto start_mig_auto(const std::string& mode, const gpu::Inventory& inventory, std::shared_ptr<gpu::NvmlLibrary> nvml,
+                       const std::string& who);
 
 /// The slots to start with: machine_slots, except that with --mig auto a MIG GPU may have no instance yet
 /// (the partitioner makes them) and no CPU slots stand in for it.
 std::vector<sched::Slot> host_slots(const gpu::Inventory& inventory, const MigAuto& mig);
 
-/// The process executor's options on this machine: this ragmig, its shim, and, where NVML sees GPUs, their
-/// utilisation as the measure of jobs on GPU and MIG slots (the mean over a job's devices; unknown when
-/// the driver does not say, as most do not for MIG devices).
-exec::ProcessExecutorOptions executor_options(const gpu::Inventory& inventory);
+/// The process executor's options on this machine: this ragmig, its shim, and, with `nvml` (from
+/// open_nvml), the GPUs' utilisation as the measure of jobs on GPU and MIG slots (the mean over a job's
+/// devices; unknown when the driver does not say, as most do not for MIG devices).
+exec::ProcessExecutorOptions executor_options(std::shared_ptr<gpu::NvmlLibrary> nvml);
 
 /// "cpu:0 (cpu), cpu:1 (cpu)"
 std::string describe_slots(const std::vector<sched::Slot>& slots);

@@ -61,8 +61,9 @@ std::vector<PlannableGpu> plannable_gpus(const std::vector<gpu::GpuDeviceState>&
   return out;
 }
 
-MachinePartitioner::MachinePartitioner(const gpu::NvmlLibrary& nvml, gpu::ApplyOptions options, Log log)
-    : nvml_(nvml), options_(options), log_(std::move(log)), devices_(gpu::read_devices(nvml)) {
+MachinePartitioner::MachinePartitioner(const gpu::NvmlLibrary& nvml, std::vector<gpu::GpuDeviceState> devices,
+                                       gpu::ApplyOptions options, Log log)
+    : nvml_(nvml), options_(options), log_(std::move(log)), devices_(std::move(devices)) {
   options_.execute = true;
 }
 

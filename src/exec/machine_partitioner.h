@@ -30,8 +30,10 @@ std::vector<PlannableGpu> plannable_gpus(const std::vector<gpu::GpuDeviceState>&
 class MachinePartitioner {
  public:
   using Log = std::function<void(const std::string&)>;
-  /// `nvml` must outlive the partitioner.
-  MachinePartitioner(const gpu::NvmlLibrary& nvml, gpu::ApplyOptions options, Log log);
+  /// `nvml` must outlive the partitioner. `devices` are the GPUs as the caller read them, the ones whose
+  /// slots the scheduler starts with.
+  MachinePartitioner(const gpu::NvmlLibrary& nvml, std::vector<gpu::GpuDeviceState> devices, gpu::ApplyOptions options,
+                     Log log);
 
   /// Call after each scheduler pass. Returns the slots to offer when they differ from the view's (a layout
   /// changed, or a slot kept for a running job is free to go), else nullopt. Device errors are logged, not

@@ -9,30 +9,14 @@
 
 #include "core/atomic_file.h"
 #include "exec/machine_partitioner.h"
-#include "support/test_support.h"
+#include "gpu/emulated_gpu_fixture.h"
 
 namespace ragmig::exec {
 namespace {
 
-using json = nlohmann::json;
+using testing::json;
 using testing::ScratchDir;
-
-// An H200, MIG on, seven idle 1g.18gb instances at memory slices 0..6 (GPU instance ids 1..7).
-json seven_small() {
-  json instances = json::array();
-  for (int k = 0; k < 7; ++k)
-    instances.push_back(
-        {{"gi", k + 1},
-         {"profile_id", 19},
-         {"start", k},
-         {"size", 1},
-         {"cis", json::array({{{"ci", 0}, {"profile_id", 0}, {"uuid", "MIG-small-" + std::to_string(k)}}})}});
-  return {{"gpus", json::array({{{"name", "NVIDIA H200"},
-                                 {"uuid", "GPU-h200"},
-                                 {"memory_mib", 143771},
-                                 {"mig_current", 1},
-                                 {"instances", instances}}})}};
-}
+using testing::seven_small_instances;
 
 sched::JobView job(sched::JobId id, const std::string& need, std::vector<int> slots = {}) {
   sched::JobView j;
@@ -51,7 +35,7 @@ class MachinePartitionerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ::setenv("NVML_EMULATOR_STATE", state_.c_str(), 1);
-    write_file_atomic(state_, seven_small().dump());
+    write_file_atomic(state_, seven_small_instances().dump());
   }
   void TearDown() override { ::unsetenv("NVML_EMULATOR_STATE"); }
   ScratchDir dir_;
@@ -61,9 +45,10 @@ class MachinePartitionerTest : public ::testing::Test {
 TEST_F(MachinePartitionerTest, PlansAppliesAndKeepsWhatRunningJobsHold) {
   gpu::NvmlLibrary nvml(NVML_EMULATOR);
   std::vector<std::string> log;
-  MachinePartitioner partitioner(nvml, {}, [&](const std::string& line) { log.push_back(line); });
+  const auto devices = gpu::read_devices(nvml);
+  MachinePartitioner partitioner(nvml, devices, {}, [&](const std::string& line) { log.push_back(line); });
   sched::ClusterView view;
-  view.slots = device_slots(gpu::read_devices(nvml));
+  view.slots = device_slots(devices);
   ASSERT_EQ(view.slots.size(), 7u);
   EXPECT_FALSE(partitioner.after_pass(view).has_value());  // nothing queued: nothing to do
 
