@@ -62,23 +62,41 @@ std::vector<PlannableGpu> plannable_gpus(const std::vector<gpu::GpuDeviceState>&
 }
 
 MachinePartitioner::MachinePartitioner(const gpu::NvmlLibrary& nvml, std::vector<gpu::GpuDeviceState> devices,
-                                       gpu::ApplyOptions options, Log log)
-    : nvml_(nvml), options_(options), log_(std::move(log)), devices_(std::move(devices)) {
+                                       gpu::ApplyOptions options, Log log, double reread_s)
+    : nvml_(nvml), options_(options), log_(std::move(log)), reread_s_(reread_s), devices_(std::move(devices)) {
   options_.execute = true;
 }
 
 std::optional<std::vector<sched::Slot>> MachinePartitioner::after_pass(const sched::ClusterView& view) {
-  const std::string question = queue_question(view, plannable_gpus(devices_, nullptr));
-  if (!question.empty() && question != last_question_) repartition(view);
+  std::string question = queue_question(view, plannable_gpus(devices_, nullptr));
+  bool read_just_now = false;
+  // The same job still waits: what would let it run now (a foreign process that ended, an instance someone
+  // destroyed) shows only in a fresh read, so look again now and then.
+  if (!question.empty() && question == last_question_ && view.now - read_at_ >= reread_s_ && read(view.now)) {
+    question = queue_question(view, plannable_gpus(devices_, nullptr));
+    read_just_now = true;
+  }
+  if (!question.empty() && question != last_question_) repartition(view, read_just_now);
   return slots_if_changed(view);
 }
 
-void MachinePartitioner::repartition(const sched::ClusterView& view) {
-  // Something new waits: look at the devices as they are now.
+bool MachinePartitioner::read(double now) {
+  read_at_ = now;
   try {
     devices_ = gpu::read_devices(nvml_);
+    read_error_.clear();
+    return true;
   } catch (const DeviceError& e) {
-    log_(std::string("mig auto: cannot read the GPUs: ") + e.what());
+    if (read_error_ != e.what())
+      log_(std::string("mig auto: cannot read the GPUs: ") + e.what());  // once, not per read
+    read_error_ = e.what();
+    return false;
+  }
+}
+
+void MachinePartitioner::repartition(const sched::ClusterView& view, bool read_just_now) {
+  // Something new waits: look at the devices as they are now.
+  if (!read_just_now && !read(view.now)) {
     last_question_ = queue_question(view, plannable_gpus(devices_, nullptr));
     return;
   }

@@ -3,7 +3,8 @@
 // NVML sees processes) as busy; a changed layout is applied through NVML (gpu::apply_plan: every check
 // before the first change, idle instances only, largest first, IN_USE retried), and the machine's new
 // slots go to Scheduler::set_slots. Only GPUs whose MIG mode is on and whose model the catalog knows are
-// touched; MIG mode itself is never changed here.
+// touched; MIG mode itself is never changed here. While a job waits for a GPU, the devices are read again
+// every `reread_s` of the scheduler's clock, so an instance freed or made outside ragmig is seen.
 #pragma once
 
 #include <functional>
@@ -33,22 +34,26 @@ class MachinePartitioner {
   /// `nvml` must outlive the partitioner. `devices` are the GPUs as the caller read them, the ones whose
   /// slots the scheduler starts with.
   MachinePartitioner(const gpu::NvmlLibrary& nvml, std::vector<gpu::GpuDeviceState> devices, gpu::ApplyOptions options,
-                     Log log);
+                     Log log, double reread_s = 10.0);
 
   /// Call after each scheduler pass. Returns the slots to offer when they differ from the view's (a layout
   /// changed, or a slot kept for a running job is free to go), else nullopt. Device errors are logged, not
   /// thrown: the layout stays as it is, and the same question is not asked again until the queue or the
-  /// machine changes.
+  /// machine changes (the machine is read again every `reread_s` while a job waits).
   std::optional<std::vector<sched::Slot>> after_pass(const sched::ClusterView& view);
 
  private:
-  void repartition(const sched::ClusterView& view);
+  void repartition(const sched::ClusterView& view, bool read_just_now);
+  bool read(double now);
   std::optional<std::vector<sched::Slot>> slots_if_changed(const sched::ClusterView& view);
 
   const gpu::NvmlLibrary& nvml_;
   gpu::ApplyOptions options_;
   Log log_;
+  double reread_s_;
   std::vector<gpu::GpuDeviceState> devices_;  ///< as last read
+  double read_at_ = 0;                        ///< when, on the scheduler's clock (0: by the caller)
+  std::string read_error_;                    ///< the last read's error, logged once
   std::string last_question_;
   std::vector<std::string> said_;  ///< notes already logged
   std::vector<std::string> kept_;  ///< slots gone from NVML that running jobs still hold

@@ -1,6 +1,7 @@
 // exec::MachinePartitioner in-process against the emulated NVML driver: the views a scheduler would give it
 // after its passes, the layout it applies, the slots it hands back, and a slot it keeps for a running job
-// whose instance someone else destroyed until that job ends.
+// whose instance someone else destroyed until that job ends; a waiting job that runs once a foreign process
+// leaves its instances, seen by the periodic re-read.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -84,6 +85,36 @@ TEST_F(MachinePartitionerTest, PlansAppliesAndKeepsWhatRunningJobsHold) {
   ASSERT_TRUE(slots.has_value());
   EXPECT_EQ(index_of(*slots, "mig:0:1g.18gb@0"), -1);
   EXPECT_EQ(slots->size(), 4u);
+}
+
+TEST_F(MachinePartitionerTest, AWaitingJobGetsInstancesThatForeignProcessesLeft) {
+  json state = seven_small_instances();
+  for (auto& gi : state["gpus"][0]["instances"]) gi["cis"][0]["processes"] = 1;  // someone else's work everywhere
+  write_file_atomic(state_, state.dump());
+  gpu::NvmlLibrary nvml(NVML_EMULATOR);
+  std::vector<std::string> log;
+  const auto devices = gpu::read_devices(nvml);
+  MachinePartitioner partitioner(
+      nvml, devices, {}, [&](const std::string& line) { log.push_back(line); }, 10.0);
+  sched::ClusterView view;
+  view.slots = device_slots(devices);
+  view.jobs = {job(1, "3g.71gb:1")};
+  view.now = 1000;
+  EXPECT_FALSE(partitioner.after_pass(view).has_value());  // every instance is busy: the job waits
+  // The foreign processes on the instances at 4, 5 and 6 end: a 3g.71gb fits at 4 now.
+  state = json::parse(read_file(state_));
+  for (auto& gi : state["gpus"][0]["instances"])
+    if (gi["start"].get<int>() >= 4) gi["cis"][0]["processes"] = 0;
+  write_file_atomic(state_, state.dump());
+  view.now = 1005;  // before the re-read is due: the devices as last read, so nothing is seen yet
+  EXPECT_FALSE(partitioner.after_pass(view).has_value());
+  view.now = 1010;
+  const auto slots = partitioner.after_pass(view);
+  ASSERT_TRUE(slots.has_value());
+  EXPECT_GE(index_of(*slots, "mig:0:3g.71gb@4"), 0);
+  EXPECT_EQ(index_of(*slots, "mig:0:1g.18gb@4"), -1);
+  EXPECT_GE(index_of(*slots, "mig:0:1g.18gb@3"), 0);  // busy ones untouched
+  EXPECT_EQ(slots->size(), 5u);
 }
 
 }  // namespace
