@@ -3,14 +3,19 @@
 // samples/s (median of its progress windows after the first) beside the one-process run. On CPU the two
 // replicas share the cores (one thread each where one process takes them all). With --device cuda it also
 // runs two replicas sharing one GPU over Gloo (through host memory, as between MIG instances) and over NCCL
-// (a build with RAGMIG_WITH_NCCL). Usage: bench_dp [--device cpu|cuda] [--steps N] [--batch B] [--config F]
+// (a build with RAGMIG_WITH_NCCL). Then two replicas with rank 1 slowed 2x (it sleeps as long again as it
+// computed, as a slice with half the speed would), once with the batch split evenly and once with dynamic
+// batch: samples/s, the replicas' step-time gap over the second half of the run, and the split it ends with.
+// Usage: bench_dp [--device cpu|cuda] [--steps N] [--batch B] [--config F]
 #include <fmt/format.h>
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/process.h"  // the tests' real-process helper
@@ -23,21 +28,47 @@ struct Run {
   std::string name;
   int replicas = 1;
   std::string backend = "auto";
+  std::vector<std::string> sets;  ///< extra --set overrides
 };
 
-// Median samples/s of the progress events after the first window (start-up and warm-up left out).
-double median_samples_per_s(const fs::path& events) {
+std::vector<nlohmann::json> progress_events(const fs::path& events) {
   std::ifstream in(events);
   std::string line;
-  std::vector<double> rates;
+  std::vector<nlohmann::json> out;
   while (std::getline(in, line)) {
-    const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_object() && j.value("event", "") == "progress") rates.push_back(j.value("samples_per_s", 0.0));
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object() && j.value("event", "") == "progress") out.push_back(std::move(j));
   }
-  if (rates.size() > 1) rates.erase(rates.begin());
-  if (rates.empty()) return 0;
-  std::sort(rates.begin(), rates.end());
-  return rates[rates.size() / 2];
+  return out;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// Median samples/s of the progress events after the first window (start-up and warm-up left out).
+double median_samples_per_s(const std::vector<nlohmann::json>& progress) {
+  std::vector<double> rates;
+  for (size_t i = 1; i < progress.size(); ++i) rates.push_back(progress[i].value("samples_per_s", 0.0));
+  return median(rates);
+}
+
+// |a - b| / max(a, b) of the two replicas' median compute seconds per step over the second half of the run,
+// and the split of the last step, e.g. "32/16"; empty for one process.
+std::pair<double, std::string> step_time_gap(const std::vector<nlohmann::json>& progress) {
+  std::vector<double> t0, t1;
+  for (size_t i = progress.size() / 2; i < progress.size(); ++i) {
+    const auto& c = progress[i]["replica_compute_s"];
+    if (!c.is_array() || c.size() != 2) return {0, ""};
+    t0.push_back(c[0].get<double>());
+    t1.push_back(c[1].get<double>());
+  }
+  if (t0.empty()) return {0, ""};
+  const double a = median(t0), b = median(t1);
+  const auto& split = progress.back()["replica_batches"];
+  return {std::abs(a - b) / std::max(a, b), fmt::format("{}/{}", split[0].get<int>(), split[1].get<int>())};
 }
 
 }  // namespace
@@ -47,42 +78,61 @@ int main(int argc, char** argv) {
   int steps = 60, batch = 64;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--device") device = value;
-    else if (flag == "--steps") steps = std::atoi(value.c_str());
-    else if (flag == "--batch") batch = std::atoi(value.c_str());
-    else if (flag == "--config") config = value;
+    if (flag == "--device")
+      device = value;
+    else if (flag == "--steps")
+      steps = std::atoi(value.c_str());
+    else if (flag == "--batch")
+      batch = std::atoi(value.c_str());
+    else if (flag == "--config")
+      config = value;
     else {
       fmt::print(stderr, "bench_dp: unknown option {}\n", flag);
       return 2;
     }
   }
-  std::vector<Run> runs = {{"1 process", 1, "auto"}, {"2 replicas, sync", 2, "gloo"}};
-  if (device != "cpu") runs = {{"1 process", 1, "auto"}, {"2 replicas on 1 GPU, Gloo", 2, "gloo"},
-                               {"2 replicas on 1 GPU, NCCL", 2, "nccl"}};
+  std::vector<Run> runs = {{"1 process", 1, "auto", {}}, {"2 replicas, sync", 2, "gloo", {}}};
+  if (device != "cpu")
+    runs = {{"1 process", 1, "auto", {}},
+            {"2 replicas on 1 GPU, Gloo", 2, "gloo", {}},
+            {"2 replicas on 1 GPU, NCCL", 2, "nccl", {}}};
+  const std::vector<std::string> slowed = {"parallel.debug_slowdown_rank=1", "parallel.debug_slowdown=2"};
+  runs.push_back({"rank 1 slowed 2x, even split", 2, "gloo", slowed});
+  runs.push_back({"rank 1 slowed 2x, dynamic", 2, "gloo", slowed});
+  runs.back().sets.insert(runs.back().sets.end(), {"parallel.dynamic_batch=true", "parallel.rebalance_every=10"});
   char pattern[] = "/tmp/ragmig-bench-dp-XXXXXX";
   const fs::path dir = ::mkdtemp(pattern);
   fmt::print("bench_dp: {} on {}, {} steps of global batch {} (sync: each replica takes {})\n", config, device, steps,
              batch, batch / 2);
-  fmt::print("{:<30} {:>12} {:>10}\n", "run", "samples/s", "vs 1 proc");
+  fmt::print("{:<32} {:>10} {:>10} {:>9} {:>7}\n", "run", "samples/s", "vs 1 proc", "step gap", "split");
   double reference = 0;
-  for (const auto& r : runs) {
-    const fs::path run = dir / fmt::format("run-{}-{}", r.replicas, r.backend);
-    std::vector<std::string> args = {RAGMIG_BINARY, "train", config, "--run-dir", run.string(), "--quiet",
-                                     "--set", fmt::format("train.max_steps={}", steps),
-                                     "--set", fmt::format("train.batch_size={}", batch),
-                                     "--set", "train.log_every=5", "--set", "train.checkpoint_every=0",
-                                     "--set", "eval.split=\"\"",
-                                     "--set", fmt::format("train.device=\"{}\"", device),
-                                     "--set", fmt::format("parallel.backend=\"{}\"", r.backend)};
+  for (size_t k = 0; k < runs.size(); ++k) {
+    const Run& r = runs[k];
+    const fs::path run = dir / fmt::format("run-{}", k);
+    std::vector<std::string> args = {RAGMIG_BINARY, "train",
+                                     config,        "--run-dir",
+                                     run.string(),  "--quiet",
+                                     "--set",       fmt::format("train.max_steps={}", steps),
+                                     "--set",       fmt::format("train.batch_size={}", batch),
+                                     "--set",       "train.log_every=5",
+                                     "--set",       "train.checkpoint_every=0",
+                                     "--set",       "eval.split=\"\"",
+                                     "--set",       fmt::format("train.device=\"{}\"", device),
+                                     "--set",       fmt::format("parallel.backend=\"{}\"", r.backend)};
+    for (const auto& set : r.sets) args.insert(args.end(), {"--set", set});
     if (r.replicas > 1) args.insert(args.end(), {"--replicas", std::to_string(r.replicas)});
     const int code = ragmig::testing::BackgroundProcess(args, run.string() + ".log").wait();
     if (code != 0) {
-      fmt::print("{:<30} {:>12} {:>10}   (exit {}, see {}.log)\n", r.name, "-", "-", code, run.string());
+      fmt::print("{:<32} {:>10} {:>10}   (exit {}, see {}.log)\n", r.name, "-", "-", code, run.string());
       continue;
     }
-    const double rate = median_samples_per_s(run / "events.jsonl");
+    const auto progress = progress_events(run / "events.jsonl");
+    const double rate = median_samples_per_s(progress);
+    const auto [gap, split] = step_time_gap(progress);
     if (r.replicas == 1) reference = rate;
-    fmt::print("{:<30} {:>12.1f} {:>10}\n", r.name, rate, reference > 0 ? fmt::format("{:.2f}x", rate / reference) : "-");
+    fmt::print("{:<32} {:>10.1f} {:>10} {:>9} {:>7}\n", r.name, rate,
+               reference > 0 ? fmt::format("{:.2f}x", rate / reference) : "-",
+               split.empty() ? "-" : fmt::format("{:.1f}%", 100 * gap), split.empty() ? "-" : split);
   }
   fs::remove_all(dir);
   return 0;
