@@ -106,6 +106,7 @@ int main(int argc, char** argv) {
              batch, batch / 2);
   fmt::print("{:<32} {:>10} {:>10} {:>9} {:>7}\n", "run", "samples/s", "vs 1 proc", "step gap", "split");
   double reference = 0;
+  bool failed = false;
   for (size_t k = 0; k < runs.size(); ++k) {
     const Run& r = runs[k];
     const fs::path run = dir / fmt::format("run-{}", k);
@@ -124,6 +125,7 @@ int main(int argc, char** argv) {
     const int code = ragmig::testing::BackgroundProcess(args, run.string() + ".log").wait();
     if (code != 0) {
       fmt::print("{:<32} {:>10} {:>10}   (exit {}, see {}.log)\n", r.name, "-", "-", code, run.string());
+      failed = true;
       continue;
     }
     const auto progress = progress_events(run / "events.jsonl");
@@ -134,6 +136,7 @@ int main(int argc, char** argv) {
                reference > 0 ? fmt::format("{:.2f}x", rate / reference) : "-",
                split.empty() ? "-" : fmt::format("{:.1f}%", 100 * gap), split.empty() ? "-" : split);
   }
+  if (failed) return 1;  // the logs stay for a look
   fs::remove_all(dir);
   return 0;
 }
