@@ -18,26 +18,34 @@ TEST_F(SchedTrain, TwelveJobsUnderPreemptivePriorityResumeFromCheckpoints) {
   RAGMIG_REQUIRE_DATA("beir/squad-train");
   write_squad_pairs(dir_ / "pairs.jsonl", 200);
   write_file_atomic(dir_ / "train.toml", tiny_config(dir_ / "pairs.jsonl"));
-  // Low-priority jobs run long enough (150 steps) to be running when the short high-priority ones arrive.
+  // Low-priority jobs run long enough to be running when the short high-priority ones arrive: 300 steps take
+  // ~11 s on a free core, and a job may be preempted from 1 s after its start (min_run), so the window stays
+  // open for seconds even when `ragmig status` and `submit` are slow on a loaded machine.
+  constexpr int64_t kLowSteps = 300;
   const std::string train = "ragmig train " + (dir_ / "train.toml").string() + " --quiet --set train.max_steps=";
-  auto scheduler = start_scheduler({"--cpu-slots", "3", "--policy", "priority(preempt=1,min_run=3,aging=0)", "--tick", "0.2"},
-                                   "run");
+  auto scheduler = start_scheduler(
+      {"--cpu-slots", "3", "--policy", "priority(preempt=1,min_run=1,aging=0)", "--tick", "0.2"}, "run");
   std::vector<int64_t> low, high;
   for (int i = 0; i < 6; ++i)
-    low.push_back(submit({"--cmd", train + "150", "--priority", "0", "--name", "low"}));
+    low.push_back(submit({"--cmd", train + std::to_string(kLowSteps), "--priority", "0", "--name", "low"}));
   // Once the first low-priority jobs have checkpointed, the high-priority ones arrive and preempt them.
-  ASSERT_TRUE(wait_for([&](const auto& s) {
-    int checkpointed = 0;
-    for (const auto& j : s["jobs"]) checkpointed += j["state"] == "running" && j["checkpoint_step"] >= 9;
-    return checkpointed >= 1;
-  }, 120)) << status().dump(1) << read_file(dir_ / "scheduler-run.log");
-  for (int i = 0; i < 6; ++i)
-    high.push_back(submit({"--cmd", train + "30", "--priority", "10", "--name", "high"}));
-  ASSERT_TRUE(wait_for([&](const auto& s) {
-    for (const auto& j : s["jobs"])
-      if (j["state"] != "done") return false;
-    return true;
-  }, 600)) << status().dump(1);
+  ASSERT_TRUE(wait_for(
+      [&](const auto& s) {
+        int checkpointed = 0;
+        for (const auto& j : s["jobs"]) checkpointed += j["state"] == "running" && j["checkpoint_step"] >= 9;
+        return checkpointed >= 1;
+      },
+      120))
+      << status().dump(1) << read_file(dir_ / "scheduler-run.log");
+  for (int i = 0; i < 6; ++i) high.push_back(submit({"--cmd", train + "30", "--priority", "10", "--name", "high"}));
+  ASSERT_TRUE(wait_for(
+      [&](const auto& s) {
+        for (const auto& j : s["jobs"])
+          if (j["state"] != "done") return false;
+        return true;
+      },
+      600))
+      << status().dump(1);
   scheduler->signal(SIGTERM);
   EXPECT_EQ(scheduler->wait(), 0);
 
@@ -66,10 +74,11 @@ TEST_F(SchedTrain, TwelveJobsUnderPreemptivePriorityResumeFromCheckpoints) {
     // A SIGTERM that lands before the worker has installed its handler ends it before its first event.
     EXPECT_GE(starts, 1) << "job " << id;
     EXPECT_LE(starts, static_cast<int>(j["attempt_list"].size())) << "job " << id;
-    for (int64_t step = 1; step <= 150; ++step) EXPECT_EQ(trained[step], 1) << "job " << id << " step " << step;
+    for (int64_t step = 1; step <= kLowSteps; ++step) EXPECT_EQ(trained[step], 1) << "job " << id << " step " << step;
     EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(j["run_dir"].get<std::string>()) / "model"));
   }
-  EXPECT_GT(preempted_jobs, 0) << "the high-priority jobs should have preempted running low-priority ones";
+  EXPECT_GT(preempted_jobs, 0) << "the high-priority jobs should have preempted running low-priority ones\n"
+                               << read_file(dir_ / "scheduler-run.log");
   for (int64_t id : high) EXPECT_EQ(job(id)["attempts"], 1) << "nothing outranks the high-priority jobs";
 }
 
