@@ -5,18 +5,39 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace ragmig::apps {
 
 enum ExitCode : int { kOk = 0, kFailure = 1, kBadInput = 2, kPreempted = 75 };
 
 struct Command {
-  CLI::App* app = nullptr;       ///< the subcommand, to check whether it was given
-  std::function<int()> run;      ///< runs it; returns the exit code, may throw ragmig::Error
+  CLI::App* app = nullptr;   ///< the subcommand, to check whether it was given
+  std::function<int()> run;  ///< runs it; returns the exit code, may throw ragmig::Error
 };
 
-/// The path of the running ragmig binary (/proc/self/exe): what schedulers start jobs with. Throws IoError.
-std::string self_exe();
+/// The path of the `ragmig` front binary, beside the running one (/proc/self/exe): what schedulers start
+/// jobs with. Throws IoError.
+std::string ragmig_exe();
+
+/// The subcommands that need LibTorch: the `ragmig` front hands them to `ragmig-torch` (its own process
+/// image, so signals and exit codes are the worker's own), keeping every other command free of LibTorch's
+/// start-up (~0.5 s and ~150 MB).
+struct TorchCommand {
+  const char* name;
+  const char* help;
+};
+inline constexpr TorchCommand kTorchCommands[] = {
+    {"train", "Train a dense retriever (dual encoder) in one run folder"},
+    {"eval", "Evaluate retrieval on a BEIR folder: BM25, dense, hybrid or re-ranked, with BEIR metrics"},
+    {"batch", "Run a sweep: train its trials on this machine's slots, stop losers early (ASHA), evaluate, report"},
+};
+/// kTorchCommands' help line of `name`.
+const char* torch_command_help(const std::string& name);
+
+/// Parses argv for `commands`, runs the one given and maps its errors to exit codes: the one place where
+/// errors become messages (2 bad input, 1 failure, 75 preempted).
+int run_command_line(CLI::App& app, std::vector<Command>& commands, int argc, char** argv);
 /// "2026-11-22 15:48:42", local time.
 std::string local_time(double unix_seconds);
 /// A line on stderr with the local time in front: the log of `ragmig run` and `ragmig batch`.

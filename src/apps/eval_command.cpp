@@ -54,7 +54,7 @@ void print_table(const eval::EvalResult& r) {
 Command add_eval_command(CLI::App& root) {
   auto args = std::make_shared<EvalArgs>();
   eval::EvalOptions& o = args->options;
-  CLI::App* sub = root.add_subcommand("eval", "Evaluate retrieval on a BEIR folder: BM25, dense, hybrid or re-ranked, with BEIR metrics");
+  CLI::App* sub = root.add_subcommand("eval", torch_command_help("eval"));
   sub->add_option("--data", o.data_dir, "BEIR folder (corpus.jsonl[.gz], queries.jsonl[.gz], qrels/<split>.tsv)")->required();
   sub->add_option("--split", o.split, "qrels split to evaluate")->capture_default_str();
   sub->add_option("--retriever", args->retriever, "bm25 | dense | hybrid (fusion of both) | rerank (BM25 candidates re-scored by the model)")

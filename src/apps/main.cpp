@@ -1,45 +1,55 @@
-// The `ragmig` command line. Subcommands live one per file; this file parses, dispatches, and is the one
-// place where errors become messages and exit codes (2 bad input, 1 failure, 75 preempted).
+// The `ragmig` command line, the front door. Every subcommand that does not need LibTorch runs here and
+// starts in milliseconds (status, submit and run are called often, by people and by scripts); train, eval
+// and batch are handed to `ragmig-torch` beside this binary by execv, so that process is the command itself:
+// the same pid, signals, output and exit code.
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
 
 #include "apps/command.h"
 #include "core/error.h"
 
+namespace {
+
+using namespace ragmig::apps;
+
+bool is_torch_command(const char* arg) {
+  for (const auto& c : kTorchCommands)
+    if (std::strcmp(arg, c.name) == 0) return true;
+  return false;
+}
+
+int exec_torch(char** argv) {
+  std::string target;
+  try {
+    target = (std::filesystem::path(ragmig_exe()).parent_path() / "ragmig-torch").string();
+  } catch (const ragmig::Error& e) {
+    std::fprintf(stderr, "ragmig %s: error: %s\n", argv[1], e.what());
+    return kFailure;
+  }
+  ::execv(target.c_str(), argv);
+  std::fprintf(stderr, "ragmig %s: error: cannot start %s (it is built and installed beside ragmig): %s\n", argv[1],
+               target.c_str(), std::strerror(errno));
+  return kFailure;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  using namespace ragmig::apps;
+  if (argc > 1 && is_torch_command(argv[1])) return exec_torch(argv);
   CLI::App app{
       "ragmig — trains dense retrievers for RAG and schedules many such jobs onto GPU slices.\n"
       "Run `ragmig <command> --help` for a command's options.",
       "ragmig"};
   app.require_subcommand(1, 1);
-  std::vector<Command> commands = {add_train_command(app),  add_submit_command(app), add_status_command(app),
-                                   add_cancel_command(app), add_run_command(app)};
-  commands.push_back(add_gpus_command(app));
-  commands.push_back(add_mig_command(app));
-  commands.push_back(add_eval_command(app));
-  commands.push_back(add_sim_command(app));
-  commands.push_back(add_batch_command(app));
-
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);  // prints help or the parse error
-    return code == 0 ? kOk : kBadInput;
-  }
-  for (auto& command : commands) {
-    if (!command.app->parsed()) continue;
-    try {
-      return command.run();
-    } catch (const ragmig::ConfigError& e) {
-      std::fprintf(stderr, "ragmig %s: config error: %s\n", command.app->get_name().c_str(), e.what());
-      return kBadInput;
-    } catch (const ragmig::DataError& e) {
-      std::fprintf(stderr, "ragmig %s: data error: %s\n", command.app->get_name().c_str(), e.what());
-      return kBadInput;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "ragmig %s: error: %s\n", command.app->get_name().c_str(), e.what());
-      return kFailure;
-    }
-  }
-  return kFailure;
+  for (const auto& c : kTorchCommands) app.add_subcommand(c.name, c.help);  // listed in --help; run above
+  std::vector<Command> commands = {add_submit_command(app), add_status_command(app), add_cancel_command(app),
+                                   add_run_command(app),    add_gpus_command(app),   add_mig_command(app),
+                                   add_sim_command(app)};
+  return run_command_line(app, commands, argc, argv);
 }

@@ -79,7 +79,7 @@ std::vector<sched::Slot> host_slots(const gpu::Inventory& inventory, const MigAu
 
 exec::ProcessExecutorOptions executor_options(std::shared_ptr<gpu::NvmlLibrary> nvml) {
   exec::ProcessExecutorOptions options;
-  options.ragmig_exe = self_exe();
+  options.ragmig_exe = ragmig_exe();
   options.shim_exe = exec::find_shim(options.ragmig_exe);
   if (!nvml) return options;
   options.device_utilization = [nvml](const std::vector<std::string>& devices) -> std::optional<double> {

@@ -33,7 +33,7 @@ struct TrainArgs {
 
 Command add_train_command(CLI::App& root) {
   auto args = std::make_shared<TrainArgs>();
-  CLI::App* sub = root.add_subcommand("train", "Train a dense retriever (dual encoder) in one run folder");
+  CLI::App* sub = root.add_subcommand("train", torch_command_help("train"));
   sub->add_option("config", args->config, "TOML config file (keys below)")->required()->check(CLI::ExistingFile);
   sub->add_option("--run-dir", args->run_dir,
                   "run folder: events.jsonl, checkpoints/, model/; a run started again here resumes "
