@@ -78,14 +78,10 @@ int main(int argc, char** argv) {
   int steps = 60, batch = 64;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--device")
-      device = value;
-    else if (flag == "--steps")
-      steps = std::atoi(value.c_str());
-    else if (flag == "--batch")
-      batch = std::atoi(value.c_str());
-    else if (flag == "--config")
-      config = value;
+    if (flag == "--device") device = value;
+    else if (flag == "--steps") steps = std::atoi(value.c_str());
+    else if (flag == "--batch") batch = std::atoi(value.c_str());
+    else if (flag == "--config") config = value;
     else {
       fmt::print(stderr, "bench_dp: unknown option {}\n", flag);
       return 2;
@@ -110,16 +106,15 @@ int main(int argc, char** argv) {
   for (size_t k = 0; k < runs.size(); ++k) {
     const Run& r = runs[k];
     const fs::path run = dir / fmt::format("run-{}", k);
-    std::vector<std::string> args = {RAGMIG_BINARY, "train",
-                                     config,        "--run-dir",
-                                     run.string(),  "--quiet",
-                                     "--set",       fmt::format("train.max_steps={}", steps),
-                                     "--set",       fmt::format("train.batch_size={}", batch),
-                                     "--set",       "train.log_every=5",
-                                     "--set",       "train.checkpoint_every=0",
-                                     "--set",       "eval.split=\"\"",
-                                     "--set",       fmt::format("train.device=\"{}\"", device),
-                                     "--set",       fmt::format("parallel.backend=\"{}\"", r.backend)};
+    // clang-format off
+    std::vector<std::string> args = {RAGMIG_BINARY, "train", config, "--run-dir", run.string(), "--quiet",
+                                     "--set", fmt::format("train.max_steps={}", steps),
+                                     "--set", fmt::format("train.batch_size={}", batch),
+                                     "--set", "train.log_every=5", "--set", "train.checkpoint_every=0",
+                                     "--set", "eval.split=\"\"",
+                                     "--set", fmt::format("train.device=\"{}\"", device),
+                                     "--set", fmt::format("parallel.backend=\"{}\"", r.backend)};
+    // clang-format on
     for (const auto& set : r.sets) args.insert(args.end(), {"--set", set});
     if (r.replicas > 1) args.insert(args.end(), {"--replicas", std::to_string(r.replicas)});
     const int code = ragmig::testing::BackgroundProcess(args, run.string() + ".log").wait();
