@@ -158,7 +158,8 @@ Command add_batch_command(CLI::App& root) {
     std::string mig = "off";
   };
   auto args = std::make_shared<Args>();
-  CLI::App* sub = root.add_subcommand("batch", torch_command_help("batch"));
+  CLI::App* sub = root.add_subcommand(
+      "batch", "Run a sweep: train its trials on this machine's slots, stop losers early (ASHA), evaluate, report");
   sub->add_option("sweep", args->sweep, "sweep file (TOML: [sweep], [space], [eval], [asha])")->required()->check(CLI::ExistingFile);
   sub->add_option("--state", args->state, "the sweep's folder: state.db, runs/, results.json, report.html "
                                           "(default .ragmig/sweeps/<name>)");

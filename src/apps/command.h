@@ -30,7 +30,6 @@ struct TorchCommand {
 inline constexpr TorchCommand kTorchCommands[] = {
     {"train", "Train a dense retriever (dual encoder) in one run folder"},
     {"eval", "Evaluate retrieval on a BEIR folder: BM25, dense, hybrid or re-ranked, with BEIR metrics"},
-    {"batch", "Run a sweep: train its trials on this machine's slots, stop losers early (ASHA), evaluate, report"},
 };
 /// kTorchCommands' help line of `name`.
 const char* torch_command_help(const std::string& name);

@@ -1,7 +1,7 @@
 // The `ragmig` command line, the front door. Every subcommand that does not need LibTorch runs here and
-// starts in milliseconds (status, submit and run are called often, by people and by scripts); train, eval
-// and batch are handed to `ragmig-torch` beside this binary by execv, so that process is the command itself:
-// the same pid, signals, output and exit code.
+// starts in milliseconds (status, submit and run are called often, by people and by scripts; batch and run
+// live for hours and hold no LibTorch); train and eval are handed to `ragmig-torch` beside this binary by
+// execv, so that process is the command itself: the same pid, signals, output and exit code.
 #include <unistd.h>
 
 #include <cerrno>
@@ -50,6 +50,6 @@ int main(int argc, char** argv) {
   for (const auto& c : kTorchCommands) app.add_subcommand(c.name, c.help);  // listed in --help; run above
   std::vector<Command> commands = {add_submit_command(app), add_status_command(app), add_cancel_command(app),
                                    add_run_command(app),    add_gpus_command(app),   add_mig_command(app),
-                                   add_sim_command(app)};
+                                   add_sim_command(app),    add_batch_command(app)};
   return run_command_line(app, commands, argc, argv);
 }

@@ -1,5 +1,5 @@
 // The two binaries of the command line: `ragmig`, free of LibTorch, and `ragmig-torch` beside it, which the
-// front hands train, eval and batch to. (Every test that trains through RAGMIG_BINARY, signals included,
+// front hands train and eval to. (Every test that trains through RAGMIG_BINARY, signals included,
 // goes through that hand-over too.)
 #include <gtest/gtest.h>
 
