@@ -9,6 +9,7 @@
 #include <toml++/toml.h>
 
 #include "core/error.h"
+#include "core/toml_names.h"
 
 namespace ragmig {
 namespace {
@@ -25,18 +26,6 @@ std::string type_name(const ConfigTable::Target& t) {
         return "strings";
       },
       t);
-}
-
-std::string toml_type_name(const toml::node& n) {
-  switch (n.type()) {
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a number";
-    case toml::node_type::boolean: return "a boolean";
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    default: return "a date/time";
-  }
 }
 
 std::string value_text(const ConfigTable::Target& t) {

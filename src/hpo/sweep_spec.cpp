@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/toml_names.h"
 #include "sched/job.h"
 #include "sched/policy.h"
 
@@ -26,25 +27,6 @@ namespace fs = std::filesystem;
 
 constexpr const char* kKinds[] = {"choice", "uniform", "log_uniform", "int"};
 constexpr double kMaxExactInt = 9007199254740992.0;  // 2^53: Int bounds live in doubles
-
-std::string type_name(const toml::node& n) {
-  switch (n.type()) {
-    case toml::node_type::string:
-      return "a string";
-    case toml::node_type::integer:
-      return "an integer";
-    case toml::node_type::floating_point:
-      return "a float";
-    case toml::node_type::boolean:
-      return "a boolean";
-    case toml::node_type::table:
-      return "a table";
-    case toml::node_type::array:
-      return "an array";
-    default:
-      return "a date/time";
-  }
-}
 
 // A short rendering of a value for "got ..." in messages.
 std::string node_text(const toml::node& n) {
@@ -58,7 +40,7 @@ std::string node_text(const toml::node& n) {
     for (size_t i = 0; i < a->size(); ++i) s += (i ? ", " : "") + node_text(*a->get(i));
     return s + "]";
   }
-  return type_name(n);
+  return toml_type_name(n);
 }
 
 // Errors name the file, the table and the key: "sweep.toml: [sweep] trials: expected ... (got ...)".
@@ -71,7 +53,7 @@ class Reader {
   }
   [[noreturn]] void wrong_type(const std::string& table, const std::string& key, const std::string& expected,
                                const toml::node& n) const {
-    fail(table, key, fmt::format("expected {} (got {} {})", expected, type_name(n), node_text(n)));
+    fail(table, key, fmt::format("expected {} (got {} {})", expected, toml_type_name(n), node_text(n)));
   }
 
   void only_keys(const toml::table& t, const std::string& table, std::initializer_list<const char*> known) const {
@@ -361,7 +343,7 @@ SweepSpec parse_sweep(const std::string& toml_text, const std::string& path) {
       throw ConfigError(fmt::format("{}: unknown {} \"{}\" (expected the tables [sweep], [space], [eval], [asha])",
                                     path, v.is_table() ? "table" : "key", name));
     if (!v.is_table())
-      throw ConfigError(fmt::format("{}: {}: expected a table [{}] (got {})", path, name, name, type_name(v)));
+      throw ConfigError(fmt::format("{}: {}: expected a table [{}] (got {})", path, name, name, toml_type_name(v)));
   }
   SweepSpec spec;
   spec.path = path;
