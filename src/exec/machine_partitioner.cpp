@@ -1,7 +1,7 @@
 // The live side of mig=auto: NVML state in, exec::plan_for_queue for the decision, gpu::apply_plan for the
 // change, NVML state out. The question is first asked of the devices as last read, which costs no NVML
-// call; only a new question reads the devices again. The slots handed over are those devices' slots plus
-// any that a running job still holds.
+// call; only a new question, or one still waiting `reread_s` after the last read, reads the devices again.
+// The slots handed over are those devices' slots plus any that a running job still holds.
 #include "exec/machine_partitioner.h"
 
 #include <fmt/format.h>
@@ -68,15 +68,18 @@ MachinePartitioner::MachinePartitioner(const gpu::NvmlLibrary& nvml, std::vector
 }
 
 std::optional<std::vector<sched::Slot>> MachinePartitioner::after_pass(const sched::ClusterView& view) {
-  std::string question = queue_question(view, plannable_gpus(devices_, nullptr));
-  bool read_just_now = false;
-  // The same job still waits: what would let it run now (a foreign process that ended, an instance someone
-  // destroyed) shows only in a fresh read, so look again now and then.
-  if (!question.empty() && question == last_question_ && view.now - read_at_ >= reread_s_ && read(view.now)) {
-    question = queue_question(view, plannable_gpus(devices_, nullptr));
-    read_just_now = true;
+  const auto ask = [&] { return queue_question(view, plannable_gpus(devices_, nullptr)); };
+  std::string question = ask();
+  // Something new waits, or the same job has waited `reread_s` since the last look (a foreign process may
+  // have ended, an instance been made or destroyed by hand): look at the devices as they are now.
+  if (!question.empty() && (question != last_question_ || view.now - read_at_ >= reread_s_)) {
+    if (!read(view.now)) {
+      last_question_ = question;  // not asked again until the queue changes or a re-read is due
+    } else {
+      question = ask();
+      if (!question.empty() && question != last_question_) repartition(view);
+    }
   }
-  if (!question.empty() && question != last_question_) repartition(view, read_just_now);
   return slots_if_changed(view);
 }
 
@@ -94,12 +97,7 @@ bool MachinePartitioner::read(double now) {
   }
 }
 
-void MachinePartitioner::repartition(const sched::ClusterView& view, bool read_just_now) {
-  // Something new waits: look at the devices as they are now.
-  if (!read_just_now && !read(view.now)) {
-    last_question_ = queue_question(view, plannable_gpus(devices_, nullptr));
-    return;
-  }
+void MachinePartitioner::repartition(const sched::ClusterView& view) {
   std::vector<std::string> notes;
   const std::vector<PlannableGpu> gpus = plannable_gpus(devices_, &notes);
   for (const auto& n : notes) {

@@ -43,7 +43,9 @@ class MachinePartitioner {
   std::optional<std::vector<sched::Slot>> after_pass(const sched::ClusterView& view);
 
  private:
-  void repartition(const sched::ClusterView& view, bool read_just_now);
+  /// Plans for the queue on the devices as just read and applies the plan.
+  void repartition(const sched::ClusterView& view);
+  /// Reads the devices; false (logged once per message) when NVML cannot.
   bool read(double now);
   std::optional<std::vector<sched::Slot>> slots_if_changed(const sched::ClusterView& view);
 
