@@ -8,8 +8,6 @@
 // batch: samples/s, the replicas' step-time gap over the second half of the run, and the split it ends with.
 // Usage: bench_dp [--device cpu|cuda] [--steps N] [--batch B] [--config F]
 #include <fmt/format.h>
-#include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +17,7 @@
 #include <vector>
 
 #include "support/process.h"  // the tests' real-process helper
+#include "train/batch_balancer.h"
 
 namespace fs = std::filesystem;
 
@@ -42,22 +41,16 @@ std::vector<nlohmann::json> progress_events(const fs::path& events) {
   return out;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
-
 // Median samples/s of the progress events after the first window (start-up and warm-up left out).
 double median_samples_per_s(const std::vector<nlohmann::json>& progress) {
   std::vector<double> rates;
   for (size_t i = 1; i < progress.size(); ++i) rates.push_back(progress[i].value("samples_per_s", 0.0));
-  return median(rates);
+  return ragmig::train::median(rates);
 }
 
-// |a - b| / max(a, b) of the two replicas' median compute seconds per step over the second half of the run,
+// train::step_time_gap of the two replicas' median compute seconds per step over the second half of the run,
 // and the split of the last step, e.g. "32/16"; empty for one process.
-std::pair<double, std::string> step_time_gap(const std::vector<nlohmann::json>& progress) {
+std::pair<double, std::string> gap_and_split(const std::vector<nlohmann::json>& progress) {
   std::vector<double> t0, t1;
   for (size_t i = progress.size() / 2; i < progress.size(); ++i) {
     const auto& c = progress[i]["replica_compute_s"];
@@ -66,9 +59,9 @@ std::pair<double, std::string> step_time_gap(const std::vector<nlohmann::json>& 
     t1.push_back(c[1].get<double>());
   }
   if (t0.empty()) return {0, ""};
-  const double a = median(t0), b = median(t1);
   const auto& split = progress.back()["replica_batches"];
-  return {std::abs(a - b) / std::max(a, b), fmt::format("{}/{}", split[0].get<int>(), split[1].get<int>())};
+  return {ragmig::train::step_time_gap({ragmig::train::median(t0), ragmig::train::median(t1)}),
+          fmt::format("{}/{}", split[0].get<int>(), split[1].get<int>())};
 }
 
 }  // namespace
@@ -125,7 +118,7 @@ int main(int argc, char** argv) {
     }
     const auto progress = progress_events(run / "events.jsonl");
     const double rate = median_samples_per_s(progress);
-    const auto [gap, split] = step_time_gap(progress);
+    const auto [gap, split] = gap_and_split(progress);
     if (r.replicas == 1) reference = rate;
     fmt::print("{:<32} {:>10.1f} {:>10} {:>9} {:>7}\n", r.name, rate,
                reference > 0 ? fmt::format("{:.2f}x", rate / reference) : "-",
