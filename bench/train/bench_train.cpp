@@ -78,10 +78,10 @@ double python_samples_per_s(const Shape& s, int threads, const std::string& pyth
 int main(int argc, char** argv) {
   CLI::App app{"Training samples/s of ragmig (C++) beside the same loop in Python PyTorch"};
   int threads = static_cast<int>(std::thread::hardware_concurrency());
-  std::string python = "/usr/bin/python3";
+  std::string python = RAGMIG_PYTHON_PATH;
   bool quick = false;
   app.add_option("--threads", threads, "intra-op threads for both sides");
-  app.add_option("--python", python, "Python with torch (Debian's python3-torch)");
+  app.add_option("--python", python, "Python with torch (default: the one LibTorch came from, the project venv)");
   app.add_flag("--quick", quick, "fewer steps (a smoke run)");
   CLI11_PARSE(app, argc, argv);
   at::set_num_threads(threads);

@@ -30,7 +30,7 @@ struct Encoder::Impl {
   EmbedOptions options;
 
   Impl(model::LoadedModel m, const std::string& dev, const EmbedOptions& o)
-      : loaded(std::move(m)), tokenizer(loaded.vocab), device(dev), device_name(dev), options(o) {}
+      : loaded(std::move(m)), tokenizer(loaded.vocab, loaded.normalization), device(dev), device_name(dev), options(o) {}
 };
 
 Encoder::Encoder(const std::string& model_dir, const std::string& device, const EmbedOptions& options) {
@@ -41,9 +41,11 @@ Encoder::Encoder(const std::string& model_dir, const std::string& device, const 
   impl_ = std::make_unique<Impl>(model::load_model_folder(model_dir), dev, options);
   impl_->loaded.model->to(impl_->device);
   impl_->loaded.model->eval();
-  const int64_t max_pos = impl_->loaded.model->spec().bert.max_position_embeddings;
-  impl_->options.max_query_tokens = std::min(options.max_query_tokens, max_pos);
-  impl_->options.max_passage_tokens = std::min(options.max_passage_tokens, max_pos);
+  // The model's positions, and the folder's own limit (sentence-transformers' max_seq_length) where it says one.
+  int64_t limit = impl_->loaded.model->spec().bert.max_position_embeddings;
+  if (impl_->loaded.max_length > 0) limit = std::min(limit, impl_->loaded.max_length);
+  impl_->options.max_query_tokens = std::min(options.max_query_tokens, limit);
+  impl_->options.max_passage_tokens = std::min(options.max_passage_tokens, limit);
 }
 
 Encoder::~Encoder() = default;

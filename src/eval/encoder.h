@@ -1,5 +1,6 @@
-// A model folder from `ragmig train` (or Hugging Face) turned into an embedder for evaluation: queries with
-// the query tower, passages with the passage tower, through model::embed_texts (batched, sorted by length).
+// A model folder from `ragmig train` (or transformers / sentence-transformers) turned into an embedder for
+// evaluation: queries with the query tower, passages with the passage tower, through model::embed_texts
+// (batched, sorted by length), tokenised as the folder's tokenizer files say.
 // LibTorch stays behind this header: the rest of eval sees float matrices.
 #pragma once
 
@@ -14,7 +15,7 @@ namespace ragmig::eval {
 
 struct EmbedOptions {
   int64_t batch_size = 64;
-  int64_t max_query_tokens = 64;     ///< capped at the model's max_position_embeddings
+  int64_t max_query_tokens = 64;     ///< capped at the model's positions and the folder's max_seq_length
   int64_t max_passage_tokens = 256;  ///< likewise
 };
 

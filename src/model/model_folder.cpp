@@ -30,7 +30,8 @@ std::string shape_text(const std::vector<int64_t>& shape) { return shape_text(c1
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
-void write_tower(const fs::path& folder, BertModel& tower, const std::vector<std::string>& vocab) {
+void write_tower(const fs::path& folder, BertModel& tower, const std::vector<std::string>& vocab,
+                 const EncoderSpec& spec, const SaveOptions& options) {
   write_file_atomic(folder / "config.json", to_json(tower->config()).dump(2) + "\n");
   std::string vocab_text;
   for (const auto& token : vocab) vocab_text += token + "\n";
@@ -38,6 +39,9 @@ void write_tower(const fs::path& folder, BertModel& tower, const std::vector<std
   auto file = to_safetensors(bert_state(tower));
   file.metadata["format"] = "pt";  // what HF's loaders look for to treat the file as PyTorch weights
   write_safetensors((folder / "model.safetensors").string(), file);
+  const int64_t max_length = options.max_length > 0 ? options.max_length : spec.bert.max_position_embeddings;
+  write_sentence_transformer_files(folder.string(), vocab, options.normalization, max_length, spec.bert.hidden_size,
+                                   to_string(spec.pooling), spec.normalize);
 }
 
 void fsync_folder(const fs::path& folder) {
@@ -67,23 +71,15 @@ void move_folder_into_place(const fs::path& tmp, const fs::path& target) {
   fs::remove_all(old, ec);
 }
 
-nlohmann::json read_json(const fs::path& path) {
-  std::string text = read_file(path);
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw DataError(path.string() + ": not valid JSON: " + e.what());
-  }
-}
-
 BertConfig read_config(const fs::path& folder) {
   auto path = folder / "config.json";
-  return bert_config_from_json(read_json(path), path.string());
+  return bert_config_from_json(read_json_file(path.string()), path.string());
 }
 
-void read_ragmig_json(const fs::path& path, EncoderSpec& spec) {
-  if (!fs::exists(path)) return;
-  auto j = read_json(path);
+// Returns false when there is no ragmig.json.
+bool read_ragmig_json(const fs::path& path, EncoderSpec& spec) {
+  if (!fs::exists(path)) return false;
+  auto j = read_json_file(path.string());
   const std::string source = path.string();
   if (!j.is_object()) throw DataError(source + ": expected a JSON object");
   auto fail = [&](const std::string& key, const std::string& msg) {
@@ -111,6 +107,7 @@ void read_ragmig_json(const fs::path& path, EncoderSpec& spec) {
     if (!it->is_boolean()) fail("shared_towers", "expected true or false");
     spec.shared_towers = it->get<bool>();
   }
+  return true;
 }
 
 void check_vocab_fits(const std::vector<std::string>& vocab, const BertConfig& config, const std::string& where) {
@@ -121,21 +118,6 @@ void check_vocab_fits(const std::vector<std::string>& vocab, const BertConfig& c
 }
 
 }  // namespace
-
-std::vector<std::string> read_vocab_file(const std::string& path) {
-  std::string text = read_file(path);
-  std::vector<std::string> vocab;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(start, end - start);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    vocab.push_back(std::move(line));
-    start = end + 1;
-  }
-  return vocab;
-}
 
 std::map<std::string, torch::Tensor> bert_state(BertModel& tower) {
   std::map<std::string, torch::Tensor> state;
@@ -187,7 +169,8 @@ void load_bert_weights(BertModel& tower, const std::string& path) {
                     (prefixed ? " (after removing the \"bert.\" prefix)" : ""));
 }
 
-void save_model_folder(const std::string& dir, DualEncoder& model, const std::vector<std::string>& vocab) {
+void save_model_folder(const std::string& dir, DualEncoder& model, const std::vector<std::string>& vocab,
+                       const SaveOptions& options) {
   const EncoderSpec& spec = model->spec();
   check_vocab_fits(vocab, spec.bert, "the vocabulary to save");
   for (const auto& token : vocab)
@@ -207,11 +190,11 @@ void save_model_folder(const std::string& dir, DualEncoder& model, const std::ve
   }
   try {
     BertModel query = model->query_tower();
-    write_tower(tmp, query, vocab);
+    write_tower(tmp, query, vocab, spec, options);
     if (!spec.shared_towers) {
       fs::create_directory(tmp / "passage");
       BertModel passage = model->passage_tower();
-      write_tower(tmp / "passage", passage, vocab);
+      write_tower(tmp / "passage", passage, vocab, spec, options);
       fsync_folder(tmp / "passage");
     }
     nlohmann::json info = {{"pooling", to_string(spec.pooling)},
@@ -233,24 +216,31 @@ void save_model_folder(const std::string& dir, DualEncoder& model, const std::ve
 }
 
 LoadedModel load_model_folder(const std::string& dir) {
-  const fs::path folder(dir);
-  if (!fs::is_directory(folder)) throw IoError(dir + ": model folder not found");
+  const fs::path top(dir);
+  if (!fs::is_directory(top)) throw IoError(dir + ": model folder not found");
   EncoderSpec spec;
-  read_ragmig_json(folder / "ragmig.json", spec);
+  fs::path folder = top;  // where the BERT files are
+  if (!read_ragmig_json(top / "ragmig.json", spec))
+    if (const auto st = read_sentence_transformer_layout(dir)) {
+      spec.pooling = parse_pooling(st->pooling);
+      spec.normalize = st->normalize;
+      folder = top / st->transformer_path;
+    }
   spec.bert = read_config(folder);
-  auto vocab = read_vocab_file((folder / "vocab.txt").string());
-  check_vocab_fits(vocab, spec.bert, (folder / "vocab.txt").string());
+  FolderTokenizer tok = read_folder_tokenizer(folder.string());
+  check_vocab_fits(tok.vocab, spec.bert,
+                   (fs::exists(folder / "vocab.txt") ? folder / "vocab.txt" : folder / "tokenizer.json").string());
 
   if (!spec.shared_towers) {
     const fs::path passage = folder / "passage";
     if (!(read_config(passage) == spec.bert))
       throw DataError((passage / "config.json").string() + ": the passage tower's config differs from the query tower's");
-    if (fs::exists(passage / "vocab.txt") && read_vocab_file((passage / "vocab.txt").string()) != vocab)
+    if (fs::exists(passage / "vocab.txt") && read_vocab_file((passage / "vocab.txt").string()) != tok.vocab)
       throw DataError("vocabulary and model mismatch: " + (passage / "vocab.txt").string() +
                       " differs from " + (folder / "vocab.txt").string());
   }
 
-  LoadedModel loaded{DualEncoder(spec), std::move(vocab)};
+  LoadedModel loaded{DualEncoder(spec), std::move(tok.vocab), tok.normalization, tok.max_length};
   BertModel query = loaded.model->query_tower();
   load_bert_weights(query, (folder / "model.safetensors").string());
   if (!spec.shared_towers) {

@@ -1,12 +1,15 @@
 // Model folders that Hugging Face tools read: config.json, vocab.txt and model.safetensors (HF BERT names,
-// float32), plus ragmig.json for what HF does not know (pooling, normalisation, shared or separate towers).
-// With separate towers the query tower sits at the top (so HF tools load it) and the passage tower in passage/.
+// float32), the tokenizer and sentence-transformers files (st_folder.h), so that AutoModel, AutoTokenizer and
+// SentenceTransformer load them as they are, plus ragmig.json for what they do not know (shared or separate
+// towers). With separate towers the query tower sits at the top, a whole sentence-transformers folder (so HF
+// tools load it for queries), and the passage tower in passage/, another whole one.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "model/dual_encoder.h"
+#include "model/st_folder.h"
 #include "model/torch_safetensors.h"
 
 namespace ragmig::model {
@@ -18,16 +21,28 @@ inline constexpr int kModelFolderFormatVersion = 1;
 /// place (swapping atomically with an existing folder where the OS allows), so a half-written model folder
 /// never appears under `dir`. Throws DataError if vocab has more tokens than the config's vocab_size (or a
 /// token with a line break), IoError if writing fails.
-void save_model_folder(const std::string& dir, DualEncoder& model, const std::vector<std::string>& vocab);
+/// The tokenizer settings written beside the weights: the normalisation, and the longest input
+/// (sentence_bert_config.json's max_seq_length; 0 = the model's max_position_embeddings).
+struct SaveOptions {
+  text::TextNormalization normalization;
+  int64_t max_length = 0;
+};
+
+void save_model_folder(const std::string& dir, DualEncoder& model, const std::vector<std::string>& vocab,
+                       const SaveOptions& options = {});
 
 struct LoadedModel {
   DualEncoder model;
   std::vector<std::string> vocab;
+  text::TextNormalization normalization;
+  int64_t max_length = 0;  ///< the folder's longest input in tokens; 0 = not said
 };
 
-/// Loads a folder written by save_model_folder or by Hugging Face (BertModel, or BertForX whose tensors
-/// carry a "bert." prefix: the heads outside it are ignored, as are "pooler.*" and
-/// "embeddings.position_ids"). ragmig.json is optional (mean pooling, normalised, shared towers). F32, F16,
+/// Loads a folder written by save_model_folder, by transformers' save_pretrained (BertModel, or BertForX
+/// whose tensors carry a "bert." prefix: the heads outside it are ignored, as are "pooler.*" and
+/// "embeddings.position_ids") or by sentence-transformers' save. Pooling and normalisation come from
+/// ragmig.json, else modules.json and its Pooling module, else mean pooling, normalised; the tokenizer
+/// from read_folder_tokenizer (of the Transformer module's folder). F32, F16,
 /// BF16 and F64 tensors are converted to float32. Throws DataError naming the file and tensor or key for
 /// missing, unexpected or mis-shaped tensors, and "vocabulary and model mismatch: ..." when vocab.txt has
 /// more lines than vocab_size or the word embeddings do not have vocab_size rows; IoError if a file is missing.
@@ -38,8 +53,5 @@ LoadedModel load_model_folder(const std::string& dir);
 std::map<std::string, torch::Tensor> bert_state(BertModel& tower);
 /// Copies the tensors of a safetensors file into `tower`, with the name handling of load_model_folder.
 void load_bert_weights(BertModel& tower, const std::string& safetensors_path);
-
-/// vocab.txt: one token per line (a final line break is optional). Throws IoError if unreadable.
-std::vector<std::string> read_vocab_file(const std::string& path);
 
 }  // namespace ragmig::model

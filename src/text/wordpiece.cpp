@@ -10,11 +10,14 @@
 namespace ragmig::text {
 
 WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, bool lower_case)
-    : WordPieceTokenizer(std::move(vocab), lower_case, "vocabulary") {}
+    : WordPieceTokenizer(std::move(vocab), TextNormalization{lower_case, lower_case, true}, "vocabulary") {}
 
-WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, bool lower_case,
+WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, const TextNormalization& normalization)
+    : WordPieceTokenizer(std::move(vocab), normalization, "vocabulary") {}
+
+WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, const TextNormalization& normalization,
                                        const std::string& source)
-    : vocab_(std::move(vocab)), lower_case_(lower_case) {
+    : vocab_(std::move(vocab)), norm_(normalization) {
   if (vocab_.size() > static_cast<size_t>(INT32_MAX)) throw DataError(source + ": vocabulary too large");
   ids_.reserve(vocab_.size());
   for (size_t i = 0; i < vocab_.size(); ++i) {
@@ -45,7 +48,7 @@ WordPieceTokenizer WordPieceTokenizer::from_file(const std::string& vocab_txt, b
   std::string line;
   while (reader.next(line)) vocab.push_back(line);
   if (vocab.empty()) throw DataError(vocab_txt + " is empty");
-  return WordPieceTokenizer(std::move(vocab), lower_case, reader.path());
+  return WordPieceTokenizer(std::move(vocab), TextNormalization{lower_case, lower_case, true}, reader.path());
 }
 
 void WordPieceTokenizer::save(const std::string& vocab_txt) const {
@@ -89,29 +92,21 @@ void WordPieceTokenizer::for_each_word(std::string_view text, Emit&& emit) const
     const char32_t cp = decode_utf8(text, pos);
     if (cp == 0 || cp == kReplacementChar) continue;
     const CharClass cls = char_class(cp);
-    switch (cls) {
-      case CharClass::kControl: continue;
-      case CharClass::kWhitespace: flush(); continue;
-      case CharClass::kCjk:
-        // Lower-casing never changes an ideograph, but NFD maps the compatibility ones to unified ones.
-        if (lower_case_ && strip_accents(cp, parts) == 1) emit_alone(parts[0]);
-        else emit_alone(cp);
-        continue;
-      case CharClass::kPunct:
-        if (!lower_case_) {
-          emit_alone(cp);
-          continue;
-        }
-        break;
-      default:
-        if (!lower_case_) {
-          append_utf8(word, cp);
-          continue;
-        }
-        break;
+    if (cls == CharClass::kControl) continue;
+    if (cls == CharClass::kWhitespace) {
+      flush();
+      continue;
     }
-    // lower_case: lower, then NFD without marks; the pieces may themselves be punctuation (U+037E -> ';').
-    const int n = strip_accents(to_lower(cp), parts);
+    if (cls == CharClass::kCjk && norm_.split_cjk) {
+      // Lower-casing never changes an ideograph, but NFD maps the compatibility ones to unified ones.
+      emit_alone(norm_.strip_accents && strip_accents(cp, parts) == 1 ? parts[0] : cp);
+      continue;
+    }
+    // Lower, then NFD without marks; the pieces may themselves be punctuation (U+037E -> ';').
+    const char32_t c = norm_.lower_case ? to_lower(cp) : cp;
+    int n = 1;
+    if (norm_.strip_accents) n = strip_accents(c, parts);
+    else parts[0] = c;
     for (int i = 0; i < n && go_on; ++i) {
       if (char_class(parts[i]) == CharClass::kPunct) emit_alone(parts[i]);
       else append_utf8(word, parts[i]);

@@ -11,6 +11,15 @@
 
 namespace ragmig::text {
 
+/// How BertTokenizer normalises text before it splits words: Hugging Face's do_lower_case, strip_accents
+/// (whose null means "as do_lower_case") and tokenize_chinese_chars.
+struct TextNormalization {
+  bool lower_case = true;
+  bool strip_accents = true;
+  bool split_cjk = true;
+  bool operator==(const TextNormalization&) const = default;
+};
+
 class WordPieceTokenizer {
  public:
   /// Words longer than this many code points become [UNK], as in Hugging Face.
@@ -18,6 +27,7 @@ class WordPieceTokenizer {
 
   /// `vocab[i]` is the token of id i. Throws DataError for duplicates or a missing [CLS]/[SEP]/[PAD]/[UNK].
   explicit WordPieceTokenizer(std::vector<std::string> vocab, bool lower_case = true);
+  WordPieceTokenizer(std::vector<std::string> vocab, const TextNormalization& normalization);
   /// Reads a vocab.txt (one token per line, id = line - 1; plain or gzip). Throws IoError, or DataError
   /// naming file:line for a duplicate token and the file for a missing special token.
   static WordPieceTokenizer from_file(const std::string& vocab_txt, bool lower_case = true);
@@ -25,8 +35,8 @@ class WordPieceTokenizer {
   void save(const std::string& vocab_txt) const;
 
   /// BasicTokenizer: drops NUL, U+FFFD, invalid UTF-8 and control characters, splits on whitespace, puts
-  /// each CJK ideograph on its own, lower-cases and strips accents (NFD minus Mn marks) when lower_case,
-  /// and splits off every punctuation character. Unlike the slow Python tokenizer it does not NFC-compose
+  /// each CJK ideograph on its own (split_cjk), lower-cases (lower_case), strips accents (strip_accents:
+  /// NFD minus Mn marks) and splits off every punctuation character. Unlike the slow Python tokenizer it does not NFC-compose
   /// first (as BertTokenizerFast), and special tokens written in the text are not kept whole.
   std::vector<std::string> basic_tokenize(std::string_view text) const;
   /// Word pieces, "##" marking continuations; a word longer than 100 code points, or one the vocabulary
@@ -44,7 +54,8 @@ class WordPieceTokenizer {
   int32_t unk_id() const { return unk_id_; }
   /// The id of [MASK], or -1 when the vocabulary has none.
   int32_t mask_id() const { return mask_id_; }
-  bool lower_case() const { return lower_case_; }
+  bool lower_case() const { return norm_.lower_case; }
+  const TextNormalization& normalization() const { return norm_; }
   int64_t vocab_size() const { return static_cast<int64_t>(vocab_.size()); }
   const std::vector<std::string>& vocab() const { return vocab_; }
   /// unk_id() when the token is not in the vocabulary.
@@ -59,7 +70,7 @@ class WordPieceTokenizer {
   };
   using IdMap = std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>>;
 
-  WordPieceTokenizer(std::vector<std::string> vocab, bool lower_case, const std::string& source);
+  WordPieceTokenizer(std::vector<std::string> vocab, const TextNormalization& normalization, const std::string& source);
   // Calls emit(word) for each basic token; emit returns false to stop early.
   template <typename Emit>
   void for_each_word(std::string_view text, Emit&& emit) const;
@@ -68,7 +79,7 @@ class WordPieceTokenizer {
 
   std::vector<std::string> vocab_;
   IdMap ids_;
-  bool lower_case_ = true;
+  TextNormalization norm_;
   size_t max_token_chars_ = 1;  // longest vocabulary entry in code points, "##" excluded
   int32_t cls_id_ = -1, sep_id_ = -1, pad_id_ = -1, unk_id_ = -1, mask_id_ = -1;
 };

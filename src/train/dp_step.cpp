@@ -7,15 +7,18 @@
 #include "core/error.h"
 #include "train/contrastive_loss.h"
 #include "train/rng_state.h"
+#include "train/torch_compat.h"
 
 namespace ragmig::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Runs `fn` and adds its wall time to `seconds`.
+// Runs `fn` and adds its wall time to `seconds`. The device's queued work is finished first, so that the
+// collective's time does not include the compute before it.
 template <class Fn>
-auto timed(double& seconds, Fn&& fn) {
+auto timed(double& seconds, const torch::Device& device, Fn&& fn) {
+  finish_device_work(device);
   const auto t0 = Clock::now();
   auto out = fn();
   seconds += std::chrono::duration<double>(Clock::now() - t0).count();
@@ -79,8 +82,8 @@ double backward_global_batch(const EncodeFn& encode, const PairBatch& local, con
   // Everyone's rows; each replica's passages are its b_r positives then its b_r * H hard negatives.
   std::vector<int64_t> p_sizes;
   for (int64_t s : sizes) p_sizes.push_back(s * (1 + h));
-  auto q_parts = timed(comm_seconds, [&] { return all_gather_rows(comm, q.detach().to(torch::kFloat32), sizes); });
-  auto p_parts = timed(comm_seconds, [&] { return all_gather_rows(comm, p.detach().to(torch::kFloat32), p_sizes); });
+  auto q_parts = timed(comm_seconds, q.device(), [&] { return all_gather_rows(comm, q.detach().to(torch::kFloat32), sizes); });
+  auto p_parts = timed(comm_seconds, p.device(), [&] { return all_gather_rows(comm, p.detach().to(torch::kFloat32), p_sizes); });
   q_parts[static_cast<size_t>(rank)] = q_live;
   p_parts[static_cast<size_t>(rank)] = p_live;
 
@@ -148,7 +151,7 @@ std::vector<torch::Tensor> optimizer_moments(torch::optim::Optimizer& optimizer)
   auto& state = optimizer.state();
   for (auto& group : optimizer.param_groups())
     for (auto& p : group.params()) {
-      const auto it = state.find(c10::guts::to_string(p.unsafeGetTensorImpl()));
+      const auto it = state.find(optimizer_state_key(p));
       if (it == state.end()) continue;
       if (auto* adam = dynamic_cast<torch::optim::AdamWParamState*>(it->second.get())) {
         for (const auto& t : {adam->exp_avg(), adam->exp_avg_sq(), adam->max_exp_avg_sq()})

@@ -9,6 +9,10 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #ifdef RAGMIG_WITH_NCCL
+#include <cuda_runtime_api.h>  // cudaDeviceGetPCIBusId: which physical GPU a rank is on
+#include <unistd.h>            // gethostname
+
+#include <cstdio>
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
@@ -57,14 +61,15 @@ void guarded(const char* what, Fn&& fn) {
 
 class C10dCommunicator : public Communicator {
  public:
-  C10dCommunicator(c10::intrusive_ptr<c10d::Store> store, c10::intrusive_ptr<PgBase> pg, int rank,
-                   int world, std::string backend, bool host_staging)
-      : store_(std::move(store)), pg_(std::move(pg)), rank_(rank), world_(world), backend_(std::move(backend)),
-        host_staging_(host_staging) {}
+  C10dCommunicator(c10::intrusive_ptr<c10d::Store> store, c10::intrusive_ptr<PgBase> pg, int rank, int world,
+                   BackendChoice choice)
+      : store_(std::move(store)), pg_(std::move(pg)), rank_(rank), world_(world), choice_(std::move(choice)),
+        host_staging_(choice_.backend == "gloo") {}
 
   int rank() const override { return rank_; }
   int world_size() const override { return world_; }
-  std::string backend() const override { return backend_; }
+  std::string backend() const override { return choice_.backend; }
+  std::string backend_reason() const override { return choice_.reason; }
 
   void all_reduce_sum(torch::Tensor& t) override {
     torch::Tensor buf = staged(t);
@@ -107,7 +112,7 @@ class C10dCommunicator : public Communicator {
   c10::intrusive_ptr<c10d::Store> store_;  // kept alive: rank 0 hosts the TCPStore server
   c10::intrusive_ptr<PgBase> pg_;
   int rank_, world_;
-  std::string backend_;
+  BackendChoice choice_;
   bool host_staging_;
 };
 
@@ -190,20 +195,68 @@ std::optional<Rendezvous> rendezvous_from_env(const EnvLookup& env) {
   return std::nullopt;
 }
 
-std::unique_ptr<Communicator> connect(const Rendezvous& rv, const ConnectOptions& opts) {
-  std::string backend = opts.backend;
-  if (backend == "auto") {
-#ifdef RAGMIG_WITH_NCCL
-    // MIG instances have no peer-to-peer path: NCCL only between whole GPUs.
-    const char* vis = std::getenv("CUDA_VISIBLE_DEVICES");
-    const bool mig = vis && std::string(vis).rfind("MIG-", 0) == 0;
-    backend = opts.cuda_tensors && !mig ? "nccl" : "gloo";
-#else
-    backend = "gloo";
-#endif
+BackendChoice choose_backend(const std::string& requested, bool cuda_tensors, bool nccl_built,
+                             const std::vector<RankGpu>& gpus) {
+  if (requested != "auto" && requested != "gloo" && requested != "nccl")
+    throw ConfigError("config key 'parallel.backend': expected auto, gloo or nccl, got " + requested);
+  if (requested == "gloo") return {"gloo", "parallel.backend = gloo"};
+  if (!nccl_built) {
+    if (requested == "nccl") throw DeviceError("parallel.backend = nccl, but this LibTorch was built without NCCL (use gloo)");
+    return {"gloo", "this LibTorch has no NCCL"};
   }
-  if (backend != "gloo" && backend != "nccl")
-    throw ConfigError("config key 'parallel.backend': expected auto, gloo or nccl, got " + backend);
+  if (!cuda_tensors) return {"gloo", "the model is on the CPU"};
+  for (size_t r = 0; r < gpus.size(); ++r) {
+    if (gpus[r].mig) return {"gloo", fmt::format("rank {} is on a MIG instance (no peer-to-peer path for NCCL)", r)};
+    for (size_t o = 0; o < r; ++o)
+      if (gpus[o].physical == gpus[r].physical)
+        return {"gloo", fmt::format("ranks {} and {} share GPU {} (NCCL needs one GPU per rank)", o, r, gpus[r].physical)};
+  }
+  return {"nccl", "one whole GPU per rank"};
+}
+
+namespace {
+
+#ifdef RAGMIG_WITH_NCCL
+// This process's GPU: host and PCI bus id, the same for every MIG instance of one GPU.
+RankGpu this_gpu(int device) {
+  RankGpu g;
+  const char* vis = std::getenv("CUDA_VISIBLE_DEVICES");
+  g.mig = vis && std::string(vis).rfind("MIG-", 0) == 0;
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  char bus[64] = {};
+  if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) != cudaSuccess) std::snprintf(bus, sizeof bus, "cuda:%d", device);
+  g.physical = std::string(host) + "/" + bus;
+  return g;
+}
+
+// Every rank's GPU, in rank order, exchanged through the rendezvous store.
+std::vector<RankGpu> exchange_gpus(c10d::Store& store, const Rendezvous& rv, const RankGpu& mine) {
+  const auto key = [](int r) { return "ragmig/gpu/" + std::to_string(r); };
+  std::string text = (mine.mig ? "1" : "0") + mine.physical;
+  store.set(key(rv.rank), std::vector<uint8_t>(text.begin(), text.end()));
+  std::vector<RankGpu> all;
+  for (int r = 0; r < rv.world_size; ++r) {
+    const auto v = store.get(key(r));
+    RankGpu g;
+    g.mig = !v.empty() && v[0] == '1';
+    if (!v.empty()) g.physical.assign(v.begin() + 1, v.end());
+    all.push_back(std::move(g));
+  }
+  return all;
+}
+#endif
+
+}  // namespace
+
+std::unique_ptr<Communicator> connect(const Rendezvous& rv, const ConnectOptions& opts) {
+#ifdef RAGMIG_WITH_NCCL
+  const bool nccl_built = true;
+#else
+  const bool nccl_built = false;
+#endif
+  // Everything that needs no peer is decided before the rendezvous; the GPUs of the peers after it.
+  BackendChoice choice = choose_backend(opts.backend, opts.cuda_tensors, nccl_built, {});
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<PgBase> pg;
   try {
@@ -214,6 +267,11 @@ std::unique_ptr<Communicator> connect(const Rendezvous& rv, const ConnectOptions
     so.waitWorkers = true;
     so.timeout = opts.timeout;
     store = c10::make_intrusive<c10d::TCPStore>(rv.master_addr, so);
+#ifdef RAGMIG_WITH_NCCL
+    if (choice.backend == "nccl")
+      choice = choose_backend(opts.backend, true, true, exchange_gpus(*store, rv, this_gpu(opts.cuda_device)));
+#endif
+    const std::string& backend = choice.backend;
     if (backend == "nccl") {
 #ifdef RAGMIG_WITH_NCCL
       pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rv.rank, rv.world_size);
@@ -236,7 +294,7 @@ std::unique_ptr<Communicator> connect(const Rendezvous& rv, const ConnectOptions
     throw DeviceError(fmt::format("rendezvous at {}:{} as rank {} of {} failed: {}", rv.master_addr, rv.master_port,
                                   rv.rank, rv.world_size, e.what()));
   }
-  return std::make_unique<C10dCommunicator>(store, pg, rv.rank, rv.world_size, backend, backend == "gloo");
+  return std::make_unique<C10dCommunicator>(store, pg, rv.rank, rv.world_size, choice);
 }
 
 std::vector<torch::Tensor> all_gather_rows(Communicator& comm, const torch::Tensor& local,

@@ -56,6 +56,8 @@ class Communicator {
   virtual int rank() const = 0;
   virtual int world_size() const = 0;
   virtual std::string backend() const = 0;
+  /// Why that backend (shown in the run's start event).
+  virtual std::string backend_reason() const = 0;
   /// In-place element-wise sum over replicas of one tensor (any device; staged through host for Gloo).
   virtual void all_reduce_sum(torch::Tensor& t) = 0;
   /// Every replica's `t` (same shape and dtype everywhere), in rank order.
@@ -69,7 +71,28 @@ struct ConnectOptions {
   std::string backend = "auto";            ///< auto | gloo | nccl
   std::chrono::milliseconds timeout{120000};
   bool cuda_tensors = false;               ///< the model lives on a GPU (auto picks NCCL only then)
+  int cuda_device = 0;                     ///< its CUDA device index in this process
 };
+
+/// The GPU a rank computes on, as the ranks tell each other at the rendezvous.
+struct RankGpu {
+  std::string physical;  ///< host and PCI bus id of the physical GPU (MIG instances share their GPU's)
+  bool mig = false;      ///< a MIG instance (CUDA_VISIBLE_DEVICES=MIG-...)
+  bool operator==(const RankGpu&) const = default;
+};
+
+struct BackendChoice {
+  std::string backend;  ///< gloo | nccl
+  std::string reason;
+};
+
+/// The process group for `requested` (auto | gloo | nccl), a pure function. NCCL only between distinct
+/// whole GPUs and only where this LibTorch has it: CPU models, MIG instances (no peer-to-peer path) and
+/// ranks sharing one physical GPU (NCCL refuses two ranks on one device) get Gloo, also when NCCL was asked
+/// for, with the reason. `gpus` holds one entry per rank (empty unless the model is on a GPU). Throws
+/// DeviceError for nccl asked of a LibTorch without it, ConfigError for an unknown name.
+BackendChoice choose_backend(const std::string& requested, bool cuda_tensors, bool nccl_built,
+                             const std::vector<RankGpu>& gpus);
 
 /// Joins the rendezvous (rank 0 hosts the TCPStore) and builds the process group. Throws DeviceError.
 std::unique_ptr<Communicator> connect(const Rendezvous& rv, const ConnectOptions& opts);

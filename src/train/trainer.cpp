@@ -33,6 +33,7 @@
 #include "train/lr_schedule.h"
 #include "train/progress_line.h"
 #include "train/rng_state.h"
+#include "train/torch_compat.h"
 #include "train/training_data.h"
 
 namespace fs = std::filesystem;
@@ -68,15 +69,16 @@ double rss_mb() {
 // The vocabulary of this run: the run folder's own (resuming), the initial model's, a given file, or one
 // built from the data. Reads only; the caller writes run/vocab.txt once the input has been checked.
 std::vector<std::string> choose_vocabulary(const TrainConfig& cfg, const std::string& run_vocab,
+                                           const model::LoadedModel* init,
                                            const std::vector<text::TrainingExample>& examples,
                                            const text::BeirFolder* beir, std::string& origin) {
   if (fs::exists(run_vocab)) {
     origin = "run folder";
     return text::WordPieceTokenizer::from_file(run_vocab).vocab();
   }
-  if (!cfg.model.init.empty()) {
+  if (init) {
     origin = cfg.model.init;
-    return text::WordPieceTokenizer::from_file((fs::path(cfg.model.init) / "vocab.txt").string()).vocab();
+    return init->vocab;
   }
   if (!cfg.model.vocab.empty()) {
     origin = cfg.model.vocab;
@@ -200,6 +202,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
     co.backend = cfg.parallel.backend;
     co.timeout = std::chrono::milliseconds(static_cast<int64_t>(cfg.parallel.timeout_s * 1000));
     co.cuda_tensors = device.is_cuda();
+    co.cuda_device = device.is_cuda() ? device.index() : 0;
     comm = connect(*rv, co);
   }
   const bool bf16 = cfg.train.precision == "bf16" || (cfg.train.precision == "auto" && device.is_cuda());
@@ -207,12 +210,15 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   if (!cfg.data.beir.empty()) beir = text::read_beir(cfg.data.beir);
   const auto examples = load_examples(cfg.data, beir ? &*beir : nullptr);
   std::string vocab_origin;
+  // A pretrained start brings its weights and its tokenizer's settings (lower-casing, accents, CJK).
+  std::optional<model::LoadedModel> init;
+  if (!cfg.model.init.empty()) init = model::load_model_folder(cfg.model.init);
   const text::WordPieceTokenizer tokenizer(
-      choose_vocabulary(cfg, run_vocab, examples, beir ? &*beir : nullptr, vocab_origin));
+      choose_vocabulary(cfg, run_vocab, init ? &*init : nullptr, examples, beir ? &*beir : nullptr, vocab_origin),
+      init ? init->normalization : text::TextNormalization{});
 
   torch::manual_seed(static_cast<uint64_t>(cfg.train.seed));
-  model::DualEncoder net = cfg.model.init.empty() ? model::DualEncoder(spec_from_config(cfg.model, tokenizer))
-                                                  : model::load_model_folder(cfg.model.init).model;
+  model::DualEncoder net = init ? init->model : model::DualEncoder(spec_from_config(cfg.model, tokenizer));
   const auto& bert = net->spec().bert;
   if (tokenizer.vocab_size() > bert.vocab_size)
     throw DataError(fmt::format("vocabulary and model mismatch: {} has {} tokens, the model embeds {}", vocab_origin,
@@ -374,7 +380,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   nlohmann::json parallel_info = nullptr;
   if (comm)
     parallel_info = {{"replicas", world}, {"mode", par.mode}, {"backend", comm->backend()},
-                     {"rendezvous", rv->source}, {"master", fmt::format("{}:{}", rv->master_addr, rv->master_port)},
+                     {"backend_reason", comm->backend_reason()}, {"rendezvous", rv->source}, {"master", fmt::format("{}:{}", rv->master_addr, rv->master_port)},
                      {"global_negatives", global_negatives}, {"dynamic_batch", par.dynamic_batch},
                      {"replica_batches", sizes}};
   emit({{"event", "start"},
@@ -485,6 +491,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
         else local = backward_full(encode, batch, scale);
         contribution = local * share;
       }
+      finish_device_work(device);  // on a GPU the clock would otherwise stop at the last kernel's launch
       double compute_s = seconds_since(step_start) - comm_s;
       if (rank == par.debug_slowdown_rank && par.debug_slowdown > 1) {  // a slower slice, simulated
         std::this_thread::sleep_for(std::chrono::duration<double>((par.debug_slowdown - 1) * compute_s));
@@ -570,7 +577,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   }
 
   const std::string model_dir = (run / "model").string();
-  model::save_model_folder(model_dir, net, tokenizer.vocab());
+  model::save_model_folder(model_dir, net, tokenizer.vocab(), {tokenizer.normalization(), cfg.data.max_passage_tokens});
   nlohmann::json done = {{"event", "done"}, {"step", step}, {"samples", samples}, {"loss", loss}, {"model", model_dir}};
   if (!cfg.eval.split.empty()) {
     const RecallResult r = evaluate(step);

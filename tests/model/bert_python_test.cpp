@@ -1,5 +1,5 @@
 // Cross-checks the C++ BERT forward pass against tests/model/bert_reference.py, an independent plain-torch
-// implementation run by Debian's /usr/bin/python3 (which has torch). Skips where that Python lacks torch.
+// implementation run by RAGMIG_PYTHON (the project venv, with torch). Skips where that Python lacks torch.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -14,7 +14,7 @@
 namespace ragmig::model {
 namespace {
 
-const char* kPython = "/usr/bin/python3";
+const char* kPython = RAGMIG_PYTHON_PATH;
 
 bool python_has_torch() {
   static const bool ok =

@@ -2,6 +2,7 @@
 // shared and separate towers, replacing an old folder, and the errors a foreign or damaged folder gives.
 #include "model/model_folder.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -81,9 +82,17 @@ TEST(ModelFolder, SharedTowersLayoutAndRoundTrip) {
   randomize(model);
   save_model_folder(dir.string(), model, tiny_vocab());
 
-  for (const char* f : {"config.json", "vocab.txt", "model.safetensors", "ragmig.json"})
+  for (const char* f : {"config.json", "vocab.txt", "model.safetensors", "ragmig.json", "modules.json",
+                        "sentence_bert_config.json", "1_Pooling/config.json", "2_Normalize", "tokenizer_config.json",
+                        "special_tokens_map.json"})
     EXPECT_TRUE(fs::exists(dir / f)) << f;
   EXPECT_FALSE(fs::exists(dir / "passage"));
+  const auto st = read_sentence_transformer_layout(dir.string());
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->pooling, "mean");
+  EXPECT_TRUE(st->normalize);
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir / "sentence_bert_config.json"))["max_seq_length"], 24)
+      << "the model's positions when the trainer says no length";
   for (const auto& entry : fs::directory_iterator(scratch.path()))
     EXPECT_EQ(entry.path().filename(), "model") << "left behind: " << entry.path();
 
@@ -313,6 +322,88 @@ TEST(TorchSafetensors, ConversionsAreBitExact) {
   }
   EXPECT_EQ(read_safetensors((scratch / "t.safetensors").string()).metadata.at("k"), "v");
   EXPECT_THROW(to_raw(torch::zeros({2}, torch::kComplexFloat)), DataError);
+}
+
+TEST(SentenceTransformerFolder, LayoutWithoutRagmigJsonDecidesPoolingAndNormalisation) {
+  ScratchDir scratch;
+  const auto dir = scratch / "model";
+  DualEncoder model(tiny_spec(true));
+  save_model_folder(dir.string(), model, tiny_vocab());
+  fs::remove(dir / "ragmig.json");  // as sentence-transformers would have saved it
+  write_file_atomic(dir / "1_Pooling" / "config.json", R"({"embedding_dimension": 16, "pooling_mode": "cls"})");
+  write_file_atomic(dir / "modules.json", R"([{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.base.modules.transformer.Transformer"},
+    {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.sentence_transformer.modules.pooling.Pooling"}])");
+  auto loaded = load_model_folder(dir.string());
+  EXPECT_EQ(loaded.model->spec().pooling, Pooling::Cls);
+  EXPECT_FALSE(loaded.model->spec().normalize);
+}
+
+TEST(SentenceTransformerFolder, WhatRagmigCannotRunIsNamed) {
+  ScratchDir scratch;
+  const auto dir = scratch / "model";
+  DualEncoder model(tiny_spec(true));
+  save_model_folder(dir.string(), model, tiny_vocab());
+  fs::remove(dir / "ragmig.json");
+  const auto message_of = [&] {
+    try {
+      load_model_folder(dir.string());
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string pooling = (dir / "1_Pooling" / "config.json").string();
+  write_file_atomic(pooling, R"({"pooling_mode_max_tokens": true})");
+  EXPECT_THAT(message_of(), ::testing::AllOf(::testing::HasSubstr(pooling), ::testing::HasSubstr("pooling_mode_max_tokens")));
+  write_file_atomic(pooling, R"({"pooling_mode": "lasttoken"})");
+  EXPECT_THAT(message_of(), ::testing::HasSubstr("\"lasttoken\" is not supported"));
+  write_file_atomic(pooling, R"({"pooling_mode": "mean"})");
+  write_file_atomic(dir / "modules.json", R"([{"type": "sentence_transformers.models.Transformer", "path": ""},
+    {"type": "sentence_transformers.models.Pooling", "path": "1_Pooling"}, {"type": "sentence_transformers.models.Dense", "path": "2_Dense"}])");
+  EXPECT_THAT(message_of(), ::testing::HasSubstr("module sentence_transformers.models.Dense is not supported"));
+  write_file_atomic(dir / "modules.json", "[{}");
+  EXPECT_THAT(message_of(), ::testing::HasSubstr("modules.json: not valid JSON"));
+  write_file_atomic(dir / "modules.json", R"([{"type": "sentence_transformers.models.Transformer", "path": ""},
+    {"type": "sentence_transformers.models.Pooling", "path": "1_Pooling"}])");
+  write_file_atomic(dir / "tokenizer_config.json", R"({"do_lower_case": "yes"})");
+  EXPECT_THAT(message_of(), ::testing::HasSubstr("tokenizer_config.json: key \"do_lower_case\": expected true, false or null"));
+  write_file_atomic(dir / "tokenizer_config.json", R"({"do_lower_case": false})");
+  EXPECT_FALSE(load_model_folder(dir.string()).normalization.lower_case);
+}
+
+TEST(SentenceTransformerFolder, VocabularyFromTokenizerJson) {
+  ScratchDir scratch;
+  const auto dir = scratch / "model";
+  DualEncoder model(tiny_spec(true));
+  save_model_folder(dir.string(), model, tiny_vocab());
+  fs::remove(dir / "vocab.txt");  // as transformers 5 saves a tokenizer
+  nlohmann::json vocab = nlohmann::json::object();
+  for (size_t i = 0; i < tiny_vocab().size(); ++i) vocab[tiny_vocab()[i]] = i;
+  nlohmann::json tj = {{"normalizer", {{"type", "BertNormalizer"}, {"lowercase", false}, {"strip_accents", nullptr},
+                                       {"handle_chinese_chars", false}}},
+                       {"model", {{"type", "WordPiece"}, {"vocab", vocab}}}};
+  write_file_atomic(dir / "tokenizer.json", tj.dump());
+  auto loaded = load_model_folder(dir.string());
+  EXPECT_EQ(loaded.vocab, tiny_vocab());
+  EXPECT_EQ(loaded.normalization, (text::TextNormalization{false, false, false})) << "tokenizer.json wins";
+
+  tj["model"]["vocab"]["[PAD]"] = 1;  // two tokens with id 1, none with 0
+  write_file_atomic(dir / "tokenizer.json", tj.dump());
+  EXPECT_THROW(
+      {
+        try {
+          load_model_folder(dir.string());
+        } catch (const DataError& e) {
+          EXPECT_THAT(e.what(), ::testing::HasSubstr("tokenizer.json: key \"model.vocab\""));
+          throw;
+        }
+      },
+      DataError);
+  tj["model"]["type"] = "BPE";
+  write_file_atomic(dir / "tokenizer.json", tj.dump());
+  EXPECT_THROW(load_model_folder(dir.string()), DataError);
+  fs::remove(dir / "tokenizer.json");
+  EXPECT_THROW(load_model_folder(dir.string()), IoError);
 }
 
 }  // namespace

@@ -91,6 +91,36 @@ TEST(Rendezvous, FirstSlurmHostTable) {
   for (const std::string bad : {"", "[", "a]", "n[]"}) EXPECT_THROW(first_slurm_host(bad), ConfigError) << bad;
 }
 
+TEST(Backend, NcclOnlyBetweenDistinctWholeGpus) {
+  const RankGpu a{"host/0000:1A:00.0", false}, b{"host/0000:1B:00.0", false}, other_host{"other/0000:1A:00.0", false};
+  const RankGpu mig_a{"host/0000:1A:00.0", true}, mig_b{"host/0000:1B:00.0", true};
+  struct Case {
+    std::string requested;
+    bool cuda, nccl;
+    std::vector<RankGpu> gpus;
+    std::string backend, reason_has;
+  };
+  const std::vector<Case> cases = {
+      {"auto", true, true, {a, b}, "nccl", "one whole GPU per rank"},
+      {"auto", true, true, {a, other_host}, "nccl", "one whole GPU per rank"},
+      {"nccl", true, true, {a, b}, "nccl", "one whole GPU per rank"},
+      {"auto", true, true, {a, a}, "gloo", "ranks 0 and 1 share GPU host/0000:1A:00.0"},
+      {"nccl", true, true, {a, b, a}, "gloo", "ranks 0 and 2 share GPU"},
+      {"auto", true, true, {mig_a, mig_b}, "gloo", "rank 0 is on a MIG instance"},
+      {"nccl", true, true, {a, mig_b}, "gloo", "rank 1 is on a MIG instance"},
+      {"auto", false, true, {}, "gloo", "the model is on the CPU"},
+      {"auto", true, false, {a, b}, "gloo", "this LibTorch has no NCCL"},
+      {"gloo", true, true, {a, b}, "gloo", "parallel.backend = gloo"},
+  };
+  for (const auto& c : cases) {
+    const BackendChoice got = choose_backend(c.requested, c.cuda, c.nccl, c.gpus);
+    EXPECT_EQ(got.backend, c.backend) << c.requested << " " << c.reason_has;
+    EXPECT_NE(got.reason.find(c.reason_has), std::string::npos) << got.reason;
+  }
+  EXPECT_THROW(choose_backend("nccl", true, false, {a, b}), DeviceError);
+  EXPECT_THROW(choose_backend("mpi", true, true, {a, b}), ConfigError);
+}
+
 TEST(Shard, EvenSplitAndSlices) {
   EXPECT_EQ(even_split(16, 2), (std::vector<int64_t>{8, 8}));
   EXPECT_EQ(even_split(10, 3), (std::vector<int64_t>{4, 3, 3}));

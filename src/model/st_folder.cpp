@@ -1,0 +1,216 @@
+// Tokenizer and sentence-transformers files of model folders (see st_folder.h). Readers accept what
+// transformers 4-5 and sentence-transformers 2-6 write; the writer writes the classic layout that all of
+// them load (checked against the real libraries by tests/hf).
+#include "model/st_folder.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace ragmig::model {
+namespace {
+
+// transformers writes model_max_length = int(1e30) for "no limit".
+constexpr double kNoLimitSentinel = 1e6;
+
+std::optional<json> read_optional(const fs::path& path) {
+  if (!fs::exists(path)) return std::nullopt;
+  return read_json_file(path.string());
+}
+
+std::optional<bool> get_bool(const json& j, const std::string& key, const fs::path& file) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  if (!it->is_boolean()) throw DataError(file.string() + ": key \"" + key + "\": expected true, false or null");
+  return it->get<bool>();
+}
+
+std::optional<double> get_number(const json& j, const std::string& key, const fs::path& file) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number()) throw DataError(file.string() + ": key \"" + key + "\": expected a number");
+  return it->get<double>();
+}
+
+// HF's strip_accents: null (or absent) follows lower-casing.
+void set_normalization(text::TextNormalization& n, std::optional<bool> lower, std::optional<bool> strip,
+                       std::optional<bool> cjk) {
+  if (lower) n.lower_case = *lower;
+  n.strip_accents = strip.value_or(n.lower_case);
+  if (cjk) n.split_cjk = *cjk;
+}
+
+std::vector<std::string> vocab_from_tokenizer_json(const json& tj, const fs::path& file) {
+  const auto model = tj.find("model");
+  if (model == tj.end() || !model->is_object() || model->value("type", "") != "WordPiece")
+    throw DataError(file.string() + ": key \"model\": expected a WordPiece (BERT) tokenizer");
+  const auto vocab = model->find("vocab");
+  if (vocab == model->end() || !vocab->is_object())
+    throw DataError(file.string() + ": key \"model.vocab\": expected an object of token: id");
+  std::vector<std::string> tokens(vocab->size());
+  std::vector<bool> seen(vocab->size(), false);
+  for (const auto& [token, id] : vocab->items()) {
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<uint64_t>() >= tokens.size() ||
+        seen[id.get<size_t>()])
+      throw DataError(file.string() + ": key \"model.vocab\": token \"" + token + "\" has id " + id.dump() +
+                      " (expected each of 0.." + std::to_string(tokens.size() - 1) + " once)");
+    seen[id.get<size_t>()] = true;
+    tokens[id.get<size_t>()] = token;
+  }
+  return tokens;
+}
+
+// The module types sentence-transformers 2-5 and 6 write, by the class name at their end.
+std::string module_class(const std::string& type) { return type.substr(type.rfind('.') + 1); }
+
+std::string pooling_of(const json& pc, const fs::path& file) {
+  if (const auto it = pc.find("pooling_mode"); it != pc.end()) {  // sentence-transformers 6
+    if (!it->is_string()) throw DataError(file.string() + ": key \"pooling_mode\": expected a string");
+    const std::string mode = it->get<std::string>();
+    if (mode == "mean" || mode == "cls") return mode;
+    throw DataError(file.string() + ": key \"pooling_mode\": \"" + mode + "\" is not supported (ragmig pools mean or cls)");
+  }
+  std::vector<std::string> on;
+  for (const auto& [key, value] : pc.items())
+    if (key.rfind("pooling_mode_", 0) == 0 && value.is_boolean() && value.get<bool>()) on.push_back(key);
+  if (on == std::vector<std::string>{"pooling_mode_mean_tokens"}) return "mean";
+  if (on == std::vector<std::string>{"pooling_mode_cls_token"}) return "cls";
+  std::string list;
+  for (const auto& k : on) list += (list.empty() ? "" : ", ") + k;
+  throw DataError(file.string() + ": pooling " + (list.empty() ? "none" : list) +
+                  " is not supported (ragmig pools with pooling_mode_mean_tokens or pooling_mode_cls_token alone)");
+}
+
+void write_json(const fs::path& path, const json& j) { write_file_atomic(path, j.dump(2) + "\n"); }
+
+}  // namespace
+
+json read_json_file(const std::string& path) {
+  const std::string text = read_file(path);
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {
+    throw DataError(path + ": not valid JSON: " + e.what());
+  }
+}
+
+std::vector<std::string> read_vocab_file(const std::string& path) {
+  std::string text = read_file(path);
+  std::vector<std::string> vocab;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    vocab.push_back(std::move(line));
+    start = end + 1;
+  }
+  return vocab;
+}
+
+FolderTokenizer read_folder_tokenizer(const std::string& dir) {
+  const fs::path folder(dir);
+  FolderTokenizer out;
+  const fs::path tj_path = folder / "tokenizer.json", tc_path = folder / "tokenizer_config.json",
+                 sb_path = folder / "sentence_bert_config.json";
+  const auto tj = read_optional(tj_path);
+  if (fs::exists(folder / "vocab.txt")) out.vocab = read_vocab_file((folder / "vocab.txt").string());
+  else if (tj) out.vocab = vocab_from_tokenizer_json(*tj, tj_path);
+  else throw IoError(dir + ": no vocab.txt nor tokenizer.json (a BERT WordPiece vocabulary is needed)");
+
+  const auto normalizer = tj ? tj->find("normalizer") : json::const_iterator();
+  if (tj && normalizer != tj->end() && normalizer->is_object() && normalizer->value("type", "") == "BertNormalizer") {
+    set_normalization(out.normalization, get_bool(*normalizer, "lowercase", tj_path),
+                      get_bool(*normalizer, "strip_accents", tj_path), get_bool(*normalizer, "handle_chinese_chars", tj_path));
+  } else if (const auto tc = read_optional(tc_path)) {
+    set_normalization(out.normalization, get_bool(*tc, "do_lower_case", tc_path), get_bool(*tc, "strip_accents", tc_path),
+                      get_bool(*tc, "tokenize_chinese_chars", tc_path));
+  }
+  if (const auto tc = read_optional(tc_path))
+    if (const auto n = get_number(*tc, "model_max_length", tc_path); n && *n < kNoLimitSentinel)
+      out.max_length = static_cast<int64_t>(*n);
+  if (const auto sb = read_optional(sb_path)) {
+    if (const auto n = get_number(*sb, "max_seq_length", sb_path)) {
+      // sentence-transformers counts [CLS] and [SEP] in max_seq_length, as ragmig does.
+      if (*n < 2) throw DataError(sb_path.string() + ": key \"max_seq_length\": expected at least 2");
+      out.max_length = static_cast<int64_t>(*n);
+    }
+    if (get_bool(*sb, "do_lower_case", sb_path).value_or(false)) out.normalization.lower_case = true;
+  }
+  return out;
+}
+
+std::optional<SentenceTransformerLayout> read_sentence_transformer_layout(const std::string& dir) {
+  const fs::path folder(dir), modules_path = folder / "modules.json";
+  const auto modules = read_optional(modules_path);
+  if (!modules) return std::nullopt;
+  if (!modules->is_array()) throw DataError(modules_path.string() + ": expected a JSON array of modules");
+  SentenceTransformerLayout layout;
+  bool transformer = false, pooling = false;
+  for (const auto& m : *modules) {
+    if (!m.is_object() || !m.contains("type") || !m["type"].is_string())
+      throw DataError(modules_path.string() + ": every module needs a \"type\" string");
+    const std::string type = m["type"].get<std::string>(), cls = module_class(type);
+    const std::string path = m.value("path", "");
+    if (cls == "Transformer" && !transformer) {
+      transformer = true;
+      layout.transformer_path = path;
+    } else if (cls == "Pooling" && !pooling) {
+      pooling = true;
+      const fs::path pc = folder / path / "config.json";
+      layout.pooling = pooling_of(read_json_file(pc.string()), pc);
+    } else if (cls == "Normalize") {
+      layout.normalize = true;
+    } else {
+      throw DataError(modules_path.string() + ": module " + type +
+                      " is not supported (ragmig runs Transformer, Pooling and Normalize)");
+    }
+  }
+  if (!transformer) throw DataError(modules_path.string() + ": no Transformer module");
+  if (!pooling) throw DataError(modules_path.string() + ": no Pooling module");
+  return layout;
+}
+
+void write_sentence_transformer_files(const std::string& dir, const std::vector<std::string>& vocab,
+                                      const text::TextNormalization& normalization, int64_t max_length,
+                                      int64_t hidden_size, const std::string& pooling, bool normalize) {
+  const fs::path folder(dir);
+  const auto has = [&](const std::string& t) { return std::find(vocab.begin(), vocab.end(), t) != vocab.end(); };
+  json special = {{"unk_token", "[UNK]"}, {"sep_token", "[SEP]"}, {"pad_token", "[PAD]"}, {"cls_token", "[CLS]"}};
+  if (has("[MASK]")) special["mask_token"] = "[MASK]";
+  json tc = special;
+  tc["tokenizer_class"] = "BertTokenizer";
+  tc["do_lower_case"] = normalization.lower_case;
+  tc["strip_accents"] = normalization.strip_accents == normalization.lower_case ? json() : json(normalization.strip_accents);
+  tc["tokenize_chinese_chars"] = normalization.split_cjk;
+  tc["do_basic_tokenize"] = true;
+  tc["model_max_length"] = max_length;
+  write_json(folder / "tokenizer_config.json", tc);
+  write_json(folder / "special_tokens_map.json", special);
+  write_json(folder / "sentence_bert_config.json", {{"max_seq_length", max_length}, {"do_lower_case", false}});
+
+  json modules = json::array({
+      {{"idx", 0}, {"name", "0"}, {"path", ""}, {"type", "sentence_transformers.models.Transformer"}},
+      {{"idx", 1}, {"name", "1"}, {"path", "1_Pooling"}, {"type", "sentence_transformers.models.Pooling"}},
+  });
+  if (normalize)
+    modules.push_back({{"idx", 2}, {"name", "2"}, {"path", "2_Normalize"}, {"type", "sentence_transformers.models.Normalize"}});
+  write_json(folder / "modules.json", modules);
+  fs::create_directories(folder / "1_Pooling");
+  write_json(folder / "1_Pooling" / "config.json",
+             {{"word_embedding_dimension", hidden_size},
+              {"pooling_mode_cls_token", pooling == "cls"},
+              {"pooling_mode_mean_tokens", pooling == "mean"},
+              {"pooling_mode_max_tokens", false},
+              {"pooling_mode_mean_sqrt_len_tokens", false}});
+  if (normalize) fs::create_directories(folder / "2_Normalize");
+  write_json(folder / "config_sentence_transformers.json", {{"similarity_fn_name", normalize ? "cosine" : "dot"}});
+}
+
+}  // namespace ragmig::model

@@ -1,0 +1,61 @@
+// The files beside config.json and model.safetensors that Hugging Face tokenizers and sentence-transformers
+// read: tokenizer_config.json, special_tokens_map.json, tokenizer.json (read only), sentence_bert_config.json,
+// modules.json, 1_Pooling/config.json, 2_Normalize/. Torch-free: what they say about the tokenizer and the
+// embedding, read from and written to a folder.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "text/wordpiece.h"
+
+namespace ragmig::model {
+
+/// The JSON of a model folder's file. Throws IoError if unreadable, DataError naming it if not JSON.
+nlohmann::json read_json_file(const std::string& path);
+
+/// vocab.txt: one token per line (a final line break is optional). Throws IoError if unreadable.
+std::vector<std::string> read_vocab_file(const std::string& path);
+
+/// What a folder says about its tokenizer.
+struct FolderTokenizer {
+  std::vector<std::string> vocab;        ///< token of id i
+  text::TextNormalization normalization;
+  int64_t max_length = 0;                ///< longest input in tokens, [CLS] and [SEP] included; 0 = not said
+};
+
+/// Reads the tokenizer of a BERT folder: the vocabulary from vocab.txt, else from tokenizer.json's WordPiece
+/// model (as transformers 5 saves it); the normalisation from tokenizer.json's BertNormalizer, else
+/// tokenizer_config.json (do_lower_case, strip_accents, tokenize_chinese_chars), else uncased BERT's; the
+/// length from sentence_bert_config.json's max_seq_length, else tokenizer_config.json's model_max_length
+/// (ignored when it is transformers' "no limit" sentinel). sentence_bert_config.json's do_lower_case = true
+/// lower-cases too. Throws IoError when there is no vocabulary, DataError naming the file and key for a
+/// value of the wrong type, a non-WordPiece tokenizer.json or ids that leave gaps.
+FolderTokenizer read_folder_tokenizer(const std::string& dir);
+
+/// What modules.json and its module folders say about the embedding (nullopt: no modules.json).
+struct SentenceTransformerLayout {
+  std::string transformer_path;  ///< the folder of the BERT files, relative ("" = the folder itself)
+  std::string pooling;           ///< "mean" | "cls"
+  bool normalize = false;
+};
+
+/// Reads modules.json (old and new sentence-transformers type names) and the Pooling module's config.json
+/// (the pooling_mode_* flags of sentence-transformers 2-5 or pooling_mode of 6). Throws DataError naming the
+/// file for a module ragmig does not run (Dense, a non-Transformer encoder, ...) or a pooling other than
+/// mean or CLS.
+std::optional<SentenceTransformerLayout> read_sentence_transformer_layout(const std::string& dir);
+
+/// Writes, atomically each, the tokenizer and sentence-transformers files of one tower's folder, so that
+/// AutoTokenizer, AutoModel and SentenceTransformer(dir) load it as it is: tokenizer_config.json,
+/// special_tokens_map.json, sentence_bert_config.json (max_seq_length = `max_length`), modules.json,
+/// 1_Pooling/config.json and, when `normalize`, 2_Normalize/. config.json, vocab.txt and the weights are
+/// the caller's. Throws IoError.
+void write_sentence_transformer_files(const std::string& dir, const std::vector<std::string>& vocab,
+                                      const text::TextNormalization& normalization, int64_t max_length,
+                                      int64_t hidden_size, const std::string& pooling, bool normalize);
+
+}  // namespace ragmig::model

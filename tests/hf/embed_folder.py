@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Embeds texts with a model folder the way the Python libraries do, for tests/hf/test_hf_parity.cpp:
+  st: SentenceTransformer(folder).encode(texts)              (modules.json: pooling, Normalize, max_seq_length)
+  hf: AutoTokenizer + AutoModel, pooled as 1_Pooling/config.json says, L2-normalised when modules.json lists
+      Normalize, truncated at sentence_bert_config.json's max_seq_length
+A folder with separate towers (ragmig's passage/ beside the query tower) also gets passage_st and passage_hf.
+Usage: embed_folder.py FOLDER TEXTS.json OUT.json     (TEXTS.json: a JSON list of strings)"""
+import json, os, sys
+import torch
+from sentence_transformers import SentenceTransformer
+from transformers import AutoModel, AutoTokenizer
+
+
+def embed_hf(folder, texts):
+    modules = json.load(open(os.path.join(folder, "modules.json")))
+    pooling = json.load(open(os.path.join(folder, "1_Pooling", "config.json")))
+    cls = pooling.get("pooling_mode") == "cls" or pooling.get("pooling_mode_cls_token", False)
+    normalize = any(m["type"].endswith("Normalize") for m in modules)
+    max_len = json.load(open(os.path.join(folder, "sentence_bert_config.json")))["max_seq_length"]
+    tok = AutoTokenizer.from_pretrained(folder)
+    model = AutoModel.from_pretrained(folder, add_pooling_layer=False).eval()
+    b = tok(texts, padding=True, truncation=True, max_length=max_len, return_tensors="pt")
+    with torch.no_grad():
+        h = model(**b).last_hidden_state
+    if cls:
+        e = h[:, 0]
+    else:
+        m = b["attention_mask"].unsqueeze(-1).float()
+        e = (h * m).sum(1) / m.sum(1)
+    return torch.nn.functional.normalize(e, dim=-1) if normalize else e
+
+
+def main():
+    folder, texts_path, out_path = sys.argv[1:4]
+    texts = json.load(open(texts_path, encoding="utf-8"))
+    out = {}
+    for prefix, path in (("", folder), ("passage_", os.path.join(folder, "passage"))):
+        if not os.path.isdir(path):
+            continue
+        out[prefix + "st"] = SentenceTransformer(path, device="cpu").encode(texts, convert_to_tensor=True).tolist()
+        out[prefix + "hf"] = embed_hf(path, texts).tolist()
+    with open(out_path, "w") as f:
+        json.dump(out, f)
+
+
+if __name__ == "__main__":
+    main()

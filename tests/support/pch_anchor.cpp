@@ -1,0 +1,1 @@
+// The translation unit that builds the test executables' precompiled <torch/torch.h> (tests/CMakeLists.txt).
