@@ -40,9 +40,11 @@ def main():
     q_model = SentenceTransformer(a.model, device=dev)
     passage = os.path.join(a.model, "passage")
     p_model = SentenceTransformer(passage, device=dev) if os.path.isdir(passage) else q_model
-    q_model.max_seq_length = min(a.qlen, q_model.max_seq_length)
+    # ragmig caps its --max-*-tokens at the folder's own max_seq_length, as here (one model object may serve both).
+    q_limit, p_limit = q_model.max_seq_length, p_model.max_seq_length
+    q_model.max_seq_length = min(a.qlen, q_limit)
     qe = q_model.encode([queries[q] for q in qids], convert_to_tensor=True)
-    p_model.max_seq_length = min(a.plen, p_model.max_seq_length)
+    p_model.max_seq_length = min(a.plen, p_limit)
     docs = sorted(need)
     pe = dict(zip(docs, p_model.encode([corpus[d] for d in docs], convert_to_tensor=True)))
     diffs = sorted(abs(float(qe[i] @ pe[d]) - s) for i, q in enumerate(qids) for d, s in run[q])
