@@ -52,5 +52,6 @@ Command add_mig_command(CLI::App& root);
 Command add_eval_command(CLI::App& root);
 Command add_sim_command(CLI::App& root);
 Command add_batch_command(CLI::App& root);
+Command add_models_command(CLI::App& root);
 
 }  // namespace ragmig::apps

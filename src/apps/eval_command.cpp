@@ -12,6 +12,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "eval/evaluate.h"
+#include "model/packaged_models.h"
 #include "index/parallel.h"
 
 namespace ragmig::apps {
@@ -59,7 +60,7 @@ Command add_eval_command(CLI::App& root) {
   sub->add_option("--split", o.split, "qrels split to evaluate")->capture_default_str();
   sub->add_option("--retriever", args->retriever, "bm25 | dense | hybrid (fusion of both) | rerank (BM25 candidates re-scored by the model)")
       ->capture_default_str();
-  sub->add_option("--model", o.dense.model_dir, "model folder from `ragmig train` (dense, hybrid, rerank)");
+  sub->add_option("--model", o.dense.model_dir, "model folder (dense, hybrid, rerank): from `ragmig train`, transformers or sentence-transformers, or package:NAME (`ragmig models`)");
   sub->add_option("--index", o.dense.index_spec, "dense index: Flat (exact), HNSW32, IVF1024,PQ32, LSH, ... with optional (efSearch=..) or (nprobe=..)")
       ->capture_default_str();
   sub->add_option("--bm25", o.bm25_spec, "BM25 spec, e.g. BM25(k1=0.9,b=0.4) or BM25(k1=0.9,b=0.4,fields=multi)")->capture_default_str();
@@ -92,6 +93,7 @@ Command add_eval_command(CLI::App& root) {
                    if (args->no_cache) opts.cache_dir.clear();
                    if (opts.threads < 0) throw ConfigError("--threads must be >= 0");
                    opts.dense.threads = opts.threads;
+                   if (!opts.dense.model_dir.empty()) opts.dense.model_dir = model::resolve_model_reference(opts.dense.model_dir);
                    at::set_num_threads(index::resolve_threads(opts.threads));
                    const bool quiet = args->quiet;
                    const eval::EvalResult result = eval::evaluate(opts, [quiet](const std::string& line) {

@@ -13,7 +13,8 @@ namespace ragmig::eval {
 namespace {
 
 // Bump when what the embedder produces for the same model and text changes (tokenisation, pooling, text join).
-constexpr const char* kEmbeddingVersion = "embed-v1";
+// v2: the folder's tokenizer files decide lower-casing, accents, CJK and the length limit; ST pooling.
+constexpr const char* kEmbeddingVersion = "embed-v2";
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "model/packaged_models.h"
 
 namespace ragmig::train {
 
@@ -16,7 +17,8 @@ ConfigTable make_config_table(TrainConfig& c) {
   t.add("data.max_query_tokens", c.data.max_query_tokens, "query length cap, [CLS] and [SEP] included");
   t.add("data.max_passage_tokens", c.data.max_passage_tokens, "passage length cap, [CLS] and [SEP] included");
 
-  t.add("model.init", c.model.init, "model folder to fine-tune (empty = train from scratch)");
+  t.add("model.init", c.model.init,
+        "model folder to fine-tune: a path, or package:NAME for one a Python package carries (`ragmig models`; empty = train from scratch)");
   t.add("model.vocab", c.model.vocab, "vocab.txt for a new model (empty = build from the data)");
   t.add("model.vocab_size", c.model.vocab_size, "size of a vocabulary built from the data");
   t.add("model.hidden_size", c.model.hidden_size, "hidden size of a new model");
@@ -148,7 +150,12 @@ void check_input_paths(const TrainConfig& c) {
   };
   need("data.beir", c.data.beir, true);
   need("data.pairs", c.data.pairs, false);
-  need("model.init", c.model.init, true);
+  try {
+    need("model.init", model::resolve_model_reference(c.model.init), true);
+  } catch (const ConfigError& e) {
+    if (c.model.init.rfind("package:", 0) != 0) throw;
+    throw ConfigError(std::string("config key 'model.init': ") + e.what());
+  }
   need("model.vocab", c.model.vocab, false);
 }
 

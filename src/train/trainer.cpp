@@ -22,6 +22,7 @@
 #include "core/splitmix.h"
 #include "core/stop_signal.h"
 #include "model/model_folder.h"
+#include "model/packaged_models.h"
 #include "text/batch_sampler.h"
 #include "text/vocab_builder.h"
 #include "train/autocast_guard.h"
@@ -212,7 +213,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   std::string vocab_origin;
   // A pretrained start brings its weights and its tokenizer's settings (lower-casing, accents, CJK).
   std::optional<model::LoadedModel> init;
-  if (!cfg.model.init.empty()) init = model::load_model_folder(cfg.model.init);
+  if (!cfg.model.init.empty()) init = model::load_model_folder(model::resolve_model_reference(cfg.model.init));
   const text::WordPieceTokenizer tokenizer(
       choose_vocabulary(cfg, run_vocab, init ? &*init : nullptr, examples, beir ? &*beir : nullptr, vocab_origin),
       init ? init->normalization : text::TextNormalization{});

