@@ -3,6 +3,8 @@
 
 #include <torch/torch.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "core/error.h"
@@ -61,6 +63,10 @@ index::FloatMatrix Encoder::embed(const std::vector<std::string>& texts, bool qu
                         .contiguous();
   index::FloatMatrix m;
   if (t.dim() != 2 || t.size(0) == 0) return m;
+  if (const auto bad = torch::nonzero(~torch::isfinite(t).all(1)); bad.size(0) > 0)
+    throw DataError(fmt::format("the model gave NaN or infinite embeddings for {} of {} {} (the first: #{}, \"{:.60}\")",
+                                bad.size(0), t.size(0), queries ? "queries" : "passages", bad[0][0].item<int64_t>(),
+                                texts[static_cast<size_t>(bad[0][0].item<int64_t>())]));
   m.rows = t.size(0);
   m.cols = t.size(1);
   m.data.assign(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());

@@ -156,6 +156,9 @@ void load_bert_weights(BertModel& tower, const std::string& path) {
       throw DataError(path + ": tensor \"" + stored_name + "\" has shape " + shape_text(raw.shape) + ", the model expects " +
                       shape_text(target->sizes()));
     target->copy_(from_raw(raw).to(torch::kFloat));
+    // A NaN weight makes every score NaN, and NaN scores rank arbitrarily: metrics of 0, silently.
+    if (!torch::isfinite(*target).all().item<bool>())
+      throw DataError(path + ": tensor \"" + stored_name + "\" holds NaN or infinite values");
     loaded.insert(name);
   }
   std::string missing;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <numeric>
 #include <optional>
@@ -535,6 +536,13 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
         sizes = next;
         for (auto& w : window_compute) w.clear();
       }
+    }
+    if (!std::isfinite(loss)) {
+      // The weights are NaN now: stop before any checkpoint holds them, so the newest one stays good.
+      emit({{"event", "diverged"}, {"step", step}, {"loss", fmt::format("{}", loss)}, {"last_checkpoint", last_saved}});
+      throw DataError(fmt::format("training diverged: the loss is {} at step {}; the run folder keeps its last good "
+                                  "checkpoint ({}). Lower train.lr, raise train.temperature or check the data",
+                                  loss, step, last_saved >= 0 ? "step " + std::to_string(last_saved) : "none yet"));
     }
     window_loss += loss;
     ++window_steps;

@@ -10,6 +10,8 @@
 #include "eval/torch_search.h"
 #include "eval_fixture.h"
 #include "index/exact_search.h"
+#include "model/model_folder.h"
+#include "support/tiny_bert.h"
 #include "search_check.h"
 
 namespace ragmig::eval {
@@ -73,6 +75,26 @@ TEST(Encoder, BatchedEmbeddingEqualsOneTextAtATime) {
   }
   EXPECT_EQ(encoder.embed({}, true).rows, 0);
   EXPECT_THROW(Encoder((dir / "nowhere").string(), "cpu", o), Error);
+}
+
+TEST(Encoder, NanEmbeddingsAreAnErrorNotScores) {
+  // Finite weights past float range: the embeddings' LayerNorm overflows to NaN.
+  testing::ScratchDir dir;
+  model::EncoderSpec spec;
+  spec.bert = testing::tiny_bert_config(80, 32, 2, 64);  // as write_random_model
+  model::DualEncoder net(spec);
+  {
+    torch::NoGradGuard no_grad;
+    net->named_parameters()["query.embeddings.word_embeddings.weight"].fill_(3e38f);
+  }
+  model::save_model_folder((dir / "model").string(), net, testing::toy_vocab());
+  Encoder encoder((dir / "model").string(), "cpu", EmbedOptions{});
+  try {
+    encoder.embed({"lava", "the coral"}, true);
+    ADD_FAILURE() << "NaN embeddings came back as numbers";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("NaN or infinite embeddings for 2 of 2 queries"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <limits>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
@@ -322,6 +323,27 @@ TEST(TorchSafetensors, ConversionsAreBitExact) {
   }
   EXPECT_EQ(read_safetensors((scratch / "t.safetensors").string()).metadata.at("k"), "v");
   EXPECT_THROW(to_raw(torch::zeros({2}, torch::kComplexFloat)), DataError);
+}
+
+TEST(ModelFolder, NanOrInfiniteWeightsAreNamed) {
+  for (const float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    ScratchDir scratch;
+    const auto dir = scratch / "model";
+    DualEncoder model(tiny_spec(true));
+    {
+      torch::NoGradGuard no_grad;
+      model->named_parameters()["query.encoder.layer.1.intermediate.dense.weight"][3][5] = bad;
+    }
+    save_model_folder(dir.string(), model, tiny_vocab());
+    try {
+      load_model_folder(dir.string());
+      ADD_FAILURE() << "loaded a model with " << bad;
+    } catch (const DataError& e) {
+      EXPECT_THAT(e.what(), ::testing::AllOf(::testing::HasSubstr((dir / "model.safetensors").string()),
+                                             ::testing::HasSubstr("encoder.layer.1.intermediate.dense.weight"),
+                                             ::testing::HasSubstr("NaN or infinite")));
+    }
+  }
 }
 
 TEST(SentenceTransformerFolder, LayoutWithoutRagmigJsonDecidesPoolingAndNormalisation) {
