@@ -120,6 +120,7 @@ FolderTokenizer read_folder_tokenizer(const std::string& dir) {
   const fs::path tj_path = folder / "tokenizer.json", tc_path = folder / "tokenizer_config.json",
                  sb_path = folder / "sentence_bert_config.json";
   const auto tj = read_optional(tj_path);
+  const auto tc = read_optional(tc_path);
   if (fs::exists(folder / "vocab.txt")) out.vocab = read_vocab_file((folder / "vocab.txt").string());
   else if (tj) out.vocab = vocab_from_tokenizer_json(*tj, tj_path);
   else throw IoError(dir + ": no vocab.txt nor tokenizer.json (a BERT WordPiece vocabulary is needed)");
@@ -128,11 +129,11 @@ FolderTokenizer read_folder_tokenizer(const std::string& dir) {
   if (tj && normalizer != tj->end() && normalizer->is_object() && normalizer->value("type", "") == "BertNormalizer") {
     set_normalization(out.normalization, get_bool(*normalizer, "lowercase", tj_path),
                       get_bool(*normalizer, "strip_accents", tj_path), get_bool(*normalizer, "handle_chinese_chars", tj_path));
-  } else if (const auto tc = read_optional(tc_path)) {
+  } else if (tc) {
     set_normalization(out.normalization, get_bool(*tc, "do_lower_case", tc_path), get_bool(*tc, "strip_accents", tc_path),
                       get_bool(*tc, "tokenize_chinese_chars", tc_path));
   }
-  if (const auto tc = read_optional(tc_path))
+  if (tc)
     if (const auto n = get_number(*tc, "model_max_length", tc_path); n && *n < kNoLimitSentinel)
       out.max_length = static_cast<int64_t>(*n);
   if (const auto sb = read_optional(sb_path)) {
