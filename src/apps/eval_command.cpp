@@ -78,7 +78,11 @@ Command add_eval_command(CLI::App& root) {
   sub->add_flag("--no-cache", args->no_cache, "neither read nor write the cache");
   sub->add_option("--threads", o.threads, "threads for BM25, FAISS and LibTorch (0 = all cores)")->capture_default_str();
   sub->add_option("--device", o.dense.device, "auto | cpu | cuda | cuda:N (embedding and exact search)")->capture_default_str();
-  sub->add_option("--batch-size", o.dense.embed.batch_size, "texts per forward pass when embedding")->capture_default_str();
+  sub->add_option("--precision", o.dense.embed.precision,
+                  "auto | fp32 | bf16: the embedder's precision (auto: bf16 on CUDA and on CPUs with native bf16, else fp32)")
+      ->capture_default_str();
+  sub->add_option("--batch-size", o.dense.embed.batch_size,
+                  "texts of the longest length per forward pass when embedding (more of shorter ones)")->capture_default_str();
   sub->add_option("--max-query-tokens", o.dense.embed.max_query_tokens, "query token limit")->capture_default_str();
   sub->add_option("--max-passage-tokens", o.dense.embed.max_passage_tokens, "passage token limit")->capture_default_str();
   sub->add_option("--out", args->out, "also write the JSON object to this file (atomically: whole or absent)");

@@ -8,6 +8,7 @@
 #include "eval/torch_search.h"
 #include "index/dense_index.h"
 #include "index/dense_spec.h"
+#include "model/precision.h"
 
 namespace ragmig::eval {
 namespace {
@@ -36,11 +37,18 @@ DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup&
   std::optional<Encoder> encoder;  // loaded only when something must be embedded
   auto get_encoder = [&]() -> Encoder& {
     if (!encoder) {
-      log("loading model " + setup.model_dir);
+      log("loading model " + setup.model_dir + " (" + out.device + ", " + out.precision_reason + ")");
       encoder.emplace(setup.model_dir, setup.device, setup.embed);
     }
     return *encoder;
   };
+  out.device = resolve_device(setup.device);
+  const model::PrecisionChoice precision =
+      model::choose_precision(setup.embed.precision, out.device != "cpu", model::cpu_has_native_bf16(), "--precision");
+  out.precision = model::to_string(precision.precision);
+  out.precision_reason = precision.reason;
+  // fp32 keys are those of before precision was a choice; bf16 embeddings are cached apart.
+  const std::string precision_key = precision.precision == model::Precision::Fp32 ? "" : "-" + out.precision;
   // Keys use the requested token limits; the model's cap is a function of the model, which is hashed too.
   const std::string model_key = cache.enabled() ? hash_folder(setup.model_dir) : "";
   auto embed_cached = [&](const std::string& what, const std::vector<std::string>& texts, bool queries,
@@ -58,16 +66,15 @@ DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup&
   };
   const std::string passages_key =
       cache.enabled() ? hash_parts({kEmbeddingVersion, model_key, hash_file(in.corpus_file),
-                                    std::to_string(setup.embed.max_passage_tokens)})
+                                    std::to_string(setup.embed.max_passage_tokens) + precision_key})
                       : "";
   out.doc_vectors = embed_cached("passages", *in.passages, false, passages_key);
   const std::string queries_key =
       cache.enabled() ? hash_parts({kEmbeddingVersion, model_key, hash_file(in.queries_file), in.query_ids_key,
-                                    std::to_string(setup.embed.max_query_tokens)})
+                                    std::to_string(setup.embed.max_query_tokens) + precision_key})
                       : "";
   out.query_vectors = embed_cached("queries", *in.queries, true, queries_key);
   out.embed_seconds = seconds_since(t_embed);
-  out.device = resolve_device(setup.device);
   if (depth <= 0) return out;
 
   TorchSearchOptions exact_options;

@@ -45,6 +45,7 @@ struct DenseRetrieval {
   std::vector<CacheUse> cache;
   std::vector<std::string> warnings;
   std::string device;
+  std::string precision, precision_reason;  ///< what the embedder computed in, and why (model::choose_precision)
 };
 
 struct DenseInputs {

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "model/embed.h"
 #include "model/model_folder.h"
+#include "model/precision.h"
 #include "text/wordpiece.h"
 
 namespace ragmig::eval {
@@ -30,6 +31,7 @@ struct Encoder::Impl {
   torch::Device device;
   std::string device_name;
   EmbedOptions options;
+  model::PrecisionChoice precision;
 
   Impl(model::LoadedModel m, const std::string& dev, const EmbedOptions& o)
       : loaded(std::move(m)), tokenizer(loaded.vocab, loaded.normalization), device(dev), device_name(dev), options(o) {}
@@ -40,7 +42,11 @@ Encoder::Encoder(const std::string& model_dir, const std::string& device, const 
   if (options.max_query_tokens < 2 || options.max_passage_tokens < 2)
     throw ConfigError("token limits must be at least 2 ([CLS] and [SEP])");
   const std::string dev = resolve_device(device);
+  auto precision = model::choose_precision(options.precision, dev != "cpu", model::cpu_has_native_bf16(), "--precision");
   impl_ = std::make_unique<Impl>(model::load_model_folder(model_dir), dev, options);
+  impl_->precision = std::move(precision);
+  // bf16 weights and activations; pooling and the embeddings stay float32 (DualEncoder widens before pooling).
+  if (impl_->precision.precision == model::Precision::Bf16) impl_->loaded.model->to(torch::kBFloat16);
   impl_->loaded.model->to(impl_->device);
   impl_->loaded.model->eval();
   // The model's positions, and the folder's own limit (sentence-transformers' max_seq_length) where it says one.
@@ -53,6 +59,8 @@ Encoder::Encoder(const std::string& model_dir, const std::string& device, const 
 Encoder::~Encoder() = default;
 
 const std::string& Encoder::device() const { return impl_->device_name; }
+std::string Encoder::precision() const { return model::to_string(impl_->precision.precision); }
+const std::string& Encoder::precision_reason() const { return impl_->precision.reason; }
 int64_t Encoder::max_query_tokens() const { return impl_->options.max_query_tokens; }
 int64_t Encoder::max_passage_tokens() const { return impl_->options.max_passage_tokens; }
 

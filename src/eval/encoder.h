@@ -14,9 +14,10 @@
 namespace ragmig::eval {
 
 struct EmbedOptions {
-  int64_t batch_size = 64;
+  int64_t batch_size = 64;           ///< texts of the longest length per forward pass (a token budget)
   int64_t max_query_tokens = 64;     ///< capped at the model's positions and the folder's max_seq_length
   int64_t max_passage_tokens = 256;  ///< likewise
+  std::string precision = "auto";    ///< auto | fp32 | bf16 (model::choose_precision)
 };
 
 /// "auto" becomes "cuda" when LibTorch sees a GPU, else "cpu"; "cuda[:n]" without CUDA is a DeviceError;
@@ -33,6 +34,9 @@ class Encoder {
   index::FloatMatrix embed(const std::vector<std::string>& texts, bool queries);
 
   const std::string& device() const;
+  /// The precision the model computes in ("fp32" | "bf16") and why (model::choose_precision).
+  std::string precision() const;
+  const std::string& precision_reason() const;
   /// The token limits in force after capping, which cached embeddings are keyed by.
   int64_t max_query_tokens() const;
   int64_t max_passage_tokens() const;

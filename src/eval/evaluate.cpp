@@ -211,6 +211,8 @@ EvalResult evaluate(const EvalOptions& o, const std::function<void(const std::st
     DenseRetrieval dense = run_dense(in, depth, o.dense, cache, log);
     result.ann = dense.ann;
     result.device = dense.device;
+    result.precision = dense.precision;
+    result.precision_reason = dense.precision_reason;
     result.embed_seconds = dense.embed_seconds;
     result.index_seconds += dense.index_seconds;
     result.search_seconds += dense.search_seconds;
@@ -259,6 +261,8 @@ nlohmann::json EvalResult::to_json() const {
   if (options.retriever != RetrieverKind::kBm25) {
     j["model"] = options.dense.model_dir;
     j["device"] = device;
+    j["precision"] = precision;
+    j["precision_reason"] = precision_reason;
     if (options.retriever != RetrieverKind::kRerank) j["index"] = options.dense.index_spec;
     if (options.retriever == RetrieverKind::kHybrid) j["fusion"] = options.fusion_spec;
     if (options.retriever != RetrieverKind::kDense) j["candidates"] = options.candidates;

@@ -8,6 +8,16 @@
 
 namespace ragmig::model {
 
+std::vector<std::pair<size_t, size_t>> token_budget_batches(const std::vector<size_t>& lengths, size_t budget) {
+  std::vector<std::pair<size_t, size_t>> out;
+  for (size_t begin = 0, end = 0; begin < lengths.size(); begin = end) {
+    end = begin + 1;
+    while (end < lengths.size() && (end - begin + 1) * lengths[end] <= budget) ++end;
+    out.emplace_back(begin, end);
+  }
+  return out;
+}
+
 torch::Tensor embed_texts(DualEncoder& model, const text::WordPieceTokenizer& tokenizer,
                           const std::vector<std::string>& texts, bool queries, int64_t max_tokens,
                           int64_t batch_size, const torch::Device& device) {
@@ -20,17 +30,22 @@ torch::Tensor embed_texts(DualEncoder& model, const text::WordPieceTokenizer& to
 
   const bool was_training = model->is_training();
   model->eval();
-  torch::NoGradGuard no_grad;
-  torch::Tensor out;
-  for (size_t begin = 0; begin < order.size(); begin += static_cast<size_t>(batch_size)) {
-    size_t end = std::min(order.size(), begin + static_cast<size_t>(batch_size));
+  torch::Tensor out;  // a normal tensor (not an inference one): callers may change it in place
+  // A budget of padded tokens per forward pass rather than a count of texts: short texts go many at a time.
+  std::vector<size_t> lengths(order.size());
+  for (size_t i = 0; i < order.size(); ++i) lengths[i] = seqs[static_cast<size_t>(order[i])].size();
+  const auto budget = static_cast<size_t>(batch_size * std::max<int64_t>(1, max_tokens));
+  for (const auto& [begin, end] : token_budget_batches(lengths, budget)) {
     std::vector<std::vector<int32_t>> chunk;
     for (size_t i = begin; i < end; ++i) chunk.push_back(seqs[order[i]]);
     text::TokenBatch tb = text::make_token_batch(chunk, tokenizer.pad_id());
     torch::Tensor ids = torch::from_blob(tb.ids.data(), {tb.rows, tb.cols}, torch::kLong).to(device);
     torch::Tensor mask = torch::from_blob(tb.mask.data(), {tb.rows, tb.cols}, torch::kLong).to(device);
-    torch::Tensor emb = (queries ? model->encode_queries(ids, mask) : model->encode_passages(ids, mask))
-                            .to(torch::kCPU, torch::kFloat32);
+    torch::Tensor emb;
+    {
+      c10::InferenceMode inference;
+      emb = (queries ? model->encode_queries(ids, mask) : model->encode_passages(ids, mask)).to(torch::kCPU, torch::kFloat32);
+    }
     if (!out.defined()) out = torch::empty({static_cast<int64_t>(texts.size()), emb.size(1)}, torch::kFloat32);
     torch::Tensor idx = torch::from_blob(order.data() + begin, {static_cast<int64_t>(end - begin)}, torch::kLong);
     out.index_copy_(0, idx, emb);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <torch/torch.h>
+#include <utility>
 #include <vector>
 
 #include "model/dual_encoder.h"
@@ -13,8 +14,13 @@
 
 namespace ragmig::model {
 
+/// Pure: cuts texts of ascending `lengths` into consecutive batches [begin, end) whose padded size (rows x
+/// the last, longest length) stays within `budget` tokens; a text longer than the budget is a batch alone.
+std::vector<std::pair<size_t, size_t>> token_budget_batches(const std::vector<size_t>& lengths, size_t budget);
+
 /// Embeds `texts` with the query tower (queries = true) or the passage tower, at most max_tokens tokens
-/// each ([CLS] and [SEP] included), batch_size texts per forward pass. Returns [N, D] float32 on the CPU,
+/// each ([CLS] and [SEP] included). A forward pass holds at most batch_size x max_tokens tokens, padding
+/// included: batch_size texts of the longest length, more of shorter ones (at least one text). Returns [N, D] float32 on the CPU,
 /// row i for texts[i]; no texts gives an empty [0, 0] tensor. The model's training mode is restored.
 torch::Tensor embed_texts(DualEncoder& model, const text::WordPieceTokenizer& tokenizer,
                           const std::vector<std::string>& texts, bool queries, int64_t max_tokens,

@@ -24,6 +24,7 @@
 #include "core/stop_signal.h"
 #include "model/model_folder.h"
 #include "model/packaged_models.h"
+#include "model/precision.h"
 #include "text/batch_sampler.h"
 #include "text/vocab_builder.h"
 #include "train/autocast_guard.h"
@@ -207,7 +208,9 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
     co.cuda_device = device.is_cuda() ? device.index() : 0;
     comm = connect(*rv, co);
   }
-  const bool bf16 = cfg.train.precision == "bf16" || (cfg.train.precision == "auto" && device.is_cuda());
+  const model::PrecisionChoice precision =
+      model::choose_precision(cfg.train.precision, device.is_cuda(), model::cpu_has_native_bf16(), "train.precision");
+  const bool bf16 = precision.precision == model::Precision::Bf16;
   std::optional<text::BeirFolder> beir;
   if (!cfg.data.beir.empty()) beir = text::read_beir(cfg.data.beir);
   const auto examples = load_examples(cfg.data, beir ? &*beir : nullptr);
@@ -389,7 +392,8 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                  {"step", step},
                  {"resumed_from", loaded ? nlohmann::json(loaded->path) : nlohmann::json(nullptr)},
                  {"device", device.str()},
-                 {"precision", bf16 ? "bf16" : "fp32"},
+                 {"precision", model::to_string(precision.precision)},
+                 {"precision_reason", precision.reason},
                  {"threads", at::get_num_threads()},
                  {"parameters", params},
                  {"examples", data.examples()},
