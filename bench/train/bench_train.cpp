@@ -14,6 +14,8 @@
 #include "model/dual_encoder.h"
 #include "train/grad_step.h"
 
+#include <torch/csrc/autograd/profiler_legacy.h>
+
 namespace {
 
 struct Shape {
@@ -21,7 +23,7 @@ struct Shape {
   int64_t vocab, hidden, layers, heads, inter, batch, qlen, plen, steps, warmup;
 };
 
-double cpp_samples_per_s(const Shape& s) {
+double cpp_samples_per_s(const Shape& s, const std::string& profile) {
   using namespace ragmig;
   torch::manual_seed(0);
   model::EncoderSpec spec;
@@ -49,18 +51,22 @@ double cpp_samples_per_s(const Shape& s) {
     opt.step();
   };
   for (int64_t i = 0; i < s.warmup; ++i) step();
+  if (!profile.empty()) {  // the autograd profiler's per-op trace of the timed steps (then timed again without it)
+    torch::autograd::profiler::RecordProfile guard(profile);
+    for (int64_t i = 0; i < s.steps; ++i) step();
+  }
   const auto t0 = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < s.steps; ++i) step();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return static_cast<double>(s.batch * s.steps) / secs;
 }
 
-double python_samples_per_s(const Shape& s, int threads, const std::string& python) {
+double python_samples_per_s(const Shape& s, int threads, const std::string& python, bool sdpa, const std::string& profile) {
   const std::string cmd = fmt::format(
       "{} {}/bench/train/train_ref.py --vocab {} --hidden {} --layers {} --heads {} --inter {} "
-      "--batch {} --qlen {} --plen {} --steps {} --warmup {} --threads {}",
+      "--batch {} --qlen {} --plen {} --steps {} --warmup {} --threads {}{}{}",
       python, RAGMIG_SOURCE_DIR, s.vocab, s.hidden, s.layers, s.heads, s.inter, s.batch, s.qlen, s.plen, s.steps,
-      s.warmup, threads);
+      s.warmup, threads, sdpa ? " --sdpa" : "", profile.empty() ? "" : " --profile " + profile);
   FILE* pipe = ::popen(cmd.c_str(), "r");
   if (!pipe) return -1;
   std::string out;
@@ -80,7 +86,11 @@ int main(int argc, char** argv) {
   int threads = static_cast<int>(std::thread::hardware_concurrency());
   std::string python = RAGMIG_PYTHON_PATH;
   bool quick = false;
+  std::string profile;
   app.add_option("--threads", threads, "intra-op threads for both sides");
+  app.add_option("--profile", profile,
+                 "write the autograd profiler's per-op traces of both sides to PREFIX-<shape>-{cpp,py}.json "
+                 "(bench/train/profile_table.py sums them side by side)");
   app.add_option("--python", python, "Python with torch (default: the one LibTorch came from, the project venv)");
   app.add_flag("--quick", quick, "fewer steps (a smoke run)");
   CLI11_PARSE(app, argc, argv);
@@ -92,15 +102,22 @@ int main(int argc, char** argv) {
       {"tiny (2x128)", 8000, 128, 2, 2, 512, 64, 32, 128, 5 * k, 2},
       // BERT-base shape (12 layers, 768 hidden), a batch small enough for a CPU.
       {"bert-base (12x768)", 30522, 768, 12, 12, 3072, 8, 16, 64, k, 1},
+      // all-MiniLM-L6-v2's shape at the lengths of a retrieval fine-tune: queries 32, passages 256 tokens.
+      {"minilm (6x384)", 30522, 384, 6, 12, 1536, 32, 32, 256, k, 1},
   };
-  fmt::print("bench/train: samples/s on CPU, {} threads; Python = {} (same model, loss, AdamW step)\n", threads, python);
-  fmt::print("{:<20} {:>14} {:>16} {:>10}\n", "model", "C++ samples/s", "Python samples/s", "C++/Py");
+  fmt::print("bench/train: samples/s on CPU, {} threads; Python = {} (same model, loss, AdamW step;\n"
+             "plain = attention written out as matmul/softmax, SDPA = F.scaled_dot_product_attention as ragmig uses)\n",
+             threads, python);
+  fmt::print("{:<20} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "model", "C++", "Py plain", "Py SDPA", "C++/plain", "C++/SDPA");
   int failures = 0;
   for (const auto& s : shapes) {
-    const double py = python_samples_per_s(s, threads, python);
-    failures += py < 0;
-    const double cpp = cpp_samples_per_s(s);
-    fmt::print("{:<20} {:>14.1f} {:>16.1f} {:>10.2f}\n", s.name, cpp, py, py > 0 ? cpp / py : 0.0);
+    const std::string tag = profile.empty() ? "" : fmt::format("{}-{}", profile, s.name.substr(0, s.name.find(' ')));
+    const double py = python_samples_per_s(s, threads, python, false, tag.empty() ? "" : tag + "-py.json");
+    const double py_sdpa = python_samples_per_s(s, threads, python, true, "");
+    failures += (py < 0) + (py_sdpa < 0);
+    const double cpp = cpp_samples_per_s(s, tag.empty() ? "" : tag + "-cpp.json");
+    fmt::print("{:<20} {:>10.1f} {:>10.1f} {:>10.1f} {:>10.2f} {:>10.2f}\n", s.name, cpp, py, py_sdpa,
+               py > 0 ? cpp / py : 0.0, py_sdpa > 0 ? cpp / py_sdpa : 0.0);
     std::fflush(stdout);
   }
   return failures == 0 ? 0 : 1;

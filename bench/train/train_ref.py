@@ -1,5 +1,7 @@
 """The reference side of bench_train: the same BERT dual encoder, InfoNCE loss and AdamW step as ragmig's
-C++ trainer, written in plain PyTorch (Debian's python3-torch), timed the same way. Prints one JSON line."""
+C++ trainer, written in plain PyTorch (the project venv's torch: the LibTorch ragmig links), timed the same
+way; attention written out (matmul, softmax, dropout) or, with --sdpa, F.scaled_dot_product_attention.
+Prints one JSON line."""
 import argparse
 import json
 import math
@@ -11,9 +13,9 @@ from torch import nn
 
 
 class Layer(nn.Module):
-    def __init__(self, h, heads, inter, p):
+    def __init__(self, h, heads, inter, p, sdpa):
         super().__init__()
-        self.heads, self.p = heads, p
+        self.heads, self.p, self.sdpa = heads, p, sdpa
         self.q, self.k, self.v = nn.Linear(h, h), nn.Linear(h, h), nn.Linear(h, h)
         self.o, self.ln1 = nn.Linear(h, h), nn.LayerNorm(h, eps=1e-12)
         self.i, self.out, self.ln2 = nn.Linear(h, inter), nn.Linear(inter, h), nn.LayerNorm(h, eps=1e-12)
@@ -22,19 +24,22 @@ class Layer(nn.Module):
         b, l, h = x.shape
         split = lambda t: t.view(b, l, self.heads, h // self.heads).transpose(1, 2)
         q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
-        att = q @ k.transpose(-1, -2) / math.sqrt(h // self.heads) + add_mask
-        att = F.dropout(att.softmax(-1), self.p, self.training)
-        ctx = (att @ v).transpose(1, 2).reshape(b, l, h)
+        if self.sdpa:
+            ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=add_mask, dropout_p=self.p if self.training else 0.0)
+        else:
+            att = q @ k.transpose(-1, -2) / math.sqrt(h // self.heads) + add_mask
+            ctx = F.dropout(att.softmax(-1), self.p, self.training) @ v
+        ctx = ctx.transpose(1, 2).reshape(b, l, h)
         x = self.ln1(x + F.dropout(self.o(ctx), self.p, self.training))
         return self.ln2(x + F.dropout(self.out(F.gelu(self.i(x))), self.p, self.training))
 
 
 class Bert(nn.Module):
-    def __init__(self, vocab, h, layers, heads, inter, p, max_pos=512):
+    def __init__(self, vocab, h, layers, heads, inter, p, sdpa, max_pos=512):
         super().__init__()
         self.word, self.pos, self.token_type = nn.Embedding(vocab, h), nn.Embedding(max_pos, h), nn.Embedding(2, h)
         self.ln, self.p = nn.LayerNorm(h, eps=1e-12), p
-        self.layers = nn.ModuleList(Layer(h, heads, inter, p) for _ in range(layers))
+        self.layers = nn.ModuleList(Layer(h, heads, inter, p, sdpa) for _ in range(layers))
 
     def forward(self, ids, mask):
         pos = torch.arange(ids.shape[1]).unsqueeze(0)
@@ -51,10 +56,12 @@ def main():
     ap = argparse.ArgumentParser()
     for name in ["vocab", "hidden", "layers", "heads", "inter", "batch", "qlen", "plen", "steps", "warmup", "threads"]:
         ap.add_argument("--" + name, type=int, required=True)
+    ap.add_argument("--sdpa", action="store_true", help="attention through F.scaled_dot_product_attention")
+    ap.add_argument("--profile", help="write the autograd profiler's chrome trace of the timed steps here")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
-    model = Bert(a.vocab, a.hidden, a.layers, a.heads, a.inter, 0.1)
+    model = Bert(a.vocab, a.hidden, a.layers, a.heads, a.inter, 0.1, a.sdpa)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01)
     q_ids = torch.randint(5, a.vocab, (a.batch, a.qlen))
@@ -72,6 +79,11 @@ def main():
 
     for _ in range(a.warmup):
         step()
+    if a.profile:  # the per-op trace of the timed steps (then timed again without it), as bench_train's C++ side
+        with torch.autograd.profiler.profile() as prof:
+            for _ in range(a.steps):
+                step()
+        prof.export_chrome_trace(a.profile)
     t0 = time.perf_counter()
     for _ in range(a.steps):
         step()
