@@ -29,6 +29,7 @@ test: build
 
 bench: build
 	$(BUILD)/bench/train/bench_train
+	$(BUILD)/bench/encode/bench_encode
 	$(BUILD)/bench/sched/bench_sched
 	$(BUILD)/bench/sim/bench_sim
 	$(BUILD)/bench/dp/bench_dp
