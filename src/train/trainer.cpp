@@ -35,6 +35,7 @@
 #include "train/dp_step.h"
 #include "train/lr_schedule.h"
 #include "train/progress_line.h"
+#include "train/resume_rule.h"
 #include "train/rng_state.h"
 #include "train/torch_compat.h"
 #include "train/training_data.h"
@@ -186,6 +187,21 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   };
   if (rv) check_parallel_config(cfg, world);
 
+  // A folder used before keeps what decides shapes, data and batches (train/resume_rule.h): checked before
+  // anything in it is written.
+  std::vector<ConfigChange> config_changes;
+  if (const fs::path old_config = run / "config.json"; fs::exists(old_config)) {
+    nlohmann::json before;
+    try {
+      before = nlohmann::json::parse(read_file(old_config));
+    } catch (const nlohmann::json::exception& e) {
+      throw DataError(old_config.string() + " is not valid JSON (" + e.what() + "): use a new --run-dir");
+    }
+    ResumeCheck check = compare_for_resume(before, resolved_config);
+    if (!check.refused.empty()) throw ConfigError(refusal_message(run.string(), check.refused));
+    config_changes = std::move(check.allowed);
+  }
+
   // A finished run started again is a no-op: the scheduler may retry a job whose exit it did not see.
   const fs::path result_path = run / "result.json";
   if (fs::exists(result_path)) {
@@ -252,6 +268,12 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   const auto emit = [&](nlohmann::json event) {
     if (events) events->append(std::move(event));
   };
+  if (!config_changes.empty()) {
+    nlohmann::json changes = nlohmann::json::array();
+    for (const auto& c : config_changes) changes.push_back({{"key", c.key}, {"before", c.before}, {"after", c.after}});
+    emit({{"event", "config_changed"}, {"changes", changes}});
+    for (const auto& c : config_changes) say(fmt::format("ragmig train: {} changed on resume: {} -> {}", c.key, c.before.dump(), c.after.dump()));
+  }
 
   const TrainOptions& t = cfg.train;
   torch::Tensor logit_scale = torch::full({}, std::log(1.0 / t.temperature), torch::TensorOptions().device(device));
