@@ -212,6 +212,16 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
       return Outcome::Done;
     }
   }
+  // A folder already past max_steps has nothing to train and no loss to report at max_steps: say so, not "done".
+  const auto past_max_steps = [&](int64_t step) {
+    return ConfigError(fmt::format("run folder {} is at step {}, past train.max_steps={}: set max_steps to at least {} "
+                                   "to continue it, or use a new --run-dir",
+                                   run.string(), step, cfg.train.max_steps, step));
+  };
+  if (fs::exists(run / "checkpoints")) {
+    const auto steps = CheckpointStore((run / "checkpoints").string(), cfg.train.keep_checkpoints).steps();
+    if (!steps.empty() && steps.front() > cfg.train.max_steps) throw past_max_steps(steps.front());
+  }
 
   // Input first: nothing is written to the run folder until the data, vocabulary and model are known good.
   const torch::Device device = pick_device(cfg.train.device, rv ? rv->local_rank : 0);
@@ -390,6 +400,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
         split.numel() == world && split.sum().item<int64_t>() == global_batch)
       sizes = std::vector<int64_t>(split.data_ptr<int64_t>(), split.data_ptr<int64_t>() + world);
   });
+  if (loaded && loaded->step > t.max_steps) throw past_max_steps(loaded->step);  // newer ones were damaged
   if (loaded) last_saved = loaded->step;
   if (loaded) {
     batches = batches_for(epoch);

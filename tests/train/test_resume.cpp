@@ -139,6 +139,13 @@ TEST(Resume, ChangedShapeIsRefusedUntouchedChangedLrIsLogged) {
   }
   EXPECT_TRUE(logged) << read_file(dir / "run/events.jsonl");
   EXPECT_EQ(nlohmann::json::parse(read_file(dir / "run/config.json"))["train"]["lr"], 5e-4);
+
+  // Past max_steps: no fabricated "done", nothing written.
+  const std::string result_before = read_file(dir / "run/result.json");
+  auto shorter = run_ragmig({"train", cfg, "--run-dir", run, "--set", "train.lr=5e-4", "--set", "train.max_steps=2"});
+  EXPECT_EQ(shorter.exit_code, 2) << shorter.output;
+  EXPECT_NE(shorter.output.find("is at step 5, past train.max_steps=2"), std::string::npos) << shorter.output;
+  EXPECT_EQ(read_file(dir / "run/result.json"), result_before);
 }
 
 }  // namespace
