@@ -41,6 +41,9 @@ int run_command_line(CLI::App& app, std::vector<Command>& commands, int argc, ch
     } catch (const DataError& e) {
       std::fprintf(stderr, "ragmig %s: data error: %s\n", command.app->get_name().c_str(), e.what());
       return kBadInput;
+    } catch (const InputFileError& e) {
+      std::fprintf(stderr, "ragmig %s: input error: %s\n", command.app->get_name().c_str(), e.what());
+      return kBadInput;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "ragmig %s: error: %s\n", command.app->get_name().c_str(), e.what());
       return kFailure;

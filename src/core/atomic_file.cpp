@@ -58,7 +58,7 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view bytes
 
 std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError(path.string() + ": cannot open for reading");
+  if (!in) throw InputFileError(path.string() + ": cannot open for reading (" + std::strerror(errno) + ")");
   std::ostringstream out;
   out << in.rdbuf();
   if (in.bad()) throw IoError(path.string() + ": read failed");

@@ -34,6 +34,13 @@ class IoError : public Error {
   using Error::Error;
 };
 
+/// An input file is missing or cannot be opened for reading: the caller's input, so bad input (exit 2) like a
+/// malformed one, where other IoErrors (a failed write, a full disk) are failures (exit 1).
+class InputFileError : public IoError {
+ public:
+  using IoError::IoError;
+};
+
 /// A device (GPU, MIG instance) is missing or misbehaves.
 class DeviceError : public Error {
  public:

@@ -3,6 +3,8 @@
 
 #include <zlib.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "core/error.h"
@@ -17,9 +19,9 @@ struct LineReader::Impl {
 };
 
 LineReader::LineReader(const std::string& path) : impl_(std::make_unique<Impl>()), path_(path) {
-  if (std::filesystem::is_directory(path)) throw IoError(path + ": is a folder, expected a file");
+  if (std::filesystem::is_directory(path)) throw InputFileError(path + ": is a folder, expected a file");
   impl_->file = gzopen(path.c_str(), "rb");
-  if (!impl_->file) throw IoError(path + ": cannot open for reading");
+  if (!impl_->file) throw InputFileError(path + ": cannot open for reading (" + std::strerror(errno) + ")");
   gzbuffer(impl_->file, 1 << 17);
 }
 

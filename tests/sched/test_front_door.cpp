@@ -59,5 +59,20 @@ TEST(FrontDoor, AMissingRagmigTorchIsNamed) {
   EXPECT_EQ(sim.exit_code, 0) << sim.output;
 }
 
+// One exit code for a missing input in every command: 2, as for a malformed one, naming the path.
+TEST(FrontDoor, AMissingInputFileIsBadInputEverywhere) {
+  const std::vector<std::vector<std::string>> cases = {
+      {"sim", "--workload", "philly:/no/such/trace.csv", "--cluster", "8xH200"},
+      {"eval", "--data", "/no/such/beir", "--retriever", "bm25"},
+      {"train", "/no/such/train.toml"},
+  };
+  for (auto args : cases) {
+    args.insert(args.begin(), kFront);
+    const ProcessResult r = run_process(args);
+    EXPECT_EQ(r.exit_code, 2) << args[1] << ": " << r.output;
+    EXPECT_NE(r.output.find("/no/such/"), std::string::npos) << args[1] << ": " << r.output;
+  }
+}
+
 }  // namespace
 }  // namespace ragmig::testing
