@@ -4,8 +4,10 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 #include "core/error.h"
 #include "sched/sqlite.h"
@@ -149,9 +151,29 @@ Store::Store(const std::string& state_dir, Mode mode) : dir_(state_dir) {
   std::filesystem::create_directories(std::filesystem::path(dir_) / "runs", ec);
   if (ec) throw IoError(dir_ + ": cannot create the state folder: " + ec.message());
   db_ = std::make_unique<Db>((std::filesystem::path(dir_) / "state.db").string());
-  db_->exec("PRAGMA journal_mode = WAL");
+  use_wal();
   db_->exec("PRAGMA synchronous = NORMAL");  // WAL + NORMAL: a commit survives a process crash
   create_schema();
+}
+
+void Store::use_wal() {
+  // WAL is a property of the file: the connection that creates it switches it, later ones find it set. The
+  // switch needs a moment of exclusive access for which SQLite answers "database is locked" without waiting
+  // on its busy handler while another process writes (a `ragmig submit` beside a running scheduler failed so):
+  // so look first, and retry the switch itself for as long as the busy timeout.
+  {
+    auto mode = db_->prepare("PRAGMA journal_mode");  // finalized before the switch: it holds a read lock
+    if (mode.step() && mode.column_text(0) == "wal") return;
+  }
+  for (int attempt = 0;; ++attempt) {
+    try {
+      db_->exec("PRAGMA journal_mode = WAL");
+      return;
+    } catch (const IoError&) {
+      if (attempt >= 600) throw;  // 30 s
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
 }
 
 Store::Store(const std::string& run_root, InMemory, History history)

@@ -183,6 +183,7 @@ class Store {
  private:
   struct InMemory {};
   Store(const std::string& run_root, InMemory, History history);
+  void use_wal();  ///< switches a state.db to WAL once, retrying while another process holds it
   void create_schema();
   void transition(JobId id, const std::string& from, const std::string& to, const std::string& reason, double now);
 
