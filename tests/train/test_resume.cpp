@@ -84,13 +84,18 @@ TEST_P(ResumeTest, SigtermThenRestartGivesBitIdenticalWeights) {
 
 INSTANTIATE_TEST_SUITE_P(Accumulation, ResumeTest, ::testing::Values("none", "gradcache", "plain"));
 
+// The tiny config over 240 SQuAD pairs in dir/cfg.toml, trained for 3 steps in dir/run.
+ProcessResult train_three_steps(const ScratchDir& dir) {
+  write_squad_pairs(dir / "pairs.jsonl", 240);
+  write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl"));
+  return run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "run").string(), "--set", "train.max_steps=3"});
+}
+
 TEST(Resume, FinishedRunIsANoOpAndMoreStepsContinueIt) {
   RAGMIG_REQUIRE_DATA("beir/squad-train");
   ScratchDir dir;
-  write_squad_pairs(dir / "pairs.jsonl", 240);
-  write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl"));
   const std::string cfg = (dir / "cfg.toml").string(), run = (dir / "run").string();
-  auto first = run_ragmig({"train", cfg, "--run-dir", run, "--set", "train.max_steps=3"});
+  auto first = train_three_steps(dir);
   ASSERT_EQ(first.exit_code, 0) << first.output;
   const auto model = dir / "run/model/model.safetensors";
   const auto written = std::filesystem::last_write_time(model);
@@ -112,10 +117,8 @@ TEST(Resume, FinishedRunIsANoOpAndMoreStepsContinueIt) {
 TEST(Resume, ChangedShapeIsRefusedUntouchedChangedLrIsLogged) {
   RAGMIG_REQUIRE_DATA("beir/squad-train");
   ScratchDir dir;
-  write_squad_pairs(dir / "pairs.jsonl", 240);
-  write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl"));
   const std::string cfg = (dir / "cfg.toml").string(), run = (dir / "run").string();
-  auto first = run_ragmig({"train", cfg, "--run-dir", run, "--set", "train.max_steps=3"});
+  auto first = train_three_steps(dir);
   ASSERT_EQ(first.exit_code, 0) << first.output;
   const std::string config_before = read_file(dir / "run/config.json");
   const std::string events_before = read_file(dir / "run/events.jsonl");
