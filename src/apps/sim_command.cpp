@@ -14,6 +14,7 @@
 #include "sim/measurements.h"
 #include "sim/report.h"
 #include "sim/simulation.h"
+#include "sim/sweep.h"
 
 namespace ragmig::apps {
 namespace {
@@ -38,7 +39,7 @@ Command add_sim_command(CLI::App& root) {
   };
   auto args = std::make_shared<Args>();
   CLI::App* sub = root.add_subcommand("sim", "Simulate a workload on a cluster under scheduling policies");
-  sub->add_option("--workload", args->workload, "philly:PATH | openb:PATH | sweep:N | jobs:PATH");
+  sub->add_option("--workload", args->workload, "philly:PATH | openb:PATH | sweep:N | miso:N | jobs:PATH");
   sub->add_option("--cluster", args->cluster,
                   "pools <count>x<model>[:mig=<mix>|auto] joined by ',': 1000xV100, 64xA100-40GB, "
                   "8xH200:mig=7x1g.18gb, 8xH200:mig=auto, 3xcpu");
@@ -62,6 +63,15 @@ Command add_sim_command(CLI::App& root) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--mig-step-s", args->options.costs.mig_step_s, "seconds per MIG instance destroyed or created")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--migrate", args->options.migrate,
+                "mig=auto GPUs may checkpoint running jobs to move them to a better layout when the time won "
+                "exceeds --gain-factor x the cost (checkpoint, restart, MIG steps)");
+  sub->add_option("--gain-factor", args->options.gain_factor, "--migrate: how many times its cost a move must win")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--min-interval", args->options.min_interval_s, "--migrate: seconds between two moves on one GPU")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   CLI::App* measure = sub->add_subcommand("measure", "Write the measurements file of a real run's state folder");
@@ -98,6 +108,11 @@ Command add_sim_command(CLI::App& root) {
                               workload.jobs.size(), sim::to_string(workload_spec), args->cluster, cluster.capacity(),
                               tables.empty() ? std::string("none") : fmt::format("{}", fmt::join(tables, ", ")),
                               model.table.size(), model.fallback_exponent);
+                   if (!cluster.gpus.empty())
+                     fmt::print(stderr, "ragmig sim: work bound {:.0f} s (each job at its most efficient slice size, "
+                                "over {} GPUs)\n",
+                                sim::work_bound_s(workload.jobs, static_cast<int>(cluster.gpus.size()), model),
+                                cluster.gpus.size());
                    for (const auto& note : workload.notes) fmt::print(stderr, "ragmig sim: {}\n", note);
 
                    args->options.keep_timeline = !args->timeline.empty();

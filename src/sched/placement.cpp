@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
+#include <unordered_map>
 
 namespace ragmig::sched {
 
@@ -43,9 +44,6 @@ Decisions place_in_order(const ClusterView& view, const Ranking& ranking) {
   std::vector<Use> use(n, Use::Free);
   for (const auto& job : view.jobs)
     for (int s : job.slots) use[static_cast<size_t>(s)] = job.stopping ? Use::Stopping : Use::Busy;
-  // Slots a queued job could still get without preempting anyone: free ones and those being freed.
-  size_t open_count = static_cast<size_t>(
-      std::count_if(use.begin(), use.end(), [](Use u) { return u == Use::Free || u == Use::Stopping; }));
   std::vector<int> sorted;  // only when the caller did not keep the order
   if (view.slot_order.size() != view.slots.size()) sorted = smallest_first(view.slots);
   const std::vector<int>& order = view.slot_order.size() == view.slots.size() ? view.slot_order : sorted;
@@ -54,13 +52,24 @@ Decisions place_in_order(const ClusterView& view, const Ranking& ranking) {
   // rather than every slot (with most slots busy and a long queue, that is what a pass spends its time on).
   std::vector<char> free_u(n), open_u(n);
   std::vector<int> free_list, open_list;
+  // Slots made for a job are its alone, and such a job takes only them (nothing while they are being made).
+  std::unordered_map<JobId, std::vector<int>> reserved;
+  std::vector<char> ready(n, 0);  // reserved slots that are free now
   for (int s : order) {
     const Use u = use[static_cast<size_t>(s)];
+    if (const JobId owner = view.slots[static_cast<size_t>(s)].reserved_for; owner != 0) {
+      reserved[owner].push_back(s);
+      ready[static_cast<size_t>(s)] = u == Use::Free;
+      if (u == Use::Free || u == Use::Stopping) use[static_cast<size_t>(s)] = Use::Reserved;
+      continue;
+    }
     free_u[static_cast<size_t>(s)] = u == Use::Free;
     open_u[static_cast<size_t>(s)] = u == Use::Free || u == Use::Stopping;
     if (u == Use::Free) free_list.push_back(s);
     if (u == Use::Free || u == Use::Stopping) open_list.push_back(s);
   }
+  // Slots a queued job could still get without preempting anyone: free ones and those being freed.
+  size_t open_count = open_list.size();
   auto taken = [&](int s) {  // slot s is no longer open to queued jobs
     const auto i = static_cast<size_t>(s);
     if (free_u[i]) free_list.erase(std::find(free_list.begin(), free_list.end(), s));
@@ -78,6 +87,19 @@ Decisions place_in_order(const ClusterView& view, const Ranking& ranking) {
     if (job.running()) {
       if (!job.stopping && !preempted[r])
         for (int s : job.slots) use[static_cast<size_t>(s)] = Use::Kept;
+      continue;
+    }
+    const auto mine = reserved.find(job.id);
+    if (mine != reserved.end() || std::binary_search(view.awaiting.begin(), view.awaiting.end(), job.id)) {
+      if (mine == reserved.end()) continue;  // its slots are still being made
+      const std::vector<int> chosen = choose_slots(job.need, view.slots, mine->second, ready);
+      if (!chosen.empty()) {
+        for (int s : chosen) {
+          use[static_cast<size_t>(s)] = Use::Kept;
+          ready[static_cast<size_t>(s)] = 0;
+        }
+        out.starts.push_back({job.id, chosen});
+      }
       continue;
     }
     if (open_count == 0 && !ranking.may_preempt) continue;  // nothing left to give; walk on to mark kept jobs

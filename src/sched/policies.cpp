@@ -97,64 +97,51 @@ bool nothing_waits(const ClusterView& view) {
 
 double remaining(const JobView& j) { return j.estimate_s > 0 ? std::max(0.0, j.estimate_s - j.work_s) : kInf; }
 
-Decisions fifo(const ClusterView& view) {
-  if (nothing_waits(view)) return {};
-  return place_in_order(view, {rank_by(view, [](const JobView&) { return 0; }), nullptr});
-}
+Ranking fifo(const ClusterView& view) { return {rank_by(view, [](const JobView&) { return 0; }), nullptr}; }
 
 // Priority with aging: every hour queued adds `aging` to a job's priority, so a low-priority job waits
 // at most (difference in priority) / aging hours for any newer job. Preemptive when preempt=1.
-Decisions priority(const ClusterView& view, double aging, bool preempt, double min_run) {
-  if (nothing_waits(view)) return {};
-  auto effective = [&](const JobView& j) { return static_cast<double>(j.priority) + aging * j.waited_s / 3600.0; };
+Ranking priority(const ClusterView& view, double aging, bool preempt, double min_run) {
+  auto effective = [aging](const JobView& j) { return static_cast<double>(j.priority) + aging * j.waited_s / 3600.0; };
   Ranking ranking{rank_by(view, [&](const JobView& j) { return -effective(j); }), nullptr};
   if (preempt)
     ranking.may_preempt = [&view, effective, min_run](const JobView& want, const JobView& victim) {
       return effective(want) > effective(victim) && ran_for(victim, view.now) >= min_run;
     };
-  return place_in_order(view, ranking);
+  return ranking;
 }
 
 // Round-robin: a running job keeps its slots for `quantum` seconds, then yields them to the job that has
 // waited longest. Running jobs inside their quantum rank first, then queued jobs by how long they have
 // been waiting, then running jobs whose quantum is used up (who keep running when nobody waits).
-Decisions round_robin(const ClusterView& view, double quantum) {
-  if (nothing_waits(view)) return {};
+Ranking round_robin(const ClusterView& view, double quantum) {
   auto key = [&](const JobView& j) -> std::pair<int, double> {
     if (!j.running()) return {1, j.queued_since};
     return {ran_for(j, view.now) < quantum ? 0 : 2, j.started_at};
   };
-  Ranking ranking{rank_by(view, key), [&view, quantum](const JobView&, const JobView& victim) {
-                    return ran_for(victim, view.now) >= quantum;
-                  }};
-  return place_in_order(view, ranking);
+  return {rank_by(view, key),
+          [&view, quantum](const JobView&, const JobView& victim) { return ran_for(victim, view.now) >= quantum; }};
 }
 
-Decisions sjf(const ClusterView& view) {
-  if (nothing_waits(view)) return {};
-  return place_in_order(view, {rank_by(view, [](const JobView& j) { return j.estimate_s > 0 ? j.estimate_s : kInf; }),
-                               nullptr});
+Ranking sjf(const ClusterView& view) {
+  return {rank_by(view, [](const JobView& j) { return j.estimate_s > 0 ? j.estimate_s : kInf; }), nullptr};
 }
 
-Decisions srtf(const ClusterView& view, double min_run) {
-  if (nothing_waits(view)) return {};
-  Ranking ranking{rank_by(view, remaining), [&view, min_run](const JobView& want, const JobView& victim) {
-                    return remaining(want) < remaining(victim) && ran_for(victim, view.now) >= min_run;
-                  }};
-  return place_in_order(view, ranking);
+Ranking srtf(const ClusterView& view, double min_run) {
+  return {rank_by(view, remaining), [&view, min_run](const JobView& want, const JobView& victim) {
+            return remaining(want) < remaining(victim) && ran_for(victim, view.now) >= min_run;
+          }};
 }
 
 // Tiresias' discretised least-attained-service: queue k holds jobs whose attained service (slot-seconds)
 // has passed k thresholds; lower queues first, FIFO inside a queue; only a lower queue preempts.
-Decisions las(const ClusterView& view, const std::vector<double>& thresholds, double min_run) {
-  if (nothing_waits(view)) return {};
+Ranking las(const ClusterView& view, const std::vector<double>& thresholds, double min_run) {
   auto queue = [&thresholds](const JobView& j) {
     return static_cast<int>(std::upper_bound(thresholds.begin(), thresholds.end(), j.service_s) - thresholds.begin());
   };
-  Ranking ranking{rank_by(view, queue), [&view, queue, min_run](const JobView& want, const JobView& victim) {
-                    return queue(want) < queue(victim) && ran_for(victim, view.now) >= min_run;
-                  }};
-  return place_in_order(view, ranking);
+  return {rank_by(view, queue), [&view, queue, min_run](const JobView& want, const JobView& victim) {
+            return queue(want) < queue(victim) && ran_for(victim, view.now) >= min_run;
+          }};
 }
 
 }  // namespace
@@ -190,29 +177,40 @@ Policy make_policy(const std::string& text) {
     throw ConfigError(fmt::format("unknown policy '{}' (known: {})", spec.name, known));
   }
   const Params params(spec, *info);
-  Policy policy{spec, nullptr};
+  std::function<Ranking(const ClusterView&)> ranking;
   if (spec.name == "fifo") {
-    policy.decide = fifo;
+    ranking = fifo;
   } else if (spec.name == "priority") {
     const double aging = params.number("aging", 0);
     const double preempt = params.number("preempt", 0);
     if (preempt != 0 && preempt != 1) throw ConfigError("policy '" + text + "': preempt must be 0 or 1");
     const double min_run = params.number("min_run", 0);
-    policy.decide = [=](const ClusterView& v) { return priority(v, aging, preempt == 1, min_run); };
+    ranking = [=](const ClusterView& v) { return priority(v, aging, preempt == 1, min_run); };
   } else if (spec.name == "rr") {
     const double quantum = params.number("quantum", 0);
-    policy.decide = [=](const ClusterView& v) { return round_robin(v, quantum); };
+    ranking = [=](const ClusterView& v) { return round_robin(v, quantum); };
   } else if (spec.name == "sjf") {
-    policy.decide = sjf;
+    ranking = sjf;
   } else if (spec.name == "srtf") {
     const double min_run = params.number("min_run", 0);
-    policy.decide = [=](const ClusterView& v) { return srtf(v, min_run); };
+    ranking = [=](const ClusterView& v) { return srtf(v, min_run); };
   } else {
     RAGMIG_CHECK(spec.name == "las");
     const auto thresholds = params.numbers("thresholds");
     const double min_run = params.number("min_run", 0);
-    policy.decide = [=](const ClusterView& v) { return las(v, thresholds, min_run); };
+    ranking = [=](const ClusterView& v) { return las(v, thresholds, min_run); };
   }
+  Policy policy{spec, nullptr, nullptr};
+  policy.decide = [ranking](const ClusterView& v) {
+    if (nothing_waits(v)) return Decisions{};
+    return place_in_order(v, ranking(v));
+  };
+  policy.queue_order = [ranking](const ClusterView& v) {
+    std::vector<JobId> order;
+    for (const JobView* j : ranking(v).ranked)
+      if (!j->running()) order.push_back(j->id);
+    return order;
+  };
   return policy;
 }
 

@@ -37,6 +37,9 @@ struct ClusterView {
   double now = 0;
   std::vector<Slot> slots;
   std::vector<JobView> jobs;
+  /// Queued jobs held for slots being made for them (sorted): they start nowhere until their reserved slots
+  /// exist (see Slot::reserved_for).
+  std::vector<JobId> awaiting;
   /// smallest_first(slots) where the caller keeps it (the scheduler sorts once per slot set); empty: placement
   /// sorts the slots itself.
   std::vector<int> slot_order;
@@ -69,10 +72,12 @@ struct PolicySpec {
 PolicySpec parse_policy_spec(const std::string& text);
 std::string to_string(const PolicySpec& spec);
 
-/// A built policy: its spec and the pure decision function with its parameters bound.
+/// A built policy: its spec and the pure decision function with its parameters bound, and the order in
+/// which it would start the view's queued jobs (the MIG rebalancer shapes layouts for them in that order).
 struct Policy {
   PolicySpec spec;
   std::function<Decisions(const ClusterView&)> decide;
+  std::function<std::vector<JobId>(const ClusterView&)> queue_order;
 };
 
 struct PolicyParamInfo {

@@ -77,7 +77,7 @@ Scheduler::Scheduler(Store& store, Executor& executor, Clock& clock, std::vector
   slot_owner_.assign(slots_.size(), 0);
 }
 
-void Scheduler::set_slots(std::vector<Slot> slots) {
+void Scheduler::set_slots(std::vector<Slot> slots, std::vector<JobId> awaiting) {
   std::unordered_map<std::string, int> index;
   for (size_t i = 0; i < slots.size(); ++i) {
     RAGMIG_CHECK(!index.count(slots[i].id), "two slots named " + slots[i].id);
@@ -91,6 +91,8 @@ void Scheduler::set_slots(std::vector<Slot> slots) {
   slot_index_ = std::move(index);
   view_.slots = slots_;
   view_.slot_order = smallest_first(slots_);
+  std::sort(awaiting.begin(), awaiting.end());
+  view_.awaiting = std::move(awaiting);
   slots_changed_ = true;
   view_stale_ = true;
   held_.clear();
@@ -149,6 +151,12 @@ void Scheduler::cancel(JobId id, const std::string& reason) {
     cancel_reasons_[id] = reason;
     stop(id, StopReason::Cancel, reason);
   }
+}
+
+void Scheduler::migrate(JobId id, const std::string& reason) {
+  const auto it = active_.find(id);
+  if (it == active_.end() || it->second.state != JobState::Running) return;
+  stop(id, StopReason::Preempt, "moved: " + reason);
 }
 
 bool Scheduler::made_progress(const JobRecord& job) const {

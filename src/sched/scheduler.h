@@ -54,8 +54,12 @@ class Scheduler {
   /// and ends `cancelled`. `reason` goes into the transition log. A finished job is left alone.
   void cancel(JobId id, const std::string& reason);
   /// Replaces the slots on offer (a MIG re-partition creates and destroys slots). Every slot that a running
-  /// job holds must stay, under the same id.
-  void set_slots(std::vector<Slot> slots);
+  /// job holds must stay, under the same id. `awaiting`: queued jobs held for slots still being made for
+  /// them (ClusterView::awaiting); slots made for a job carry Slot::reserved_for.
+  void set_slots(std::vector<Slot> slots, std::vector<JobId> awaiting = {});
+  /// Checkpoints and stops a running job so that it can move (a MIG re-partition for a better layout): it
+  /// requeues, as after a preemption. `reason` goes into the log. Does nothing to a job that is not running.
+  void migrate(JobId id, const std::string& reason);
   /// The view the policy would be given now.
   const ClusterView& cluster_view() {
     refresh_view(clock_.now());

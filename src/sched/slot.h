@@ -22,6 +22,10 @@ struct Slot {
   double speed = 1.0;      ///< relative throughput; work of estimate_s takes estimate_s / speed seconds
   std::string device;      ///< CUDA_VISIBLE_DEVICES for a worker here: "MIG-<uuid>", "0", "" for CPU
   int group = 0;           ///< the GPU (or host) it belongs to: gang placement prefers one group
+  /// A slot made for one job (a MIG instance a re-partition created for it): only that job starts on it.
+  /// kVacating: a slot about to be destroyed, kept only while its job stops: nobody starts on it.
+  JobId reserved_for = 0;
+  static constexpr JobId kVacating = -1;
 };
 
 std::string to_string(SlotKind kind);

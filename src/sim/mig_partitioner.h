@@ -1,18 +1,19 @@
-// Re-partitioning MIG GPUs at run time from what waits in the queue: the gpu planner (plan_partitions)
-// chooses each `mig=auto` GPU's layout for the queued jobs around its busy instances; while a GPU is being
-// re-partitioned the instances it destroys or creates are offered to nobody. It decides only *what* and
-// *when*; the caller applies the steps (the simulator charges SimCosts::mig_step_s per step) and hands
-// slots() to Scheduler::set_slots. The question itself is exec::plan_for_queue, which `ragmig run --mig
-// auto` asks on a real machine.
+// The simulator's `mig=auto` GPUs: their layouts, and the re-partitions the rebalancer
+// (exec::plan_rebalance) asks for — first the running jobs it moves are checkpointed and stopped, then the
+// GPU's destroy/create steps run (SimCosts::mig_step_s each), then its new instances are offered; one made
+// for a moved job is held for it (Slot::reserved_for) until it starts there. While a GPU changes, instances
+// it destroys or creates are offered to nobody.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
-#include <unordered_map>
+#include <tuple>
+#include <utility>
 #include <vector>
 
-#include "gpu/demand.h"
+#include "exec/mig_rebalance.h"
 #include "gpu/layout.h"
 #include "sched/policy.h"
 #include "sim/cluster.h"
@@ -21,34 +22,55 @@ namespace ragmig::sim {
 
 class MigPartitioner {
  public:
-  explicit MigPartitioner(Cluster cluster);
+  MigPartitioner(Cluster cluster, exec::SpeedOf speed_of, exec::RebalanceOptions options);
 
-  /// The slots to offer now: every GPU in its current layout, less the instances a re-partition under way
-  /// destroys or creates; CPU slots last.
+  /// The slots to offer now: every GPU in its current layout, less the instances a change under way destroys
+  /// or creates (but with those that running jobs still hold), reserved where made for a job; CPU slots last.
   std::vector<sched::Slot> slots() const;
+  /// Moved jobs whose reserved instance does not exist yet (ClusterView::awaiting).
+  std::vector<sched::JobId> awaiting() const;
 
-  /// One GPU to re-partition, and how many destroy/create steps it takes.
-  struct Change {
-    int gpu = 0;
-    gpu::Layout target;
-    size_t steps = 0;
+  struct Actions {
+    std::vector<sched::JobId> stop;  ///< running jobs to checkpoint and stop (Scheduler::migrate)
+    bool slots_changed = false;      ///< slots() or awaiting() differ: hand them to Scheduler::set_slots
   };
-  /// Plans the `mig=auto` GPUs that are not being re-partitioned for the queued jobs of `view` (taken after
-  /// the scheduler's pass, so they are jobs no free slot could take). Returns the GPUs whose best layout
-  /// differs from the current one; empty when nothing would change, or when nothing changed since the last
-  /// call (the planner is not asked twice the same question).
-  std::vector<Change> plan(const sched::ClusterView& view);
-  /// The GPU starts its re-partition: the instances it loses leave slots().
-  void begin(const Change& change);
-  /// The re-partition is done: the target layout's instances join slots().
-  void finish(int gpu);
-  bool repartitioning(int gpu) const { return pending_[static_cast<size_t>(gpu)].has_value(); }
+  /// After a scheduler pass at `now`: drops reservations of jobs that started or left, moves changes under
+  /// way along (a GPU whose moved jobs have all stopped starts its steps; finished steps bring the new
+  /// instances) and, when the question changed, plans the GPUs that are not changing, shaping layouts for
+  /// queued jobs in `queue_order` (the scheduler's policy's).
+  Actions update(const sched::ClusterView& view, double now, const std::vector<sched::JobId>& queue_order = {});
+  /// When the next re-partition under way ends, or (with migration) a GPU's cool-down after a move ends
+  /// (+infinity: none).
+  double next_event() const;
+
+  bool changing(int gpu) const { return pending_[static_cast<size_t>(gpu)].has_value(); }
   const Cluster& cluster() const { return cluster_; }
+  int64_t repartitions() const { return repartitions_; }
+  int64_t migrations() const { return migrations_; }
+  /// (gpu, start, end) of every re-partition's steps so far.
+  const std::vector<std::tuple<int, double, double>>& history() const { return history_; }
 
  private:
-  Cluster cluster_;                                  ///< gpus[i].layout is GPU i's current layout
-  std::vector<std::optional<gpu::Layout>> pending_;  ///< the target while GPU i is being re-partitioned
+  struct Pending {
+    exec::GpuChange change;
+    bool draining = false;  ///< moved jobs are still stopping
+    double planned_at = 0;
+    double steps_from = 0, done_at = 0;
+  };
+  std::string question(const sched::ClusterView& view, double now) const;
+  void begin_steps(size_t gpu, double now);
+
+  Cluster cluster_;  ///< gpus[i].layout is GPU i's current layout
+  exec::SpeedOf speed_of_;
+  exec::RebalanceOptions options_;
+  std::vector<std::optional<Pending>> pending_;
+  std::vector<double> last_move_at_;
+  std::map<sched::JobId, std::pair<int, gpu::Placement>> reserved_;  ///< job -> (GPU, instance made for it)
+  std::vector<std::string> held_;  ///< slot ids running jobs hold, as of the last update
   std::string last_question_;
+  double now_ = 0;  ///< of the last update
+  int64_t repartitions_ = 0, migrations_ = 0;
+  std::vector<std::tuple<int, double, double>> history_;
 };
 
 }  // namespace ragmig::sim

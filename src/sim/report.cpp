@@ -13,15 +13,15 @@ std::string format_table(const std::vector<SimResult>& results) {
   const bool hours = median > 3600;
   const double unit = hours ? 3600.0 : 1.0;
   const char* u = hours ? "h" : "s";
-  std::string out = fmt::format("{:<40} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6} {:>8} {:>7} {:>7}\n", "policy",
+  std::string out = fmt::format("{:<40} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6} {:>8} {:>7} {:>7} {:>7}\n", "policy",
                                 "jobs", fmt::format("avg({})", u), fmt::format("median({})", u), fmt::format("p95({})", u),
                                 fmt::format("p99({})", u), fmt::format("span({})", u), fmt::format("queue({})", u),
-                                "util", "preempt", "repart", "wall(s)");
+                                "util", "preempt", "moved", "repart", "wall(s)");
   for (const auto& r : results) {
     const Metrics& m = r.metrics;
-    out += fmt::format("{:<40} {:>6} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>5.1f}% {:>8} {:>7} {:>7.2f}\n",
+    out += fmt::format("{:<40} {:>6} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>5.1f}% {:>8} {:>7} {:>7} {:>7.2f}\n",
                        r.policy, m.jobs, m.avg_jct / unit, m.median_jct / unit, m.p95_jct / unit, m.p99_jct / unit,
-                       m.makespan / unit, m.avg_queueing / unit, 100 * m.utilization, r.preemptions, r.repartitions,
+                       m.makespan / unit, m.avg_queueing / unit, 100 * m.utilization, r.preemptions, r.migrations, r.repartitions,
                        r.wall_s);
   }
   return out;
@@ -42,6 +42,7 @@ nlohmann::json to_json(const std::vector<SimResult>& results) {
                    {"avg_queueing", m.avg_queueing},
                    {"utilization", m.utilization},
                    {"preemptions", r.preemptions},
+                   {"migrations", r.migrations},
                    {"repartitions", r.repartitions},
                    {"steps", r.steps},
                    {"wall_s", r.wall_s}});

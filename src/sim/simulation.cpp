@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <unordered_map>
 
 #include "core/error.h"
 #include "gpu/mig_catalog.h"
@@ -17,6 +18,7 @@
 #include "sched/store.h"
 #include "exec/queue_partition.h"
 #include "sim/mig_partitioner.h"
+#include "sim/throughput.h"
 #include "sim/sim_clock.h"
 
 namespace ragmig::sim {
@@ -38,6 +40,14 @@ int replicas_per_gpu(const sched::Need& need, const SimGpu& g) {
 }
 
 }  // namespace
+
+exec::SliceSpeeds slice_speeds(const ThroughputModel& model, const std::string& type) {
+  exec::SliceSpeeds s{};
+  const double whole = seconds_per_iteration(model, type, SlotShape{sched::SlotKind::Mig, "", 7});
+  for (int g = 1; g <= 7; ++g)
+    s[static_cast<size_t>(g)] = whole / seconds_per_iteration(model, type, SlotShape{sched::SlotKind::Mig, "", g});
+  return s;
+}
 
 bool placeable(const sched::Need& need, const Cluster& cluster) {
   int64_t room = 0;
@@ -85,7 +95,23 @@ SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, 
   const auto store = sched::Store::in_memory((std::filesystem::temp_directory_path() / "ragmig-sim").string(),
                                              sched::Store::History::Drop);
   SimExecutor executor(model, options.costs, clock, options.keep_timeline);
-  MigPartitioner partitioner(cluster);
+  std::unordered_map<sched::JobId, const std::string*> type_of;
+  std::map<std::string, exec::SliceSpeeds> speeds;  // per job type
+  auto speed_of = [&](const sched::JobView& job) {
+    const auto t = type_of.find(job.id);
+    const std::string& type = t == type_of.end() ? std::string() : *t->second;
+    auto it = speeds.find(type);
+    if (it == speeds.end()) it = speeds.emplace(type, slice_speeds(model, type)).first;
+    return it->second;
+  };
+  exec::RebalanceOptions rebalance;
+  rebalance.migrate = options.migrate;
+  rebalance.checkpoint_s = options.costs.checkpoint_s;
+  rebalance.restart_s = options.costs.restart_s;
+  rebalance.mig_step_s = options.costs.mig_step_s;
+  rebalance.gain_factor = options.gain_factor;
+  rebalance.min_interval_s = options.min_interval_s;
+  MigPartitioner partitioner(cluster, speed_of, rebalance);
   sched::SchedulerOptions sched_options;
   sched_options.policy = options.policy;
   sched_options.tick_s = options.tick_s;
@@ -93,11 +119,14 @@ SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, 
   result.policy = sched::to_string(scheduler.policy().spec);
 
   const bool has_auto = cluster.has_auto();
-  std::map<int, double> repartition_done;  // GPU -> when its re-partition ends
-  std::map<int, double> repartition_start;
   size_t next = 0;
+  double last_now = -1;
+  int passes_at_now = 0;
   while (true) {
     const double now = clock.now();
+    passes_at_now = now == last_now ? passes_at_now + 1 : 0;
+    last_now = now;
+    RAGMIG_CHECK(passes_at_now < 1000, fmt::format("the simulation makes no progress at t = {}", now));
     for (; next < jobs.size() && jobs[next]->arrival <= now; ++next) {
       const SimJob& j = *jobs[next];
       sched::JobSpec spec;
@@ -106,41 +135,30 @@ SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, 
       spec.need = j.need;
       spec.priority = j.priority;
       spec.estimate_s = j.estimate_s;
-      executor.add_job(scheduler.submit(spec), j.type, j.iterations);
+      const sched::JobId id = scheduler.submit(spec);
+      executor.add_job(id, j.type, j.iterations);
+      type_of[id] = &j.type;
     }
-    bool slots_changed = false;
-    for (auto it = repartition_done.begin(); it != repartition_done.end();) {
-      if (it->second > now) {
-        ++it;
-        continue;
-      }
-      partitioner.finish(it->first);
-      if (options.keep_timeline)
-        result.timeline.push_back({fmt::format("gpu{}", it->first), "", 0, repartition_start[it->first], it->second,
-                                   "repartition"});
-      it = repartition_done.erase(it);
-      slots_changed = true;
-    }
-    if (slots_changed) scheduler.set_slots(partitioner.slots());
 
     scheduler.step();
     ++result.steps;
 
-    if (has_auto && scheduler.queued_jobs() > 0) {
-      const auto changes = partitioner.plan(scheduler.cluster_view());
-      for (const auto& change : changes) {
-        partitioner.begin(change);
-        repartition_start[change.gpu] = now;
-        repartition_done[change.gpu] = now + options.costs.mig_step_s * static_cast<double>(change.steps);
-        ++result.repartitions;
+    bool again = false;  // slots changed: pass again at once, so that jobs start on them now
+    if (has_auto) {
+      const auto& view = scheduler.cluster_view();
+      const auto actions = partitioner.update(view, now, scheduler.policy().queue_order(view));
+      for (sched::JobId id : actions.stop) scheduler.migrate(id, "to a better MIG layout");
+      if (actions.slots_changed) {
+        scheduler.set_slots(partitioner.slots(), partitioner.awaiting());
+        again = true;
       }
-      if (!changes.empty()) scheduler.set_slots(partitioner.slots());
     }
 
     double wake = std::min(next < jobs.size() ? jobs[next]->arrival : kNever, executor.next_event_time(now));
-    for (const auto& [gpu, at] : repartition_done) wake = std::min(wake, at);
+    wake = std::min(wake, partitioner.next_event());
     const bool waiting = scheduler.queued_jobs() > 0;
     if (waiting && (executor.running() > 0 || wake < kNever)) wake = std::min(wake, now + options.tick_s);
+    if (again) wake = now;
     if (wake == kNever) {
       // Nothing runs, arrives or changes: done, or jobs wait for room that will never come.
       RAGMIG_CHECK(!waiting, fmt::format("{} jobs wait on an idle cluster that cannot place them",
@@ -149,6 +167,11 @@ SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, 
     }
     clock.wait_until(wake);
   }
+  if (options.keep_timeline)
+    for (const auto& [gpu, start, end] : partitioner.history())
+      result.timeline.push_back({fmt::format("gpu{}", gpu), "", 0, start, end, "repartition"});
+  result.repartitions = partitioner.repartitions();
+  result.migrations = partitioner.migrations();
 
   std::vector<JobOutcome> outcomes;
   for (const auto& job : store->job_times())

@@ -1,11 +1,14 @@
 // One simulated run: the workload's jobs are submitted to the real sched::Scheduler (with its policy, its
 // placement and an in-memory sched::Store) as the SimClock reaches their arrival, and the loop is stepped at
 // every event — an arrival, an attempt's end, the end of a MIG re-partition, and every tick while jobs wait.
+// `mig=auto` GPUs are laid out by exec::plan_rebalance from each job's speed per slice size, which the
+// throughput model gives (slice_speeds).
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "exec/mig_rebalance.h"
 #include "sim/cluster.h"
 #include "sim/metrics.h"
 #include "sim/sim_executor.h"
@@ -19,6 +22,10 @@ struct SimOptions {
   /// decisions change with time alone (min_run, aging, quanta, LAS thresholds) act within a tick.
   double tick_s = 60;
   SimCosts costs;
+  /// mig=auto GPUs may checkpoint running jobs to move them to a better layout (exec/mig_rebalance.h).
+  bool migrate = false;
+  double gain_factor = 2;       ///< a move must win back this many times its cost
+  double min_interval_s = 600;  ///< between two moves on one GPU
   bool keep_timeline = false;
 };
 
@@ -27,6 +34,7 @@ struct SimResult {
   Metrics metrics;
   int64_t preemptions = 0;
   int64_t repartitions = 0;     ///< GPUs re-partitioned (each counted once per re-partition)
+  int64_t migrations = 0;       ///< running jobs moved to another instance (also counted in preemptions)
   size_t unplaceable = 0;       ///< jobs no slot of this cluster can ever hold: left out
   size_t steps = 0;             ///< scheduler passes
   double wall_s = 0;            ///< how long the simulation took
@@ -40,6 +48,9 @@ bool placeable(const sched::Need& need, const Cluster& cluster);
 /// Simulates `jobs` (sorted by arrival) on `cluster` under one policy. Throws ConfigError for a bad policy.
 SimResult simulate(const std::vector<SimJob>& jobs, const Cluster& cluster, const ThroughputModel& model,
                    const SimOptions& options);
+
+/// A job type's speed on each slice size relative to the whole GPU, from the throughput model.
+exec::SliceSpeeds slice_speeds(const ThroughputModel& model, const std::string& type);
 
 /// Splits "fifo,las(thresholds=60:600,min_run=0),srtf" on the commas outside parentheses.
 std::vector<std::string> split_policy_list(const std::string& text);

@@ -1,6 +1,8 @@
-// The generated workload `sweep:N`: the trials of one hyper-parameter sweep of a BERT retriever, submitted
-// together, as `ragmig` would queue them from a sweep file. The distribution is documented on
-// generate_sweep so that a simulated comparison can be read without this code.
+// The generated workloads. `sweep:N`: the trials of one hyper-parameter sweep of retrievers, submitted
+// together, as `ragmig batch` queues them. `miso:N`: MISO's evaluation workload — its measured job types in
+// equal shares, arriving as a Poisson process. Both distributions are documented here so that a simulated
+// comparison can be read without this code. Draws come from splitmix64(seed, job, draw), so a seed gives the
+// same jobs on every platform.
 #pragma once
 
 #include <cstdint>
@@ -11,20 +13,31 @@
 
 namespace ragmig::sim {
 
-/// N jobs, all arriving at t = 0 (a sweep is submitted at once). Draws come from splitmix64(seed, job,
-/// draw), so a seed gives the same jobs on every platform.
-///  - size: the batch-size class of the trial, bert_train2 (p = 0.6) or bert_train4 (p = 0.4): MISO's
-///    BERT fine-tuning at two batch sizes, measured on every A100 slice from 2g.10gb up, standing in for
-///    ragmig's BERT dual encoder. Both ran out of memory on a 1g.5gb and fit a 2g.10gb, so the job asks
-///    for 10 GB ("10gb:1"), which a 1g.18gb slice of an H200 holds.
-///  - length: iterations log-uniform in [5,000, 100,000] (a trial of a few minutes to over an hour on a
-///    whole GPU; a log-uniform spread is what sweeps with early-stopped and full-length trials look like).
+/// N jobs, all arriving at t = 0 (a sweep is submitted at once):
+///  - kind: half small retrievers (MiniLM-sized), half base ones (BERT-base-sized), as sweeps that compare
+///    encoders mix them. Until ragmig's own per-slice table is measured on a GPU, MISO's measured types
+///    stand in: small = embedding_train64 or embedding_train128 (p = 0.25 each: seven on 1g slices do 3-4x
+///    the work of one on the whole GPU), asking for 5 GB ("5gb:1"); base = bert_train2 (p = 0.3) or
+///    bert_train4 (p = 0.2) (BERT fine-tuning: 2.6x faster on 7g than on 2g, so packing barely pays),
+///    asking for 10 GB ("10gb:1"), which they needed on an A100.
+///  - length: seconds on a whole GPU, log-uniform in [300, 7,200] (early-stopped and full-length trials),
+///    turned into iterations of its type.
 ///  - priority: uniform over {0, 1, 2} (e.g. the grid's center trials first).
-///  - estimate: iterations x its seconds per iteration on a whole GPU (7 slices) from `model`, i.e. what a
-///    short pilot run would tell; sjf and srtf rank by it.
+///  - estimate: the length on a whole GPU (what a short pilot run tells); sjf and srtf rank by it.
 std::vector<SimJob> generate_sweep(int count, const ThroughputModel& model, uint64_t seed);
+
+/// N jobs like MISO's evaluation (its run.py defaults: 100 jobs, 8 GPUs, one arrival per 60 s on average):
+/// the type uniform over the model's measured types, each asking for the smallest MIG profile it was
+/// measured on (e.g. "2g.10gb:1": smaller slices ran out of memory); length on a whole GPU log-uniform in
+/// [600, 10,800] s (our choice: MISO's trace lengths are not in its repository); Poisson arrivals, mean gap
+/// 60 s; priority 0; estimate the length. Arrivals outpace 8 GPUs, so a queue builds, as in MISO's runs.
+std::vector<SimJob> generate_miso_like(int count, const ThroughputModel& model, uint64_t seed);
 
 /// A uniform draw in [0, 1) from (seed, job, draw).
 double uniform01(uint64_t seed, uint64_t job, uint64_t draw);
+
+/// The least makespan any schedule could have on `gpus` GPUs: every job's work at its most efficient slice
+/// size (fewest GPU-seconds: iterations x seconds per iteration x slices / 7), summed, over the GPUs.
+double work_bound_s(const std::vector<SimJob>& jobs, int gpus, const ThroughputModel& model);
 
 }  // namespace ragmig::sim

@@ -13,13 +13,14 @@
 namespace ragmig::sim {
 namespace {
 
-const char* kForms = "philly:PATH, openb:PATH, jobs:PATH or sweep:N";
+const char* kForms = "philly:PATH, openb:PATH, jobs:PATH, sweep:N or miso:N";
 
 const char* kind_name(WorkloadKind kind) {
   switch (kind) {
     case WorkloadKind::Philly: return "philly";
     case WorkloadKind::Openb: return "openb";
     case WorkloadKind::Sweep: return "sweep";
+    case WorkloadKind::Miso: return "miso";
     case WorkloadKind::Jobs: return "jobs";
   }
   return "?";
@@ -33,12 +34,12 @@ WorkloadSpec parse_workload_spec(const std::string& text) {
     throw ConfigError(fmt::format("workload '{}': expected {}", text, kForms));
   const std::string kind = text.substr(0, colon), rest = text.substr(colon + 1);
   WorkloadSpec spec;
-  if (kind == "sweep") {
-    spec.kind = WorkloadKind::Sweep;
+  if (kind == "sweep" || kind == "miso") {
+    spec.kind = kind == "sweep" ? WorkloadKind::Sweep : WorkloadKind::Miso;
     const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), spec.count);
     if (rest.empty() || ec != std::errc() || end != rest.data() + rest.size() || spec.count < 1 ||
         spec.count > 10'000'000 || rest[0] == '0' || rest[0] == '+')
-      throw ConfigError(fmt::format("workload '{}': sweep:N needs a job count from 1", text));
+      throw ConfigError(fmt::format("workload '{}': {}:N needs a job count from 1", text, kind));
     return spec;
   }
   if (kind == "philly") spec.kind = WorkloadKind::Philly;
@@ -51,7 +52,8 @@ WorkloadSpec parse_workload_spec(const std::string& text) {
 }
 
 std::string to_string(const WorkloadSpec& spec) {
-  if (spec.kind == WorkloadKind::Sweep) return fmt::format("sweep:{}", spec.count);
+  if (spec.kind == WorkloadKind::Sweep || spec.kind == WorkloadKind::Miso)
+    return fmt::format("{}:{}", kind_name(spec.kind), spec.count);
   return std::string(kind_name(spec.kind)) + ":" + spec.path;
 }
 
@@ -65,6 +67,8 @@ Workload load_workload(const WorkloadSpec& spec, const Cluster& cluster, const T
     case WorkloadKind::Openb: return read_openb(spec.path, cluster, model.fallback_exponent);
     case WorkloadKind::Jobs: return read_jobs_csv(spec.path);
     case WorkloadKind::Sweep: return Workload{generate_sweep(spec.count, model, seed), {}};
+    case WorkloadKind::Miso:
+      return Workload{generate_miso_like(spec.count, model, seed), {}};
   }
   return {};
 }

@@ -1,6 +1,6 @@
 // What the simulator replays: jobs with an arrival time, a job type and an amount of work, resource needs
 // and a priority. Workload specs name where they come from and round-trip: "philly:PATH", "openb:PATH",
-// "sweep:28", "jobs:PATH" (ragmig's own CSV of jobs, used for hand-made traces and replays of real runs).
+// "sweep:28", "miso:100", "jobs:PATH" (ragmig's own CSV of jobs, used for hand-made traces and replays of real runs).
 #pragma once
 
 #include <cstdint>
@@ -28,12 +28,12 @@ struct Workload {
   std::vector<std::string> notes;  ///< rows left out and why ("897 pods never scheduled")
 };
 
-enum class WorkloadKind { Philly, Openb, Sweep, Jobs };
+enum class WorkloadKind { Philly, Openb, Sweep, Miso, Jobs };
 
 struct WorkloadSpec {
   WorkloadKind kind = WorkloadKind::Sweep;
   std::string path;  ///< philly, openb, jobs
-  int count = 0;     ///< sweep
+  int count = 0;     ///< sweep, miso
 };
 
 /// Throws ConfigError naming the spec and the expected forms.

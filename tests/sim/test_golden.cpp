@@ -90,12 +90,12 @@ TEST(Golden, MigSlicesRunAtTheirMeasuredSpeed) {
 
 TEST(Golden, AutoPartitionsForTheQueue) {
   // An empty H200 and two 10 GB jobs of 3 whole-GPU seconds each (no table: a slice of g compute slices runs
-  // at g/7). The planner gives the two jobs the most compute: 4g + 3g, two create steps of 2 s, so the slices
-  // exist at t=4. Placement gives a (first) the smaller 3g: 3 x 7/3 = 7 s, done at 11; b on the 4g:
-  // 3 x 7/4 = 5.25 s, done at 9.25.
+  // at g/7, so packing gains nothing). The rebalancer gives one job the whole GPU: one create step of 2 s, a
+  // runs from t=2 to 5, then b on the same instance from 5 to 8. (Packing both on 4g + 3g would end them at
+  // 11 and 9.25.)
   const auto r = run({job("a", 0, 3, "10gb:1"), job("b", 0, 3, "10gb:1")}, "1xH200:mig=auto", "fifo");
   EXPECT_EQ(r.repartitions, 1);
-  EXPECT_DOUBLE_EQ(r.metrics.avg_jct, (11 + 9.25) / 2);
+  EXPECT_DOUBLE_EQ(r.metrics.avg_jct, (5 + 8) / 2.0);
   int repartition_rows = 0;
   for (const auto& o : r.timeline) repartition_rows += o.outcome == "repartition";
   EXPECT_EQ(repartition_rows, 1);

@@ -1,6 +1,8 @@
-// The MIG partitioner: what the queue asks of the planner, the layout it picks for an empty H200, and the
-// slots offered while a GPU is re-partitioned.
+// The simulator's mig=auto GPUs: a re-partition for the queue offers its new instances only when its steps
+// are done; a move stops the job first, keeps its instance on offer while it
+// stops, and hands the new instance to it alone.
 #include <gtest/gtest.h>
+
 
 #include "gpu/mig_catalog.h"
 #include "sim/mig_partitioner.h"
@@ -8,60 +10,81 @@
 namespace ragmig::sim {
 namespace {
 
-sched::JobView queued(sched::JobId id, const std::string& need, int64_t priority = 0) {
+sched::JobView queued(sched::JobId id, const std::string& need) {
   sched::JobView j;
   j.id = id;
   j.need = sched::parse_need(need);
-  j.priority = priority;
+  j.submitted_at = static_cast<double>(id);
+  j.estimate_s = 36000;
   return j;
 }
 
-TEST(Partitioner, PlansForTheQueueAndHidesInstancesInFlux) {
-  MigPartitioner parts(build_cluster(parse_cluster_spec("1xH200:mig=auto,1xV100")));
+exec::SliceSpeeds small(const sched::JobView&) { return exec::power_law_speeds(0.3); }
+
+TEST(Partitioner, PlansForTheQueueAndOffersTheNewInstancesWhenMade) {
+  MigPartitioner parts(build_cluster(parse_cluster_spec("1xH200:mig=auto,1xV100")), small, {});
   ASSERT_EQ(parts.slots().size(), 1u);  // the V100; the H200 has no instances yet
   sched::ClusterView view;
   view.slots = parts.slots();
-  for (int i = 0; i < 9; ++i) view.jobs.push_back(queued(i + 1, "10gb:1"));
-  auto changes = parts.plan(view);
-  ASSERT_EQ(changes.size(), 1u);
-  EXPECT_EQ(changes[0].gpu, 0);
-  const auto& h200 = gpu::gpu_catalog("H200");
-  // The most jobs at once: seven 1g slices (one may be the +me variant: it holds 18 GB as well).
-  ASSERT_EQ(changes[0].target.size(), 7u);
-  for (const auto& p : changes[0].target) EXPECT_EQ(h200.profiles[static_cast<size_t>(p.profile)].compute_slices, 1);
-  EXPECT_EQ(changes[0].steps, 7u);
-  EXPECT_TRUE(parts.plan(view).empty());  // the same question is not asked twice
-  parts.begin(changes[0]);
-  EXPECT_TRUE(parts.repartitioning(0));
+  for (int i = 1; i <= 9; ++i) view.jobs.push_back(queued(i, "10gb:1"));
+  auto actions = parts.update(view, 0);
+  EXPECT_TRUE(actions.stop.empty());
+  EXPECT_TRUE(actions.slots_changed);
+  EXPECT_TRUE(parts.changing(0));
+  EXPECT_EQ(parts.next_event(), 14);  // seven creates of 2 s
   EXPECT_EQ(parts.slots().size(), 1u);
-  parts.finish(0);
+  EXPECT_TRUE(parts.awaiting().empty());  // queued jobs wait in the policy's order, for any slot
+  EXPECT_FALSE(parts.update(view, 1).slots_changed);  // the same question is not asked twice
+
+  EXPECT_TRUE(parts.update(view, 14).slots_changed);
+  EXPECT_FALSE(parts.changing(0));
   const auto slots = parts.slots();
   ASSERT_EQ(slots.size(), 8u);
-  EXPECT_EQ(slots[0].profile, "1g.18gb");
+  for (size_t k = 0; k < 7; ++k) {
+    EXPECT_EQ(slots[k].profile, "1g.18gb");
+    EXPECT_EQ(slots[k].reserved_for, 0);
+  }
   EXPECT_EQ(slots.back().id, "gpu1");
+  EXPECT_EQ(parts.repartitions(), 1);
+}
 
-  // Two of them busy, the queue now two jobs wanting a whole GPU: nothing can make room around them.
-  view.slots = slots;
-  view.jobs = {queued(20, "gpu:1"), queued(21, "gpu:1")};
-  auto a = queued(1, "10gb:1");
-  a.slots = {0};
-  auto b = queued(2, "10gb:1");
-  b.slots = {1};
-  view.jobs.push_back(a);
-  view.jobs.push_back(b);
-  EXPECT_TRUE(parts.plan(view).empty());
-  // When only the two 1g jobs remain, two large jobs fit beside them: the idle slices are re-cut.
-  view.jobs = {a, b, queued(30, "20gb:1"), queued(31, "20gb:1")};
-  changes = parts.plan(view);
-  ASSERT_EQ(changes.size(), 1u);
-  EXPECT_LT(changes[0].target.size(), 7u);
-  parts.begin(changes[0]);
-  // While it is cut, the two busy slices stay on offer and the idle ones that go are not.
-  const auto during = parts.slots();
-  int kept = 0;
-  for (const auto& s : during) kept += s.id == slots[0].id || s.id == slots[1].id;
-  EXPECT_EQ(kept, 2);
-  EXPECT_LT(during.size(), 8u);
+TEST(Partitioner, AMoveStopsTheJobThenReCutsTheGpuThenHoldsTheNewInstanceForIt) {
+  exec::RebalanceOptions options;
+  options.migrate = true;
+  MigPartitioner parts(build_cluster(parse_cluster_spec("1xH200:mig=auto")), small, options);
+  sched::ClusterView view;
+  view.slots = parts.slots();
+  view.jobs = {queued(1, "10gb:1"), queued(2, "10gb:1")};
+  parts.update(view, 0);
+  parts.update(view, 100);  // a 4g and a 3g slice exist now: two such jobs do 1.6x one on the whole GPU
+  view.slots = parts.slots();
+  ASSERT_EQ(view.slots.size(), 2u);
+
+  // Job 2 ended; job 1 runs alone on the 4g slice: it is moved to the whole GPU.
+  view.jobs = {queued(1, "10gb:1")};
+  view.jobs[0].slots = {0};
+  view.now = 1000;
+  auto actions = parts.update(view, 1000);
+  EXPECT_EQ(actions.stop, std::vector<sched::JobId>{1});
+  EXPECT_TRUE(parts.changing(0));
+  EXPECT_EQ(parts.slots().size(), 1u);  // its own slice stays on offer while it stops; the idle one goes
+  EXPECT_EQ(parts.slots()[0].id, view.slots[0].id);
+
+  view.jobs[0].stopping = true;
+  parts.update(view, 1010);
+  EXPECT_TRUE(parts.changing(0));  // still stopping: nothing destroyed yet
+  view.jobs[0].slots.clear();  // checkpointed and requeued
+  view.jobs[0].stopping = false;
+  view.slots = parts.slots();
+  parts.update(view, 1020);
+  EXPECT_EQ(parts.awaiting(), std::vector<sched::JobId>{1});
+  EXPECT_EQ(parts.next_event(), 1020 + 3 * 2);
+  parts.update(view, 1026);
+  const auto slots = parts.slots();
+  ASSERT_EQ(slots.size(), 1u);
+  EXPECT_EQ(slots[0].profile, "7g.141gb");
+  EXPECT_EQ(slots[0].reserved_for, 1);
+  EXPECT_EQ(parts.migrations(), 1);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The scheduler keeps its jobs and its policy view up to date incrementally (records updated in place after
 // each transition, view entries only for the jobs that changed); driven here by the simulator through
-// arrivals, preemptions, requeues and re-partitions, the view must equal the one rebuilt from scratch, and
+// arrivals, preemptions, requeues, re-partitions and moves, the view must equal the one rebuilt from scratch, and
 // agree with the store, at every pass.
 #include <gtest/gtest.h>
 
@@ -40,7 +40,11 @@ TEST(SchedulerView, IncrementalViewEqualsRebuiltView) {
     const auto store = sched::Store::in_memory((std::filesystem::temp_directory_path() / "ragmig-view-test").string());
     const ThroughputModel model;
     SimExecutor executor(model, {5, 10, 2}, clock, false);
-    MigPartitioner parts(build_cluster(parse_cluster_spec("2xH200:mig=auto,1xH200:mig=3g.71gb+4x1g.18gb")));
+    exec::RebalanceOptions moves;
+    moves.migrate = true;
+    moves.min_interval_s = 300;
+    MigPartitioner parts(build_cluster(parse_cluster_spec("2xH200:mig=auto,1xH200:mig=3g.71gb+4x1g.18gb")),
+                         [](const sched::JobView& j) { return exec::power_law_speeds(j.id % 2 ? 0.3 : 0.9); }, moves);
     sched::SchedulerOptions options;
     options.policy = policy;
     sched::Scheduler scheduler(*store, executor, clock, parts.slots(), options);
@@ -53,7 +57,6 @@ TEST(SchedulerView, IncrementalViewEqualsRebuiltView) {
     }
     sort_by_arrival(jobs);
     size_t next = 0, passes = 0;
-    std::map<int, double> done_at;
     while (passes < 20000) {
       const double now = clock.now();
       for (; next < jobs.size() && jobs[next].arrival <= now; ++next) {
@@ -65,23 +68,11 @@ TEST(SchedulerView, IncrementalViewEqualsRebuiltView) {
         spec.estimate_s = jobs[next].iterations;
         executor.add_job(scheduler.submit(spec), jobs[next].type, jobs[next].iterations);
       }
-      bool changed = false;
-      for (auto it = done_at.begin(); it != done_at.end();)
-        if (it->second <= now) {
-          parts.finish(it->first);
-          it = done_at.erase(it);
-          changed = true;
-        } else {
-          ++it;
-        }
-      if (changed) scheduler.set_slots(parts.slots());
       scheduler.step();
       ++passes;
-      for (const auto& c : parts.plan(scheduler.cluster_view())) {
-        parts.begin(c);
-        done_at[c.gpu] = now + 2.0 * static_cast<double>(c.steps);
-        scheduler.set_slots(parts.slots());
-      }
+      const auto actions = parts.update(scheduler.cluster_view(), now);
+      for (sched::JobId id : actions.stop) scheduler.migrate(id, "to a better layout");
+      if (actions.slots_changed) scheduler.set_slots(parts.slots(), parts.awaiting());
       // The view as kept, then as rebuilt from scratch (handing the same slots back forces a rebuild).
       const sched::ClusterView kept = scheduler.cluster_view();
       // The records it is built from, updated in place after each transition, agree with the store.
@@ -100,18 +91,20 @@ TEST(SchedulerView, IncrementalViewEqualsRebuiltView) {
           EXPECT_DOUBLE_EQ(j.service_s, row->service_s);
         }
       }
-      scheduler.set_slots(std::vector<sched::Slot>(scheduler.slots()));
+      scheduler.set_slots(std::vector<sched::Slot>(scheduler.slots()), parts.awaiting());
       expect_same(kept, scheduler.cluster_view(), now);
       if (::testing::Test::HasFailure()) return;
 
       double wake = std::min(next < jobs.size() ? jobs[next].arrival : 1e300, executor.next_event_time(now));
-      for (const auto& [g, at] : done_at) wake = std::min(wake, at);
+      wake = std::min(wake, parts.next_event());
       if (scheduler.queued_jobs() > 0) wake = std::min(wake, now + 60);
+      if (actions.slots_changed) wake = now;
       if (wake >= 1e300 || (scheduler.active_jobs() == 0 && next == jobs.size())) break;
       clock.wait_until(wake);
     }
     EXPECT_EQ(scheduler.active_jobs(), 0u) << policy;
     EXPECT_GT(executor.preemptions(), 0) << policy;
+    EXPECT_GT(parts.migrations(), 0) << policy;
   }
 }
 
@@ -123,8 +116,8 @@ TEST(SchedulerView, CancelFromInsideTheProcess) {
   const auto store = sched::Store::in_memory((std::filesystem::temp_directory_path() / "ragmig-cancel-test").string());
   const ThroughputModel model;
   SimExecutor executor(model, {5, 10, 2}, clock, false);
-  MigPartitioner parts(build_cluster(parse_cluster_spec("1xH200")));
-  sched::Scheduler scheduler(*store, executor, clock, parts.slots(), sched::SchedulerOptions{});
+  sched::Scheduler scheduler(*store, executor, clock, cluster_slots(build_cluster(parse_cluster_spec("1xH200"))),
+                             sched::SchedulerOptions{});
   std::vector<sched::JobId> ids;
   for (int i = 0; i < 3; ++i) {
     sched::JobSpec spec;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "core/error.h"
@@ -91,7 +92,7 @@ TEST(Cluster, Placeable) {
 }
 
 TEST(WorkloadSpec, RoundTripsAndRejects) {
-  for (const char* s : {"philly:/data/philly.csv", "openb:a.csv", "sweep:28", "jobs:x/y.csv"})
+  for (const char* s : {"philly:/data/philly.csv", "openb:a.csv", "sweep:28", "miso:100", "jobs:x/y.csv"})
     EXPECT_EQ(to_string(parse_workload_spec(s)), s);
   for (const char* bad : {"", "sweep", "sweep:0", "sweep:-1", "sweep:x", "sweep:012", "philly:", "trace:x", "sweep:1e3"})
     EXPECT_THROW(parse_workload_spec(bad), ConfigError) << bad;
@@ -109,29 +110,66 @@ TEST(Sweep, ReproducibleAndAsDocumented) {
   const ThroughputModel model = make_throughput_model({});
   const auto a = generate_sweep(500, model, 7), b = generate_sweep(500, model, 7), c = generate_sweep(500, model, 8);
   ASSERT_EQ(a.size(), 500u);
-  int bert2 = 0;
+  std::map<std::string, int> types;
   std::set<int64_t> priorities;
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_EQ(a[i].name, b[i].name);
     EXPECT_EQ(a[i].iterations, b[i].iterations);
     EXPECT_EQ(a[i].type, b[i].type);
     EXPECT_EQ(a[i].arrival, 0);
-    EXPECT_GE(a[i].iterations, 5000);
-    EXPECT_LE(a[i].iterations, 100000);
-    EXPECT_EQ(sched::to_string(a[i].need), "10gb:1");
-    EXPECT_DOUBLE_EQ(a[i].estimate_s, a[i].iterations);  // no table: a whole GPU runs 1 s per iteration
-    bert2 += a[i].type == "bert_train2";
+    EXPECT_GE(a[i].iterations, 300);  // no table: a whole GPU runs 1 s per iteration
+    EXPECT_LE(a[i].iterations, 7200);
+    const bool small = a[i].type.rfind("embedding_", 0) == 0;
+    EXPECT_EQ(sched::to_string(a[i].need), small ? "5gb:1" : "10gb:1");
+    EXPECT_DOUBLE_EQ(a[i].estimate_s, a[i].iterations);
+    ++types[a[i].type];
     priorities.insert(a[i].priority);
   }
-  EXPECT_NEAR(bert2 / 500.0, 0.6, 0.07);
+  EXPECT_NEAR(types["embedding_train64"] / 500.0, 0.25, 0.06);
+  EXPECT_NEAR(types["embedding_train128"] / 500.0, 0.25, 0.06);
+  EXPECT_NEAR(types["bert_train2"] / 500.0, 0.3, 0.06);
+  EXPECT_NEAR(types["bert_train4"] / 500.0, 0.2, 0.06);
   EXPECT_EQ(priorities, (std::set<int64_t>{0, 1, 2}));
   int same = 0;
   for (size_t i = 0; i < a.size(); ++i) same += a[i].iterations == c[i].iterations;
   EXPECT_LT(same, 10);
-  // Log-uniform: about half of the trials are below the geometric middle, sqrt(5000 * 100000).
+  // Log-uniform: about half of the trials are below the geometric middle, sqrt(300 * 7200).
   int below = 0;
-  for (const auto& j : a) below += j.iterations < std::sqrt(5000.0 * 100000.0);
+  for (const auto& j : a) below += j.iterations < std::sqrt(300.0 * 7200.0);
   EXPECT_NEAR(below / 500.0, 0.5, 0.07);
+}
+
+TEST(Sweep, MisoLikeJobsAndArrivals) {
+  const ThroughputModel model = make_throughput_model(
+      {parse_throughput_table("a {\"2g.10gb\": 0.2, \"7g.40gb\": 0.1}\nb {\"1g.5gb\": 0.5, \"7g.40gb\": 0.1}\n", "t")});
+  const auto jobs = generate_miso_like(2000, model, 3);
+  ASSERT_EQ(jobs.size(), 2000u);
+  double work = 0;
+  std::map<std::string, int> types;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (i > 0) {
+      EXPECT_GE(jobs[i].arrival, jobs[i - 1].arrival);
+    }
+    EXPECT_EQ(sched::to_string(jobs[i].need), jobs[i].type == "a" ? "2g.10gb:1" : "1g.5gb:1");
+    EXPECT_GE(jobs[i].estimate_s, 599);
+    EXPECT_LE(jobs[i].estimate_s, 10801);
+    work += jobs[i].estimate_s;
+    ++types[jobs[i].type];
+  }
+  EXPECT_NEAR(types["a"] / 2000.0, 0.5, 0.05);
+  EXPECT_NEAR(jobs.back().arrival / 1999, 60, 4);  // Poisson, mean gap 60 s
+  EXPECT_NEAR(work / 2000, (10800 - 600) / std::log(18.0), 150);  // log-uniform mean
+  EXPECT_THROW(generate_miso_like(10, make_throughput_model({}), 1), ConfigError);
+}
+
+TEST(Sweep, WorkBoundTakesEachJobAtItsMostEfficientSlice) {
+  const ThroughputModel model = make_throughput_model({parse_throughput_table("a {\"1g.5gb\": 0.5, \"7g.40gb\": 0.1}\n", "t")});
+  SimJob j;
+  j.type = "a";
+  j.iterations = 1000;
+  j.need = sched::parse_need("5gb:1");
+  // On 1g: 1000 x 0.5 s x 1/7 GPU = 71.4 GPU-seconds; on 7g: 100. Two jobs over two GPUs: 71.4 s.
+  EXPECT_NEAR(work_bound_s({j, j}, 2, model), 500.0 / 7, 1e-9);
 }
 
 }  // namespace

@@ -1,0 +1,347 @@
+// The rebalancer's plan (see mig_rebalance.h for the rules and why). Packings are asked of
+// gpu::best_packing and remembered per (GPU model, fixed instances, jobs' speeds), which repeat: a sweep
+// has a handful of job kinds.
+#include "exec/mig_rebalance.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <unordered_map>
+
+#include "gpu/mig_steps.h"
+#include "gpu/packing.h"
+
+namespace ragmig::exec {
+namespace {
+
+constexpr double kInfeasible = -std::numeric_limits<double>::infinity();
+
+struct Member {
+  const sched::JobView* job = nullptr;
+  SliceSpeeds speeds{};
+  bool running = false;
+  int home = -1;                      ///< the GPU it runs on now (running members)
+  std::optional<gpu::Placement> at;   ///< its instance there
+  double speed_now = 0;
+  double remaining_s = 0;             ///< whole-GPU seconds of work left
+};
+
+using Members = std::vector<const Member*>;
+
+class Plan {
+ public:
+  explicit Plan(const std::vector<RebalanceGpu>& gpus) : gpus_(gpus) {}
+
+  const gpu::GpuCatalog& catalog(size_t g) const { return *gpus_[g].gpu.state.catalog; }
+
+  std::vector<double> row(size_t g, const Member& m) const {
+    const auto& cat = catalog(g);
+    std::vector<double> r(cat.profiles.size(), 0.0);
+    for (size_t p = 0; p < cat.profiles.size(); ++p) {
+      const auto& prof = cat.profiles[p];
+      if (prof.media_extensions() || !sched::fits(m.job->need, mig_slot(prof))) continue;
+      r[p] = m.speeds[static_cast<size_t>(std::clamp(prof.compute_slices, 1, 7))];
+    }
+    return r;
+  }
+
+  gpu::SpeedTable table(size_t g, const Members& ms) const {
+    gpu::SpeedTable t;
+    for (const Member* m : ms) t.push_back(row(g, *m));
+    return t;
+  }
+
+  /// The best summed speed of `ms` on GPU g beside `fixed`, or kInfeasible.
+  double throughput(size_t g, const Members& ms, const gpu::Layout& fixed) {
+    if (ms.empty()) return 0;
+    auto rows = table(g, ms);
+    std::sort(rows.begin(), rows.end());
+    auto key = std::make_tuple(&catalog(g), gpu::canonical(fixed), std::move(rows));
+    thread_local std::map<decltype(key), double> memo;
+    if (const auto it = memo.find(key); it != memo.end()) return it->second;
+    if (memo.size() > 200000) memo.clear();
+    const auto p = gpu::best_packing(catalog(g), std::get<2>(key), fixed);
+    const double t = p ? p->throughput : kInfeasible;
+    memo.emplace(std::move(key), t);
+    return t;
+  }
+
+ private:
+  const std::vector<RebalanceGpu>& gpus_;
+};
+
+double remaining_s(const sched::JobView& job, const RebalanceOptions& options) {
+  if (job.estimate_s <= 0) return options.unknown_remaining_s;
+  return std::max(job.estimate_s - job.work_s, 60.0);
+}
+
+Members without(const Members& ms, const Member* m) {
+  Members out;
+  for (const Member* x : ms)
+    if (x != m) out.push_back(x);
+  return out;
+}
+
+// Running members that stay on GPU g pin their instances; the others join one by one, in order, while
+// they still fit. Returns the packing of those that joined (with them) and its summed speed, running
+// members' current speed included.
+struct Pinned {
+  Members joined;
+  gpu::Packing packing;
+  double throughput = 0;
+};
+Pinned pinned_plan(Plan& plan, size_t g, const Members& ms, gpu::Layout fixed) {
+  Pinned out;
+  for (const Member* m : ms)
+    if (m->running && m->home == static_cast<int>(g)) {
+      fixed.push_back(*m->at);
+      out.throughput += m->speed_now;
+    }
+  for (const Member* m : ms) {
+    if (m->running && m->home == static_cast<int>(g)) continue;
+    Members trial = out.joined;
+    trial.push_back(m);
+    if (auto p = gpu::best_packing(plan.catalog(g), plan.table(g, trial), fixed)) {
+      out.joined = std::move(trial);
+      out.packing = std::move(*p);
+    }
+  }
+  out.throughput += out.packing.throughput;
+  return out;
+}
+
+}  // namespace
+
+SliceSpeeds power_law_speeds(double exponent) {
+  SliceSpeeds s{};
+  for (int g = 1; g <= 7; ++g) s[static_cast<size_t>(g)] = std::pow(g / 7.0, exponent);
+  return s;
+}
+
+std::vector<GpuChange> plan_rebalance(const sched::ClusterView& view, const std::vector<RebalanceGpu>& gpus,
+                                      const SpeedOf& speed_of, const RebalanceOptions& options,
+                                      const std::vector<sched::JobId>& queue_order) {
+  const size_t n = gpus.size();
+  Plan plan(gpus);
+  std::unordered_map<std::string, std::pair<size_t, size_t>> where;  // slot id -> (GPU, instance)
+  std::vector<gpu::Layout> fixed(n);
+  for (size_t g = 0; g < n; ++g) {
+    const auto& pg = gpus[g].gpu;
+    for (size_t k = 0; k < pg.state.instances.size(); ++k) {
+      if (k < pg.slot_ids.size() && !pg.slot_ids[k].empty()) where[pg.slot_ids[k]] = {g, k};
+      if (pg.state.instances[k].busy) fixed[g].push_back(pg.state.instances[k].placement);
+    }
+  }
+
+  std::deque<Member> all;  // stable addresses
+  std::vector<Members> members(n);
+  for (const auto& job : view.jobs) {
+    if (!job.running()) continue;
+    std::vector<std::pair<size_t, size_t>> held;
+    for (int s : job.slots)
+      if (const auto it = where.find(view.slots[static_cast<size_t>(s)].id); it != where.end()) held.push_back(it->second);
+    // A job that started this very moment stays (a move is told apart from the attempt it ends by time), and
+    // so does one on a GPU that moved jobs less than min_interval_s ago.
+    const bool movable = options.migrate && !job.stopping && job.started_at < view.now && job.slots.size() == 1 &&
+                         held.size() == 1 && view.now - gpus[held[0].first].last_move_at >= options.min_interval_s;
+    if (!movable) {
+      for (const auto& [g, k] : held) fixed[g].push_back(gpus[g].gpu.state.instances[k].placement);
+      continue;
+    }
+    const auto [g, k] = held[0];
+    Member m;
+    m.job = &job;
+    m.speeds = speed_of(job);
+    m.running = true;
+    m.home = static_cast<int>(g);
+    m.at = gpus[g].gpu.state.instances[k].placement;
+    m.speed_now = m.speeds[static_cast<size_t>(
+        std::clamp(plan.catalog(g).profiles[static_cast<size_t>(m.at->profile)].compute_slices, 1, 7))];
+    m.remaining_s = remaining_s(job, options);
+    all.push_back(m);
+    members[g].push_back(&all.back());
+  }
+  std::vector<double> base(n);
+  for (size_t g = 0; g < n; ++g) {
+    fixed[g] = gpu::canonical(fixed[g]);
+    base[g] = plan.throughput(g, members[g], fixed[g]);
+    if (base[g] == kInfeasible) {  // cannot happen for a valid current layout; pin them rather than guess
+      for (const Member* m : members[g]) fixed[g].push_back(*m->at);
+      members[g].clear();
+      fixed[g] = gpu::canonical(fixed[g]);
+      base[g] = 0;
+    }
+  }
+
+  // 2. Queued jobs, in the policy's order, to the GPU that gains the most.
+  // Jobs held for an instance made for them (moved jobs) are not queued for a new one.
+  std::vector<sched::JobId> held = view.awaiting;
+  for (const auto& s : view.slots)
+    if (s.reserved_for > 0) held.push_back(s.reserved_for);
+  std::sort(held.begin(), held.end());
+  std::vector<const sched::JobView*> queue;
+  for (const auto& job : view.jobs)
+    if (!job.running() && !job.need.cpu && job.need.replicas == 1 && !std::binary_search(held.begin(), held.end(), job.id))
+      queue.push_back(&job);
+  std::unordered_map<sched::JobId, size_t> rank;  // the ordering policy's, where given
+  for (size_t i = 0; i < queue_order.size(); ++i) rank.emplace(queue_order[i], i);
+  auto rank_of = [&](const sched::JobView* j) {
+    const auto it = rank.find(j->id);
+    return it == rank.end() ? queue_order.size() : it->second;
+  };
+  std::sort(queue.begin(), queue.end(), [&](const sched::JobView* a, const sched::JobView* b) {
+    return std::make_tuple(rank_of(a), -b->priority, a->submitted_at, a->id) <
+           std::make_tuple(rank_of(b), -a->priority, b->submitted_at, b->id);
+  });
+  if (queue.size() > options.max_queue_scan) queue.resize(options.max_queue_scan);
+  for (const sched::JobView* job : queue) {
+    Member m;
+    m.job = job;
+    m.speeds = speed_of(*job);
+    m.remaining_s = remaining_s(*job, options);
+    all.push_back(m);
+    const Member* q = &all.back();
+    size_t best = n;
+    double best_gain = 1e-9, best_t = 0;
+    for (size_t g = 0; g < n; ++g) {
+      Members trial = members[g];
+      trial.push_back(q);
+      const double t = plan.throughput(g, trial, fixed[g]);
+      if (t - base[g] > best_gain) {
+        best = g;
+        best_gain = t - base[g];
+        best_t = t;
+      }
+    }
+    if (best == n) continue;
+    members[best].push_back(q);
+    base[best] = best_t;
+  }
+
+  // 3. With migration, an empty GPU pulls the running job that gains the most by moving there.
+  const double move_cost_s = options.checkpoint_s + options.restart_s;
+  if (options.migrate) {
+    for (size_t round = 0; round < n; ++round) {
+      double best_score = 0;
+      size_t from = n, to = n;
+      const Member* pick = nullptr;
+      for (size_t e = 0; e < n; ++e) {
+        if (!members[e].empty() || !fixed[e].empty()) continue;
+        for (size_t g = 0; g < n; ++g) {
+          if (g == e || members[g].size() < 2) continue;
+          for (const Member* m : members[g]) {
+            if (!m->running || m->home != static_cast<int>(g)) continue;
+            const double t_rest = plan.throughput(g, without(members[g], m), fixed[g]);
+            const double t_e = plan.throughput(e, {m}, fixed[e]);
+            if (t_rest == kInfeasible || t_e <= 0) continue;
+            const double gain = t_rest + t_e - base[g];
+            const double horizon = std::min(m->remaining_s / t_e, options.max_horizon_s);
+            const double cost = m->speed_now * (move_cost_s + 2 * options.mig_step_s);
+            if (gain * horizon > options.gain_factor * cost && gain * horizon > best_score) {
+              best_score = gain * horizon;
+              from = g;
+              to = e;
+              pick = m;
+            }
+          }
+        }
+      }
+      if (!pick) break;
+      members[from] = without(members[from], pick);
+      members[to] = {pick};
+      base[from] = plan.throughput(from, members[from], fixed[from]);
+      base[to] = plan.throughput(to, members[to], fixed[to]);
+    }
+  }
+
+  // 4. Per GPU: the packing, its moves weighed against pinning the running jobs, and the change.
+  std::vector<GpuChange> changes;
+  for (size_t g = 0; g < n; ++g) {
+    const auto& pg = gpus[g].gpu;
+    const auto& cat = plan.catalog(g);
+    std::vector<sched::JobId> moved_out;
+    for (size_t h = 0; h < n; ++h)
+      for (const Member* m : members[h])
+        if (m->running && m->home == static_cast<int>(g) && h != g) moved_out.push_back(m->job->id);
+
+    Members ms = members[g];
+    std::vector<std::optional<gpu::Placement>> current;
+    for (const Member* m : ms) current.push_back(m->home == static_cast<int>(g) ? m->at : std::nullopt);
+    std::optional<gpu::Packing> packing;
+    if (!ms.empty()) packing = gpu::best_packing(cat, plan.table(g, ms), fixed[g], current);
+    std::vector<sched::JobId> moved_here;
+    if (packing)
+      for (size_t i = 0; i < ms.size(); ++i)
+        if (ms[i]->running && ms[i]->home == static_cast<int>(g) && packing->instance_of[i] != *ms[i]->at)
+          moved_here.push_back(ms[i]->job->id);
+
+    if (!packing || !moved_here.empty()) {
+      bool keep = packing.has_value();
+      const Pinned pinned = pinned_plan(plan, g, ms, fixed[g]);
+      if (keep) {
+        double horizon = options.max_horizon_s;
+        for (size_t i = 0; i < ms.size(); ++i) {
+          const double s = cat.profiles[static_cast<size_t>(packing->instance_of[i].profile)].compute_slices;
+          horizon = std::min(horizon, ms[i]->remaining_s / std::max(ms[i]->speeds[static_cast<size_t>(s)], 1e-9));
+        }
+        double cost = 0;
+        for (size_t i = 0; i < ms.size(); ++i)
+          if (std::find(moved_here.begin(), moved_here.end(), ms[i]->job->id) != moved_here.end())
+            cost += ms[i]->speed_now * (move_cost_s + 2 * options.mig_step_s);
+        const double gain = packing->throughput - pinned.throughput;
+        keep = gain * horizon > options.gain_factor * cost;
+      }
+      if (!keep) {  // running jobs stay where they are; the others join around them while they fit
+        moved_here.clear();
+        Members kept;
+        current.clear();
+        for (const Member* m : ms)
+          if (m->running && m->home == static_cast<int>(g)) {
+            kept.push_back(m);
+            current.push_back(m->at);
+          }
+        gpu::Packing p;
+        for (const Member* m : kept) p.instance_of.push_back(*m->at);
+        for (size_t i = 0; i < pinned.joined.size(); ++i) {
+          kept.push_back(pinned.joined[i]);
+          p.instance_of.push_back(pinned.packing.instance_of[i]);
+        }
+        ms = std::move(kept);
+        packing = std::move(p);
+      }
+    }
+
+    // The target: fixed instances, the packing's, and idle instances that exist and still fit.
+    gpu::Layout target = fixed[g];
+    for (const auto& p : packing->instance_of) target.push_back(p);
+    std::vector<gpu::CurrentInstance> now_instances = pg.state.instances;
+    for (auto& inst : now_instances)
+      inst.busy = std::find(fixed[g].begin(), fixed[g].end(), inst.placement) != fixed[g].end();
+    for (const auto& inst : pg.state.instances)
+      if (std::find(target.begin(), target.end(), inst.placement) == target.end() && gpu::can_add(cat, target, inst.placement))
+        target.push_back(inst.placement);
+    target = gpu::canonical(std::move(target));
+
+    GpuChange change;
+    change.gpu = pg.state.index;
+    change.target = target;
+    change.moved = moved_out;
+    change.moved.insert(change.moved.end(), moved_here.begin(), moved_here.end());
+    for (size_t i = 0; i < ms.size(); ++i) {
+      const bool moves = ms[i]->running && !(ms[i]->home == static_cast<int>(g) && packing->instance_of[i] == *ms[i]->at);
+      if (moves) change.reserved.emplace_back(ms[i]->job->id, packing->instance_of[i]);
+    }
+    gpu::Layout before;
+    for (const auto& inst : pg.state.instances) before.push_back(inst.placement);
+    if (gpu::canonical(before) == target && change.moved.empty() && change.reserved.empty()) continue;
+    change.steps = gpu::sequence_steps(cat, now_instances, target).size();
+    changes.push_back(std::move(change));
+  }
+  return changes;
+}
+
+}  // namespace ragmig::exec

@@ -1,0 +1,78 @@
+// Re-laying out `mig=auto` GPUs by throughput, MISO-style: each job's speed per slice size decides whether
+// packing pays (small retrievers run several per GPU at a multiple of one's throughput, BERT-sized ones
+// barely gain), and — when migration is allowed — running jobs are checkpointed and moved to other
+// instances when the time won back outweighs what the move costs (checkpoint, restart, MIG steps), with a
+// gain factor and a minimum interval per GPU so that it never thrashes. Pure: the simulator's mig=auto
+// GPUs ask it; it decides the layouts and what moves where, the caller stops jobs and re-partitions, and
+// the scheduler's policy still decides which queued job starts first.
+//
+// The plan, from scratch each time:
+//  1. each GPU holds its running jobs: pinned to their instances without migration (and always for jobs
+//     being stopped, started this very moment, with several replicas, or on instances busy outside the
+//     scheduler), free to be re-packed with it;
+//  2. queued single-replica GPU jobs, in the ordering policy's order, each join the GPU where the best packing
+//     (gpu::best_packing) gains the most summed speed, if any gains (a job no GPU gains from waits);
+//  3. with migration, a GPU left without jobs pulls the running job whose move gains the most elsewhere;
+//  4. per GPU, a re-pack that moves running jobs is kept only when (speed gained) x (time until its next
+//     job ends) exceeds gain_factor x (speed lost while the moved jobs checkpoint, restart and the MIG
+//     steps run), and the GPU's last move is min_interval_s ago; otherwise running jobs stay put and only
+//     queued jobs are packed around them.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "exec/queue_partition.h"
+#include "gpu/layout.h"
+#include "sched/policy.h"
+
+namespace ragmig::exec {
+
+/// A job's throughput on an instance of g compute slices (index g = 1..7) relative to the whole GPU
+/// (speed[7] == 1); index 0 unused.
+using SliceSpeeds = std::array<double, 8>;
+
+/// (g / 7)^exponent: what is assumed of a job nobody measured (exponent 1: speed proportional to compute).
+SliceSpeeds power_law_speeds(double exponent);
+
+struct RebalanceOptions {
+  bool migrate = false;               ///< may checkpoint running jobs to move them
+  double checkpoint_s = 10;           ///< from the stop request to the exit
+  double restart_s = 20;              ///< before a moved job progresses again
+  double mig_step_s = 2;              ///< per destroy or create step
+  double gain_factor = 2;             ///< a move must win back this many times what it costs
+  double min_interval_s = 600;        ///< between two moves of running jobs on one GPU
+  double unknown_remaining_s = 3600;  ///< whole-GPU seconds left of a job that has no estimate
+  double max_horizon_s = 86400;       ///< the longest time a gain is counted over
+  size_t max_queue_scan = 64;         ///< queued jobs considered per plan, in rank order
+};
+
+/// A GPU the rebalancer may re-lay out, and when it last moved a running job (-infinity: never).
+struct RebalanceGpu {
+  PlannableGpu gpu;
+  double last_move_at = -1e300;
+};
+
+/// One GPU to re-lay out.
+struct GpuChange {
+  int gpu = 0;                      ///< gpu::GpuState::index
+  gpu::Layout target;
+  size_t steps = 0;                 ///< MIG destroy and create steps from the current layout
+  std::vector<sched::JobId> moved;  ///< running jobs on this GPU to checkpoint and stop first
+  /// Jobs moved here (from this or another GPU) and the instance of `target` made for each. Queued jobs get
+  /// no reservation: the instances made with them in mind go to whoever the ordering policy puts first.
+  std::vector<std::pair<sched::JobId, gpu::Placement>> reserved;
+};
+
+using SpeedOf = std::function<SliceSpeeds(const sched::JobView&)>;
+
+/// The plan for the view's jobs on `gpus` (see the file comment). GPUs that do not change are left out.
+/// `queue_order`: queued jobs in the order the ordering policy would start them (sched::Policy::queue_order);
+/// jobs it leaves out follow by priority, then submission.
+std::vector<GpuChange> plan_rebalance(const sched::ClusterView& view, const std::vector<RebalanceGpu>& gpus,
+                                      const SpeedOf& speed_of, const RebalanceOptions& options,
+                                      const std::vector<sched::JobId>& queue_order = {});
+
+}  // namespace ragmig::exec

@@ -1,0 +1,141 @@
+// The rebalancer's decisions on hand-made views: it packs only jobs that gain from packing, gives a lone
+// job the whole GPU by moving it when that pays (and only with migration), keeps still what is about to end
+// or moved recently, pulls a job onto an idle GPU, and reserves the new instance for the job it moves.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "exec/mig_rebalance.h"
+#include "gpu/layout.h"
+
+namespace ragmig::exec {
+namespace {
+
+const gpu::GpuCatalog& h200() { return gpu::gpu_catalog("H200"); }
+
+sched::JobView job(sched::JobId id, const std::string& need, double estimate_s = 36000, std::vector<int> slots = {}) {
+  sched::JobView j;
+  j.id = id;
+  j.need = sched::parse_need(need);
+  j.estimate_s = estimate_s;
+  j.submitted_at = static_cast<double>(id);
+  j.slots = std::move(slots);
+  return j;
+}
+
+// H200 number `index` with `layout`, its instances as slots "gpu<i>/<k>" appended to the view.
+RebalanceGpu gpu_with(int index, const std::string& layout, sched::ClusterView* view) {
+  RebalanceGpu g;
+  g.gpu.state.index = index;
+  g.gpu.state.catalog = &h200();
+  int k = 0;
+  for (const auto& p : gpu::parse_layout(h200(), layout)) {
+    g.gpu.state.instances.push_back({p, false, -1});
+    sched::Slot s = mig_slot(h200().profiles[static_cast<size_t>(p.profile)]);
+    s.id = "gpu" + std::to_string(index) + "/" + std::to_string(k++);
+    g.gpu.slot_ids.push_back(s.id);
+    view->slots.push_back(s);
+  }
+  return g;
+}
+
+int compute(const gpu::Placement& p) { return h200().profiles[static_cast<size_t>(p.profile)].compute_slices; }
+
+// Jobs 1..99 scale as (g/7)^0.3 (small retrievers: seven on 1g slices do 5.4x one on the whole GPU);
+// jobs from 100 scale linearly (nothing gained by packing).
+SliceSpeeds speeds(const sched::JobView& j) { return power_law_speeds(j.id < 100 ? 0.3 : 1.0); }
+
+TEST(Rebalance, PacksJobsThatGainFromPacking) {
+  sched::ClusterView view;
+  std::vector<RebalanceGpu> gpus{gpu_with(0, "", &view)};
+  for (int i = 1; i <= 9; ++i) view.jobs.push_back(job(i, "10gb:1"));
+  const auto changes = plan_rebalance(view, gpus, speeds, {});
+  ASSERT_EQ(changes.size(), 1u);
+  ASSERT_EQ(changes[0].target.size(), 7u);
+  for (const auto& p : changes[0].target) EXPECT_EQ(compute(p), 1);
+  EXPECT_EQ(changes[0].steps, 7u);
+  EXPECT_TRUE(changes[0].moved.empty());
+  EXPECT_TRUE(changes[0].reserved.empty());  // queued jobs start in the policy's order
+}
+
+TEST(Rebalance, JobsThatGainNothingFromPackingGetAWholeGpuEach) {
+  sched::ClusterView view;
+  std::vector<RebalanceGpu> gpus{gpu_with(0, "", &view), gpu_with(1, "", &view)};
+  for (int i = 100; i < 105; ++i) view.jobs.push_back(job(i, "10gb:1"));
+  const auto changes = plan_rebalance(view, gpus, speeds, {});
+  ASSERT_EQ(changes.size(), 2u);
+  for (const auto& c : changes) EXPECT_EQ(gpu::to_string(h200(), c.target), "7g.141gb@0");
+}
+
+TEST(Rebalance, ALoneJobOnASliceMovesToTheWholeGpuOnlyWithMigrationAndWhenItPays) {
+  sched::ClusterView view;
+  std::vector<RebalanceGpu> gpus{gpu_with(0, "1g.18gb@0+1g.18gb@1", &view)};
+  view.now = 5000;
+  view.jobs.push_back(job(1, "10gb:1", 36000, {1}));
+  EXPECT_TRUE(plan_rebalance(view, gpus, speeds, {}).empty());  // no migration: it stays
+
+  RebalanceOptions migrate;
+  migrate.migrate = true;
+  auto changes = plan_rebalance(view, gpus, speeds, migrate);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].moved, std::vector<sched::JobId>{1});
+  ASSERT_EQ(changes[0].reserved.size(), 1u);
+  EXPECT_EQ(compute(changes[0].reserved[0].second), 7);
+  EXPECT_EQ(gpu::to_string(h200(), changes[0].target), "7g.141gb@0");
+  EXPECT_EQ(changes[0].steps, 3u);  // two destroys, one create
+
+  // Nearly done (a minute left): the move would cost more than it wins.
+  view.jobs[0].work_s = 36000 - 10;
+  EXPECT_TRUE(plan_rebalance(view, gpus, speeds, migrate).empty());
+  // Moved a minute ago: the GPU cools down first.
+  view.jobs[0].work_s = 0;
+  gpus[0].last_move_at = view.now - 60;
+  EXPECT_TRUE(plan_rebalance(view, gpus, speeds, migrate).empty());
+  // Being stopped already, or started this very moment: it is not moved.
+  gpus[0].last_move_at = -1e300;
+  view.jobs[0].started_at = view.now;
+  EXPECT_TRUE(plan_rebalance(view, gpus, speeds, migrate).empty());
+  view.jobs[0].started_at = 0;
+  view.jobs[0].stopping = true;
+  EXPECT_TRUE(plan_rebalance(view, gpus, speeds, migrate).empty());
+}
+
+TEST(Rebalance, AnIdleGpuPullsARunningJob) {
+  sched::ClusterView view;
+  std::vector<RebalanceGpu> gpus{gpu_with(0, "1g.18gb@0+1g.18gb@1", &view), gpu_with(1, "", &view)};
+  view.now = 100;
+  view.jobs.push_back(job(100, "10gb:1", 36000, {0}));
+  view.jobs.push_back(job(101, "10gb:1", 72000, {1}));
+  RebalanceOptions migrate;
+  migrate.migrate = true;
+  const auto changes = plan_rebalance(view, gpus, speeds, migrate);
+  ASSERT_EQ(changes.size(), 2u);
+  // The longer job goes to the idle GPU's 7g; the other grows where it is.
+  const GpuChange& from = changes[0].gpu == 0 ? changes[0] : changes[1];
+  const GpuChange& to = changes[0].gpu == 1 ? changes[0] : changes[1];
+  ASSERT_EQ(to.reserved.size(), 1u);
+  EXPECT_EQ(to.reserved[0].first, 101);
+  EXPECT_EQ(compute(to.reserved[0].second), 7);
+  EXPECT_NE(std::find(from.moved.begin(), from.moved.end(), 101), from.moved.end());
+}
+
+TEST(Rebalance, BusyInstancesAndStoppingJobsAreNeverTouched) {
+  sched::ClusterView view;
+  std::vector<RebalanceGpu> gpus{gpu_with(0, "3g.71gb@4+1g.18gb@0", &view)};
+  gpus[0].gpu.state.instances[0].busy = true;  // something outside the scheduler runs there
+  view.jobs.push_back(job(1, "10gb:1", 36000, {1}));
+  view.jobs[0].stopping = true;
+  for (int i = 2; i < 10; ++i) view.jobs.push_back(job(i, "10gb:1"));
+  RebalanceOptions migrate;
+  migrate.migrate = true;
+  const auto changes = plan_rebalance(view, gpus, speeds, migrate);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_TRUE(changes[0].moved.empty());
+  const auto& target = changes[0].target;
+  for (const auto& keep : gpu::parse_layout(h200(), "3g.71gb@4+1g.18gb@0"))
+    EXPECT_NE(std::find(target.begin(), target.end(), keep), target.end());
+  EXPECT_EQ(target.size(), 5u);  // and three 1g slices in the room left beside them
+}
+
+}  // namespace
+}  // namespace ragmig::exec
