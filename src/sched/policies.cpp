@@ -75,12 +75,14 @@ std::vector<const JobView*> rank_by(const ClusterView& view, Key key) {
   std::vector<std::pair<K, const JobView*>> keyed;
   keyed.reserve(view.jobs.size());
   for (const auto& j : view.jobs) keyed.emplace_back(key(j), &j);
-  std::sort(keyed.begin(), keyed.end(), [](const auto& x, const auto& y) {
+  const auto before = [](const auto& x, const auto& y) {
     if (x.first != y.first) return x.first < y.first;
     const JobView &a = *x.second, &b = *y.second;
     if (a.submitted_at != b.submitted_at) return a.submitted_at < b.submitted_at;
     return a.id < b.id;
-  });
+  };
+  // The view is in id (so mostly submission) order: under fifo it is often sorted already.
+  if (!std::is_sorted(keyed.begin(), keyed.end(), before)) std::sort(keyed.begin(), keyed.end(), before);
   std::vector<const JobView*> ranked;
   ranked.reserve(keyed.size());
   for (const auto& [k, j] : keyed) ranked.push_back(j);
@@ -91,6 +93,14 @@ double ran_for(const JobView& j, double now) { return now - j.started_at; }
 
 // Every policy places queued jobs (and preempts only for them): with none waiting there is nothing to decide,
 // and the ranking need not be built.
+// Without preemption nothing can start while every slot is held by a running job that is not stopping.
+bool every_slot_kept(const ClusterView& view) {
+  size_t kept = 0;
+  for (const auto& j : view.jobs)
+    if (!j.stopping) kept += j.slots.size();
+  return kept >= view.slots.size();
+}
+
 bool nothing_waits(const ClusterView& view) {
   return std::all_of(view.jobs.begin(), view.jobs.end(), [](const JobView& j) { return j.running(); });
 }
@@ -200,9 +210,11 @@ Policy make_policy(const std::string& text) {
     const double min_run = params.number("min_run", 0);
     ranking = [=](const ClusterView& v) { return las(v, thresholds, min_run); };
   }
+  const bool preemptive = spec.name == "rr" || spec.name == "srtf" || spec.name == "las" ||
+                          (spec.name == "priority" && params.number("preempt", 0) == 1);
   Policy policy{spec, nullptr, nullptr};
-  policy.decide = [ranking](const ClusterView& v) {
-    if (nothing_waits(v)) return Decisions{};
+  policy.decide = [ranking, preemptive](const ClusterView& v) {
+    if (nothing_waits(v) || (!preemptive && every_slot_kept(v))) return Decisions{};
     return place_in_order(v, ranking(v));
   };
   policy.queue_order = [ranking](const ClusterView& v) {

@@ -177,7 +177,7 @@ void Store::use_wal() {
 }
 
 Store::Store(const std::string& run_root, InMemory, History history)
-    : dir_(run_root), keep_transitions_(history == History::Keep) {
+    : dir_(run_root), keep_history_(history == History::Keep) {
   db_ = std::make_unique<Db>(":memory:", /*one_thread=*/true);  // no other connection can reach it
   db_->exec("PRAGMA synchronous = OFF");  // nothing outlives the process anyway
   db_->exec("PRAGMA journal_mode = OFF");
@@ -212,7 +212,7 @@ std::string Store::run_dir(JobId id) const {
 
 void Store::transition(JobId id, const std::string& from, const std::string& to, const std::string& reason,
                        double now) {
-  if (!keep_transitions_) return;
+  if (!keep_history_) return;
   db_->cached("INSERT INTO transitions(job_id, from_state, to_state, reason, at) VALUES(?, ?, ?, ?, ?)")
       .bind(1, id).bind(2, from).bind(3, to).bind(4, reason).bind(5, now).run();
 }
@@ -390,6 +390,7 @@ std::vector<Store::Transition> Store::transitions(JobId id) {
 }
 
 void Store::write_slots(const std::vector<SlotStatus>& slots) {
+  if (!keep_history_) return;
   Transaction tx(*db_);
   db_->exec("DELETE FROM slots");
   auto insert = db_->prepare(
@@ -403,6 +404,7 @@ void Store::write_slots(const std::vector<SlotStatus>& slots) {
 }
 
 void Store::update_slots(const std::vector<SlotStatus>& slots) {
+  if (!keep_history_) return;
   std::optional<Transaction> tx;  // one row is one statement, atomic on its own
   if (slots.size() > 1) tx.emplace(*db_);
   for (const auto& s : slots) {
@@ -428,6 +430,7 @@ std::vector<SlotStatus> Store::slots() {
 }
 
 void Store::set_scheduler_info(int64_t pid, const std::string& policy, double now) {
+  if (!keep_history_) return;
   // One statement: atomic on its own.
   // Written on every pass of the loop, so formatted directly (the same JSON object as nlohmann would write),
   // and updated in place once the row exists.

@@ -107,8 +107,9 @@ class Store {
   /// thread): the simulator replays whole traces through the same store code. A transaction that is not
   /// committed is not rolled back (there is no journal): every writer here either commits or has changed
   /// nothing. run_dir() names folders under `run_root`, which is never created.
-  /// History::Drop keeps no transition log (transitions() is empty): the simulator reads only job times, and
-  /// the log is about 15 % of a Philly replay.
+  /// History::Drop keeps no transition log (transitions() is empty), slot status (slots()) or scheduler
+  /// heartbeat (scheduler_info()): the simulator reads only job times, nobody else reads its store, and
+  /// those writes were over a fifth of a Philly replay.
   enum class History { Keep, Drop };
   static std::unique_ptr<Store> in_memory(const std::string& run_root, History history = History::Keep);
   ~Store();
@@ -190,7 +191,7 @@ class Store {
   std::string dir_;
   std::unique_ptr<Db> db_;
   int64_t seen_version_ = -1;
-  bool keep_transitions_ = true;
+  bool keep_history_ = true;
 };
 
 /// "./.ragmig", or $RAGMIG_STATE when set.
