@@ -1,5 +1,5 @@
 // bench_mig: how long `ragmig run --mig auto` spends deciding a re-partition after a scheduler pass — the
-// partition planner asked for the queue (exec::plan_for_queue) — on 1, 8 and 64 H200s with 100 and 1,000
+// rebalancer asked for the queue (exec::rebalance_plans, without moves) — on 1, 8 and 64 H200s with 100 and 1,000
 // queued jobs of mixed needs, each GPU holding a busy 3g.71gb and three idle 1g.18gb. Printed beside the fifo
 // policy's decision on the same view, which the scheduler makes on every pass anyway.
 #include <fmt/format.h>
@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/machine_partitioner.h"
 #include "exec/queue_partition.h"
 #include "gpu/layout.h"
 #include "gpu/mig_catalog.h"
@@ -79,15 +80,16 @@ double median_ms(F&& f) {
 int main() {
   const sched::Policy fifo = sched::make_policy("fifo");
   fmt::print("H200s, each 3g.71gb@0 busy + 3 x 1g.18gb idle; median of 5 decisions\n");
-  fmt::print("{:>5} {:>7} {:>14} {:>10} {:>9} {:>15}\n", "GPUs", "queued", "plan_for_queue", "fifo", "ratio",
+  fmt::print("{:>5} {:>7} {:>15} {:>10} {:>9} {:>15}\n", "GPUs", "queued", "rebalance_plans", "fifo", "ratio",
              "GPUs changed");
   for (const int gpus : {1, 8, 64}) {
     for (const int queued : {100, 1000}) {
       const Setup s = make_setup(gpus, queued, 7);
       size_t changed = 0;
-      const double plan_ms = median_ms([&] { changed = exec::plan_for_queue(s.view, s.gpus).size(); });
+      const auto speeds = [](const sched::JobView&) { return exec::power_law_speeds(exec::kUnmeasuredExponent); };
+      const double plan_ms = median_ms([&] { changed = exec::rebalance_plans(s.view, s.gpus, speeds).size(); });
       const double fifo_ms = median_ms([&] { (void)fifo.decide(s.view); });
-      fmt::print("{:>5} {:>7} {:>11.2f} ms {:>7.2f} ms {:>8.1f}x {:>15}\n", gpus, queued, plan_ms, fifo_ms,
+      fmt::print("{:>5} {:>7} {:>12.2f} ms {:>7.2f} ms {:>8.1f}x {:>15}\n", gpus, queued, plan_ms, fifo_ms,
                  plan_ms / std::max(fifo_ms, 1e-6), changed);
     }
   }

@@ -10,6 +10,7 @@
 // Usage: bench_sim [PHILLY_CSV] [POLICY_LIST]; bench_sim --mig runs part 2 only, --philly part 1 only.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <cstdlib>
@@ -54,7 +55,7 @@ void compare_mig(const std::string& title, const std::string& workload_spec, int
   const Workload workload = load_workload(parse_workload_spec(workload_spec), whole_cluster, model, 1);
   const double bound = work_bound_s(workload.jobs, gpus, model);
   fmt::print("\n{}: {} ({} jobs) on {}; work bound {:.0f} s\n", title, workload_spec, workload.jobs.size(), whole, bound);
-  fmt::print("{:<44} {:>9} {:>9} {:>9} {:>7} {:>6} {:>7} {:>6} {:>7} {:>9} {:>7}\n", "setting", "avg JCT", "p95 JCT",
+  fmt::print("{:<56} {:>9} {:>9} {:>9} {:>7} {:>6} {:>7} {:>6} {:>7} {:>9} {:>7}\n", "setting", "avg JCT", "p95 JCT",
              "makespan", "/bound", "util", "preempt", "moved", "repart", "avg/whole", "wall(s)");
   std::map<std::string, double> whole_avg;  // per policy
   auto row = [&](const std::string& label, const std::string& spec, const std::string& policy, bool migrate) {
@@ -63,12 +64,12 @@ void compare_mig(const std::string& title, const std::string& workload_spec, int
     options.migrate = migrate;
     const auto r = simulate(workload.jobs, build_cluster(parse_cluster_spec(spec)), model, options);
     if (r.unplaceable > 0) {
-      fmt::print("{:<44} {} jobs fit no slot of this layout: left out of the comparison\n", label, r.unplaceable);
+      fmt::print("{:<56} {} jobs fit no slot of this layout: left out of the comparison\n", label, r.unplaceable);
       return r;
     }
     const auto& m = r.metrics;
     if (!whole_avg.count(policy)) whole_avg[policy] = m.avg_jct;
-    fmt::print("{:<44} {:>9.0f} {:>9.0f} {:>9.0f} {:>7.2f} {:>5.1f}% {:>7} {:>6} {:>7} {:>9.2f} {:>7.2f}\n", label,
+    fmt::print("{:<56} {:>9.0f} {:>9.0f} {:>9.0f} {:>7.2f} {:>5.1f}% {:>7} {:>6} {:>7} {:>9.2f} {:>7.2f}\n", label,
                m.avg_jct, m.p95_jct, m.makespan, m.makespan / bound, 100 * m.utilization, r.preemptions, r.migrations,
                r.repartitions, m.avg_jct / whole_avg[policy], r.wall_s);
     return r;
@@ -84,10 +85,17 @@ void compare_mig(const std::string& title, const std::string& workload_spec, int
       best_avg = r.metrics.avg_jct;
     }
   }
-  if (!best.empty()) fmt::print("{:<44} {}\n", "best static layout (fifo)", best);
-  row("mig=auto, fifo", whole + ":mig=auto", "fifo", false);
-  row("mig=auto + migration, fifo", whole + ":mig=auto", "fifo", true);
-  row("mig=auto + migration, las", whole + ":mig=auto", "las", true);
+  const auto automatic = row("mig=auto, fifo", whole + ":mig=auto", "fifo", false);
+  const auto moved = row("mig=auto + migration, fifo", whole + ":mig=auto", "fifo", true);
+  const auto moved_las = row("mig=auto + migration, las", whole + ":mig=auto", "las", true);
+  fmt::print("best static layout (fifo): {} (avg JCT {:.0f})\n", best.empty() ? "none" : best, best_avg);
+  fmt::print("mig=auto + migration: average JCT {:.0f}% lower than whole GPUs under fifo, {:.0f}% under las, {:.0f}% "
+             "lower than the best static layout; makespan {:.2f}x the work bound\n",
+             100 * (1 - moved.metrics.avg_jct / whole_avg["fifo"]), 100 * (1 - moved_las.metrics.avg_jct / whole_avg["las"]),
+             best.empty() ? 0.0 : 100 * (1 - moved.metrics.avg_jct / best_avg), moved.metrics.makespan / bound);
+  const double worst = std::max({automatic.metrics.avg_jct / whole_avg["fifo"], moved.metrics.avg_jct / whole_avg["fifo"],
+                                 moved_las.metrics.avg_jct / whole_avg["las"]});
+  fmt::print("worst mig=auto average JCT against whole GPUs under the same policy: {:.2f}x\n", worst);
 }
 
 int compare_mig_all() {

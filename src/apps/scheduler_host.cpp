@@ -66,7 +66,8 @@ MigAuto start_mig_auto(const std::string& mode, const gpu::Inventory& inventory,
 
 bool MigAuto::after_pass(sched::Scheduler& scheduler) {
   if (!partitioner) return false;
-  auto changed = partitioner->after_pass(scheduler.cluster_view());
+  const auto& view = scheduler.cluster_view();
+  auto changed = partitioner->after_pass(view, scheduler.policy().queue_order(view));
   if (!changed) return false;
   log_line(fmt::format("{}: {} slots: {}", who, changed->size(), describe_slots(*changed)));
   scheduler.set_slots(std::move(*changed));

@@ -1,5 +1,5 @@
-// The live side of mig=auto: NVML state in, exec::plan_for_queue for the decision, gpu::apply_plan for the
-// change, NVML state out. The question is first asked of the devices as last read, which costs no NVML
+// The live side of mig=auto: NVML state in, exec::plan_rebalance for the decision (the simulator's), a
+// gpu::PartitionPlan built from its changes for gpu::apply_plan, NVML state out. The question is first asked of the devices as last read, which costs no NVML
 // call; only a new question, or one still waiting `reread_s` after the last read, reads the devices again.
 // The slots handed over are those devices' slots plus any that a running job still holds.
 #include "exec/machine_partitioner.h"
@@ -7,10 +7,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "core/error.h"
 #include "exec/inventory_slots.h"
 #include "gpu/inventory.h"
+#include "gpu/mig_steps.h"
 
 namespace ragmig::exec {
 
@@ -61,13 +63,45 @@ std::vector<PlannableGpu> plannable_gpus(const std::vector<gpu::GpuDeviceState>&
   return out;
 }
 
+std::vector<gpu::GpuPlan> rebalance_plans(const sched::ClusterView& view, const std::vector<PlannableGpu>& gpus,
+                                          const SpeedOf& speed_of, const std::vector<sched::JobId>& queue_order) {
+  std::vector<RebalanceGpu> asked;
+  for (const auto& g : gpus) asked.push_back({g, -1e300});
+  std::set<std::string> held;  // slots running jobs hold: their instances are busy in the plan
+  for (const auto& job : view.jobs)
+    for (int s : job.slots) held.insert(view.slots[static_cast<size_t>(s)].id);
+  std::vector<gpu::GpuPlan> plans;
+  for (const auto& change : plan_rebalance(view, asked, speed_of, RebalanceOptions{}, queue_order)) {
+    const auto g = std::find_if(gpus.begin(), gpus.end(), [&](const PlannableGpu& x) { return x.state.index == change.gpu; });
+    gpu::GpuPlan plan;
+    plan.index = g->state.index;
+    plan.catalog = g->state.catalog;
+    plan.device_name = g->state.device_name;
+    plan.uuid = g->state.uuid;
+    plan.mig_enabled = g->state.mig_enabled;
+    plan.current = g->state.instances;
+    for (size_t k = 0; k < plan.current.size(); ++k)
+      plan.current[k].busy = plan.current[k].busy || (k < g->slot_ids.size() && held.count(g->slot_ids[k]));
+    plan.target = change.target;
+    plan.steps = gpu::sequence_steps(*plan.catalog, plan.current, plan.target);
+    if (!plan.steps.empty()) plans.push_back(std::move(plan));
+  }
+  return plans;
+}
+
 MachinePartitioner::MachinePartitioner(const gpu::NvmlLibrary& nvml, std::vector<gpu::GpuDeviceState> devices,
-                                       gpu::ApplyOptions options, Log log, double reread_s)
-    : nvml_(nvml), options_(options), log_(std::move(log)), reread_s_(reread_s), devices_(std::move(devices)) {
+                                       gpu::ApplyOptions options, Log log, double reread_s, SpeedOf speed_of)
+    : nvml_(nvml),
+      options_(options),
+      log_(std::move(log)),
+      reread_s_(reread_s),
+      speed_of_(speed_of ? std::move(speed_of) : [](const sched::JobView&) { return power_law_speeds(kUnmeasuredExponent); }),
+      devices_(std::move(devices)) {
   options_.execute = true;
 }
 
-std::optional<std::vector<sched::Slot>> MachinePartitioner::after_pass(const sched::ClusterView& view) {
+std::optional<std::vector<sched::Slot>> MachinePartitioner::after_pass(const sched::ClusterView& view,
+                                                                       const std::vector<sched::JobId>& queue_order) {
   const auto ask = [&] { return queue_question(view, plannable_gpus(devices_, nullptr)); };
   std::string question = ask();
   // Something new waits, or the same job has waited `reread_s` since the last look (a foreign process may
@@ -77,7 +111,7 @@ std::optional<std::vector<sched::Slot>> MachinePartitioner::after_pass(const sch
       last_question_ = question;  // not asked again until the queue changes or a re-read is due
     } else {
       question = ask();
-      if (!question.empty() && question != last_question_) repartition(view);
+      if (!question.empty() && question != last_question_) repartition(view, queue_order);
     }
   }
   return slots_if_changed(view);
@@ -97,7 +131,7 @@ bool MachinePartitioner::read(double now) {
   }
 }
 
-void MachinePartitioner::repartition(const sched::ClusterView& view) {
+void MachinePartitioner::repartition(const sched::ClusterView& view, const std::vector<sched::JobId>& queue_order) {
   std::vector<std::string> notes;
   const std::vector<PlannableGpu> gpus = plannable_gpus(devices_, &notes);
   for (const auto& n : notes) {
@@ -108,7 +142,7 @@ void MachinePartitioner::repartition(const sched::ClusterView& view) {
   }
   last_question_ = queue_question(view, gpus);
   gpu::PartitionPlan plan;
-  plan.gpus = plan_for_queue(view, gpus);
+  plan.gpus = rebalance_plans(view, gpus, speed_of_, queue_order);
   if (plan.gpus.empty()) return;
   try {
     gpu::apply_plan(nvml_, plan, options_, [&](const std::string& line) { log_("mig auto: " + line); });

@@ -1,5 +1,6 @@
 // `ragmig run --mig auto`: re-partitions this machine's MIG GPUs for what waits in the queue. After a
-// scheduler pass it asks exec::plan_for_queue, with the instances that running jobs hold (and those where
+// scheduler pass it asks exec::plan_rebalance (the decision the simulator's mig=auto GPUs take; here without
+// moving running jobs yet), with the instances that running jobs hold (and those where
 // NVML sees processes) as busy; a changed layout is applied through NVML (gpu::apply_plan: every check
 // before the first change, idle instances only, largest first, IN_USE retried), and the machine's new
 // slots go to Scheduler::set_slots. Only GPUs whose MIG mode is on and whose model the catalog knows are
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/mig_rebalance.h"
 #include "exec/queue_partition.h"
 #include "gpu/mig_applier.h"
 #include "gpu/nvml_device.h"
@@ -28,23 +30,35 @@ std::vector<sched::Slot> device_slots(const std::vector<gpu::GpuDeviceState>& de
 std::vector<PlannableGpu> plannable_gpus(const std::vector<gpu::GpuDeviceState>& devices,
                                          std::vector<std::string>* notes);
 
+/// The speed exponent assumed of jobs nobody measured: MISO's A100 table's median (a 1g slice runs a typical
+/// job 4.1x slower than the whole GPU, not 7x).
+constexpr double kUnmeasuredExponent = 0.73;
+
+/// plan_rebalance's changes for `gpus` (no moves) as the plans gpu::apply_plan carries out: instances that
+/// running jobs hold are busy. Only GPUs with steps to take.
+std::vector<gpu::GpuPlan> rebalance_plans(const sched::ClusterView& view, const std::vector<PlannableGpu>& gpus,
+                                          const SpeedOf& speed_of, const std::vector<sched::JobId>& queue_order = {});
+
 class MachinePartitioner {
  public:
   using Log = std::function<void(const std::string&)>;
   /// `nvml` must outlive the partitioner. `devices` are the GPUs as the caller read them, the ones whose
   /// slots the scheduler starts with.
+  /// `speed_of`: each job's speed per slice size (default: power_law_speeds(kUnmeasuredExponent)).
   MachinePartitioner(const gpu::NvmlLibrary& nvml, std::vector<gpu::GpuDeviceState> devices, gpu::ApplyOptions options,
-                     Log log, double reread_s = 10.0);
+                     Log log, double reread_s = 10.0, SpeedOf speed_of = nullptr);
 
   /// Call after each scheduler pass. Returns the slots to offer when they differ from the view's (a layout
   /// changed, or a slot kept for a running job is free to go), else nullopt. Device errors are logged, not
   /// thrown: the layout stays as it is, and the same question is not asked again until the queue or the
   /// machine changes (the machine is read again every `reread_s` while a job waits).
-  std::optional<std::vector<sched::Slot>> after_pass(const sched::ClusterView& view);
+  /// `queue_order`: the scheduler policy's order of the queued jobs (sched::Policy::queue_order).
+  std::optional<std::vector<sched::Slot>> after_pass(const sched::ClusterView& view,
+                                                     const std::vector<sched::JobId>& queue_order = {});
 
  private:
   /// Plans for the queue on the devices as just read and applies the plan.
-  void repartition(const sched::ClusterView& view);
+  void repartition(const sched::ClusterView& view, const std::vector<sched::JobId>& queue_order);
   /// Reads the devices; false (logged once per message) when NVML cannot.
   bool read(double now);
   std::optional<std::vector<sched::Slot>> slots_if_changed(const sched::ClusterView& view);
@@ -53,6 +67,7 @@ class MachinePartitioner {
   gpu::ApplyOptions options_;
   Log log_;
   double reread_s_;
+  SpeedOf speed_of_;
   std::vector<gpu::GpuDeviceState> devices_;  ///< as last read
   double read_at_ = 0;                        ///< when, on the scheduler's clock (0: by the caller)
   std::string read_error_;                    ///< the last read's error, logged once

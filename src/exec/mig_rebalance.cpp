@@ -194,8 +194,8 @@ std::vector<GpuChange> plan_rebalance(const sched::ClusterView& view, const std:
     return it == rank.end() ? queue_order.size() : it->second;
   };
   std::sort(queue.begin(), queue.end(), [&](const sched::JobView* a, const sched::JobView* b) {
-    return std::make_tuple(rank_of(a), -b->priority, a->submitted_at, a->id) <
-           std::make_tuple(rank_of(b), -a->priority, b->submitted_at, b->id);
+    return std::make_tuple(rank_of(a), -a->priority, a->submitted_at, a->id) <
+           std::make_tuple(rank_of(b), -b->priority, b->submitted_at, b->id);
   });
   if (queue.size() > options.max_queue_scan) queue.resize(options.max_queue_scan);
   for (const sched::JobView* job : queue) {
