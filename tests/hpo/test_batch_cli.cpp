@@ -306,7 +306,7 @@ TEST(BatchCli, ASweepOnAnEmptyMigGpuPartitionsItForTheTrials) {
   ::unsetenv("RAGMIG_NVML_LIBRARY");
   ::unsetenv("NVML_EMULATOR_STATE");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("ragmig batch: mig auto: GPU 0 (H200-141GB): nvidia-smi mig -i 0 -cgi 19:"), std::string::npos)
+  EXPECT_NE(r.output.find("ragmig batch: mig auto: GPU 0 (H200-141GB): nvidia-smi mig -i 0 -cgi "), std::string::npos)
       << r.output;
 
   const auto results = read_results(files.state / "results.json");
@@ -315,13 +315,12 @@ TEST(BatchCli, ASweepOnAnEmptyMigGpuPartitionsItForTheTrials) {
     EXPECT_EQ(t["state"], "done") << t.dump();
     EXPECT_TRUE(t["metric"].is_number()) << t.dump();
   }
-  // Every job ran on a 1g.18gb instance the scheduler created, and was told its MIG UUID.
+  // Every job ran on an instance the scheduler created (at least the 1g.18gb each asks for; two trials get
+  // more, a 4g and a 3g, which runs them faster), and was told its MIG UUID.
   const auto state = nlohmann::json::parse(read_text(gpus));
   std::set<std::string> uuids;
-  for (const auto& gi : state["gpus"][0]["instances"]) {
-    EXPECT_EQ(gi["profile_id"], 19) << gi.dump();
+  for (const auto& gi : state["gpus"][0]["instances"])
     for (const auto& ci : gi["cis"]) uuids.insert(ci["uuid"].get<std::string>());
-  }
   EXPECT_GE(uuids.size(), 2u);
   const auto status = run_process({RAGMIG_BINARY, "status", "--state", files.state.string(), "--json"});
   ASSERT_EQ(status.exit_code, 0) << status.output;
