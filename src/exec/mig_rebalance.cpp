@@ -114,31 +114,31 @@ Pinned pinned_plan(Plan& plan, size_t g, const Members& ms, gpu::Layout fixed) {
   return out;
 }
 
-}  // namespace
+// What the plan works on: every GPU's fixed instances, the jobs it holds (running and admitted) and their
+// best summed speed.
+struct State {
+  std::deque<Member> all;  // stable addresses
+  std::vector<Members> members;
+  std::vector<gpu::Layout> fixed;
+  std::vector<double> base;
+};
 
-SliceSpeeds power_law_speeds(double exponent) {
-  SliceSpeeds s{};
-  for (int g = 1; g <= 7; ++g) s[static_cast<size_t>(g)] = std::pow(g / 7.0, exponent);
-  return s;
-}
-
-std::vector<GpuChange> plan_rebalance(const sched::ClusterView& view, const std::vector<RebalanceGpu>& gpus,
-                                      const SpeedOf& speed_of, const RebalanceOptions& options,
-                                      const std::vector<sched::JobId>& queue_order) {
+// 1. Each GPU's running jobs: movable ones become members, the rest (and busy instances) fixed.
+State running_jobs(const sched::ClusterView& view, const std::vector<RebalanceGpu>& gpus, const SpeedOf& speed_of,
+                   const RebalanceOptions& options, Plan& plan) {
   const size_t n = gpus.size();
-  Plan plan(gpus);
+  State st;
+  st.members.resize(n);
+  st.fixed.resize(n);
+  st.base.resize(n);
   std::unordered_map<std::string, std::pair<size_t, size_t>> where;  // slot id -> (GPU, instance)
-  std::vector<gpu::Layout> fixed(n);
   for (size_t g = 0; g < n; ++g) {
     const auto& pg = gpus[g].gpu;
     for (size_t k = 0; k < pg.state.instances.size(); ++k) {
       if (k < pg.slot_ids.size() && !pg.slot_ids[k].empty()) where[pg.slot_ids[k]] = {g, k};
-      if (pg.state.instances[k].busy) fixed[g].push_back(pg.state.instances[k].placement);
+      if (pg.state.instances[k].busy) st.fixed[g].push_back(pg.state.instances[k].placement);
     }
   }
-
-  std::deque<Member> all;  // stable addresses
-  std::vector<Members> members(n);
   for (const auto& job : view.jobs) {
     if (!job.running()) continue;
     std::vector<std::pair<size_t, size_t>> held;
@@ -149,7 +149,7 @@ std::vector<GpuChange> plan_rebalance(const sched::ClusterView& view, const std:
     const bool movable = options.migrate && !job.stopping && job.started_at < view.now && job.slots.size() == 1 &&
                          held.size() == 1 && view.now - gpus[held[0].first].last_move_at >= options.min_interval_s;
     if (!movable) {
-      for (const auto& [g, k] : held) fixed[g].push_back(gpus[g].gpu.state.instances[k].placement);
+      for (const auto& [g, k] : held) st.fixed[g].push_back(gpus[g].gpu.state.instances[k].placement);
       continue;
     }
     const auto [g, k] = held[0];
@@ -162,23 +162,26 @@ std::vector<GpuChange> plan_rebalance(const sched::ClusterView& view, const std:
     m.speed_now = m.speeds[static_cast<size_t>(
         std::clamp(plan.catalog(g).profiles[static_cast<size_t>(m.at->profile)].compute_slices, 1, 7))];
     m.remaining_s = remaining_s(job, options);
-    all.push_back(m);
-    members[g].push_back(&all.back());
+    st.all.push_back(m);
+    st.members[g].push_back(&st.all.back());
   }
-  std::vector<double> base(n);
   for (size_t g = 0; g < n; ++g) {
-    fixed[g] = gpu::canonical(fixed[g]);
-    base[g] = plan.throughput(g, members[g], fixed[g]);
-    if (base[g] == kInfeasible) {  // cannot happen for a valid current layout; pin them rather than guess
-      for (const Member* m : members[g]) fixed[g].push_back(*m->at);
-      members[g].clear();
-      fixed[g] = gpu::canonical(fixed[g]);
-      base[g] = 0;
+    st.fixed[g] = gpu::canonical(st.fixed[g]);
+    st.base[g] = plan.throughput(g, st.members[g], st.fixed[g]);
+    if (st.base[g] == kInfeasible) {  // cannot happen for a valid current layout; pin them rather than guess
+      for (const Member* m : st.members[g]) st.fixed[g].push_back(*m->at);
+      st.members[g].clear();
+      st.fixed[g] = gpu::canonical(st.fixed[g]);
+      st.base[g] = 0;
     }
   }
+  return st;
+}
 
-  // 2. Queued jobs, in the policy's order, to the GPU that gains the most.
-  // Jobs held for an instance made for them (moved jobs) are not queued for a new one.
+// 2. Queued jobs, in the policy's order, to the GPU that gains the most. Jobs held for an instance made for
+// them (moved jobs) are not queued for a new one.
+void admit_queue(const sched::ClusterView& view, const SpeedOf& speed_of, const RebalanceOptions& options,
+                 const std::vector<sched::JobId>& queue_order, Plan& plan, State& st) {
   std::vector<sched::JobId> held = view.awaiting;
   for (const auto& s : view.slots)
     if (s.reserved_for > 0) held.push_back(s.reserved_for);
@@ -198,149 +201,169 @@ std::vector<GpuChange> plan_rebalance(const sched::ClusterView& view, const std:
            std::make_tuple(rank_of(b), -b->priority, b->submitted_at, b->id);
   });
   if (queue.size() > options.max_queue_scan) queue.resize(options.max_queue_scan);
+  const size_t n = st.members.size();
   for (const sched::JobView* job : queue) {
     Member m;
     m.job = job;
     m.speeds = speed_of(*job);
     m.remaining_s = remaining_s(*job, options);
-    all.push_back(m);
-    const Member* q = &all.back();
+    st.all.push_back(m);
+    const Member* q = &st.all.back();
     size_t best = n;
     double best_gain = 1e-9, best_t = 0;
     for (size_t g = 0; g < n; ++g) {
-      Members trial = members[g];
+      Members trial = st.members[g];
       trial.push_back(q);
-      const double t = plan.throughput(g, trial, fixed[g]);
-      if (t - base[g] > best_gain) {
+      const double t = plan.throughput(g, trial, st.fixed[g]);
+      if (t - st.base[g] > best_gain) {
         best = g;
-        best_gain = t - base[g];
+        best_gain = t - st.base[g];
         best_t = t;
       }
     }
     if (best == n) continue;
-    members[best].push_back(q);
-    base[best] = best_t;
+    st.members[best].push_back(q);
+    st.base[best] = best_t;
   }
+}
 
-  // 3. With migration, an empty GPU pulls the running job that gains the most by moving there.
-  const double move_cost_s = options.checkpoint_s + options.restart_s;
-  if (options.migrate) {
-    for (size_t round = 0; round < n; ++round) {
-      double best_score = 0;
-      size_t from = n, to = n;
-      const Member* pick = nullptr;
-      for (size_t e = 0; e < n; ++e) {
-        if (!members[e].empty() || !fixed[e].empty()) continue;
-        for (size_t g = 0; g < n; ++g) {
-          if (g == e || members[g].size() < 2) continue;
-          for (const Member* m : members[g]) {
-            if (!m->running || m->home != static_cast<int>(g)) continue;
-            const double t_rest = plan.throughput(g, without(members[g], m), fixed[g]);
-            const double t_e = plan.throughput(e, {m}, fixed[e]);
-            if (t_rest == kInfeasible || t_e <= 0) continue;
-            const double gain = t_rest + t_e - base[g];
-            const double horizon = std::min(m->remaining_s / t_e, options.max_horizon_s);
-            const double cost = m->speed_now * (move_cost_s + 2 * options.mig_step_s);
-            if (gain * horizon > options.gain_factor * cost && gain * horizon > best_score) {
-              best_score = gain * horizon;
-              from = g;
-              to = e;
-              pick = m;
-            }
+double move_cost(const Member& m, const RebalanceOptions& options) {
+  return m.speed_now * (options.checkpoint_s + options.restart_s + 2 * options.mig_step_s);
+}
+
+// 3. An idle GPU pulls the running job that gains the most by moving there, while that pays.
+void pull_to_idle_gpus(const RebalanceOptions& options, Plan& plan, State& st) {
+  const size_t n = st.members.size();
+  for (size_t round = 0; round < n; ++round) {
+    double best_score = 0;
+    size_t from = n, to = n;
+    const Member* pick = nullptr;
+    for (size_t e = 0; e < n; ++e) {
+      if (!st.members[e].empty() || !st.fixed[e].empty()) continue;
+      for (size_t g = 0; g < n; ++g) {
+        if (g == e || st.members[g].size() < 2) continue;
+        for (const Member* m : st.members[g]) {
+          if (!m->running || m->home != static_cast<int>(g)) continue;
+          const double t_rest = plan.throughput(g, without(st.members[g], m), st.fixed[g]);
+          const double t_e = plan.throughput(e, {m}, st.fixed[e]);
+          if (t_rest == kInfeasible || t_e <= 0) continue;
+          const double gain = t_rest + t_e - st.base[g];
+          const double horizon = std::min(m->remaining_s / t_e, options.max_horizon_s);
+          if (gain * horizon > options.gain_factor * move_cost(*m, options) && gain * horizon > best_score) {
+            best_score = gain * horizon;
+            from = g;
+            to = e;
+            pick = m;
           }
         }
       }
-      if (!pick) break;
-      members[from] = without(members[from], pick);
-      members[to] = {pick};
-      base[from] = plan.throughput(from, members[from], fixed[from]);
-      base[to] = plan.throughput(to, members[to], fixed[to]);
+    }
+    if (!pick) break;
+    st.members[from] = without(st.members[from], pick);
+    st.members[to] = {pick};
+    st.base[from] = plan.throughput(from, st.members[from], st.fixed[from]);
+    st.base[to] = plan.throughput(to, st.members[to], st.fixed[to]);
+  }
+}
+
+// 4. GPU g's change: its packing, moves weighed against pinning its running jobs; nullopt when nothing changes.
+std::optional<GpuChange> change_for(size_t g, const RebalanceGpu& rg, const RebalanceOptions& options, Plan& plan,
+                                    const State& st) {
+  const auto& pg = rg.gpu;
+  const auto& cat = plan.catalog(g);
+  const int home = static_cast<int>(g);
+  std::vector<sched::JobId> moved_out;
+  for (size_t h = 0; h < st.members.size(); ++h)
+    for (const Member* m : st.members[h])
+      if (m->running && m->home == home && h != g) moved_out.push_back(m->job->id);
+
+  Members ms = st.members[g];
+  std::vector<std::optional<gpu::Placement>> current;
+  for (const Member* m : ms) current.push_back(m->home == home ? m->at : std::nullopt);
+  std::optional<gpu::Packing> packing;
+  if (!ms.empty()) packing = gpu::best_packing(cat, plan.table(g, ms), st.fixed[g], current);
+  std::vector<sched::JobId> moved_here;
+  if (packing)
+    for (size_t i = 0; i < ms.size(); ++i)
+      if (ms[i]->running && ms[i]->home == home && packing->instance_of[i] != *ms[i]->at)
+        moved_here.push_back(ms[i]->job->id);
+
+  if (!packing || !moved_here.empty()) {
+    bool keep = packing.has_value();
+    const Pinned pinned = pinned_plan(plan, g, ms, st.fixed[g]);
+    if (keep) {
+      double horizon = options.max_horizon_s, cost = 0;
+      for (size_t i = 0; i < ms.size(); ++i) {
+        const int s = cat.profiles[static_cast<size_t>(packing->instance_of[i].profile)].compute_slices;
+        horizon = std::min(horizon, ms[i]->remaining_s / std::max(ms[i]->speeds[static_cast<size_t>(s)], 1e-9));
+        if (std::find(moved_here.begin(), moved_here.end(), ms[i]->job->id) != moved_here.end())
+          cost += move_cost(*ms[i], options);
+      }
+      keep = (packing->throughput - pinned.throughput) * horizon > options.gain_factor * cost;
+    }
+    if (!keep) {  // running jobs stay where they are; the others join around them while they fit
+      moved_here.clear();
+      Members kept;
+      gpu::Packing p;
+      for (const Member* m : ms)
+        if (m->running && m->home == home) {
+          kept.push_back(m);
+          p.instance_of.push_back(*m->at);
+        }
+      for (size_t i = 0; i < pinned.joined.size(); ++i) {
+        kept.push_back(pinned.joined[i]);
+        p.instance_of.push_back(pinned.packing.instance_of[i]);
+      }
+      ms = std::move(kept);
+      packing = std::move(p);
     }
   }
 
-  // 4. Per GPU: the packing, its moves weighed against pinning the running jobs, and the change.
+  // The target: fixed instances, the packing's, and idle instances that exist and still fit.
+  gpu::Layout target = st.fixed[g];
+  for (const auto& p : packing->instance_of) target.push_back(p);
+  std::vector<gpu::CurrentInstance> now_instances = pg.state.instances;
+  for (auto& inst : now_instances)
+    inst.busy = std::find(st.fixed[g].begin(), st.fixed[g].end(), inst.placement) != st.fixed[g].end();
+  for (const auto& inst : pg.state.instances)
+    if (std::find(target.begin(), target.end(), inst.placement) == target.end() && gpu::can_add(cat, target, inst.placement))
+      target.push_back(inst.placement);
+  target = gpu::canonical(std::move(target));
+
+  GpuChange change;
+  change.gpu = pg.state.index;
+  change.target = target;
+  change.moved = moved_out;
+  change.moved.insert(change.moved.end(), moved_here.begin(), moved_here.end());
+  for (size_t i = 0; i < ms.size(); ++i) {
+    const bool moves = ms[i]->running && !(ms[i]->home == home && packing->instance_of[i] == *ms[i]->at);
+    if (moves) change.reserved.emplace_back(ms[i]->job->id, packing->instance_of[i]);
+  }
+  gpu::Layout before;
+  for (const auto& inst : pg.state.instances) before.push_back(inst.placement);
+  if (gpu::canonical(before) == target && change.moved.empty() && change.reserved.empty()) return std::nullopt;
+  change.steps = gpu::sequence_steps(cat, now_instances, target).size();
+  return change;
+}
+
+}  // namespace
+
+SliceSpeeds power_law_speeds(double exponent) {
+  SliceSpeeds s{};
+  for (int g = 1; g <= 7; ++g) s[static_cast<size_t>(g)] = std::pow(g / 7.0, exponent);
+  return s;
+}
+
+std::vector<GpuChange> plan_rebalance(const sched::ClusterView& view, const std::vector<RebalanceGpu>& gpus,
+                                      const SpeedOf& speed_of, const RebalanceOptions& options,
+                                      const std::vector<sched::JobId>& queue_order) {
+  Plan plan(gpus);
+  State st = running_jobs(view, gpus, speed_of, options, plan);
+  admit_queue(view, speed_of, options, queue_order, plan, st);
+  if (options.migrate) pull_to_idle_gpus(options, plan, st);
   std::vector<GpuChange> changes;
-  for (size_t g = 0; g < n; ++g) {
-    const auto& pg = gpus[g].gpu;
-    const auto& cat = plan.catalog(g);
-    std::vector<sched::JobId> moved_out;
-    for (size_t h = 0; h < n; ++h)
-      for (const Member* m : members[h])
-        if (m->running && m->home == static_cast<int>(g) && h != g) moved_out.push_back(m->job->id);
-
-    Members ms = members[g];
-    std::vector<std::optional<gpu::Placement>> current;
-    for (const Member* m : ms) current.push_back(m->home == static_cast<int>(g) ? m->at : std::nullopt);
-    std::optional<gpu::Packing> packing;
-    if (!ms.empty()) packing = gpu::best_packing(cat, plan.table(g, ms), fixed[g], current);
-    std::vector<sched::JobId> moved_here;
-    if (packing)
-      for (size_t i = 0; i < ms.size(); ++i)
-        if (ms[i]->running && ms[i]->home == static_cast<int>(g) && packing->instance_of[i] != *ms[i]->at)
-          moved_here.push_back(ms[i]->job->id);
-
-    if (!packing || !moved_here.empty()) {
-      bool keep = packing.has_value();
-      const Pinned pinned = pinned_plan(plan, g, ms, fixed[g]);
-      if (keep) {
-        double horizon = options.max_horizon_s;
-        for (size_t i = 0; i < ms.size(); ++i) {
-          const double s = cat.profiles[static_cast<size_t>(packing->instance_of[i].profile)].compute_slices;
-          horizon = std::min(horizon, ms[i]->remaining_s / std::max(ms[i]->speeds[static_cast<size_t>(s)], 1e-9));
-        }
-        double cost = 0;
-        for (size_t i = 0; i < ms.size(); ++i)
-          if (std::find(moved_here.begin(), moved_here.end(), ms[i]->job->id) != moved_here.end())
-            cost += ms[i]->speed_now * (move_cost_s + 2 * options.mig_step_s);
-        const double gain = packing->throughput - pinned.throughput;
-        keep = gain * horizon > options.gain_factor * cost;
-      }
-      if (!keep) {  // running jobs stay where they are; the others join around them while they fit
-        moved_here.clear();
-        Members kept;
-        current.clear();
-        for (const Member* m : ms)
-          if (m->running && m->home == static_cast<int>(g)) {
-            kept.push_back(m);
-            current.push_back(m->at);
-          }
-        gpu::Packing p;
-        for (const Member* m : kept) p.instance_of.push_back(*m->at);
-        for (size_t i = 0; i < pinned.joined.size(); ++i) {
-          kept.push_back(pinned.joined[i]);
-          p.instance_of.push_back(pinned.packing.instance_of[i]);
-        }
-        ms = std::move(kept);
-        packing = std::move(p);
-      }
-    }
-
-    // The target: fixed instances, the packing's, and idle instances that exist and still fit.
-    gpu::Layout target = fixed[g];
-    for (const auto& p : packing->instance_of) target.push_back(p);
-    std::vector<gpu::CurrentInstance> now_instances = pg.state.instances;
-    for (auto& inst : now_instances)
-      inst.busy = std::find(fixed[g].begin(), fixed[g].end(), inst.placement) != fixed[g].end();
-    for (const auto& inst : pg.state.instances)
-      if (std::find(target.begin(), target.end(), inst.placement) == target.end() && gpu::can_add(cat, target, inst.placement))
-        target.push_back(inst.placement);
-    target = gpu::canonical(std::move(target));
-
-    GpuChange change;
-    change.gpu = pg.state.index;
-    change.target = target;
-    change.moved = moved_out;
-    change.moved.insert(change.moved.end(), moved_here.begin(), moved_here.end());
-    for (size_t i = 0; i < ms.size(); ++i) {
-      const bool moves = ms[i]->running && !(ms[i]->home == static_cast<int>(g) && packing->instance_of[i] == *ms[i]->at);
-      if (moves) change.reserved.emplace_back(ms[i]->job->id, packing->instance_of[i]);
-    }
-    gpu::Layout before;
-    for (const auto& inst : pg.state.instances) before.push_back(inst.placement);
-    if (gpu::canonical(before) == target && change.moved.empty() && change.reserved.empty()) continue;
-    change.steps = gpu::sequence_steps(cat, now_instances, target).size();
-    changes.push_back(std::move(change));
-  }
+  for (size_t g = 0; g < gpus.size(); ++g)
+    if (auto change = change_for(g, gpus[g], options, plan, st)) changes.push_back(std::move(*change));
   return changes;
 }
 
