@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <optional>
 #include <thread>
 
 namespace ragmig {
@@ -18,20 +17,27 @@ GangExit wait_gang(std::vector<pid_t> pids, const GangWaitOptions& options) {
   out.codes.assign(pids.size(), 0);
   size_t alive = pids.size();
   bool failed = false;
-  std::optional<std::chrono::steady_clock::time_point> stop_sent;
+  bool stopping = false;  // a SIGTERM went out: SIGKILL follows after kill_after_s
+  auto stop_sent = std::chrono::steady_clock::now();
+  auto last_term = std::chrono::steady_clock::now();
   const auto signal_all = [&](int sig) {
     for (pid_t p : pids)
       if (p > 0) ::kill(p, sig);
+    if (sig == SIGTERM) last_term = std::chrono::steady_clock::now();
   };
   while (alive > 0) {
     if (options.stop_requested && options.stop_requested()) {
       signal_all(SIGTERM);
-      if (!stop_sent) stop_sent = std::chrono::steady_clock::now();
+      if (!stopping) stop_sent = std::chrono::steady_clock::now();
+      stopping = true;
     }
-    if (stop_sent && options.kill_after_s > 0 &&
-        std::chrono::steady_clock::now() - *stop_sent > std::chrono::duration<double>(options.kill_after_s)) {
+    // After a failure the SIGTERM goes again every second: one that reaches a replica still between fork
+    // and exec (its parent's handler, not its own) is lost, and the replica would run on unstopped.
+    if (failed && std::chrono::steady_clock::now() - last_term > std::chrono::seconds(1)) signal_all(SIGTERM);
+    if (stopping && options.kill_after_s > 0 &&
+        std::chrono::steady_clock::now() - stop_sent > std::chrono::duration<double>(options.kill_after_s)) {
       signal_all(SIGKILL);
-      stop_sent.reset();
+      stopping = false;
     }
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, WNOHANG);
@@ -51,6 +57,7 @@ GangExit wait_gang(std::vector<pid_t> pids, const GangWaitOptions& options) {
       out.first_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
       signal_all(SIGTERM);
       stop_sent = std::chrono::steady_clock::now();
+      stopping = true;
     }
   }
   return out;

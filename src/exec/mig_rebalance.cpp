@@ -139,6 +139,9 @@ State running_jobs(const sched::ClusterView& view, const std::vector<RebalanceGp
       if (pg.state.instances[k].busy) st.fixed[g].push_back(pg.state.instances[k].placement);
     }
   }
+  for (const auto& s : view.slots)  // an instance made for a moved job stays until the job is on it
+    if (const auto it = where.find(s.id); it != where.end() && s.reserved_for != 0)
+      st.fixed[it->second.first].push_back(gpus[it->second.first].gpu.state.instances[it->second.second].placement);
   for (const auto& job : view.jobs) {
     if (!job.running()) continue;
     std::vector<std::pair<size_t, size_t>> held;
@@ -166,7 +169,8 @@ State running_jobs(const sched::ClusterView& view, const std::vector<RebalanceGp
     st.members[g].push_back(&st.all.back());
   }
   for (size_t g = 0; g < n; ++g) {
-    st.fixed[g] = gpu::canonical(st.fixed[g]);
+    st.fixed[g] = gpu::canonical(st.fixed[g]);  // an instance may be busy for two reasons: once
+    st.fixed[g].erase(std::unique(st.fixed[g].begin(), st.fixed[g].end()), st.fixed[g].end());
     st.base[g] = plan.throughput(g, st.members[g], st.fixed[g]);
     if (st.base[g] == kInfeasible) {  // cannot happen for a valid current layout; pin them rather than guess
       for (const Member* m : st.members[g]) st.fixed[g].push_back(*m->at);

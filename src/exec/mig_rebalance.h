@@ -9,7 +9,7 @@
 // The plan, from scratch each time:
 //  1. each GPU holds its running jobs: pinned to their instances without migration (and always for jobs
 //     being stopped, started this very moment, with several replicas, or on instances busy outside the
-//     scheduler), free to be re-packed with it;
+//     scheduler), free to be re-packed with it; an instance held for a moved job stays;
 //  2. queued single-replica GPU jobs, in the ordering policy's order, each join the GPU where the best packing
 //     (gpu::best_packing) gains the most summed speed, if any gains (a job no GPU gains from waits);
 //  3. with migration, a GPU left without jobs pulls the running job whose move gains the most elsewhere;

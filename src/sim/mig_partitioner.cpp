@@ -22,53 +22,46 @@ bool contains(const gpu::Layout& layout, const gpu::Placement& p) {
 }  // namespace
 
 MigPartitioner::MigPartitioner(Cluster cluster, exec::SpeedOf speed_of, exec::RebalanceOptions options)
-    : cluster_(std::move(cluster)),
-      speed_of_(std::move(speed_of)),
-      options_(options),
-      pending_(cluster_.gpus.size()),
-      last_move_at_(cluster_.gpus.size(), -1e300) {}
+    : cluster_(std::move(cluster)), speed_of_(std::move(speed_of)), options_(options) {}
 
 std::vector<sched::Slot> MigPartitioner::slots() const {
   Cluster offered = cluster_;
-  for (size_t i = 0; i < offered.gpus.size(); ++i) {
-    if (!pending_[i]) continue;
-    const SimGpu& g = cluster_.gpus[i];
-    gpu::Layout keep;
+  for (auto& g : offered.gpus) {
+    const exec::GpuChange* change = moves_.change(g.index);
+    if (!change) continue;
+    gpu::Layout keep;  // what stays, and what running jobs still hold
     for (const auto& p : g.layout) {
       const bool held = std::find(held_.begin(), held_.end(), slot_id(g, p)) != held_.end();
-      if (held || contains(pending_[i]->change.target, p)) keep.push_back(p);
+      if (held || contains(change->target, p)) keep.push_back(p);
     }
-    offered.gpus[i].layout = std::move(keep);
+    g.layout = std::move(keep);
   }
-  std::unordered_map<std::string, sched::JobId> owner;
-  for (const auto& [job, at] : reserved_) owner[slot_id(cluster_.gpus[static_cast<size_t>(at.first)], at.second)] = job;
-  for (size_t i = 0; i < offered.gpus.size(); ++i)
-    if (pending_[i])
-      for (const auto& p : offered.gpus[i].layout)
-        if (!contains(pending_[i]->change.target, p)) owner[slot_id(cluster_.gpus[i], p)] = sched::Slot::kVacating;
+  std::unordered_map<std::string, sched::JobId> holder;
+  for (const auto& g : offered.gpus)
+    if (g.mig == MigMode::Auto)
+      for (const auto& p : g.layout)
+        if (const sched::JobId h = moves_.holder(g.index, p); h != 0) holder[slot_id(g, p)] = h;
   auto out = cluster_slots(offered);
-  if (!owner.empty())
+  if (!holder.empty())
     for (auto& s : out)
-      if (const auto it = owner.find(s.id); it != owner.end()) s.reserved_for = it->second;
+      if (const auto it = holder.find(s.id); it != holder.end()) s.reserved_for = it->second;
   return out;
 }
 
 std::vector<sched::JobId> MigPartitioner::awaiting() const {
-  std::vector<sched::JobId> out;
-  for (const auto& [job, at] : reserved_) {
-    const auto& pending = pending_[static_cast<size_t>(at.first)];
-    if (pending && !contains(cluster_.gpus[static_cast<size_t>(at.first)].layout, at.second)) out.push_back(job);
-  }
-  return out;
+  return moves_.awaiting([&](int gpu, const gpu::Placement& p) {
+    return contains(cluster_.gpus[static_cast<size_t>(gpu)].layout, p);
+  });
 }
 
 double MigPartitioner::next_event() const {
   double next = std::numeric_limits<double>::infinity();
-  for (const auto& p : pending_)
-    if (p && !p->draining) next = std::min(next, p->done_at);
+  for (const auto& [gpu, span] : steps_) next = std::min(next, span.second);
   if (options_.migrate)  // a cool-down that ends may free a move the plan wanted
-    for (double at : last_move_at_)
-      if (at + options_.min_interval_s > now_) next = std::min(next, at + options_.min_interval_s);
+    for (const auto& g : cluster_.gpus) {
+      const double at = moves_.last_move_at(g.index) + options_.min_interval_s;
+      if (at > now_) next = std::min(next, at);
+    }
   return next;
 }
 
@@ -83,16 +76,13 @@ std::string MigPartitioner::question(const sched::ClusterView& view, double now)
     text += ';';
   }
   text += '|';
-  for (size_t i = 0; i < cluster_.gpus.size(); ++i)
-    text += pending_[i] ? 'p' : (now - last_move_at_[i] < options_.min_interval_s ? 'c' : '-');
+  for (const auto& g : cluster_.gpus)
+    text += moves_.changing(g.index) ? 'p' : (now - moves_.last_move_at(g.index) < options_.min_interval_s ? 'c' : '-');
   return text;
 }
 
-void MigPartitioner::begin_steps(size_t gpu, double now) {
-  Pending& p = *pending_[gpu];
-  p.draining = false;
-  p.steps_from = now;
-  p.done_at = now + options_.mig_step_s * static_cast<double>(p.change.steps);
+void MigPartitioner::begin_steps(int gpu, double now) {
+  steps_[gpu] = {now, now + options_.mig_step_s * static_cast<double>(moves_.change(gpu)->steps)};
 }
 
 MigPartitioner::Actions MigPartitioner::update(const sched::ClusterView& view, double now,
@@ -100,46 +90,30 @@ MigPartitioner::Actions MigPartitioner::update(const sched::ClusterView& view, d
   Actions actions;
   now_ = now;
   std::vector<std::string> held;
-  std::unordered_map<sched::JobId, const sched::JobView*> jobs;
-  for (const auto& job : view.jobs) {
-    jobs[job.id] = &job;
+  for (const auto& job : view.jobs)
     for (int s : job.slots) held.push_back(view.slots[static_cast<size_t>(s)].id);
-  }
   std::sort(held.begin(), held.end());
+  const bool was_idle = moves_.idle();
   if (held != held_) {  // what a GPU under change keeps on offer depends on it
     held_ = std::move(held);
-    actions.slots_changed = std::any_of(pending_.begin(), pending_.end(), [](const auto& p) { return p.has_value(); });
+    actions.slots_changed = !was_idle;
   }
-  // Reservations end when their job starts (a running, not stopping, attempt) or leaves the view.
-  for (auto it = reserved_.begin(); it != reserved_.end();) {
-    const auto j = jobs.find(it->first);
-    const bool over = j == jobs.end() || (j->second->running() && !j->second->stopping);
-    if (over) {
-      it = reserved_.erase(it);
-      actions.slots_changed = true;
-    } else {
+  // Reservations of started jobs end; moved jobs gone -> steps; steps done -> the new layout.
+  const size_t reservations = moves_.reservations();
+  for (int gpu : moves_.settle(view)) begin_steps(gpu, now);
+  actions.slots_changed = actions.slots_changed || moves_.reservations() != reservations;
+  for (auto it = steps_.begin(); it != steps_.end();) {
+    const auto [gpu, span] = *it;
+    if (span.second > now) {
       ++it;
+      continue;
     }
-  }
-  // Changes under way: moved jobs gone -> steps; steps done -> the new layout.
-  for (size_t i = 0; i < pending_.size(); ++i) {
-    auto& p = pending_[i];
-    if (!p) continue;
-    if (p->draining) {
-      // Gone when no attempt that ran when the move was planned still runs (a moved job may have started
-      // on its new instance already, on this GPU or another).
-      const bool gone = std::none_of(p->change.moved.begin(), p->change.moved.end(), [&](sched::JobId id) {
-        const auto j = jobs.find(id);
-        return j != jobs.end() && j->second->running() && j->second->started_at < p->planned_at;
-      });
-      if (gone) begin_steps(i, now);
-    }
-    if (!p->draining && p->done_at <= now) {
-      cluster_.gpus[i].layout = p->change.target;
-      if (p->change.steps > 0) history_.emplace_back(static_cast<int>(i), p->steps_from, p->done_at);
-      p.reset();
-      actions.slots_changed = true;
-    }
+    const exec::GpuChange* change = moves_.change(gpu);
+    cluster_.gpus[static_cast<size_t>(gpu)].layout = change->target;
+    if (change->steps > 0) history_.emplace_back(gpu, span.first, span.second);
+    moves_.finish(gpu);
+    it = steps_.erase(it);
+    actions.slots_changed = true;
   }
 
   const std::string q = question(view, now);
@@ -147,7 +121,7 @@ MigPartitioner::Actions MigPartitioner::update(const sched::ClusterView& view, d
   last_question_ = q;
   std::vector<exec::RebalanceGpu> gpus;
   for (const auto& g : cluster_.gpus) {
-    if (g.mig != MigMode::Auto || pending_[static_cast<size_t>(g.index)]) continue;
+    if (g.mig != MigMode::Auto || moves_.changing(g.index)) continue;
     exec::RebalanceGpu r;
     r.gpu.state.index = g.index;
     r.gpu.state.catalog = g.catalog;
@@ -155,22 +129,21 @@ MigPartitioner::Actions MigPartitioner::update(const sched::ClusterView& view, d
       r.gpu.state.instances.push_back({p, false, -1});
       r.gpu.slot_ids.push_back(slot_id(g, p));
     }
-    r.last_move_at = last_move_at_[static_cast<size_t>(g.index)];
+    r.last_move_at = moves_.last_move_at(g.index);
     gpus.push_back(std::move(r));
   }
   if (gpus.empty()) return actions;
   for (auto& change : exec::plan_rebalance(view, gpus, speed_of_, options_, queue_order)) {
-    const auto i = static_cast<size_t>(change.gpu);
-    for (const auto& [job, at] : change.reserved) reserved_[job] = {change.gpu, at};
+    const int gpu = change.gpu;
     actions.stop.insert(actions.stop.end(), change.moved.begin(), change.moved.end());
     migrations_ += static_cast<int64_t>(change.moved.size());
-    if (!change.moved.empty()) last_move_at_[i] = now;
     if (change.steps > 0) ++repartitions_;
-    pending_[i] = Pending{std::move(change), true, now, 0, 0};
-    if (pending_[i]->change.moved.empty()) begin_steps(i, now);
-    if (!pending_[i]->draining && pending_[i]->done_at <= now) {  // nothing to wait for
-      cluster_.gpus[i].layout = pending_[i]->change.target;
-      pending_[i].reset();
+    moves_.begin(std::move(change), now);
+    if (!moves_.draining(gpu)) begin_steps(gpu, now);
+    if (steps_.count(gpu) && steps_[gpu].second <= now) {  // nothing to wait for
+      cluster_.gpus[static_cast<size_t>(gpu)].layout = moves_.change(gpu)->target;
+      moves_.finish(gpu);
+      steps_.erase(gpu);
     }
     actions.slots_changed = true;
   }

@@ -1,8 +1,8 @@
 // The simulator's `mig=auto` GPUs: their layouts, and the re-partitions the rebalancer
-// (exec::plan_rebalance) asks for — first the running jobs it moves are checkpointed and stopped, then the
-// GPU's destroy/create steps run (SimCosts::mig_step_s each), then its new instances are offered; one made
-// for a moved job is held for it (Slot::reserved_for) until it starts there. While a GPU changes, instances
-// it destroys or creates are offered to nobody.
+// (exec::plan_rebalance) asks for, carried out in exec::MigMoves' three phases — the running jobs it moves
+// are checkpointed and stopped, the GPU's destroy/create steps run (SimCosts::mig_step_s each), its new
+// instances are offered (one made for a moved job held for it). While a GPU changes, instances it destroys
+// or creates are offered to nobody.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "exec/mig_moves.h"
 #include "exec/mig_rebalance.h"
 #include "gpu/layout.h"
 #include "sched/policy.h"
@@ -43,7 +44,7 @@ class MigPartitioner {
   /// (+infinity: none).
   double next_event() const;
 
-  bool changing(int gpu) const { return pending_[static_cast<size_t>(gpu)].has_value(); }
+  bool changing(int gpu) const { return moves_.changing(gpu); }
   const Cluster& cluster() const { return cluster_; }
   int64_t repartitions() const { return repartitions_; }
   int64_t migrations() const { return migrations_; }
@@ -51,21 +52,14 @@ class MigPartitioner {
   const std::vector<std::tuple<int, double, double>>& history() const { return history_; }
 
  private:
-  struct Pending {
-    exec::GpuChange change;
-    bool draining = false;  ///< moved jobs are still stopping
-    double planned_at = 0;
-    double steps_from = 0, done_at = 0;
-  };
   std::string question(const sched::ClusterView& view, double now) const;
-  void begin_steps(size_t gpu, double now);
+  void begin_steps(int gpu, double now);
 
   Cluster cluster_;  ///< gpus[i].layout is GPU i's current layout
   exec::SpeedOf speed_of_;
   exec::RebalanceOptions options_;
-  std::vector<std::optional<Pending>> pending_;
-  std::vector<double> last_move_at_;
-  std::map<sched::JobId, std::pair<int, gpu::Placement>> reserved_;  ///< job -> (GPU, instance made for it)
+  exec::MigMoves moves_;
+  std::map<int, std::pair<double, double>> steps_;  ///< GPUs whose MIG steps run: (from, until)
   std::vector<std::string> held_;  ///< slot ids running jobs hold, as of the last update
   std::string last_question_;
   double now_ = 0;  ///< of the last update
