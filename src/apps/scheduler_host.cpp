@@ -33,9 +33,10 @@ void add_mig_option(CLI::App* command, std::string& mig) {
   command
       ->add_option("--mig", mig,
                    "off: use the MIG instances as they are; auto: re-partition MIG GPUs for the queue between passes "
-                   "(instances no job holds only; needs root)")
+                   "(instances no job holds only; needs root); migrate: auto, and running jobs are checkpointed and "
+                   "moved to a better layout when the time won exceeds twice the cost")
       ->capture_default_str()
-      ->check(CLI::IsMember({"off", "auto"}));
+      ->check(CLI::IsMember({"off", "auto", "migrate"}));
 }
 
 std::shared_ptr<gpu::NvmlLibrary> open_nvml(const gpu::Inventory& inventory) {
@@ -47,9 +48,9 @@ MigAuto start_mig_auto(const std::string& mode, const gpu::Inventory& inventory,
                        const std::string& who) {
   MigAuto m;
   m.who = who;
-  if (mode != "auto") return m;
+  if (mode == "off") return m;
   if (inventory.nvml_status != gpu::NvmlStatus::Available)
-    throw ConfigError("--mig auto needs NVML: " + inventory.nvml_detail);
+    throw ConfigError("--mig " + mode + " needs NVML: " + inventory.nvml_detail);
   std::vector<std::string> notes;
   if (exec::plannable_gpus(inventory.gpus, &notes).empty()) {
     std::string why;
@@ -59,8 +60,11 @@ MigAuto start_mig_auto(const std::string& mode, const gpu::Inventory& inventory,
   }
   // Opened for the inventory a moment ago; opening it again here throws DeviceError saying why it failed.
   m.nvml = nvml ? std::move(nvml) : std::make_shared<gpu::NvmlLibrary>(inventory.nvml_library);
+  exec::RebalanceOptions rebalance;
+  rebalance.migrate = mode == "migrate";
   m.partitioner = std::make_unique<exec::MachinePartitioner>(
-      *m.nvml, inventory.gpus, gpu::ApplyOptions{}, [who](const std::string& line) { log_line(who + ": " + line); });
+      *m.nvml, inventory.gpus, gpu::ApplyOptions{}, [who](const std::string& line) { log_line(who + ": " + line); },
+      10.0, nullptr, rebalance);
   return m;
 }
 
@@ -68,9 +72,10 @@ bool MigAuto::after_pass(sched::Scheduler& scheduler) {
   if (!partitioner) return false;
   const auto& view = scheduler.cluster_view();
   auto changed = partitioner->after_pass(view, scheduler.policy().queue_order(view));
+  for (sched::JobId id : partitioner->take_stops()) scheduler.migrate(id, "to a better MIG layout");
   if (!changed) return false;
   log_line(fmt::format("{}: {} slots: {}", who, changed->size(), describe_slots(*changed)));
-  scheduler.set_slots(std::move(*changed));
+  scheduler.set_slots(std::move(*changed), partitioner->awaiting());
   return true;
 }
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 
 #include "core/error.h"
 #include "exec/inventory_slots.h"
@@ -63,6 +64,21 @@ std::vector<PlannableGpu> plannable_gpus(const std::vector<gpu::GpuDeviceState>&
   return out;
 }
 
+gpu::GpuPlan gpu_plan(const PlannableGpu& g, const GpuChange& change, const std::set<std::string>& held) {
+  gpu::GpuPlan plan;
+  plan.index = g.state.index;
+  plan.catalog = g.state.catalog;
+  plan.device_name = g.state.device_name;
+  plan.uuid = g.state.uuid;
+  plan.mig_enabled = g.state.mig_enabled;
+  plan.current = g.state.instances;
+  for (size_t k = 0; k < plan.current.size(); ++k)
+    plan.current[k].busy = plan.current[k].busy || (k < g.slot_ids.size() && held.count(g.slot_ids[k]));
+  plan.target = change.target;
+  plan.steps = gpu::sequence_steps(*plan.catalog, plan.current, plan.target);
+  return plan;
+}
+
 std::vector<gpu::GpuPlan> rebalance_plans(const sched::ClusterView& view, const std::vector<PlannableGpu>& gpus,
                                           const SpeedOf& speed_of, const std::vector<sched::JobId>& queue_order) {
   std::vector<RebalanceGpu> asked;
@@ -73,48 +89,70 @@ std::vector<gpu::GpuPlan> rebalance_plans(const sched::ClusterView& view, const 
   std::vector<gpu::GpuPlan> plans;
   for (const auto& change : plan_rebalance(view, asked, speed_of, RebalanceOptions{}, queue_order)) {
     const auto g = std::find_if(gpus.begin(), gpus.end(), [&](const PlannableGpu& x) { return x.state.index == change.gpu; });
-    gpu::GpuPlan plan;
-    plan.index = g->state.index;
-    plan.catalog = g->state.catalog;
-    plan.device_name = g->state.device_name;
-    plan.uuid = g->state.uuid;
-    plan.mig_enabled = g->state.mig_enabled;
-    plan.current = g->state.instances;
-    for (size_t k = 0; k < plan.current.size(); ++k)
-      plan.current[k].busy = plan.current[k].busy || (k < g->slot_ids.size() && held.count(g->slot_ids[k]));
-    plan.target = change.target;
-    plan.steps = gpu::sequence_steps(*plan.catalog, plan.current, plan.target);
+    auto plan = gpu_plan(*g, change, held);
     if (!plan.steps.empty()) plans.push_back(std::move(plan));
   }
   return plans;
 }
 
 MachinePartitioner::MachinePartitioner(const gpu::NvmlLibrary& nvml, std::vector<gpu::GpuDeviceState> devices,
-                                       gpu::ApplyOptions options, Log log, double reread_s, SpeedOf speed_of)
+                                       gpu::ApplyOptions options, Log log, double reread_s, SpeedOf speed_of,
+                                       RebalanceOptions rebalance)
     : nvml_(nvml),
       options_(options),
       log_(std::move(log)),
       reread_s_(reread_s),
       speed_of_(speed_of ? std::move(speed_of) : [](const sched::JobView&) { return power_law_speeds(kUnmeasuredExponent); }),
+      rebalance_(rebalance),
       devices_(std::move(devices)) {
   options_.execute = true;
 }
 
+std::string MachinePartitioner::question(const sched::ClusterView& view) const {
+  const auto gpus = plannable_gpus(devices_, nullptr);
+  std::string text = queue_question(view, gpus);
+  if (!rebalance_.migrate) return text;
+  // With moves, running jobs alone may ask for a plan (one left on a small slice), and a cool-down's end.
+  std::string running;
+  for (const auto& job : view.jobs)
+    for (int s : job.slots) running += std::to_string(job.id) + "@" + view.slots[static_cast<size_t>(s)].id + ";";
+  if (running.empty() && text.empty()) return "";
+  for (const auto& g : gpus)
+    running += view.now - moves_.last_move_at(g.state.index) < rebalance_.min_interval_s ? 'c' : '-';
+  return text + "|" + running;
+}
+
 std::optional<std::vector<sched::Slot>> MachinePartitioner::after_pass(const sched::ClusterView& view,
                                                                        const std::vector<sched::JobId>& queue_order) {
-  const auto ask = [&] { return queue_question(view, plannable_gpus(devices_, nullptr)); };
-  std::string question = ask();
+  // Changes whose moved jobs have all stopped are carried out first.
+  for (int gpu : moves_.settle(view))
+    if (const GpuChange* change = moves_.change(gpu)) {
+      apply(*change, view);
+      moves_.finish(gpu);
+    }
+  std::string q = question(view);
   // Something new waits, or the same job has waited `reread_s` since the last look (a foreign process may
   // have ended, an instance been made or destroyed by hand): look at the devices as they are now.
-  if (!question.empty() && (question != last_question_ || view.now - read_at_ >= reread_s_)) {
+  if (!q.empty() && (q != last_question_ || view.now - read_at_ >= reread_s_)) {
     if (!read(view.now)) {
-      last_question_ = question;  // not asked again until the queue changes or a re-read is due
+      last_question_ = q;  // not asked again until the queue changes or a re-read is due
     } else {
-      question = ask();
-      if (!question.empty() && question != last_question_) repartition(view, queue_order);
+      q = question(view);
+      if (!q.empty() && q != last_question_) repartition(view, queue_order);
     }
   }
   return slots_if_changed(view);
+}
+
+std::vector<sched::JobId> MachinePartitioner::awaiting() const {
+  return moves_.awaiting([&](int gpu, const gpu::Placement& p) {
+    for (const auto& d : devices_) {
+      if (d.index != gpu || !d.catalog) continue;
+      for (const auto& gi : d.instances)
+        if (d.catalog->profile_index_by_id(gi.profile_id) == p.profile && gi.placement_start == p.start) return true;
+    }
+    return false;
+  });
 }
 
 bool MachinePartitioner::read(double now) {
@@ -133,19 +171,45 @@ bool MachinePartitioner::read(double now) {
 
 void MachinePartitioner::repartition(const sched::ClusterView& view, const std::vector<sched::JobId>& queue_order) {
   std::vector<std::string> notes;
-  const std::vector<PlannableGpu> gpus = plannable_gpus(devices_, &notes);
+  std::vector<RebalanceGpu> gpus;
+  for (auto& g : plannable_gpus(devices_, &notes))
+    if (!moves_.changing(g.state.index)) gpus.push_back({std::move(g), moves_.last_move_at(g.state.index)});
   for (const auto& n : notes) {
     if (std::find(said_.begin(), said_.end(), n) == said_.end()) {
       log_("mig auto: " + n);
       said_.push_back(n);
     }
   }
-  last_question_ = queue_question(view, gpus);
-  gpu::PartitionPlan plan;
-  plan.gpus = rebalance_plans(view, gpus, speed_of_, queue_order);
-  if (plan.gpus.empty()) return;
+  last_question_ = question(view);
+  for (auto& change : plan_rebalance(view, gpus, speed_of_, rebalance_, queue_order)) {
+    const int gpu = change.gpu;
+    if (!change.moved.empty())
+      log_(fmt::format("mig auto: GPU {}: moving {} running job(s) to a better layout; they checkpoint first", gpu,
+                       change.moved.size()));
+    stops_.insert(stops_.end(), change.moved.begin(), change.moved.end());
+    moves_.begin(std::move(change), view.now);
+    if (!moves_.draining(gpu)) {
+      apply(*moves_.change(gpu), view);
+      moves_.finish(gpu);
+    }
+  }
+  // The question about the layout as it is now: asked again only when the queue or the machine changes.
+  last_question_ = question(view);
+}
+
+void MachinePartitioner::apply(const GpuChange& change, const sched::ClusterView& view) {
+  std::vector<PlannableGpu> gpus = plannable_gpus(devices_, nullptr);
+  std::erase_if(gpus, [&](const PlannableGpu& g) { return g.state.index != change.gpu; });
+  if (gpus.empty()) return;
+  std::set<std::string> held;  // instances a running (not moved) job holds are busy: never destroyed
+  for (const auto& job : view.jobs)
+    if (std::find(change.moved.begin(), change.moved.end(), job.id) == change.moved.end())
+      for (int s : job.slots) held.insert(view.slots[static_cast<size_t>(s)].id);
   try {
-    gpu::apply_plan(nvml_, plan, options_, [&](const std::string& line) { log_("mig auto: " + line); });
+    gpu::PartitionPlan partition;
+    partition.gpus.push_back(gpu_plan(gpus[0], change, held));
+    if (partition.gpus[0].steps.empty()) return;
+    gpu::apply_plan(nvml_, partition, options_, [&](const std::string& line) { log_("mig auto: " + line); });
   } catch (const Error& e) {
     log_(std::string("mig auto: the layout stays as it is: ") + e.what());
   }
@@ -155,12 +219,24 @@ void MachinePartitioner::repartition(const sched::ClusterView& view, const std::
   } catch (const DeviceError& e) {
     log_(std::string("mig auto: cannot read the GPUs back: ") + e.what());
   }
-  // The question about the layout as it is now: asked again only when the queue or the machine changes.
-  last_question_ = queue_question(view, plannable_gpus(devices_, nullptr));
 }
 
 std::optional<std::vector<sched::Slot>> MachinePartitioner::slots_if_changed(const sched::ClusterView& view) {
   std::vector<sched::Slot> slots = device_slots(devices_);
+  if (!moves_.idle()) {  // instances held for a moved job, or about to go in a change under way
+    std::unordered_map<std::string, sched::JobId> holder;
+    for (const auto& d : devices_) {
+      if (!d.catalog) continue;
+      for (const auto& gi : d.instances)
+        for (const auto& dev : gi.devices) {
+          const sched::JobId h =
+              moves_.holder(d.index, {d.catalog->profile_index_by_id(gi.profile_id), gi.placement_start});
+          if (h != 0) holder[gpu::mig_slot_id(d.index, gi, dev.ci_id)] = h;
+        }
+    }
+    for (auto& s : slots)
+      if (const auto it = holder.find(s.id); it != holder.end()) s.reserved_for = it->second;
+  }
   // A running job's slot stays on offer whatever NVML said last (an instance destroyed outside ragmig): the
   // scheduler keeps every slot a running job holds. It goes at the first pass after the job ends.
   for (const auto& job : view.jobs) {
@@ -180,7 +256,7 @@ std::optional<std::vector<sched::Slot>> MachinePartitioner::slots_if_changed(con
   });
   const auto ids = [](const std::vector<sched::Slot>& list) {  // the same slots in any order are no change
     std::vector<std::string> out;
-    for (const auto& s : list) out.push_back(s.id + "=" + s.device);
+    for (const auto& s : list) out.push_back(s.id + "=" + s.device + "/" + std::to_string(s.reserved_for));
     std::sort(out.begin(), out.end());
     return out;
   };

@@ -10,9 +10,12 @@
 
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "exec/mig_moves.h"
 #include "exec/mig_rebalance.h"
 #include "exec/queue_partition.h"
 #include "gpu/mig_applier.h"
@@ -34,8 +37,12 @@ std::vector<PlannableGpu> plannable_gpus(const std::vector<gpu::GpuDeviceState>&
 /// job 4.1x slower than the whole GPU, not 7x).
 constexpr double kUnmeasuredExponent = 0.73;
 
-/// plan_rebalance's changes for `gpus` (no moves) as the plans gpu::apply_plan carries out: instances that
-/// running jobs hold are busy. Only GPUs with steps to take.
+/// `change` to GPU `g` as a plan gpu::apply_plan carries out: instances whose slot is in `held` (running
+/// jobs') are busy.
+gpu::GpuPlan gpu_plan(const PlannableGpu& g, const GpuChange& change, const std::set<std::string>& held);
+
+/// plan_rebalance's changes for `gpus` (no moves) as such plans: what `--mig auto` does with a queue when no
+/// job moves. Only GPUs with steps to take.
 std::vector<gpu::GpuPlan> rebalance_plans(const sched::ClusterView& view, const std::vector<PlannableGpu>& gpus,
                                           const SpeedOf& speed_of, const std::vector<sched::JobId>& queue_order = {});
 
@@ -45,8 +52,9 @@ class MachinePartitioner {
   /// `nvml` must outlive the partitioner. `devices` are the GPUs as the caller read them, the ones whose
   /// slots the scheduler starts with.
   /// `speed_of`: each job's speed per slice size (default: power_law_speeds(kUnmeasuredExponent)).
+  /// `rebalance.migrate`: running jobs may be checkpointed and moved (take_stops() says which).
   MachinePartitioner(const gpu::NvmlLibrary& nvml, std::vector<gpu::GpuDeviceState> devices, gpu::ApplyOptions options,
-                     Log log, double reread_s = 10.0, SpeedOf speed_of = nullptr);
+                     Log log, double reread_s = 10.0, SpeedOf speed_of = nullptr, RebalanceOptions rebalance = {});
 
   /// Call after each scheduler pass. Returns the slots to offer when they differ from the view's (a layout
   /// changed, or a slot kept for a running job is free to go), else nullopt. Device errors are logged, not
@@ -55,10 +63,18 @@ class MachinePartitioner {
   /// `queue_order`: the scheduler policy's order of the queued jobs (sched::Policy::queue_order).
   std::optional<std::vector<sched::Slot>> after_pass(const sched::ClusterView& view,
                                                      const std::vector<sched::JobId>& queue_order = {});
+  /// Running jobs to checkpoint and stop now so that they can move (Scheduler::migrate); asked once.
+  std::vector<sched::JobId> take_stops() { return std::exchange(stops_, {}); }
+  /// Moved jobs waiting for the instance made for them (ClusterView::awaiting), for Scheduler::set_slots.
+  std::vector<sched::JobId> awaiting() const;
 
  private:
-  /// Plans for the queue on the devices as just read and applies the plan.
+  /// Plans for the queue on the devices as just read: changes without moves are applied at once, those
+  /// with moves wait for their jobs to stop.
   void repartition(const sched::ClusterView& view, const std::vector<sched::JobId>& queue_order);
+  /// Applies `change` to its GPU (its moved jobs have stopped) and reads the devices back.
+  void apply(const GpuChange& change, const sched::ClusterView& view);
+  std::string question(const sched::ClusterView& view) const;
   /// Reads the devices; false (logged once per message) when NVML cannot.
   bool read(double now);
   std::optional<std::vector<sched::Slot>> slots_if_changed(const sched::ClusterView& view);
@@ -68,6 +84,9 @@ class MachinePartitioner {
   Log log_;
   double reread_s_;
   SpeedOf speed_of_;
+  RebalanceOptions rebalance_;
+  MigMoves moves_;
+  std::vector<sched::JobId> stops_;
   std::vector<gpu::GpuDeviceState> devices_;  ///< as last read
   double read_at_ = 0;                        ///< when, on the scheduler's clock (0: by the caller)
   std::string read_error_;                    ///< the last read's error, logged once

@@ -72,6 +72,37 @@ TEST_F(MigAutoRun, AnEmptyMigGpuIsPartitionedFromScratch) {
   EXPECT_EQ(profiles, (std::set<int>{5, 9})) << run.output;  // 4g.71gb, 3g.71gb
 }
 
+TEST_F(MigAutoRun, MigrateMovesALoneJobToTheWholeGpu) {
+  // Two jobs on an empty H200 share it (4g + 3g); when the short one ends, the long one is alone on a slice:
+  // `--mig migrate` checkpoints it (SIGTERM -> exit 75), re-cuts the GPU to one 7g and resumes it there.
+  json state = seven_small_instances();
+  state["gpus"][0]["instances"] = json::array();
+  write_gpus(state);
+  const int64_t short_job = submit({"--slots", "10gb:1", "--estimate", "1", "--cmd", "sh -c 'sleep 0.5'"});
+  const int64_t long_job =
+      submit({"--slots", "10gb:1", "--estimate", "3600", "--cmd",
+              "sh -c 'echo $CUDA_VISIBLE_DEVICES >> $RAGMIG_RUN_DIR/dev.txt; "
+              "if [ $(wc -l < $RAGMIG_RUN_DIR/dev.txt) -gt 1 ]; then exit 0; fi; trap \"exit 75\" TERM; "
+              "sleep 20 & wait'"});
+  const auto run = ragmig({"run", "--until-empty", "--mig", "migrate", "--tick", "0.2"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(job(short_job)["state"], "done");
+  const auto j = job(long_job);
+  EXPECT_EQ(j["state"], "done") << run.output;
+  ASSERT_EQ(j["attempt_list"].size(), 2u) << j.dump(2);
+  EXPECT_EQ(j["attempt_list"][0]["exit_code"], 75);
+  EXPECT_LT(j["attempt_list"][0]["ended_at"].get<double>() - j["attempt_list"][0]["started_at"].get<double>(), 15)
+      << "moved, not waited for";
+  const std::string run_dir = j["run_dir"];
+  const std::string devices = read_file(std::filesystem::path(run_dir) / "dev.txt");
+  const auto newline = devices.find('\n');
+  ASSERT_NE(newline, std::string::npos);
+  const std::string first = devices.substr(0, newline), second = devices.substr(newline + 1, devices.size() - newline - 2);
+  EXPECT_NE(first, second);
+  EXPECT_EQ(instance_of(second).second, 0) << gpus().dump(2);  // 7g.141gb
+  EXPECT_THAT(run.output, HasSubstr("moving 1 running job(s) to a better layout"));
+}
+
 TEST_F(MigAutoRun, RefusedWithoutAGpuItMayPartition) {
   ::setenv("RAGMIG_NVML_LIBRARY", "/no/such/libnvidia-ml.so.1", 1);
   auto r = ragmig({"run", "--until-empty", "--mig", "auto"});
