@@ -1,7 +1,8 @@
-// `ragmig run --mig auto`: re-partitions this machine's MIG GPUs for what waits in the queue. After a
-// scheduler pass it asks exec::plan_rebalance (the decision the simulator's mig=auto GPUs take; here without
-// moving running jobs yet), with the instances that running jobs hold (and those where
-// NVML sees processes) as busy; a changed layout is applied through NVML (gpu::apply_plan: every check
+// `ragmig run --mig auto|migrate`: re-partitions this machine's MIG GPUs for what waits in the queue. After a
+// scheduler pass it asks exec::plan_rebalance (the decision the simulator's mig=auto GPUs take), with the
+// instances that running jobs hold (and those where NVML sees processes) as busy; with `migrate`, running
+// jobs may move: exec::MigMoves holds the change until they have checkpointed and exited, and the instance
+// made for each until it resumes there. A changed layout is applied through NVML (gpu::apply_plan: every check
 // before the first change, idle instances only, largest first, IN_USE retried), and the machine's new
 // slots go to Scheduler::set_slots. Only GPUs whose MIG mode is on and whose model the catalog knows are
 // touched; MIG mode itself is never changed here. While a job waits for a GPU, the devices are read again
