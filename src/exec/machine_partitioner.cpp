@@ -124,12 +124,16 @@ std::string MachinePartitioner::question(const sched::ClusterView& view) const {
 
 std::optional<std::vector<sched::Slot>> MachinePartitioner::after_pass(const sched::ClusterView& view,
                                                                        const std::vector<sched::JobId>& queue_order) {
-  // Changes whose moved jobs have all stopped are carried out first.
+  // Changes whose moved jobs have all stopped are carried out first; the view does not have their new
+  // instances yet (nor who they are held for), so the next plan waits for the next pass.
+  bool applied = false;
   for (int gpu : moves_.settle(view))
     if (const GpuChange* change = moves_.change(gpu)) {
       apply(*change, view);
       moves_.finish(gpu);
+      applied = true;
     }
+  if (applied) return slots_if_changed(view);
   std::string q = question(view);
   // Something new waits, or the same job has waited `reread_s` since the last look (a foreign process may
   // have ended, an instance been made or destroyed by hand): look at the devices as they are now.

@@ -139,8 +139,13 @@ State running_jobs(const sched::ClusterView& view, const std::vector<RebalanceGp
       if (pg.state.instances[k].busy) st.fixed[g].push_back(pg.state.instances[k].placement);
     }
   }
-  for (const auto& s : view.slots)  // an instance made for a moved job stays until the job is on it
-    if (const auto it = where.find(s.id); it != where.end() && s.reserved_for != 0)
+  // An idle instance made for a moved job stays until the job is on it (once it runs there, it is the
+  // job's like any other).
+  std::vector<char> occupied(view.slots.size(), 0);
+  for (const auto& job : view.jobs)
+    for (int s : job.slots) occupied[static_cast<size_t>(s)] = 1;
+  for (size_t i = 0; i < view.slots.size(); ++i)
+    if (const auto it = where.find(view.slots[i].id); it != where.end() && view.slots[i].reserved_for != 0 && !occupied[i])
       st.fixed[it->second.first].push_back(gpus[it->second.first].gpu.state.instances[it->second.second].placement);
   for (const auto& job : view.jobs) {
     if (!job.running()) continue;

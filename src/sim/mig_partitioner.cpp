@@ -102,6 +102,7 @@ MigPartitioner::Actions MigPartitioner::update(const sched::ClusterView& view, d
   const size_t reservations = moves_.reservations();
   for (int gpu : moves_.settle(view)) begin_steps(gpu, now);
   actions.slots_changed = actions.slots_changed || moves_.reservations() != reservations;
+  bool made_new_instances = false;
   for (auto it = steps_.begin(); it != steps_.end();) {
     const auto [gpu, span] = *it;
     if (span.second > now) {
@@ -114,7 +115,10 @@ MigPartitioner::Actions MigPartitioner::update(const sched::ClusterView& view, d
     moves_.finish(gpu);
     it = steps_.erase(it);
     actions.slots_changed = true;
+    made_new_instances = true;
   }
+  // The view does not have the new instances yet (nor who they are held for): plan at the next pass.
+  if (made_new_instances) return actions;
 
   const std::string q = question(view, now);
   if (q == last_question_) return actions;
