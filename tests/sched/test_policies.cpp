@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <random>
 #include <set>
 
@@ -109,6 +110,28 @@ TEST(Placement, SmallestSliceThatFits) {
   EXPECT_EQ(d.starts[0].slots, std::vector<int>{1});  // 1g onto the 1g, not the 7g
   EXPECT_EQ(d.starts[1].slots, std::vector<int>{2});  // 20 GB onto the 2g.35gb
   EXPECT_EQ(d.starts[2].slots, std::vector<int>{0});
+}
+
+TEST(Placement, ReservedSlotsAreTheirJobsAloneAndAwaitingJobsWait) {
+  ClusterView v;
+  v.slots = {mig("small", 1, 18), mig("made-for-3", 7, 141), mig("vacating", 1, 18)};
+  v.slots[1].reserved_for = 3;
+  v.slots[2].reserved_for = Slot::kVacating;
+  // Job 1 comes first but may not take job 3's 7g nor the vacating slice; job 3 takes only its own slot;
+  // job 4 awaits a slot still being made; job 5 finds nothing left.
+  v.jobs = {queued(1, "1g.18gb:1", 0, 1), queued(3, "1g.18gb:1", 0, 3), queued(4, "1g.18gb:1", 0, 4),
+            queued(5, "1g.18gb:1", 0, 5)};
+  v.awaiting = {4};
+  for (const std::string policy : {"fifo", "las", "srtf"}) {
+    const Decisions d = make_policy(policy).decide(v);
+    ASSERT_EQ(d.starts.size(), 2u) << policy;
+    std::map<JobId, std::vector<int>> where;
+    for (const auto& s : d.starts) where[s.job] = s.slots;
+    EXPECT_EQ(where, (std::map<JobId, std::vector<int>>{{1, {0}}, {3, {1}}})) << policy;
+  }
+  // The queue order a policy gives the rebalancer: queued jobs only, in its ranking.
+  v.jobs.push_back(running(9, "1g.18gb:1", {0}, 100));
+  EXPECT_EQ(make_policy("fifo").queue_order(v), (std::vector<JobId>{1, 3, 4, 5}));
 }
 
 TEST(Placement, ProfileNeedsUseTheNominalSize) {
