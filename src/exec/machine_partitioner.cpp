@@ -1,6 +1,7 @@
 // The live side of mig=auto: NVML state in, exec::plan_rebalance for the decision (the simulator's), a
-// gpu::PartitionPlan built from its changes for gpu::apply_plan, NVML state out. The question is first asked of the devices as last read, which costs no NVML
-// call; only a new question, or one still waiting `reread_s` after the last read, reads the devices again.
+// gpu::PartitionPlan built from its changes for gpu::apply_plan, NVML state out. The question is first asked
+// of the devices as last read, which costs no NVML call; only a new question, or one still waiting
+// `reread_s` after the last read, reads the devices again.
 // The slots handed over are those devices' slots plus any that a running job still holds.
 #include "exec/machine_partitioner.h"
 
@@ -16,6 +17,14 @@
 #include "gpu/mig_steps.h"
 
 namespace ragmig::exec {
+namespace {
+
+// Where a GPU instance NVML reports sits in the catalog's terms (profile -1: a profile the catalog lacks).
+gpu::Placement placement_of(const gpu::GpuDeviceState& d, const gpu::GpuInstanceState& gi) {
+  return {d.catalog->profile_index_by_id(gi.profile_id), gi.placement_start};
+}
+
+}  // namespace
 
 std::vector<sched::Slot> device_slots(const std::vector<gpu::GpuDeviceState>& devices) {
   gpu::Inventory inventory;
@@ -45,8 +54,8 @@ std::vector<PlannableGpu> plannable_gpus(const std::vector<gpu::GpuDeviceState>&
     g.state.uuid = d.uuid;
     bool known = true;
     for (const auto& gi : d.instances) {
-      const int p = d.catalog->profile_index_by_id(gi.profile_id);
-      if (p < 0) {
+      const gpu::Placement p = placement_of(d, gi);
+      if (p.profile < 0) {
         if (notes)
           notes->push_back(label + ": left as it is (GPU instance " + std::to_string(gi.gi_id) + " has profile id " +
                            std::to_string(gi.profile_id) + ", unknown to the catalog)");
@@ -56,7 +65,7 @@ std::vector<PlannableGpu> plannable_gpus(const std::vector<gpu::GpuDeviceState>&
       // No compute instance: a leftover, free to go. Several: a layout someone made by hand, kept.
       bool busy = gi.devices.size() > 1;
       for (const auto& dev : gi.devices) busy = busy || dev.busy.value_or(true);  // unknown counts as busy
-      g.state.instances.push_back({{p, gi.placement_start}, busy, gi.gi_id});
+      g.state.instances.push_back({p, busy, gi.gi_id});
       g.slot_ids.push_back(gi.devices.size() == 1 ? gpu::mig_slot_id(d.index, gi, gi.devices[0].ci_id) : "");
     }
     if (known) out.push_back(std::move(g));
@@ -71,9 +80,7 @@ gpu::GpuPlan gpu_plan(const PlannableGpu& g, const GpuChange& change, const std:
   plan.device_name = g.state.device_name;
   plan.uuid = g.state.uuid;
   plan.mig_enabled = g.state.mig_enabled;
-  plan.current = g.state.instances;
-  for (size_t k = 0; k < plan.current.size(); ++k)
-    plan.current[k].busy = plan.current[k].busy || (k < g.slot_ids.size() && held.count(g.slot_ids[k]));
+  plan.current = with_busy(g, held).instances;
   plan.target = change.target;
   plan.steps = gpu::sequence_steps(*plan.catalog, plan.current, plan.target);
   return plan;
@@ -83,9 +90,7 @@ std::vector<gpu::GpuPlan> rebalance_plans(const sched::ClusterView& view, const 
                                           const SpeedOf& speed_of, const std::vector<sched::JobId>& queue_order) {
   std::vector<RebalanceGpu> asked;
   for (const auto& g : gpus) asked.push_back({g, -1e300});
-  std::set<std::string> held;  // slots running jobs hold: their instances are busy in the plan
-  for (const auto& job : view.jobs)
-    for (int s : job.slots) held.insert(view.slots[static_cast<size_t>(s)].id);
+  const std::set<std::string> held = busy_slots(view);  // running jobs' instances are busy in the plan
   std::vector<gpu::GpuPlan> plans;
   for (const auto& change : plan_rebalance(view, asked, speed_of, RebalanceOptions{}, queue_order)) {
     const auto g = std::find_if(gpus.begin(), gpus.end(), [&](const PlannableGpu& x) { return x.state.index == change.gpu; });
@@ -153,7 +158,7 @@ std::vector<sched::JobId> MachinePartitioner::awaiting() const {
     for (const auto& d : devices_) {
       if (d.index != gpu || !d.catalog) continue;
       for (const auto& gi : d.instances)
-        if (d.catalog->profile_index_by_id(gi.profile_id) == p.profile && gi.placement_start == p.start) return true;
+        if (placement_of(d, gi) == p) return true;
     }
     return false;
   });
@@ -233,8 +238,7 @@ std::optional<std::vector<sched::Slot>> MachinePartitioner::slots_if_changed(con
       if (!d.catalog) continue;
       for (const auto& gi : d.instances)
         for (const auto& dev : gi.devices) {
-          const sched::JobId h =
-              moves_.holder(d.index, {d.catalog->profile_index_by_id(gi.profile_id), gi.placement_start});
+          const sched::JobId h = moves_.holder(d.index, placement_of(d, gi));
           if (h != 0) holder[gpu::mig_slot_id(d.index, gi, dev.ci_id)] = h;
         }
     }

@@ -39,7 +39,7 @@ std::vector<PlannableGpu> plannable_gpus(const std::vector<gpu::GpuDeviceState>&
 constexpr double kUnmeasuredExponent = 0.73;
 
 /// `change` to GPU `g` as a plan gpu::apply_plan carries out: instances whose slot is in `held` (running
-/// jobs') are busy.
+/// jobs', see busy_slots) are busy.
 gpu::GpuPlan gpu_plan(const PlannableGpu& g, const GpuChange& change, const std::set<std::string>& held);
 
 /// plan_rebalance's changes for `gpus` (no moves) as such plans: what `--mig auto` does with a queue when no

@@ -11,16 +11,15 @@
 namespace ragmig::exec {
 namespace {
 
-struct Queue {
-  std::map<std::pair<std::string, int64_t>, int> replicas;  // (need, priority) -> replicas
-};
-
-Queue queued_gpu_jobs(const sched::ClusterView& view) {
-  Queue q;
+// Queued GPU jobs' replicas per (need, priority).
+std::map<std::pair<std::string, int64_t>, int> queued_gpu_jobs(const sched::ClusterView& view) {
+  std::map<std::pair<std::string, int64_t>, int> replicas;
   for (const auto& job : view.jobs)
-    if (!job.running() && !job.need.cpu) q.replicas[{job.need.what, job.priority}] += job.need.replicas;
-  return q;
+    if (!job.running() && !job.need.cpu) replicas[{job.need.what, job.priority}] += job.need.replicas;
+  return replicas;
 }
+
+}  // namespace
 
 std::set<std::string> busy_slots(const sched::ClusterView& view) {
   std::set<std::string> busy;
@@ -29,7 +28,6 @@ std::set<std::string> busy_slots(const sched::ClusterView& view) {
   return busy;
 }
 
-// The GPU's instances with busy set where the view or the state says so.
 gpu::GpuState with_busy(const PlannableGpu& g, const std::set<std::string>& busy) {
   gpu::GpuState state = g.state;
   for (size_t k = 0; k < state.instances.size(); ++k) {
@@ -38,8 +36,6 @@ gpu::GpuState with_busy(const PlannableGpu& g, const std::set<std::string>& busy
   }
   return state;
 }
-
-}  // namespace
 
 sched::Slot mig_slot(const gpu::MigProfile& profile) {
   sched::Slot s;
@@ -62,11 +58,11 @@ std::string smallest_profile(const gpu::GpuCatalog& catalog, const sched::Need& 
 }
 
 std::string queue_question(const sched::ClusterView& view, const std::vector<PlannableGpu>& gpus) {
-  const Queue q = queued_gpu_jobs(view);
-  if (q.replicas.empty() || gpus.empty()) return "";
+  const auto queued = queued_gpu_jobs(view);
+  if (queued.empty() || gpus.empty()) return "";
   const std::set<std::string> busy = busy_slots(view);
   std::string text;
-  for (const auto& [key, count] : q.replicas) text += fmt::format("{}@{}x{};", key.first, key.second, count);
+  for (const auto& [key, count] : queued) text += fmt::format("{}@{}x{};", key.first, key.second, count);
   for (const auto& g : gpus) {
     const gpu::GpuState state = with_busy(g, busy);
     text += fmt::format("|{}:", state.index);

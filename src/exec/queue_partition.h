@@ -4,7 +4,7 @@
 // exec::plan_rebalance's.
 #pragma once
 
-#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,8 +32,13 @@ struct PlannableGpu {
   std::vector<std::string> slot_ids;
 };
 
-/// The question a re-partition for the queue answers, as text: equal texts get equal plans, so a caller asks once per
-/// text. "" when the view queues no GPU job (nothing to plan for).
+/// The slot ids the view's running jobs hold.
+std::set<std::string> busy_slots(const sched::ClusterView& view);
+/// `g`'s state with an instance busy also where its slot id is in `busy`.
+gpu::GpuState with_busy(const PlannableGpu& g, const std::set<std::string>& busy);
+
+/// The question a re-partition for the queue answers, as text: equal texts get equal plans, so a caller
+/// asks once per text. "" when the view queues no GPU job (nothing to plan for).
 std::string queue_question(const sched::ClusterView& view, const std::vector<PlannableGpu>& gpus);
 
 }  // namespace ragmig::exec

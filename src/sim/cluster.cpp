@@ -129,6 +129,10 @@ Cluster build_cluster(const ClusterSpec& spec) {
   return cluster;
 }
 
+std::string mig_slot_id(const SimGpu& gpu, const gpu::Placement& p) {
+  return fmt::format("gpu{}/{}@{}", gpu.index, gpu.catalog->profiles[static_cast<size_t>(p.profile)].name, p.start);
+}
+
 std::vector<sched::Slot> gpu_slots(const SimGpu& gpu, const gpu::Layout& layout) {
   std::vector<sched::Slot> out;
   if (gpu.mig == MigMode::Off) {
@@ -145,7 +149,7 @@ std::vector<sched::Slot> gpu_slots(const SimGpu& gpu, const gpu::Layout& layout)
   for (const auto& p : layout) {
     const auto& profile = gpu.catalog->profiles[static_cast<size_t>(p.profile)];
     sched::Slot s = exec::mig_slot(profile);
-    s.id = fmt::format("gpu{}/{}@{}", gpu.index, profile.name, p.start);
+    s.id = mig_slot_id(gpu, p);
     s.group = gpu.index;
     out.push_back(std::move(s));
   }

@@ -62,6 +62,8 @@ Cluster build_cluster(const ClusterSpec& spec);
 /// group i). A slice's memory is the size its profile name gives (18 GB for 1g.18gb): the same reading of
 /// the name that sched::parse_need makes of a job asking for "1g.18gb".
 std::vector<sched::Slot> gpu_slots(const SimGpu& gpu, const gpu::Layout& layout);
+/// The id gpu_slots gives the MIG instance `p` of `gpu`: "gpu<i>/<profile>@<start>".
+std::string mig_slot_id(const SimGpu& gpu, const gpu::Placement& p);
 /// Every slot of the cluster in its starting layouts (CPU slots "cpu<k>" last).
 std::vector<sched::Slot> cluster_slots(const Cluster& cluster);
 

@@ -11,10 +11,6 @@
 namespace ragmig::sim {
 namespace {
 
-std::string slot_id(const SimGpu& g, const gpu::Placement& p) {
-  return fmt::format("gpu{}/{}@{}", g.index, g.catalog->profiles[static_cast<size_t>(p.profile)].name, p.start);
-}
-
 bool contains(const gpu::Layout& layout, const gpu::Placement& p) {
   return std::find(layout.begin(), layout.end(), p) != layout.end();
 }
@@ -31,7 +27,7 @@ std::vector<sched::Slot> MigPartitioner::slots() const {
     if (!change) continue;
     gpu::Layout keep;  // what stays, and what running jobs still hold
     for (const auto& p : g.layout) {
-      const bool held = std::find(held_.begin(), held_.end(), slot_id(g, p)) != held_.end();
+      const bool held = std::binary_search(held_.begin(), held_.end(), mig_slot_id(g, p));
       if (held || contains(change->target, p)) keep.push_back(p);
     }
     g.layout = std::move(keep);
@@ -40,7 +36,7 @@ std::vector<sched::Slot> MigPartitioner::slots() const {
   for (const auto& g : offered.gpus)
     if (g.mig == MigMode::Auto)
       for (const auto& p : g.layout)
-        if (const sched::JobId h = moves_.holder(g.index, p); h != 0) holder[slot_id(g, p)] = h;
+        if (const sched::JobId h = moves_.holder(g.index, p); h != 0) holder[mig_slot_id(g, p)] = h;
   auto out = cluster_slots(offered);
   if (!holder.empty())
     for (auto& s : out)
@@ -131,7 +127,7 @@ MigPartitioner::Actions MigPartitioner::update(const sched::ClusterView& view, d
     r.gpu.state.catalog = g.catalog;
     for (const auto& p : g.layout) {
       r.gpu.state.instances.push_back({p, false, -1});
-      r.gpu.slot_ids.push_back(slot_id(g, p));
+      r.gpu.slot_ids.push_back(mig_slot_id(g, p));
     }
     r.last_move_at = moves_.last_move_at(g.index);
     gpus.push_back(std::move(r));

@@ -96,8 +96,11 @@ TEST(MigAuto, AnAlternatingQueueDoesNotMakeItThrash) {
     if (o.outcome == "preempted") moves.push_back(o.end);
   std::sort(moves.begin(), moves.end());
   ASSERT_FALSE(moves.empty());
-  for (size_t i = 1; i < moves.size(); ++i)
-    if (moves[i] > moves[i - 1] + 1e-6) EXPECT_GE(moves[i] - moves[i - 1], 900 - 1e-6) << "moves at " << moves[i - 1] << " and " << moves[i];
+  for (size_t i = 1; i < moves.size(); ++i) {
+    if (moves[i] > moves[i - 1] + 1e-6) {
+      EXPECT_GE(moves[i] - moves[i - 1], 900 - 1e-6) << "moves at " << moves[i - 1] << " and " << moves[i];
+    }
+  }
   const auto whole = run(jobs, "1xH200", "fifo", model, false);
   EXPECT_LT(r.metrics.avg_jct, whole.metrics.avg_jct);
 }
