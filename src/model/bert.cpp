@@ -19,11 +19,6 @@ torch::nn::LayerNorm make_layer_norm(const BertConfig& c) {
   return torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.hidden_size}).eps(c.layer_norm_eps));
 }
 
-// torch::nn::Linear's forward (torch::nn::functional::linear) runs a [B, L, H] input as a matmul and then an
-// in-place bias add: more ops forward and backward, and 1.6x the mm time of a training step (bench/train
-// --profile). aten::linear folds the batch into one addmm, as Python's nn.Linear does.
-torch::Tensor linear(const torch::nn::Linear& m, const torch::Tensor& x) { return torch::linear(x, m->weight, m->bias); }
-
 }  // namespace
 
 bool fused_attention_available() {
@@ -67,16 +62,16 @@ torch::Tensor BertEmbeddingsImpl::forward(const torch::Tensor& input_ids, const 
 BertSelfAttentionImpl::BertSelfAttentionImpl(const BertConfig& c)
     : heads_(c.num_attention_heads), head_dim_(c.hidden_size / c.num_attention_heads),
       dropout_(c.attention_probs_dropout_prob) {
-  query = register_module("query", torch::nn::Linear(c.hidden_size, c.hidden_size));
-  key = register_module("key", torch::nn::Linear(c.hidden_size, c.hidden_size));
-  value = register_module("value", torch::nn::Linear(c.hidden_size, c.hidden_size));
+  query = register_module("query", LoraLinear(c.hidden_size, c.hidden_size));
+  key = register_module("key", LoraLinear(c.hidden_size, c.hidden_size));
+  value = register_module("value", LoraLinear(c.hidden_size, c.hidden_size));
 }
 
 torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const torch::Tensor& attention_mask,
                                              AttentionImpl impl) {
   const auto b = hidden.size(0), l = hidden.size(1);
   auto split = [&](const torch::Tensor& x) { return x.view({b, l, heads_, head_dim_}).transpose(1, 2); };
-  auto q = split(linear(query, hidden)), k = split(linear(key, hidden)), v = split(linear(value, hidden));
+  auto q = split(query(hidden)), k = split(key(hidden)), v = split(value(hidden));
   torch::Tensor context;
 #if TORCH_VERSION_MAJOR >= 2
   if (impl == AttentionImpl::Fused) {
@@ -96,12 +91,12 @@ torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const 
 
 BertResidualOutputImpl::BertResidualOutputImpl(int64_t in_features, const BertConfig& c)
     : dropout_(c.hidden_dropout_prob) {
-  dense = register_module("dense", torch::nn::Linear(in_features, c.hidden_size));
+  dense = register_module("dense", LoraLinear(in_features, c.hidden_size));
   LayerNorm = register_module("LayerNorm", make_layer_norm(c));
 }
 
 torch::Tensor BertResidualOutputImpl::forward(const torch::Tensor& x, const torch::Tensor& residual) {
-  return LayerNorm(torch::dropout(linear(dense, x), dropout_, is_training()) + residual);
+  return LayerNorm(torch::dropout(dense(x), dropout_, is_training()) + residual);
 }
 
 BertAttentionImpl::BertAttentionImpl(const BertConfig& c) {
@@ -115,11 +110,11 @@ torch::Tensor BertAttentionImpl::forward(const torch::Tensor& hidden, const torc
 }
 
 BertIntermediateImpl::BertIntermediateImpl(const BertConfig& c) : relu_(c.hidden_act == "relu") {
-  dense = register_module("dense", torch::nn::Linear(c.hidden_size, c.intermediate_size));
+  dense = register_module("dense", LoraLinear(c.hidden_size, c.intermediate_size));
 }
 
 torch::Tensor BertIntermediateImpl::forward(const torch::Tensor& x) {
-  auto h = linear(dense, x);
+  auto h = dense(x);
   return relu_ ? torch::relu(h) : torch::gelu(h);  // gelu's default is the exact erf form, as HF's "gelu"
 }
 

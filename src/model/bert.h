@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include "model/bert_config.h"
+#include "model/lora_linear.h"
 
 namespace ragmig::model {
 
@@ -40,7 +41,7 @@ class BertSelfAttentionImpl : public torch::nn::Module {
   /// hidden [B,L,H], additive_mask [B,1,1,L] -> context [B,L,H]
   torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask, AttentionImpl impl);
 
-  torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};
+  LoraLinear query{nullptr}, key{nullptr}, value{nullptr};
 
  private:
   int64_t heads_, head_dim_;
@@ -54,7 +55,7 @@ class BertResidualOutputImpl : public torch::nn::Module {
   BertResidualOutputImpl(int64_t in_features, const BertConfig& config);
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& residual);
 
-  torch::nn::Linear dense{nullptr};
+  LoraLinear dense{nullptr};
   torch::nn::LayerNorm LayerNorm{nullptr};
 
  private:
@@ -77,7 +78,7 @@ class BertIntermediateImpl : public torch::nn::Module {
   explicit BertIntermediateImpl(const BertConfig& config);
   torch::Tensor forward(const torch::Tensor& x);
 
-  torch::nn::Linear dense{nullptr};
+  LoraLinear dense{nullptr};
 
  private:
   bool relu_;

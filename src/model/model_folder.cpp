@@ -12,6 +12,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "model/lora.h"
+#include "model/packaged_models.h"
+
 #include "core/atomic_file.h"
 #include "core/error.h"
 
@@ -122,7 +125,7 @@ void check_vocab_fits(const std::vector<std::string>& vocab, const BertConfig& c
 std::map<std::string, torch::Tensor> bert_state(BertModel& tower) {
   std::map<std::string, torch::Tensor> state;
   for (const auto& p : tower->named_parameters())
-    state.emplace(p.key(), p.value().detach().to(torch::kCPU, torch::kFloat).contiguous());
+    if (!is_lora_parameter(p.key())) state.emplace(p.key(), p.value().detach().to(torch::kCPU, torch::kFloat).contiguous());
   return state;
 }
 
@@ -164,7 +167,7 @@ void load_bert_weights(BertModel& tower, const std::string& path) {
   std::string missing;
   int n_missing = 0;
   for (const auto& p : params) {
-    if (loaded.count(p.key())) continue;
+    if (loaded.count(p.key()) || is_lora_parameter(p.key())) continue;
     if (n_missing++ < 5) missing += (missing.empty() ? "\"" : ", \"") + p.key() + "\"";
   }
   if (n_missing > 0)
@@ -180,18 +183,8 @@ void save_model_folder(const std::string& dir, DualEncoder& model, const std::ve
     if (token.find('\n') != std::string::npos || token.find('\r') != std::string::npos)
       throw DataError(dir + ": vocabulary token with a line break cannot be written to vocab.txt");
 
-  fs::path target(dir);
-  if (!target.has_filename()) target = target.parent_path();  // "out/model/" -> "out/model"
-  fs::path tmp = target;
-  tmp += ".tmp-" + std::to_string(::getpid());
-  try {
-    if (target.has_parent_path()) fs::create_directories(target.parent_path());
-    fs::remove_all(tmp);
-    fs::create_directory(tmp);
-  } catch (const fs::filesystem_error& e) {
-    throw IoError(tmp.string() + ": cannot create: " + e.what());
-  }
-  try {
+  write_folder_atomically(dir, [&](const std::string& folder) {
+    const fs::path tmp(folder);
     BertModel query = model->query_tower();
     write_tower(tmp, query, vocab, spec, options);
     if (!spec.shared_towers) {
@@ -205,12 +198,30 @@ void save_model_folder(const std::string& dir, DualEncoder& model, const std::ve
                            {"shared_towers", spec.shared_towers},
                            {"format_version", kModelFolderFormatVersion}};
     write_file_atomic(tmp / "ragmig.json", info.dump(2) + "\n");
+  });
+}
+
+void write_folder_atomically(const std::string& dir, const std::function<void(const std::string&)>& fill) {
+  fs::path target(dir);
+  if (!target.has_filename()) target = target.parent_path();  // "out/model/" -> "out/model"
+  fs::path tmp = target;
+  tmp += ".tmp-" + std::to_string(::getpid());
+  try {
+    if (target.has_parent_path()) fs::create_directories(target.parent_path());
+    fs::remove_all(tmp);
+    fs::create_directory(tmp);
+  } catch (const fs::filesystem_error& e) {
+    throw IoError(tmp.string() + ": cannot create: " + e.what());
+  }
+  try {
+    fill(tmp.string());
+    fsync_folder(tmp);
     move_folder_into_place(tmp, target);
     fsync_folder(target.has_parent_path() ? target.parent_path() : fs::path("."));
   } catch (const fs::filesystem_error& e) {
     std::error_code ec;
     fs::remove_all(tmp, ec);
-    throw IoError(target.string() + ": cannot write model folder: " + e.what());
+    throw IoError(target.string() + ": cannot write folder: " + e.what());
   } catch (...) {
     std::error_code ec;
     fs::remove_all(tmp, ec);
@@ -221,6 +232,16 @@ void save_model_folder(const std::string& dir, DualEncoder& model, const std::ve
 LoadedModel load_model_folder(const std::string& dir) {
   const fs::path top(dir);
   if (!fs::is_directory(top)) throw IoError(dir + ": model folder not found");
+  if (is_adapter_folder(dir) && !fs::exists(top / "config.json")) {
+    // A LoRA adapter folder: its base model with the adapter merged in.
+    const DualAdapter adapter = load_adapter_folder(dir);
+    const std::string base = resolve_model_reference(adapter.base);
+    if (is_adapter_folder(base) && !fs::exists(fs::path(base) / "config.json"))
+      throw DataError(dir + ": its base model " + base + " is an adapter folder itself; expected a model folder");
+    LoadedModel loaded = load_model_folder(base);
+    merge_dual_adapter(loaded.model, adapter);
+    return loaded;
+  }
   EncoderSpec spec;
   fs::path folder = top;  // where the BERT files are
   if (!read_ragmig_json(top / "ragmig.json", spec))

@@ -5,6 +5,7 @@
 // tools load it for queries), and the passage tower in passage/, another whole one.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,11 @@ struct SaveOptions {
 void save_model_folder(const std::string& dir, DualEncoder& model, const std::vector<std::string>& vocab,
                        const SaveOptions& options = {});
 
+/// Creates `dir` + ".tmp-<pid>", lets `fill` write into it, then renames it into place (swapping atomically with
+/// an existing folder where the OS allows): a half-written folder never appears under `dir`, and a failed
+/// `fill` leaves nothing behind. Throws IoError if the folder cannot be created or moved.
+void write_folder_atomically(const std::string& dir, const std::function<void(const std::string& tmp)>& fill);
+
 struct LoadedModel {
   DualEncoder model;
   std::vector<std::string> vocab;
@@ -38,7 +44,8 @@ struct LoadedModel {
   int64_t max_length = 0;  ///< the folder's longest input in tokens; 0 = not said
 };
 
-/// Loads a folder written by save_model_folder, by transformers' save_pretrained (BertModel, or BertForX
+/// Loads a folder written by save_model_folder, a LoRA adapter folder (lora.h: its base model with the adapter
+/// merged in), a folder written by transformers' save_pretrained (BertModel, or BertForX
 /// whose tensors carry a "bert." prefix: the heads outside it are ignored, as are "pooler.*" and
 /// "embeddings.position_ids") or by sentence-transformers' save. Pooling and normalisation come from
 /// ragmig.json, else modules.json and its Pooling module, else mean pooling, normalised; the tokenizer

@@ -59,6 +59,13 @@ ConfigTable make_config_table(TrainConfig& c) {
   t.add("eval.batch_size", c.eval.batch_size, "encoding batch size");
   t.add("eval.at_steps", c.eval.at_steps, "also evaluate after these steps, e.g. [25, 75] (ASHA rungs)");
 
+  t.add("lora.rank", c.lora.rank, "LoRA rank r: train adapters on the frozen model.init (0 = full fine-tuning)");
+  t.add("lora.alpha", c.lora.alpha, "LoRA alpha: the adapter is scaled by alpha / r");
+  t.add("lora.dropout", c.lora.dropout, "dropout on the adapter's input");
+  t.add("lora.targets", c.lora.targets,
+        "layers to adapt, PEFT's target_modules: query, key, value, attention.output.dense, intermediate.dense, "
+        "output.dense (the last matches both output layers), dense (all six)");
+  t.add("lora.rslora", c.lora.rslora, "rank-stabilised LoRA: scale by alpha / sqrt(r)");
   t.add("parallel.mode", c.parallel.mode, "sync (all-reduce every step) | localsgd (average every K steps)");
   t.add("parallel.global_negatives", c.parallel.global_negatives,
         "sync: gather all replicas' embeddings so each query sees the global batch's negatives");
@@ -120,6 +127,10 @@ void validate(const TrainConfig& c) {
   require(c.train.precision == "auto" || c.train.precision == "fp32" || c.train.precision == "bf16",
           "train.precision", "expected auto, fp32 or bf16");
   require(c.train.optimizer == "adamw" || c.train.optimizer == "sgd", "train.optimizer", "expected adamw or sgd");
+  require(c.lora.rank >= 0, "lora.rank", "must be >= 0");
+  require(c.lora.rank == 0 || !c.model.init.empty(), "lora.rank", "needs model.init: LoRA adapts a pretrained model");
+  require(c.lora.dropout >= 0 && c.lora.dropout < 1, "lora.dropout", "must be in [0, 1)");
+  require(c.lora.rank == 0 || !c.lora.targets.empty(), "lora.targets", "must name at least one layer");
   require(c.parallel.mode == "sync" || c.parallel.mode == "localsgd", "parallel.mode", "expected sync or localsgd");
   require(c.parallel.average_every >= 1, "parallel.average_every", "must be >= 1");
   require(c.parallel.rebalance_every >= 1, "parallel.rebalance_every", "must be >= 1");

@@ -85,9 +85,20 @@ struct ParallelOptions {
   int64_t debug_kill_step = 0;
 };
 
+/// LoRA: train low-rank adapters on a frozen pretrained model (model.init) instead of every weight.
+struct LoraOptions {
+  int64_t rank = 0;  ///< r; 0 = no LoRA (full fine-tuning)
+  double alpha = 16;
+  double dropout = 0.1;
+  /// PEFT's target_modules: a layer is adapted if its name is one of these or ends with "." + one
+  std::vector<std::string> targets{"query", "key", "value"};
+  bool rslora = false;  ///< scale by alpha / sqrt(r) instead of alpha / r
+};
+
 struct TrainConfig {
   DataConfig data;
   ModelConfig model;
+  LoraOptions lora;
   TrainOptions train;
   EvalOptions eval;
   ParallelOptions parallel;

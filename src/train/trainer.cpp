@@ -22,6 +22,7 @@
 #include "core/event_log.h"
 #include "core/splitmix.h"
 #include "core/stop_signal.h"
+#include "model/lora.h"
 #include "model/model_folder.h"
 #include "model/packaged_models.h"
 #include "model/precision.h"
@@ -111,11 +112,22 @@ model::EncoderSpec spec_from_config(const ModelConfig& m, const text::WordPieceT
   return spec;
 }
 
+model::LoraSpec lora_spec(const LoraOptions& o) {
+  model::LoraSpec spec;
+  spec.rank = o.rank;
+  spec.alpha = o.alpha;
+  spec.dropout = o.dropout;
+  spec.targets = o.targets;
+  spec.rslora = o.rslora;
+  return spec;
+}
+
 // AdamW (or SGD) groups as BERT fine-tuning does it: no weight decay on biases and LayerNorm.
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(model::DualEncoder& net, const torch::Tensor& logit_scale,
                                                         const TrainOptions& t) {
   std::vector<torch::Tensor> decay, no_decay;
   for (const auto& item : net->named_parameters()) {
+    if (!item.value().requires_grad()) continue;  // frozen (the base model under LoRA)
     const std::string& name = item.key();
     bool plain = name.find("bias") != std::string::npos || name.find("LayerNorm") != std::string::npos;
     (plain ? no_decay : decay).push_back(item.value());
@@ -257,6 +269,20 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   if (bert.max_position_embeddings < std::max(cfg.data.max_query_tokens, cfg.data.max_passage_tokens))
     throw ConfigError(fmt::format("data.max_passage_tokens / data.max_query_tokens exceed the model's {} positions",
                                   bert.max_position_embeddings));
+  int64_t lora_parameters = 0;
+  const model::LoraSpec lora = lora_spec(cfg.lora);
+  if (cfg.lora.rank > 0) {
+    model::BertModel query = net->query_tower();
+    lora_parameters = model::attach_lora(query, lora);
+    if (!net->spec().shared_towers) {
+      model::BertModel passage = net->passage_tower();
+      lora_parameters += model::attach_lora(passage, lora);
+    }
+  }
+  // What the optimiser changes and replicas keep equal: every weight, or only the adapters under LoRA.
+  std::vector<torch::Tensor> trainable;
+  for (const auto& p : net->parameters())
+    if (p.requires_grad()) trainable.push_back(p);
   net->to(device);
   net->train();
   const TokenizedData data = tokenize(examples, tokenizer, cfg.data);
@@ -305,7 +331,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   int64_t since_average = 0;  // samples this replica trained on since the last average (localsgd)
   std::vector<std::vector<double>> window_compute(static_cast<size_t>(world));
   std::vector<double> cost_per_sample;  // smoothed seconds per sample of each replica (dynamic batch)
-  std::vector<torch::Tensor> replicated = net->parameters();  // what replicas hold in common
+  std::vector<torch::Tensor> replicated = trainable;  // what replicas hold in common
   if (t.learn_temperature) replicated.push_back(logit_scale);
 
   const auto average_replicas = [&](const char* why) {
@@ -337,9 +363,16 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
     if (!lead) return;
     const std::string path = store.save(step, [&](torch::serialize::OutputArchive& ar) {
       torch::serialize::OutputArchive m, o;
-      net->save(m);
       optimizer->save(o);
-      ar.write("model", m);
+      if (cfg.lora.rank > 0) {
+        // Only the adapters: the frozen base comes back from model.init.
+        for (const auto& p : net->named_parameters())
+          if (p.value().requires_grad()) m.write(p.key(), p.value());
+        ar.write("lora", m);
+      } else {
+        net->save(m);
+        ar.write("model", m);
+      }
       ar.write("optimizer", o);
       ar.write("logit_scale", logit_scale.detach().cpu());
       ar.write("step", torch::tensor(step));
@@ -362,9 +395,22 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
 
   const auto loaded = store.load_newest([&](torch::serialize::InputArchive& ar) {
     torch::serialize::InputArchive m, o;
-    ar.read("model", m);
     ar.read("optimizer", o);
-    net->load(m);
+    if (cfg.lora.rank > 0) {
+      if (!ar.try_read("lora", m))
+        throw DataError("the checkpoint holds a whole model, not LoRA adapters: was lora.rank 0 when it was written?");
+      torch::NoGradGuard no_grad;
+      for (auto& p : net->named_parameters()) {
+        if (!p.value().requires_grad()) continue;
+        torch::Tensor saved;
+        if (!m.try_read(p.key(), saved)) throw DataError("the checkpoint has no LoRA tensor " + p.key() + " (lora.targets changed?)");
+        p.value().copy_(saved);
+      }
+    } else {
+      if (!ar.try_read("model", m))
+        throw DataError("the checkpoint holds LoRA adapters, not a whole model: was lora.rank set when it was written?");
+      net->load(m);
+    }
     optimizer->load(o);
     torch::Tensor scale;
     ar.read("logit_scale", scale);
@@ -429,6 +475,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                  {"precision_reason", precision.reason},
                  {"threads", at::get_num_threads()},
                  {"parameters", params},
+                 {"trainable_parameters", cfg.lora.rank > 0 ? lora_parameters : params},
                  {"examples", data.examples()},
                  {"passages", static_cast<int64_t>(data.passages.size())},
                  {"vocab", vocab_origin},
@@ -502,7 +549,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
       if (t.accumulation == "gradcache") loss = backward_grad_cache(encode, batch, scale, t.chunk_size);
       else if (t.accumulation == "plain") loss = backward_plain(encode, batch, scale, t.chunk_size);
       else loss = backward_full(encode, batch, scale);
-      if (t.max_grad_norm > 0) torch::nn::utils::clip_grad_norm_(net->parameters(), t.max_grad_norm);
+      if (t.max_grad_norm > 0) torch::nn::utils::clip_grad_norm_(trainable, t.max_grad_norm);
       optimizer->step();
       samples += batch.queries();
       window_samples += batch.queries();
@@ -538,10 +585,10 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
       }
       if (!localsgd) {
         // Global negatives: every replica holds the full temperature gradient, so its sum is divided back.
-        if (global_negatives) all_reduce_gradients(*comm, net->parameters(), 1.0, logit_scale, 1.0 / world);
-        else all_reduce_gradients(*comm, net->parameters(), share, logit_scale, share);
+        if (global_negatives) all_reduce_gradients(*comm, trainable, 1.0, logit_scale, 1.0 / world);
+        else all_reduce_gradients(*comm, trainable, share, logit_scale, share);
       }
-      if (t.max_grad_norm > 0) torch::nn::utils::clip_grad_norm_(net->parameters(), t.max_grad_norm);
+      if (t.max_grad_norm > 0) torch::nn::utils::clip_grad_norm_(trainable, t.max_grad_norm);
       optimizer->step();
       // A replica that dies, once: a run resumed from a checkpoint lives on (the scheduler test reruns the argv).
       if (rank == par.debug_kill_rank && step == par.debug_kill_step && !loaded) ::raise(SIGKILL);
@@ -623,7 +670,8 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   }
 
   const std::string model_dir = (run / "model").string();
-  model::save_model_folder(model_dir, net, tokenizer.vocab(), {tokenizer.normalization(), cfg.data.max_passage_tokens});
+  if (cfg.lora.rank > 0) model::save_adapter_folder(model_dir, model::own_dual_adapter(net, lora, cfg.model.init));
+  else model::save_model_folder(model_dir, net, tokenizer.vocab(), {tokenizer.normalization(), cfg.data.max_passage_tokens});
   nlohmann::json done = {{"event", "done"}, {"step", step}, {"samples", samples}, {"loss", loss}, {"model", model_dir}};
   if (!cfg.eval.split.empty()) {
     const RecallResult r = evaluate(step);

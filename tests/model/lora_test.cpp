@@ -1,0 +1,261 @@
+// LoRA on the BERT tower: PEFT's target rule and parameter counts, frozen base weights, merging, adapters routed
+// to rows of one batch (the serving path) against one adapter at a time, and PEFT folders written and read.
+// Parity with the real peft library: tests/hf/test_hf_parity.cpp.
+#include "model/lora.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "model/model_folder.h"
+#include "support/test_support.h"
+#include "support/tiny_bert.h"
+
+namespace fs = std::filesystem;
+
+namespace ragmig::model {
+namespace {
+
+constexpr int64_t kHidden = 32, kInter = 64, kLayers = 2;
+
+BertModel tiny_tower() {
+  torch::manual_seed(3);
+  BertModel m(testing::tiny_bert_config(50, kHidden, 4, 16));
+  m->eval();
+  return m;
+}
+
+LoraSpec spec(int64_t r, std::vector<std::string> targets) {
+  LoraSpec s;
+  s.rank = r;
+  s.alpha = 2.0 * static_cast<double>(r);
+  s.targets = std::move(targets);
+  return s;
+}
+
+std::pair<torch::Tensor, torch::Tensor> tiny_batch(int64_t rows) {
+  torch::manual_seed(11);
+  auto ids = torch::randint(5, 50, {rows, 9}, torch::kLong);
+  auto mask = torch::ones({rows, 9}, torch::kLong);
+  mask.index_put_({0, torch::indexing::Slice(6)}, 0);  // one padded row
+  return {ids, mask};
+}
+
+// A random adapter (B not zero, unlike a fresh one) fitting the tiny tower.
+LoraAdapter random_adapter(const LoraSpec& s, uint64_t seed) {
+  BertModel t = tiny_tower();
+  attach_lora(t, s);
+  torch::manual_seed(seed);
+  torch::NoGradGuard no_grad;
+  for (auto& p : t->named_parameters())
+    if (is_lora_parameter(p.key())) p.value().normal_(0, 0.2);
+  return own_adapter(t, s);
+}
+
+TEST(Lora, TargetsFollowPeftsSuffixRule) {
+  const LoraSpec s = spec(4, {"query", "output.dense"});
+  EXPECT_TRUE(targets_module(s, "encoder.layer.0.attention.self.query"));
+  EXPECT_TRUE(targets_module(s, "encoder.layer.1.attention.output.dense"));
+  EXPECT_TRUE(targets_module(s, "encoder.layer.1.output.dense"));
+  EXPECT_FALSE(targets_module(s, "encoder.layer.1.intermediate.dense"));
+  EXPECT_FALSE(targets_module(s, "encoder.layer.0.attention.self.key"));
+  LoraSpec regex;
+  regex.target_regex = R"(.*layer\.1\..*(query|value))";
+  EXPECT_TRUE(targets_module(regex, "encoder.layer.1.attention.self.value"));
+  EXPECT_FALSE(targets_module(regex, "encoder.layer.0.attention.self.value"));
+}
+
+TEST(Lora, RankRHasExactlyTheExpectedTrainableParameters) {
+  for (int64_t r : {1, 4, 8}) {
+    BertModel t = tiny_tower();
+    const int64_t n = attach_lora(t, spec(r, {"query", "key", "value", "dense"}));
+    // Per layer: query, key, value, attention.output.dense (H -> H), intermediate (H -> 2H), output (2H -> H).
+    const int64_t per_layer = 4 * r * (kHidden + kHidden) + r * (kHidden + kInter) + r * (kInter + kHidden);
+    EXPECT_EQ(n, kLayers * per_layer) << "r = " << r;
+    int64_t trainable = 0;
+    for (const auto& p : t->parameters())
+      if (p.requires_grad()) trainable += p.numel();
+    EXPECT_EQ(trainable, n);
+    EXPECT_EQ(own_adapter(t, spec(r, {})).parameter_count(), n);
+  }
+  BertModel t = tiny_tower();
+  EXPECT_EQ(attach_lora(t, spec(2, {"query", "value"})), kLayers * 2 * 2 * (kHidden + kHidden));
+  BertModel none = tiny_tower();
+  EXPECT_THROW(attach_lora(none, spec(2, {"qkv"})), ConfigError);
+}
+
+TEST(Lora, AFreshAdapterChangesNothingAndOnlyAdaptersGetGradients) {
+  BertModel t = tiny_tower();
+  const auto [ids, mask] = tiny_batch(3);
+  const auto before = t->forward(ids, mask).detach();
+  attach_lora(t, spec(4, {"query", "value", "intermediate.dense"}));
+  EXPECT_TRUE(torch::equal(t->forward(ids, mask), before)) << "lora_B starts at zero, as PEFT's does";
+
+  t->train();
+  t->forward(ids, mask).pow(2).sum().backward();
+  int64_t adapters_with_gradient = 0;
+  for (const auto& p : t->named_parameters()) {
+    if (is_lora_parameter(p.key())) {
+      ASSERT_TRUE(p.value().requires_grad()) << p.key();
+      // B's gradient is x A^T (non-zero); A's is B^T (...) = 0 while B is zero, exactly as in PEFT.
+      if (p.key().find("lora_B") != std::string::npos) {
+        ASSERT_TRUE(p.value().grad().defined()) << p.key();
+        EXPECT_GT(p.value().grad().abs().sum().item<double>(), 0) << p.key();
+        ++adapters_with_gradient;
+      }
+    } else {
+      EXPECT_FALSE(p.value().requires_grad()) << p.key();
+      EXPECT_TRUE(!p.value().grad().defined() || p.value().grad().abs().sum().item<double>() == 0) << p.key();
+    }
+  }
+  EXPECT_EQ(adapters_with_gradient, kLayers * 3);
+}
+
+TEST(Lora, MergedWeightsEmbedAsBasePlusAdapter) {
+  const LoraSpec s = spec(4, {"query", "key", "value", "dense"});
+  const LoraAdapter a = random_adapter(s, 5);
+  const auto [ids, mask] = tiny_batch(4);
+
+  BertModel routed = tiny_tower();
+  torch::Tensor with_adapter;
+  {
+    torch::NoGradGuard no_grad;
+    AdapterRouting routing(routed, {{0, 4, &a}});
+    with_adapter = routed->forward(ids, mask);
+  }
+  BertModel merged = tiny_tower();
+  merge_adapter(merged, a);
+  torch::NoGradGuard no_grad;
+  const auto m = merged->forward(ids, mask);
+  EXPECT_LT((m - with_adapter).abs().max().item<double>(), 1e-5);
+  EXPECT_GT((m - tiny_tower()->forward(ids, mask)).abs().max().item<double>(), 1e-2) << "the adapter matters";
+}
+
+TEST(Lora, MixedAdaptersInOneBatchEqualOneByOne) {
+  const LoraSpec s = spec(4, {"query", "value", "output.dense"});
+  const LoraAdapter a = random_adapter(s, 21), b = random_adapter(spec(2, {"key", "intermediate.dense"}), 22);
+  const auto [ids, mask] = tiny_batch(5);
+  BertModel t = tiny_tower();
+  torch::NoGradGuard no_grad;
+  torch::Tensor mixed;
+  {
+    // Rows 0-1 adapter a, row 2 the base model, rows 3-4 adapter b.
+    AdapterRouting routing(t, {{0, 2, &a}, {2, 3, nullptr}, {3, 5, &b}});
+    mixed = t->forward(ids, mask);
+  }
+  const auto alone = [&](const LoraAdapter* adapter, int64_t begin, int64_t end) {
+    AdapterRouting routing(t, {{0, end - begin, adapter}});
+    return t->forward(ids.slice(0, begin, end), mask.slice(0, begin, end));
+  };
+  EXPECT_LT((mixed.slice(0, 0, 2) - alone(&a, 0, 2)).abs().max().item<double>(), 1e-5);
+  EXPECT_LT((mixed.slice(0, 2, 3) - alone(nullptr, 2, 3)).abs().max().item<double>(), 1e-5);
+  EXPECT_LT((mixed.slice(0, 3, 5) - alone(&b, 3, 5)).abs().max().item<double>(), 1e-5);
+  EXPECT_TRUE(torch::equal(t->forward(ids, mask).slice(0, 2, 3), mixed.slice(0, 2, 3)))
+      << "the routing ends with its scope";
+}
+
+TEST(Lora, AnAdapterForAnotherShapeIsRefusedNamingTheLayer) {
+  const LoraAdapter a = random_adapter(spec(2, {"query"}), 1);
+  LoraAdapter wrong = a;
+  wrong.layers.begin()->second.a = torch::zeros({2, kHidden + 1});
+  BertModel t = tiny_tower();
+  try {
+    merge_adapter(t, wrong);
+    FAIL() << "merged an adapter of the wrong shape";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("encoder.layer.0.attention.self.query"), std::string::npos) << e.what();
+  }
+  LoraAdapter unknown = a;
+  unknown.layers["encoder.layer.7.attention.self.query"] = a.layers.begin()->second;
+  EXPECT_THROW({ AdapterRouting routing(t, {{0, 1, &unknown}}); }, DataError);
+}
+
+TEST(LoraFolder, PeftFilesRoundTripExactly) {
+  testing::ScratchDir dir;
+  LoraSpec s = spec(4, {"query", "output.dense"});
+  s.dropout = 0.05;
+  s.rslora = true;
+  const LoraAdapter a = random_adapter(s, 9);
+  write_peft_adapter(dir.path().string(), a, "/models/base");
+  const auto config = nlohmann::json::parse(read_file(dir / "adapter_config.json"));
+  EXPECT_EQ(config["peft_type"], "LORA");
+  EXPECT_EQ(config["r"], 4);
+  EXPECT_EQ(config["base_model_name_or_path"], "/models/base");
+  const auto names = load_tensors((dir / "adapter_model.safetensors").string());
+  EXPECT_EQ(names.size(), 2u * a.layers.size());
+  EXPECT_TRUE(names.count("base_model.model.encoder.layer.1.output.dense.lora_B.weight"));
+
+  const LoraAdapter back = read_peft_adapter(dir.path().string());
+  EXPECT_EQ(back.spec.rank, 4);
+  EXPECT_DOUBLE_EQ(back.spec.scaling(), 8.0 / 2.0) << "rsLoRA: alpha / sqrt(r)";
+  EXPECT_EQ(back.spec.targets, s.targets);
+  ASSERT_EQ(back.layers.size(), a.layers.size());
+  for (const auto& [name, f] : a.layers) {
+    EXPECT_TRUE(torch::equal(back.layers.at(name).a, f.a)) << name;
+    EXPECT_TRUE(torch::equal(back.layers.at(name).b, f.b)) << name;
+  }
+}
+
+TEST(LoraFolder, WhatRagmigCannotApplyIsRefusedNamingTheKey) {
+  testing::ScratchDir dir;
+  write_peft_adapter(dir.path().string(), random_adapter(spec(2, {"query"}), 2), "/base");
+  const auto path = dir / "adapter_config.json";
+  const auto good = nlohmann::json::parse(read_file(path));
+  for (const auto& [key, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"use_dora", true}, {"bias", "all"}, {"fan_in_fan_out", true}, {"peft_type", "IA3"},
+           {"modules_to_save", {"classifier"}}, {"rank_pattern", {{"query", 8}}}, {"r", "four"}}) {
+    auto bad = good;
+    bad[key] = value;
+    write_file_atomic(path, bad.dump());
+    try {
+      read_peft_adapter(dir.path().string());
+      ADD_FAILURE() << key << " = " << value.dump() << " was accepted";
+    } catch (const DataError& e) {
+      EXPECT_NE(std::string(e.what()).find("adapter_config.json"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(key == "r" ? "r" : key), std::string::npos) << e.what();
+    }
+  }
+  write_file_atomic(path, good.dump());
+  fs::remove(dir / "adapter_model.safetensors");
+  EXPECT_THROW(read_peft_adapter(dir.path().string()), IoError);
+}
+
+TEST(LoraFolder, AnAdapterFolderLoadsAsItsBaseWithTheAdapterMerged) {
+  testing::ScratchDir dir;
+  // The base: a tiny model folder; the adapter folder names it.
+  torch::manual_seed(3);
+  EncoderSpec es;
+  es.bert = testing::tiny_bert_config(50, kHidden, 4, 16);
+  DualEncoder base(es);
+  std::vector<std::string> vocab = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+  for (int i = 5; i < 50; ++i) vocab.push_back("w" + std::to_string(i));
+  save_model_folder((dir / "base").string(), base, vocab);
+
+  const LoraSpec s = spec(4, {"query", "value"});
+  DualAdapter adapter;
+  adapter.base = (dir / "base").string();
+  adapter.query = random_adapter(s, 17);
+  save_adapter_folder((dir / "adapter").string(), adapter);
+  EXPECT_TRUE(is_adapter_folder((dir / "adapter").string()));
+  EXPECT_FALSE(fs::exists(dir / "adapter" / "config.json"));
+
+  LoadedModel loaded = load_model_folder((dir / "adapter").string());
+  LoadedModel expected = load_model_folder((dir / "base").string());
+  BertModel q = expected.model->query_tower();
+  merge_adapter(q, adapter.query);
+  const auto [ids, mask] = tiny_batch(3);
+  loaded.model->eval();
+  expected.model->eval();
+  torch::NoGradGuard no_grad;
+  EXPECT_LT((loaded.model->encode_queries(ids, mask) - expected.model->encode_queries(ids, mask)).abs().max().item<double>(), 1e-6);
+  EXPECT_EQ(loaded.vocab, vocab);
+
+  // Shared towers take no passage adapter.
+  adapter.passage = adapter.query;
+  EXPECT_THROW(merge_dual_adapter(loaded.model, adapter), DataError);
+}
+
+}  // namespace
+}  // namespace ragmig::model
