@@ -155,14 +155,23 @@ def post_embeddings(conn, path, request):
     The answer is not parsed (that would cost the client more CPU than the server's JSON writing): each item
     of an OpenAI embeddings answer carries one "index" key."""
     body, n_texts, _ = request
-    try:
-        conn.request("POST", path, body, {"Content-Type": "application/json"})
-        resp = conn.getresponse()
-        data = resp.read()
-        return resp.status == 200 and data.count(b'"index"') == n_texts
-    except (OSError, http.client.HTTPException):
-        conn.close()  # the next request opens a new connection
-        return False
+    for attempt in range(2):
+        reused = conn.sock is not None
+        try:
+            conn.request("POST", path, body, {"Content-Type": "application/json"})
+            resp = conn.getresponse()
+            data = resp.read()
+            return resp.status == 200 and data.count(b'"index"') == n_texts
+        except (ConnectionResetError, BrokenPipeError, http.client.RemoteDisconnected):
+            # A kept-alive connection that the server closed while idle (uvicorn does after 5 s, which the
+            # open loop's spare connections reach): send again once on a new one, as HTTP clients do.
+            conn.close()
+            if not reused or attempt:
+                return False
+        except (OSError, http.client.HTTPException):
+            conn.close()  # the next request opens a new connection
+            return False
+    return False
 
 
 # ---------------------------------------------------------------------------------------------- load loops
@@ -318,6 +327,8 @@ def thread_env(threads):
 
 
 def ragmig_server(a):
+    if not os.access(a.ragmig, os.X_OK):
+        sys.exit(f"bench_serve: --ragmig {a.ragmig}: not an executable (build it first)")
     port = free_port()
     cmd = [a.ragmig, "serve", "--model", a.model, "--port", str(port), *(["--adapters", a.adapters] if a.adapters else [])]
     # Flags the serve command may or may not have: passed only where its --help names them.

@@ -31,6 +31,7 @@ inline constexpr TorchCommand kTorchCommands[] = {
     {"train", "Train a dense retriever (dual encoder) in one run folder"},
     {"eval", "Evaluate retrieval on a BEIR folder: BM25, dense, hybrid or re-ranked, with BEIR metrics"},
     {"lora", "LoRA adapters: merge one into its base model"},
+    {"serve", "Serve embeddings over HTTP: OpenAI /v1/embeddings, TEI /embed, LoRA adapters by name"},
 };
 /// kTorchCommands' help line of `name`.
 const char* torch_command_help(const std::string& name);
@@ -55,5 +56,6 @@ Command add_sim_command(CLI::App& root);
 Command add_batch_command(CLI::App& root);
 Command add_models_command(CLI::App& root);
 Command add_lora_command(CLI::App& root);
+Command add_serve_command(CLI::App& root);
 
 }  // namespace ragmig::apps

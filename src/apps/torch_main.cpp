@@ -1,4 +1,4 @@
-// `ragmig-torch`: the subcommands that need LibTorch (train, eval, lora), started by the `ragmig` front
+// `ragmig-torch`: the subcommands that need LibTorch (train, eval, lora, serve), started by the `ragmig` front
 // binary in its own place (execv) with the same arguments. It presents itself as `ragmig` in help and errors.
 #include "apps/command.h"
 
@@ -9,6 +9,6 @@ int main(int argc, char** argv) {
       "Run `ragmig <command> --help` for a command's options.",
       "ragmig"};
   app.require_subcommand(1, 1);
-  std::vector<Command> commands = {add_train_command(app), add_eval_command(app), add_lora_command(app)};
+  std::vector<Command> commands = {add_train_command(app), add_eval_command(app), add_lora_command(app), add_serve_command(app)};
   return run_command_line(app, commands, argc, argv);
 }

@@ -162,6 +162,11 @@ void merge_adapter(BertModel& tower, const LoraAdapter& adapter) {
   }
 }
 
+void check_adapter_fits(BertModel& tower, const LoraAdapter& adapter) {
+  const auto layers = layer_map(tower);
+  for (const auto& [name, f] : adapter.layers) layer_for(layers, name, f);
+}
+
 AdapterRouting::AdapterRouting(BertModel tower, const std::vector<AdapterRange>& ranges) {
   const auto layers = layer_map(tower);
   std::map<std::string, std::vector<LoraRoute>> routes;

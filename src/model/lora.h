@@ -63,6 +63,9 @@ LoraAdapter own_adapter(BertModel& tower, const LoraSpec& spec);
 /// module if the adapter does not fit the tower.
 void merge_adapter(BertModel& tower, const LoraAdapter& adapter);
 
+/// Throws DataError naming the layer if `adapter` names a layer the tower lacks or its factors do not fit.
+void check_adapter_fits(BertModel& tower, const LoraAdapter& adapter);
+
 /// Rows [begin, end) of a batch and the adapter they use (null: the base model alone).
 struct AdapterRange {
   int64_t begin = 0, end = 0;

@@ -1,0 +1,151 @@
+#include "serve/batcher.h"
+
+#include <algorithm>
+
+namespace ragmig::serve {
+
+// A request's texts and the rows they get; answered when the last of its texts is embedded.
+struct Batcher::Request {
+  std::vector<TextItem> texts;
+  std::vector<float> rows;
+  size_t remaining = 0;
+  bool failed = false;
+  std::promise<std::vector<float>> promise;
+  std::chrono::steady_clock::time_point arrived;
+};
+
+Batcher::Batcher(Embedder& embedder, const BatcherOptions& options, monitor::Registry* metrics)
+    : embedder_(embedder), options_(options) {
+  if (metrics) {
+    batch_texts_ = &metrics->histogram("ragmig_serve_batch_texts", "Texts per forward pass",
+                                       monitor::exponential_buckets(1, 2, 12));
+    batch_tokens_ = &metrics->histogram("ragmig_serve_batch_tokens", "Padded tokens per forward pass",
+                                        monitor::exponential_buckets(64, 2, 12));
+    forward_seconds_ = &metrics->histogram("ragmig_serve_forward_seconds", "Seconds per forward pass",
+                                           monitor::exponential_buckets(0.001, 2, 16));
+    queue_depth_ = &metrics->gauge("ragmig_serve_queue_texts", "Texts queued or being embedded");
+    tokens_ = &metrics->counter("ragmig_serve_tokens_total", "Tokens embedded (no padding)");
+  }
+  worker_ = std::thread([this] { run(); });
+}
+
+Batcher::~Batcher() { stop(); }
+
+void Batcher::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  arrived_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+size_t Batcher::depth() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return queue_.size() + in_flight_;
+}
+
+std::future<std::vector<float>> Batcher::submit(std::vector<TextItem> texts) {
+  auto request = std::make_shared<Request>();
+  request->texts = std::move(texts);
+  request->remaining = request->texts.size();
+  request->rows.resize(request->texts.size() * static_cast<size_t>(embedder_.dim()));
+  request->arrived = std::chrono::steady_clock::now();
+  auto future = request->promise.get_future();
+  if (request->texts.empty()) {
+    request->promise.set_value({});
+    return future;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) throw std::logic_error("the batcher is stopping");
+    if (queue_.size() + in_flight_ + request->texts.size() > options_.max_queue_texts)
+      throw Overloaded("the queue holds " + std::to_string(queue_.size() + in_flight_) + " texts (at most " +
+                       std::to_string(options_.max_queue_texts) + ")");
+    for (size_t i = 0; i < request->texts.size(); ++i) queue_.push_back({request, i});
+    if (queue_depth_) queue_depth_->set(static_cast<double>(queue_.size() + in_flight_));
+  }
+  arrived_.notify_one();
+  return future;
+}
+
+void Batcher::run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    arrived_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, and everything answered
+    std::vector<Entry> batch = take_batch(lock);
+    in_flight_ = batch.size();
+    lock.unlock();
+    embed(batch);
+    lock.lock();
+    in_flight_ = 0;
+    if (queue_depth_) queue_depth_->set(static_cast<double>(queue_.size()));
+  }
+}
+
+// The texts of the next round, oldest first: waits until max_wait after the oldest arrived unless the queue
+// already holds a budget's worth of tokens (or the server is stopping: then no waiting).
+std::vector<Batcher::Entry> Batcher::take_batch(std::unique_lock<std::mutex>& lock) {
+  const auto queued_tokens = [&] {
+    size_t n = 0;
+    for (const auto& e : queue_) n += e.request->texts[e.index].ids.size();
+    return n;
+  };
+  const auto budget = static_cast<size_t>(options_.max_batch_tokens);
+  const auto deadline = queue_.front().request->arrived +
+                        std::chrono::microseconds(static_cast<int64_t>(options_.max_wait_ms * 1000));
+  arrived_.wait_until(lock, deadline, [&] { return stopping_ || queued_tokens() >= budget; });
+  // A round takes up to a few forward passes' worth, so that sorting by length has texts to choose from.
+  std::vector<Entry> batch;
+  size_t tokens = 0;
+  while (!queue_.empty() && (batch.empty() || tokens + queue_.front().request->texts[queue_.front().index].ids.size() <= 4 * budget)) {
+    tokens += queue_.front().request->texts[queue_.front().index].ids.size();
+    batch.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+  }
+  return batch;
+}
+
+void Batcher::embed(std::vector<Entry>& batch) {
+  const auto length = [](const Entry& e) { return e.request->texts[e.index].ids.size(); };
+  std::stable_sort(batch.begin(), batch.end(), [&](const Entry& a, const Entry& b) { return length(a) < length(b); });
+  const auto budget = static_cast<size_t>(options_.max_batch_tokens);
+  const auto dim = static_cast<size_t>(embedder_.dim());
+  for (size_t begin = 0, end = 0; begin < batch.size(); begin = end) {
+    // Ascending lengths: the pass is padded to its last text's length.
+    end = begin + 1;
+    while (end < batch.size() && (end - begin + 1) * length(batch[end]) <= budget) ++end;
+    std::vector<const TextItem*> items;
+    size_t tokens = 0;
+    for (size_t i = begin; i < end; ++i) {
+      items.push_back(&batch[i].request->texts[batch[i].index]);
+      tokens += length(batch[i]);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<float> rows;
+    std::exception_ptr error;
+    try {
+      rows = embedder_.embed(items);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    if (forward_seconds_)
+      forward_seconds_->observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (batch_texts_) batch_texts_->observe(static_cast<double>(end - begin));
+    if (batch_tokens_) batch_tokens_->observe(static_cast<double>((end - begin) * length(batch[end - 1])));
+    if (tokens_ && !error) tokens_->inc(static_cast<double>(tokens));
+    for (size_t i = begin; i < end; ++i) {
+      Request& r = *batch[i].request;
+      if (error) {
+        if (!r.failed) r.promise.set_exception(error);
+        r.failed = true;
+        continue;
+      }
+      std::copy_n(rows.begin() + static_cast<int64_t>((i - begin) * dim), dim, r.rows.begin() + static_cast<int64_t>(batch[i].index * dim));
+      if (--r.remaining == 0 && !r.failed) r.promise.set_value(std::move(r.rows));
+    }
+  }
+}
+
+}  // namespace ragmig::serve

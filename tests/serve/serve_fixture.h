@@ -1,0 +1,92 @@
+// A tiny real model folder and LoRA adapter folders for the serve tests, and a `ragmig serve` process on a free
+// loopback port with an HTTP client to it.
+#pragma once
+
+#include <httplib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/atomic_file.h"
+#include "model/lora.h"
+#include "model/model_folder.h"
+#include "support/process.h"
+#include "support/test_support.h"
+#include "support/tiny_bert.h"
+
+namespace ragmig::testing {
+
+inline const std::vector<std::string>& fixture_words() {
+  static const std::vector<std::string> words = {"the", "cat", "dog", "sat", "on", "mat", "a", "red", "blue",
+                                                 "house", "river", "protein", "cell", "gene", "drug", "trial"};
+  return words;
+}
+
+/// A random tiny encoder with a vocabulary of fixture_words(), mean pooling, normalised, max 32 tokens.
+inline void write_tiny_model(const std::filesystem::path& dir) {
+  std::vector<std::string> vocab = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+  for (const auto& w : fixture_words()) vocab.push_back(w);
+  torch::manual_seed(5);
+  model::EncoderSpec spec;
+  spec.bert = tiny_bert_config(static_cast<int64_t>(vocab.size()), 32, 4, 32);
+  model::DualEncoder net(spec);
+  model::save_model_folder(dir.string(), net, vocab, {{}, 32});
+}
+
+/// A random adapter (B not zero) for the tiny model, saved under adapters/<name>.
+inline void write_tiny_adapter(const std::filesystem::path& model, const std::filesystem::path& adapters,
+                               const std::string& name, uint64_t seed, std::vector<std::string> targets = {"query", "value", "dense"}) {
+  auto loaded = model::load_model_folder(model.string());
+  model::BertModel tower = loaded.model->query_tower();
+  model::LoraSpec spec;
+  spec.rank = 4;
+  spec.alpha = 8;
+  spec.targets = std::move(targets);
+  model::attach_lora(tower, spec);
+  torch::manual_seed(seed);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : tower->named_parameters())
+      if (model::is_lora_parameter(p.key())) p.value().normal_(0, 0.3);
+  }
+  model::DualAdapter adapter;
+  adapter.base = model.string();
+  adapter.query = model::own_adapter(tower, spec);
+  model::save_adapter_folder((adapters / name).string(), adapter);
+}
+
+/// `ragmig serve` on a free port; waits until it listens.
+class Server {
+ public:
+  Server(const std::filesystem::path& log, std::vector<std::string> args) : log_(log) {
+    std::vector<std::string> argv = {RAGMIG_BINARY, "serve", "--port", "0", "--threads", "1"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    proc_ = std::make_unique<BackgroundProcess>(argv, log.string());
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (port_ == 0 && proc_->running() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      const std::string out = std::filesystem::exists(log) ? read_file(log) : "";
+      const auto at = out.find("listening on http://127.0.0.1:");
+      if (at != std::string::npos && out.find('\n', at) != std::string::npos)
+        port_ = std::stoi(out.substr(at + std::string("listening on http://127.0.0.1:").size()));
+    }
+  }
+  int port() const { return port_; }
+  std::string log() const { return read_file(log_); }
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(60, 0);
+    return c;
+  }
+  BackgroundProcess& process() { return *proc_; }
+
+ private:
+  std::filesystem::path log_;
+  std::unique_ptr<BackgroundProcess> proc_;
+  int port_ = 0;
+};
+
+}  // namespace ragmig::testing

@@ -1,0 +1,328 @@
+// The embedding server on a tiny real model: adapters mixed in one forward pass equal one at a time, the
+// adapter cache evicts the least recently used, the batcher answers every request with its own rows and refuses
+// past its queue; then the real `ragmig serve` process over real HTTP: both schemas, base64, bad requests,
+// oversize inputs, unknown adapters, overload 503, slow clients and SIGTERM draining. The Python clients
+// (openai, prometheus-client) and curl: serve_clients_test.cpp.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <future>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "serve/adapter_cache.h"
+#include "serve/batcher.h"
+#include "serve/embedder.h"
+#include "serve_fixture.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace ragmig::serve {
+namespace {
+
+using testing::ScratchDir;
+
+struct Fixture {
+  ScratchDir dir;
+  Fixture() {
+    testing::write_tiny_model(dir / "model");
+    fs::create_directories(dir / "adapters");
+    testing::write_tiny_adapter(dir / "model", dir / "adapters", "alpha", 1);
+    testing::write_tiny_adapter(dir / "model", dir / "adapters", "beta", 2, {"key", "intermediate.dense"});
+    testing::write_tiny_adapter(dir / "model", dir / "adapters", "gamma", 3);
+  }
+  fs::path model() const { return dir / "model"; }
+  fs::path adapters() const { return dir / "adapters"; }
+};
+
+EmbedderOptions fp32() {
+  EmbedderOptions o;
+  o.device = "cpu";
+  o.precision = "fp32";
+  return o;
+}
+
+double max_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double d = 0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) d = std::max(d, static_cast<double>(std::abs(a[i] - b[i])));
+  return d;
+}
+
+TEST(Embedder, MixedAdaptersInOneBatchEqualOneByOne) {
+  Fixture f;
+  Embedder e(f.model().string(), fp32());
+  auto alpha = e.load_adapter((f.adapters() / "alpha").string(), "alpha");
+  auto beta = e.load_adapter((f.adapters() / "beta").string(), "beta");
+  const std::vector<std::string> texts = {"the cat sat on the mat", "a red house", "protein cell gene",
+                                          "the dog", "drug trial on a river house blue"};
+  std::vector<std::shared_ptr<const ServedAdapter>> uses = {alpha, nullptr, beta, alpha, beta};
+  std::vector<TextItem> items;
+  for (size_t i = 0; i < texts.size(); ++i) items.push_back({e.tokenize(texts[i], Mode::Passage, true), uses[i], Mode::Passage});
+  std::vector<const TextItem*> all;
+  for (const auto& item : items) all.push_back(&item);
+  const auto mixed = e.embed(all);
+  ASSERT_EQ(mixed.size(), texts.size() * 32);
+  for (size_t i = 0; i < items.size(); ++i) {
+    const auto alone = e.embed({&items[i]});
+    const std::vector<float> row(mixed.begin() + static_cast<int64_t>(i * 32), mixed.begin() + static_cast<int64_t>((i + 1) * 32));
+    EXPECT_LT(max_diff(row, alone), 1e-5) << texts[i];
+  }
+  // The adapters change the rows they route to.
+  TextItem base_item{items[0].ids, nullptr, Mode::Passage};
+  EXPECT_GT(max_diff(e.embed({&base_item}), e.embed({&items[0]})), 1e-3);
+}
+
+TEST(Embedder, AnAdapterOfAnotherModelIsRefusedOnLoad) {
+  Fixture f;
+  ScratchDir other;
+  testing::write_tiny_model(other / "model");
+  // Same shapes but a layer the tiny model lacks: written by hand into a PEFT folder.
+  model::LoraAdapter a;
+  a.spec.rank = 2;
+  a.layers["encoder.layer.5.attention.self.query"] = {torch::zeros({2, 32}), torch::zeros({32, 2})};
+  fs::create_directories(other / "bad");
+  model::write_peft_adapter((other / "bad").string(), a, (other / "model").string());
+  Embedder e(f.model().string(), fp32());
+  try {
+    e.load_adapter((other / "bad").string(), "bad");
+    FAIL() << "loaded an adapter for layer 5 of a 2-layer model";
+  } catch (const DataError& err) {
+    EXPECT_NE(std::string(err.what()).find("encoder.layer.5"), std::string::npos) << err.what();
+  }
+}
+
+TEST(AdapterCache, KeepsTheMostRecentlyUsedUnderTheBudgetAndCounts) {
+  Fixture f;
+  Embedder e(f.model().string(), fp32());
+  const size_t one = e.load_adapter((f.adapters() / "alpha").string(), "alpha")->bytes;
+  int loads = 0;
+  monitor::Registry metrics;
+  AdapterCache cache(2 * one + 1, [&](const std::string& name) {
+    ++loads;
+    return e.load_adapter((f.adapters() / name).string(), name);
+  }, &metrics);
+  cache.get("alpha");
+  cache.get("gamma");
+  cache.get("alpha");  // hit: alpha is now the most recent
+  EXPECT_EQ(cache.names(), (std::vector<std::string>{"alpha", "gamma"}));
+  cache.get("beta");  // beta is smaller (other layers): alpha and beta fit, gamma goes
+  const auto s = cache.stats();
+  EXPECT_EQ(s.hits, 1u);
+  EXPECT_EQ(s.misses, 3u);
+  EXPECT_EQ(s.evictions, 1u);
+  EXPECT_LE(s.bytes, 2 * one + 1);
+  EXPECT_EQ(cache.names(), (std::vector<std::string>{"beta", "alpha"})) << "gamma, the least recently used, was evicted";
+  cache.get("gamma");
+  EXPECT_EQ(loads, 4) << "an evicted adapter is loaded again";
+  EXPECT_NE(metrics.render().find("ragmig_serve_adapter_cache_evictions_total"), std::string::npos);
+  EXPECT_THROW(cache.get("missing"), IoError);
+  EXPECT_EQ(cache.stats().misses, 4u) << "a failed load caches nothing";
+}
+
+TEST(Batcher, ConcurrentRequestsGetTheirOwnRowsAndAFullQueueRefuses) {
+  Fixture f;
+  Embedder e(f.model().string(), fp32());
+  auto alpha = e.load_adapter((f.adapters() / "alpha").string(), "alpha");
+  const auto& words = testing::fixture_words();
+  std::vector<std::vector<TextItem>> requests;
+  for (int r = 0; r < 24; ++r) {
+    std::vector<TextItem> texts;
+    for (int t = 0; t <= r % 4; ++t) {
+      std::string text;
+      for (int w = 0; w <= (r * 7 + t * 3) % 11; ++w) text += words[static_cast<size_t>(r + t + w) % words.size()] + " ";
+      texts.push_back({e.tokenize(text, Mode::Passage, true), r % 3 ? alpha : nullptr, Mode::Passage});
+    }
+    requests.push_back(texts);
+  }
+  std::vector<std::vector<float>> got(requests.size());
+  {
+    Batcher batcher(e, BatcherOptions{64, 20, 4096}, nullptr);
+    std::vector<std::future<std::vector<float>>> futures(requests.size());
+    std::vector<std::thread> clients;
+    for (size_t r = 0; r < requests.size(); ++r)
+      clients.emplace_back([&, r] { futures[r] = batcher.submit(requests[r]); });
+    for (auto& c : clients) c.join();
+    for (size_t r = 0; r < requests.size(); ++r) got[r] = futures[r].get();
+  }
+  // Compared once the batcher's worker is gone: an Embedder is used by one thread at a time.
+  for (size_t r = 0; r < requests.size(); ++r) {
+    std::vector<const TextItem*> items;
+    for (const auto& t : requests[r]) items.push_back(&t);
+    EXPECT_LT(max_diff(got[r], e.embed(items)), 1e-5) << "request " << r;
+  }
+  // A queue of 3 texts with a long wait: the first request of 2 waits, the next of 2 does not fit.
+  Batcher small(e, BatcherOptions{1 << 20, 3000, 3}, nullptr);
+  auto first = small.submit({requests[1][0], requests[1][1]});
+  EXPECT_THROW(small.submit({requests[1][0], requests[1][1]}), Overloaded);
+  small.stop();  // answers what is queued without waiting out max_wait
+  EXPECT_EQ(first.get().size(), 2u * 32);
+}
+
+// --- the real process over HTTP --------------------------------------------------------------------------
+
+json post_json(httplib::Client& c, const std::string& path, const json& body, int expect) {
+  auto res = c.Post(path, body.dump(), "application/json");
+  EXPECT_TRUE(res) << path << ": no response";
+  if (!res) return {};
+  EXPECT_EQ(res->status, expect) << path << " " << body.dump() << " -> " << res->body;
+  return json::parse(res->body, nullptr, false);
+}
+
+TEST(ServeProcess, AnswersBothSchemasAdaptersAndBadRequests) {
+  Fixture f;
+  testing::Server server(f.dir / "serve.log", {"--model", f.model().string(), "--adapters", f.adapters().string(),
+                                               "--precision", "fp32", "--oversize", "refuse"});
+  ASSERT_GT(server.port(), 0) << server.log();
+  auto c = server.client();
+  auto health = c.Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+
+  const json texts = {"the cat sat", "protein gene trial", "a"};
+  const json openai = post_json(c, "/v1/embeddings", {{"input", texts}, {"model", "model"}}, 200);
+  ASSERT_EQ(openai["data"].size(), 3u);
+  EXPECT_EQ(openai["usage"]["prompt_tokens"], 5 + 5 + 3);  // [CLS] words [SEP] per text
+  const json tei = post_json(c, "/embed", {{"inputs", texts}}, 200);
+  ASSERT_EQ(tei.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(openai["data"][i]["index"], i);
+    EXPECT_EQ(openai["data"][i]["embedding"], tei[i]);
+    double norm = 0;
+    for (const auto& v : tei[i]) norm += v.get<double>() * v.get<double>();
+    EXPECT_NEAR(norm, 1.0, 1e-5);
+  }
+  // base64 is the same floats, little-endian.
+  const json b64 = post_json(c, "/v1/embeddings", {{"input", texts}, {"encoding_format", "base64"}}, 200);
+  const std::string s = b64["data"][1]["embedding"];
+  const std::string raw = [&] {
+    std::string out;
+    const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    uint32_t acc = 0;
+    int bits = 0;
+    for (char ch : s) {
+      if (ch == '=') break;
+      acc = (acc << 6) | static_cast<uint32_t>(alphabet.find(ch));
+      bits += 6;
+      if (bits >= 8) {
+        bits -= 8;
+        out += static_cast<char>((acc >> bits) & 0xff);
+      }
+    }
+    return out;
+  }();
+  ASSERT_EQ(raw.size(), 32 * sizeof(float));
+  for (size_t k = 0; k < 32; ++k) {
+    float v;
+    std::memcpy(&v, raw.data() + k * sizeof(float), sizeof v);
+    EXPECT_EQ(v, tei[1][k].get<float>());
+  }
+  // TEI's normalize=false gives the raw mean-pooled vector.
+  const json raw_rows = post_json(c, "/embed", {{"inputs", texts}, {"normalize", false}}, 200);
+  double norm = 0;
+  for (const auto& v : raw_rows[1]) norm += v.get<double>() * v.get<double>();
+  EXPECT_GT(std::abs(norm - 1.0), 1e-3);
+
+  // Adapters by name, loaded on first use; the base's rows differ from an adapter's.
+  const json with_alpha = post_json(c, "/v1/embeddings", {{"input", texts}, {"model", "alpha"}}, 200);
+  EXPECT_EQ(with_alpha["model"], "alpha");
+  EXPECT_NE(with_alpha["data"][0]["embedding"], openai["data"][0]["embedding"]);
+  const json models = json::parse(c.Get("/v1/models")->body);
+  EXPECT_EQ(models["data"].size(), 4u) << models.dump();
+
+  // Bad requests name the field.
+  auto bad = c.Post("/v1/embeddings", "{\"input\": [\"a\", 5", "application/json");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_EQ(post_json(c, "/v1/embeddings", {{"input", {{101, 102}}}}, 400)["error"]["param"], "input");
+  const json unknown = post_json(c, "/v1/embeddings", {{"input", "a"}, {"model", "no-such-adapter"}}, 404);
+  EXPECT_EQ(unknown["error"]["param"], "model");
+  EXPECT_EQ(unknown["error"]["code"], "model_not_found");
+  post_json(c, "/v1/embeddings", {{"input", "a"}, {"model", "../model"}}, 404);
+  EXPECT_EQ(post_json(c, "/v1/embeddings", {{"input", "a"}, {"dimensions", 8}}, 400)["error"]["param"], "dimensions");
+  EXPECT_EQ(post_json(c, "/embed", {{"inputs", 3}}, 422)["error_type"], "Validation");
+  auto missing = c.Get("/v2/nothing");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+
+  // Oversize: refused (--oversize refuse) unless the request asks TEI's truncate.
+  std::string longer;
+  for (int i = 0; i < 40; ++i) longer += "river ";
+  EXPECT_EQ(post_json(c, "/v1/embeddings", {{"input", longer}}, 400)["error"]["param"], "input");
+  post_json(c, "/embed", {{"inputs", longer}}, 413);
+  EXPECT_EQ(post_json(c, "/embed", {{"inputs", longer}, {"truncate", true}}, 200).size(), 1u);
+
+  const std::string metrics = c.Get("/metrics")->body;
+  EXPECT_NE(metrics.find("ragmig_serve_requests_total{endpoint=\"/v1/embeddings\",code=\"200\"}"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("ragmig_serve_adapter_cache_misses_total 1"), std::string::npos) << metrics;
+
+  server.process().signal(SIGTERM);
+  EXPECT_EQ(server.process().wait(), 0) << server.log();
+}
+
+TEST(ServeProcess, OverloadIs503WithRetryAfterAndSigtermDrainsInFlightRequests) {
+  Fixture f;
+  // Texts wait 1.5 s for company and the queue holds 4: the first request of 3 texts waits, the next is refused.
+  testing::Server server(f.dir / "serve.log", {"--model", f.model().string(), "--precision", "fp32", "--max-queue", "4",
+                                               "--max-wait-ms", "1500"});
+  ASSERT_GT(server.port(), 0) << server.log();
+  auto in_flight = std::async(std::launch::async, [&] {
+    auto c = server.client();
+    return c.Post("/embed", json{{"inputs", {"the cat", "a dog", "red"}}}.dump(), "application/json");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto c = server.client();
+  auto refused = c.Post("/v1/embeddings", json{{"input", {"the", "mat"}}}.dump(), "application/json");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 503) << refused->body;
+  EXPECT_EQ(refused->get_header_value("Retry-After"), "1");
+  // SIGTERM while the first request waits: it is still answered, in full, and the server exits 0.
+  server.process().signal(SIGTERM);
+  auto answered = in_flight.get();
+  ASSERT_TRUE(answered) << server.log();
+  EXPECT_EQ(answered->status, 200);
+  EXPECT_EQ(json::parse(answered->body).size(), 3u);
+  EXPECT_EQ(server.process().wait(), 0) << server.log();
+}
+
+TEST(ServeProcess, ASlowClientIsDroppedWithoutHoldingOthersUp) {
+  Fixture f;
+  testing::Server server(f.dir / "serve.log", {"--model", f.model().string(), "--precision", "fp32", "--read-timeout", "1"});
+  ASSERT_GT(server.port(), 0) << server.log();
+  // A client that announces 200 bytes and sends 10.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(server.port()));
+  ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const std::string head = "POST /embed HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"inputs\":";
+  ASSERT_EQ(::send(fd, head.data(), head.size(), 0), static_cast<ssize_t>(head.size()));
+  // Others are served meanwhile.
+  auto c = server.client();
+  const auto t0 = std::chrono::steady_clock::now();
+  auto res = c.Post("/embed", json{{"inputs", "the cat"}}.dump(), "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  // The stalled connection is closed by the server after the read timeout.
+  timeval wait{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+  char buf[512];
+  ssize_t n;
+  std::string reply;
+  while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) reply.append(buf, static_cast<size_t>(n));
+  EXPECT_EQ(n, 0) << "the server closed the connection (recv returned " << n << ", errno " << errno << ")";
+  ::close(fd);
+  server.process().signal(SIGTERM);
+  EXPECT_EQ(server.process().wait(), 0) << server.log();
+}
+
+}  // namespace
+}  // namespace ragmig::serve
