@@ -346,11 +346,11 @@ def infinity_server(a, model_dir):
     if not Path(a.infinity_bin).exists():
         sys.exit(f"bench_serve: no {a.infinity_bin}: run bench/serve/install-infinity.sh")
     port = free_port()
-    # torch engine on CPU, float32 like ragmig; no response cache (the text mix repeats texts), no
+    # torch engine on CPU in --infinity-dtype (float32 by default); no response cache (the text mix repeats texts), no
     # torch.compile, no BetterTransformer; warning log level, so no access log line per request.
     cmd = [a.infinity_bin, "v2", "--model-id", str(model_dir), "--served-model-name", a.model,
            "--host", "127.0.0.1", "--port", str(port), "--engine", "torch", "--device", "cpu",
-           "--dtype", "float32", "--no-vector-disk-cache", "--no-compile", "--no-bettertransformer",
+           "--dtype", a.infinity_dtype, "--no-vector-disk-cache", "--no-compile", "--no-bettertransformer",
            "--log-level", "warning", *a.infinity_arg]
     origin = f"http://127.0.0.1:{port}"
     return Server("infinity", origin, [origin + "/health"], cmd, thread_env(a.threads))
@@ -482,6 +482,7 @@ def parse_args():
     ap.add_argument("--timeout", type=float, default=60, help="seconds one request may take")
     ap.add_argument("--start-timeout", type=float, default=180, help="seconds a server may take to be ready")
     ap.add_argument("--ragmig-arg", action="append", default=[], help="one more argument for `ragmig serve` (repeat)")
+    ap.add_argument("--infinity-dtype", default="float32", help="Infinity's --dtype: float32 | bfloat16 | float16 | auto")
     ap.add_argument("--infinity-arg", action="append", default=[], help="one more argument for infinity_emb v2 (repeat), e.g. --infinity-arg=--batch-size=64")
     ap.add_argument("--log-dir", help="where the servers' logs go (default: a temporary folder)")
     a = ap.parse_args()

@@ -2,6 +2,7 @@
 #include "model/embed.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "text/token_batch.h"
@@ -15,6 +16,27 @@ std::vector<std::pair<size_t, size_t>> token_budget_batches(const std::vector<si
     while (end < lengths.size() && (end - begin + 1) * lengths[end] <= budget) ++end;
     out.emplace_back(begin, end);
   }
+  return out;
+}
+
+std::vector<std::pair<size_t, size_t>> least_padding_batches(const std::vector<size_t>& lengths, size_t budget,
+                                                             size_t pass_cost) {
+  // best[j]: the least cost of the first j texts; from[j]: where the last batch of that plan starts.
+  const size_t n = lengths.size();
+  std::vector<size_t> best(n + 1, std::numeric_limits<size_t>::max()), from(n + 1, 0);
+  best[0] = 0;
+  for (size_t j = 1; j <= n; ++j)
+    for (size_t i = j; i-- > 0;) {
+      const size_t padded = (j - i) * lengths[j - 1];
+      if (padded > budget && j - i > 1) break;  // more rows only pad more
+      if (best[i] + padded + pass_cost < best[j]) {
+        best[j] = best[i] + padded + pass_cost;
+        from[j] = i;
+      }
+    }
+  std::vector<std::pair<size_t, size_t>> out;
+  for (size_t j = n; j > 0; j = from[j]) out.emplace_back(from[j], j);
+  std::reverse(out.begin(), out.end());
   return out;
 }
 

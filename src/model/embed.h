@@ -18,6 +18,13 @@ namespace ragmig::model {
 /// the last, longest length) stays within `budget` tokens; a text longer than the budget is a batch alone.
 std::vector<std::pair<size_t, size_t>> token_budget_batches(const std::vector<size_t>& lengths, size_t budget);
 
+/// Pure: cuts texts of ascending `lengths` into consecutive batches [begin, end) that minimise the padded
+/// tokens computed, sum of rows x longest, plus `pass_cost` tokens per batch (a forward pass's fixed cost),
+/// each within `budget` padded tokens (a longer text is a batch alone). Where token_budget_batches fills every
+/// batch, this one also splits a short-and-long mix that would pad the short texts to the long one's length.
+std::vector<std::pair<size_t, size_t>> least_padding_batches(const std::vector<size_t>& lengths, size_t budget,
+                                                             size_t pass_cost);
+
 /// Embeds `texts` with the query tower (queries = true) or the passage tower, at most max_tokens tokens
 /// each ([CLS] and [SEP] included). A forward pass holds at most batch_size x max_tokens tokens, padding
 /// included: batch_size texts of the longest length, more of shorter ones (at least one text). Returns [N, D] float32 on the CPU,

@@ -17,6 +17,38 @@ namespace {
 
 using Batches = std::vector<std::pair<size_t, size_t>>;
 
+TEST(TokenBudget, LeastPaddingSplitsShortFromLongWhenItPays) {
+  // Ten queries of 20 tokens and ten passages of 256: one pass computes 20 x 256 = 5120 tokens, two passes
+  // 10 x 20 + 10 x 256 = 2760 plus the second pass's cost.
+  std::vector<size_t> mix(10, 20);
+  mix.insert(mix.end(), 10, 256);
+  EXPECT_EQ(model::least_padding_batches(mix, 1 << 20, 256), (Batches{{0, 10}, {10, 20}}));
+  // When a pass costs more than the padding it saves, one pass.
+  EXPECT_EQ(model::least_padding_batches(mix, 1 << 20, 5000), (Batches{{0, 20}}));
+  // The budget still bounds a pass; a text longer than the budget is alone; nothing is dropped.
+  EXPECT_EQ(model::least_padding_batches({2, 2, 2, 2, 10, 10, 30}, 20, 1), (Batches{{0, 4}, {4, 6}, {6, 7}}));
+  EXPECT_EQ(model::least_padding_batches({}, 20, 1), Batches{});
+  EXPECT_EQ(model::least_padding_batches({50}, 20, 1), (Batches{{0, 1}}));
+  // Never more padded tokens (plus pass costs) than token_budget_batches' plan.
+  std::vector<size_t> lengths;
+  for (size_t i = 0; i < 300; ++i) lengths.push_back(1 + (i * i * 7) % 251);
+  std::sort(lengths.begin(), lengths.end());
+  auto cost = [&](const Batches& plan) {
+    size_t c = 0;
+    for (const auto& [b, e] : plan) c += (e - b) * lengths[e - 1] + 64;
+    return c;
+  };
+  const Batches best = model::least_padding_batches(lengths, 4096, 64);
+  EXPECT_LE(cost(best), cost(model::token_budget_batches(lengths, 4096)));
+  size_t next = 0;
+  for (const auto& [b, e] : best) {
+    EXPECT_EQ(b, next);
+    EXPECT_TRUE(e - b == 1 || (e - b) * lengths[e - 1] <= 4096);
+    next = e;
+  }
+  EXPECT_EQ(next, lengths.size());
+}
+
 TEST(TokenBudget, BatchesPackShortTextsAndNeverSplitOrDrop) {
   // Budget 20: four texts of 2 (8 tokens; a fifth of length 10 would pad all to 50), two of 10, one of 30 alone.
   EXPECT_EQ(model::token_budget_batches({2, 2, 2, 2, 10, 10, 30}, 20), (Batches{{0, 4}, {4, 6}, {6, 7}}));
