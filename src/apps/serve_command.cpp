@@ -30,6 +30,7 @@ Command add_serve_command(CLI::App& root) {
   sub->add_option("--max-inputs", o->max_inputs, "texts per request at most")->capture_default_str();
   sub->add_option("--adapter-cache-mb", o->adapter_cache_mb, "memory for adapters (least recently used evicted)")->capture_default_str();
   sub->add_option("--http-threads", o->http_threads, "connections served at once")->capture_default_str();
+  sub->add_option("--max-body-mb", o->max_body_mb, "larger request bodies get 413")->capture_default_str();
   sub->add_option("--read-timeout", o->read_timeout_s, "seconds a client may stall mid-request")->capture_default_str();
   sub->footer("SIGTERM or SIGINT: stop accepting, answer the requests in flight, exit 0.");
   return Command{sub, [o]() -> int {

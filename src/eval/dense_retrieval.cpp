@@ -8,6 +8,8 @@
 #include "eval/torch_search.h"
 #include "index/dense_index.h"
 #include "index/dense_spec.h"
+#include "model/lora.h"
+#include "model/packaged_models.h"
 #include "model/precision.h"
 
 namespace ragmig::eval {
@@ -50,7 +52,10 @@ DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup&
   // fp32 keys are those of before precision was a choice; bf16 embeddings are cached apart.
   const std::string precision_key = precision.precision == model::Precision::Fp32 ? "" : "-" + out.precision;
   // Keys use the requested token limits; the model's cap is a function of the model, which is hashed too.
-  const std::string model_key = cache.enabled() ? hash_folder(setup.model_dir) : "";
+  std::string model_key = cache.enabled() ? hash_folder(setup.model_dir) : "";
+  // A LoRA adapter folder embeds with its base model's weights too: both are hashed.
+  if (cache.enabled() && model::is_adapter_folder(setup.model_dir))
+    model_key = hash_parts({model_key, hash_folder(model::resolve_model_reference(model::load_adapter_folder(setup.model_dir).base))});
   auto embed_cached = [&](const std::string& what, const std::vector<std::string>& texts, bool queries,
                           const std::string& key) -> index::FloatMatrix {
     const std::string path = cache.enabled() ? cache.path(what, key, ".emb") : "";

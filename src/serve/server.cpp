@@ -196,6 +196,7 @@ void validate(const ServeOptions& o) {
   require(o.adapter_cache_mb >= 0, "--adapter-cache-mb", "must be >= 0");
   require(o.http_threads >= 1, "--http-threads", "must be positive");
   require(o.read_timeout_s > 0, "--read-timeout", "must be positive");
+  require(o.max_body_mb > 0, "--max-body-mb", "must be positive");
   require(o.threads >= 0, "--threads", "must be >= 0");
   if (!o.adapters.empty() && !fs::is_directory(o.adapters)) throw IoError(o.adapters + ": adapters folder not found");
 }
@@ -211,7 +212,7 @@ int run_server(const ServeOptions& options, const std::function<void(int port)>&
   const auto seconds = static_cast<time_t>(options.read_timeout_s);
   const auto micros = static_cast<time_t>((options.read_timeout_s - static_cast<double>(seconds)) * 1e6);
   http.set_read_timeout(seconds, micros);
-  http.set_payload_max_length(options.max_body_bytes);
+  http.set_payload_max_length(static_cast<size_t>(options.max_body_mb * 1024 * 1024));
   http.Post("/v1/embeddings", [&](const auto& req, auto& res) { service.embed(Schema::OpenAI, req, res); });
   http.Post("/embeddings", [&](const auto& req, auto& res) { service.embed(Schema::OpenAI, req, res); });
   http.Post("/embed", [&](const auto& req, auto& res) { service.embed(Schema::Tei, req, res); });

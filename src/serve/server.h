@@ -31,7 +31,7 @@ struct ServeOptions {
   double adapter_cache_mb = 512;
   int http_threads = 64;        ///< connections served at once (slow clients hold one each)
   double read_timeout_s = 10;   ///< a client silent this long mid-request is dropped
-  size_t max_body_bytes = 64 << 20;
+  double max_body_mb = 64;      ///< larger bodies get 413 before they are parsed
 };
 
 /// Checks values the types cannot (port range, oversize policy, positive limits). Throws ConfigError naming

@@ -257,5 +257,44 @@ TEST(LoraFolder, AnAdapterFolderLoadsAsItsBaseWithTheAdapterMerged) {
   EXPECT_THROW(merge_dual_adapter(loaded.model, adapter), DataError);
 }
 
+TEST(LoraFolder, SeparateTowersTrainAndSaveAnAdapterEach) {
+  testing::ScratchDir dir;
+  torch::manual_seed(4);
+  EncoderSpec es;
+  es.bert = testing::tiny_bert_config(50, kHidden, 4, 16);
+  es.shared_towers = false;
+  DualEncoder base(es);
+  std::vector<std::string> vocab = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+  for (int i = 5; i < 50; ++i) vocab.push_back("w" + std::to_string(i));
+  save_model_folder((dir / "base").string(), base, vocab);
+
+  // What the trainer does: an adapter on each tower, trained apart (here: set apart).
+  LoadedModel net = load_model_folder((dir / "base").string());
+  const LoraSpec s = spec(2, {"query", "dense"});
+  BertModel q = net.model->query_tower(), p = net.model->passage_tower();
+  const int64_t per_tower = attach_lora(q, s);
+  EXPECT_EQ(attach_lora(p, s), per_tower);
+  torch::manual_seed(8);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& t : net.model->named_parameters())
+      if (is_lora_parameter(t.key())) t.value().normal_(0, 0.2);
+  }
+  const DualAdapter adapter = own_dual_adapter(net.model, s, (dir / "base").string());
+  ASSERT_TRUE(adapter.passage.has_value());
+  EXPECT_FALSE(torch::equal(adapter.query.layers.begin()->second.b, adapter.passage->layers.begin()->second.b));
+  save_adapter_folder((dir / "adapter").string(), adapter);
+  EXPECT_TRUE(is_adapter_folder((dir / "adapter" / "passage").string()));
+
+  // Loaded back, each tower embeds as the trained one did.
+  LoadedModel loaded = load_model_folder((dir / "adapter").string());
+  const auto [ids, mask] = tiny_batch(3);
+  net.model->eval();
+  loaded.model->eval();
+  torch::NoGradGuard no_grad;
+  EXPECT_LT((loaded.model->encode_queries(ids, mask) - net.model->encode_queries(ids, mask)).abs().max().item<double>(), 1e-5);
+  EXPECT_LT((loaded.model->encode_passages(ids, mask) - net.model->encode_passages(ids, mask)).abs().max().item<double>(), 1e-5);
+}
+
 }  // namespace
 }  // namespace ragmig::model

@@ -178,7 +178,7 @@ json post_json(httplib::Client& c, const std::string& path, const json& body, in
 TEST(ServeProcess, AnswersBothSchemasAdaptersAndBadRequests) {
   Fixture f;
   testing::Server server(f.dir / "serve.log", {"--model", f.model().string(), "--adapters", f.adapters().string(),
-                                               "--precision", "fp32", "--oversize", "refuse"});
+                                               "--precision", "fp32", "--oversize", "refuse", "--max-body-mb", "1"});
   ASSERT_GT(server.port(), 0) << server.log();
   auto c = server.client();
   auto health = c.Get("/health");
@@ -257,6 +257,12 @@ TEST(ServeProcess, AnswersBothSchemasAdaptersAndBadRequests) {
   EXPECT_EQ(post_json(c, "/v1/embeddings", {{"input", longer}}, 400)["error"]["param"], "input");
   post_json(c, "/embed", {{"inputs", longer}}, 413);
   EXPECT_EQ(post_json(c, "/embed", {{"inputs", longer}, {"truncate", true}}, 200).size(), 1u);
+
+  // A body over --max-body-mb is refused before it is parsed.
+  auto huge = c.Post("/embed", json{{"inputs", std::string(2 << 20, 'a')}}.dump(), "application/json");
+  ASSERT_TRUE(huge);
+  EXPECT_EQ(huge->status, 413);
+  EXPECT_EQ(c.Get("/health")->status, 200) << "and the server goes on";
 
   const std::string metrics = c.Get("/metrics")->body;
   EXPECT_NE(metrics.find("ragmig_serve_requests_total{endpoint=\"/v1/embeddings\",code=\"200\"}"), std::string::npos) << metrics;
