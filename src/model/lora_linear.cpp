@@ -47,18 +47,4 @@ void LoraLinearImpl::add_lora(int64_t rank, double scaling, double dropout) {
   dropout_ = dropout;
 }
 
-void LoraLinearImpl::merge_lora() {
-  if (lora_A.is_empty()) return;
-  {
-    torch::NoGradGuard no_grad;
-    weight.add_(torch::matmul(lora_B->weight, lora_A->weight).to(weight.dtype()), scaling_);
-  }
-  unregister_module("lora_A");
-  unregister_module("lora_B");
-  lora_A = nullptr;
-  lora_B = nullptr;
-  scaling_ = 0.0;
-  dropout_ = 0.0;
-}
-
 }  // namespace ragmig::model

@@ -32,9 +32,6 @@ class LoraLinearImpl : public torch::nn::Module {
   /// zeros, so the layer's output is unchanged until training moves B. Throws DataError if one is there already.
   void add_lora(int64_t rank, double scaling, double dropout);
   bool has_lora() const { return !lora_A.is_empty(); }
-  double lora_scaling() const { return scaling_; }
-  /// Folds the own adapter into the weight (W += s B A) and removes it.
-  void merge_lora();
 
   /// Serving: the adapters of the following forward calls' row ranges (none: clear). Ranges must not overlap.
   void set_routes(std::vector<LoraRoute> routes) { routes_ = std::move(routes); }

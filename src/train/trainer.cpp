@@ -279,12 +279,12 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
       lora_parameters += model::attach_lora(passage, lora);
     }
   }
+  net->to(device);
+  net->train();
   // What the optimiser changes and replicas keep equal: every weight, or only the adapters under LoRA.
   std::vector<torch::Tensor> trainable;
   for (const auto& p : net->parameters())
     if (p.requires_grad()) trainable.push_back(p);
-  net->to(device);
-  net->train();
   const TokenizedData data = tokenize(examples, tokenizer, cfg.data);
   const auto batches_for = [&](int64_t epoch) {
     return text::unique_positive_batches(data.positive_key, cfg.train.batch_size, static_cast<uint64_t>(cfg.train.seed),

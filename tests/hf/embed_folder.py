@@ -11,14 +11,15 @@ from sentence_transformers import SentenceTransformer
 from transformers import AutoModel, AutoTokenizer
 
 
-def embed_hf(folder, texts):
+def embed_hf(folder, texts, model=None):
+    """`model` (default: AutoModel of the folder) embeds, pooled and normalised as the folder says."""
     modules = json.load(open(os.path.join(folder, "modules.json")))
     pooling = json.load(open(os.path.join(folder, "1_Pooling", "config.json")))
     cls = pooling.get("pooling_mode") == "cls" or pooling.get("pooling_mode_cls_token", False)
     normalize = any(m["type"].endswith("Normalize") for m in modules)
     max_len = json.load(open(os.path.join(folder, "sentence_bert_config.json")))["max_seq_length"]
     tok = AutoTokenizer.from_pretrained(folder)
-    model = AutoModel.from_pretrained(folder, add_pooling_layer=False).eval()
+    model = (model or AutoModel.from_pretrained(folder, add_pooling_layer=False)).eval()
     b = tok(texts, padding=True, truncation=True, max_length=max_len, return_tensors="pt")
     with torch.no_grad():
         h = model(**b).last_hidden_state

@@ -7,12 +7,13 @@
                          sentence-transformers would (BASE's pooling, normalisation and max_seq_length)
 Both run offline: BASE is a local folder."""
 import json
-import os
 import sys
 
 import torch
 from peft import LoraConfig, PeftModel, get_peft_model
-from transformers import AutoModel, AutoTokenizer
+from transformers import AutoModel
+
+from embed_folder import embed_hf  # beside this file: the same pooling and normalisation
 
 
 def make(base, out):
@@ -25,24 +26,9 @@ def make(base, out):
 
 def embed(base, adapter, texts_path, out_path):
     texts = json.load(open(texts_path, encoding="utf-8"))
-    pooling = json.load(open(os.path.join(base, "1_Pooling", "config.json")))
-    modules = json.load(open(os.path.join(base, "modules.json")))
-    max_len = json.load(open(os.path.join(base, "sentence_bert_config.json")))["max_seq_length"]
-    cls = pooling.get("pooling_mode") == "cls" or pooling.get("pooling_mode_cls_token", False)
-    normalize = any(m["type"].endswith("Normalize") for m in modules)
-    tok = AutoTokenizer.from_pretrained(base)
-    model = PeftModel.from_pretrained(AutoModel.from_pretrained(base, add_pooling_layer=False), adapter).eval()
-    b = tok(texts, padding=True, truncation=True, max_length=max_len, return_tensors="pt")
-    with torch.no_grad():
-        h = model(**b).last_hidden_state
-    if cls:
-        e = h[:, 0]
-    else:
-        m = b["attention_mask"].unsqueeze(-1).float()
-        e = (h * m).sum(1) / m.sum(1)
-    e = torch.nn.functional.normalize(e, dim=-1) if normalize else e
+    model = PeftModel.from_pretrained(AutoModel.from_pretrained(base, add_pooling_layer=False), adapter)
     with open(out_path, "w") as f:
-        json.dump({"peft": e.tolist()}, f)
+        json.dump({"peft": embed_hf(base, texts, model).tolist()}, f)
 
 
 if __name__ == "__main__":

