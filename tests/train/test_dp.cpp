@@ -132,6 +132,25 @@ TEST_F(DataParallel, GradCacheSyncMatchesToo) {
   EXPECT_LT(diff, 1e-4);
 }
 
+// LoRA on a pretrained start (a tiny model trained first, without dropout): only the adapters are all-reduced,
+// and two replicas still follow the one-process loss curve.
+TEST_F(DataParallel, LoraSyncMatchesToo) {
+  auto base = train("base", {"model.dropout=0", "train.max_steps=3"}, 1);
+  ASSERT_EQ(base.exit_code, 0) << base.output;
+  const std::vector<std::string> sets = {"model.init=" + (dir_ / "base" / "model").string(), "lora.rank=4",
+                                         "lora.dropout=0", "train.max_steps=20", "train.precision=fp32"};
+  auto one = train("one", sets, 1);
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  auto two = train("two", sets, 2);
+  ASSERT_EQ(two.exit_code, 0) << two.output << read_file(dir_ / "two/worker.rank1.log");
+  const double diff = max_abs_diff(loss_curve(dir_ / "one"), loss_curve(dir_ / "two"));
+  std::printf("LoRA sync 2 replicas vs 1 process, 20 steps: max |loss diff| = %.3g\n", diff);
+  EXPECT_LT(diff, 1e-4);
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "two/model/adapter_model.safetensors"));
+  const auto start = events_named(dir_ / "two/events.jsonl", "start").at(0);
+  EXPECT_LT(start["trainable_parameters"].get<int64_t>(), start["parameters"].get<int64_t>() / 10);
+}
+
 TEST_F(DataParallel, LocalSgdWithK1AndPlainSgdEqualsSync) {
   // A learning rate in the stable regime: at high rates SGD on this tiny model is chaotic, and the last-bit
   // rounding differences between the two (equal in exact arithmetic) grow past any tolerance.
