@@ -255,7 +255,14 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   std::string vocab_origin;
   // A pretrained start brings its weights and its tokenizer's settings (lower-casing, accents, CJK).
   std::optional<model::LoadedModel> init;
-  if (!cfg.model.init.empty()) init = model::load_model_folder(model::resolve_model_reference(cfg.model.init));
+  if (!cfg.model.init.empty()) {
+    const std::string folder = model::resolve_model_reference(cfg.model.init);
+    // A new adapter names its base; an adapter folder as that base would need its own base too.
+    if (cfg.lora.rank > 0 && model::is_adapter_folder(folder) && !fs::exists(fs::path(folder) / "config.json"))
+      throw ConfigError("model.init: " + folder + " is a LoRA adapter folder; to train another adapter on it, merge it "
+                        "first (ragmig lora merge BASE " + cfg.model.init + " MERGED) and start from MERGED");
+    init = model::load_model_folder(folder);
+  }
   const text::WordPieceTokenizer tokenizer(
       choose_vocabulary(cfg, run_vocab, init ? &*init : nullptr, examples, beir ? &*beir : nullptr, vocab_origin),
       init ? init->normalization : text::TextNormalization{});

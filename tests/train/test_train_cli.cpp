@@ -56,7 +56,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"missing_field", "", "{\"query\": \"a\", \"positive\": \"b\"}\n{\"query\": \"c\"}\n", {}, "pairs.jsonl:2"},
         BadInput{"empty_data", "", "EMPTY", {}, "empty"},
         BadInput{"too_few_for_a_batch", "", "{\"query\": \"a\", \"positive\": \"b\"}\n", {}, "batch"},
-        BadInput{"missing_vocab", "", "", {"model.vocab=/no/such/vocab.txt"}, "/no/such/vocab.txt"}),
+        BadInput{"missing_vocab", "", "", {"model.vocab=/no/such/vocab.txt"}, "/no/such/vocab.txt"},
+        BadInput{"lora_without_init", "", "", {"lora.rank=4"}, "lora.rank': needs model.init"},
+        BadInput{"lora_bad_dropout", "", "", {"lora.dropout=1.5"}, "lora.dropout"}),
     [](const auto& info) { return info.param.name; });
 
 TEST(TrainCli, QrelsNamingAMissingCorpusIdNameFileAndLine) {
@@ -91,6 +93,20 @@ TEST(TrainCli, VocabularyLargerThanTheModelIsAMismatch) {
                        "model.init=" + (dir / "base/model").string()});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("mismatch"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir / "run"));
+}
+
+TEST(TrainCli, LoraOnAnAdapterFolderAsksForAMergeFirst) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  write_squad_pairs(dir / "pairs.jsonl", 240);
+  write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl"));
+  std::filesystem::create_directories(dir / "adapter");
+  write_file_atomic(dir / "adapter/adapter_config.json", R"({"peft_type": "LORA", "r": 4})");
+  auto r = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "run").string(), "--set",
+                       "model.init=" + (dir / "adapter").string(), "--set", "lora.rank=4"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("ragmig lora merge"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir / "run"));
 }
 
