@@ -66,6 +66,8 @@ ConfigTable make_config_table(TrainConfig& c) {
         "layers to adapt, PEFT's target_modules: query, key, value, attention.output.dense, intermediate.dense, "
         "output.dense (the last matches both output layers), dense (all six)");
   t.add("lora.rslora", c.lora.rslora, "rank-stabilised LoRA: scale by alpha / sqrt(r)");
+  t.add("lora.base_precision", c.lora.base_precision,
+        "fp32 | bf16: the frozen base's weights (bf16 halves them; needs train.precision bf16)");
   t.add("parallel.mode", c.parallel.mode, "sync (all-reduce every step) | localsgd (average every K steps)");
   t.add("parallel.global_negatives", c.parallel.global_negatives,
         "sync: gather all replicas' embeddings so each query sees the global batch's negatives");
@@ -131,6 +133,9 @@ void validate(const TrainConfig& c) {
   require(c.lora.rank == 0 || !c.model.init.empty(), "lora.rank", "needs model.init: LoRA adapts a pretrained model");
   require(c.lora.dropout >= 0 && c.lora.dropout < 1, "lora.dropout", "must be in [0, 1)");
   require(c.lora.rank == 0 || !c.lora.targets.empty(), "lora.targets", "must name at least one layer");
+  require(c.lora.base_precision == "fp32" || c.lora.base_precision == "bf16", "lora.base_precision", "expected fp32 or bf16");
+  require(c.lora.base_precision == "fp32" || c.train.precision != "fp32", "lora.base_precision",
+          "bf16 needs train.precision bf16 (or auto where that is bf16)");
   require(c.parallel.mode == "sync" || c.parallel.mode == "localsgd", "parallel.mode", "expected sync or localsgd");
   require(c.parallel.average_every >= 1, "parallel.average_every", "must be >= 1");
   require(c.parallel.rebalance_every >= 1, "parallel.rebalance_every", "must be >= 1");

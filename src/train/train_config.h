@@ -93,6 +93,9 @@ struct LoraOptions {
   /// PEFT's target_modules: a layer is adapted if its name is one of these or ends with "." + one
   std::vector<std::string> targets{"query", "key", "value"};
   bool rslora = false;  ///< scale by alpha / sqrt(r) instead of alpha / r
+  /// The frozen base's weights: fp32, or bf16 (half the memory; needs train.precision bf16, whose autocast
+  /// computes in bf16 anyway). The adapters and their optimiser state stay fp32.
+  std::string base_precision = "fp32";
 };
 
 struct TrainConfig {

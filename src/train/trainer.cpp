@@ -286,6 +286,15 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
       lora_parameters += model::attach_lora(passage, lora);
     }
   }
+  const bool base_bf16 = cfg.lora.rank > 0 && cfg.lora.base_precision == "bf16";
+  if (base_bf16) {
+    if (!bf16)
+      throw ConfigError("config key 'lora.base_precision': bf16 needs bf16 compute, and train.precision is fp32 here (" +
+                        precision.reason + ")");
+    torch::NoGradGuard no_grad;
+    for (auto& p : net->parameters())
+      if (!p.requires_grad()) p.set_data(p.to(torch::kBFloat16));
+  }
   net->to(device);
   net->train();
   // What the optimiser changes and replicas keep equal: every weight, or only the adapters under LoRA.
@@ -510,7 +519,11 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
     ro.max_query_tokens = cfg.data.max_query_tokens;
     ro.max_passage_tokens = cfg.data.max_passage_tokens;
     if (!eval_qrels) eval_qrels = text::read_qrels(text::qrels_path(cfg.data.beir, cfg.eval.split));
-    const RecallResult r = evaluate_recall(net, tokenizer, *beir, *eval_qrels, ro, device);
+    // A bf16 base computes under autocast only; otherwise evaluation stays in fp32, as before.
+    const RecallResult r = [&] {
+      AutocastGuard autocast(device, base_bf16);
+      return evaluate_recall(net, tokenizer, *beir, *eval_qrels, ro, device);
+    }();
     net->train();
     const std::string key = fmt::format("recall@{}", ro.k);
     emit({{"event", "eval"}, {"step", at_step}, {"split", cfg.eval.split}, {key, r.recall}, {"queries", r.queries},

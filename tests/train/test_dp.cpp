@@ -151,6 +151,29 @@ TEST_F(DataParallel, LoraSyncMatchesToo) {
   EXPECT_LT(start["trainable_parameters"].get<int64_t>(), start["parameters"].get<int64_t>() / 10);
 }
 
+// lora.base_precision = bf16: the frozen base held in bf16 (half its memory) trains the adapters as the fp32
+// base does under the same bf16 autocast (only LayerNorm and embedding weights round differently).
+TEST_F(DataParallel, LoraOnABf16BaseTracksTheFp32Base) {
+  auto base = train("base", {"model.dropout=0", "train.max_steps=3"}, 1);
+  ASSERT_EQ(base.exit_code, 0) << base.output;
+  const std::vector<std::string> sets = {"model.init=" + (dir_ / "base" / "model").string(), "lora.rank=4",
+                                         "lora.dropout=0", "train.max_steps=10", "train.precision=bf16"};
+  auto fp32 = train("fp32-base", sets, 1);
+  ASSERT_EQ(fp32.exit_code, 0) << fp32.output;
+  auto with_bf16 = sets;
+  with_bf16.push_back("lora.base_precision=bf16");
+  auto bf16 = train("bf16-base", with_bf16, 1);
+  ASSERT_EQ(bf16.exit_code, 0) << bf16.output;
+  const double diff = max_abs_diff(loss_curve(dir_ / "fp32-base"), loss_curve(dir_ / "bf16-base"));
+  std::printf("LoRA on a bf16 base vs an fp32 base, 10 steps: max |loss diff| = %.3g\n", diff);
+  EXPECT_LT(diff, 2e-2);
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "bf16-base/model/adapter_model.safetensors"));
+  // Without bf16 compute the bf16 base is refused, naming the key.
+  auto refused = train("refused", {sets[0], sets[1], "train.precision=fp32", "lora.base_precision=bf16"}, 1);
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("lora.base_precision"), std::string::npos) << refused.output;
+}
+
 TEST_F(DataParallel, LocalSgdWithK1AndPlainSgdEqualsSync) {
   // A learning rate in the stable regime: at high rates SGD on this tiny model is chaotic, and the last-bit
   // rounding differences between the two (equal in exact arithmetic) grow past any tolerance.
