@@ -85,6 +85,9 @@ class Service {
     } catch (const Overloaded& e) {
       res.set_header("Retry-After", "1");
       fail(schema, res, 503, std::string("overloaded: ") + e.what() + "; retry later", "");
+    } catch (const std::exception& e) {
+      // The forward pass failed (or the server is stopping): the client's texts were fine.
+      fail(schema, res, 500, std::string("embedding failed: ") + e.what(), "");
     }
     count(endpoint, res.status, t0);
   }
@@ -156,9 +159,10 @@ class Service {
 
   void fail(Schema schema, httplib::Response& res, int status, const std::string& message, const std::string& field) {
     res.status = status;
-    const std::string type = status == 503 ? "overloaded" : status == 404 ? "not_found" : "invalid_request_error";
+    const std::string type = status >= 500 ? (status == 503 ? "overloaded" : "server_error")
+                             : status == 404 ? "not_found" : "invalid_request_error";
     res.set_content(schema == Schema::OpenAI ? openai_error(message, type, field, status == 404 ? "model_not_found" : "")
-                                             : tei_error(message, status == 503 ? "Overloaded" : "Validation"),
+                                             : tei_error(message, status == 503 ? "Overloaded" : status >= 500 ? "Backend" : "Validation"),
                     "application/json");
   }
 
