@@ -55,7 +55,7 @@ DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup&
   std::string model_key = cache.enabled() ? hash_folder(setup.model_dir) : "";
   // A LoRA adapter folder embeds with its base model's weights too: both are hashed.
   if (cache.enabled() && model::is_adapter_folder(setup.model_dir))
-    model_key = hash_parts({model_key, hash_folder(model::resolve_model_reference(model::load_adapter_folder(setup.model_dir).base))});
+    model_key = hash_parts({model_key, hash_folder(model::resolve_model_reference(model::adapter_base(setup.model_dir)))});
   auto embed_cached = [&](const std::string& what, const std::vector<std::string>& texts, bool queries,
                           const std::string& key) -> index::FloatMatrix {
     const std::string path = cache.enabled() ? cache.path(what, key, ".emb") : "";

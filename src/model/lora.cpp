@@ -22,18 +22,6 @@ constexpr const char* kPeftPrefix = "base_model.model.";
 constexpr const char* kConfigFile = "adapter_config.json";
 constexpr const char* kWeightsFile = "adapter_model.safetensors";
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
-
-std::string shape_text(c10::IntArrayRef shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 // The layer an adapter names, checked against the tower: it exists and the factors fit its weight.
 LoraLinear layer_for(const std::map<std::string, LoraLinear>& layers, const std::string& name,
                      const LoraAdapter::Factors& f) {
@@ -58,9 +46,9 @@ std::map<std::string, LoraLinear> layer_map(BertModel& tower) {
 void check_supported(const nlohmann::json& c, const std::string& path) {
   auto refuse = [&](const std::string& key, const std::string& expected) {
     throw DataError(fmt::format("{}: \"{}\" is {}; ragmig applies LoRA adapters with {}", path, key,
-                                c.at(key).dump(), expected));
+                                c.contains(key) ? c.at(key).dump() : "missing", expected));
   };
-  if (c.value("peft_type", "") != "LORA") refuse("peft_type", "\"LORA\"");
+  if (!c.contains("peft_type") || c.at("peft_type") != "LORA") refuse("peft_type", "\"LORA\"");
   auto present = [&](const char* key) { return c.contains(key) && !c.at(key).is_null(); };
   if (present("use_dora") && c.at("use_dora") != false) refuse("use_dora", "false");
   if (present("bias") && c.at("bias") != "none") refuse("bias", "\"none\"");
@@ -99,13 +87,13 @@ double LoraSpec::scaling() const {
 bool targets_module(const LoraSpec& spec, const std::string& name) {
   if (!spec.target_regex.empty()) return std::regex_match(name, std::regex(spec.target_regex));
   for (const auto& t : spec.targets)
-    if (name == t || ends_with(name, "." + t)) return true;
+    if (name == t || name.ends_with("." + t)) return true;
   return false;
 }
 
 bool is_lora_parameter(const std::string& name) {
   return name.find(".lora_A.") != std::string::npos || name.find(".lora_B.") != std::string::npos ||
-         starts_with(name, "lora_A.") || starts_with(name, "lora_B.");
+         name.starts_with("lora_A.") || name.starts_with("lora_B.");
 }
 
 int64_t LoraAdapter::parameter_count() const {
@@ -188,7 +176,25 @@ AdapterRouting::~AdapterRouting() {
   for (auto& layer : routed_) layer->set_routes({});
 }
 
-bool is_adapter_folder(const std::string& dir) { return fs::is_regular_file(fs::path(dir) / kConfigFile); }
+bool is_adapter_folder(const std::string& dir) {
+  return fs::is_regular_file(fs::path(dir) / kConfigFile) && !fs::exists(fs::path(dir) / "config.json");
+}
+
+std::string adapter_base(const std::string& dir) {
+  const fs::path info_path = fs::path(dir) / "ragmig.json";
+  if (fs::exists(info_path)) {
+    const auto info = read_json_file(info_path.string());
+    if (!info.is_object() || !info.contains("base_model") || !info.at("base_model").is_string())
+      throw DataError(info_path.string() + ": expected \"base_model\": the base model folder or package:NAME");
+    return info.at("base_model").get<std::string>();
+  }
+  const std::string config_path = (fs::path(dir) / kConfigFile).string();
+  const auto config = read_json_file(config_path);
+  const auto base = config.is_object() ? config.find("base_model_name_or_path") : config.end();
+  if (base == config.end() || !base->is_string() || base->get<std::string>().empty())
+    throw DataError(config_path + ": \"base_model_name_or_path\" names no model folder: which model is this an adapter of?");
+  return base->get<std::string>();
+}
 
 LoraAdapter read_peft_adapter(const std::string& dir) {
   const std::string config_path = (fs::path(dir) / kConfigFile).string();
@@ -204,12 +210,12 @@ LoraAdapter read_peft_adapter(const std::string& dir) {
   std::map<std::string, torch::Tensor> a, b;
   for (auto& [stored, t] : load_tensors(weights_path)) {
     std::string name = stored;
-    if (starts_with(name, kPeftPrefix)) name = name.substr(std::string(kPeftPrefix).size());
-    if (starts_with(name, "bert.")) name = name.substr(5);  // an adapter trained on BertForX
-    if (starts_with(name, "pooler.")) continue;               // ragmig's encoders pool without BERT's pooler
+    if (name.starts_with(kPeftPrefix)) name = name.substr(std::string(kPeftPrefix).size());
+    if (name.starts_with("bert.")) name = name.substr(5);  // an adapter trained on BertForX
+    if (name.starts_with("pooler.")) continue;               // ragmig's encoders pool without BERT's pooler
     if (!t.is_floating_point()) throw DataError(weights_path + ": tensor \"" + stored + "\" is not floating point");
-    if (ends_with(name, ".lora_A.weight")) a[name.substr(0, name.size() - 14)] = t.to(torch::kFloat);
-    else if (ends_with(name, ".lora_B.weight")) b[name.substr(0, name.size() - 14)] = t.to(torch::kFloat);
+    if (name.ends_with(".lora_A.weight")) a[name.substr(0, name.size() - 14)] = t.to(torch::kFloat);
+    else if (name.ends_with(".lora_B.weight")) b[name.substr(0, name.size() - 14)] = t.to(torch::kFloat);
     else throw DataError(weights_path + ": unexpected tensor \"" + stored + "\" (expected <module>.lora_A.weight and .lora_B.weight)");
   }
   for (auto& [name, ta] : a) {
@@ -256,7 +262,7 @@ void save_adapter_folder(const std::string& dir, const DualAdapter& adapter) {
   const std::string base_path = fs::absolute(resolve_model_reference(adapter.base)).lexically_normal().string();
   // A package reference stays one (it resolves on any machine); a folder is kept absolute, so the adapter
   // loads from any working directory.
-  const std::string base = starts_with(adapter.base, "package:") ? adapter.base : base_path;
+  const std::string base = adapter.base.starts_with("package:") ? adapter.base : base_path;
   write_folder_atomically(dir, [&](const std::string& tmp) {
     write_peft_adapter(tmp, adapter.query, base_path);
     if (adapter.passage) {
@@ -271,18 +277,7 @@ void save_adapter_folder(const std::string& dir, const DualAdapter& adapter) {
 DualAdapter load_adapter_folder(const std::string& dir) {
   DualAdapter out;
   out.query = read_peft_adapter(dir);
-  const fs::path info_path = fs::path(dir) / "ragmig.json";
-  if (fs::exists(info_path)) {
-    const auto info = read_json_file(info_path.string());
-    if (!info.is_object() || !info.contains("base_model") || !info.at("base_model").is_string())
-      throw DataError(info_path.string() + ": expected \"base_model\": the base model folder or package:NAME");
-    out.base = info.at("base_model").get<std::string>();
-  } else {
-    const auto config = read_json_file((fs::path(dir) / kConfigFile).string());
-    out.base = config.value("base_model_name_or_path", "");
-    if (out.base.empty())
-      throw DataError((fs::path(dir) / kConfigFile).string() + ": \"base_model_name_or_path\" is empty: which model is this an adapter of?");
-  }
+  out.base = adapter_base(dir);
   if (is_adapter_folder((fs::path(dir) / "passage").string())) out.passage = read_peft_adapter((fs::path(dir) / "passage").string());
   return out;
 }

@@ -85,8 +85,12 @@ class AdapterRouting {
   std::vector<LoraLinear> routed_;
 };
 
-/// True if `dir` holds adapter_config.json (a PEFT adapter folder).
+/// True if `dir` is a PEFT adapter folder: adapter_config.json and no config.json (a model folder that also
+/// holds an adapter config stays a model folder).
 bool is_adapter_folder(const std::string& dir);
+/// The base model an adapter folder names: ragmig.json's base_model, else adapter_config.json's
+/// base_model_name_or_path. Reads no tensors. Throws DataError if neither names one.
+std::string adapter_base(const std::string& dir);
 
 /// Reads one PEFT LoRA folder. Throws DataError naming the file and key or tensor for what ragmig cannot
 /// apply (another peft_type, DoRA, biases, fan_in_fan_out, modules_to_save, per-layer rank or alpha

@@ -23,14 +23,6 @@ namespace fs = std::filesystem;
 namespace ragmig::model {
 namespace {
 
-std::string shape_text(c10::IntArrayRef shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
-std::string shape_text(const std::vector<int64_t>& shape) { return shape_text(c10::IntArrayRef(shape)); }
-
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
 void write_tower(const fs::path& folder, BertModel& tower, const std::vector<std::string>& vocab,
@@ -232,11 +224,11 @@ void write_folder_atomically(const std::string& dir, const std::function<void(co
 LoadedModel load_model_folder(const std::string& dir) {
   const fs::path top(dir);
   if (!fs::is_directory(top)) throw IoError(dir + ": model folder not found");
-  if (is_adapter_folder(dir) && !fs::exists(top / "config.json")) {
+  if (is_adapter_folder(dir)) {
     // A LoRA adapter folder: its base model with the adapter merged in.
     const DualAdapter adapter = load_adapter_folder(dir);
     const std::string base = resolve_model_reference(adapter.base);
-    if (is_adapter_folder(base) && !fs::exists(fs::path(base) / "config.json"))
+    if (is_adapter_folder(base))
       throw DataError(dir + ": its base model " + base + " is an adapter folder itself; expected a model folder");
     LoadedModel loaded = load_model_folder(base);
     merge_dual_adapter(loaded.model, adapter);

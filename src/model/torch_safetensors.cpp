@@ -41,6 +41,12 @@ torch::ScalarType scalar_type_of(DType dtype) {
   return torch::kFloat;
 }
 
+std::string shape_text(c10::IntArrayRef shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
 RawTensor to_raw(const torch::Tensor& tensor) {
   RawTensor raw;
   raw.dtype = dtype_of(tensor.scalar_type());

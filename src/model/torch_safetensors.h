@@ -19,6 +19,9 @@ RawTensor to_raw(const torch::Tensor& tensor);
 /// A new CPU tensor holding a copy of the bytes. Throws DataError if the byte count does not fit the shape.
 torch::Tensor from_raw(const RawTensor& raw);
 
+/// "[2, 384]": a shape as error messages print it.
+std::string shape_text(c10::IntArrayRef shape);
+
 /// Named tensors -> a file's content (metadata empty).
 SafetensorsFile to_safetensors(const std::map<std::string, torch::Tensor>& tensors);
 /// A file's tensors as CPU torch tensors.

@@ -23,6 +23,8 @@ struct Batcher::Request {
   std::chrono::steady_clock::time_point arrived;
 };
 
+size_t Batcher::Entry::tokens() const { return request->texts[index].ids.size(); }
+
 Batcher::Batcher(Embedder& embedder, const BatcherOptions& options, monitor::Registry* metrics)
     : embedder_(embedder), options_(options) {
   if (metrics) {
@@ -98,7 +100,7 @@ void Batcher::run() {
 std::vector<Batcher::Entry> Batcher::take_batch(std::unique_lock<std::mutex>& lock) {
   const auto queued_tokens = [&] {
     size_t n = 0;
-    for (const auto& e : queue_) n += e.request->texts[e.index].ids.size();
+    for (const auto& e : queue_) n += e.tokens();
     return n;
   };
   const auto budget = static_cast<size_t>(options_.max_batch_tokens);
@@ -108,8 +110,8 @@ std::vector<Batcher::Entry> Batcher::take_batch(std::unique_lock<std::mutex>& lo
   // A round takes up to a few forward passes' worth, so that sorting by length has texts to choose from.
   std::vector<Entry> batch;
   size_t tokens = 0;
-  while (!queue_.empty() && (batch.empty() || tokens + queue_.front().request->texts[queue_.front().index].ids.size() <= 4 * budget)) {
-    tokens += queue_.front().request->texts[queue_.front().index].ids.size();
+  while (!queue_.empty() && (batch.empty() || tokens + queue_.front().tokens() <= 4 * budget)) {
+    tokens += queue_.front().tokens();
     batch.push_back(std::move(queue_.front()));
     queue_.pop_front();
   }
@@ -117,10 +119,9 @@ std::vector<Batcher::Entry> Batcher::take_batch(std::unique_lock<std::mutex>& lo
 }
 
 void Batcher::embed(std::vector<Entry>& batch) {
-  const auto length = [](const Entry& e) { return e.request->texts[e.index].ids.size(); };
-  std::stable_sort(batch.begin(), batch.end(), [&](const Entry& a, const Entry& b) { return length(a) < length(b); });
+  std::stable_sort(batch.begin(), batch.end(), [](const Entry& a, const Entry& b) { return a.tokens() < b.tokens(); });
   std::vector<size_t> lengths;
-  for (const auto& e : batch) lengths.push_back(length(e));
+  for (const auto& e : batch) lengths.push_back(e.tokens());
   const auto dim = static_cast<size_t>(embedder_.dim());
   // Short queries and long passages in one pass would pad every query to the longest passage (45 % of the
   // tokens computed on SciFact's mix, bench/serve); passes of similar lengths compute far less.
@@ -130,7 +131,7 @@ void Batcher::embed(std::vector<Entry>& batch) {
     size_t tokens = 0;
     for (size_t i = begin; i < end; ++i) {
       items.push_back(&batch[i].request->texts[batch[i].index]);
-      tokens += length(batch[i]);
+      tokens += lengths[i];
     }
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<float> rows;
@@ -143,7 +144,7 @@ void Batcher::embed(std::vector<Entry>& batch) {
     if (forward_seconds_)
       forward_seconds_->observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     if (batch_texts_) batch_texts_->observe(static_cast<double>(end - begin));
-    if (batch_tokens_) batch_tokens_->observe(static_cast<double>((end - begin) * length(batch[end - 1])));
+    if (batch_tokens_) batch_tokens_->observe(static_cast<double>((end - begin) * lengths[end - 1]));
     if (tokens_ && !error) tokens_->inc(static_cast<double>(tokens));
     for (size_t i = begin; i < end; ++i) {
       Request& r = *batch[i].request;

@@ -56,6 +56,7 @@ class Batcher {
   struct Entry {
     std::shared_ptr<Request> request;
     size_t index;  // within the request
+    size_t tokens() const;  // of its text
   };
 
   void run();

@@ -258,7 +258,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   if (!cfg.model.init.empty()) {
     const std::string folder = model::resolve_model_reference(cfg.model.init);
     // A new adapter names its base; an adapter folder as that base would need its own base too.
-    if (cfg.lora.rank > 0 && model::is_adapter_folder(folder) && !fs::exists(fs::path(folder) / "config.json"))
+    if (cfg.lora.rank > 0 && model::is_adapter_folder(folder))
       throw ConfigError("model.init: " + folder + " is a LoRA adapter folder; to train another adapter on it, merge it "
                         "first (ragmig lora merge BASE " + cfg.model.init + " MERGED) and start from MERGED");
     init = model::load_model_folder(folder);

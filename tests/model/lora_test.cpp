@@ -255,6 +255,24 @@ TEST(LoraFolder, AnAdapterFolderLoadsAsItsBaseWithTheAdapterMerged) {
   // Shared towers take no passage adapter.
   adapter.passage = adapter.query;
   EXPECT_THROW(merge_dual_adapter(loaded.model, adapter), DataError);
+
+  // Without ragmig.json the base is PEFT's base_model_name_or_path; a null one is refused naming the key.
+  fs::remove(dir / "adapter" / "ragmig.json");
+  EXPECT_EQ(adapter_base((dir / "adapter").string()), fs::absolute(dir / "base").lexically_normal().string());
+  auto config = nlohmann::json::parse(read_file(dir / "adapter" / "adapter_config.json"));
+  config["base_model_name_or_path"] = nullptr;
+  write_file_atomic(dir / "adapter" / "adapter_config.json", config.dump());
+  try {
+    load_model_folder((dir / "adapter").string());
+    ADD_FAILURE() << "loaded an adapter that names no base";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("base_model_name_or_path"), std::string::npos) << e.what();
+  }
+  // A model folder that also holds an adapter config is a model folder.
+  EXPECT_FALSE(is_adapter_folder((dir / "base").string()));
+  fs::copy_file(dir / "adapter" / "adapter_config.json", dir / "base" / "adapter_config.json");
+  EXPECT_FALSE(is_adapter_folder((dir / "base").string()));
+  EXPECT_NO_THROW(load_model_folder((dir / "base").string()));
 }
 
 TEST(LoraFolder, SeparateTowersTrainAndSaveAnAdapterEach) {

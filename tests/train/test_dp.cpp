@@ -90,6 +90,13 @@ class DataParallel : public ::testing::Test {
     proc.signal(SIGTERM);
     return proc.wait();
   }
+  // A tiny model trained 3 steps without dropout (so replicas draw no masks), and the --set keys of a rank-4
+  // LoRA run on it without adapter dropout.
+  std::vector<std::string> lora_on_a_trained_base() {
+    auto base = train("base", {"model.dropout=0", "train.max_steps=3"}, 1);
+    EXPECT_EQ(base.exit_code, 0) << base.output;
+    return {"model.init=" + (dir_ / "base" / "model").string(), "lora.rank=4", "lora.dropout=0"};
+  }
   ScratchDir dir_;
 };
 
@@ -135,10 +142,8 @@ TEST_F(DataParallel, GradCacheSyncMatchesToo) {
 // LoRA on a pretrained start (a tiny model trained first, without dropout): only the adapters are all-reduced,
 // and two replicas still follow the one-process loss curve.
 TEST_F(DataParallel, LoraSyncMatchesToo) {
-  auto base = train("base", {"model.dropout=0", "train.max_steps=3"}, 1);
-  ASSERT_EQ(base.exit_code, 0) << base.output;
-  const std::vector<std::string> sets = {"model.init=" + (dir_ / "base" / "model").string(), "lora.rank=4",
-                                         "lora.dropout=0", "train.max_steps=20", "train.precision=fp32"};
+  auto sets = lora_on_a_trained_base();
+  sets.insert(sets.end(), {"train.max_steps=20", "train.precision=fp32"});
   auto one = train("one", sets, 1);
   ASSERT_EQ(one.exit_code, 0) << one.output;
   auto two = train("two", sets, 2);
@@ -154,10 +159,8 @@ TEST_F(DataParallel, LoraSyncMatchesToo) {
 // lora.base_precision = bf16: the frozen base held in bf16 (half its memory) trains the adapters as the fp32
 // base does under the same bf16 autocast (only LayerNorm and embedding weights round differently).
 TEST_F(DataParallel, LoraOnABf16BaseTracksTheFp32Base) {
-  auto base = train("base", {"model.dropout=0", "train.max_steps=3"}, 1);
-  ASSERT_EQ(base.exit_code, 0) << base.output;
-  const std::vector<std::string> sets = {"model.init=" + (dir_ / "base" / "model").string(), "lora.rank=4",
-                                         "lora.dropout=0", "train.max_steps=10", "train.precision=bf16"};
+  auto sets = lora_on_a_trained_base();
+  sets.insert(sets.end(), {"train.max_steps=10", "train.precision=bf16"});
   auto fp32 = train("fp32-base", sets, 1);
   ASSERT_EQ(fp32.exit_code, 0) << fp32.output;
   auto with_bf16 = sets;
