@@ -21,6 +21,7 @@
 #include "exec/process_executor.h"
 #include "gpu/inventory.h"
 #include "hpo/sweep_driver.h"
+#include "monitor/alert_config.h"
 #include "hpo/sweep_spec.h"
 #include "report/html_report.h"
 #include "report/sweep_report.h"
@@ -156,6 +157,7 @@ Command add_batch_command(CLI::App& root) {
     int cpu_slots = gpu::default_cpu_slots();
     double grace = 60, tick = 0.5;
     std::string mig = "off";
+    MonitoringArgs monitoring;
   };
   auto args = std::make_shared<Args>();
   CLI::App* sub = root.add_subcommand(
@@ -167,6 +169,7 @@ Command add_batch_command(CLI::App& root) {
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
   add_mig_option(sub, args->mig);
+  add_monitoring_options(sub, args->monitoring, /*alerts_file_option=*/false);
   sub->add_option("--grace", args->grace, "seconds between SIGTERM and SIGKILL when stopping a job")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
@@ -182,10 +185,12 @@ Command add_batch_command(CLI::App& root) {
       "           { choice = [..] }\n"
       "  [eval]   data (BEIR folder), split, metric (ndcg@10, recall@100, ...), max_queries\n"
       "  [asha]   min_steps (first rung; 0 = off), reduction_factor, queries and passages of rung evaluations\n"
+      "  [alerts] thresholds of the monitor's alerts and a command to tell (see `ragmig run --help`)\n"
       "Writes DIR/results.json and DIR/report.html. Ctrl-C or SIGTERM checkpoints the running trials and exits 75;\n"
       "the same command continues the sweep. `ragmig status --state DIR` shows its jobs while it runs.");
   return Command{sub, [args]() -> int {
     const hpo::SweepSpec spec = hpo::read_sweep_file(args->sweep);
+    const monitor::AlertThresholds thresholds = monitor::read_alert_config(args->sweep);
     eval::parse_metric(spec.eval.metric);
     if (!fs::is_directory(spec.eval.data))
       throw ConfigError(fmt::format("{}: [eval] data: '{}' is not a folder", spec.path, spec.eval.data));
@@ -223,6 +228,8 @@ Command add_batch_command(CLI::App& root) {
                          sched::to_string(scheduler.policy().spec), slots.size(), plan.dir));
 
     scheduler.recover();
+    Monitoring monitoring = start_monitoring(store, scheduler, args->monitoring, thresholds,
+                                             nvml_slot_probe(nvml, inventory), "ragmig batch");
     hpo::SweepDriver driver(plan, store, scheduler, clock);
     driver.start();
 
@@ -256,6 +263,7 @@ Command add_batch_command(CLI::App& root) {
       scheduler.step();
       if (mig.after_pass(scheduler)) add_slots(scheduler.slots());
       const bool changed = driver.after_pass();
+      monitoring.after_pass(scheduler, clock.now());
       for (const auto& t : driver.trials()) {
         if (said[t.id] == t.state) continue;
         said[t.id] = t.state;
@@ -287,6 +295,7 @@ Command add_batch_command(CLI::App& root) {
       scheduler.shutdown();
       driver.after_pass();
     }
+    monitoring.monitor->sample(scheduler, clock.now());  // alerts of jobs now gone clear
     write_outputs();
     log_line(fmt::format("ragmig batch: {}; report {}", interrupted ? "stopped" : "sweep finished",
                          (fs::path(plan.dir) / "report.html").string()));

@@ -13,6 +13,7 @@
 #include "core/stop_signal.h"
 #include "exec/process_executor.h"
 #include "gpu/inventory.h"
+#include "monitor/alert_config.h"
 #include "sched/scheduler.h"
 
 namespace ragmig::apps {
@@ -23,6 +24,7 @@ Command add_run_command(CLI::App& root) {
     bool until_empty = false;
     int cpu_slots = gpu::default_cpu_slots();
     std::string mig = "off";
+    MonitoringArgs monitoring;
   };
   auto args = std::make_shared<Args>();
   CLI::App* sub = root.add_subcommand("run", "Run the scheduler in the foreground on this machine's slots");
@@ -36,6 +38,7 @@ Command add_run_command(CLI::App& root) {
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
   add_mig_option(sub, args->mig);
+  add_monitoring_options(sub, args->monitoring, /*alerts_file_option=*/true);
   sub->add_option("--grace", args->options.grace_s, "seconds between SIGTERM and SIGKILL when stopping a job")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
@@ -48,8 +51,14 @@ Command add_run_command(CLI::App& root) {
   sub->footer("SIGTERM or Ctrl-C stops running jobs (they checkpoint and are requeued) and exits.\n"
               "With --mig auto, instances no job holds are destroyed and created as the queue needs (ragmig mig\n"
               "apply's checks and order); GPUs with MIG mode off are left alone.\n"
-              "Restarted after a crash, it adopts jobs still running and requeues the rest.");
+              "Restarted after a crash, it adopts jobs still running and requeues the rest.\n"
+              "Alerts (stalls, NaN or exploding loss, idle slots while jobs wait, memory, OOM, crash loops, a missed\n"
+              "deadline) go to the log, the store (`ragmig status`) and [alerts] exec; --alerts FILE's [alerts] keys:\n" +
+              monitor::alert_config_help());
   return Command{sub, [args]() -> int {
+                   const monitor::AlertThresholds thresholds = args->monitoring.alerts_file.empty()
+                                                                   ? monitor::AlertThresholds{}
+                                                                   : monitor::read_alert_config(args->monitoring.alerts_file);
                    sched::Store store(args->state);
                    const FileLock lock = take_scheduler_lock(store, args->state);
                    install_stop_handlers();
@@ -66,7 +75,14 @@ Command add_run_command(CLI::App& root) {
                    log_line(fmt::format("ragmig run: policy {}, state {}, {} slots: {}",
                                         sched::to_string(scheduler.policy().spec), args->state, slots.size(),
                                         describe_slots(slots)));
-                   scheduler.run(args->until_empty, [] { return stop_requested(); }, [&] { mig.after_pass(scheduler); });
+                   scheduler.recover();
+                   Monitoring monitoring = start_monitoring(store, scheduler, args->monitoring, thresholds,
+                                                            nvml_slot_probe(nvml, inventory), "ragmig run");
+                   scheduler.run(args->until_empty, [] { return stop_requested(); }, [&] {
+                     mig.after_pass(scheduler);
+                     monitoring.after_pass(scheduler, clock.now());
+                   });
+                   monitoring.monitor->sample(scheduler, clock.now());  // alerts of jobs now gone clear
                    log_line(stop_requested() ? "ragmig run: stopped" : "ragmig run: queue empty");
                    return kOk;
                  }};

@@ -100,6 +100,76 @@ exec::ProcessExecutorOptions executor_options(std::shared_ptr<gpu::NvmlLibrary> 
   return options;
 }
 
+void add_monitoring_options(CLI::App* command, MonitoringArgs& args, bool alerts_file_option) {
+  command->add_option("--metrics-port", args.metrics_port,
+                      "serve Prometheus metrics on this port (0: any free port; `ragmig status` says which)")
+      ->check(CLI::Range(0, 65535));
+  command->add_option("--metrics-host", args.metrics_host, "address /metrics listens on")->capture_default_str();
+  if (alerts_file_option)
+    command->add_option("--alerts", args.alerts_file, "a TOML file whose [alerts] table sets thresholds and exec")
+        ->check(CLI::ExistingFile);
+}
+
+monitor::SlotProbe nvml_slot_probe(std::shared_ptr<gpu::NvmlLibrary> nvml, const gpu::Inventory& inventory) {
+  // What the inventory knew when the scheduler started; a MIG instance made since is looked up once more.
+  auto gpus = std::make_shared<std::vector<gpu::GpuDeviceState>>(inventory.gpus);
+  return [nvml, gpus](const sched::Slot& slot) {
+    monitor::SlotHardware h;
+    if (slot.kind == sched::SlotKind::Cpu) return h;
+    h.gpu = std::to_string(slot.group);
+    const auto find_instance = [&]() -> std::pair<const gpu::GpuDeviceState*, const gpu::GpuInstanceState*> {
+      for (const auto& g : *gpus) {
+        if (g.index != slot.group) continue;
+        if (slot.kind == sched::SlotKind::Gpu) return {&g, nullptr};
+        for (const auto& gi : g.instances)
+          for (const auto& d : gi.devices)
+            if ("MIG-" + d.uuid == slot.device || d.uuid == slot.device) return {&g, &gi};
+        return {&g, nullptr};
+      }
+      return {nullptr, nullptr};
+    };
+    auto [device, instance] = find_instance();
+    if (nvml && slot.kind == sched::SlotKind::Mig && !instance) {
+      try {
+        const auto fresh = gpu::read_device(*nvml, slot.group);
+        for (auto& g : *gpus)
+          if (g.index == slot.group) g = fresh;
+        std::tie(device, instance) = find_instance();
+      } catch (const Error&) {  // labels from the slot alone
+      }
+    }
+    if (device) h.uuid = device->uuid;
+    if (slot.kind == sched::SlotKind::Mig) {
+      h.gpu_instance_profile = slot.profile;
+      if (instance) h.gpu_instance_id = std::to_string(instance->gi_id);
+    }
+    if (nvml && !slot.device.empty()) {
+      if (const auto memory = gpu::memory_by_uuid(*nvml, slot.device)) {
+        h.memory_used_bytes = memory->first;
+        h.memory_total_bytes = memory->second;
+      }
+    }
+    return h;
+  };
+}
+
+Monitoring start_monitoring(sched::Store& store, sched::Scheduler& scheduler, const MonitoringArgs& args,
+                            const monitor::AlertThresholds& thresholds, monitor::SlotProbe probe, const std::string& who) {
+  Monitoring m;
+  m.monitor = std::make_unique<monitor::Monitor>(store, thresholds, std::move(probe),
+                                                 [who](const std::string& line) { log_line(who + ": " + line); });
+  m.monitor->restore(scheduler);
+  scheduler.set_listener(m.monitor.get());
+  if (args.metrics_port >= 0) {
+    monitor::Monitor* raw = m.monitor.get();
+    m.server = std::make_unique<monitor::MetricsServer>(
+        args.metrics_host, args.metrics_port, [raw] { return raw->render(); }, [raw] { return raw->firing_json(); });
+    scheduler.set_metrics_url(m.server->url());
+    log_line(fmt::format("{}: metrics on {}", who, m.server->url()));
+  }
+  return m;
+}
+
 std::string describe_slots(const std::vector<sched::Slot>& slots) {
   std::string where;
   for (const auto& s : slots) where += (where.empty() ? "" : ", ") + s.id + " (" + s.profile + ")";

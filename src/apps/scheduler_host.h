@@ -12,6 +12,8 @@
 #include "exec/machine_partitioner.h"
 #include "exec/process_executor.h"
 #include "gpu/inventory.h"
+#include "monitor/metrics_server.h"
+#include "monitor/monitor.h"
 #include "sched/scheduler.h"
 #include "sched/slot.h"
 #include "sched/store.h"
@@ -55,6 +57,32 @@ std::vector<sched::Slot> host_slots(const gpu::Inventory& inventory, const MigAu
 /// open_nvml), the GPUs' utilisation as the measure of jobs on GPU and MIG slots (the mean over a job's
 /// devices; unknown when the driver does not say, as most do not for MIG devices).
 exec::ProcessExecutorOptions executor_options(std::shared_ptr<gpu::NvmlLibrary> nvml);
+
+/// `--metrics-port`, `--metrics-host` (and, for run, `--alerts FILE`) on a command.
+struct MonitoringArgs {
+  int metrics_port = -1;  ///< -1: no /metrics; 0: any free port
+  std::string metrics_host = "127.0.0.1";
+  std::string alerts_file;
+};
+void add_monitoring_options(CLI::App* command, MonitoringArgs& args, bool alerts_file_option);
+
+/// NVML's view of a slot for the monitor: DCGM's join labels (GPU index and UUID, GPU-instance id and
+/// profile) and memory. Null `nvml`: labels from the slot alone, no memory.
+monitor::SlotProbe nvml_slot_probe(std::shared_ptr<gpu::NvmlLibrary> nvml, const gpu::Inventory& inventory);
+
+/// The monitor of a hosted scheduler and, with a metrics port, its /metrics server.
+struct Monitoring {
+  std::unique_ptr<monitor::Monitor> monitor;
+  std::unique_ptr<monitor::MetricsServer> server;
+
+  /// After a pass: samples, raises and clears alerts.
+  void after_pass(sched::Scheduler& scheduler, double now) { monitor->after_pass(scheduler, now); }
+};
+
+/// Starts monitoring `scheduler` (after its recover()): the monitor listens to it, and /metrics listens where
+/// `args` say (its URL goes to the log and to `ragmig status`). Throws IoError when the port cannot be had.
+Monitoring start_monitoring(sched::Store& store, sched::Scheduler& scheduler, const MonitoringArgs& args,
+                            const monitor::AlertThresholds& thresholds, monitor::SlotProbe probe, const std::string& who);
 
 /// "cpu:0 (cpu), cpu:1 (cpu)"
 std::string describe_slots(const std::vector<sched::Slot>& slots);

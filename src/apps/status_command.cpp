@@ -1,13 +1,21 @@
-// `ragmig status [ID] [--json]`: jobs (state, slot, attempts, progress from their events), slots (who runs
-// there, utilisation) and whether a scheduler is running; with an id, that job's attempts and history.
+// `ragmig status [ID] [--json] [--watch]`: jobs (state, slot, attempts, progress, loss and ETA from their
+// events), slots (who runs there, utilisation), the alerts firing and whether a scheduler is running; with an
+// id, that job's attempts and history. --watch redraws the overview in place until Ctrl-C.
+#include <unistd.h>
+
+#include <chrono>
 #include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <thread>
 
 #include "apps/command.h"
 #include "core/error.h"
 #include "core/file_lock.h"
 #include "core/shell_words.h"
+#include "core/stop_signal.h"
+#include "monitor/alert.h"
+#include "monitor/job_watch.h"
 #include "sched/clock.h"
 #include "sched/store.h"
 
@@ -40,31 +48,186 @@ std::string age(double seconds) {
   return fmt::format("{:.1f}h", seconds / 3600);
 }
 
+// Alerts firing now, from the store's log of changes.
+std::vector<monitor::AlertChange> firing_alerts(sched::Store& store) {
+  std::vector<monitor::AlertChange> log;
+  for (const auto& stored : store.alerts())
+    log.push_back(monitor::alert_change_from_json(nlohmann::json::parse(stored.body, nullptr, false),
+                                                  fmt::format("{} alert {}", store.dir(), stored.seq)));
+  return monitor::still_firing(log);
+}
+
+// A running job's loss and ETA, folded from its stored events.
+monitor::JobWatch watch_of(sched::Store& store, sched::JobId id) {
+  monitor::JobWatch w;
+  for (const auto& body : store.events(id)) monitor::fold_event(w, nlohmann::json::parse(body, nullptr, false), 0);
+  return w;
+}
+
+struct Overview {
+  bool running = false;
+  std::optional<sched::Store::SchedulerInfo> info;
+};
+
+Overview scheduler_state(sched::Store& store, const std::string& state_dir) {
+  Overview o;
+  o.running = is_locked(sched::scheduler_lock_path(state_dir));
+  o.info = store.scheduler_info();
+  return o;
+}
+
+// The overview as text. `compact` (--watch) shows running jobs, the first queued ones and the last finished
+// ones instead of every job, so that a long queue fits a terminal.
+std::string overview_text(sched::Store& store, const std::string& state_dir, double now, bool compact) {
+  std::string out;
+  const Overview s = scheduler_state(store, state_dir);
+  if (s.running && s.info)
+    out += fmt::format("scheduler: running (pid {}, policy {}, heartbeat {} ago{})\n", s.info->pid, s.info->policy,
+                       age(now - s.info->heartbeat), s.info->metrics_url.empty() ? "" : ", metrics " + s.info->metrics_url);
+  else
+    out += "scheduler: not running (start one with `ragmig run`)\n";
+
+  auto jobs = store.jobs(/*active_only=*/false);
+  size_t hidden_queued = 0, hidden_finished = 0;
+  if (compact) {
+    std::vector<sched::JobRecord> shown;
+    size_t queued = 0, finished = 0;
+    for (const auto& j : jobs) finished += sched::is_terminal(j.state);
+    size_t finished_seen = 0;
+    for (auto& j : jobs) {
+      if (j.state == sched::JobState::Queued && queued++ >= 10) {
+        ++hidden_queued;
+        continue;
+      }
+      if (sched::is_terminal(j.state) && finished_seen++ + 5 < finished) {
+        ++hidden_finished;
+        continue;
+      }
+      shown.push_back(std::move(j));
+    }
+    jobs = std::move(shown);
+  }
+  out += fmt::format("{:>4}  {:<24} {:<9} {:<10} {:>3} {:>4} {:>7} {:>9} {:>8} {:>6}  {}\n", "ID", "NAME", "STATE", "SLOT",
+                     "PRI", "ATT", "STEP", "SAMPLES/S", "LOSS", "ETA", "REASON");
+  for (const auto& j : jobs) {
+    std::string loss = "-", eta = "-";
+    if (j.state == sched::JobState::Running) {
+      const monitor::JobWatch w = watch_of(store, j.id);
+      if (w.loss) loss = std::isfinite(*w.loss) ? fmt::format("{:.4f}", *w.loss) : "nan";
+      else if (w.loss_not_finite) loss = w.loss_text;
+      if (const auto left = monitor::eta_seconds(w)) eta = age(*left);
+    }
+    const std::string slot = j.slots.empty() ? "-" : fmt::format("{}", fmt::join(j.slots, ","));
+    out += fmt::format("{:>4}  {:<24.24} {:<9} {:<10.10} {:>3} {:>4} {:>7} {:>9} {:>8} {:>6}  {}\n", j.id, j.spec.name,
+                       sched::to_string(j.state), slot, j.spec.priority, j.attempts,
+                       j.step >= 0 ? std::to_string(j.step) : "-",
+                       j.samples_per_s > 0 ? fmt::format("{:.1f}", j.samples_per_s) : "-", loss, eta,
+                       compact ? j.reason.substr(0, 60) : j.reason);
+  }
+  if (hidden_queued || hidden_finished)
+    out += fmt::format("      ... and {} more queued, {} more finished (`ragmig status` lists all)\n", hidden_queued,
+                       hidden_finished);
+  const auto slots = store.slots();
+  if (!slots.empty()) {
+    out += fmt::format("\n{:<12} {:<10} {:>5} {:>6}\n", "SLOT", "PROFILE", "JOB", "UTIL");
+    for (const auto& sl : slots)
+      out += fmt::format("{:<12} {:<10} {:>5} {:>6}\n", sl.id, sl.profile, sl.job ? std::to_string(sl.job) : "-",
+                         sl.utilization >= 0 ? fmt::format("{:.0f}%", 100 * sl.utilization) : "-");
+  }
+  const auto alerts = firing_alerts(store);
+  if (!alerts.empty()) {
+    out += fmt::format("\nALERTS ({} firing)\n", alerts.size());
+    for (const auto& a : alerts) out += fmt::format("  {:>6} ago  {:<15} {}\n", age(now - a.at), a.alert.rule, a.alert.message);
+  }
+  return out;
+}
+
+nlohmann::json overview_json(sched::Store& store, const std::string& state_dir, double now) {
+  const Overview s = scheduler_state(store, state_dir);
+  nlohmann::json scheduler = {{"running", s.running}};
+  if (s.running && s.info) {
+    scheduler["pid"] = s.info->pid;
+    scheduler["policy"] = s.info->policy;
+    scheduler["heartbeat_age_s"] = now - s.info->heartbeat;
+    if (!s.info->metrics_url.empty()) scheduler["metrics_url"] = s.info->metrics_url;
+  }
+  nlohmann::json out = {{"scheduler", scheduler}, {"jobs", nlohmann::json::array()}, {"slots", nlohmann::json::array()},
+                        {"alerts", nlohmann::json::array()}};
+  for (const auto& j : store.jobs(/*active_only=*/false)) {
+    nlohmann::json row = job_json(j);
+    if (j.state == sched::JobState::Running) {
+      const monitor::JobWatch w = watch_of(store, j.id);
+      if (w.loss && std::isfinite(*w.loss)) row["loss"] = *w.loss;
+      if (const auto left = monitor::eta_seconds(w)) row["eta_s"] = *left;
+    }
+    out["jobs"].push_back(std::move(row));
+  }
+  for (const auto& sl : store.slots())
+    out["slots"].push_back({{"id", sl.id}, {"kind", sl.kind}, {"profile", sl.profile},
+                            {"job", sl.job ? nlohmann::json(sl.job) : nlohmann::json(nullptr)},
+                            {"utilization", sl.utilization < 0 ? nlohmann::json(nullptr) : nlohmann::json(sl.utilization)}});
+  for (const auto& a : firing_alerts(store)) out["alerts"].push_back(monitor::to_json(a));
+  return out;
+}
+
+// Redraws in place on a terminal (cursor home, each line cleared to its end, the rest of the screen cleared:
+// no blank frame between two, so no flicker); elsewhere prints one overview after another.
+int watch(sched::Store& store, const std::string& state_dir, double interval_s, int64_t count) {
+  install_stop_handlers();
+  const bool tty = ::isatty(STDOUT_FILENO) != 0;
+  if (tty) fmt::print("\x1b[2J");
+  for (int64_t frame = 0; !stop_requested() && (count == 0 || frame < count); ++frame) {
+    const double now = sched::WallClock().now();
+    std::string text = overview_text(store, state_dir, now, /*compact=*/true);
+    if (tty) {
+      std::string drawn = "\x1b[H";
+      size_t start = 0;
+      while (start < text.size()) {
+        const size_t end = text.find('\n', start);
+        drawn += text.substr(start, end - start) + "\x1b[K\n";
+        start = end == std::string::npos ? text.size() : end + 1;
+      }
+      fmt::print("{}\x1b[J", drawn);
+    } else {
+      fmt::print("{}{}\n", frame ? "\n" : "", text);
+    }
+    std::fflush(stdout);
+    if (count != 0 && frame + 1 >= count) break;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(interval_s);
+    while (!stop_requested() && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return kOk;
+}
+
 }  // namespace
 
 Command add_status_command(CLI::App& root) {
   struct Args {
     int64_t id = 0;
-    bool json = false;
+    bool json = false, watch = false;
+    double interval = 2;
+    int64_t count = 0;
     std::string state = sched::default_state_dir();
   };
   auto args = std::make_shared<Args>();
-  CLI::App* sub = root.add_subcommand("status", "Show jobs, slots and the scheduler (or one job in detail)");
+  CLI::App* sub = root.add_subcommand("status", "Show jobs, slots, alerts and the scheduler (or one job in detail)");
   sub->add_option("id", args->id, "one job's attempts, history and last events");
   sub->add_flag("--json", args->json, "print JSON");
+  sub->add_flag("--watch", args->watch, "redraw the overview every --interval seconds until Ctrl-C");
+  sub->add_option("--interval", args->interval, "seconds between redraws (--watch)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--count", args->count, "stop after this many redraws (--watch; 0: until Ctrl-C)")
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--state", args->state, "state folder (default ./.ragmig or $RAGMIG_STATE)");
   return Command{sub, [args]() -> int {
                    sched::Store store(args->state, sched::Store::Mode::MustExist);
                    const double now = sched::WallClock().now();
-                   const bool running = is_locked(sched::scheduler_lock_path(args->state));
-                   const auto info = store.scheduler_info();
-                   nlohmann::json scheduler = {{"running", running}};
-                   if (running && info) {
-                     scheduler["pid"] = info->pid;
-                     scheduler["policy"] = info->policy;
-                     scheduler["heartbeat_age_s"] = now - info->heartbeat;
+                   if (args->watch) {
+                     if (args->id || args->json) throw ConfigError("--watch shows the overview: give no job id and no --json");
+                     return watch(store, args->state, args->interval, args->count);
                    }
-
                    if (args->id) {
                      const auto job = store.job(args->id);
                      if (!job) throw DataError(fmt::format("no job {} in {}", args->id, args->state));
@@ -93,41 +256,11 @@ Command add_status_command(CLI::App& root) {
                                   t.reason);
                      return kOk;
                    }
-
-                   const auto jobs = store.jobs(/*active_only=*/false);
-                   const auto slots = store.slots();
                    if (args->json) {
-                     nlohmann::json out = {{"scheduler", scheduler}, {"jobs", nlohmann::json::array()},
-                                           {"slots", nlohmann::json::array()}};
-                     for (const auto& j : jobs) out["jobs"].push_back(job_json(j));
-                     for (const auto& s : slots)
-                       out["slots"].push_back({{"id", s.id}, {"kind", s.kind}, {"profile", s.profile},
-                                               {"job", s.job ? nlohmann::json(s.job) : nlohmann::json(nullptr)},
-                                               {"utilization", s.utilization < 0 ? nlohmann::json(nullptr)
-                                                                                 : nlohmann::json(s.utilization)}});
-                     fmt::print("{}\n", out.dump(2));
+                     fmt::print("{}\n", overview_json(store, args->state, now).dump(2));
                      return kOk;
                    }
-                   if (running && info)
-                     fmt::print("scheduler: running (pid {}, policy {}, heartbeat {} ago)\n", info->pid, info->policy,
-                                age(now - info->heartbeat));
-                   else
-                     fmt::print("scheduler: not running (start one with `ragmig run`)\n");
-                   fmt::print("{:>4}  {:<24} {:<9} {:<10} {:>3} {:>4} {:>7} {:>9}  {}\n", "ID", "NAME", "STATE", "SLOT",
-                              "PRI", "ATT", "STEP", "SAMPLES/S", "REASON");
-                   for (const auto& j : jobs) {
-                     const std::string slot = j.slots.empty() ? "-" : fmt::format("{}", fmt::join(j.slots, ","));
-                     fmt::print("{:>4}  {:<24.24} {:<9} {:<10.10} {:>3} {:>4} {:>7} {:>9}  {}\n", j.id, j.spec.name,
-                                sched::to_string(j.state), slot, j.spec.priority, j.attempts,
-                                j.step >= 0 ? std::to_string(j.step) : "-",
-                                j.samples_per_s > 0 ? fmt::format("{:.1f}", j.samples_per_s) : "-", j.reason);
-                   }
-                   if (!slots.empty()) {
-                     fmt::print("\n{:<12} {:<10} {:>5} {:>6}\n", "SLOT", "PROFILE", "JOB", "UTIL");
-                     for (const auto& s : slots)
-                       fmt::print("{:<12} {:<10} {:>5} {:>6}\n", s.id, s.profile, s.job ? std::to_string(s.job) : "-",
-                                  s.utilization >= 0 ? fmt::format("{:.0f}%", 100 * s.utilization) : "-");
-                   }
+                   fmt::print("{}", overview_text(store, args->state, now, /*compact=*/false));
                    return kOk;
                  }};
 }

@@ -97,6 +97,16 @@ std::optional<int> utilisation_by_uuid(const NvmlLibrary& nvml, const std::strin
   return static_cast<int>(util.gpu);
 }
 
+std::optional<std::pair<int64_t, int64_t>> memory_by_uuid(const NvmlLibrary& nvml, const std::string& uuid) {
+  const nvml::Api& api = nvml.api();
+  nvml::Device device = nullptr;
+  if (!api.device_get_handle_by_uuid || api.device_get_handle_by_uuid(uuid.c_str(), &device) != nvml::kSuccess)
+    return std::nullopt;
+  nvml::Memory mem{};
+  if (api.device_get_memory_info(device, &mem) != nvml::kSuccess) return std::nullopt;
+  return std::make_pair(static_cast<int64_t>(mem.used), static_cast<int64_t>(mem.total));
+}
+
 std::string driver_version(const NvmlLibrary& nvml) {
   if (!nvml.api().system_get_driver_version) return "";
   char version[nvml::kSystemDriverVersionBufferSize] = {};

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/mig_catalog.h"
@@ -61,6 +62,8 @@ GpuDeviceState read_device(const NvmlLibrary& nvml, int index);
 /// The GPU utilisation (percent over NVML's last sample period) of the GPU or MIG device with this UUID;
 /// nullopt when NVML cannot say (most drivers do not for MIG devices) or knows no such UUID.
 std::optional<int> utilisation_by_uuid(const NvmlLibrary& nvml, const std::string& uuid);
+/// Memory {used, total} in bytes of the GPU or MIG device with this UUID; nullopt when NVML cannot say.
+std::optional<std::pair<int64_t, int64_t>> memory_by_uuid(const NvmlLibrary& nvml, const std::string& uuid);
 /// The driver version, or "" when NVML does not say.
 std::string driver_version(const NvmlLibrary& nvml);
 

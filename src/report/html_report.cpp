@@ -150,6 +150,26 @@ void leaderboard(std::string& out, const ReportData& d, const GroupColors& colou
   out += "</tbody>\n</table>\n</div>\n</section>\n";
 }
 
+void alerts(std::string& out, const ReportData& d) {
+  out += "<section class=\"panel\">\n<h2>Alerts</h2>\n<p class=\"note\">Raised by the scheduler's monitor: stalls, "
+         "NaN or exploding loss, idle slots while jobs wait, memory, out-of-memory exits, crash loops, a missed "
+         "deadline ([alerts] in the sweep file sets the thresholds).</p>\n";
+  if (d.alerts.empty()) {
+    out += "<p class=\"empty\">none fired</p>\n</section>\n";
+    return;
+  }
+  out += "<div class=\"table-wrap\">\n<table>\n<thead><tr><th class=\"num\">at</th><th>rule</th><th>about</th>"
+         "<th>what</th><th class=\"num\">lasted</th></tr></thead>\n<tbody>\n";
+  for (const auto& a : d.alerts)
+    out += "<tr><td class=\"num\">" + escape_html(format_duration(a.at)) + "</td><td class=\"mono\">" +
+           escape_html(a.rule) + "</td><td>" + escape_html(a.subject) + "</td><td>" + escape_html(a.message) +
+           "</td><td class=\"num\">" +
+           (a.cleared_after_s < 0 ? std::string("<span class=\"stop\">firing</span>")
+                                  : escape_html(format_duration(a.cleared_after_s))) +
+           "</td></tr>\n";
+  out += "</tbody>\n</table>\n</div>\n</section>\n";
+}
+
 void environment(std::string& out, const ReportData& d) {
   out += "<section class=\"panel\">\n<h2>Environment</h2>\n";
   if (d.environment.empty()) {
@@ -192,6 +212,7 @@ std::string render_html(const ReportData& d) {
   out += "</section>\n";
 
   leaderboard(out, d, colours);
+  alerts(out, d);
   environment(out, d);
   out += "<footer>ragmig sweep report \u00b7 one self-contained file: no scripts, no network</footer>\n"
          "</main>\n</body>\n</html>\n";

@@ -44,6 +44,15 @@ struct LeaderRow {
   std::vector<std::pair<std::string, std::string>> params;  ///< key -> value text
 };
 
+/// One alert the scheduler's monitor raised: when, which rule, about what, and when it cleared.
+struct AlertRow {
+  double at = 0;            ///< seconds since the sweep started
+  std::string rule;         ///< stall, loss_not_finite, slot_idle, ...
+  std::string subject;      ///< the trial ("t03"), job or slot it is about
+  std::string message;
+  double cleared_after_s = -1;  ///< how long it fired; -1: firing still
+};
+
 struct ReportData {
   std::string title;                    ///< e.g. "Sweep squad-tiny"
   std::string subtitle;                 ///< e.g. sweep file and generated-at time
@@ -57,6 +66,7 @@ struct ReportData {
   Series measured;                      ///< measured utilisation (0..1, mean over slots by compute) over time; may be empty
   std::vector<Series> loss;             ///< training loss per trial: (step, loss)
   std::vector<LeaderRow> leaderboard;   ///< already ranked best first
+  std::vector<AlertRow> alerts;         ///< in the order they fired
   std::vector<std::pair<std::string, std::string>> environment;  ///< host, GPU/MIG layout, policy, slots...
 };
 

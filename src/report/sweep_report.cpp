@@ -125,6 +125,39 @@ ReportData sweep_report(const hpo::SweepDriver& driver, sched::Store& store, con
 
   d.leaderboard = leaderboard(trials);
 
+  // Alerts (monitor/alert.h's JSON): each firing row, closed by the cleared row of the same rule, job and slot.
+  std::map<sched::JobId, std::string> trial_of_job;
+  for (const auto& t : trials) {
+    if (t.train_job) trial_of_job[t.train_job] = t.id;
+    if (t.eval_job) trial_of_job[t.eval_job] = hpo::eval_job_name(t.id);
+  }
+  std::map<std::string, size_t> open_alert;
+  for (const auto& stored : store.alerts()) {
+    const auto a = nlohmann::json::parse(stored.body, nullptr, false);
+    if (!a.is_object() || !a.contains("rule") || !a["rule"].is_string() || !a.contains("at") || !a["at"].is_number())
+      continue;
+    const sched::JobId job = a.contains("job") && a["job"].is_number_integer() ? a["job"].get<sched::JobId>() : 0;
+    const std::string slot = a.contains("slot") && a["slot"].is_string() ? a["slot"].get<std::string>() : "";
+    const std::string key = fmt::format("{}|{}|{}", a["rule"].get<std::string>(), job, slot);
+    const double at = a["at"].get<double>() - t0;
+    if (a.value("state", "") == "cleared") {
+      if (const auto it = open_alert.find(key); it != open_alert.end()) {
+        d.alerts[it->second].cleared_after_s = std::max(0.0, at - d.alerts[it->second].at);
+        open_alert.erase(it);
+      }
+      continue;
+    }
+    if (open_alert.count(key)) continue;
+    AlertRow row;
+    row.at = at;
+    row.rule = a["rule"].get<std::string>();
+    const auto trial = trial_of_job.find(job);
+    row.subject = trial != trial_of_job.end() ? trial->second : job ? fmt::format("job {}", job) : slot;
+    row.message = a.value("message", std::string());
+    open_alert[key] = d.alerts.size();
+    d.alerts.push_back(std::move(row));
+  }
+
   std::map<std::string, int> count;
   int64_t steps = 0;
   for (const auto& t : trials) ++count[t.state], steps += t.steps;
@@ -137,6 +170,7 @@ ReportData sweep_report(const hpo::SweepDriver& driver, sched::Store& store, con
     d.summary.emplace_back("best " + d.metric_name,
                            fmt::format("{:.4f} ({})", *d.leaderboard.front().metric, d.leaderboard.front().trial));
   d.summary.emplace_back("wall time", format_duration(d.horizon_s));
+  if (!d.alerts.empty()) d.summary.emplace_back("alerts", std::to_string(d.alerts.size()));
   const double budget = static_cast<double>(plan.max_steps) * static_cast<double>(trials.size());
   if (budget > 0)
     d.summary.emplace_back(fmt::format("steps trained (of {} x {})", trials.size(), plan.max_steps),

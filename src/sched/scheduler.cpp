@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 
@@ -219,6 +220,7 @@ Launch Scheduler::launch_for(const JobRecord& job) const {
 }
 
 void Scheduler::recover() {
+  recovered_ = true;
   reload();
   const double now = clock_.now();
   for (const auto& attempt : store_.open_attempts()) {
@@ -256,6 +258,7 @@ void Scheduler::handle_events(const EventLines& lines) {
     if (kind == "progress" && rate != event.end() && rate->is_number()) progress.samples_per_s = rate->get<double>();
   }
   store_.record_events(lines.job, lines.attempt_id, lines.lines, lines.offset, progress);
+  if (listener_) listener_->on_events(lines, clock_.now());
   auto it = active_.find(lines.job);
   if (it != active_.end()) {
     it->second.events_offset = lines.offset;
@@ -333,6 +336,7 @@ void Scheduler::handle_exit(const ExitStatus& status) {
     }
   }
   const bool closed = store_.finish_attempt(job.id, status.attempt_id, end, now);
+  if (closed && listener_) listener_->on_attempt_end(job, end, now);
   view_dirty_.push_back(status.job);
   say(fmt::format("job {} ({}): running -> {}: {}", job.id, job.spec.name, to_string(end.next), end.reason));
   stopping_.erase(status.job);
@@ -519,16 +523,17 @@ void Scheduler::start(const StartDecision& decision, double now) {
   }
 }
 
+SlotStatus Scheduler::slot_status(size_t i, double now) const {
+  const Slot& slot = slots_.at(i);
+  const JobId owner = slot_owner_[i];
+  const auto u = owner ? utilization_.find(owner) : utilization_.end();
+  return SlotStatus{slot.id,       to_string(slot.kind), slot.profile, slot.device, owner,
+                    u == utilization_.end() ? -1.0 : u->second, now};
+}
+
 void Scheduler::write_slot_status(double now) {
-  auto utilization = [&](size_t i) {
-    const JobId owner = slot_owner_[i];
-    const auto u = owner ? utilization_.find(owner) : utilization_.end();
-    return u == utilization_.end() ? -1.0 : u->second;
-  };
-  auto row = [&](size_t i) {
-    const Slot& slot = slots_[i];
-    return SlotStatus{slot.id, to_string(slot.kind), slot.profile, slot.device, slot_owner_[i], utilization(i), now};
-  };
+  auto row = [&](size_t i) { return slot_status(i, now); };
+  auto utilization = [&](size_t i) { return row(i).utilization; };
   // Only the rows of slots that changed hands (or whose job's utilisation changed) since the last write are
   // written again, so a row's updated_at is when it last changed; the whole table when the slots changed.
   if (written_owner_.size() != slots_.size() || slots_changed_ || status_stale_) {
@@ -559,7 +564,7 @@ void Scheduler::write_slot_status(double now) {
   status_dirty_.clear();
   status_stale_ = false;
   if (slots_changed_ || now - last_heartbeat_ >= 2.0) {
-    store_.set_scheduler_info(static_cast<int64_t>(::getpid()), to_string(policy_.spec), now);
+    store_.set_scheduler_info(static_cast<int64_t>(::getpid()), to_string(policy_.spec), now, metrics_url_);
     last_heartbeat_ = now;
   }
   slots_changed_ = false;
@@ -567,6 +572,12 @@ void Scheduler::write_slot_status(double now) {
 }
 
 void Scheduler::step() {
+  const auto pass_start = std::chrono::steady_clock::now();
+  pass();
+  if (listener_) listener_->on_pass(std::chrono::duration<double>(std::chrono::steady_clock::now() - pass_start).count());
+}
+
+void Scheduler::pass() {
   double now = clock_.now();
   const ExecUpdate update = executor_.poll(now);
   for (const auto& lines : update.events) handle_events(lines);
@@ -604,7 +615,7 @@ void Scheduler::step() {
 }
 
 void Scheduler::run(bool until_empty, const std::function<bool()>& should_stop, const std::function<void()>& after_step) {
-  recover();
+  if (!recovered_) recover();
   while (!should_stop()) {
     step();
     if (until_empty && active_.empty()) return;

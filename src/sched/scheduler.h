@@ -24,6 +24,18 @@ struct SchedulerOptions {
   double backoff_max_s = 600;
 };
 
+/// Told what the loop learns as it learns it, for monitoring: the workers' new event lines, how each attempt
+/// ended, and how long each pass took. Called on the loop's thread, so it must be quick.
+class SchedulerListener {
+ public:
+  virtual ~SchedulerListener() = default;
+  virtual void on_events(const EventLines& lines, double now) = 0;
+  /// `job` as it was while the attempt ran (slots, attempt number).
+  virtual void on_attempt_end(const JobRecord& job, const AttemptEnd& end, double now) = 0;
+  /// One pass of step(), timed on the steady clock (the pass's own cost, whatever the Clock).
+  virtual void on_pass(double seconds) = 0;
+};
+
 /// Seconds to wait before retry number `failures` (1-based): backoff_s * 2^(failures-1), capped.
 double retry_delay(int64_t failures, double backoff_s, double backoff_max_s);
 
@@ -35,7 +47,8 @@ class Scheduler {
             Log log = nullptr);
 
   /// Reconciles attempts left open by a previous scheduler: adopts those still running, closes the rest
-  /// (their jobs requeue and resume from their checkpoints). Call once before the first step.
+  /// (their jobs requeue and resume from their checkpoints). Call once before the first step (run() calls it
+  /// unless it was called already).
   void recover();
   /// One pass of the loop.
   void step();
@@ -68,6 +81,14 @@ class Scheduler {
 
   /// Active (queued or running) jobs as last seen.
   size_t active_jobs() const { return active_.size(); }
+  /// The active jobs themselves (step, samples/s and checkpoint as the workers last reported).
+  const std::map<JobId, JobRecord>& active() const { return active_; }
+  /// Slot `i`'s row as `ragmig status` shows it: who runs there and the share of it they use.
+  SlotStatus slot_status(size_t i, double now) const;
+  /// Monitoring; null for none. The listener must outlive the scheduler's loop.
+  void set_listener(SchedulerListener* listener) { listener_ = listener; }
+  /// Where this scheduler's /metrics listens, written with its heartbeat for `ragmig status`.
+  void set_metrics_url(std::string url) { metrics_url_ = std::move(url); }
   /// Queued jobs as last seen (backing-off ones included).
   size_t queued_jobs() const { return queued_; }
   const std::vector<Slot>& slots() const { return slots_; }
@@ -76,6 +97,7 @@ class Scheduler {
  private:
   enum class StopReason { Preempt, Cancel, Shutdown };
 
+  void pass();  ///< step() without its timing
   void reload();
   void reload(JobId id);
   void handle_exit(const ExitStatus& status);
@@ -106,6 +128,8 @@ class Scheduler {
   SchedulerOptions options_;
   Policy policy_;
   Log log_;
+  SchedulerListener* listener_ = nullptr;
+  std::string metrics_url_;
   std::map<JobId, JobRecord> active_;
   std::map<JobId, StopReason> stopping_;
   std::map<JobId, std::string> cancel_reasons_;  ///< cancels from this process (cancel()), for the log
@@ -127,6 +151,7 @@ class Scheduler {
   std::vector<int> status_dirty_;            ///< slots whose status row may have changed
   bool status_stale_ = true;                 ///< rewrite every row (all jobs re-read)
   bool slots_changed_ = true;
+  bool recovered_ = false;
   double last_heartbeat_ = -1e300;
 };
 

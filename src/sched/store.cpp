@@ -69,6 +69,7 @@ CREATE INDEX IF NOT EXISTS events_job ON events(job_id);
 CREATE TABLE IF NOT EXISTS slots(
   id TEXT PRIMARY KEY, kind TEXT NOT NULL, profile TEXT NOT NULL, device TEXT NOT NULL,
   job_id INTEGER NOT NULL, utilization REAL NOT NULL, updated_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS alerts(id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, body TEXT NOT NULL);
 )sql";
 
 const char* kJobColumns =
@@ -275,6 +276,14 @@ std::vector<JobTimes> Store::job_times() {
   return out;
 }
 
+std::map<JobState, int64_t> Store::count_by_state() {
+  auto& st = db_->cached("SELECT state, COUNT(*) FROM jobs GROUP BY state");
+  std::map<JobState, int64_t> out;
+  while (st.step()) out[parse_job_state(st.column_text(0))] = st.column_int(1);
+  st.reset();
+  return out;
+}
+
 std::vector<AttemptRecord> Store::attempts(JobId id) {
   auto st = db_->prepare(std::string("SELECT ") + kAttemptColumns + " FROM attempts WHERE job_id = ? ORDER BY id");
   st.bind(1, id);
@@ -381,6 +390,19 @@ std::vector<Store::StoredEvent> Store::events_after(JobId id, int64_t after_seq)
   return out;
 }
 
+void Store::record_alert(const std::string& body, double at) {
+  db_->cached("INSERT INTO alerts(at, body) VALUES(?, ?)").bind(1, at).bind(2, body).run();
+}
+
+std::vector<Store::StoredEvent> Store::alerts(int64_t after_seq) {
+  auto& st = db_->cached("SELECT id, body FROM alerts WHERE id > ? ORDER BY id");
+  st.bind(1, after_seq);
+  std::vector<StoredEvent> out;
+  while (st.step()) out.push_back({st.column_int(0), st.column_text(1)});
+  st.reset();
+  return out;
+}
+
 std::vector<Store::Transition> Store::transitions(JobId id) {
   auto st = db_->prepare("SELECT from_state, to_state, reason, at FROM transitions WHERE job_id = ? ORDER BY id");
   st.bind(1, id);
@@ -429,12 +451,13 @@ std::vector<SlotStatus> Store::slots() {
   return out;
 }
 
-void Store::set_scheduler_info(int64_t pid, const std::string& policy, double now) {
+void Store::set_scheduler_info(int64_t pid, const std::string& policy, double now, const std::string& metrics_url) {
   if (!keep_history_) return;
   // One statement: atomic on its own.
   // Written on every pass of the loop, so formatted directly (the same JSON object as nlohmann would write),
   // and updated in place once the row exists.
-  const std::string value = fmt::format(R"({{"heartbeat":{},"pid":{},"policy":{}}})", nlohmann::json(now).dump(), pid,
+  const std::string value = fmt::format(R"({{"heartbeat":{},"metrics_url":{},"pid":{},"policy":{}}})",
+                                        nlohmann::json(now).dump(), nlohmann::json(metrics_url).dump(), pid,
                                         nlohmann::json(policy).dump());
   db_->cached("UPDATE meta SET value = ? WHERE key = 'scheduler'").bind(1, value).run();
   if (db_->changes() == 0)
@@ -446,7 +469,8 @@ std::optional<Store::SchedulerInfo> Store::scheduler_info() {
   if (!st.step()) return std::nullopt;
   const auto j = nlohmann::json::parse(st.column_text(0), nullptr, false);
   if (j.is_discarded()) return std::nullopt;
-  return SchedulerInfo{j.value("pid", int64_t{0}), j.value("policy", std::string()), j.value("heartbeat", 0.0)};
+  return SchedulerInfo{j.value("pid", int64_t{0}), j.value("policy", std::string()), j.value("heartbeat", 0.0),
+                       j.value("metrics_url", std::string())};
 }
 
 }  // namespace ragmig::sched

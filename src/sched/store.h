@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -130,6 +131,8 @@ class Store {
   /// Every job (active_only: queued and running), in id order.
   std::vector<JobRecord> jobs(bool active_only);
   std::vector<AttemptRecord> attempts(JobId id);
+  /// How many jobs are in each state (absent: none).
+  std::map<JobState, int64_t> count_by_state();
   /// Every job's times, in id order (no spec is parsed: cheap for hundreds of thousands of jobs).
   std::vector<JobTimes> job_times();
   /// Attempts with no end, whatever their job's state (reconciliation after a crash).
@@ -168,16 +171,22 @@ class Store {
   };
   std::vector<Transition> transitions(JobId id);
 
+  /// Alerts the monitor raised and cleared (JSON bodies, monitor/alert_rules.h), oldest first after `after_seq`.
+  void record_alert(const std::string& body, double at);
+  std::vector<StoredEvent> alerts(int64_t after_seq = 0);
+
   void write_slots(const std::vector<SlotStatus>& slots);
   /// Replaces the rows of these slots only (by id), leaving the others as they are.
   void update_slots(const std::vector<SlotStatus>& slots);
   std::vector<SlotStatus> slots();
-  /// The running scheduler's heartbeat: pid, policy and time, for `status`.
-  void set_scheduler_info(int64_t pid, const std::string& policy, double now);
+  /// The running scheduler's heartbeat: pid, policy, time and where its /metrics listens ("" for nowhere),
+  /// for `status`.
+  void set_scheduler_info(int64_t pid, const std::string& policy, double now, const std::string& metrics_url = "");
   struct SchedulerInfo {
     int64_t pid = 0;
     std::string policy;
     double heartbeat = 0;
+    std::string metrics_url;
   };
   std::optional<SchedulerInfo> scheduler_info();
 

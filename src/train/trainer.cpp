@@ -180,6 +180,20 @@ Outcome run_training(const TrainConfig& cfg, const nlohmann::json& resolved_conf
       EventLog((fs::path(opts.run_dir) / "events.jsonl").string()).append({{"event", "peer_lost"}, {"error", e.what()}});
     if (!opts.quiet) fmt::print(stderr, "ragmig train (rank {}): {}; exiting resumable\n", rank, e.what());
     return Outcome::Preempted;
+  } catch (const c10::Error& e) {
+    // Out of memory (a CUDA OutOfMemoryError, or the CPU allocator failing): said once, in the events, so the
+    // scheduler's monitor raises its `oom` alert, and as an error that says what to change.
+    const std::string what = e.what_without_backtrace();
+    const bool oom = dynamic_cast<const c10::OutOfMemoryError*>(&e) != nullptr ||
+                     what.find("can't allocate memory") != std::string::npos ||
+                     what.find("not enough memory") != std::string::npos;
+    if (!oom) throw;
+    const std::string first_line = what.substr(0, what.find('\n'));
+    if (fs::exists(fs::path(opts.run_dir) / "events.jsonl"))
+      EventLog((fs::path(opts.run_dir) / "events.jsonl").string())
+          .append({{"event", "oom"}, {"error", first_line}, {"rss_mb", rss_mb()}});
+    throw DeviceError("out of memory: " + first_line +
+                      "; lower train.batch_size, data.max_passage_tokens or use train.accumulation = \"gradcache\"");
   }
 }
 

@@ -1,0 +1,83 @@
+// fork + exec of /bin/sh with a pipe for stdin. The JSON line is far below a pipe's buffer, so writing it
+// never waits on the child; SIGPIPE is avoided by ignoring EPIPE (a command that does not read stdin).
+#include "monitor/alert_hook.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cerrno>
+#include <cstring>
+#include <fmt/format.h>
+#include <thread>
+
+#include "core/error.h"
+
+namespace ragmig::monitor {
+
+AlertHook::AlertHook(std::string command, double timeout_s, Log log)
+    : command_(std::move(command)), timeout_s_(timeout_s), log_(std::move(log)) {}
+
+AlertHook::~AlertHook() {
+  const auto start = std::chrono::steady_clock::now();
+  const auto now = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  // Commands started last get their whole time limit from now, measured on this clock.
+  for (auto& r : running_) r.started_at = 0;
+  while (!running_.empty()) {
+    reap(now());
+    if (!running_.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+void AlertHook::run(const std::string& json, double now) {
+  if (command_.empty()) return;
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw IoError(std::string("alert exec: pipe: ") + std::strerror(errno));
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw IoError(std::string("alert exec: fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::dup2(fds[0], STDIN_FILENO);  // dup2 clears O_CLOEXEC on the copy
+    ::signal(SIGPIPE, SIG_DFL);
+    ::execl("/bin/sh", "sh", "-c", command_.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(fds[0]);
+  const std::string line = json + "\n";
+  const sighandler_t previous = ::signal(SIGPIPE, SIG_IGN);
+  const ssize_t wrote = ::write(fds[1], line.data(), line.size());
+  ::signal(SIGPIPE, previous);
+  if (wrote != static_cast<ssize_t>(line.size()) && errno != EPIPE && log_)
+    log_(fmt::format("alert exec: writing to the command failed: {}", std::strerror(errno)));
+  ::close(fds[1]);
+  running_.push_back({pid, now});
+}
+
+void AlertHook::reap(double now) {
+  for (auto it = running_.begin(); it != running_.end();) {
+    int status = 0;
+    const pid_t r = ::waitpid(it->pid, &status, WNOHANG);
+    if (r == it->pid || (r < 0 && errno == ECHILD)) {
+      if (r == it->pid && log_ && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+        log_(WIFEXITED(status) ? fmt::format("alert exec: `{}` exited {}", command_, WEXITSTATUS(status))
+                               : fmt::format("alert exec: `{}` killed by signal {}", command_, WTERMSIG(status)));
+      it = running_.erase(it);
+      continue;
+    }
+    if (now - it->started_at > timeout_s_) {
+      ::kill(it->pid, SIGKILL);
+      if (log_) log_(fmt::format("alert exec: `{}` ran over {:.0f} s; killed", command_, timeout_s_));
+      ::waitpid(it->pid, &status, 0);
+      it = running_.erase(it);
+      continue;
+    }
+    ++it;
+  }
+}
+
+}  // namespace ragmig::monitor
