@@ -136,7 +136,7 @@ std::string overview_text(sched::Store& store, const std::string& state_dir, dou
   }
   const auto alerts = firing_alerts(store);
   if (!alerts.empty()) {
-    out += fmt::format("\nALERTS ({} firing)\n", alerts.size());
+    out += fmt::format("\nALERTS ({} firing{})\n", alerts.size(), s.running ? "" : " when the scheduler stopped");
     for (const auto& a : alerts) out += fmt::format("  {:>6} ago  {:<15} {}\n", age(now - a.at), a.alert.rule, a.alert.message);
   }
   return out;

@@ -42,6 +42,8 @@ const std::vector<Key>& keys() {
       {"crash_loop_failures", &AlertThresholds::crash_loop_failures, 1, "crash_loop: this many failed attempts ..."},
       {"crash_loop_window_s", &AlertThresholds::crash_loop_window_s, 0, "crash_loop: ... within this many seconds"},
       {"oom_window_s", &AlertThresholds::oom_window_s, 0, "oom: an out-of-memory exit this recent, no progress since"},
+      {"forget_after_s", &AlertThresholds::forget_after_s, 0,
+       "a job that ended is watched this long more: its NaN, OOM and crash-loop alerts clear then"},
   };
   return k;
 }

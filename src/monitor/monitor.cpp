@@ -68,9 +68,23 @@ void Monitor::on_events(const sched::EventLines& lines, double now) {
 }
 
 void Monitor::on_attempt_end(const sched::JobRecord& job, const sched::AttemptEnd& end, double now) {
-  fold_attempt_end(watches_[job.id], end.outcome, end.exit_code, end.signal, now);
+  JobWatch& w = watches_[job.id];
+  fold_attempt_end(w, end.outcome, end.exit_code, end.signal, now);
   attempts_ended_.inc();
   if (end.outcome == "preempted") preemptions_.inc();
+  if (!sched::is_terminal(end.next) || thresholds_.forget_after_s <= 0) return;
+  JobObservation& j = ended_[job.id].job;
+  ended_[job.id].at = now;
+  j.id = job.id;
+  j.name = job.spec.name;
+  j.state = end.next;
+  j.slots = job.slots;
+  j.replicas = job.spec.need.replicas;
+  j.started_at = job.started_at;
+  j.estimate_s = job.spec.estimate_s;
+  j.attempts = job.attempts;
+  j.failures = job.failures + (end.failure ? 1 : 0);
+  j.watch = w;
 }
 
 void Monitor::on_pass(double seconds) { pass_seconds_.observe(seconds); }
@@ -144,7 +158,15 @@ Observation Monitor::observe(sched::Scheduler& scheduler, double now) {
     if (w != watches_.end()) j.watch = w->second;
     o.jobs.push_back(std::move(j));
   }
-  if (known && !slots.empty()) o.queue_finish_at = queue_finish_at(now, running_left, queued_work, slots.size());
+  for (auto it = ended_.begin(); it != ended_.end();) {
+    if (now - it->second.at > thresholds_.forget_after_s) {
+      it = ended_.erase(it);
+      continue;
+    }
+    o.jobs.push_back(it->second.job);
+    ++it;
+  }
+  if (known && !slots.empty() && !scheduler.active().empty()) o.queue_finish_at = queue_finish_at(now, running_left, queued_work, slots.size());
   o.job_counts = store_.count_by_state();
   std::tie(o.host_memory_used_bytes, o.host_memory_total_bytes) = host_memory_bytes();
   return o;

@@ -63,6 +63,11 @@ class Monitor : public sched::SchedulerListener {
   AlertHook hook_;
   AlertTracker tracker_;
   std::unordered_map<sched::JobId, JobWatch> watches_;
+  struct Ended {
+    JobObservation job;
+    double at = 0;
+  };
+  std::map<sched::JobId, Ended> ended_;  ///< jobs that ended, kept for forget_after_s
   double last_sample_ = -1e300;
 
   Registry totals_;  ///< counters and histograms that accumulate over the scheduler's life

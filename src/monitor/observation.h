@@ -46,7 +46,8 @@ struct JobObservation {
 struct Observation {
   double now = 0;
   std::vector<SlotObservation> slots;
-  /// Running jobs and queued jobs that have run before (a crash loop waits between its attempts).
+  /// Running jobs, queued jobs that have run before (a crash loop waits between its attempts), and jobs that
+  /// ended within [alerts] forget_after_s (a job that failed on a NaN loss or out of memory).
   std::vector<JobObservation> jobs;
   std::map<sched::JobState, int64_t> job_counts;
   int64_t waiting = 0;              ///< queued jobs that may start now (not backing off, not held)

@@ -24,7 +24,8 @@ Labels slot_labels(const SlotObservation& s) {
 Labels job_labels(const JobObservation& j) {
   std::string slots;
   for (const auto& s : j.slots) slots += (slots.empty() ? "" : ",") + s;
-  return {{"job", std::to_string(j.id)}, {"name", j.name}, {"slot", slots}};
+  // Not "job": Prometheus gives that label to the scrape target and would rename ours to exported_job.
+  return {{"job_id", std::to_string(j.id)}, {"name", j.name}, {"slot", slots}};
 }
 
 }  // namespace
@@ -94,6 +95,10 @@ void add_observation(Registry& r, const Observation& o, const std::map<std::stri
   for (const auto& [key, c] : firing) ++per_rule[c.alert.rule];
   for (const auto& [rule, n] : per_rule)
     r.gauge("ragmig_alerts_firing", "alerts firing now, by rule", {{"rule", rule}}).set(n);
+  for (const auto& [key, c] : firing)
+    r.gauge("ragmig_alert_firing_since_timestamp_seconds", "each alert firing now: since when its condition held",
+            {{"rule", c.alert.rule}, {"job_id", c.alert.job ? std::to_string(c.alert.job) : ""}, {"slot", c.alert.slot}})
+        .set(c.since);
 }
 
 }  // namespace ragmig::monitor

@@ -1,6 +1,6 @@
 // The scheduler's /metrics: one Observation as Prometheus gauges, in base units with conventional names.
 // Slot series carry labels that join with NVIDIA's DCGM exporter (gpu, UUID, GPU_I_ID, GPU_I_PROFILE); job
-// series carry the job's id, name and slot. examples/monitoring/ has rules and a dashboard for these names.
+// series carry the job's id (job_id), name and slot. examples/monitoring/ has rules and a dashboard for these names.
 #pragma once
 
 #include <map>

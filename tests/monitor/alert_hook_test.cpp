@@ -1,0 +1,74 @@
+// [alerts] exec with real processes: the command reads the alert on its stdin, a failing command is logged,
+// one that outlives its time limit is killed, and none of it blocks the caller.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "core/atomic_file.h"
+#include "monitor/alert_hook.h"
+#include "support/test_support.h"
+
+namespace ragmig::monitor {
+namespace {
+
+namespace fs = std::filesystem;
+
+double seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void wait_until_reaped(AlertHook& hook, double limit_s) {
+  const double until = seconds() + limit_s;
+  while (hook.running() > 0 && seconds() < until) {
+    hook.reap(seconds());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+TEST(AlertHook, TheCommandReadsTheAlertOnStdin) {
+  testing::ScratchDir dir;
+  std::vector<std::string> log;
+  AlertHook hook("cat >> '" + (dir / "got.jsonl").string() + "'", 30, [&](const std::string& l) { log.push_back(l); });
+  hook.run(R"({"event":"alert","rule":"stall"})", seconds());
+  hook.run(R"({"event":"alert","rule":"oom"})", seconds());
+  wait_until_reaped(hook, 10);
+  EXPECT_EQ(hook.running(), 0u);
+  EXPECT_EQ(read_file(dir / "got.jsonl"), "{\"event\":\"alert\",\"rule\":\"stall\"}\n{\"event\":\"alert\",\"rule\":\"oom\"}\n");
+  EXPECT_TRUE(log.empty()) << log.front();
+}
+
+TEST(AlertHook, FailuresAreLoggedAndSlowCommandsKilledWithoutBlocking) {
+  std::vector<std::string> log;
+  AlertHook failing("exit 3", 30, [&](const std::string& l) { log.push_back(l); });
+  failing.run("{}", seconds());
+  wait_until_reaped(failing, 10);
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_NE(log[0].find("exited 3"), std::string::npos) << log[0];
+
+  AlertHook slow("sleep 30", 0.3, [&](const std::string& l) { log.push_back(l); });
+  const double t0 = seconds();
+  slow.run("{}", t0);
+  EXPECT_LT(seconds() - t0, 1.0) << "run() waited for the command";
+  EXPECT_EQ(slow.running(), 1u);
+  wait_until_reaped(slow, 10);
+  EXPECT_LT(seconds() - t0, 5.0);
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_NE(log[1].find("killed"), std::string::npos) << log[1];
+
+  // A command that never reads its stdin does not hurt the writer (no SIGPIPE).
+  AlertHook deaf("true", 30, [&](const std::string& l) { log.push_back(l); });
+  for (int i = 0; i < 5; ++i) deaf.run(std::string(1000, 'x'), seconds());
+  wait_until_reaped(deaf, 10);
+  EXPECT_EQ(log.size(), 2u);
+}
+
+TEST(AlertHook, NoCommandRunsNothing) {
+  AlertHook none("", 30);
+  none.run("{}", 0);
+  EXPECT_EQ(none.running(), 0u);
+}
+
+}  // namespace
+}  // namespace ragmig::monitor
