@@ -21,18 +21,32 @@ AlertHook::AlertHook(std::string command, double timeout_s, Log log)
     : command_(std::move(command)), timeout_s_(timeout_s), log_(std::move(log)) {}
 
 AlertHook::~AlertHook() {
-  const auto start = std::chrono::steady_clock::now();
-  const auto now = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  // Commands started last get their whole time limit from now, measured on this clock.
-  for (auto& r : running_) r.started_at = 0;
-  while (!running_.empty()) {
+  // The alerts of the scheduler's last moments still go out, within one time limit for them all.
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto now = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  for (auto& r : running_) r.started_at = 0;  // on this clock
+  while (running() > 0 && now() < timeout_s_) {
     reap(now());
-    if (!running_.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (running() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  for (const auto& r : running_) {
+    ::kill(r.pid, SIGKILL);
+    ::waitpid(r.pid, nullptr, 0);
+  }
+  if (!waiting_.empty() && log_) log_(fmt::format("alert exec: {} alerts not delivered: `{}` took too long", waiting_.size(), command_));
 }
 
 void AlertHook::run(const std::string& json, double now) {
   if (command_.empty()) return;
+  if (waiting_.size() >= kMaxWaiting) {
+    if (log_) log_(fmt::format("alert exec: {} alerts wait for `{}` already; this one is dropped", waiting_.size(), command_));
+    return;
+  }
+  waiting_.push_back(json);
+  reap(now);
+}
+
+void AlertHook::start(const std::string& json, double now) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw IoError(std::string("alert exec: pipe: ") + std::strerror(errno));
   const pid_t pid = ::fork();
@@ -77,6 +91,15 @@ void AlertHook::reap(double now) {
       continue;
     }
     ++it;
+  }
+  while (running_.empty() && !waiting_.empty()) {
+    const std::string next = std::move(waiting_.front());
+    waiting_.pop_front();
+    try {
+      start(next, now);
+    } catch (const IoError& e) {
+      if (log_) log_(e.what());
+    }
   }
 }
 

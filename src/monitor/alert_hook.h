@@ -1,10 +1,12 @@
 // `[alerts] exec`: a user's command (mail, chat, a pager) run by `sh -c` for each alert change, with the
 // alert as one JSON line on its stdin. It runs beside the scheduler, never blocking its loop: started and
-// left alone, reaped on later calls, and killed if it outlives its time limit.
+// left alone, reaped on later calls, and killed if it outlives its time limit. One runs at a time, so that a
+// chat hears "firing" before "cleared"; the others wait their turn in order.
 #pragma once
 
 #include <sys/types.h>
 
+#include <deque>
 #include <functional>
 #include <string>
 #include <vector>
@@ -20,11 +22,12 @@ class AlertHook {
   AlertHook(const AlertHook&) = delete;
   AlertHook& operator=(const AlertHook&) = delete;
 
-  /// Starts the command with `json` (one line) on stdin. Throws IoError when it cannot start.
+  /// Runs the command with `json` (one line) on stdin: now, or once the commands before it have ended.
   void run(const std::string& json, double now);
-  /// Reaps commands that ended; kills (SIGKILL) those past the time limit.
+  /// Reaps a command that ended, kills (SIGKILL) one past its time limit, and starts the next waiting one.
   void reap(double now);
-  size_t running() const { return running_.size(); }
+  /// Commands running or waiting.
+  size_t running() const { return running_.size() + waiting_.size(); }
 
  private:
   struct Running {
@@ -34,7 +37,11 @@ class AlertHook {
   std::string command_;
   double timeout_s_;
   Log log_;
-  std::vector<Running> running_;
+  void start(const std::string& json, double now);  ///< throws IoError when it cannot start
+
+  std::vector<Running> running_;  ///< at most one
+  std::deque<std::string> waiting_;
+  static constexpr size_t kMaxWaiting = 1000;
 };
 
 }  // namespace ragmig::monitor

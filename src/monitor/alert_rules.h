@@ -28,7 +28,7 @@ struct AlertThresholds {
   double oom_window_s = 3600;       ///< oom: an attempt ran out of memory this recently, and no progress since
   double deadline = 0;              ///< deadline: Unix time the queue must be done by (0: no deadline)
   double forget_after_s = 600;      ///< a job that ended is watched this long more (its NaN, OOM, crash alerts)
-  double interval_s = 1;            ///< seconds between the monitor's samples
+  double interval_s = 5;            ///< seconds between the monitor's samples (and /metrics' refreshes)
 };
 
 /// Every condition that holds in `observation`, at most one per rule, job and slot.

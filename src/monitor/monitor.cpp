@@ -1,13 +1,15 @@
-// Sampling reads what the loop holds in memory (the scheduler's active jobs and slots, the watches folded
-// from events) plus one grouped count from the store, so it costs the loop little even with a long queue.
+// Sampling reads what the loop holds in memory (the scheduler's view and slots, the watches folded from the
+// events it parsed already), and the store's count of finished jobs every few seconds, so that it costs the
+// loop little even with a long queue (bench/sched/bench_monitor).
 #include "monitor/monitor.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
-#include <set>
-#include <sstream>
+#include <cstdlib>
+#include <cstring>
 
 #include "monitor/queue_eta.h"
 #include "monitor/scheduler_metrics.h"
@@ -15,14 +17,19 @@
 namespace ragmig::monitor {
 
 std::pair<int64_t, int64_t> host_memory_bytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string key, unit;
-  int64_t value = 0, total = -1, available = -1;
-  while (in >> key >> value) {
-    std::getline(in, unit);
-    if (key == "MemTotal:") total = value * 1024;
-    if (key == "MemAvailable:") available = value * 1024;
-  }
+  // One read(2) and two look-ups: sampled every second, an ifstream's parse was most of a sample's cost.
+  const int fd = ::open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {-1, -1};
+  char buf[1024];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return {-1, -1};
+  buf[n] = '\0';
+  const auto kib = [&](const char* key) -> int64_t {
+    const char* at = std::strstr(buf, key);
+    return at ? std::strtoll(at + std::strlen(key), nullptr, 10) * 1024 : -1;
+  };
+  const int64_t total = kib("MemTotal:"), available = kib("MemAvailable:");
   if (total <= 0 || available < 0) return {-1, -1};
   return {total - available, total};
 }
@@ -45,6 +52,7 @@ Monitor::Monitor(sched::Store& store, AlertThresholds thresholds, SlotProbe prob
 
 void Monitor::restore(const sched::Scheduler& scheduler) {
   for (const auto& [id, job] : scheduler.active()) {
+    if (job.attempts == 0) continue;  // never ran: nothing to watch yet (a long queue stays out of watches_)
     JobWatch& w = watches_[id];
     for (const auto& body : store_.events(id)) fold_event(w, nlohmann::json::parse(body, nullptr, false), 0);
     for (const auto& a : store_.attempts(id))
@@ -62,9 +70,9 @@ void Monitor::restore(const sched::Scheduler& scheduler) {
   firing_ = tracker_.firing();
 }
 
-void Monitor::on_events(const sched::EventLines& lines, double now) {
-  JobWatch& w = watches_[lines.job];
-  for (const auto& line : lines.lines) fold_event(w, nlohmann::json::parse(line, nullptr, false), now);
+void Monitor::on_events(sched::JobId job, const std::vector<nlohmann::json>& events, double now) {
+  JobWatch& w = watches_[job];
+  for (const auto& event : events) fold_event(w, event, now);
 }
 
 void Monitor::on_attempt_end(const sched::JobRecord& job, const sched::AttemptEnd& end, double now) {
@@ -72,7 +80,9 @@ void Monitor::on_attempt_end(const sched::JobRecord& job, const sched::AttemptEn
   fold_attempt_end(w, end.outcome, end.exit_code, end.signal, now);
   attempts_ended_.inc();
   if (end.outcome == "preempted") preemptions_.inc();
-  if (!sched::is_terminal(end.next) || thresholds_.forget_after_s <= 0) return;
+  if (!sched::is_terminal(end.next)) return;
+  ++stored_counts_[end.next];  // until the next count from the store
+  if (thresholds_.forget_after_s <= 0) return;
   JobObservation& j = ended_[job.id].job;
   ended_[job.id].at = now;
   j.id = job.id;
@@ -95,16 +105,21 @@ Observation Monitor::observe(sched::Scheduler& scheduler, double now) {
   o.deadline = thresholds_.deadline;
   const sched::ClusterView& view = scheduler.cluster_view();
 
-  // Waiting jobs: queued ones the policy may start now, minus those held for slots being made.
-  std::set<std::string> waiting_needs;
+  // Waiting jobs: queued ones the policy may start now, minus those held for slots being made. Their needs,
+  // each once, say which free slots a waiting job would fit (a sweep's jobs share one or two).
   std::vector<const sched::Need*> needs;
+  const auto same = [](const sched::Need& a, const sched::Need& b) {
+    return a.cpu == b.cpu && a.min_compute == b.min_compute && a.min_memory_mb == b.min_memory_mb &&
+           a.replicas == b.replicas;
+  };
   double wait_sum = 0;
   for (const auto& j : view.jobs) {
     if (j.running() || std::binary_search(view.awaiting.begin(), view.awaiting.end(), j.id)) continue;
     ++o.waiting;
     wait_sum += j.waited_s;
     o.oldest_wait_s = std::max(o.oldest_wait_s, j.waited_s);
-    if (waiting_needs.insert(sched::to_string(j.need)).second) needs.push_back(&j.need);
+    if (std::none_of(needs.begin(), needs.end(), [&](const sched::Need* n) { return same(*n, j.need); }))
+      needs.push_back(&j.need);
   }
   o.mean_wait_s = o.waiting ? wait_sum / static_cast<double>(o.waiting) : 0;
 
@@ -131,22 +146,9 @@ Observation Monitor::observe(sched::Scheduler& scheduler, double now) {
     if (w.max_steps > 0 && w.step_time_s > 0) lengths.push_back(static_cast<double>(w.max_steps) * w.step_time_s);
   std::sort(lengths.begin(), lengths.end());
   const double usual_length = lengths.empty() ? 0 : lengths[lengths.size() / 2];
-  for (const auto& [id, job] : scheduler.active()) {
-    const auto w = watches_.find(id);
-    const bool running = job.state == sched::JobState::Running;
-    if (running) {
-      const auto left = w == watches_.end() ? std::nullopt : eta_seconds(w->second);
-      if (left) running_left.push_back(*left);
-      else known = false;
-    } else {
-      const double work = job.spec.estimate_s > 0 ? job.spec.estimate_s : usual_length;
-      if (work > 0) queued_work.push_back(work);
-      else known = false;
-    }
-    const bool history = w != watches_.end() && (!w->second.failures_at.empty() || w->second.oom_at > 0);
-    if (!running && !history) continue;
+  const auto observe_job = [&](const sched::JobRecord& job) {
     JobObservation j;
-    j.id = id;
+    j.id = job.id;
     j.name = job.spec.name;
     j.state = job.state;
     j.slots = job.slots;
@@ -155,8 +157,38 @@ Observation Monitor::observe(sched::Scheduler& scheduler, double now) {
     j.estimate_s = job.spec.estimate_s;
     j.attempts = job.attempts;
     j.failures = job.failures;
-    if (w != watches_.end()) j.watch = w->second;
+    if (const auto w = watches_.find(job.id); w != watches_.end()) j.watch = w->second;
     o.jobs.push_back(std::move(j));
+  };
+  // The view holds the running jobs and the queued ones that may start; a queue of thousands is walked as
+  // that vector, and the active jobs' map is only looked into for the few running ones.
+  size_t queued_in_view = 0;
+  for (const auto& v : view.jobs) {
+    if (!v.running()) {
+      ++queued_in_view;
+      const double work = v.estimate_s > 0 ? v.estimate_s : usual_length;
+      if (work > 0) queued_work.push_back(work);
+      else known = false;
+      continue;
+    }
+    const auto job = scheduler.active().find(v.id);
+    if (job == scheduler.active().end()) continue;
+    const auto w = watches_.find(v.id);
+    const auto left = w == watches_.end() ? std::nullopt : eta_seconds(w->second);
+    if (left) running_left.push_back(*left);
+    else known = false;
+    observe_job(job->second);
+  }
+  // Queued jobs out of the view (backing off after a failure, held for a slot being made) take the usual time.
+  for (size_t k = queued_in_view; k < scheduler.queued_jobs(); ++k) {
+    if (usual_length > 0) queued_work.push_back(usual_length);
+    else known = false;
+  }
+  // Queued jobs that ran before: a crash loop or an out-of-memory exit waits in the queue between attempts.
+  for (const auto& [id, w] : watches_) {
+    if (w.failures_at.empty() && w.oom_at == 0) continue;
+    const auto job = scheduler.active().find(id);
+    if (job != scheduler.active().end() && job->second.state == sched::JobState::Queued) observe_job(job->second);
   }
   for (auto it = ended_.begin(); it != ended_.end();) {
     if (now - it->second.at > thresholds_.forget_after_s) {
@@ -167,7 +199,15 @@ Observation Monitor::observe(sched::Scheduler& scheduler, double now) {
     ++it;
   }
   if (known && !slots.empty() && !scheduler.active().empty()) o.queue_finish_at = queue_finish_at(now, running_left, queued_work, slots.size());
-  o.job_counts = store_.count_by_state();
+  // Queued and running from the loop's own view; finished jobs from the store, which another process changes
+  // only by cancelling, so a count a few seconds old is good enough and keeps the query off most samples.
+  if (now - counted_at_ >= 10) {
+    stored_counts_ = store_.count_by_state();
+    counted_at_ = now;
+  }
+  o.job_counts = stored_counts_;
+  o.job_counts[sched::JobState::Queued] = static_cast<int64_t>(scheduler.queued_jobs());
+  o.job_counts[sched::JobState::Running] = static_cast<int64_t>(scheduler.active().size() - scheduler.queued_jobs());
   std::tie(o.host_memory_used_bytes, o.host_memory_total_bytes) = host_memory_bytes();
   return o;
 }

@@ -41,7 +41,7 @@ class Monitor : public sched::SchedulerListener {
   /// Samples now, whatever the interval.
   void sample(sched::Scheduler& scheduler, double now);
 
-  void on_events(const sched::EventLines& lines, double now) override;
+  void on_events(sched::JobId job, const std::vector<nlohmann::json>& events, double now) override;
   void on_attempt_end(const sched::JobRecord& job, const sched::AttemptEnd& end, double now) override;
   void on_pass(double seconds) override;
 
@@ -69,6 +69,8 @@ class Monitor : public sched::SchedulerListener {
   };
   std::map<sched::JobId, Ended> ended_;  ///< jobs that ended, kept for forget_after_s
   double last_sample_ = -1e300;
+  std::map<sched::JobState, int64_t> stored_counts_;  ///< jobs per state as the store last said
+  double counted_at_ = -1e300;
 
   Registry totals_;  ///< counters and histograms that accumulate over the scheduler's life
   Histogram& pass_seconds_;

@@ -244,8 +244,9 @@ void Scheduler::recover() {
 
 void Scheduler::handle_events(const EventLines& lines) {
   ProgressUpdate progress;
+  std::vector<nlohmann::json> parsed;  // for the listener
   for (const auto& line : lines.lines) {
-    const auto event = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    auto event = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (!event.is_object()) continue;  // the store keeps the line; progress only reads what parses
     const std::string kind = event.value("event", std::string());
     const auto step = event.find("step");
@@ -256,9 +257,10 @@ void Scheduler::handle_events(const EventLines& lines) {
     }
     const auto rate = event.find("samples_per_s");
     if (kind == "progress" && rate != event.end() && rate->is_number()) progress.samples_per_s = rate->get<double>();
+    if (listener_) parsed.push_back(std::move(event));
   }
   store_.record_events(lines.job, lines.attempt_id, lines.lines, lines.offset, progress);
-  if (listener_) listener_->on_events(lines, clock_.now());
+  if (listener_ && !parsed.empty()) listener_->on_events(lines.job, parsed, clock_.now());
   auto it = active_.find(lines.job);
   if (it != active_.end()) {
     it->second.events_offset = lines.offset;

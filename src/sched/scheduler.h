@@ -29,7 +29,8 @@ struct SchedulerOptions {
 class SchedulerListener {
  public:
   virtual ~SchedulerListener() = default;
-  virtual void on_events(const EventLines& lines, double now) = 0;
+  /// A worker's new events, parsed (lines that are not JSON objects left out).
+  virtual void on_events(JobId job, const std::vector<nlohmann::json>& events, double now) = 0;
   /// `job` as it was while the attempt ran (slots, attempt number).
   virtual void on_attempt_end(const JobRecord& job, const AttemptEnd& end, double now) = 0;
   /// One pass of step(), timed on the steady clock (the pass's own cost, whatever the Clock).

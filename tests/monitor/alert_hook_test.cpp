@@ -1,5 +1,6 @@
-// [alerts] exec with real processes: the command reads the alert on its stdin, a failing command is logged,
-// one that outlives its time limit is killed, and none of it blocks the caller.
+// [alerts] exec with real processes: the command reads the alert on its stdin, one alert after another in
+// order, a failing command is logged, one that outlives its time limit is killed, and none of it blocks the
+// caller.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -31,11 +32,17 @@ TEST(AlertHook, TheCommandReadsTheAlertOnStdin) {
   testing::ScratchDir dir;
   std::vector<std::string> log;
   AlertHook hook("cat >> '" + (dir / "got.jsonl").string() + "'", 30, [&](const std::string& l) { log.push_back(l); });
-  hook.run(R"({"event":"alert","rule":"stall"})", seconds());
-  hook.run(R"({"event":"alert","rule":"oom"})", seconds());
-  wait_until_reaped(hook, 10);
+  // One at a time, in order: a chat hears "firing" before "cleared".
+  std::string want;
+  for (int i = 0; i < 10; ++i) {
+    const std::string line = R"({"event":"alert","n":)" + std::to_string(i) + "}";
+    hook.run(line, seconds());
+    want += line + "\n";
+  }
+  EXPECT_LE(hook.running(), 10u);
+  wait_until_reaped(hook, 20);
   EXPECT_EQ(hook.running(), 0u);
-  EXPECT_EQ(read_file(dir / "got.jsonl"), "{\"event\":\"alert\",\"rule\":\"stall\"}\n{\"event\":\"alert\",\"rule\":\"oom\"}\n");
+  EXPECT_EQ(read_file(dir / "got.jsonl"), want);
   EXPECT_TRUE(log.empty()) << log.front();
 }
 

@@ -226,5 +226,61 @@ TEST_F(MonitorCli, NanLossOutOfMemoryAndCrashLoopFromRealJobs) {
   EXPECT_TRUE(s["alerts"].empty()) << s.dump(1);
 }
 
+// A real sweep (`ragmig batch`, two tiny trials on two CPU slots) scraped over HTTP while it runs: every scrape
+// parses, the trials' steps and the done count move, and the report lists the alert the sweep's own [alerts]
+// table provoked (a deadline long past).
+TEST_F(MonitorCli, SweepMetricsMoveWhileItRunsAndTheReportListsAlerts) {
+  if (!python_has_prometheus_client()) {
+    if (std::getenv("RAGMIG_REQUIRE_PYTHON")) FAIL() << RAGMIG_PYTHON_PATH << " lacks prometheus-client";
+    GTEST_SKIP() << RAGMIG_PYTHON_PATH << " lacks prometheus-client";
+  }
+  write_squad_subset(dir_ / "beir");
+  write_file_atomic(dir_ / "base.toml",
+                    "[data]\nbeir = \"" + (dir_ / "beir").string() +
+                        "\"\nmax_query_tokens = 24\nmax_passage_tokens = 48\n"
+                        "[model]\nvocab_size = 2000\nhidden_size = 64\nlayers = 1\nheads = 2\nintermediate_size = 128\n"
+                        "[train]\nmax_steps = 150\nbatch_size = 32\nwarmup_steps = 0\nlog_every = 5\n[eval]\nk = 10\n");
+  write_file_atomic(dir_ / "sweep.toml", "[sweep]\nname = \"watched\"\nbase = \"base.toml\"\nsearch = \"grid\"\n"
+                                         "[space]\n\"train.lr\" = { choice = [5e-3, 1e-3] }\n"
+                                         "[eval]\ndata = \"" + (dir_ / "beir").string() + "\"\nsplit = \"test\"\n"
+                                         "metric = \"ndcg@10\"\n"
+                                         "[alerts]\ninterval_s = 0.2\ndeadline = 1000\n");
+  const fs::path sweep_state = dir_ / "sweep-state";
+  BackgroundProcess batch({RAGMIG_BINARY, "batch", (dir_ / "sweep.toml").string(), "--state", sweep_state.string(),
+                           "--cpu-slots", "2", "--tick", "0.2", "--metrics-port", "0"},
+                          (dir_ / "batch.log").string());
+  std::string url;
+  std::vector<json> scrapes;
+  while (batch.running()) {
+    if (url.empty() && fs::exists(sweep_state / "state.db")) {
+      const auto r = run_process({RAGMIG_BINARY, "status", "--json", "--state", sweep_state.string()});
+      const auto s = json::parse(r.output, nullptr, false);
+      if (!s.is_discarded()) url = s["scheduler"].value("metrics_url", "");
+    }
+    if (!url.empty()) {
+      const auto r = run_process({RAGMIG_PYTHON_PATH, RAGMIG_SOURCE_DIR "/tests/monitor/scrape.py", url});
+      if (r.exit_code == 0) scrapes.push_back(json::parse(r.output));
+      else if (batch.running()) ADD_FAILURE() << "a scrape failed while the sweep ran: " << r.output;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  ASSERT_EQ(batch.wait(), 0) << read_file(dir_ / "batch.log");
+  ASSERT_GE(scrapes.size(), 3u) << read_file(dir_ / "batch.log");
+  // Steps of one job seen growing between scrapes, and more jobs done at the end than at the start.
+  std::map<std::string, std::vector<double>> steps;
+  for (const auto& m : scrapes)
+    if (m.contains("ragmig_job_step"))
+      for (const auto& s : m["ragmig_job_step"]) steps[s["labels"]["job_id"].get<std::string>()].push_back(s["value"]);
+  bool grew = false;
+  for (const auto& [job_id, seen] : steps) grew = grew || (seen.size() >= 2 && seen.back() > seen.front());
+  EXPECT_TRUE(grew) << "no job's step moved across " << scrapes.size() << " scrapes";
+  const auto done = [&](const json& m) { return value(m, "ragmig_jobs", {{"state", "done"}}).value_or(-1); };
+  EXPECT_GT(done(scrapes.back()), done(scrapes.front()));
+  EXPECT_GE(value(scrapes.front(), "ragmig_alerts_total", {{"rule", "deadline"}}).value_or(-1), 0.0);
+  const std::string report = read_file(sweep_state / "report.html");
+  EXPECT_NE(report.find("<h2>Alerts</h2>"), std::string::npos);
+  EXPECT_NE(report.find(">deadline<"), std::string::npos) << "the deadline alert is not in the report";
+}
+
 }  // namespace
 }  // namespace ragmig::testing

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks examples/monitoring/: the Prometheus config and alerting rules with promtool (check config, check
-# rules, and the unit tests in ragmig-alerts.test.yml), and the Grafana dashboard's JSON (every panel has a
+# rules, and the unit tests in ragmig-alerts.test.yml), the Grafana dashboard's JSON (every panel has a
 # title, the ${DS_PROMETHEUS} datasource and a query on a metric ragmig or dcgm-exporter exports; every
-# query parses as PromQL).
+# query parses as PromQL), that the rules and their tests name only metrics ragmig exports, and that no file
+# uses the old `exported_job` label (ragmig's per-job label is job_id).
 #
 #   bash tests/monitor/monitoring_examples_test.sh examples/monitoring
 #
@@ -68,13 +69,21 @@ done
 ((${#untested[@]} == 0)) || fail "ragmig-alerts.test.yml has no test case for: ${untested[*]}"
 echo "   | $(wc -w <<<"$alerts") alerts, all tested"
 
-echo "== grafana-dashboard.json"
-python3 - "$tmp/grafana-dashboard.json" "$tmp/dashboard-queries.rules.json" <<'PY'
+# ragmig's job id is the label job_id; `exported_job` was Prometheus' name for its former label `job`.
+echo "== no file uses exported_job (the job id is the label job_id)"
+if stale=$(cd "$tmp" && grep -n 'exported_job' "${files[@]}"); then
+  printf '%s\n' "$stale" | sed 's/^/   | /' >&2
+  fail "exported_job is gone: per-job series carry the job id as job_id"
+fi
+
+echo "== grafana-dashboard.json, and the metric names in the rules and their tests"
+python3 - "$tmp/grafana-dashboard.json" "$tmp/dashboard-queries.rules.json" "$tmp/ragmig-alerts.yml" \
+  "$tmp/ragmig-alerts.test.yml" <<'PY'
 import json
 import re
 import sys
 
-path, rules_out = sys.argv[1], sys.argv[2]
+path, rules_out, rule_files = sys.argv[1], sys.argv[2], sys.argv[3:]
 errors = []
 
 try:
@@ -98,7 +107,7 @@ known = {
     "ragmig_scheduler_pass_duration_seconds_bucket", "ragmig_scheduler_pass_duration_seconds_sum",
     "ragmig_scheduler_pass_duration_seconds_count",
     "ragmig_preemptions_total", "ragmig_attempts_ended_total",
-    "ragmig_alerts_firing", "ragmig_alerts_total",
+    "ragmig_alerts_firing", "ragmig_alerts_total", "ragmig_alert_firing_since_timestamp_seconds",
 }
 name_re = re.compile(r"\b(ragmig_[A-Za-z0-9_]+|DCGM_[A-Za-z0-9_]+)")
 
@@ -162,8 +171,18 @@ for n, p in enumerate(panels):
 with open(rules_out, "w", encoding="utf-8") as f:
     json.dump({"groups": [{"name": "dashboard-queries", "rules": rules}]}, f, indent=2)
 
+# The rules and their tests (comment lines aside) name only metrics ragmig exports.
+for rf in rule_files:
+    with open(rf, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if line.lstrip().startswith("#"):
+                continue
+            unknown = {m for m in name_re.findall(line) if m.startswith("ragmig_") and m not in known}
+            if unknown:
+                errors.append(f"{rf.rsplit('/', 1)[-1]}:{lineno}: unknown metric(s) {sorted(unknown)}")
+
 if errors:
-    print("FAIL: grafana-dashboard.json:", file=sys.stderr)
+    print("FAIL: grafana-dashboard.json or the rules:", file=sys.stderr)
     for e in errors:
         print(f"  - {e}", file=sys.stderr)
     sys.exit(1)
