@@ -31,6 +31,7 @@ bench: build
 	$(BUILD)/bench/train/bench_train
 	$(BUILD)/bench/encode/bench_encode
 	$(BUILD)/bench/sched/bench_sched
+	$(BUILD)/bench/sched/bench_monitor
 	$(BUILD)/bench/sim/bench_sim
 	$(BUILD)/bench/dp/bench_dp
 	$(BUILD)/bench/mig/bench_mig

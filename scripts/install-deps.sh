@@ -14,7 +14,8 @@ packages=(
   libgloo-dev libopenblas0-openmp  # c10d Gloo headers (the torch wheel ships none); OpenMP OpenBLAS, see BUILD-NOTES
   nlohmann-json3-dev libtomlplusplus-dev libcli11-dev libfmt-dev zlib1g-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libcpp-httplib-dev  # serve: HTTP (cpp-httplib 0.11, with OpenSSL, zlib and brotli)
+  libcpp-httplib-dev  # serve and the scheduler's /metrics: HTTP (cpp-httplib 0.11, with OpenSSL, zlib and brotli)
+  prometheus  # promtool: the /metrics lint and the unit tests of examples/monitoring's alerting rules
   libfaiss-dev libblas-dev liblapack-dev libstemmer-dev  # eval: FAISS (static, links BLAS/LAPACK + OpenMP), Snowball
   python3-venv  # the venv below (pyenv's Python has venv built in; Debian's needs this)
   chromium  # the browser test of the sweep report (headless; the test skips without it)

@@ -17,7 +17,7 @@
 namespace ragmig::monitor {
 
 std::pair<int64_t, int64_t> host_memory_bytes() {
-  // One read(2) and two look-ups: sampled every second, an ifstream's parse was most of a sample's cost.
+  // One read(2) and two look-ups: an ifstream parse of this file was most of a sample's cost.
   const int fd = ::open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return {-1, -1};
   char buf[1024];

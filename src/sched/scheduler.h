@@ -24,8 +24,8 @@ struct SchedulerOptions {
   double backoff_max_s = 600;
 };
 
-/// Told what the loop learns as it learns it, for monitoring: the workers' new event lines, how each attempt
-/// ended, and how long each pass took. Called on the loop's thread, so it must be quick.
+/// Told what the loop learns as it learns it, for monitoring: the workers' new events, how each attempt ended,
+/// and how long each pass took. Called on the loop's thread, so it must be quick.
 class SchedulerListener {
  public:
   virtual ~SchedulerListener() = default;

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/splitmix.h"
 #include "hpo/sweep_spec.h"
+#include "support/text_mutation.h"
 
 namespace ragmig::hpo {
 namespace {
@@ -208,7 +209,7 @@ TEST(SweepSpec, SyntaxErrorNamesTheLine) {
 }
 
 TEST(SweepSpec, ReadsFilesAndReportsUnreadableOnes) {
-  const fs::path dir = fs::path(testing::TempDir()) / "ragmig_hpo_sweep";
+  const fs::path dir = fs::path(::testing::TempDir()) / "ragmig_hpo_sweep";
   fs::create_directories(dir);
   const fs::path file = dir / "squad-tiny.toml";
   std::ofstream(file) << kExample;
@@ -245,61 +246,13 @@ TEST(SweepSpec, JsonIsStable) {
   EXPECT_EQ(j.dump(), to_json(parse_sweep(kExample, kPath)).dump());
 }
 
-// One random edit of `text`, driven by the hash stream `h`.
-std::string mutate(std::string text, uint64_t& h) {
-  auto next = [&h](uint64_t n) {
-    h = splitmix64(h);
-    return n == 0 ? 0 : h % n;
-  };
-  const std::string interesting = "\"'[]{}=.,#\n\\@:-0123456789eE+ \t";
-  const size_t n = text.size();
-  switch (next(6)) {
-    case 0: {  // delete a few bytes
-      const size_t at = next(n), len = 1 + next(8);
-      text.erase(at, len);
-      break;
-    }
-    case 1: {  // duplicate a range
-      const size_t at = next(n), len = 1 + next(16);
-      text.insert(at, text.substr(at, len));
-      break;
-    }
-    case 2:  // replace a byte with a syntax character
-      if (n) text[next(n)] = interesting[next(interesting.size())];
-      break;
-    case 3:  // replace a byte with any byte
-      if (n) text[next(n)] = static_cast<char>(next(256));
-      break;
-    default: {  // splice: move, copy or drop a line
-      std::vector<std::string> lines;
-      for (size_t start = 0; start <= text.size();) {
-        size_t end = text.find('\n', start);
-        if (end == std::string::npos) end = text.size();
-        lines.push_back(text.substr(start, end - start));
-        start = end + 1;
-      }
-      const size_t a = next(lines.size()), b = next(lines.size());
-      const uint64_t op = next(3);
-      if (op == 0)
-        std::swap(lines[a], lines[b]);
-      else if (op == 1)
-        lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(b), lines[a]);
-      else
-        lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(a));
-      text.clear();
-      for (size_t i = 0; i < lines.size(); ++i) text += (i ? "\n" : "") + lines[i];
-    }
-  }
-  return text;
-}
-
 TEST(SweepSpec, FuzzedFilesParseOrThrowRagmigErrors) {
   int parsed = 0, rejected = 0;
   for (uint64_t i = 0; i < 2000; ++i) {
     uint64_t h = splitmix64(i ^ 0x5eed);
     std::string text = kExample;
     const int edits = 1 + static_cast<int>(splitmix64(h) % 4);
-    for (int e = 0; e < edits; ++e) text = mutate(text, h);
+    for (int e = 0; e < edits; ++e) text = testing::mutate(text, h);
     try {
       const SweepSpec s = parse_sweep(text, kPath);
       // What a caller does next must not throw either.

@@ -11,6 +11,7 @@
 #include "monitor/alert_tracker.h"
 #include "monitor/job_watch.h"
 #include "monitor/queue_eta.h"
+#include "support/text_mutation.h"
 
 namespace ragmig::monitor {
 namespace {
@@ -355,6 +356,50 @@ TEST(AlertConfig, ReadsTheTableAndNamesWhatIsWrong) {
       EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
     }
   }
+}
+
+// 2,000 mutated [alerts] tables, alert rows and worker events: each is read or refused with ragmig's own error,
+// and folding a mutated event never throws.
+TEST(MonitorFuzz, MutatedAlertsTablesAlertRowsAndEvents) {
+  const std::string table =
+      "[sweep]\nname = \"s\"\n[alerts]\nexec = \"cat\"\nstall_factor = 4.5\nidle_s = 60\n"
+      "crash_loop_failures = 3\ndeadline = 2026-11-26T08:00:00Z\nmemory_fraction = 0.9\n";
+  const std::string row = to_json(AlertChange{{"stall", 3, "gpu:1", 500, 200, "stalled", 0}, true, 50, 40}).dump();
+  const std::string event = R"({"event":"progress","step":12,"loss":1.5,"samples_per_s":40.0,"time":100.5})";
+  int tables_read = 0, tables_refused = 0, rows_read = 0, rows_refused = 0;
+  for (uint64_t i = 0; i < 2000; ++i) {
+    uint64_t h = splitmix64(i ^ 0xa1e47);
+    std::string t = table, r = row, e = event;
+    const int edits = 1 + static_cast<int>(splitmix64(h) % 4);
+    for (int k = 0; k < edits; ++k) {
+      t = testing::mutate(t, h);
+      r = testing::mutate(r, h);
+      e = testing::mutate(e, h);
+    }
+    try {
+      parse_alert_config(t, "fuzz.toml");
+      ++tables_read;
+    } catch (const ConfigError&) {
+      ++tables_refused;
+    } catch (const std::exception& x) {
+      ADD_FAILURE() << "table mutation " << i << " escaped as " << x.what() << "\n" << t;
+    }
+    const auto j = json::parse(r, nullptr, false);
+    try {
+      alert_change_from_json(j, "fuzz");
+      ++rows_read;
+    } catch (const DataError&) {
+      ++rows_refused;
+    } catch (const std::exception& x) {
+      ADD_FAILURE() << "row mutation " << i << " escaped as " << x.what() << "\n" << r;
+    }
+    JobWatch w;
+    EXPECT_NO_THROW(fold_event(w, json::parse(e, nullptr, false), 0)) << e;
+  }
+  EXPECT_GT(tables_read, 100);
+  EXPECT_GT(tables_refused, 300);
+  EXPECT_GT(rows_read, 100);
+  EXPECT_GT(rows_refused, 300);
 }
 
 }  // namespace

@@ -102,8 +102,9 @@ class MonitorCli : public SchedFixture {
   }
 };
 
-// A worker that reports three steps, then sleeps holding the only slot while another job waits: stall and
-// slot_idle fire, and deadline (the queue cannot finish by 1970); all three clear once the queue is done.
+// A worker that reports four steps, the last with 16x its loss, then sleeps holding the only slot while another
+// job waits: loss_exploding, stall and slot_idle fire, and deadline (the queue cannot finish by 1970); all four
+// clear once the queue is done.
 TEST_F(MonitorCli, StallIdleSlotAndDeadlineFireAndClearOnARealScheduler) {
   if (!python_has_prometheus_client()) {
     if (std::getenv("RAGMIG_REQUIRE_PYTHON")) FAIL() << RAGMIG_PYTHON_PATH << " lacks prometheus-client";
@@ -113,9 +114,10 @@ TEST_F(MonitorCli, StallIdleSlotAndDeadlineFireAndClearOnARealScheduler) {
   write_file_atomic(dir_ / "worker.sh",
                     "ev() { echo \"$1\" >> \"$RAGMIG_RUN_DIR/events.jsonl\"; }\n"
                     "ev '{\"event\":\"start\",\"step\":0,\"config\":{\"train\":{\"max_steps\":100}}}'\n"
-                    "for s in 1 2 3; do sleep 0.3; ev \"{\\\"event\\\":\\\"progress\\\",\\\"step\\\":$s,\\\"loss\\\":2.5,"
+                    "for s in 1 2 3 4; do sleep 0.3; loss=2.5; [ $s = 4 ] && loss=40; "
+                    "ev \"{\\\"event\\\":\\\"progress\\\",\\\"step\\\":$s,\\\"loss\\\":$loss,"
                     "\\\"samples_per_s\\\":10,\\\"time\\\":$(date +%s.%N)}\"; done\n"
-                    "sleep 8\n");
+                    "sleep 10\n");
   const int64_t sleepy = submit({"--cmd", "sh " + (dir_ / "worker.sh").string(), "--name", "sleepy"});
   const int64_t waiter = submit({"--cmd", "sleep 0.5", "--name", "waiter"});
   auto scheduler = start_scheduler({"--cpu-slots", "1", "--until-empty", "--tick", "0.2", "--alerts", alerts,
@@ -126,7 +128,7 @@ TEST_F(MonitorCli, StallIdleSlotAndDeadlineFireAndClearOnARealScheduler) {
       [&](const json& s) {
         seen = s;
         const auto r = firing_rules(s);
-        return has(r, "stall") && has(r, "slot_idle") && has(r, "deadline");
+        return has(r, "stall") && has(r, "slot_idle") && has(r, "deadline") && has(r, "loss_exploding");
       },
       30))
       << seen.dump(1) << read_file(dir_ / "scheduler-faults.log");
@@ -151,9 +153,13 @@ TEST_F(MonitorCli, StallIdleSlotAndDeadlineFireAndClearOnARealScheduler) {
   EXPECT_EQ(value(m, "ragmig_jobs", {{"state", "queued"}}), 1.0);
   EXPECT_EQ(value(m, "ragmig_jobs", {{"state", "running"}}), 1.0);
   EXPECT_EQ(value(m, "ragmig_queue_waiting_jobs"), 1.0);
-  EXPECT_EQ(value(m, "ragmig_job_step", {{"name", "sleepy"}, {"slot", "cpu:0"}}), 3.0);
+  EXPECT_EQ(value(m, "ragmig_job_step", {{"name", "sleepy"}, {"slot", "cpu:0"}}), 4.0);
   EXPECT_EQ(value(m, "ragmig_job_max_steps", {{"job_id", std::to_string(sleepy)}}), 100.0);
-  EXPECT_EQ(value(m, "ragmig_job_loss", {{"job_id", std::to_string(sleepy)}}), 2.5);
+  EXPECT_EQ(value(m, "ragmig_job_loss", {{"job_id", std::to_string(sleepy)}}), 40.0);
+  EXPECT_EQ(value(m, "ragmig_alert_firing_since_timestamp_seconds",
+                  {{"rule", "loss_exploding"}, {"job_id", std::to_string(sleepy)}, {"slot", "cpu:0"}})
+                .has_value(),
+            true);
   EXPECT_GT(value(m, "ragmig_job_last_progress_age_seconds", {{"job_id", std::to_string(sleepy)}}).value_or(0), 1.0);
   EXPECT_GT(value(m, "ragmig_queue_finish_timestamp_seconds").value_or(0), 1e9);
   EXPECT_EQ(value(m, "ragmig_queue_deadline_timestamp_seconds"), 1000.0);
@@ -162,10 +168,32 @@ TEST_F(MonitorCli, StallIdleSlotAndDeadlineFireAndClearOnARealScheduler) {
   EXPECT_GT(value(m, "ragmig_scheduler_pass_duration_seconds_count").value_or(0), 5.0);
   EXPECT_GT(value(m, "ragmig_host_memory_total_bytes").value_or(0), 1e8);
 
+  // status --watch: piped, one plain overview after another; on a terminal (script(1) gives it one), redrawn in
+  // place: the screen is cleared once, then each frame goes home and clears each line's end.
+  const auto piped = ragmig({"status", "--watch", "--count", "2", "--interval", "0.2"});
+  EXPECT_EQ(piped.exit_code, 0) << piped.output;
+  EXPECT_EQ(piped.output.find('\x1b'), std::string::npos) << piped.output;
+  EXPECT_NE(piped.output.find("ALERTS"), std::string::npos) << piped.output;
+  EXPECT_NE(piped.output.find("scheduler: running"), piped.output.rfind("scheduler: running")) << "two frames";
+  if (run_process({"/bin/sh", "-c", "command -v script"}).exit_code == 0) {
+    const auto tty = run_process({"/usr/bin/script", "-qec",
+                                  std::string(RAGMIG_BINARY) + " status --watch --count 2 --interval 0.2 --state " + state(),
+                                  "/dev/null"});
+    EXPECT_EQ(tty.exit_code, 0) << tty.output;
+    const auto count = [&](const std::string& what) {
+      size_t n = 0;
+      for (size_t at = tty.output.find(what); at != std::string::npos; at = tty.output.find(what, at + 1)) ++n;
+      return n;
+    };
+    EXPECT_EQ(count("\x1b[2J"), 1u) << tty.output;
+    EXPECT_EQ(count("\x1b[H"), 2u) << tty.output;
+    EXPECT_GT(count("\x1b[K"), 6u) << tty.output;
+  }
+
   ASSERT_TRUE(scheduler->wait_exit(40)) << read_file(dir_ / "scheduler-faults.log");
   EXPECT_EQ(state_of(status(), waiter), "done");
   // Each fired once and cleared once; the hook heard both, in order.
-  for (const std::string rule : {"stall", "slot_idle", "deadline"}) {
+  for (const std::string rule : {"stall", "slot_idle", "deadline", "loss_exploding"}) {
     int fired = 0, cleared = 0;
     for (const auto& j : hook_lines()) {
       if (j["rule"] != rule) continue;
