@@ -136,7 +136,7 @@ int main() {
   run(0, 200);  // warm the page cache and the allocator
   // Interleaved rounds, medians of each: the machine's noise hits all three alike.
   std::vector<Result> rounds[3];
-  for (int round = 0; round < 5; ++round)
+  for (int round = 0; round < 9; ++round)
     for (int mode = 0; mode < 3; ++mode) rounds[mode].push_back(run(mode, passes));
   // The median round of each by its mean pass time.
   Result r[3];

@@ -15,6 +15,24 @@
 #include "monitor/scheduler_metrics.h"
 
 namespace ragmig::monitor {
+namespace {
+
+JobObservation job_observation(const sched::JobRecord& job, const JobWatch* watch) {
+  JobObservation j;
+  j.id = job.id;
+  j.name = job.spec.name;
+  j.state = job.state;
+  j.slots = job.slots;
+  j.replicas = job.spec.need.replicas;
+  j.started_at = job.started_at;
+  j.estimate_s = job.spec.estimate_s;
+  j.attempts = job.attempts;
+  j.failures = job.failures;
+  if (watch) j.watch = *watch;
+  return j;
+}
+
+}  // namespace
 
 std::pair<int64_t, int64_t> host_memory_bytes() {
   // One read(2) and two look-ups: an ifstream parse of this file was most of a sample's cost.
@@ -83,18 +101,11 @@ void Monitor::on_attempt_end(const sched::JobRecord& job, const sched::AttemptEn
   if (!sched::is_terminal(end.next)) return;
   ++stored_counts_[end.next];  // until the next count from the store
   if (thresholds_.forget_after_s <= 0) return;
-  JobObservation& j = ended_[job.id].job;
-  ended_[job.id].at = now;
-  j.id = job.id;
-  j.name = job.spec.name;
-  j.state = end.next;
-  j.slots = job.slots;
-  j.replicas = job.spec.need.replicas;
-  j.started_at = job.started_at;
-  j.estimate_s = job.spec.estimate_s;
-  j.attempts = job.attempts;
-  j.failures = job.failures + (end.failure ? 1 : 0);
-  j.watch = w;
+  Ended& ended = ended_[job.id];
+  ended.at = now;
+  ended.job = job_observation(job, &w);
+  ended.job.state = end.next;
+  ended.job.failures += end.failure ? 1 : 0;
 }
 
 void Monitor::on_pass(double seconds) { pass_seconds_.observe(seconds); }
@@ -124,6 +135,7 @@ Observation Monitor::observe(sched::Scheduler& scheduler, double now) {
   o.mean_wait_s = o.waiting ? wait_sum / static_cast<double>(o.waiting) : 0;
 
   const auto& slots = scheduler.slots();
+  o.slots.reserve(slots.size());
   for (size_t i = 0; i < slots.size(); ++i) {
     SlotObservation s;
     s.slot = slots[i];
@@ -147,18 +159,8 @@ Observation Monitor::observe(sched::Scheduler& scheduler, double now) {
   std::sort(lengths.begin(), lengths.end());
   const double usual_length = lengths.empty() ? 0 : lengths[lengths.size() / 2];
   const auto observe_job = [&](const sched::JobRecord& job) {
-    JobObservation j;
-    j.id = job.id;
-    j.name = job.spec.name;
-    j.state = job.state;
-    j.slots = job.slots;
-    j.replicas = job.spec.need.replicas;
-    j.started_at = job.started_at;
-    j.estimate_s = job.spec.estimate_s;
-    j.attempts = job.attempts;
-    j.failures = job.failures;
-    if (const auto w = watches_.find(job.id); w != watches_.end()) j.watch = w->second;
-    o.jobs.push_back(std::move(j));
+    const auto w = watches_.find(job.id);
+    o.jobs.push_back(job_observation(job, w == watches_.end() ? nullptr : &w->second));
   };
   // The view holds the running jobs and the queued ones that may start; a queue of thousands is walked as
   // that vector, and the active jobs' map is only looked into for the few running ones.
@@ -199,16 +201,21 @@ Observation Monitor::observe(sched::Scheduler& scheduler, double now) {
     ++it;
   }
   if (known && !slots.empty() && !scheduler.active().empty()) o.queue_finish_at = queue_finish_at(now, running_left, queued_work, slots.size());
-  // Queued and running from the loop's own view; finished jobs from the store, which another process changes
-  // only by cancelling, so a count a few seconds old is good enough and keeps the query off most samples.
-  if (now - counted_at_ >= 10) {
+  // Queued and running from the loop's own view; finished jobs as this scheduler ended them, and from the store
+  // once a minute (another process changes them only by cancelling a queued job): the query was half a sample.
+  if (now - counted_at_ >= 60) {
     stored_counts_ = store_.count_by_state();
     counted_at_ = now;
   }
   o.job_counts = stored_counts_;
   o.job_counts[sched::JobState::Queued] = static_cast<int64_t>(scheduler.queued_jobs());
   o.job_counts[sched::JobState::Running] = static_cast<int64_t>(scheduler.active().size() - scheduler.queued_jobs());
-  std::tie(o.host_memory_used_bytes, o.host_memory_total_bytes) = host_memory_bytes();
+  // /proc/meminfo costs the kernel more than the rest of a sample; the host's memory moves slower than that.
+  if (now - host_read_at_ >= 15) {
+    host_memory_ = host_memory_bytes();
+    host_read_at_ = now;
+  }
+  std::tie(o.host_memory_used_bytes, o.host_memory_total_bytes) = host_memory_;
   return o;
 }
 

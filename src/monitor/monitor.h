@@ -71,6 +71,8 @@ class Monitor : public sched::SchedulerListener {
   double last_sample_ = -1e300;
   std::map<sched::JobState, int64_t> stored_counts_;  ///< jobs per state as the store last said
   double counted_at_ = -1e300;
+  std::pair<int64_t, int64_t> host_memory_{-1, -1};  ///< as last read, every 15 s
+  double host_read_at_ = -1e300;
 
   Registry totals_;  ///< counters and histograms that accumulate over the scheduler's life
   Histogram& pass_seconds_;

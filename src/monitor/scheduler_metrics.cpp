@@ -33,6 +33,9 @@ Labels job_labels(const JobObservation& j) {
 void add_observation(Registry& r, const Observation& o, const std::map<std::string, AlertChange>& firing) {
   for (const auto& s : o.slots) {
     const Labels l = slot_labels(s);
+    Labels info = l;
+    info.emplace_back("cuda_visible_devices", s.slot.device);  // a MIG instance's own UUID ("MIG-…"), a GPU's
+    r.gauge("ragmig_slot_info", "1 per slot; cuda_visible_devices is what its workers get", info).set(1);
     r.gauge("ragmig_slot_busy", "1 when a job holds the slot, else 0", l).set(s.job ? 1 : 0);
     r.gauge("ragmig_slot_compute_slices", "the slot's compute slices (a whole GPU has 7, a CPU slot 1)", l)
         .set(s.slot.compute);

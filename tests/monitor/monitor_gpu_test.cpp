@@ -67,6 +67,13 @@ TEST_F(MonitorGpu, MigSlotsCarryDcgmLabelsAndMemoryHighFiresAndClears) {
     }
   }
 
+  // Each slot's info series names the MIG device its workers get.
+  ASSERT_TRUE(m.contains("ragmig_slot_info"));
+  for (const auto& s : m["ragmig_slot_info"]) {
+    const std::string device = s["labels"]["cuda_visible_devices"];
+    EXPECT_EQ(device.rfind("MIG-1g000000-0000-0000-0000-00000000000", 0), 0u) << s;
+  }
+
   gpus["gpus"][0]["instances"][2]["cis"][0]["memory_used_mib"] = 100;
   write_gpus(gpus);
   EXPECT_TRUE(wait_for([](const json& s) { return s["alerts"].empty(); }, 30)) << read_file(dir_ / "scheduler-gpu.log");

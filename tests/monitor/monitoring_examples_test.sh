@@ -94,7 +94,7 @@ except json.JSONDecodeError as e:
 
 # The metrics of `ragmig run|batch --metrics-port` (src/monitor/scheduler_metrics.cpp, monitor.cpp).
 known = {
-    "ragmig_slot_busy", "ragmig_slot_compute_slices", "ragmig_slot_utilization_ratio",
+    "ragmig_slot_info", "ragmig_slot_busy", "ragmig_slot_compute_slices", "ragmig_slot_utilization_ratio",
     "ragmig_slot_memory_used_bytes", "ragmig_slot_memory_total_bytes",
     "ragmig_host_memory_used_bytes", "ragmig_host_memory_total_bytes",
     "ragmig_jobs", "ragmig_queue_waiting_jobs", "ragmig_queue_oldest_wait_seconds",
