@@ -220,6 +220,7 @@ Command add_batch_command(CLI::App& root) {
     sched::WallClock clock;
     sched::SchedulerOptions options;
     options.policy = spec.policy;
+    options.slots_fixed = !mig.partitioner;
     options.grace_s = args->grace;
     options.tick_s = args->tick;
     sched::Scheduler scheduler(store, executor, clock, slots, options, log_line);
@@ -292,7 +293,7 @@ Command add_batch_command(CLI::App& root) {
     const bool interrupted = !driver.finished();
     if (interrupted) {
       log_line("ragmig batch: stopping; running trials checkpoint and continue when this command runs again");
-      scheduler.shutdown();
+      scheduler.shutdown([] { return stop_signals_received() >= 2; });
       driver.after_pass();
     }
     monitoring.monitor->sample(scheduler, clock.now());  // alerts of jobs now gone clear

@@ -48,7 +48,8 @@ Command add_run_command(CLI::App& root) {
   sub->add_option("--tick", args->options.tick_s, "longest pause between two scheduling passes")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  sub->footer("SIGTERM or Ctrl-C stops running jobs (they checkpoint and are requeued) and exits.\n"
+  sub->footer("SIGTERM or Ctrl-C stops running jobs (they checkpoint and are requeued) and exits; a second one\n"
+              "kills the jobs still checkpointing at once (they resume from their last checkpoint).\n"
               "With --mig auto, instances no job holds are destroyed and created as the queue needs (ragmig mig\n"
               "apply's checks and order); GPUs with MIG mode off are left alone.\n"
               "Restarted after a crash, it adopts jobs still running and requeues the rest.\n"
@@ -69,6 +70,7 @@ Command add_run_command(CLI::App& root) {
                    MigAuto mig = start_mig_auto(args->mig, inventory, nvml, "ragmig run");
                    if (inventory.cpu_fallback && !mig.partitioner) log_line("ragmig run: " + inventory.fallback_reason);
                    const auto slots = host_slots(inventory, mig);
+                   args->options.slots_fixed = !mig.partitioner;
                    exec::ProcessExecutor executor(executor_options(nvml));
                    sched::WallClock clock;
                    sched::Scheduler scheduler(store, executor, clock, slots, args->options, log_line);
@@ -78,10 +80,13 @@ Command add_run_command(CLI::App& root) {
                    scheduler.recover();
                    Monitoring monitoring = start_monitoring(store, scheduler, args->monitoring, thresholds,
                                                             nvml_slot_probe(nvml, inventory), "ragmig run");
-                   scheduler.run(args->until_empty, [] { return stop_requested(); }, [&] {
-                     mig.after_pass(scheduler);
-                     monitoring.after_pass(scheduler, clock.now());
-                   });
+                   scheduler.run(
+                       args->until_empty, [] { return stop_requested(); },
+                       [&] {
+                         mig.after_pass(scheduler);
+                         monitoring.after_pass(scheduler, clock.now());
+                       },
+                       [] { return stop_signals_received() >= 2; });
                    monitoring.monitor->sample(scheduler, clock.now());  // alerts of jobs now gone clear
                    log_line(stop_requested() ? "ragmig run: stopped" : "ragmig run: queue empty");
                    return kOk;

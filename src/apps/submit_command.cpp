@@ -1,7 +1,9 @@
 // `ragmig submit JOB.toml | --cmd "..."`: adds a job to the durable queue and prints its id. Works whether
 // or not `ragmig run` is running; a running scheduler picks the job up on its next pass.
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "apps/command.h"
@@ -11,6 +13,43 @@
 #include "sched/store.h"
 
 namespace ragmig::apps {
+namespace {
+
+// A command named by a path (absolute, or relative to where the job will run) must be there and executable
+// now; a bare name is looked up in PATH when the job starts, and a failure then is not retried either.
+void check_executable(const sched::JobSpec& spec) {
+  const std::string& program = spec.argv.front();
+  if (program == "ragmig" || program.find('/') == std::string::npos) return;
+  const std::filesystem::path path = std::filesystem::path(spec.cwd) / program;  // an absolute program wins
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    throw ConfigError(fmt::format("cannot run {}: no such file{}", program,
+                                  std::filesystem::path(program).is_absolute() ? "" : " (from " + spec.cwd + ")"));
+  if (std::filesystem::is_directory(path, ec)) throw ConfigError(fmt::format("cannot run {}: it is a folder", program));
+  if (::access(path.c_str(), X_OK) != 0)
+    throw ConfigError(fmt::format("cannot run {}: not executable (chmod +x, or run it through its interpreter: "
+                                  "--cmd \"sh {}\")",
+                                  program, program));
+}
+
+// A CPU job with more replicas than the CPU slots of this state's scheduler (as it last ran) could never start:
+// refused now, naming what there is. (GPU needs, and machines whose slots change, are the scheduler's to judge:
+// it marks such jobs unrunnable.)
+void check_cpu_slots(const sched::JobSpec& spec, sched::Store& store) {
+  if (!spec.need.cpu) return;
+  const auto slots = store.slots();
+  if (slots.empty() || std::any_of(slots.begin(), slots.end(), [](const sched::SlotStatus& s) { return s.kind != "cpu"; }))
+    return;
+  if (spec.need.replicas <= static_cast<int>(slots.size())) return;
+  std::string ids;
+  for (const auto& s : slots) ids += (ids.empty() ? "" : ", ") + s.id;
+  throw ConfigError(fmt::format("--slots {}: needs {} CPU slots at once, and the scheduler of {} offers {} ({}); start "
+                                "it with `ragmig run --cpu-slots {}` to offer more, or ask for fewer replicas",
+                                sched::to_string(spec.need), spec.need.replicas, store.dir(), slots.size(), ids,
+                                spec.need.replicas));
+}
+
+}  // namespace
 
 Command add_submit_command(CLI::App& root) {
   struct Args {
@@ -51,7 +90,9 @@ Command add_submit_command(CLI::App& root) {
                    if (spec.name.empty() && !spec.argv.empty()) spec.name = join_shell_words(spec.argv).substr(0, 60);
                    spec.cwd = std::filesystem::current_path().string();
                    sched::validate(spec);
+                   check_executable(spec);
                    sched::Store store(args->state);
+                   check_cpu_slots(spec, store);
                    sched::WallClock clock;
                    const sched::JobId id = store.submit(spec, clock.now());
                    fmt::print("{}\n", id);

@@ -1,9 +1,25 @@
 // A small state machine over the characters: outside a word, in a bare word, in '...', in "...".
 #include "core/shell_words.h"
 
+#include <fmt/format.h>
+
+#include <cctype>
+
 #include "core/error.h"
 
 namespace ragmig {
+namespace {
+
+// An unquoted character a shell would act on: | & ; < > ` and $ before a name, { or (.
+bool shell_operator_at(const std::string& line, size_t i) {
+  const char c = line[i];
+  if (c == '|' || c == '&' || c == ';' || c == '<' || c == '>' || c == '`') return true;
+  if (c != '$' || i + 1 == line.size()) return false;
+  const char next = line[i + 1];
+  return next == '{' || next == '(' || next == '_' || std::isalpha(static_cast<unsigned char>(next));
+}
+
+}  // namespace
 
 std::vector<std::string> split_shell_words(const std::string& line) {
   std::vector<std::string> words;
@@ -47,6 +63,11 @@ std::vector<std::string> split_shell_words(const std::string& line) {
         word += line[j];
       }
       i = j;
+    } else if (shell_operator_at(line, i)) {
+      throw ConfigError(fmt::format(
+          "'{}' at column {} of the command is shell syntax, and ragmig runs commands without a shell (no pipes, "
+          "redirections, ';', '&', backquotes or $ expansion): quote it to pass it as it is, or run a shell: {}",
+          line.substr(i, line[i] == '$' ? 2 : 1), i + 1, join_shell_words({"sh", "-c", line})));
     } else {
       word += c;
     }

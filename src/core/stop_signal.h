@@ -14,5 +14,7 @@ void request_stop();
 void clear_stop();
 /// The signal that set the flag, 0 if none or set by hand.
 int stop_signal();
+/// How many times SIGTERM or SIGINT arrived: a second Ctrl-C asks for more haste than the first.
+int stop_signals_received();
 
 }  // namespace ragmig

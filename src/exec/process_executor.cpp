@@ -169,8 +169,12 @@ int64_t ProcessExecutor::start(const sched::Launch& launch) {
 
 void ProcessExecutor::stop(sched::JobId job, double grace_s) {
   const auto it = attempts_.find(job);
-  if (it == attempts_.end() || it->second.stop_requested) return;
+  if (it == attempts_.end()) return;
   Attempt& a = it->second;
+  if (a.stop_requested) {  // asked again (a second Ctrl-C): a shorter grace brings the SIGKILL forward
+    if (a.kill_at > 0) a.kill_at = std::min(a.kill_at, unix_now() + grace_s);
+    return;
+  }
   a.stop_requested = true;
   a.kill_at = unix_now() + grace_s;
   if (a.pid > 0) ::kill(-a.pid, SIGTERM);

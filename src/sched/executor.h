@@ -60,7 +60,8 @@ class Executor {
   /// Starts an attempt. Returns the process id that identifies it (0 where there is none).
   /// Throws IoError when it cannot start.
   virtual int64_t start(const Launch& launch) = 0;
-  /// Asks a running attempt to checkpoint and stop (SIGTERM), and forces it (SIGKILL) after `grace_s`.
+  /// Asks a running attempt to checkpoint and stop (SIGTERM), and forces it (SIGKILL) after `grace_s`. Asked
+  /// again, a shorter grace brings the SIGKILL forward.
   virtual void stop(JobId job, double grace_s) = 0;
   /// Exits, events and usage since the last poll.
   virtual ExecUpdate poll(double now) = 0;

@@ -96,6 +96,8 @@ void Scheduler::set_slots(std::vector<Slot> slots, std::vector<JobId> awaiting) 
   view_.awaiting = std::move(awaiting);
   slots_changed_ = true;
   view_stale_ = true;
+  runnable_all_ = true;
+  reason_of_need_.clear();
   held_.clear();
   slot_owner_.assign(slots_.size(), 0);
   for (const auto& [id, job] : active_) index_slots(job);
@@ -112,6 +114,7 @@ JobId Scheduler::submit(const JobSpec& spec) {
   job.submitted_at = job.queued_since = now;
   ++queued_;
   view_dirty_.push_back(id);
+  runnable_dirty_.push_back(id);
   return id;
 }
 
@@ -171,6 +174,7 @@ void Scheduler::say(const std::string& line) const {
 
 void Scheduler::reload() {
   view_stale_ = true;
+  runnable_all_ = true;
   check_cancels_ = true;
   status_stale_ = true;
   active_.clear();
@@ -189,6 +193,7 @@ void Scheduler::reload() {
 
 void Scheduler::reload(JobId id) {
   view_dirty_.push_back(id);
+  runnable_dirty_.push_back(id);
   check_cancels_ = true;
   if (const auto it = active_.find(id); it != active_.end() && it->second.state == JobState::Queued) --queued_;
   auto job = store_.job(id);
@@ -327,7 +332,13 @@ void Scheduler::handle_exit(const ExitStatus& status) {
     const std::string tail = log_tail(store_.run_dir(job.id), 3);
     const std::string detail = fmt::format("{} on attempt {}{}", how, job.attempt_number,
                                            tail.empty() ? "" : "; log: " + tail);
-    if (failures > job.spec.max_retries) {
+    // 127 is what a shell, and ragmig's own launchers, exit with when the command cannot be executed at all:
+    // trying again would only fail again.
+    const bool cannot_run = status.known && status.exit_code == 127;
+    if (cannot_run) {
+      end.next = JobState::Failed;
+      end.reason = fmt::format("failed: the command cannot be run ({}); not retried", detail);
+    } else if (failures > job.spec.max_retries) {
       end.next = JobState::Failed;
       end.reason = fmt::format("failed: {} ({} failures, max_retries {})", detail, failures, job.spec.max_retries);
     } else {
@@ -525,17 +536,20 @@ void Scheduler::start(const StartDecision& decision, double now) {
   }
 }
 
-SlotStatus Scheduler::slot_status(size_t i, double now) const {
-  const Slot& slot = slots_.at(i);
+double Scheduler::slot_utilization(size_t i) const {
   const JobId owner = slot_owner_[i];
   const auto u = owner ? utilization_.find(owner) : utilization_.end();
-  return SlotStatus{slot.id,       to_string(slot.kind), slot.profile, slot.device, owner,
-                    u == utilization_.end() ? -1.0 : u->second, now};
+  return u == utilization_.end() ? -1.0 : u->second;
+}
+
+SlotStatus Scheduler::slot_status(size_t i, double now) const {
+  const Slot& slot = slots_.at(i);
+  return SlotStatus{slot.id, to_string(slot.kind), slot.profile, slot.device, slot_owner_[i], slot_utilization(i), now};
 }
 
 void Scheduler::write_slot_status(double now) {
   auto row = [&](size_t i) { return slot_status(i, now); };
-  auto utilization = [&](size_t i) { return row(i).utilization; };
+  auto utilization = [&](size_t i) { return slot_utilization(i); };
   // Only the rows of slots that changed hands (or whose job's utilisation changed) since the last write are
   // written again, so a row's updated_at is when it last changed; the whole table when the slots changed.
   if (written_owner_.size() != slots_.size() || slots_changed_ || status_stale_) {
@@ -614,26 +628,77 @@ void Scheduler::pass() {
 
   const bool changed = !update.exits.empty() || !decisions.starts.empty() || !decisions.preemptions.empty();
   if (changed || now - last_status_write_ >= 2.0) write_slot_status(now);
+  check_runnable();
 }
 
-void Scheduler::run(bool until_empty, const std::function<bool()>& should_stop, const std::function<void()>& after_step) {
+void Scheduler::check_runnable() {
+  if (!options_.slots_fixed || (!runnable_all_ && runnable_dirty_.empty())) return;
+  // Once per distinct need and slot set: a queue of thousands asks for a handful of shapes.
+  const auto reason_for = [&](const Need& need) -> const std::string& {
+    const auto key = std::make_pair(need.what, need.replicas);
+    auto it = reason_of_need_.find(key);
+    if (it == reason_of_need_.end()) it = reason_of_need_.emplace(key, unrunnable_reason(need, slots_)).first;
+    return it->second;
+  };
+  const auto check = [&](JobId id) {
+    const auto job = active_.find(id);
+    const std::string reason =
+        job != active_.end() && job->second.state == JobState::Queued ? reason_for(job->second.spec.need) : "";
+    const auto was = unrunnable_.find(id);
+    if (reason.empty()) {
+      if (was == unrunnable_.end()) return;
+      unrunnable_.erase(was);
+      if (job == active_.end() || job->second.state != JobState::Queued) return;
+      job->second.reason = "runnable again: the slots changed";
+      store_.set_reason(id, job->second.reason);
+      return;
+    }
+    if (was != unrunnable_.end() && was->second == reason) return;
+    unrunnable_[id] = reason;
+    job->second.reason = reason;
+    store_.set_reason(id, reason);
+    say(fmt::format("job {} ({}): {}", id, job->second.spec.name, reason));
+  };
+  if (runnable_all_) {
+    for (auto it = unrunnable_.begin(); it != unrunnable_.end();)  // gone since: not checked below
+      it = active_.count(it->first) ? std::next(it) : unrunnable_.erase(it);
+    for (const auto& [id, job] : active_) check(id);
+  } else {
+    for (JobId id : runnable_dirty_) check(id);
+  }
+  runnable_all_ = false;
+  runnable_dirty_.clear();
+}
+
+void Scheduler::run(bool until_empty, const std::function<bool()>& should_stop, const std::function<void()>& after_step,
+                    const std::function<bool()>& hurry) {
   if (!recovered_) recover();
   while (!should_stop()) {
     step();
-    if (until_empty && active_.empty()) return;
+    if (until_empty && active_.size() == unrunnable_.size()) {
+      if (!unrunnable_.empty()) say(fmt::format("{} job(s) left queued that can never run here", unrunnable_.size()));
+      return;
+    }
     if (after_step) after_step();
     const double now = clock_.now();
     clock_.wait_until(std::min(now + options_.tick_s, executor_.next_event_time(now)));
   }
-  shutdown();
+  shutdown(hurry);
 }
 
-void Scheduler::shutdown() {
+void Scheduler::shutdown(const std::function<bool()>& hurry) {
   for (const auto& [id, job] : active_)
     if (job.state == JobState::Running) stop(id, StopReason::Shutdown, "the scheduler is shutting down");
   const double deadline = clock_.now() + options_.grace_s + 5;
+  bool hurried = false;
   while (clock_.now() < deadline &&
          std::any_of(active_.begin(), active_.end(), [](const auto& kv) { return kv.second.state == JobState::Running; })) {
+    if (!hurried && hurry && hurry()) {
+      hurried = true;
+      say("asked again to stop: killing the jobs still running (they resume from their last checkpoints)");
+      for (const auto& [id, job] : active_)
+        if (job.state == JobState::Running) executor_.stop(id, 0);
+    }
     const ExecUpdate update = executor_.poll(clock_.now());
     for (const auto& lines : update.events) handle_events(lines);
     for (const auto& exit : update.exits) handle_exit(exit);

@@ -22,6 +22,9 @@ struct SchedulerOptions {
   double grace_s = 60;          ///< SIGTERM to SIGKILL when stopping a job
   double backoff_s = 5;         ///< first retry delay after a failure; doubles per failure
   double backoff_max_s = 600;
+  /// The slots on offer are all there will be (false under --mig auto, which makes slots for the queue): a
+  /// queued job that no combination of them can hold is marked unrunnable.
+  bool slots_fixed = true;
 };
 
 /// Told what the loop learns as it learns it, for monitoring: the workers' new events, how each attempt ended,
@@ -56,9 +59,12 @@ class Scheduler {
   /// Loops until `should_stop()` or, with until_empty, until no job is queued or running. On a stop,
   /// running jobs are stopped (checkpointed) and requeued before it returns. `after_step`, when given, runs
   /// after every pass (a MIG re-partition between passes, which may call set_slots).
-  void run(bool until_empty, const std::function<bool()>& should_stop, const std::function<void()>& after_step = {});
-  /// Stops every running job and waits for them (up to the grace period plus a margin).
-  void shutdown();
+  /// `hurry`: see shutdown().
+  void run(bool until_empty, const std::function<bool()>& should_stop, const std::function<void()>& after_step = {},
+           const std::function<bool()>& hurry = {});
+  /// Stops every running job and waits for them (up to the grace period plus a margin). Once `hurry()` says so
+  /// (a second Ctrl-C), the jobs still running are killed at once instead of being waited for.
+  void shutdown(const std::function<bool()>& hurry = {});
 
   /// Queues a job from inside this process (the simulator's arrivals, a program that embeds the scheduler):
   /// the same Store::submit as `ragmig submit`, which the next step() sees without re-reading the store.
@@ -92,6 +98,9 @@ class Scheduler {
   void set_metrics_url(std::string url) { metrics_url_ = std::move(url); }
   /// Queued jobs as last seen (backing-off ones included).
   size_t queued_jobs() const { return queued_; }
+  /// Queued jobs that no combination of the slots on offer can hold, with the reason (SchedulerOptions::
+  /// slots_fixed); run(until_empty) does not wait for them.
+  const std::map<JobId, std::string>& unrunnable() const { return unrunnable_; }
   const std::vector<Slot>& slots() const { return slots_; }
   const Policy& policy() const { return policy_; }
 
@@ -118,6 +127,8 @@ class Scheduler {
   void start(const StartDecision& start, double now);
   void stop(JobId id, StopReason why, const std::string& reason);
   void write_slot_status(double now);
+  double slot_utilization(size_t i) const;  ///< of slot i's job; -1 unknown or free
+  void check_runnable();  ///< brings unrunnable_ up to date with the jobs and slots that changed
   Launch launch_for(const JobRecord& job) const;
   void say(const std::string& line) const;
 
@@ -153,6 +164,11 @@ class Scheduler {
   bool status_stale_ = true;                 ///< rewrite every row (all jobs re-read)
   bool slots_changed_ = true;
   bool recovered_ = false;
+  // check_runnable()'s bookkeeping: what to look at again, and each need's verdict on the current slots.
+  std::map<JobId, std::string> unrunnable_;
+  bool runnable_all_ = true;
+  std::vector<JobId> runnable_dirty_;
+  std::map<std::pair<std::string, int>, std::string> reason_of_need_;
   double last_heartbeat_ = -1e300;
 };
 

@@ -34,4 +34,8 @@ std::string to_string(SlotKind kind);
 /// MIG instance with at least the compute slices and memory asked for.
 bool fits(const Need& need, const Slot& slot);
 
+/// Why `need` can never run on `slots` (fewer of them fit it than it has replicas), naming what there is; ""
+/// when it can. Slots being destroyed (kVacating) do not count.
+std::string unrunnable_reason(const Need& need, const std::vector<Slot>& slots);
+
 }  // namespace ragmig::sched

@@ -391,6 +391,10 @@ std::vector<Store::StoredEvent> Store::events_after(JobId id, int64_t after_seq)
   return out;
 }
 
+void Store::set_reason(JobId id, const std::string& reason) {
+  db_->cached("UPDATE jobs SET reason = ? WHERE id = ? AND state = 'queued'").bind(1, reason).bind(2, id).run();
+}
+
 void Store::record_alert(const std::string& body, double at) {
   db_->cached("INSERT INTO alerts(at, body) VALUES(?, ?)").bind(1, at).bind(2, body).run();
 }

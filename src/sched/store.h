@@ -148,6 +148,8 @@ class Store {
   /// Closes the attempt and moves its job to end.next, in one transaction. Returns false (and changes
   /// nothing) when the attempt was closed already.
   bool finish_attempt(JobId id, int64_t attempt_id, const AttemptEnd& end, double now);
+  /// Sets a queued job's reason (why it waits: "unrunnable: ..."); a job in another state is left alone.
+  void set_reason(JobId id, const std::string& reason);
   /// Records that a running job is being stopped (preemption or cancel), as a transition-log entry.
   void note(JobId id, const std::string& what, double now);
 

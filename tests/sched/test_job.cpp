@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/shell_words.h"
 #include "sched/job.h"
+#include "sched/slot.h"
 #include "support/test_support.h"
 
 namespace ragmig::sched {
@@ -107,6 +108,43 @@ TEST(ShellWords, SplitsLikeAShell) {
   EXPECT_THROW(split_shell_words("a 'b"), ConfigError);
   EXPECT_THROW(split_shell_words("a \"b"), ConfigError);
   EXPECT_THROW(split_shell_words("a\\"), ConfigError);
+  // Quoted or escaped, shell syntax is a plain character; bare, it is refused with the line wrapped in sh -c.
+  EXPECT_EQ(split_shell_words("echo 'a | b' \"c > d\" e\\;f $ 5$"), (V{"echo", "a | b", "c > d", "e;f", "$", "5$"}));
+  for (const std::string line : {"echo a | cat", "a > f", "a; b", "a && b", "a &", "cat < f", "echo `id`",
+                                 "echo $HOME", "echo ${X}", "echo $(id)"}) {
+    try {
+      split_shell_words(line);
+      ADD_FAILURE() << "accepted: " << line;
+    } catch (const ConfigError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("shell syntax"), std::string::npos) << what;
+      EXPECT_NE(what.find(join_shell_words({"sh", "-c", line})), std::string::npos) << what;
+    }
+  }
+}
+
+TEST(Slots, UnrunnableReasonCountsTheSlotsThatFit) {
+  std::vector<Slot> slots(2);
+  slots[0].id = "cpu:0";
+  slots[1].id = "cpu:1";
+  EXPECT_EQ(unrunnable_reason(parse_need("cpu:2"), slots), "");
+  const std::string cpu = unrunnable_reason(parse_need("cpu:3"), slots);
+  EXPECT_NE(cpu.find("unrunnable: needs 3 CPU slots at once; this scheduler has 2 (of 2: cpu:0, cpu:1)"),
+            std::string::npos)
+      << cpu;
+  EXPECT_NE(cpu.find("--cpu-slots"), std::string::npos) << cpu;
+  Slot mig;
+  mig.id = "mig:0:1g.18gb@0";
+  mig.kind = SlotKind::Mig;
+  mig.profile = "1g.18gb";
+  mig.compute = 1;
+  mig.nominal_memory_mb = 18 * 1024;
+  slots.push_back(mig);
+  EXPECT_EQ(unrunnable_reason(parse_need("1g.18gb:1"), slots), "");
+  EXPECT_NE(unrunnable_reason(parse_need("3g.71gb:1"), slots).find("needs 1 GPU slices with at least 3g.71gb"),
+            std::string::npos);
+  slots[2].reserved_for = Slot::kVacating;  // about to be destroyed: does not count
+  EXPECT_NE(unrunnable_reason(parse_need("1g.18gb:1"), slots), "");
 }
 
 // Fuzz: any argv joined and split again is the same argv; random text never crashes the splitter.

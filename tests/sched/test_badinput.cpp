@@ -1,0 +1,102 @@
+// Issue 25's rows for the scheduler's commands, each the exact case a hostile user tried, with the exit code
+// and the words of the answer: a job no slot can ever hold (refused at submit, or marked unrunnable, and
+// --until-empty does not wait for it), a command that cannot be executed (refused at submit, or failed at once
+// without retries), shell syntax in --cmd (refused, pointing to sh -c), and a second Ctrl-C while the
+// scheduler waits out its grace period (the jobs are killed at once and resume later).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "core/atomic_file.h"
+#include "sched/sched_fixture.h"
+
+namespace ragmig::testing {
+namespace {
+
+using nlohmann::json;
+
+class BadInput : public SchedFixture {};
+
+// Row 6, at submit: the state's scheduler ran with 2 CPU slots; cpu:99 can never start there.
+TEST_F(BadInput, Row6SubmitRefusesMoreCpuSlotsThanTheSchedulerOffers) {
+  submit({"--cmd", "true"});
+  ASSERT_EQ(ragmig({"run", "--cpu-slots", "2", "--until-empty", "--tick", "0.1"}).exit_code, 0);
+  const auto r = ragmig({"submit", "--cmd", "true", "--slots", "cpu:99"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("needs 99 CPU slots at once"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("offers 2 (cpu:0, cpu:1)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--cpu-slots 99"), std::string::npos) << r.output;
+  EXPECT_EQ(ragmig({"submit", "--cmd", "true", "--slots", "cpu:2"}).exit_code, 0);
+}
+
+// Row 6, in the scheduler: submitted before any scheduler said what it offers, the job is marked unrunnable
+// with the reason, and --until-empty exits once only such jobs remain.
+TEST_F(BadInput, Row6UnrunnableJobsAreMarkedAndDoNotHoldUntilEmpty) {
+  const int64_t big = submit({"--cmd", "true", "--slots", "cpu:3"});
+  const int64_t fine = submit({"--cmd", "true"});
+  auto scheduler = start_scheduler({"--cpu-slots", "2", "--until-empty", "--tick", "0.1"}, "unrunnable");
+  ASSERT_TRUE(scheduler->wait_exit(30)) << "--until-empty waited for a job that can never run\n"
+                                        << read_file(dir_ / "scheduler-unrunnable.log");
+  const json s = status();
+  EXPECT_EQ(state_of(s, fine), "done");
+  EXPECT_EQ(state_of(s, big), "queued");
+  const std::string reason = job(big)["reason"];
+  EXPECT_EQ(reason.rfind("unrunnable: needs 3 CPU slots at once; this scheduler has 2", 0), 0u) << reason;
+  EXPECT_NE(read_file(dir_ / "scheduler-unrunnable.log").find("can never run here"), std::string::npos);
+}
+
+// Row 7: a command named by a path that is not there (or not executable) is refused at submit; a bare name
+// that PATH does not have fails on its first attempt, not retried.
+TEST_F(BadInput, Row7CommandsThatCannotBeExecuted) {
+  auto r = ragmig({"submit", "--cmd", "/no/such/binary --flag"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("cannot run /no/such/binary: no such file"), std::string::npos) << r.output;
+  write_file_atomic(dir_ / "script.sh", "echo hi\n");
+  ::chmod((dir_ / "script.sh").c_str(), 0644);
+  r = ragmig({"submit", "--cmd", (dir_ / "script.sh").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("not executable"), std::string::npos) << r.output;
+
+  const int64_t id = submit({"--cmd", "no-such-command-ragmig-test", "--max-retries", "3"});
+  ASSERT_EQ(ragmig({"run", "--until-empty", "--tick", "0.1", "--backoff", "0.1"}).exit_code, 0);
+  const json j = job(id);
+  EXPECT_EQ(j["state"], "failed") << j.dump(1);
+  EXPECT_EQ(j["attempts"], 1) << "retried a command that cannot run: " << j.dump(1);
+  const std::string reason = j["reason"];
+  EXPECT_NE(reason.find("cannot be run"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("not retried"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("no-such-command-ragmig-test"), std::string::npos) << reason;
+}
+
+// Row 8: shell syntax outside quotes would not do what it says without a shell: refused, with the sh -c form.
+TEST_F(BadInput, Row8ShellOperatorsInCmdAreRefused) {
+  const auto r = ragmig({"submit", "--cmd", "echo a | cat"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("'|' at column 8 of the command is shell syntax"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("sh -c 'echo a | cat'"), std::string::npos) << r.output;
+  write_file_atomic(dir_ / "job.toml", "[job]\ncmd = \"train > log.txt\"\n");
+  const auto f = ragmig({"submit", (dir_ / "job.toml").string()});
+  EXPECT_EQ(f.exit_code, 2) << f.output;
+  EXPECT_NE(f.output.find("job.toml: job.cmd: '>' at column 7"), std::string::npos) << f.output;
+  EXPECT_EQ(ragmig({"submit", "--cmd", "sh -c 'echo a | cat'"}).exit_code, 0);
+}
+
+// Row 14: Ctrl-C once: the scheduler asks its jobs to checkpoint and waits out --grace (60 s here) for one that
+// ignores SIGTERM; Ctrl-C again: it kills that job now and exits, and the job is requeued.
+TEST_F(BadInput, Row14ASecondCtrlCKillsTheJobsNow) {
+  const int64_t stubborn = submit({"--cmd", "sh -c 'trap \"\" TERM; sleep 120'", "--name", "stubborn"});
+  auto scheduler = start_scheduler({"--grace", "60", "--tick", "0.1"}, "ctrlc");
+  ASSERT_TRUE(wait_for([&](const json& s) { return state_of(s, stubborn) == "running"; }, 30));
+  scheduler->signal(SIGINT);
+  EXPECT_FALSE(scheduler->wait_exit(2)) << "the first Ctrl-C did not wait for the job to checkpoint";
+  const auto t0 = std::chrono::steady_clock::now();
+  scheduler->signal(SIGINT);
+  ASSERT_TRUE(scheduler->wait_exit(15)) << read_file(dir_ / "scheduler-ctrlc.log");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 15);
+  EXPECT_NE(read_file(dir_ / "scheduler-ctrlc.log").find("asked again to stop"), std::string::npos);
+  const json j = job(stubborn);
+  EXPECT_EQ(j["state"], "queued") << j.dump(1);
+  EXPECT_NE(j["reason"].get<std::string>().find("preempted"), std::string::npos) << j.dump(1);
+}
+
+}  // namespace
+}  // namespace ragmig::testing
