@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <sstream>
 #include <toml++/toml.h>
 
@@ -126,7 +127,7 @@ ConfigTable::Field* ConfigTable::find(const std::string& key) {
 
 void ConfigTable::load_file(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw IoError(path + ": cannot open config file");
+  if (!in) throw InputFileError(path + ": cannot open config file");
   std::stringstream text;
   text << in.rdbuf();
   load_string(text.str(), path);
@@ -176,6 +177,12 @@ void ConfigTable::apply_override(const std::string& assignment) {
   try {
     parsed = toml::parse("v = " + value);
   } catch (const toml::parse_error&) {
+    // Digits TOML refuses are a number too large for it, not a word: say so rather than "got a string".
+    const bool digits = !value.empty() && value.find_first_not_of("+-0123456789_") == std::string::npos &&
+                        value.find_first_of("0123456789") != std::string::npos;
+    if (digits && !std::holds_alternative<std::string*>(f->target))
+      throw ConfigError(fmt::format("--set {}: integer out of range (from {} to {}): {}", key,
+                                    std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), value));
     parsed = toml::table{{"v", value}};  // a bare word: take it as a string
   }
   // A string field takes the text as written, so `--set data.path=1` stays "1".

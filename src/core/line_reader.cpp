@@ -63,7 +63,7 @@ bool LineReader::next(std::string& line) {
 std::string resolve_maybe_gz(const std::string& path) {
   if (std::filesystem::exists(path)) return path;
   if (std::filesystem::exists(path + ".gz")) return path + ".gz";
-  throw IoError(path + ": no such file (nor " + path + ".gz)");
+  throw InputFileError(path + ": no such file (nor " + path + ".gz)");
 }
 
 }  // namespace ragmig

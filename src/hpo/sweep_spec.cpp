@@ -372,7 +372,7 @@ SweepSpec parse_sweep(const std::string& toml_text, const std::string& path) {
 
 SweepSpec read_sweep_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError("cannot read sweep file " + path + ": " + std::strerror(errno));
+  if (!in) throw InputFileError("cannot read sweep file " + path + ": " + std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw IoError("cannot read sweep file " + path);

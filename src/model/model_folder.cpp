@@ -223,7 +223,7 @@ void write_folder_atomically(const std::string& dir, const std::function<void(co
 
 LoadedModel load_model_folder(const std::string& dir) {
   const fs::path top(dir);
-  if (!fs::is_directory(top)) throw IoError(dir + ": model folder not found");
+  if (!fs::is_directory(top)) throw InputFileError(dir + ": model folder not found");
   if (is_adapter_folder(dir)) {
     // A LoRA adapter folder: its base model with the adapter merged in.
     const DualAdapter adapter = load_adapter_folder(dir);

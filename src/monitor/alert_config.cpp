@@ -126,7 +126,7 @@ AlertThresholds parse_alert_config(const std::string& text, const std::string& s
 
 AlertThresholds read_alert_config(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError("cannot read " + path + ": " + std::strerror(errno));
+  if (!in) throw InputFileError("cannot read " + path + ": " + std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
   return parse_alert_config(text.str(), path);

@@ -1,10 +1,12 @@
-// Issue 25's rows for the scheduler's commands, each the exact case a hostile user tried, with the exit code
-// and the words of the answer: a job no slot can ever hold (refused at submit, or marked unrunnable, and
-// --until-empty does not wait for it), a command that cannot be executed (refused at submit, or failed at once
-// without retries), shell syntax in --cmd (refused, pointing to sh -c), and a second Ctrl-C while the
-// scheduler waits out its grace period (the jobs are killed at once and resume later).
+// Issue 25's rows, each the exact case a hostile user tried, with the exit code and the words of the answer:
+// a job no slot can ever hold (refused at submit, or marked unrunnable, and --until-empty does not wait for
+// it), a command that cannot be executed (refused at submit, or failed at once without retries), shell syntax
+// in --cmd (refused, pointing to sh -c), a missing trace (exit 2), an integer out of range, and a second
+// Ctrl-C while the scheduler waits out its grace period (the jobs are killed at once and resume later).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+
+#include <filesystem>
 
 #include "core/atomic_file.h"
 #include "sched/sched_fixture.h"
@@ -96,6 +98,23 @@ TEST_F(BadInput, Row14ASecondCtrlCKillsTheJobsNow) {
   const json j = job(stubborn);
   EXPECT_EQ(j["state"], "queued") << j.dump(1);
   EXPECT_NE(j["reason"].get<std::string>().find("preempted"), std::string::npos) << j.dump(1);
+}
+
+// Row 10: a missing trace is bad input like every other missing input: exit 2, naming the file.
+TEST_F(BadInput, Row10AMissingTraceIsBadInput) {
+  const auto r = run_process({RAGMIG_BINARY, "sim", "--workload", "philly:/no/such.csv", "--cluster", "8xV100"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("input error: /no/such.csv: cannot open for reading"), std::string::npos) << r.output;
+}
+
+// Row 13: an integer TOML cannot hold is out of range, not "a string".
+TEST_F(BadInput, Row13AnIntegerOutOfRangeIsSaidSo) {
+  const auto r = run_process({RAGMIG_BINARY, "train", RAGMIG_SOURCE_DIR "/examples/train-squad-tiny.toml", "--run-dir",
+                              (dir_ / "run").string(), "--set", "train.max_steps=99999999999999999999"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--set train.max_steps: integer out of range"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("9223372036854775807"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "run")) << "a refused config left a run folder behind";
 }
 
 }  // namespace
