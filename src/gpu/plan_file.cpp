@@ -5,6 +5,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/json_errors.h"
 
 namespace ragmig::gpu {
 namespace {
@@ -249,7 +250,7 @@ PartitionPlan read_plan_file(const std::filesystem::path& path) {
   try {
     j = json::parse(text);
   } catch (const json::parse_error& e) {
-    throw DataError(path.string() + ": not valid JSON: " + e.what());
+    throw DataError(path.string() + ": not valid JSON: " + describe_json_error(e));
   }
   return plan_from_json(j, path.string());
 }

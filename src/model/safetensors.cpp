@@ -11,6 +11,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/json_errors.h"
 
 namespace ragmig::model {
 
@@ -153,7 +154,7 @@ SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& s
   try {
     header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<int64_t>(header_len));
   } catch (const nlohmann::json::exception& e) {
-    fail(source, std::string("header is not valid JSON: ") + e.what());
+    fail(source, "header is not valid JSON: " + describe_json_error(e));
   }
   if (!header.is_object()) fail(source, "header is not a JSON object");
 

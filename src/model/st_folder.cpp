@@ -8,6 +8,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/json_errors.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -95,7 +96,7 @@ json read_json_file(const std::string& path) {
   try {
     return json::parse(text);
   } catch (const json::exception& e) {
-    throw DataError(path + ": not valid JSON: " + e.what());
+    throw DataError(path + ": not valid JSON: " + describe_json_error(e));
   }
 }
 

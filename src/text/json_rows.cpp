@@ -3,6 +3,7 @@
 #include "text/json_rows.h"
 
 #include "core/error.h"
+#include "core/json_errors.h"
 #include "core/line_reader.h"
 
 namespace ragmig::text {
@@ -22,13 +23,13 @@ void for_each_json_row(const std::string& path,
     try {
       row = json::parse(line);
     } catch (const json::exception& e) {
-      throw DataError(file, n, std::string("invalid JSON: ") + e.what());
+      throw DataError(file, n, "not valid JSON: " + describe_json_error(e, /*drop_line=*/true));
     }
     if (!row.is_object()) throw DataError(file, n, "expected a JSON object per line");
     try {
       fn(row, file, n);
     } catch (const json::exception& e) {  // a reader that forgot to check a type
-      throw DataError(file, n, std::string("unexpected JSON content: ") + e.what());
+      throw DataError(file, n, "unexpected JSON content: " + describe_json_error(e));
     }
     ++rows;
   }

@@ -1,7 +1,8 @@
 // Issue 25's rows, each the exact case a hostile user tried, with the exit code and the words of the answer:
 // a job no slot can ever hold (refused at submit, or marked unrunnable, and --until-empty does not wait for
 // it), a command that cannot be executed (refused at submit, or failed at once without retries), shell syntax
-// in --cmd (refused, pointing to sh -c), a missing trace (exit 2), an integer out of range, and a second
+// in --cmd (refused, pointing to sh -c), a missing trace (exit 2), JSON errors in ragmig's words with file,
+// line and column, an integer out of range, and a second
 // Ctrl-C while the scheduler waits out its grace period (the jobs are killed at once and resume later).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -105,6 +106,35 @@ TEST_F(BadInput, Row10AMissingTraceIsBadInput) {
   const auto r = run_process({RAGMIG_BINARY, "sim", "--workload", "philly:/no/such.csv", "--cluster", "8xV100"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("input error: /no/such.csv: cannot open for reading"), std::string::npos) << r.output;
+}
+
+// Row 12: a corpus line or a model's config.json that is not JSON: the file, the line and column, in ragmig's
+// words (no "[json.exception.parse_error.101]").
+TEST_F(BadInput, Row12JsonErrorsNameTheFileLineAndColumn) {
+  std::string corpus;
+  for (int i = 0; i < 60; ++i)
+    corpus += i == 56 ? "{\"_id\": \"d56\", \"text\": oops}\n"
+                      : json{{"_id", "d" + std::to_string(i)}, {"text", "passage " + std::to_string(i)}}.dump() + "\n";
+  std::filesystem::create_directories(dir_ / "beir" / "qrels");
+  std::filesystem::create_directories(dir_ / "model");
+  write_file_atomic(dir_ / "beir" / "corpus.jsonl", corpus);
+  write_file_atomic(dir_ / "beir" / "queries.jsonl", "{\"_id\": \"q0\", \"text\": \"passage\"}\n");
+  write_file_atomic(dir_ / "beir" / "qrels" / "test.tsv", "query-id\tcorpus-id\tscore\nq0\td0\t1\n");
+  const std::string beir = (dir_ / "beir").string();
+  auto r = run_process({RAGMIG_BINARY, "eval", "--data", beir, "--retriever", "bm25", "--no-cache"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("corpus.jsonl:57: not valid JSON: column 24: invalid literal"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("json.exception"), std::string::npos) << r.output;
+
+  write_file_atomic(dir_ / "beir" / "corpus.jsonl", json{{"_id", "d0"}, {"text", "passage"}}.dump() + "\n");
+  write_file_atomic(dir_ / "model" / "config.json", "{\"hidden_size\": 32,, }\n");
+  write_file_atomic(dir_ / "model" / "vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\npassage\n");
+  r = run_process({RAGMIG_BINARY, "eval", "--data", beir, "--retriever", "dense", "--model", (dir_ / "model").string(),
+                   "--no-cache"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("config.json: not valid JSON: line 1, column 20: unexpected ','"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("json.exception"), std::string::npos) << r.output;
 }
 
 // Row 13: an integer TOML cannot hold is out of range, not "a string".

@@ -44,7 +44,7 @@ TEST(Beir, CorpusErrorsNameFileAndLine) {
                           {"noid.jsonl:1", "missing field \"_id\""});
   expect_error<DataError>(
       [&] { read_corpus(write_text(dir / "badjson.jsonl", "{\"_id\":\"a\",\"text\":\"x\"}\n{\"_id\": \n")); },
-      {"badjson.jsonl:2", "invalid JSON"});
+      {"badjson.jsonl:2", "not valid JSON"});
   expect_error<DataError>([&] { read_corpus(write_text(dir / "notext.jsonl", "{\"_id\":\"a\"}\n")); },
                           {"notext.jsonl:1", "\"text\""});
   expect_error<DataError>([&] { read_corpus(write_text(dir / "typed.jsonl", "{\"_id\":\"a\",\"text\":5}\n")); },

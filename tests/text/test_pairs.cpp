@@ -46,7 +46,7 @@ TEST(Pairs, ErrorsNameTheField) {
   check("e.jsonl", "{\"query\":\"q\",\"pos\":\"p\"}", "\"pos\" must be an array");
   check("f.jsonl", "{\"query\":\"q\",\"positive\":\"p\",\"negatives\":[\"n\",1]}", "\"negatives\"[1]");
   check("g.jsonl", "{\"query\":[1],\"positive\":\"p\"}", "\"query\" must be a string");
-  check("h.jsonl", "not json", "invalid JSON");
+  check("h.jsonl", "not json", "not valid JSON");
 }
 
 TEST(Pairs, ExamplesFromBeir) {
