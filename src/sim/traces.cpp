@@ -17,6 +17,8 @@
 namespace ragmig::sim {
 namespace {
 
+constexpr double kPlausibleSeconds = 1e9;
+
 // The header's column positions, by name.
 class Columns {
  public:
@@ -36,12 +38,16 @@ class Columns {
       throw DataError(path_, line, fmt::format("{} fields, the header has {}", row.size(), width_));
     return row[i];
   }
-  double number(const std::vector<std::string>& row, const std::string& name, int64_t line, double min) const {
+  /// Every number of a trace is a time or an amount of work; beyond `max` (about 31 years of seconds by
+  /// default) it is a corrupt field, whose sums would print as inf or nan.
+  double number(const std::vector<std::string>& row, const std::string& name, int64_t line, double min,
+                double max = kPlausibleSeconds) const {
     const std::string& text = get(row, name, line);
     double value = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value) || value < min)
-      throw DataError(path_, line, fmt::format("{} must be a number >= {}, got '{}'", name, min, text));
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value) ||
+        value < min || value > max)
+      throw DataError(path_, line, fmt::format("{} must be a number from {} to {:g}, got '{}'", name, min, max, text));
     return value;
   }
   int64_t integer(const std::vector<std::string>& row, const std::string& name, int64_t line, int64_t min,

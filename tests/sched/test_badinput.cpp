@@ -1,7 +1,7 @@
 // Issue 25's rows, each the exact case a hostile user tried, with the exit code and the words of the answer:
 // a job no slot can ever hold (refused at submit, or marked unrunnable, and --until-empty does not wait for
 // it), a command that cannot be executed (refused at submit, or failed at once without retries), shell syntax
-// in --cmd (refused, pointing to sh -c), a missing trace (exit 2), JSON errors in ragmig's words with file,
+// in --cmd (refused, pointing to sh -c), a missing trace (exit 2), implausible trace numbers, JSON errors in ragmig's words with file,
 // line and column, an integer out of range, and a second
 // Ctrl-C while the scheduler waits out its grace period (the jobs are killed at once and resume later).
 #include <gtest/gtest.h>
@@ -106,6 +106,21 @@ TEST_F(BadInput, Row10AMissingTraceIsBadInput) {
   const auto r = run_process({RAGMIG_BINARY, "sim", "--workload", "philly:/no/such.csv", "--cluster", "8xV100"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("input error: /no/such.csv: cannot open for reading"), std::string::npos) << r.output;
+}
+
+// Row 11: a trace's number far past any real time (duration 1e308) is a corrupt field: refused with the line,
+// never printed as nan or a 300-digit average; a zero duration prints no nan either.
+TEST_F(BadInput, Row11ImplausibleTraceNumbersAreRefused) {
+  write_file_atomic(dir_ / "huge.csv", "timestamp,duration,num_gpus\n2017-10-09 07:01:55,1e308,1\n");
+  auto r = run_process({RAGMIG_BINARY, "sim", "--workload", "philly:" + (dir_ / "huge.csv").string(), "--cluster", "8xV100"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("huge.csv:2: duration must be a number from 0 to 1e+09, got '1e308'"), std::string::npos)
+      << r.output;
+  write_file_atomic(dir_ / "zero.csv", "timestamp,duration,num_gpus\n2017-10-09 07:01:55,0,1\n");
+  r = run_process({RAGMIG_BINARY, "sim", "--workload", "philly:" + (dir_ / "zero.csv").string(), "--cluster", "8xV100"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("nan"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("inf%"), std::string::npos) << r.output;
 }
 
 // Row 12: a corpus line or a model's config.json that is not JSON: the file, the line and column, in ragmig's
