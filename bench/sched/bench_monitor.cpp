@@ -3,7 +3,8 @@
 // sampling as `ragmig run` does (every [alerts] interval_s of the scheduler's clock, which advances by the
 // default tick of 0.5 s per pass), and once sampling after every pass (the worst case). The store lives on
 // tmpfs so that the disk's sync times do not hide the monitor's CPU cost. Prints the loop's mean time per
-// pass beside the bare one, and what a scrape of /metrics costs (on the server's thread, not the loop's).
+// pass and its ratio to the bare run of the same round (median over 15 rounds, and their range), and what a
+// scrape of /metrics costs (on the server's thread, not the loop's).
 #include <fmt/format.h>
 #include <stdlib.h>
 
@@ -134,11 +135,26 @@ int main() {
   }
   fmt::print("bench_monitor: {} scheduler passes, 1,000 queued jobs, 16 running, SQLite store on tmpfs\n", passes);
   run(0, 200);  // warm the page cache and the allocator
-  // Interleaved rounds, medians of each: the machine's noise hits all three alike.
+  // Rounds of the three side by side, in an order that rotates so none always runs first; each round's ratios
+  // to its own bare run, then the median over rounds: drift of the machine between rounds cancels.
+  const int round_count = 15;
   std::vector<Result> rounds[3];
-  for (int round = 0; round < 9; ++round)
-    for (int mode = 0; mode < 3; ++mode) rounds[mode].push_back(run(mode, passes));
-  // The median round of each by its mean pass time.
+  std::vector<double> ratios[3];
+  for (int round = 0; round < round_count; ++round) {
+    Result got[3];
+    for (int k = 0; k < 3; ++k) {
+      const int mode = (round + k) % 3;
+      got[mode] = run(mode, passes);
+    }
+    for (int mode = 0; mode < 3; ++mode) {
+      rounds[mode].push_back(got[mode]);
+      ratios[mode].push_back(got[mode].mean_ms / got[0].mean_ms);
+    }
+  }
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
   Result r[3];
   for (int mode = 0; mode < 3; ++mode) {
     auto& v = rounds[mode];
@@ -147,10 +163,12 @@ int main() {
   }
   const char* names[3] = {"metrics off (no monitor)", "metrics on (default: samples every 5 s)",
                           "metrics on, sampling every pass (worst case)"};
-  fmt::print("{:<46} {:>14} {:>8} {:>16} {:>8}\n", "", "mean pass (ms)", "vs off", "median pass (ms)", "vs off");
-  for (int mode = 0; mode < 3; ++mode)
-    fmt::print("{:<46} {:>14.4f} {:>7.3f}x {:>16.4f} {:>7.3f}x\n", names[mode], r[mode].mean_ms,
-               r[mode].mean_ms / r[0].mean_ms, r[mode].median_ms, r[mode].median_ms / r[0].median_ms);
+  fmt::print("{:<46} {:>14} {:>22} {:>16}\n", "", "mean pass (ms)", "vs off (paired, range)", "median pass (ms)");
+  for (int mode = 0; mode < 3; ++mode) {
+    const auto [lo, hi] = std::minmax_element(ratios[mode].begin(), ratios[mode].end());
+    fmt::print("{:<46} {:>14.4f} {:>7.3f}x ({:.3f}-{:.3f}) {:>16.4f}\n", names[mode], r[mode].mean_ms,
+               median(ratios[mode]), *lo, *hi, r[mode].median_ms);
+  }
   const Result last = r[1];
   fmt::print("one /metrics render: {:.3f} ms, {} bytes (on the server's thread)\n", last.render_ms, last.render_bytes);
   return 0;
