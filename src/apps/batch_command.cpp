@@ -189,8 +189,10 @@ Command add_batch_command(CLI::App& root) {
       "Writes DIR/results.json and DIR/report.html. Ctrl-C or SIGTERM checkpoints the running trials and exits 75;\n"
       "the same command continues the sweep. `ragmig status --state DIR` shows its jobs while it runs.");
   return Command{sub, [args]() -> int {
-    const hpo::SweepSpec spec = hpo::read_sweep_file(args->sweep);
-    const monitor::AlertThresholds thresholds = monitor::read_alert_config(args->sweep);
+    // One read of the sweep file for both of its readers: hpo's tables and the monitor's [alerts].
+    const std::string sweep_text = read_file(args->sweep);
+    const hpo::SweepSpec spec = hpo::parse_sweep(sweep_text, args->sweep);
+    const monitor::AlertThresholds thresholds = monitor::parse_alert_config(sweep_text, args->sweep);
     eval::parse_metric(spec.eval.metric);
     if (!fs::is_directory(spec.eval.data))
       throw ConfigError(fmt::format("{}: [eval] data: '{}' is not a folder", spec.path, spec.eval.data));

@@ -7,14 +7,11 @@
 #include <toml++/toml.h>
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/toml_names.h"
 #include "sched/job.h"
@@ -371,12 +368,7 @@ SweepSpec parse_sweep(const std::string& toml_text, const std::string& path) {
 }
 
 SweepSpec read_sweep_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputFileError("cannot read sweep file " + path + ": " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw IoError("cannot read sweep file " + path);
-  return parse_sweep(text.str(), path);
+  return parse_sweep(read_file(path), path);
 }
 
 nlohmann::json to_json(const SweepSpec& spec) {

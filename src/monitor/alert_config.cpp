@@ -3,14 +3,11 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
-#include <cstring>
 #include <ctime>
-#include <fstream>
-#include <sstream>
 #include <variant>
 #include <vector>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/toml_names.h"
 
@@ -117,19 +114,16 @@ AlertThresholds parse_alert_config(const std::string& text, const std::string& s
         },
         key->field);
   }
-  for (const char* share : {"idle_utilization", "memory_fraction"}) {
-    const double v = std::string(share) == "idle_utilization" ? t.idle_utilization : t.memory_fraction;
-    if (v > 1) throw ConfigError(fmt::format("{}: [alerts] {}: expected a share between 0 and 1 (got {})", source, share, v));
-  }
+  const auto share = [&](const char* key, double v) {
+    if (v > 1) throw ConfigError(fmt::format("{}: [alerts] {}: expected a share between 0 and 1 (got {})", source, key, v));
+  };
+  share("idle_utilization", t.idle_utilization);
+  share("memory_fraction", t.memory_fraction);
   return t;
 }
 
 AlertThresholds read_alert_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputFileError("cannot read " + path + ": " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_alert_config(text.str(), path);
+  return parse_alert_config(read_file(path), path);
 }
 
 std::string alert_config_help() {
