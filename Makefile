@@ -29,6 +29,7 @@ test: build
 
 bench: build
 	$(BUILD)/bench/train/bench_train
+	bench/train/shared_cores.sh $(BUILD)/src/apps/ragmig
 	$(BUILD)/bench/encode/bench_encode
 	$(BUILD)/bench/sched/bench_sched
 	$(BUILD)/bench/sched/bench_monitor

@@ -8,12 +8,12 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
-#include <thread>
 
 #include "apps/command.h"
 #include "apps/scheduler_host.h"
 #include "core/atomic_file.h"
 #include "core/config_table.h"
+#include "core/cpu_threads.h"
 #include "core/error.h"
 #include "core/file_lock.h"
 #include "core/stop_signal.h"
@@ -93,7 +93,7 @@ std::vector<std::pair<std::string, std::string>> environment(const gpu::Inventor
   char host[256] = {0};
   ::gethostname(host, sizeof(host) - 1);
   std::vector<std::pair<std::string, std::string>> env = {{"host", host},
-                                                          {"CPU threads", std::to_string(std::thread::hardware_concurrency())}};
+                                                          {"CPU threads", std::to_string(usable_cores())}};
   for (const auto& g : inv.gpus) {
     env.emplace_back(fmt::format("GPU {}", g.index),
                      fmt::format("{}, {} MiB, MIG {}", g.name, g.memory_total_mib, g.mig_enabled ? "on" : "off"));
@@ -214,11 +214,11 @@ Command add_batch_command(CLI::App& root) {
     const FileLock lock = take_scheduler_lock(store, plan.dir);
     // CPU slots share the cores: each job gets its share, so trials side by side do not oversubscribe.
     if (inventory.cpu_fallback && !mig.partitioner)
-      plan.threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / static_cast<int>(slots.size()));
+      plan.threads = cpu_slot_threads(static_cast<int>(slots.size()));
     pin_sweep(plan);
 
     install_stop_handlers();
-    exec::ProcessExecutor executor(executor_options(nvml));
+    exec::ProcessExecutor executor(executor_options(nvml, slots));
     sched::WallClock clock;
     sched::SchedulerOptions options;
     options.policy = spec.policy;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "apps/command.h"
+#include "core/cpu_threads.h"
 #include "core/error.h"
 
 namespace {
@@ -32,6 +33,7 @@ int exec_torch(char** argv) {
     std::fprintf(stderr, "ragmig %s: error: %s\n", argv[1], e.what());
     return kFailure;
   }
+  ragmig::prefer_passive_openmp_waits();  // LibTorch's OpenMP threads sleep when idle (core/cpu_threads.h)
   ::execv(target.c_str(), argv);
   std::fprintf(stderr, "ragmig %s: error: cannot start %s (it is built and installed beside ragmig): %s\n", argv[1],
                target.c_str(), std::strerror(errno));

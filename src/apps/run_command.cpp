@@ -71,7 +71,7 @@ Command add_run_command(CLI::App& root) {
                    if (inventory.cpu_fallback && !mig.partitioner) log_line("ragmig run: " + inventory.fallback_reason);
                    const auto slots = host_slots(inventory, mig);
                    args->options.slots_fixed = !mig.partitioner;
-                   exec::ProcessExecutor executor(executor_options(nvml));
+                   exec::ProcessExecutor executor(executor_options(nvml, slots));
                    sched::WallClock clock;
                    sched::Scheduler scheduler(store, executor, clock, slots, args->options, log_line);
                    log_line(fmt::format("ragmig run: policy {}, state {}, {} slots: {}",

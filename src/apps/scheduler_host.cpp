@@ -3,7 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "apps/command.h"
+#include "core/cpu_threads.h"
 #include "core/error.h"
 #include "exec/inventory_slots.h"
 #include "gpu/nvml_device.h"
@@ -83,10 +86,13 @@ std::vector<sched::Slot> host_slots(const gpu::Inventory& inventory, const MigAu
   return mig.partitioner ? exec::device_slots(inventory.gpus) : machine_slots(inventory);
 }
 
-exec::ProcessExecutorOptions executor_options(std::shared_ptr<gpu::NvmlLibrary> nvml) {
+exec::ProcessExecutorOptions executor_options(std::shared_ptr<gpu::NvmlLibrary> nvml,
+                                              const std::vector<sched::Slot>& slots) {
   exec::ProcessExecutorOptions options;
   options.ragmig_exe = ragmig_exe();
   options.shim_exe = exec::find_shim(options.ragmig_exe);
+  const auto cpu_slots = std::count_if(slots.begin(), slots.end(), [](const sched::Slot& s) { return s.kind == sched::SlotKind::Cpu; });
+  if (cpu_slots > 0) options.cpu_slot_threads = cpu_slot_threads(static_cast<int>(cpu_slots));
   if (!nvml) return options;
   options.device_utilization = [nvml](const std::vector<std::string>& devices) -> std::optional<double> {
     double sum = 0;

@@ -55,8 +55,10 @@ std::vector<sched::Slot> host_slots(const gpu::Inventory& inventory, const MigAu
 
 /// The process executor's options on this machine: this ragmig, its shim, and, with `nvml` (from
 /// open_nvml), the GPUs' utilisation as the measure of jobs on GPU and MIG slots (the mean over a job's
-/// devices; unknown when the driver does not say, as most do not for MIG devices).
-exec::ProcessExecutorOptions executor_options(std::shared_ptr<gpu::NvmlLibrary> nvml);
+/// devices; unknown when the driver does not say, as most do not for MIG devices); jobs on CPU slots get
+/// their share of the cores among `slots`' CPU slots.
+exec::ProcessExecutorOptions executor_options(std::shared_ptr<gpu::NvmlLibrary> nvml,
+                                              const std::vector<sched::Slot>& slots);
 
 /// `--metrics-port`, `--metrics-host` (and, for run, `--alerts FILE`) on a command.
 struct MonitoringArgs {

@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
-#include <thread>
 
 #include "apps/command.h"
+#include "core/cpu_threads.h"
 #include "core/error.h"
 #include "core/stop_signal.h"
 #include "train/process_group.h"
@@ -87,10 +87,8 @@ Command add_train_command(CLI::App& root) {
                      const char* lws = std::getenv("LOCAL_WORLD_SIZE");
                      local_replicas = lws && std::atoi(lws) > 0 ? std::atoi(lws) : rendezvous->world_size;
                    }
-                   const int threads = cfg.train.threads > 0
-                                           ? static_cast<int>(cfg.train.threads)
-                                           : static_cast<int>(std::thread::hardware_concurrency()) / local_replicas;
-                   at::set_num_threads(std::max(1, threads));
+                   at::set_num_threads(cfg.train.threads > 0 ? static_cast<int>(cfg.train.threads)
+                                                             : default_compute_threads(local_replicas));
                    install_stop_handlers();
                    train::RunOptions opts;
                    opts.run_dir = args->run_dir;

@@ -9,11 +9,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
@@ -117,12 +119,26 @@ int64_t ProcessExecutor::start(const sched::Launch& launch) {
       "RAGMIG_ATTEMPT=" + std::to_string(launch.attempt_number),
       "RAGMIG_RUN_DIR=" + fs::absolute(launch.run_dir).string(),
   };
+  const bool on_cpu = !launch.slots.empty() && launch.slots.front().kind == sched::SlotKind::Cpu;
+  if (on_cpu && options_.cpu_slot_threads > 0) {
+    env_strings.push_back("OMP_NUM_THREADS=" + std::to_string(options_.cpu_slot_threads));
+    if (!std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT")) env_strings.push_back("OMP_WAIT_POLICY=PASSIVE");
+  }
   if (launch.slots.size() > 1) {  // the rendezvous of a gang: a free local port for c10d's TCPStore
     env_strings.push_back("MASTER_ADDR=127.0.0.1");
     env_strings.push_back("MASTER_PORT=" + std::to_string(29500 + (launch.job * 7 + launch.attempt_number) % 20000));
   }
+  // The scheduler's environment, less the names set here (getenv takes the first of two).
+  const auto set_here = [&](const char* entry) {
+    const std::string_view e(entry);
+    const std::string_view name = e.substr(0, e.find('='));
+    for (const auto& s : env_strings)
+      if (std::string_view(s).substr(0, s.find('=')) == name) return true;
+    return false;
+  };
   std::vector<char*> env;
-  for (char** e = environ; *e; ++e) env.push_back(*e);
+  for (char** e = environ; *e; ++e)
+    if (!set_here(*e)) env.push_back(*e);
   for (auto& s : env_strings) env.push_back(s.data());
   env.push_back(nullptr);
   std::vector<char*> args;

@@ -20,6 +20,11 @@ struct ProcessExecutorOptions {
   std::string shim_exe;            ///< ragmig-shim, the per-attempt process (exec/shim.h)
   double usage_interval_s = 2.0;   ///< how often CPU utilisation is sampled
   double poll_interval_s = 0.2;    ///< how often the loop should poll when nothing else is due
+  /// Threads of a job on CPU slots, per slot (each replica holds one): its OMP_NUM_THREADS, which LibTorch,
+  /// `ragmig train` and other OpenMP programs take as their thread count, so jobs side by side share the
+  /// cores instead of each starting one thread per core. 0: not set. Such jobs' OpenMP threads also sleep
+  /// when idle (OMP_WAIT_POLICY=PASSIVE) unless the scheduler's environment says otherwise (core/cpu_threads.h).
+  int cpu_slot_threads = 0;
   /// Utilisation (0..1) of the GPU or MIG devices a job's slots name, nullopt when unknown. Set: jobs on
   /// GPU slots report it (or unknown) instead of their CPU time, which says nothing of a GPU. Unset:
   /// every job reports CPU time.

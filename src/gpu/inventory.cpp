@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <thread>
 
+#include "core/cpu_threads.h"
 #include "core/error.h"
 
 namespace ragmig::gpu {
@@ -20,7 +20,7 @@ const char* to_string(SlotKind kind) {
   return "?";
 }
 
-int default_cpu_slots() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+int default_cpu_slots() { return usable_cores(); }
 
 int64_t system_memory_mib() {
   const long pages = ::sysconf(_SC_PHYS_PAGES);

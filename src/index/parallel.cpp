@@ -8,11 +8,12 @@
 #include <thread>
 #include <vector>
 
+#include "core/cpu_threads.h"
+
 namespace ragmig::index {
 
 int resolve_threads(int threads) {
-  if (threads > 0) return threads;
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  return threads > 0 ? threads : default_compute_threads();
 }
 
 void parallel_for(int64_t n, int threads, int64_t grain, const std::function<void(int64_t, int64_t, int)>& fn) {

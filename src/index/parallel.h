@@ -12,7 +12,7 @@ namespace ragmig::index {
 /// is rethrown after all threads have stopped.
 void parallel_for(int64_t n, int threads, int64_t grain, const std::function<void(int64_t, int64_t, int)>& fn);
 
-/// threads when > 0, else the machine's hardware concurrency (at least 1).
+/// threads when > 0, else core's default_compute_threads() (OMP_NUM_THREADS, or the usable cores).
 int resolve_threads(int threads);
 
 }  // namespace ragmig::index

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <numeric>
 #include <optional>
@@ -504,6 +505,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                  {"precision", model::to_string(precision.precision)},
                  {"precision_reason", precision.reason},
                  {"threads", at::get_num_threads()},
+                 {"omp_wait_policy", std::getenv("OMP_WAIT_POLICY") ? std::getenv("OMP_WAIT_POLICY") : "default"},
                  {"parameters", params},
                  {"trainable_parameters", cfg.lora.rank > 0 ? lora_parameters : params},
                  {"examples", data.examples()},
