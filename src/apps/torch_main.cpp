@@ -1,6 +1,8 @@
 // `ragmig-torch`: the subcommands that need LibTorch (train, eval, lora, serve), started by the `ragmig` front
 // binary in its own place (execv) with the same arguments. It presents itself as `ragmig` in help and errors.
 #include "apps/command.h"
+#include "core/error.h"
+#include "model/torch_error.h"
 
 int main(int argc, char** argv) {
   using namespace ragmig::apps;
@@ -10,5 +12,17 @@ int main(int argc, char** argv) {
       "ragmig"};
   app.require_subcommand(1, 1);
   std::vector<Command> commands = {add_train_command(app), add_eval_command(app), add_lora_command(app), add_serve_command(app)};
+  // LibTorch's errors reach the one error boundary (run_command_line) as one line: a failure (exit 1), or out
+  // of memory a device error; RAGMIG_DEBUG=1 keeps LibTorch's stack trace.
+  for (auto& command : commands)
+    command.run = [run = std::move(command.run)] {
+      try {
+        return run();
+      } catch (const c10::OutOfMemoryError& e) {
+        throw ragmig::DeviceError(ragmig::model::describe_torch_error(e, ragmig::model::debug_requested()));
+      } catch (const c10::Error& e) {
+        throw ragmig::InternalError(ragmig::model::describe_torch_error(e, ragmig::model::debug_requested()));
+      }
+    };
   return run_command_line(app, commands, argc, argv);
 }

@@ -65,8 +65,7 @@ DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup&
     }
     log("embedding " + std::to_string(texts.size()) + " " + what);
     index::FloatMatrix m = get_encoder().embed(texts, queries);
-    cache.store_matrix(path, m);
-    out.cache.push_back({what, cache.enabled() ? "miss" : "off", path});
+    out.cache.push_back({what, cache.store_matrix(path, m, out.warnings), path});
     return m;
   };
   const std::string passages_key =
@@ -119,11 +118,7 @@ DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup&
     log("building " + report.spec + " over " + std::to_string(out.doc_vectors.rows) + " vectors");
     ann.emplace(index::DenseIndex::build(spec, out.doc_vectors, setup.threads));
     report.build_seconds = seconds_since(t_index);
-    if (cache.enabled()) {
-      cache.ensure_dir();
-      ann->save(index_path);
-    }
-    out.cache.push_back({"index", cache.enabled() ? "miss" : "off", index_path});
+    out.cache.push_back({"index", cache.store(index_path, [&] { ann->save(index_path); }, out.warnings), index_path});
   }
   out.index_seconds = seconds_since(t_index);
   const auto t_ann = std::chrono::steady_clock::now();

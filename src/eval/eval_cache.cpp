@@ -74,10 +74,22 @@ std::string EvalCache::path(const std::string& kind, const std::string& key, con
   return (fs::path(dir_) / (kind + "-" + key + ext)).string();
 }
 
-void EvalCache::ensure_dir() const {
+std::string EvalCache::store(const std::string& path, const std::function<void()>& write,
+                             std::vector<std::string>& warnings) const {
+  if (!enabled()) return "off";
   std::error_code ec;
   fs::create_directories(dir_, ec);
-  if (ec) throw IoError(dir_ + ": cannot create the cache folder: " + ec.message());
+  if (ec) {
+    warnings.push_back("cannot create the cache folder " + dir_ + " (" + ec.message() + "); going on without caching");
+    return "unstored";
+  }
+  try {
+    write();
+    return "miss";
+  } catch (const IoError& e) {  // write_file_atomic has removed its temporary file
+    warnings.push_back(std::string("cannot write a cache entry (") + e.what() + "); going on without it");
+    return "unstored";
+  }
 }
 
 std::optional<index::FloatMatrix> EvalCache::load_matrix(const std::string& path, std::vector<std::string>& warnings) const {
@@ -98,14 +110,15 @@ std::optional<index::FloatMatrix> EvalCache::load_matrix(const std::string& path
   }
 }
 
-void EvalCache::store_matrix(const std::string& path, const index::FloatMatrix& m) const {
-  if (!enabled()) return;
-  ensure_dir();
-  index::ByteWriter w;
-  w.pod<int64_t>(m.rows);
-  w.pod<int64_t>(m.cols);
-  w.array(m.data);
-  index::write_envelope(path, kMatrixMagic, kMatrixVersion, w.bytes());
+std::string EvalCache::store_matrix(const std::string& path, const index::FloatMatrix& m,
+                                    std::vector<std::string>& warnings) const {
+  return store(path, [&] {
+    index::ByteWriter w;
+    w.pod<int64_t>(m.rows);
+    w.pod<int64_t>(m.cols);
+    w.array(m.data);
+    index::write_envelope(path, kMatrixMagic, kMatrixVersion, w.bytes());
+  }, warnings);
 }
 
 }  // namespace ragmig::eval

@@ -2,10 +2,13 @@
 // that hashes everything it depends on (the model folder's files, the corpus or queries file's content,
 // token limits, the index spec), so a second evaluation of the same model on the same data embeds nothing
 // and a changed model or corpus can never be served stale vectors. Entries are written atomically in the
-// checksummed envelope of index/binary_file.h; a damaged entry is reported and rebuilt, never trusted.
+// checksummed envelope of index/binary_file.h; a damaged entry is reported and rebuilt, never trusted. The cache
+// is an optimisation: an entry that cannot be written (a full disk, a read-only folder) is a warning, its
+// partial file is removed (the atomic writer's temporary), and the evaluation goes on.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,7 +24,8 @@ std::string hash_folder(const std::string& dir);
 /// Hash of the parts joined with separators, as 16 hex digits.
 std::string hash_parts(const std::vector<std::string>& parts);
 
-/// What happened to one cached artefact, for the report: "hit", "miss" (built and stored), "off" (no cache).
+/// What happened to one cached artefact, for the report: "hit", "miss" (built and stored), "unstored" (built, the
+/// write failed), "off" (no cache).
 struct CacheUse {
   std::string what, state, path;
 };
@@ -38,9 +42,12 @@ class EvalCache {
 
   /// The matrix stored at `path`, or nullopt when absent. A damaged file yields nullopt and a warning.
   std::optional<index::FloatMatrix> load_matrix(const std::string& path, std::vector<std::string>& warnings) const;
-  void store_matrix(const std::string& path, const index::FloatMatrix& m) const;
-  /// Creates the cache folder; IoError naming it when that fails.
-  void ensure_dir() const;
+  /// Stores `m` at `path` (see store).
+  std::string store_matrix(const std::string& path, const index::FloatMatrix& m, std::vector<std::string>& warnings) const;
+  /// Creates the cache folder, then runs `write`, which writes the entry at `path` atomically. Returns the state
+  /// for CacheUse: "off" (caching off; `write` is not run), "miss" (stored) or "unstored" (the folder or the write
+  /// failed: a warning naming the path and the reason is appended to `warnings`).
+  std::string store(const std::string& path, const std::function<void()>& write, std::vector<std::string>& warnings) const;
 
  private:
   std::string dir_;

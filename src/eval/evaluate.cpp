@@ -86,11 +86,7 @@ Bm25Side run_bm25(const text::BeirFolder& beir, const std::string& corpus_file, 
     docs.reserve(beir.corpus.docs.size());
     for (const auto& d : beir.corpus.docs) docs.push_back(index::DocumentView{d.id, d.title, d.text});
     bm25.emplace(index::Bm25Index::build(docs, spec, o.threads));
-    if (cache.enabled()) {
-      cache.ensure_dir();
-      bm25->save(path);
-    }
-    result.cache.push_back({"bm25_index", cache.enabled() ? "miss" : "off", path});
+    result.cache.push_back({"bm25_index", cache.store(path, [&] { bm25->save(path); }, result.warnings), path});
   }
   side.index_seconds = seconds_since(t_index);
   for (const auto& q : queries) side.without_terms += bm25->query_terms(q).empty() ? 1 : 0;

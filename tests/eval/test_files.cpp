@@ -142,7 +142,7 @@ TEST(EvalCache, MatricesRoundTripAndDamageIsReportedNotTrusted) {
   const std::string path = cache.path("passages", "0123", ".emb");
   std::vector<std::string> warnings;
   EXPECT_FALSE(cache.load_matrix(path, warnings).has_value());
-  cache.store_matrix(path, m);
+  EXPECT_EQ(cache.store_matrix(path, m, warnings), "miss");
   auto back = cache.load_matrix(path, warnings);
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(back->rows, 3);
@@ -155,6 +155,29 @@ TEST(EvalCache, MatricesRoundTripAndDamageIsReportedNotTrusted) {
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("checksum"), std::string::npos) << warnings[0];
   EXPECT_FALSE(EvalCache("").enabled());
+  EXPECT_EQ(EvalCache("").store_matrix(path, m, warnings), "off");
+}
+
+// The cache is an optimisation: a folder that cannot be made, or an entry that cannot be written, is a warning
+// and leaves no file behind (the full-disk case through the real binary is in tests/badinput).
+TEST(EvalCache, AnUnwritableEntryIsAWarningNotAnError) {
+  ScratchDir dir;
+  write_file_atomic(dir / "file", "x");
+  index::FloatMatrix m(1, 1);
+  std::vector<std::string> warnings;
+  const EvalCache under_a_file((dir / "file" / "cache").string());
+  EXPECT_EQ(under_a_file.store_matrix(under_a_file.path("passages", "k", ".emb"), m, warnings), "unstored");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("cannot create the cache folder"), std::string::npos) << warnings[0];
+
+  const EvalCache cache((dir / "cache").string());
+  const std::string path = cache.path("index", "k", ".faiss");
+  EXPECT_EQ(cache.store(path, [&] { throw IoError(path + ".tmp.1: write failed: No space left on device"); }, warnings),
+            "unstored");
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_NE(warnings[1].find("No space left on device"), std::string::npos) << warnings[1];
+  EXPECT_NE(warnings[1].find("going on without it"), std::string::npos) << warnings[1];
+  EXPECT_FALSE(std::filesystem::exists(path));
 }
 
 }  // namespace
