@@ -3,19 +3,24 @@
 // it), a command that cannot be executed (refused at submit, or failed at once without retries), shell syntax
 // in --cmd (refused, pointing to sh -c), a missing trace (exit 2), implausible trace numbers, JSON errors in ragmig's words with file,
 // line and column, an integer out of range, and a second
-// Ctrl-C while the scheduler waits out its grace period (the jobs are killed at once and resume later).
+// Ctrl-C while the scheduler waits out its grace period (the jobs are killed at once and resume later), and
+// jobs side by side on CPU slots sharing the cores (row 15: each its share of threads, idle threads asleep).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "core/atomic_file.h"
+#include "core/cpu_threads.h"
 #include "sched/sched_fixture.h"
+#include "train/train_fixture.h"
 
 namespace ragmig::testing {
 namespace {
 
 using nlohmann::json;
+namespace fs = std::filesystem;
 
 class BadInput : public SchedFixture {};
 
@@ -160,6 +165,33 @@ TEST_F(BadInput, Row13AnIntegerOutOfRangeIsSaidSo) {
   EXPECT_NE(r.output.find("--set train.max_steps: integer out of range"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("9223372036854775807"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir_ / "run")) << "a refused config left a run folder behind";
+}
+
+// Row 15: a tiny trainer slowed down 100x beside other ragmig runs because every job started one OpenMP thread
+// per core and those threads spun while waiting (bench/train/shared_cores.sh measures it). A job on CPU slots
+// gets its share of the cores as OMP_NUM_THREADS (whatever the scheduler's own environment says) and sleeping
+// idle threads; `ragmig train` takes both, as its start event shows.
+TEST_F(BadInput, Row15JobsOnCpuSlotsShareTheCoresAndSleepWhenIdle) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  const fs::path env_file = dir_ / "env.txt";
+  const int64_t shell = submit({"--cmd", "sh -c 'echo \"$OMP_NUM_THREADS $OMP_WAIT_POLICY\" > " + env_file.string() + "'"});
+  write_squad_pairs(dir_ / "pairs.jsonl", 240);
+  write_file_atomic(dir_ / "cfg.toml", tiny_config(dir_ / "pairs.jsonl"));
+  const int64_t trainer = submit({"--cmd", "ragmig train " + (dir_ / "cfg.toml").string() + " --quiet --set train.max_steps=2 --set train.threads=0"});
+  const auto r = run_process({"/usr/bin/env", "-u", "OMP_WAIT_POLICY", "-u", "GOMP_SPINCOUNT", "OMP_NUM_THREADS=64",
+                              RAGMIG_BINARY, "run", "--state", state(), "--cpu-slots", "2", "--until-empty", "--tick", "0.1"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(state_of(status(), shell), "done");
+  ASSERT_EQ(state_of(status(), trainer), "done") << job(trainer).dump(1);
+  const int share = cpu_slot_threads(2);
+  EXPECT_EQ(read_file(env_file), std::to_string(share) + " PASSIVE\n");
+  json start;
+  std::ifstream events(fs::path(job(trainer)["run_dir"].get<std::string>()) / "events.jsonl");
+  for (std::string line; std::getline(events, line);)
+    if (auto e = json::parse(line); e["event"] == "start") start = e;
+  ASSERT_TRUE(start.is_object());
+  EXPECT_EQ(start["threads"], share) << start.dump();
+  EXPECT_EQ(start["omp_wait_policy"], "PASSIVE") << start.dump();
 }
 
 }  // namespace

@@ -2,7 +2,6 @@
 // left behind. Plus the documented help.
 #include <gtest/gtest.h>
 
-#include <fstream>
 
 #include "core/atomic_file.h"
 #include "train/train_config.h"
@@ -108,28 +107,6 @@ TEST(TrainCli, LoraOnAnAdapterFolderAsksForAMergeFirst) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("ragmig lora merge"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir / "run"));
-}
-
-TEST(TrainCli, ADivergingLossStopsWithANamedErrorAndKeepsTheGoodCheckpoint) {
-  RAGMIG_REQUIRE_DATA("beir/squad-train");
-  ScratchDir dir;
-  write_squad_pairs(dir / "pairs.jsonl", 240);
-  write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl"));
-  // One AdamW step of 1e30 puts the weights past float range: the next loss is NaN.
-  auto r = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "run").string(), "--quiet", "--set",
-                       "train.lr=1e30", "--set", "train.warmup_steps=0", "--set", "train.checkpoint_every=1", "--set",
-                       "train.max_grad_norm=0", "--set", "train.max_steps=20", "--set", "eval.split="});
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("training diverged"), std::string::npos) << r.output;
-  std::vector<nlohmann::json> diverged;
-  std::ifstream events(dir / "run/events.jsonl");
-  for (std::string line; std::getline(events, line);)
-    if (auto e = nlohmann::json::parse(line); e["event"] == "diverged") diverged.push_back(e);
-  ASSERT_EQ(diverged.size(), 1u) << r.output;
-  const int64_t step = diverged[0]["step"];
-  EXPECT_EQ(diverged[0]["last_checkpoint"], step - 1);
-  EXPECT_FALSE(std::filesystem::exists(dir / "run/model")) << "no model folder from NaN weights";
-  EXPECT_FALSE(std::filesystem::exists(dir / ("run/checkpoints/ckpt-" + std::to_string(step) + ".json")));
 }
 
 TEST(TrainCli, HelpDocumentsEveryOptionAndKey) {
