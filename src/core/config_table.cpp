@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -66,9 +68,17 @@ void assign(ConfigTable::Field& field, const toml::node& n, const std::string& s
           if (!n.is_integer()) fail();
           *p = n.as_integer()->get();
         } else if constexpr (std::is_same_v<T, double>) {
-          if (n.is_integer()) *p = static_cast<double>(n.as_integer()->get());
-          else if (n.is_floating_point()) *p = n.as_floating_point()->get();
-          else fail();
+          if (n.is_integer()) {
+            *p = static_cast<double>(n.as_integer()->get());
+          } else if (n.is_floating_point()) {
+            // TOML has nan and inf; no key of ragmig means either (a NaN slips past every "must be positive").
+            const double value = n.as_floating_point()->get();
+            if (!std::isfinite(value))
+              throw ConfigError(fmt::format("{}: key '{}' expects a finite number, got {}", where(source, n), field.key, value));
+            *p = value;
+          } else {
+            fail();
+          }
         } else if constexpr (std::is_same_v<T, bool>) {
           if (!n.is_boolean()) fail();
           *p = n.as_boolean()->get();

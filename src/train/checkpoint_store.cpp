@@ -23,7 +23,8 @@ std::string CheckpointStore::path_for(int64_t step, const char* ext) const {
   return (fs::path(dir_) / fmt::format("ckpt-{:09d}.{}", step, ext)).string();
 }
 
-std::string CheckpointStore::save(int64_t step, const std::function<void(torch::serialize::OutputArchive&)>& fill) {
+std::string CheckpointStore::save(int64_t step, const std::function<void(torch::serialize::OutputArchive&)>& fill,
+                                  const nlohmann::json& config) {
   torch::serialize::OutputArchive archive;
   fill(archive);
   std::ostringstream out;
@@ -36,6 +37,7 @@ std::string CheckpointStore::save(int64_t step, const std::function<void(torch::
                              {"file", fs::path(pt).filename().string()},
                              {"bytes", bytes.size()},
                              {"crc32", crc32_of(bytes)}};
+  if (!config.is_null()) manifest["config"] = config;
   write_file_atomic(path_for(step, "json"), manifest.dump(2) + "\n");
   prune();
   return pt;
@@ -54,6 +56,14 @@ std::vector<int64_t> CheckpointStore::steps() const {
   }
   std::sort(out.rbegin(), out.rend());
   return out;
+}
+
+std::optional<nlohmann::json> CheckpointStore::newest_config() const {
+  for (int64_t step : steps()) {
+    const nlohmann::json manifest = nlohmann::json::parse(read_file(path_for(step, "json")), nullptr, false);
+    if (manifest.is_object() && manifest.contains("config") && manifest["config"].is_object()) return manifest["config"];
+  }
+  return std::nullopt;
 }
 
 void CheckpointStore::prune() const {

@@ -21,6 +21,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/event_log.h"
+#include "core/json_errors.h"
 #include "core/splitmix.h"
 #include "core/stop_signal.h"
 #include "model/lora.h"
@@ -215,19 +216,25 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   if (rv) check_parallel_config(cfg, world);
 
   // A folder used before keeps what decides shapes, data and batches (train/resume_rule.h): checked before
-  // anything in it is written.
+  // anything in it is written, against config.json and against the config its newest checkpoint was saved
+  // with (what shaped the weights, when config.json is gone or was replaced).
   std::vector<ConfigChange> config_changes;
   if (const fs::path old_config = run / "config.json"; fs::exists(old_config)) {
     nlohmann::json before;
     try {
       before = nlohmann::json::parse(read_file(old_config));
     } catch (const nlohmann::json::exception& e) {
-      throw DataError(old_config.string() + " is not valid JSON (" + e.what() + "): use a new --run-dir");
+      throw DataError(old_config.string() + " is not valid JSON (" + describe_json_error(e) + "): use a new --run-dir");
     }
     ResumeCheck check = compare_for_resume(before, resolved_config);
     if (!check.refused.empty()) throw ConfigError(refusal_message(run.string(), check.refused));
     config_changes = std::move(check.allowed);
   }
+  if (fs::exists(run / "checkpoints"))
+    if (const auto saved = CheckpointStore((run / "checkpoints").string(), cfg.train.keep_checkpoints).newest_config()) {
+      const ResumeCheck check = compare_for_resume(*saved, resolved_config);
+      if (!check.refused.empty()) throw ConfigError(refusal_message(run.string(), check.refused));
+    }
 
   // A finished run started again is a no-op: the scheduler may retry a job whose exit it did not see.
   const fs::path result_path = run / "result.json";
@@ -420,7 +427,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
         ar.write("replica_batches", torch::tensor(sizes));
         for (size_t r = 1; r < replica_rng.size(); ++r) ar.write("rng_cpu_rank" + std::to_string(r), replica_rng[r]);
       }
-    });
+    }, resolved_config);
     emit({{"event", "checkpoint"}, {"step", step}, {"path", path}, {"seconds", seconds_since(t0)}});
   };
 

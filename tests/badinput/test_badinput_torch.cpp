@@ -149,6 +149,24 @@ TEST_F(ResumeRows, Row2AChangedShapeIsRefusedBeforeAnythingIsWritten) {
   EXPECT_EQ(read_file(dir_ / "run/events.jsonl"), events_before);
 }
 
+// Row 2 without config.json (deleted, or replaced by hand): the newest checkpoint's manifest holds the config
+// that shaped its weights, so the change is still refused before anything is written (it used to resume,
+// then fail inside LibTorch on the first LayerNorm).
+TEST_F(ResumeRows, Row2TheCheckpointRemembersItsShapeWithoutConfigJson) {
+  fs::remove(dir_ / "run/config.json");
+  fs::remove(dir_ / "run/result.json");
+  const std::string events_before = read_file(dir_ / "run/events.jsonl");
+  const auto r = train({"--set", "model.hidden_size=64", "--set", "train.max_steps=5"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, ::testing::HasSubstr("was trained with model.hidden_size=32 (this config says 64)"));
+  EXPECT_FALSE(fs::exists(dir_ / "run/config.json"));
+  EXPECT_EQ(read_file(dir_ / "run/events.jsonl"), events_before);
+  // The same config as the checkpoint's goes on from it.
+  const auto same = train({"--set", "train.max_steps=5"});
+  ASSERT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_THAT(same.output, ::testing::HasSubstr("resumed at step 3"));
+}
+
 // Row 3: a key that may change on resume is taken and logged with its old and new value.
 TEST_F(ResumeRows, Row3AChangedLearningRateIsLogged) {
   const auto r = train({"--set", "train.lr=5e-4", "--set", "train.max_steps=5"});

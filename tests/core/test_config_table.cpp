@@ -64,6 +64,19 @@ TEST(ConfigTable, WrongTypeNamesKeyAndTypes) {
   EXPECT_NE(error_of([&] { t.load_string("train = [1,2\n", "a.toml"); }).find("a.toml:"), std::string::npos);
 }
 
+// TOML has nan and inf; a NaN would pass every "must be positive" check after it. Refused where it is read.
+TEST(ConfigTable, NanAndInfinityAreRefusedWithTheKey) {
+  Cfg c;
+  auto t = table_for(c);
+  for (const char* bad : {"nan", "+inf", "-inf", "-nan"}) {
+    const std::string e = error_of([&] { t.load_string(std::string("[train]\nlr = ") + bad + "\n", "a.toml"); });
+    EXPECT_NE(e.find("a.toml:2"), std::string::npos) << e;
+    EXPECT_NE(e.find("'train.lr' expects a finite number"), std::string::npos) << e;
+  }
+  EXPECT_NE(error_of([&] { t.apply_override("train.lr=inf"); }).find("expects a finite number, got inf"), std::string::npos);
+  EXPECT_DOUBLE_EQ(c.lr, 0.5);
+}
+
 TEST(ConfigTable, OverridesParseAsTomlOrString) {
   Cfg c;
   auto t = table_for(c);

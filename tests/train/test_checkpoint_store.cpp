@@ -25,6 +25,22 @@ float load_value(const CheckpointStore& store, int64_t* step = nullptr) {
   return v;
 }
 
+// The manifest keeps the config that shaped the weights (the resume rule checks it when config.json is gone);
+// manifests of an older ragmig have none.
+TEST(CheckpointStore, ManifestsKeepTheConfigOfTheirWeights) {
+  testing::ScratchDir dir;
+  CheckpointStore store((dir / "ck").string(), 3);
+  save_value(store, 10, 1.0f);
+  EXPECT_FALSE(store.newest_config().has_value());
+  const nlohmann::json config = {{"model", {{"hidden_size", 32}}}};
+  store.save(20, [&](torch::serialize::OutputArchive& ar) { ar.write("x", torch::full({3}, 2.0f)); }, config);
+  save_value(store, 30, 3.0f);
+  ASSERT_TRUE(store.newest_config().has_value());
+  EXPECT_EQ(*store.newest_config(), config) << "the newest manifest that has one";
+  write_file_atomic(dir / "ck/ckpt-000000040.json", "{not json");
+  EXPECT_EQ(*store.newest_config(), config) << "an unreadable manifest is passed over";
+}
+
 TEST(CheckpointStore, NewestWinsAndOldOnesArePruned) {
   testing::ScratchDir dir;
   CheckpointStore store((dir / "ck").string(), 2);
