@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/shell_words.h"
 #include "sched/clock.h"
+#include "sched/slot.h"
 #include "sched/store.h"
 
 namespace ragmig::apps {
@@ -32,21 +33,21 @@ void check_executable(const sched::JobSpec& spec) {
                                   program, program));
 }
 
-// A CPU job with more replicas than the CPU slots of this state's scheduler (as it last ran) could never start:
-// refused now, naming what there is. (GPU needs, and machines whose slots change, are the scheduler's to judge:
-// it marks such jobs unrunnable.)
+// A CPU job that the CPU slots of this state's scheduler (as it last ran) could never hold is refused now, in
+// the scheduler's own words (sched::unrunnable_reason). GPU needs, and machines whose slots change, are the
+// scheduler's to judge: it marks such jobs unrunnable.
 void check_cpu_slots(const sched::JobSpec& spec, sched::Store& store) {
   if (!spec.need.cpu) return;
-  const auto slots = store.slots();
-  if (slots.empty() || std::any_of(slots.begin(), slots.end(), [](const sched::SlotStatus& s) { return s.kind != "cpu"; }))
+  const auto statuses = store.slots();
+  if (statuses.empty() ||
+      std::any_of(statuses.begin(), statuses.end(), [](const sched::SlotStatus& s) { return s.kind != "cpu"; }))
     return;
-  if (spec.need.replicas <= static_cast<int>(slots.size())) return;
-  std::string ids;
-  for (const auto& s : slots) ids += (ids.empty() ? "" : ", ") + s.id;
-  throw ConfigError(fmt::format("--slots {}: needs {} CPU slots at once, and the scheduler of {} offers {} ({}); start "
-                                "it with `ragmig run --cpu-slots {}` to offer more, or ask for fewer replicas",
-                                sched::to_string(spec.need), spec.need.replicas, store.dir(), slots.size(), ids,
-                                spec.need.replicas));
+  std::vector<sched::Slot> slots(statuses.size());
+  for (size_t i = 0; i < slots.size(); ++i) slots[i].id = statuses[i].id;
+  const std::string reason = sched::unrunnable_reason(spec.need, slots);
+  if (reason.empty()) return;
+  throw ConfigError(fmt::format("--slots {}: {} (the scheduler of {}, as it last ran)", sched::to_string(spec.need),
+                                reason.substr(reason.find(' ') + 1), store.dir()));
 }
 
 }  // namespace
