@@ -54,6 +54,7 @@ SweepDriver::SweepDriver(SweepPlan plan, sched::Store& store, sched::Scheduler& 
     trials_.push_back(std::move(t));
   }
   events_seen_.assign(trials_.size(), 0);
+  training_over_.assign(trials_.size(), false);
 }
 
 std::string SweepDriver::asha_log_path() const { return (std::filesystem::path(plan_.dir) / "asha.jsonl").string(); }
@@ -106,11 +107,47 @@ void SweepDriver::take_rung(size_t index, int64_t step, double value) {
   if (rung == 0 || step >= plan_.max_steps) return;  // not a rung evaluation (the final one, or none)
   if (const auto r = asha_.recorded().find(rung); r != asha_.recorded().end() && r->second.count(t.id)) return;
   if (asha_.stopped(t.id)) return;
+  if (plan_.spec.asha.order == "trial") waiting_[rung].emplace(index, std::make_pair(step, value));
+  else decide(index, step, value);
+}
+
+bool SweepDriver::never_reports(size_t index, int64_t rung) const {
+  const TrialStatus& t = trials_[index];
+  if (const auto r = asha_.recorded().find(rung); r != asha_.recorded().end() && r->second.count(t.id)) return false;
+  // Stopped at an earlier rung, or its training is over without a report here (failed, cancelled, or resumed
+  // past the rung: Asha::report's "lower rungs it skipped stay unreported").
+  return asha_.stopped(t.id) || training_over_[index];
+}
+
+void SweepDriver::decide_in_trial_order() {
+  for (const int64_t rung : asha_.rungs()) {
+    size_t& next = settled_[rung];
+    auto& reports = waiting_[rung];
+    while (next < trials_.size()) {
+      const auto& recorded = asha_.recorded();
+      if (const auto r = recorded.find(rung); r != recorded.end() && r->second.count(trials_[next].id)) {
+        ++next;
+      } else if (const auto w = reports.find(next); w != reports.end()) {
+        const auto [step, value] = w->second;
+        reports.erase(w);
+        if (!asha_.stopped(trials_[next].id)) decide(next, step, value);
+        ++next;
+      } else if (never_reports(next, rung)) {
+        ++next;
+      } else {
+        break;  // an earlier trial may still report here: later ones wait for it
+      }
+    }
+  }
+}
+
+void SweepDriver::decide(size_t index, int64_t step, double value) {
+  TrialStatus& t = trials_[index];
   const AshaAction action = asha_.report(t.id, step, value);
   EventLog(asha_log_path()).append({{"trial", t.id}, {"step", step}, {"value", value}, {"action", to_string(action)}});
   t.rungs.push_back({step, value, action});
   changed_ = true;
-  if (action == AshaAction::Stop)
+  if (action == AshaAction::Stop && !training_over_[index])
     scheduler_.cancel(t.train_job, fmt::format("stopped by ASHA at step {}: {} {:.4f} below the rung's cutoff",
                                                step, plan_.rung_metric(), value));
 }
@@ -136,6 +173,8 @@ bool SweepDriver::refresh(size_t index) {
   const auto job = store_.job(t.train_job);
   if (!job) throw InternalError(fmt::format("trial {}: job {} is missing from the store", t.id, t.train_job));
   read_events(index);
+  training_over_[index] = job->state == sched::JobState::Done || job->state == sched::JobState::Failed ||
+                          job->state == sched::JobState::Cancelled;
   t.steps = std::max({t.steps, job->step, job->checkpoint_step});
   t.wall_s = 0;
   for (const auto& a : store_.attempts(t.train_job)) {
@@ -157,6 +196,20 @@ bool SweepDriver::refresh(size_t index) {
                                plan_.rung_metric(), t.rungs.back().value);
       break;
     case sched::JobState::Done: {
+      // Trained past a rung whose decision waits for earlier trials (order = "trial"): not evaluated until it
+      // is taken, and stopped if it says so, whenever the training ended.
+      if (asha_.stopped(t.id)) {
+        t.state = "stopped";
+        t.reason = fmt::format("stopped by ASHA at step {}: {} {:.4f} below the rung's cutoff", t.rungs.back().step,
+                               plan_.rung_metric(), t.rungs.back().value);
+        break;
+      }
+      const bool undecided = std::any_of(waiting_.begin(), waiting_.end(),
+                                         [&](const auto& rung) { return rung.second.count(index) > 0; });
+      if (undecided) {
+        t.state = "waiting";
+        break;
+      }
       if (t.eval_job == 0) {
         const auto model_dir = std::filesystem::path(store_.run_dir(t.train_job)) / "model";
         t.eval_job = scheduler_.submit(eval_job(plan_, index, model_dir.string()));
@@ -188,6 +241,11 @@ bool SweepDriver::after_pass() {
   changed_ = false;
   bool changed = false;
   for (size_t i = 0; i < trials_.size(); ++i) changed = refresh(i) || changed;
+  if (plan_.spec.asha.order == "trial") {
+    decide_in_trial_order();
+    // A decision may settle a trial that waited for it: take it in this round.
+    for (size_t i = 0; i < trials_.size(); ++i) changed = refresh(i) || changed;
+  }
   return changed || changed_;
 }
 

@@ -2,7 +2,10 @@
 // workers' rung evaluations to ASHA and stops the losers, queues an evaluation of every finished model, and
 // keeps each trial's standing. Every ASHA decision is appended to <dir>/asha.jsonl before it is acted on,
 // so a driver started again on the same state folder replays its predecessor's decisions, and trials are
-// matched to jobs by name, so none is submitted twice.
+// matched to jobs by name, so none is submitted twice. With [asha] order = "trial" (the default) decisions
+// are taken in trial order at each rung (a report waits until every earlier trial has reported there or
+// never will), and a trained model is evaluated only once its decisions are taken, so the decisions and the
+// leaderboard do not depend on the machine's timing.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +33,8 @@ struct TrialStatus {
   std::string id;
   ParamValues params;
   sched::JobId train_job = 0, eval_job = 0;
-  /// queued | running | evaluating | done | stopped (by ASHA) | failed | cancelled
+  /// queued | running | waiting (trained; a rung decision waits for earlier trials) | evaluating | done |
+  /// stopped (by ASHA) | failed | cancelled
   std::string state = "queued";
   std::optional<double> metric;   ///< the sweep's metric from the final evaluation
   std::vector<RungResult> rungs;
@@ -64,6 +68,10 @@ class SweepDriver {
  private:
   void read_events(size_t index);
   void take_rung(size_t index, int64_t step, double value);
+  void decide(size_t index, int64_t step, double value);
+  /// order = "trial": takes the waiting reports whose earlier trials are all settled at their rung.
+  void decide_in_trial_order();
+  bool never_reports(size_t index, int64_t rung) const;
   bool refresh(size_t index);
   std::string asha_log_path() const;
 
@@ -75,6 +83,10 @@ class SweepDriver {
   std::vector<TrialStatus> trials_;
   std::map<std::string, size_t> index_of_;   ///< trial id -> index
   std::vector<int64_t> events_seen_;         ///< per trial: seq of the last event of its training read
+  std::vector<bool> training_over_;          ///< per trial: its training job ended and its events are read
+  /// order = "trial": rung -> trial index -> (step, value) reported and not yet decided
+  std::map<int64_t, std::map<size_t, std::pair<int64_t, double>>> waiting_;
+  std::map<int64_t, size_t> settled_;        ///< rung -> trials [0, n) settled there, in trial order
   bool changed_ = false;
 };
 

@@ -314,13 +314,16 @@ void read_eval_table(const Reader& r, const toml::table& t, SweepEval& eval) {
 }
 
 void read_asha_table(const Reader& r, const toml::table& t, SweepAsha& asha) {
-  r.only_keys(t, "asha", {"min_steps", "reduction_factor", "queries", "passages"});
+  r.only_keys(t, "asha", {"min_steps", "reduction_factor", "queries", "passages", "order"});
   r.get(t, "asha", "min_steps", asha.min_steps, 0);
   if (r.get(t, "asha", "reduction_factor", asha.reduction_factor) &&
       !(std::isfinite(asha.reduction_factor) && asha.reduction_factor > 1))
     r.fail("asha", "reduction_factor", fmt::format("expected a number > 1 (got {})", asha.reduction_factor));
   r.get(t, "asha", "queries", asha.queries, 1);
   r.get(t, "asha", "passages", asha.passages, 0);
+  r.get(t, "asha", "order", asha.order);
+  if (asha.order != "trial" && asha.order != "arrival")
+    r.fail("asha", "order", fmt::format("expected \"trial\" or \"arrival\" (got \"{}\")", asha.order));
 }
 
 }  // namespace
@@ -402,7 +405,8 @@ nlohmann::json to_json(const SweepSpec& spec) {
        {{"min_steps", spec.asha.min_steps},
         {"reduction_factor", spec.asha.reduction_factor},
         {"queries", spec.asha.queries},
-        {"passages", spec.asha.passages}}},
+        {"passages", spec.asha.passages},
+        {"order", spec.asha.order}}},
   };
 }
 

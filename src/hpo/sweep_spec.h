@@ -23,6 +23,11 @@ struct SweepAsha {
   double reduction_factor = 3;  ///< > 1
   int64_t queries = 300;        ///< rung evaluations: the first N queries of eval.split (>= 1)
   int64_t passages = 2000;  ///< rung evaluations: the queries' relevant passages plus others up to this many (0 = all)
+  /// "trial": a trial's decision at a rung waits until every earlier trial (by id) has reported there or never
+  /// will, and is taken over their values only, so the same sweep and seed give the same decisions under any
+  /// machine load. "arrival": decided at once over whoever reported first (Ray Tune's ASHA; faster, not
+  /// reproducible).
+  std::string order = "trial";
 };
 
 struct SweepSpec {

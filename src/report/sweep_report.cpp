@@ -16,7 +16,7 @@ namespace {
 // Sort key: smaller ranks higher.
 std::tuple<int, double, double> rank_key(const hpo::TrialStatus& t) {
   if (t.state == "done") return {0, -(t.metric ? *t.metric : -1e300), 0};
-  if (t.state == "running" || t.state == "evaluating" || t.state == "queued") return {1, 0, 0};
+  if (t.state == "running" || t.state == "waiting" || t.state == "evaluating" || t.state == "queued") return {1, 0, 0};
   if (t.state == "stopped") {
     const double furthest = t.rungs.empty() ? 0 : static_cast<double>(t.rungs.back().step);
     const double value = t.rungs.empty() || std::isnan(t.rungs.back().value) ? 1e300 : -t.rungs.back().value;

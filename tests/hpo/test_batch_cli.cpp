@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -209,6 +210,39 @@ TEST(BatchCli, InterruptedSweepContinuesWithoutRerunningFinishedTrials) {
   EXPECT_EQ(check.svg_rendered, check.svg_count) << check.log;
   EXPECT_TRUE(check.console_errors.empty()) << check.console_errors.front();
   EXPECT_TRUE(fs::exists(shot));
+}
+
+// [asha] order = "trial" (the default): the same sweep gives the same rung decisions, states, metrics and
+// leaderboard whatever the machine's timing. Four trials train at once on four CPU slots (one thread each),
+// once on an idle machine and once beside a busy loop per core, so they reach the rung in different orders;
+// everything in results.json but where and how long each trial ran (steps of a stopped trial, wall_s, slot,
+// job ids) is the same.
+TEST(BatchCli, TheSameSweepGivesTheSameDecisionsUnderAnyLoad) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  const auto files = write_sweep(dir);
+  std::string text = read_text(files.sweep);
+  text.replace(text.find("[1, 2, 3]"), 9, "[1, 2]");
+  write_file_atomic(files.sweep, text);
+  const auto outcome = [&](const std::string& tag, bool busy) {
+    std::vector<std::unique_ptr<BackgroundProcess>> loops;
+    for (unsigned i = 0; busy && i < std::max(1u, std::thread::hardware_concurrency()); ++i)
+      loops.push_back(std::make_unique<BackgroundProcess>(std::vector<std::string>{"/bin/sh", "-c", "while :; do :; done"},
+                                                          (dir / "busy.log").string()));
+    const auto r = run_process({RAGMIG_BINARY, "batch", files.sweep.string(), "--state", (dir / tag).string(),
+                                "--cpu-slots", "4", "--tick", "0.1"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    nlohmann::json out = read_results(dir / tag / "results.json");
+    for (auto& t : out["trials"])
+      for (const char* key : {"steps", "wall_s", "slot", "train_job", "eval_job"}) t.erase(key);
+    return out;
+  };
+  const nlohmann::json idle = outcome("idle", false), loaded = outcome("loaded", true);
+  ASSERT_EQ(idle["trials"].size(), 4u) << idle.dump(1);
+  EXPECT_EQ(idle, loaded) << "idle:\n" << idle.dump(1) << "\nloaded:\n" << loaded.dump(1);
+  int stopped = 0;
+  for (const auto& t : idle["trials"]) stopped += t["state"] == "stopped";
+  EXPECT_GE(stopped, 1) << idle.dump(1);
 }
 
 TEST(BatchCli, AStateFolderRefusesAnotherSweep) {

@@ -98,6 +98,7 @@ TEST(SweepSpec, ExampleParses) {
   EXPECT_EQ(s.asha.reduction_factor, 3.0);
   EXPECT_EQ(s.asha.queries, 300);
   EXPECT_EQ(s.asha.passages, 2000);
+  EXPECT_EQ(s.asha.order, "trial");  // reproducible decisions unless asked otherwise
 }
 
 TEST(SweepSpec, DefaultsAndPaths) {
@@ -195,6 +196,7 @@ TEST(SweepSpec, BadValuesAreNamed) {
       {"reduction_factor = 3", "reduction_factor = \"3\"", "[asha] reduction_factor: expected a number"},
       {"queries = 300", "queries = 0", "[asha] queries: expected an integer >= 1"},
       {"passages = 2000", "passages = -1", "[asha] passages: expected an integer >= 0"},
+      {"passages = 2000", "passages = 2000\norder = \"first\"", "[asha] order: expected \"trial\" or \"arrival\" (got \"first\")"},
   };
   for (const Case& c : cases) {
     const std::string message = error_of(edited(c.from, c.to));
