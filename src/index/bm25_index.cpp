@@ -35,14 +35,27 @@ const int32_t kNumFreeValues = 255 - kMaxInt4;  // 24
 
 bool hit_before(const Hit& a, const Hit& b) { return a.score != b.score ? a.score > b.score : a.doc < b.doc; }
 
-std::vector<Hit> top_k(std::vector<Hit> hits, int64_t k) {
-  const auto n = static_cast<int64_t>(hits.size());
-  if (k < n) {
-    std::nth_element(hits.begin(), hits.begin() + k, hits.end(), hit_before);
-    hits.resize(static_cast<size_t>(k));
+// The k best of `touched` (scores in acc, which is zeroed again): a bounded heap whose top is the worst hit
+// kept, so memory is k hits whatever the number of documents the query touched (a query of common words
+// touches most of the corpus; collecting them all first kept a corpus-sized buffer alive per query), and
+// the result holds exactly its hits.
+std::vector<Hit> top_k(const std::vector<int32_t>& touched, std::vector<double>& acc, int64_t k) {
+  std::vector<Hit> heap;
+  heap.reserve(static_cast<size_t>(std::min<int64_t>(k, static_cast<int64_t>(touched.size()))));
+  for (const int32_t doc : touched) {
+    const Hit hit{doc, static_cast<float>(acc[static_cast<size_t>(doc)])};
+    acc[static_cast<size_t>(doc)] = 0.0;
+    if (static_cast<int64_t>(heap.size()) < k) {
+      heap.push_back(hit);
+      std::push_heap(heap.begin(), heap.end(), hit_before);
+    } else if (hit_before(hit, heap.front())) {
+      std::pop_heap(heap.begin(), heap.end(), hit_before);
+      heap.back() = hit;
+      std::push_heap(heap.begin(), heap.end(), hit_before);
+    }
   }
-  std::sort(hits.begin(), hits.end(), hit_before);
-  return hits;
+  std::sort_heap(heap.begin(), heap.end(), hit_before);
+  return heap;
 }
 
 }  // namespace
@@ -200,13 +213,7 @@ std::vector<Hit> Bm25Index::search_terms(const std::vector<std::string>& terms, 
       }
     }
   }
-  std::vector<Hit> hits;
-  hits.reserve(touched.size());
-  for (int32_t doc : touched) {
-    hits.push_back(Hit{doc, static_cast<float>(acc[static_cast<size_t>(doc)])});
-    acc[static_cast<size_t>(doc)] = 0.0;
-  }
-  return top_k(std::move(hits), k);
+  return top_k(touched, acc, k);
 }
 
 std::vector<Hit> Bm25Index::search(std::string_view query, int64_t k) const {
