@@ -91,7 +91,8 @@ exec::ProcessExecutorOptions executor_options(std::shared_ptr<gpu::NvmlLibrary> 
   exec::ProcessExecutorOptions options;
   options.ragmig_exe = ragmig_exe();
   options.shim_exe = exec::find_shim(options.ragmig_exe);
-  const auto cpu_slots = std::count_if(slots.begin(), slots.end(), [](const sched::Slot& s) { return s.kind == sched::SlotKind::Cpu; });
+  const auto cpu_slots =
+      std::count_if(slots.begin(), slots.end(), [](const sched::Slot& s) { return s.kind == sched::SlotKind::Cpu; });
   if (cpu_slots > 0) options.cpu_slot_threads = cpu_slot_threads(static_cast<int>(cpu_slots));
   if (!nvml) return options;
   options.device_utilization = [nvml](const std::vector<std::string>& devices) -> std::optional<double> {

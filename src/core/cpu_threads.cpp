@@ -28,9 +28,10 @@ int default_compute_threads(int processes_here) {
   return std::max(1, usable_cores() / std::max(1, processes_here));
 }
 
+bool openmp_waits_chosen() { return std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT"); }
+
 void prefer_passive_openmp_waits() {
-  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return;
-  ::setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+  if (!openmp_waits_chosen()) ::setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
 }
 
 }  // namespace ragmig

@@ -3,8 +3,8 @@
 // scheduler, a sweep's trials, other users' work): a process that starts one thread per core each, and whose
 // OpenMP threads spin between parallel regions, then slows down tens of times, since a spinning thread burns
 // the core that the thread it waits for needs. So: a CPU slot's job gets its share of the cores, and OpenMP
-// threads sleep when idle (a cost of a few percent to a process alone on the machine; see bench/train's
-// bench_shared_cores.sh).
+// threads sleep when idle. Waking them costs a process alone on the machine little at real model sizes and up
+// to a third of a tiny model's step; bench/train/shared_cores.sh prints both sides.
 #pragma once
 
 namespace ragmig {
@@ -20,9 +20,13 @@ int cpu_slot_threads(int cpu_slots);
 /// at least 1.
 int default_compute_threads(int processes_here = 1);
 
-/// Makes OpenMP threads of processes started from here sleep when idle (OMP_WAIT_POLICY=PASSIVE), unless the
-/// environment already says how they wait (OMP_WAIT_POLICY or GOMP_SPINCOUNT). OpenMP reads it when its
-/// library loads, so this is called before exec'ing a LibTorch process.
+/// Whether the environment says how OpenMP threads wait (OMP_WAIT_POLICY or GOMP_SPINCOUNT): then ragmig
+/// leaves it as it is.
+bool openmp_waits_chosen();
+
+/// Makes OpenMP threads of processes started from here sleep when idle (OMP_WAIT_POLICY=PASSIVE) unless
+/// openmp_waits_chosen(). OpenMP reads it when its library loads, so this is called before exec'ing a
+/// LibTorch process.
 void prefer_passive_openmp_waits();
 
 }  // namespace ragmig

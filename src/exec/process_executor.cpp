@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
@@ -18,6 +17,7 @@
 #include <string_view>
 
 #include "core/atomic_file.h"
+#include "core/cpu_threads.h"
 #include "core/error.h"
 #include "core/file_lock.h"
 #include "core/shell_words.h"
@@ -122,7 +122,7 @@ int64_t ProcessExecutor::start(const sched::Launch& launch) {
   const bool on_cpu = !launch.slots.empty() && launch.slots.front().kind == sched::SlotKind::Cpu;
   if (on_cpu && options_.cpu_slot_threads > 0) {
     env_strings.push_back("OMP_NUM_THREADS=" + std::to_string(options_.cpu_slot_threads));
-    if (!std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT")) env_strings.push_back("OMP_WAIT_POLICY=PASSIVE");
+    if (!openmp_waits_chosen()) env_strings.push_back("OMP_WAIT_POLICY=PASSIVE");
   }
   if (launch.slots.size() > 1) {  // the rendezvous of a gang: a free local port for c10d's TCPStore
     env_strings.push_back("MASTER_ADDR=127.0.0.1");
