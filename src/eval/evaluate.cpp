@@ -232,10 +232,13 @@ EvalResult evaluate(const EvalOptions& o, const std::function<void(const std::st
     hits = std::move(sparse.hits);
   }
 
+  // Each query's hits are let go once they are in the run: both whole would hold k hits per query twice.
   TrecRun run;
   for (size_t q = 0; q < query_ids.size(); ++q) {
     auto& list = run[query_ids[q]];
+    list.reserve(hits[q].size());
     for (const index::Hit& h : hits[q]) list.push_back(ScoredDoc{beir.corpus.docs[static_cast<size_t>(h.doc)].id, h.score});
+    std::vector<index::Hit>().swap(hits[q]);
   }
   if (!o.run_out.empty()) write_trec_run(o.run_out, run, o.run_tag);
   result.report = evaluate_run(run, judgments, o.metrics, o.metric_options);
