@@ -25,7 +25,9 @@
 #include "monitor/alert_config.h"
 #include "report/html_report.h"
 #include "report/sweep_report.h"
+#include "sched/job.h"
 #include "sched/scheduler.h"
+#include "sched/slot.h"
 #include "train/train_config.h"
 
 namespace ragmig::apps {
@@ -208,6 +210,11 @@ Command add_batch_command(CLI::App& root) {
     const auto nvml = open_nvml(inventory);
     MigAuto mig = start_mig_auto(args->mig, inventory, nvml, "ragmig batch");
     const auto slots = host_slots(inventory, mig);
+    // Trials that no slot here can ever hold would wait forever: refused in the scheduler's words (with --mig
+    // auto the partitioner makes slots as it goes, and the scheduler judges).
+    if (!mig.partitioner)
+      if (const std::string why = sched::unrunnable_reason(sched::parse_need(spec.slots), slots); !why.empty())
+        throw ConfigError(fmt::format("{}: [sweep] slots = \"{}\": {}", spec.path, spec.slots, why.substr(why.find(' ') + 1)));
 
     fs::create_directories(fs::path(plan.dir) / "evals");
     sched::Store store(plan.dir);

@@ -96,6 +96,16 @@ TEST(BatchCli, BadSweepFailsBeforeAnythingIsWritten) {
   EXPECT_NE(r.output.find("train.sed"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("sweep.toml"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(files.state)) << "a state folder was left behind";
+
+  // Trials that need more CPU slots than the machine offers would wait forever: refused up front too.
+  text.replace(text.find("\"train.sed\""), 11, "\"train.seed\"");
+  text.replace(text.find("policy = "), 9, "slots = \"cpu:3\"\npolicy = ");
+  write_file_atomic(files.sweep, text);
+  const auto big = run_process({RAGMIG_BINARY, "batch", files.sweep.string(), "--state", files.state.string(), "--cpu-slots", "2"});
+  EXPECT_EQ(big.exit_code, 2) << big.output;
+  EXPECT_NE(big.output.find("[sweep] slots = \"cpu:3\": needs 3 CPU slots at once; this scheduler has 2"), std::string::npos)
+      << big.output;
+  EXPECT_FALSE(fs::exists(files.state)) << "a state folder was left behind";
 }
 
 TEST(BatchCli, InterruptedSweepContinuesWithoutRerunningFinishedTrials) {
