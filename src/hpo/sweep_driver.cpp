@@ -111,12 +111,10 @@ void SweepDriver::take_rung(size_t index, int64_t step, double value) {
   else decide(index, step, value);
 }
 
-bool SweepDriver::never_reports(size_t index, int64_t rung) const {
-  const TrialStatus& t = trials_[index];
-  if (const auto r = asha_.recorded().find(rung); r != asha_.recorded().end() && r->second.count(t.id)) return false;
+bool SweepDriver::never_reports(size_t index) const {
   // Stopped at an earlier rung, or its training is over without a report here (failed, cancelled, or resumed
   // past the rung: Asha::report's "lower rungs it skipped stay unreported").
-  return asha_.stopped(t.id) || training_over_[index];
+  return asha_.stopped(trials_[index].id) || training_over_[index];
 }
 
 void SweepDriver::decide_in_trial_order() {
@@ -132,7 +130,7 @@ void SweepDriver::decide_in_trial_order() {
         reports.erase(w);
         if (!asha_.stopped(trials_[next].id)) decide(next, step, value);
         ++next;
-      } else if (never_reports(next, rung)) {
+      } else if (never_reports(next)) {
         ++next;
       } else {
         break;  // an earlier trial may still report here: later ones wait for it
@@ -147,9 +145,12 @@ void SweepDriver::decide(size_t index, int64_t step, double value) {
   EventLog(asha_log_path()).append({{"trial", t.id}, {"step", step}, {"value", value}, {"action", to_string(action)}});
   t.rungs.push_back({step, value, action});
   changed_ = true;
-  if (action == AshaAction::Stop && !training_over_[index])
-    scheduler_.cancel(t.train_job, fmt::format("stopped by ASHA at step {}: {} {:.4f} below the rung's cutoff",
-                                               step, plan_.rung_metric(), value));
+  if (action == AshaAction::Stop && !training_over_[index]) scheduler_.cancel(t.train_job, stop_reason(t.rungs.back()));
+}
+
+std::string SweepDriver::stop_reason(const RungResult& rung) const {
+  return fmt::format("stopped by ASHA at step {}: {} {:.4f} below the rung's cutoff", rung.step, plan_.rung_metric(),
+                     rung.value);
 }
 
 void SweepDriver::read_events(size_t index) {
@@ -191,17 +192,14 @@ bool SweepDriver::refresh(size_t index) {
     case sched::JobState::Cancelled:
       t.state = asha_.stopped(t.id) ? "stopped" : "cancelled";
       t.reason = job->reason;
-      if (asha_.stopped(t.id) && !t.rungs.empty())
-        t.reason = fmt::format("stopped by ASHA at step {}: {} {:.4f} below the rung's cutoff", t.rungs.back().step,
-                               plan_.rung_metric(), t.rungs.back().value);
+      if (asha_.stopped(t.id) && !t.rungs.empty()) t.reason = stop_reason(t.rungs.back());
       break;
     case sched::JobState::Done: {
       // Trained past a rung whose decision waits for earlier trials (order = "trial"): not evaluated until it
       // is taken, and stopped if it says so, whenever the training ended.
       if (asha_.stopped(t.id)) {
         t.state = "stopped";
-        t.reason = fmt::format("stopped by ASHA at step {}: {} {:.4f} below the rung's cutoff", t.rungs.back().step,
-                               plan_.rung_metric(), t.rungs.back().value);
+        t.reason = stop_reason(t.rungs.back());
         break;
       }
       const bool undecided = std::any_of(waiting_.begin(), waiting_.end(),

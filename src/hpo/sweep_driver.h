@@ -71,7 +71,10 @@ class SweepDriver {
   void decide(size_t index, int64_t step, double value);
   /// order = "trial": takes the waiting reports whose earlier trials are all settled at their rung.
   void decide_in_trial_order();
-  bool never_reports(size_t index, int64_t rung) const;
+  /// Whether trial `index`, with no report at a rung yet, never will report there.
+  bool never_reports(size_t index) const;
+  /// "stopped by ASHA at step S: recall@k V below the rung's cutoff"
+  std::string stop_reason(const RungResult& rung) const;
   bool refresh(size_t index);
   std::string asha_log_path() const;
 

@@ -218,6 +218,11 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   // A folder used before keeps what decides shapes, data and batches (train/resume_rule.h): checked before
   // anything in it is written, against config.json and against the config its newest checkpoint was saved
   // with (what shaped the weights, when config.json is gone or was replaced).
+  const auto changes_from = [&](const nlohmann::json& before) {
+    ResumeCheck check = compare_for_resume(before, resolved_config);
+    if (!check.refused.empty()) throw ConfigError(refusal_message(run.string(), check.refused));
+    return std::move(check.allowed);
+  };
   std::vector<ConfigChange> config_changes;
   if (const fs::path old_config = run / "config.json"; fs::exists(old_config)) {
     nlohmann::json before;
@@ -226,15 +231,12 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
     } catch (const nlohmann::json::exception& e) {
       throw DataError(old_config.string() + " is not valid JSON (" + describe_json_error(e) + "): use a new --run-dir");
     }
-    ResumeCheck check = compare_for_resume(before, resolved_config);
-    if (!check.refused.empty()) throw ConfigError(refusal_message(run.string(), check.refused));
-    config_changes = std::move(check.allowed);
+    config_changes = changes_from(before);
   }
-  if (fs::exists(run / "checkpoints"))
-    if (const auto saved = CheckpointStore((run / "checkpoints").string(), cfg.train.keep_checkpoints).newest_config()) {
-      const ResumeCheck check = compare_for_resume(*saved, resolved_config);
-      if (!check.refused.empty()) throw ConfigError(refusal_message(run.string(), check.refused));
-    }
+  std::optional<CheckpointStore> saved;  // the folder's checkpoints, as they are before this start
+  if (fs::exists(run / "checkpoints")) saved.emplace((run / "checkpoints").string(), cfg.train.keep_checkpoints);
+  if (saved)
+    if (const auto config = saved->newest_config()) changes_from(*config);  // refusals; changes are logged against config.json
 
   // A finished run started again is a no-op: the scheduler may retry a job whose exit it did not see.
   const fs::path result_path = run / "result.json";
@@ -252,8 +254,8 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                                    "to continue it, or use a new --run-dir",
                                    run.string(), step, cfg.train.max_steps, step));
   };
-  if (fs::exists(run / "checkpoints")) {
-    const auto steps = CheckpointStore((run / "checkpoints").string(), cfg.train.keep_checkpoints).steps();
+  if (saved) {
+    const auto steps = saved->steps();
     if (!steps.empty() && steps.front() > cfg.train.max_steps) throw past_max_steps(steps.front());
   }
 
