@@ -6,6 +6,7 @@
 // (a build with RAGMIG_WITH_NCCL). Then two replicas with rank 1 slowed 2x (it sleeps as long again as it
 // computed, as a slice with half the speed would), once with the batch split evenly and once with dynamic
 // batch: samples/s, the replicas' step-time gap over the second half of the run, and the split it ends with.
+// And two replicas averaging parameters every 20 steps (localsgd) instead of gradients every step.
 // Usage: bench_dp [--device cpu|cuda] [--steps N] [--batch B] [--config F]
 #include <fmt/format.h>
 #include <cstdlib>
@@ -85,6 +86,9 @@ int main(int argc, char** argv) {
     runs = {{"1 process", 1, "auto", {}},
             {"2 replicas on 1 GPU, Gloo", 2, "gloo", {}},
             {"2 replicas on 1 GPU, NCCL", 2, "nccl", {}}};
+  // Parameter averaging every K steps: replicas sharing a GPU (or MIG slices of one) talk 1/K as often.
+  runs.push_back({device == "cpu" ? "2 replicas, localsgd K=20" : "2 on 1 GPU, localsgd K=20", 2, "gloo",
+                  {"parallel.mode=\"localsgd\"", "parallel.average_every=20"}});
   const std::vector<std::string> slowed = {"parallel.debug_slowdown_rank=1", "parallel.debug_slowdown=2"};
   runs.push_back({"rank 1 slowed 2x, even split", 2, "gloo", slowed});
   runs.push_back({"rank 1 slowed 2x, dynamic", 2, "gloo", slowed});

@@ -156,7 +156,7 @@ std::vector<std::pair<double, double>> read_utilization(const std::string& path)
 Command add_batch_command(CLI::App& root) {
   struct Args {
     std::string sweep, state;
-    int cpu_slots = gpu::default_cpu_slots();
+    int cpu_slots = 0;  ///< 0: gpu::InventoryOptions decides
     double grace = 60, tick = 0.5;
     std::string mig = "off";
     MonitoringArgs monitoring;
@@ -167,8 +167,8 @@ Command add_batch_command(CLI::App& root) {
   sub->add_option("sweep", args->sweep, "sweep file (TOML: [sweep], [space], [eval], [asha])")->required()->check(CLI::ExistingFile);
   sub->add_option("--state", args->state, "the sweep's folder: state.db, runs/, results.json, report.html "
                                           "(default .ragmig/sweeps/<name>)");
-  sub->add_option("--cpu-slots", args->cpu_slots, "CPU slots to offer where there is no GPU (NVML absent)")
-      ->capture_default_str()
+  sub->add_option("--cpu-slots", args->cpu_slots, "CPU slots (default: one per core where there is no GPU, none beside GPUs;"
+                  " a number given is offered beside GPUs too)")
       ->check(CLI::Range(1, 4096));
   add_mig_option(sub, args->mig);
   add_monitoring_options(sub, args->monitoring, /*alerts_file_option=*/false);

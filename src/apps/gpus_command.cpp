@@ -63,7 +63,8 @@ Command add_gpus_command(CLI::App& root) {
   CLI::App* sub = root.add_subcommand("gpus", "List GPUs, MIG instances and the slots jobs can run on (changes nothing)");
   sub->add_flag("--json", args->json, "print the inventory as JSON");
   sub->add_option("--cpu-slots", args->cpu_slots,
-                  "CPU slots to offer when there is no usable GPU; 0 (default) = one per hardware thread");
+                  "CPU slots: 0 (default) = one per core where there is no usable GPU, none beside GPUs;"
+                  " a number is offered beside GPUs too");
   sub->footer(std::string("Environment: ") + gpu::kNvmlLibraryEnv + " names the NVML library to load (default " +
               gpu::kNvmlDefaultLibrary + ").");
   return Command{sub, [args]() -> int {

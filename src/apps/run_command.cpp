@@ -22,7 +22,7 @@ Command add_run_command(CLI::App& root) {
     std::string state = sched::default_state_dir();
     sched::SchedulerOptions options;
     bool until_empty = false;
-    int cpu_slots = gpu::default_cpu_slots();
+    int cpu_slots = 0;  ///< 0: gpu::InventoryOptions decides
     std::string mig = "off";
     MonitoringArgs monitoring;
   };
@@ -34,8 +34,8 @@ Command add_run_command(CLI::App& root) {
       ->capture_default_str();
   sub->add_flag("--until-empty", args->until_empty, "exit when no job is queued or running");
   sub->add_option("--state", args->state, "state folder (default ./.ragmig or $RAGMIG_STATE)");
-  sub->add_option("--cpu-slots", args->cpu_slots, "CPU slots to offer where there is no GPU (NVML absent)")
-      ->capture_default_str()
+  sub->add_option("--cpu-slots", args->cpu_slots, "CPU slots (default: one per core where there is no GPU, none beside GPUs;"
+                  " a number given is offered beside GPUs too)")
       ->check(CLI::Range(1, 4096));
   add_mig_option(sub, args->mig);
   add_monitoring_options(sub, args->monitoring, /*alerts_file_option=*/true);

@@ -95,6 +95,11 @@ Inventory read_inventory(const InventoryOptions& options) {
     }
     inv.slots = slots_from_devices(inv.gpus);
   }
+  if (!inv.slots.empty() && options.cpu_slots > 0) {  // asked for by name: offered beside the GPUs
+    auto cpus = cpu_slots(options.cpu_slots, system_memory_mib());
+    inv.slots.insert(inv.slots.end(), cpus.begin(), cpus.end());
+    return inv;
+  }
   if (inv.slots.empty()) {
     inv.cpu_fallback = true;
     if (inv.fallback_reason.empty()) {

@@ -38,7 +38,9 @@ struct Inventory {
 };
 
 struct InventoryOptions {
-  int cpu_slots = 0;          ///< CPU slots offered without a GPU; 0 = one per hardware thread
+  /// CPU slots: 0 = automatic (one per usable core where there is no usable GPU, none beside GPUs);
+  /// N > 0 = N CPU slots, beside the GPU slots where there are GPUs.
+  int cpu_slots = 0;
   std::string nvml_library;   ///< "" = NvmlLibrary::default_path() ($RAGMIG_NVML_LIBRARY or libnvidia-ml.so.1)
 };
 

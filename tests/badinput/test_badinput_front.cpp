@@ -65,7 +65,7 @@ TEST_F(BadInput, Row7CommandsThatCannotBeExecuted) {
   EXPECT_NE(r.output.find("not executable"), std::string::npos) << r.output;
 
   const int64_t id = submit({"--cmd", "no-such-command-ragmig-test", "--max-retries", "3"});
-  ASSERT_EQ(ragmig({"run", "--until-empty", "--tick", "0.1", "--backoff", "0.1"}).exit_code, 0);
+  ASSERT_EQ(ragmig({"run", "--until-empty", "--cpu-slots", "1", "--tick", "0.1", "--backoff", "0.1"}).exit_code, 0);
   const json j = job(id);
   EXPECT_EQ(j["state"], "failed") << j.dump(1);
   EXPECT_EQ(j["attempts"], 1) << "retried a command that cannot run: " << j.dump(1);

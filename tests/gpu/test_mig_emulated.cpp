@@ -158,6 +158,26 @@ TEST_F(Emulated, AWholeGpuWithMigOffIsOneSlot) {
   EXPECT_TRUE(j["gpus"][0]["mig_capable"].get<bool>());
 }
 
+// CPU slots asked for by number are offered beside the GPUs (jobs that need no GPU run there too); without the
+// number a GPU machine offers none (its cores feed the GPU jobs). Seen on the GPU machine: `ragmig run
+// --cpu-slots 1` offered only gpu:0 and CPU jobs waited as unrunnable.
+TEST_F(Emulated, CpuSlotsGivenByNumberSitBesideTheGpus) {
+  json state = h200_state();
+  state["gpus"][0]["mig_current"] = 0;
+  state["gpus"][0]["instances"] = json::array();
+  state["gpus"][0]["processes"] = 0;
+  write(state);
+  const json plain = parse_json(ragmig({"gpus", "--json"}));
+  ASSERT_EQ(plain["slots"].size(), 1u);
+  EXPECT_EQ(plain["slots"][0]["id"], "gpu:0");
+  const json both = parse_json(ragmig({"gpus", "--json", "--cpu-slots", "2"}));
+  ASSERT_EQ(both["slots"].size(), 3u);
+  EXPECT_EQ(both["slots"][0]["id"], "gpu:0");
+  EXPECT_EQ(both["slots"][1]["id"], "cpu:0");
+  EXPECT_EQ(both["slots"][2]["kind"], "cpu");
+  EXPECT_FALSE(both["cpu_fallback"].get<bool>());
+}
+
 TEST_F(Emulated, PlanForTheMachineThenExecuteIt) {
   write(h200_state());
   // A second 3g.71gb fits only after the two idle 1g.18gb instances at 4 and 5 go; the busy 3g.71gb@0 stays.

@@ -81,7 +81,7 @@ TEST_F(SchedCli, SubmitWhileRunningCancelAndGracePeriod) {
   EXPECT_EQ(scheduler->wait(), 0);
   const int64_t never = submit({"--cmd", "sh -c 'touch ran.txt'"});
   EXPECT_THAT(ragmig({"cancel", std::to_string(never)}).output, HasSubstr("cancelled"));
-  ASSERT_EQ(ragmig({"run", "--until-empty"}).exit_code, 0);
+  ASSERT_EQ(ragmig({"run", "--until-empty", "--cpu-slots", "1"}).exit_code, 0);
   EXPECT_EQ(job(never)["attempts"], 0);
   EXPECT_EQ(job(never)["state"], "cancelled");
 }
@@ -96,7 +96,7 @@ TEST_F(SchedCli, ShutdownRequeuesRunningJobsAndRestartFinishesThem) {
   auto j = job(id);
   EXPECT_EQ(j["state"], "queued");
   EXPECT_EQ(j["attempt_list"][0]["outcome"], "preempted");
-  ASSERT_EQ(ragmig({"run", "--until-empty"}).exit_code, 0);
+  ASSERT_EQ(ragmig({"run", "--until-empty", "--cpu-slots", "1"}).exit_code, 0);
   j = job(id);
   EXPECT_EQ(j["state"], "done");
   EXPECT_EQ(j["attempts"], 2);
