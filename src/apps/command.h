@@ -30,6 +30,7 @@ struct TorchCommand {
 inline constexpr TorchCommand kTorchCommands[] = {
     {"train", "Train a dense retriever (dual encoder) in one run folder"},
     {"eval", "Evaluate retrieval on a BEIR folder: BM25, dense, hybrid or re-ranked, with BEIR metrics"},
+    {"mine", "Mine hard negatives for training from BM25's or a model's ranking of a BEIR split"},
     {"lora", "LoRA adapters: merge one into its base model"},
     {"serve", "Serve embeddings over HTTP: OpenAI /v1/embeddings, TEI /embed, LoRA adapters by name"},
 };
@@ -56,6 +57,7 @@ Command add_sim_command(CLI::App& root);
 Command add_batch_command(CLI::App& root);
 Command add_models_command(CLI::App& root);
 Command add_lora_command(CLI::App& root);
+Command add_mine_command(CLI::App& root);
 Command add_serve_command(CLI::App& root);
 
 }  // namespace ragmig::apps

@@ -3,6 +3,7 @@
 // metrics on stdout (a table, or one JSON object with --json).
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include "core/error.h"
 #include "eval/evaluate.h"
 #include "model/packaged_models.h"
+#include "index/fusion.h"
 #include "index/parallel.h"
 
 namespace ragmig::apps {
@@ -47,6 +49,24 @@ void print_table(const eval::EvalResult& r) {
     std::printf("  %s: recall@10 vs exact %.4f, recall@%lld vs exact %.4f, %.0f q/s (exact on %s: %.0f q/s)\n",
                 r.ann->spec.c_str(), r.ann->recall_at_10, static_cast<long long>(r.ann->k), r.ann->recall_at_k,
                 r.ann->queries_per_second, r.ann->exact_device.c_str(), r.ann->exact_queries_per_second);
+  for (const auto& [name, part] : r.parts) {
+    std::printf("  %s alone:", name.c_str());
+    for (size_t i = 0; i < part.metrics.size(); ++i)
+      std::printf(" %s %.4f", part.metrics[i].name().c_str(), part.mean[i]);
+    std::printf("\n");
+  }
+  if (r.fusion_choice) {
+    const auto& c = *r.fusion_choice;
+    double best = 0, bm25 = 0, dense = 0;  // Linear with alpha 0 / 1 is BM25 / dense alone
+    for (const auto& t : c.trials) {
+      best = std::max(best, t.score);
+      if (t.spec.kind == index::FusionKind::kLinear && t.spec.alpha == 0) bm25 = t.score;
+      if (t.spec.kind == index::FusionKind::kLinear && t.spec.alpha == 1) dense = t.score;
+    }
+    std::printf("  fusion %s chosen on %lld queries of split %s (%s %.4f; BM25 alone %.4f, dense alone %.4f)\n",
+                index::to_string(c.chosen).c_str(), static_cast<long long>(c.queries),
+                r.options.fusion_validation_split.c_str(), c.metric.c_str(), best, bm25, dense);
+  }
   for (const auto& c : r.cache) std::printf("  cache %-12s %s\n", c.what.c_str(), c.state.c_str());
 }
 
@@ -64,7 +84,16 @@ Command add_eval_command(CLI::App& root) {
   sub->add_option("--index", o.dense.index_spec, "dense index: Flat (exact), HNSW32, IVF1024,PQ32, LSH, ... with optional (efSearch=..) or (nprobe=..)")
       ->capture_default_str();
   sub->add_option("--bm25", o.bm25_spec, "BM25 spec, e.g. BM25(k1=0.9,b=0.4) or BM25(k1=0.9,b=0.4,fields=multi)")->capture_default_str();
-  sub->add_option("--fusion", o.fusion_spec, "hybrid fusion: RRF(k=60) or Linear(alpha=0.5) (alpha weighs dense)")->capture_default_str();
+  sub->add_option("--fusion", o.fusion_spec,
+                  "hybrid fusion: RRF(k=60), Linear(alpha=0.5) (alpha weighs dense), or auto: the best of a grid "
+                  "(both parts alone included) on validation queries of --fusion-validation")
+      ->capture_default_str();
+  sub->add_option("--fusion-validation", o.fusion_validation_split,
+                  "--fusion auto: the split whose judged queries (none of the evaluated ones) choose the fusion")
+      ->capture_default_str();
+  sub->add_option("--fusion-validation-queries", o.fusion_validation_queries,
+                  "--fusion auto: at most this many validation queries (a seeded choice)")
+      ->capture_default_str();
   sub->add_option("--k", o.k, "depth of the scored run")->capture_default_str();
   sub->add_option("--candidates", o.candidates, "depth of each list fused (hybrid) or re-scored (rerank)")->capture_default_str();
   sub->add_option("--metrics", args->metrics, "comma-separated, e.g. ndcg@10,recall@100,p@10,mrr@10,map@100 (default: a BEIR set)");

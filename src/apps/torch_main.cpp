@@ -1,4 +1,4 @@
-// `ragmig-torch`: the subcommands that need LibTorch (train, eval, lora, serve), started by the `ragmig` front
+// `ragmig-torch`: the subcommands that need LibTorch (train, eval, mine, lora, serve), started by the `ragmig` front
 // binary in its own place (execv) with the same arguments. It presents itself as `ragmig` in help and errors.
 #include "apps/command.h"
 #include "core/error.h"
@@ -11,7 +11,8 @@ int main(int argc, char** argv) {
       "Run `ragmig <command> --help` for a command's options.",
       "ragmig"};
   app.require_subcommand(1, 1);
-  std::vector<Command> commands = {add_train_command(app), add_eval_command(app), add_lora_command(app), add_serve_command(app)};
+  std::vector<Command> commands = {add_train_command(app), add_eval_command(app), add_mine_command(app),
+                                   add_lora_command(app), add_serve_command(app)};
   // LibTorch's errors reach the one error boundary (run_command_line) as one line: a failure (exit 1), or out
   // of memory a device error; RAGMIG_DEBUG=1 keeps LibTorch's stack trace.
   for (auto& command : commands)

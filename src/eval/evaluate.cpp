@@ -18,7 +18,6 @@ namespace ragmig::eval {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using HitLists = std::vector<std::vector<index::Hit>>;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -53,14 +52,32 @@ std::vector<index::Hit> rescore(const std::vector<index::Hit>& candidates, const
   return out;
 }
 
+std::function<std::string(int64_t)> doc_id_of(const text::BeirFolder& beir) {
+  return [&beir](int64_t row) { return beir.corpus.docs[static_cast<size_t>(row)].id; };
+}
+
+// The metrics of one retriever's hits, each list cut to k, as evaluate() scores its run.
+MetricReport score_hits(const std::vector<std::string>& query_ids, const HitLists& hits, int64_t k,
+                        const std::function<std::string(int64_t)>& doc_id, const Judgments& judgments,
+                        const EvalOptions& o) {
+  TrecRun run;
+  for (size_t q = 0; q < query_ids.size(); ++q) {
+    auto& list = run[query_ids[q]];
+    for (size_t j = 0; j < hits[q].size() && static_cast<int64_t>(j) < k; ++j)
+      list.push_back(ScoredDoc{doc_id(hits[q][j].doc), hits[q][j].score});
+  }
+  return evaluate_run(run, judgments, o.metrics, o.metric_options);
+}
+
 struct Bm25Side {
   HitLists hits;
   double index_seconds = 0, search_seconds = 0;
   int64_t without_terms = 0;
 };
 
+// BM25's hits for `queries`; without_terms counts the first `scored` of them (the rest are validation queries).
 Bm25Side run_bm25(const text::BeirFolder& beir, const std::string& corpus_file, const std::vector<std::string>& queries,
-                  int64_t depth, const EvalOptions& o, const EvalCache& cache, EvalResult& result,
+                  size_t scored, int64_t depth, const EvalOptions& o, const EvalCache& cache, EvalResult& result,
                   const std::function<void(const std::string&)>& log) {
   Bm25Side side;
   const index::Bm25Spec spec = index::parse_bm25_spec(o.bm25_spec);
@@ -89,7 +106,7 @@ Bm25Side run_bm25(const text::BeirFolder& beir, const std::string& corpus_file, 
     result.cache.push_back({"bm25_index", cache.store(path, [&] { bm25->save(path); }, result.warnings), path});
   }
   side.index_seconds = seconds_since(t_index);
-  for (const auto& q : queries) side.without_terms += bm25->query_terms(q).empty() ? 1 : 0;
+  for (size_t q = 0; q < scored && q < queries.size(); ++q) side.without_terms += bm25->query_terms(queries[q]).empty() ? 1 : 0;
   log("searching " + std::to_string(queries.size()) + " queries with BM25");
   const auto t_search = Clock::now();
   side.hits = bm25->search_batch(queries, depth, o.threads);
@@ -109,6 +126,15 @@ void validate(const EvalOptions& o) {
     throw ConfigError("--split " + o.split + ": no qrels for split '" + o.split + "' in " + o.data_dir + "/qrels (found: " +
                       (splits.empty() ? "nothing" : splits) + ")");
   }
+  if (o.retriever == RetrieverKind::kHybrid && o.fusion_spec == "auto") {
+    if (o.fusion_validation_split == o.split)
+      throw ConfigError("--fusion auto: the validation split '" + o.split + "' is the evaluated split; fusion must be "
+                        "chosen on other queries (--fusion-validation names a split, e.g. train or dev)");
+    if (!std::filesystem::exists(o.data_dir + "/qrels/" + o.fusion_validation_split + ".tsv") &&
+        !std::filesystem::exists(o.data_dir + "/qrels/" + o.fusion_validation_split + ".tsv.gz"))
+      throw ConfigError("--fusion auto: no qrels for the validation split '" + o.fusion_validation_split + "' in " +
+                        o.data_dir + "/qrels (--fusion-validation names another, or give a fusion spec)");
+  }
   if (o.k < 1) throw ConfigError("--k must be at least 1");
   if (o.candidates < 1) throw ConfigError("--candidates must be at least 1");
   if (o.max_queries < 0) throw ConfigError("--max-queries must be >= 0");
@@ -121,7 +147,7 @@ void validate(const EvalOptions& o) {
   // Parse every spec up front, so a typo fails before minutes of indexing.
   index::parse_bm25_spec(o.bm25_spec);
   index::parse_dense_spec(o.dense.index_spec);
-  index::parse_fusion_spec(o.fusion_spec);
+  if (o.fusion_spec != "auto") index::parse_fusion_spec(o.fusion_spec);
 }
 
 }  // namespace
@@ -179,6 +205,22 @@ EvalResult evaluate(const EvalOptions& o, const std::function<void(const std::st
     result.warnings.push_back(std::to_string(blank_ids.size()) + " queries have empty text (" + ids +
                               (blank_ids.size() > 5 ? ", ..." : "") + "); they are scored with whatever they retrieve");
   }
+  // Fusion "auto": validation queries from another split ride along with the evaluated ones (one BM25 search,
+  // one embedding pass) and are split off again before anything is scored.
+  const bool auto_fusion = o.retriever == RetrieverKind::kHybrid && o.fusion_spec == "auto";
+  Judgments validation;
+  const size_t scored = query_ids.size();
+  std::vector<std::string> all_ids = query_ids, all_texts = query_texts;
+  if (auto_fusion) {
+    const text::Qrels vq = text::read_qrels(text::qrels_path(o.data_dir, o.fusion_validation_split));
+    validation = carve_validation(resolve_judgments(vq, beir, nullptr), judgments, o.fusion_validation_queries, 0x5eed);
+    if (validation.by_query.empty())
+      throw DataError(vq.path + ": no judged query outside the evaluated split to choose the fusion on");
+    for (const auto& [qid, judged] : validation.by_query) {
+      all_ids.push_back(qid);
+      all_texts.push_back(beir.queries[static_cast<size_t>(beir.query_index.at(qid))].text);
+    }
+  }
   result.load_seconds = seconds_since(t0);
 
   // One extra result when the query's own id will be dropped, so the scored run still reaches k.
@@ -190,7 +232,8 @@ EvalResult evaluate(const EvalOptions& o, const std::function<void(const std::st
   const bool uses_dense = o.retriever != RetrieverKind::kBm25;
   Bm25Side sparse;
   if (uses_bm25) {
-    sparse = run_bm25(beir, corpus_file, query_texts, o.retriever == RetrieverKind::kBm25 ? k : candidates, o, cache, result, log);
+    sparse = run_bm25(beir, corpus_file, all_texts, scored, o.retriever == RetrieverKind::kBm25 ? k : candidates, o, cache,
+                      result, log);
     result.queries_without_terms = sparse.without_terms;
     result.index_seconds += sparse.index_seconds;
     result.search_seconds += sparse.search_seconds;
@@ -202,7 +245,7 @@ EvalResult evaluate(const EvalOptions& o, const std::function<void(const std::st
     std::vector<std::string> passages;
     passages.reserve(beir.corpus.docs.size());
     for (const auto& d : beir.corpus.docs) passages.push_back(text::document_text(d));
-    DenseInputs in{corpus_file, queries_file, &passages, &query_texts, hash_parts(query_ids)};
+    DenseInputs in{corpus_file, queries_file, &passages, &all_texts, hash_parts(all_ids)};
     const int64_t depth = o.retriever == RetrieverKind::kDense ? k : o.retriever == RetrieverKind::kHybrid ? candidates : 0;
     DenseRetrieval dense = run_dense(in, depth, o.dense, cache, log);
     result.ann = dense.ann;
@@ -218,8 +261,23 @@ EvalResult evaluate(const EvalOptions& o, const std::function<void(const std::st
     if (o.retriever == RetrieverKind::kDense) {
       hits = hit_lists(dense.results);
     } else if (o.retriever == RetrieverKind::kHybrid) {
-      const index::FusionSpec fusion = index::parse_fusion_spec(o.fusion_spec);
-      const HitLists dense_hits = hit_lists(dense.results);
+      HitLists dense_hits = hit_lists(dense.results);
+      index::FusionSpec fusion;
+      if (auto_fusion) {
+        const std::vector<std::string> ids(all_ids.begin() + static_cast<std::ptrdiff_t>(scored), all_ids.end());
+        const HitLists vd(dense_hits.begin() + static_cast<std::ptrdiff_t>(scored), dense_hits.end());
+        const HitLists vs(sparse.hits.begin() + static_cast<std::ptrdiff_t>(scored), sparse.hits.end());
+        log("choosing the fusion on " + std::to_string(ids.size()) + " queries of split " + o.fusion_validation_split);
+        result.fusion_choice = choose_fusion(fusion_grid(), ids, vd, vs, doc_id_of(beir), validation, parse_metric("ndcg@10"), k);
+        fusion = result.fusion_choice->chosen;
+        dense_hits.resize(scored);
+        sparse.hits.resize(scored);
+      } else {
+        fusion = index::parse_fusion_spec(o.fusion_spec);
+      }
+      // Both parts alone on the same queries, for the side-by-side the hybrid is judged against.
+      result.parts = {{"bm25", score_hits(query_ids, sparse.hits, k, doc_id_of(beir), judgments, o)},
+                      {"dense", score_hits(query_ids, dense_hits, k, doc_id_of(beir), judgments, o)}};
       hits.resize(query_texts.size());
       for (size_t q = 0; q < query_texts.size(); ++q) hits[q] = index::fuse(fusion, dense_hits[q], sparse.hits[q], k);
     } else {
@@ -263,7 +321,8 @@ nlohmann::json EvalResult::to_json() const {
     j["precision"] = precision;
     j["precision_reason"] = precision_reason;
     if (options.retriever != RetrieverKind::kRerank) j["index"] = options.dense.index_spec;
-    if (options.retriever == RetrieverKind::kHybrid) j["fusion"] = options.fusion_spec;
+    if (options.retriever == RetrieverKind::kHybrid)
+      j["fusion"] = fusion_choice ? index::to_string(fusion_choice->chosen) : options.fusion_spec;
     if (options.retriever != RetrieverKind::kDense) j["candidates"] = options.candidates;
   }
   j["ignore_identical_ids"] = options.metric_options.ignore_identical_ids;
@@ -284,6 +343,21 @@ nlohmann::json EvalResult::to_json() const {
                 {"exact_queries_per_second", ann->exact_queries_per_second},
                 {"exact_device", ann->exact_device},
                 {"build_seconds", ann->build_seconds}};
+  }
+  if (fusion_choice) {
+    nlohmann::json trials = nlohmann::json::array();
+    for (const auto& t : fusion_choice->trials) trials.push_back({{"fusion", index::to_string(t.spec)}, {fusion_choice->metric, t.score}});
+    j["fusion_choice"] = {{"chosen", index::to_string(fusion_choice->chosen)},
+                          {"validation_split", options.fusion_validation_split},
+                          {"validation_queries", fusion_choice->queries},
+                          {"metric", fusion_choice->metric},
+                          {"trials", trials}};
+  }
+  if (!parts.empty()) {
+    nlohmann::json p = nlohmann::json::object();
+    for (const auto& [name, r] : parts)
+      for (size_t i = 0; i < r.metrics.size(); ++i) p[name][r.metrics[i].name()] = r.mean[i];
+    j["parts"] = p;
   }
   j["warnings"] = warnings;
   if (!options.run_out.empty()) j["run"] = options.run_out;

@@ -9,10 +9,12 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "eval/dense_retrieval.h"
 #include "eval/eval_cache.h"
+#include "eval/fusion_choice.h"
 #include "eval/metrics.h"
 #include "eval/qrels.h"
 
@@ -29,7 +31,10 @@ struct EvalOptions {
   std::string split = "test";
   RetrieverKind retriever = RetrieverKind::kBm25;
   std::string bm25_spec = "BM25(k1=0.9,b=0.4)";
-  std::string fusion_spec = "RRF(k=60)";  ///< hybrid: first list dense, second BM25
+  std::string fusion_spec = "RRF(k=60)";  ///< hybrid: first list dense, second BM25; "auto": chosen on
+                                          ///< validation queries (fusion_choice.h)
+  std::string fusion_validation_split = "train";  ///< fusion "auto": the split whose queries choose it
+  int64_t fusion_validation_queries = 300;        ///< fusion "auto": at most this many of them
   DenseSetup dense;                       ///< model_dir required for dense, hybrid and rerank
   int64_t k = 1000;                       ///< depth of the run that is scored (and written)
   int64_t candidates = 1000;              ///< depth of each list fused (hybrid) or re-scored (rerank); a
@@ -51,6 +56,8 @@ struct EvalResult {
   int64_t queries_without_terms = 0;   ///< BM25: nothing left after analysis, so no BM25 results
   QrelsCheck qrels_check;
   std::optional<AnnReport> ann;
+  std::optional<FusionChoice> fusion_choice;  ///< fusion "auto": the grid's scores on validation queries
+  std::vector<std::pair<std::string, MetricReport>> parts;  ///< hybrid: "bm25" and "dense" alone, same queries
   std::vector<CacheUse> cache;
   std::vector<std::string> warnings;
   std::string device;                  ///< where dense work ran ("" for BM25 only)

@@ -65,7 +65,7 @@ std::vector<Hit> fuse_linear(const std::vector<std::vector<Hit>>& lists, const s
   RAGMIG_CHECK(lists.size() == weights.size(), "one weight per list");
   std::unordered_map<int64_t, double> scores;
   for (size_t l = 0; l < lists.size(); ++l) {
-    if (lists[l].empty()) continue;
+    if (lists[l].empty() || weights[l] == 0) continue;  // weighted 0: not fused at all, not even as ties at 0
     auto [lo, hi] = std::minmax_element(lists[l].begin(), lists[l].end(), [](const Hit& a, const Hit& b) { return a.score < b.score; });
     const double min = lo->score, range = static_cast<double>(hi->score) - min;
     for (const Hit& h : lists[l]) {

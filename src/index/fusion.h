@@ -1,7 +1,8 @@
 // Fusion of ranked lists (BM25 and dense) into one: reciprocal-rank fusion, score(d) = sum over lists of
 // 1 / (k + rank(d)) with ranks from 1 (Cormack et al. 2009, k = 60), and normalised linear fusion,
 // score(d) = sum of weight_i * (s_i(d) - min_i) / (max_i - min_i), min-max taken over each list's own
-// results and a document missing from a list contributing 0 for it. Pure functions of their inputs.
+// results and a document missing from a list contributing 0 for it; a list weighted 0 adds no documents, so
+// Linear(alpha=0) is the second list's ranking alone and alpha=1 the first's. Pure functions of their inputs.
 #pragma once
 
 #include <cstdint>

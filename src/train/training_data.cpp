@@ -2,6 +2,7 @@
 #include "train/training_data.h"
 
 #include <unordered_map>
+#include <utility>
 
 #include "core/error.h"
 #include "core/splitmix.h"
@@ -86,9 +87,18 @@ PairBatch assemble_batch(const TokenizedData& data, std::span<const int64_t> row
     const auto& own = data.negatives[static_cast<size_t>(rows[i])];
     const int64_t own_positive = data.positive[static_cast<size_t>(rows[i])];
     uint64_t state = splitmix64(seed ^ splitmix64(static_cast<uint64_t>(step) * 1000003u + static_cast<uint64_t>(first_index) + i));
+    // A pool larger than asked for: `hard_negatives` of it by a partial Fisher-Yates shuffle.
+    std::vector<int64_t> chosen(own.begin(), own.end());
+    if (static_cast<int64_t>(chosen.size()) > hard_negatives) {
+      for (size_t j = 0; j < static_cast<size_t>(hard_negatives); ++j) {
+        state = splitmix64(state);
+        std::swap(chosen[j], chosen[j + state % (chosen.size() - j)]);
+      }
+      chosen.resize(static_cast<size_t>(hard_negatives));
+    }
     for (int64_t j = 0; j < hard_negatives; ++j) {
-      if (j < static_cast<int64_t>(own.size())) {
-        negs.push_back(data.passages[static_cast<size_t>(own[static_cast<size_t>(j)])]);
+      if (j < static_cast<int64_t>(chosen.size())) {
+        negs.push_back(data.passages[static_cast<size_t>(chosen[static_cast<size_t>(j)])]);
         continue;
       }
       int64_t pick = own_positive;

@@ -48,6 +48,14 @@ TEST(Fusion, NormalisedLinearByHand) {
   EXPECT_NEAR(fused[0].score, 0.4, 1e-6);
 }
 
+TEST(Fusion, ALinearWeightOfZeroLeavesTheOtherListAlone) {
+  // alpha 0 is BM25's ranking, alpha 1 the dense one: no document of the list weighted 0 enters, not even at 0.
+  EXPECT_EQ(rows(fuse(parse_fusion_spec("Linear(alpha=0)"), kFirst, kSecond, 10)), rows(kSecond));
+  EXPECT_EQ(rows(fuse(parse_fusion_spec("Linear(alpha=1)"), kFirst, kSecond, 10)), rows(kFirst));
+  EXPECT_EQ(to_string(parse_fusion_spec("Linear(alpha=0)")), "Linear(alpha=0)");
+  EXPECT_EQ(to_string(parse_fusion_spec("Linear(alpha=1)")), "Linear(alpha=1)");
+}
+
 TEST(Fusion, SpecsRoundTripAndRefuseNonsense) {
   for (const char* s : {"RRF(k=60)", "RRF(k=10.5)", "Linear(alpha=0.5)", "Linear(alpha=0.25)"})
     EXPECT_EQ(to_string(parse_fusion_spec(s)), s);

@@ -1,0 +1,172 @@
+// `ragmig mine --data BEIR_DIR --split train --out pairs.jsonl [--retriever bm25|dense|hybrid --model M]`:
+// hard negatives for `ragmig train` (data.pairs, train.hard_negatives). Retrieves for every query of the split
+// with eval::evaluate (the same retrievers, cache and options as `ragmig eval`), then eval::mine_negatives
+// keeps the best-ranked documents that are neither judged relevant nor near-duplicates of a positive, and the
+// rows are written atomically. Mining again with the newest model between training rounds is ANCE's recipe.
+#include <ATen/Parallel.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "apps/command.h"
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "eval/evaluate.h"
+#include "eval/mine.h"
+#include "index/parallel.h"
+#include "model/packaged_models.h"
+#include "text/beir.h"
+#include "text/pairs.h"
+
+namespace ragmig::apps {
+namespace {
+
+struct MineArgs {
+  eval::EvalOptions options;
+  eval::MineOptions mine;
+  std::string retriever = "bm25";
+  std::string out;
+  int64_t depth = 100;
+  bool no_cache = false, quiet = false, json = false;
+};
+
+/// The trainer's pairs rows (query, positive, negatives as texts) with the ids they came from.
+std::string pairs_jsonl(const std::vector<eval::MinedExample>& examples, const text::BeirFolder& beir) {
+  const auto doc_text = [&](const std::string& id) {
+    return text::document_text(beir.corpus.docs[static_cast<size_t>(beir.corpus.index_of.at(id))]);
+  };
+  std::string out;
+  for (const auto& e : examples) {
+    nlohmann::json negatives = nlohmann::json::array();
+    for (const auto& id : e.negative_ids) negatives.push_back(doc_text(id));
+    const nlohmann::json row = {{"query", beir.queries[static_cast<size_t>(beir.query_index.at(e.query_id))].text},
+                                {"positive", doc_text(e.positive_id)},
+                                {"negatives", negatives},
+                                {"query_id", e.query_id},
+                                {"positive_id", e.positive_id},
+                                {"negative_ids", e.negative_ids}};
+    out += row.dump() + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+Command add_mine_command(CLI::App& root) {
+  auto args = std::make_shared<MineArgs>();
+  eval::EvalOptions& o = args->options;
+  o.split = "train";
+  CLI::App* sub = root.add_subcommand("mine", torch_command_help("mine"));
+  sub->add_option("--data", o.data_dir, "BEIR folder (corpus.jsonl[.gz], queries.jsonl[.gz], qrels/<split>.tsv)")->required();
+  sub->add_option("--split", o.split, "qrels split whose queries and positives are mined (never the test split)")
+      ->capture_default_str();
+  sub->add_option("--out", args->out, "pairs JSONL to write: query, positive, negatives (texts) and their ids")->required();
+  sub->add_option("--retriever", args->retriever, "bm25 | dense | hybrid: whose ranking the negatives come from")
+      ->capture_default_str();
+  sub->add_option("--model", o.dense.model_dir, "model folder (dense, hybrid), or package:NAME (`ragmig models`)");
+  sub->add_option("--depth", args->depth, "ranking depth searched for negatives")->capture_default_str();
+  sub->add_option("--negatives", args->mine.negatives, "negatives per example, at most")->capture_default_str();
+  sub->add_option("--skip-top", args->mine.skip_top, "ranks passed over first (unjudged positives crowd the top)")
+      ->capture_default_str();
+  sub->add_option("--max-overlap", args->mine.max_overlap,
+                  "word-set Jaccard with a positive at which a candidate is a near-duplicate, not a negative")
+      ->capture_default_str();
+  sub->add_option("--bm25", o.bm25_spec, "BM25 spec")->capture_default_str();
+  sub->add_option("--fusion", o.fusion_spec, "hybrid fusion: RRF(k=60) or Linear(alpha=0.5)")->capture_default_str();
+  sub->add_option("--cache", o.cache_dir, "cache folder for embeddings and indexes")->capture_default_str();
+  sub->add_flag("--no-cache", args->no_cache, "neither read nor write the cache");
+  sub->add_option("--threads", o.threads, "threads for BM25, FAISS and LibTorch (0 = all cores)")->capture_default_str();
+  sub->add_option("--device", o.dense.device, "auto | cpu | cuda | cuda:N")->capture_default_str();
+  sub->add_option("--precision", o.dense.embed.precision, "auto | fp32 | bf16: the embedder's precision")->capture_default_str();
+  sub->add_option("--max-query-tokens", o.dense.embed.max_query_tokens, "query token limit")->capture_default_str();
+  sub->add_option("--max-passage-tokens", o.dense.embed.max_passage_tokens, "passage token limit")->capture_default_str();
+  sub->add_flag("--json", args->json, "print the counts as one JSON object");
+  sub->add_flag("--quiet", args->quiet, "no progress lines on stderr");
+  sub->footer("Then: ragmig train CONFIG --set data.pairs='\"OUT\"' --set train.hard_negatives=N.\n"
+              "Exit codes: 0 done, 2 bad input (message names the file and line), 1 failure.");
+
+  return Command{sub, [args]() -> int {
+                   eval::EvalOptions opts = args->options;
+                   opts.retriever = eval::parse_retriever(args->retriever);
+                   if (opts.retriever == eval::RetrieverKind::kRerank)
+                     throw ConfigError("--retriever rerank cannot mine: use bm25, dense or hybrid");
+                   if (opts.split == "test")
+                     throw ConfigError("--split test: negatives mined from the test split's judgments would leak it "
+                                       "into training; mine the train split (or a dev split)");
+                   if (args->depth < 1) throw ConfigError("--depth must be at least 1");
+                   if (args->depth <= args->mine.skip_top)
+                     throw ConfigError("--depth must be larger than --skip-top, or no rank is left to mine");
+                   if (args->no_cache) opts.cache_dir.clear();
+                   if (opts.threads < 0) throw ConfigError("--threads must be >= 0");
+                   opts.dense.threads = opts.threads;
+                   if (!opts.dense.model_dir.empty()) opts.dense.model_dir = model::resolve_model_reference(opts.dense.model_dir);
+                   opts.k = opts.candidates = args->depth;
+                   opts.metrics = {eval::parse_metric("recall@" + std::to_string(args->depth))};
+                   const std::filesystem::path out = args->out;
+                   if (std::filesystem::is_directory(out)) throw ConfigError("--out " + args->out + " is a folder");
+                   const std::string run_file = args->out + ".run.tmp";
+                   opts.run_out = run_file;
+                   at::set_num_threads(index::resolve_threads(opts.threads));
+                   const bool quiet = args->quiet;
+                   const auto log = [quiet](const std::string& line) {
+                     if (!quiet) std::fprintf(stderr, "ragmig mine: %s\n", line.c_str());
+                   };
+                   eval::TrecRun run;
+                   double recall = 0;
+                   try {
+                     const eval::EvalResult result = eval::evaluate(opts, log);
+                     for (const auto& w : result.warnings) std::fprintf(stderr, "ragmig mine: warning: %s\n", w.c_str());
+                     recall = result.report.mean.empty() ? 0 : result.report.mean[0];
+                     run = eval::read_trec_run(run_file);
+                   } catch (...) {
+                     std::filesystem::remove(run_file);
+                     throw;
+                   }
+                   std::filesystem::remove(run_file);
+                   const text::BeirFolder beir = text::read_beir(opts.data_dir);
+                   const eval::Judgments judgments =
+                       eval::resolve_judgments(text::read_qrels(text::qrels_path(opts.data_dir, opts.split)), beir, nullptr);
+                   std::string scratch;
+                   const auto text_of = [&](const std::string& id) -> const std::string& {
+                     const auto it = beir.corpus.index_of.find(id);
+                     if (it == beir.corpus.index_of.end())
+                       throw DataError(text::qrels_path(opts.data_dir, opts.split) + ": unknown corpus id '" + id + "'");
+                     scratch = text::document_text(beir.corpus.docs[static_cast<size_t>(it->second)]);
+                     return scratch;
+                   };
+                   eval::MineReport report;
+                   const auto examples = eval::mine_negatives(run, judgments, text_of, args->mine, &report);
+                   if (examples.empty())
+                     throw DataError(text::qrels_path(opts.data_dir, opts.split) +
+                                     ": no judged-relevant pair the ranking covers: nothing written");
+                   write_file_atomic(out, pairs_jsonl(examples, beir));
+                   const nlohmann::json summary = {{"out", args->out},
+                                                   {"examples", report.examples},
+                                                   {"negatives_per_example", args->mine.negatives},
+                                                   {"short_examples", report.short_examples},
+                                                   {"relevant_skipped", report.relevant_skipped},
+                                                   {"duplicates_skipped", report.duplicates_skipped},
+                                                   {"queries_without_run", report.queries_without_run},
+                                                   {"recall_at_depth", recall},
+                                                   {"depth", args->depth},
+                                                   {"retriever", args->retriever}};
+                   if (args->json) {
+                     std::printf("%s\n", summary.dump(2).c_str());
+                   } else {
+                     std::printf("mined %lld examples into %s: up to %lld negatives each from %s's top %lld (recall@%lld "
+                                 "of the positives %.4f); passed over %lld judged relevant and %lld near-duplicates; "
+                                 "%lld examples have fewer negatives\n",
+                                 static_cast<long long>(report.examples), args->out.c_str(),
+                                 static_cast<long long>(args->mine.negatives), args->retriever.c_str(),
+                                 static_cast<long long>(args->depth), static_cast<long long>(args->depth), recall,
+                                 static_cast<long long>(report.relevant_skipped),
+                                 static_cast<long long>(report.duplicates_skipped),
+                                 static_cast<long long>(report.short_examples));
+                   }
+                   return kOk;
+                 }};
+}
+
+}  // namespace ragmig::apps

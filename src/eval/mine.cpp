@@ -1,0 +1,92 @@
+// Hard-negative mining from a ranking (see mine.h).
+#include "eval/mine.h"
+
+#include <algorithm>
+#include <cctype>
+#include <unordered_map>
+
+#include "core/error.h"
+
+namespace ragmig::eval {
+
+std::vector<std::string> word_set(const std::string& text) {
+  std::vector<std::string> words;
+  std::string word;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || u >= 0x80) {  // bytes of UTF-8 letters stay inside words
+      word.push_back(static_cast<char>(std::tolower(u)));
+    } else if (!word.empty()) {
+      words.push_back(std::move(word));
+      word.clear();
+    }
+  }
+  if (!word.empty()) words.push_back(std::move(word));
+  std::sort(words.begin(), words.end());
+  words.erase(std::unique(words.begin(), words.end()), words.end());
+  return words;
+}
+
+double jaccard(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  if (a.empty() && b.empty()) return 1.0;
+  size_t common = 0;
+  for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+    if (a[i] < b[j]) ++i;
+    else if (b[j] < a[i]) ++j;
+    else ++common, ++i, ++j;
+  }
+  return static_cast<double>(common) / static_cast<double>(a.size() + b.size() - common);
+}
+
+std::vector<MinedExample> mine_negatives(const TrecRun& run, const Judgments& judgments,
+                                         const std::function<const std::string&(const std::string&)>& text_of,
+                                         const MineOptions& options, MineReport* report) {
+  if (options.negatives < 1) throw ConfigError("--negatives must be at least 1");
+  if (options.skip_top < 0) throw ConfigError("--skip-top must be 0 or more");
+  if (!(options.max_overlap > 0 && options.max_overlap <= 1))
+    throw ConfigError("--max-overlap must be in (0, 1]: the word-set Jaccard at which a candidate is a near-duplicate");
+  MineReport counts;
+  std::vector<MinedExample> out;
+  for (const auto& [query_id, grades] : judgments.by_query) {
+    std::vector<std::string> positives;
+    for (const auto& [doc_id, grade] : grades)
+      if (grade > 0) positives.push_back(doc_id);
+    if (positives.empty()) continue;
+    std::sort(positives.begin(), positives.end());  // judgments are a hash map: fix the order
+    const auto ranked = run.find(query_id);
+    if (ranked == run.end()) {
+      ++counts.queries_without_run;
+      continue;
+    }
+    std::vector<std::vector<std::string>> positive_words;
+    for (const auto& id : positives) positive_words.push_back(word_set(text_of(id)));
+    std::vector<std::string> negatives;
+    const auto& list = ranked->second;
+    for (size_t rank = static_cast<size_t>(options.skip_top);
+         rank < list.size() && static_cast<int64_t>(negatives.size()) < options.negatives; ++rank) {
+      const std::string& id = list[rank].doc_id;
+      const auto judged = grades.find(id);
+      if (judged != grades.end() && judged->second > 0) {
+        ++counts.relevant_skipped;
+        continue;
+      }
+      const auto words = word_set(text_of(id));
+      const bool duplicate = std::any_of(positive_words.begin(), positive_words.end(),
+                                         [&](const auto& p) { return jaccard(words, p) >= options.max_overlap; });
+      if (duplicate) {
+        ++counts.duplicates_skipped;
+        continue;
+      }
+      negatives.push_back(id);
+    }
+    for (const auto& positive : positives) {
+      out.push_back({query_id, positive, negatives});
+      ++counts.examples;
+      if (static_cast<int64_t>(negatives.size()) < options.negatives) ++counts.short_examples;
+    }
+  }
+  if (report) *report = counts;
+  return out;
+}
+
+}  // namespace ragmig::eval

@@ -1,0 +1,55 @@
+// Hard negatives for contrastive training, mined from a retriever's ranking (BM25's or a model's top-k, as a
+// TREC run): for every judged-relevant (query, document) pair, the best-ranked documents that are neither
+// judged relevant for that query nor near-duplicates of one of its positives — the unjudged copies and
+// paraphrases that would otherwise teach the model to push a right answer away. Pure and torch-free; `ragmig
+// mine` runs the retriever and writes the result as the trainer's pairs JSONL (data.pairs).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "eval/qrels.h"
+#include "eval/run_file.h"
+
+namespace ragmig::eval {
+
+struct MineOptions {
+  int64_t negatives = 8;     ///< per example, at most (fewer where the ranking runs out)
+  int64_t skip_top = 0;      ///< ranks passed over first: the very top holds most unjudged positives
+  double max_overlap = 0.8;  ///< Jaccard of word sets with any positive at or above which a candidate is a
+                             ///< near-duplicate and not taken (1 = only exact word-set copies)
+};
+
+struct MinedExample {
+  std::string query_id, positive_id;
+  std::vector<std::string> negative_ids;  ///< best-ranked first
+  bool operator==(const MinedExample&) const = default;
+};
+
+struct MineReport {
+  int64_t examples = 0;            ///< judged-relevant (query, document) pairs with a ranking
+  int64_t queries_without_run = 0; ///< queries with positives the run has no list for (left out)
+  int64_t relevant_skipped = 0;    ///< candidates passed over because judged relevant for the query
+  int64_t duplicates_skipped = 0;  ///< candidates passed over as near-duplicates of a positive
+  int64_t short_examples = 0;      ///< examples with fewer negatives than asked for
+};
+
+/// Lowercased alphanumeric words of `text` (any other byte separates), sorted and unique: what the
+/// near-duplicate test compares.
+std::vector<std::string> word_set(const std::string& text);
+
+/// |a ∩ b| / |a ∪ b| of two word_set()s; 1 for two empty sets.
+double jaccard(const std::vector<std::string>& a, const std::vector<std::string>& b);
+
+/// One example per judgment with grade > 0 whose query has a list in `run`, in judgment order (queries by id,
+/// documents by id), each with the same negatives for its query: the run's documents from rank skip_top + 1 on,
+/// skipping every document judged relevant for the query (grade > 0) and every document whose word set overlaps
+/// a positive's by max_overlap or more, up to `negatives`. `text_of(doc_id)` gives a document's text (it throws
+/// for an unknown id). Deterministic: the same inputs give the same output. ConfigError for bad options.
+std::vector<MinedExample> mine_negatives(const TrecRun& run, const Judgments& judgments,
+                                         const std::function<const std::string&(const std::string&)>& text_of,
+                                         const MineOptions& options, MineReport* report = nullptr);
+
+}  // namespace ragmig::eval

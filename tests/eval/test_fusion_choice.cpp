@@ -1,0 +1,138 @@
+// Fusion chosen on validation queries (eval/fusion_choice.h): the grid, the carved validation queries, the
+// choice on hand-made rankings, and the real `ragmig eval --retriever hybrid --fusion auto` on SciFact.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "core/error.h"
+#include "eval/fusion_choice.h"
+#include "eval_fixture.h"
+
+namespace ragmig::eval {
+namespace {
+
+Judgments judged(const std::map<std::string, std::map<std::string, int>>& rows) {
+  Judgments j;
+  for (const auto& [q, docs] : rows)
+    for (const auto& [d, g] : docs) j.by_query[q][d] = g;
+  return j;
+}
+
+TEST(FusionChoice, TheGridHoldsBothPartsAloneFirstAndLast) {
+  const auto grid = fusion_grid();
+  ASSERT_EQ(grid.size(), 17u);
+  EXPECT_EQ(grid.front(), (index::FusionSpec{index::FusionKind::kLinear, 60, 0.0}));
+  EXPECT_EQ(grid[10], (index::FusionSpec{index::FusionKind::kLinear, 60, 1.0}));
+  EXPECT_EQ(grid.back().kind, index::FusionKind::kRrf);
+}
+
+TEST(FusionChoice, ValidationQueriesAreNeverEvaluatedOnesAndDoNotDependOnOrder) {
+  const Judgments train = judged({{"a", {{"d1", 1}}}, {"b", {{"d2", 1}}}, {"c", {{"d3", 0}}}, {"d", {{"d4", 2}}},
+                                  {"e", {{"d5", 1}}}, {"f", {{"d6", 1}}}});
+  const Judgments test = judged({{"b", {{"d2", 1}}}, {"x", {{"d9", 1}}}});
+  const Judgments all = carve_validation(train, test, 100, 1);
+  EXPECT_EQ(all.by_query.size(), 4u);  // a, d, e, f: b is evaluated, c has nothing relevant
+  EXPECT_FALSE(all.by_query.count("b"));
+  EXPECT_FALSE(all.by_query.count("c"));
+  const Judgments two = carve_validation(train, test, 2, 1);
+  EXPECT_EQ(two.by_query.size(), 2u);
+  EXPECT_EQ(two.by_query, carve_validation(train, test, 2, 1).by_query);
+  EXPECT_NE(two.by_query, carve_validation(train, test, 2, 99).by_query) << "another seed, another choice (here)";
+  EXPECT_THROW(carve_validation(train, test, 0, 1), ConfigError);
+}
+
+// Query q's relevant document is row q. `good` lists put it first; noise lists hold random other rows.
+struct Lists {
+  std::vector<std::string> ids;
+  HitLists good, noise, half_a, half_b;
+  Judgments judgments;
+};
+
+Lists lists(int queries) {
+  Lists l;
+  std::mt19937 rng(3);
+  for (int q = 0; q < queries; ++q) {
+    l.ids.push_back("q" + std::to_string(q));
+    l.judgments.by_query[l.ids.back()]["doc" + std::to_string(q)] = 1;
+    std::vector<index::Hit> good = {{q, 10.0f}}, noise;
+    for (int j = 0; j < 20; ++j) {
+      const int other = 1000 + static_cast<int>(rng() % 500);
+      good.push_back({other, 5.0f - 0.1f * static_cast<float>(j)});
+      noise.push_back({other + 1, 5.0f - 0.1f * static_cast<float>(j)});
+    }
+    l.good.push_back(good);
+    l.noise.push_back(noise);
+    // Complementary parts: each finds the relevant document for half of the queries only.
+    l.half_a.push_back(q % 2 ? good : noise);
+    l.half_b.push_back(q % 2 ? noise : good);
+  }
+  return l;
+}
+
+std::string doc_name(int64_t row) { return "doc" + std::to_string(row); }
+
+TEST(FusionChoice, AWeakDenseModelFallsBackToBm25AndAWeakBm25ToDense) {
+  const Lists l = lists(40);
+  const Metric ndcg = parse_metric("ndcg@10");
+  const auto bm25_wins = choose_fusion(fusion_grid(), l.ids, l.noise, l.good, doc_name, l.judgments, ndcg, 10);
+  EXPECT_EQ(bm25_wins.chosen, (index::FusionSpec{index::FusionKind::kLinear, 60, 0.0})) << index::to_string(bm25_wins.chosen);
+  EXPECT_DOUBLE_EQ(bm25_wins.trials.front().score, 1.0);
+  EXPECT_EQ(bm25_wins.queries, 40);
+  EXPECT_EQ(bm25_wins.trials.size(), fusion_grid().size());
+  const auto dense_wins = choose_fusion(fusion_grid(), l.ids, l.good, l.noise, doc_name, l.judgments, ndcg, 10);
+  EXPECT_DOUBLE_EQ(dense_wins.trials[10].score, 1.0);
+  double best = 0;
+  for (const auto& t : dense_wins.trials) best = std::max(best, t.score);
+  EXPECT_DOUBLE_EQ(best, 1.0);
+  EXPECT_LT(dense_wins.trials.front().score, 0.1) << "BM25 alone finds nothing here";
+}
+
+TEST(FusionChoice, ComplementaryPartsAreFusedAndTheChoiceBeatsEither) {
+  const Lists l = lists(40);
+  const auto c = choose_fusion(fusion_grid(), l.ids, l.half_a, l.half_b, doc_name, l.judgments, parse_metric("recall@20"), 20);
+  EXPECT_NEAR(c.trials.front().score, 0.5, 1e-9);  // BM25 alone
+  EXPECT_NEAR(c.trials[10].score, 0.5, 1e-9);      // dense alone
+  double best = 0;
+  for (const auto& t : c.trials) best = std::max(best, t.score);
+  EXPECT_DOUBLE_EQ(best, 1.0);
+  EXPECT_NE(c.chosen, c.trials.front().spec);
+}
+
+TEST(FusionCli, AutoFusionOnSciFactIsChosenOnTrainQueriesAndNeverLosesToBm25ThereWithARandomModel) {
+  const auto scifact = testing::data_dir() / "beir/scifact";
+  if (!std::filesystem::exists(scifact)) GTEST_SKIP() << scifact << " is absent";
+  testing::ScratchDir dir;
+  testing::write_random_model(dir / "model");
+  const auto r = testing::run_eval({"--data", scifact.string(), "--retriever", "hybrid", "--model", (dir / "model").string(),
+                                    "--fusion", "auto", "--fusion-validation-queries", "150", "--k", "100",
+                                    "--candidates", "100", "--precision", "fp32", "--no-cache", "--json", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = testing::eval_json(r);
+  ASSERT_TRUE(j.contains("fusion_choice")) << r.output;
+  const auto& choice = j["fusion_choice"];
+  EXPECT_EQ(choice["validation_split"], "train");
+  EXPECT_EQ(choice["validation_queries"], 150);
+  EXPECT_EQ(j["fusion"], choice["chosen"]);
+  double best = 0, bm25 = -1, dense = -1;
+  for (const auto& t : choice["trials"]) {
+    best = std::max(best, t["ndcg@10"].get<double>());
+    if (t["fusion"] == "Linear(alpha=0)") bm25 = t["ndcg@10"];
+    if (t["fusion"] == "Linear(alpha=1)") dense = t["ndcg@10"];
+  }
+  EXPECT_GE(best, bm25);
+  EXPECT_GT(bm25, dense + 0.3) << "a random model is far behind BM25 on validation";
+  // The parts on the test queries, side by side with the fusion: with a random model it stays at BM25's level.
+  const double test_bm25 = j["parts"]["bm25"]["ndcg@10"], test_dense = j["parts"]["dense"]["ndcg@10"];
+  EXPECT_GT(test_bm25, 0.6);
+  EXPECT_LT(test_dense, 0.1);
+  EXPECT_GT(j["ndcg@10"].get<double>(), test_bm25 - 0.02) << "the chosen fusion " << j["fusion"];
+  // Choosing on the evaluated queries themselves is refused.
+  const auto same = testing::run_eval({"--data", scifact.string(), "--retriever", "hybrid", "--model",
+                                       (dir / "model").string(), "--fusion", "auto", "--fusion-validation", "test",
+                                       "--no-cache"});
+  EXPECT_EQ(same.exit_code, 2) << same.output;
+  EXPECT_NE(same.output.find("evaluated split"), std::string::npos) << same.output;
+}
+
+}  // namespace
+}  // namespace ragmig::eval

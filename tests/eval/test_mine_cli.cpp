@@ -1,0 +1,112 @@
+// The real `ragmig mine`: BM25 negatives for SciFact's train split checked row by row against its qrels and
+// corpus, dense negatives from a model folder on the toy folder, the mined file trained on by `ragmig train`,
+// and refusals that write nothing.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "../train/train_fixture.h"
+#include "core/atomic_file.h"
+#include "eval/qrels.h"
+#include "eval_fixture.h"
+#include "text/beir.h"
+#include "text/pairs.h"
+
+namespace ragmig::testing {
+namespace {
+
+ProcessResult run_mine(std::vector<std::string> args) {
+  args.insert(args.begin(), {RAGMIG_BINARY, "mine"});
+  return run_process(args);
+}
+
+std::vector<nlohmann::json> rows_of(const std::filesystem::path& file) {
+  std::vector<nlohmann::json> rows;
+  std::istringstream in(read_file(file));
+  for (std::string line; std::getline(in, line);) rows.push_back(nlohmann::json::parse(line));
+  return rows;
+}
+
+TEST(MineCli, SciFactBm25NegativesAreNeverJudgedRelevantAndCarryTheCorpusText) {
+  const auto scifact = data_dir() / "beir/scifact";
+  if (!std::filesystem::exists(scifact)) GTEST_SKIP() << scifact << " is absent";
+  ScratchDir dir;
+  const auto out = dir / "negatives.jsonl";
+  const auto r = run_mine({"--data", scifact.string(), "--out", out.string(), "--negatives", "4", "--depth", "30",
+                           "--skip-top", "1", "--no-cache", "--threads", "1", "--json", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto summary = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  const auto beir = text::read_beir(scifact.string());
+  const auto judged = eval::judgments_from(text::read_qrels(text::qrels_path(scifact.string(), "train")));
+  const auto rows = rows_of(out);
+  EXPECT_EQ(static_cast<int64_t>(rows.size()), summary["examples"].get<int64_t>());
+  EXPECT_GE(rows.size(), 900u);  // 919 judged pairs in train.tsv
+  EXPECT_GT(summary["relevant_skipped"].get<int64_t>(), 0) << "BM25 ranks many positives in its top 30";
+  int64_t full = 0;
+  for (const auto& row : rows) {
+    const auto& grades = judged.by_query.at(row["query_id"].get<std::string>());
+    EXPECT_GT(grades.at(row["positive_id"].get<std::string>()), 0);
+    const auto ids = row["negative_ids"].get<std::vector<std::string>>();
+    ASSERT_EQ(ids.size(), row["negatives"].size());
+    full += ids.size() == 4;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const auto g = grades.find(ids[i]);
+      EXPECT_TRUE(g == grades.end() || g->second <= 0) << ids[i] << " is a positive of " << row["query_id"];
+      EXPECT_EQ(row["negatives"][i], text::document_text(beir.corpus.docs[static_cast<size_t>(beir.corpus.index_of.at(ids[i]))]));
+    }
+    EXPECT_EQ(row["query"], beir.queries[static_cast<size_t>(beir.query_index.at(row["query_id"].get<std::string>()))].text);
+  }
+  EXPECT_EQ(full, static_cast<int64_t>(rows.size()) - summary["short_examples"].get<int64_t>());
+  // The trainer's reader takes the file as it is.
+  EXPECT_EQ(text::read_pairs_jsonl(out.string()).size(), rows.size());
+}
+
+TEST(MineCli, DenseNegativesFromAModelFolderFeedTraining) {
+  ScratchDir dir;
+  write_toy_beir(dir / "beir");
+  std::filesystem::copy_file(dir / "beir/qrels/test.tsv", dir / "beir/qrels/train.tsv");
+  write_random_model(dir / "model");
+  const auto out = dir / "negatives.jsonl";
+  const auto r = run_mine({"--data", (dir / "beir").string(), "--retriever", "dense", "--model", (dir / "model").string(),
+                           "--out", out.string(), "--negatives", "2", "--no-cache", "--precision", "fp32", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("mined 5 examples"), std::string::npos) << r.output;
+  const auto rows = rows_of(out);
+  ASSERT_EQ(rows.size(), 5u);  // q1:d1, q2:d2, q2:d5, q3:d4, q4:d6
+  for (const auto& row : rows) {
+    EXPECT_EQ(row["negative_ids"].size(), 2u);
+    if (row["query_id"] == "q2")
+      for (const auto& id : row["negative_ids"]) EXPECT_TRUE(id != "d2" && id != "d5") << row.dump();
+  }
+  // `ragmig train` on the mined pairs with their hard negatives.
+  write_file_atomic(dir / "train.toml", tiny_config(out, "") );
+  const auto trained = run_ragmig({"train", (dir / "train.toml").string(), "--run-dir", (dir / "run").string(), "--set",
+                                   "train.max_steps=2", "--set", "train.batch_size=2", "--set", "train.hard_negatives=2",
+                                   "--set", "eval.split=\"\"", "--quiet"});
+  EXPECT_EQ(trained.exit_code, 0) << trained.output;
+}
+
+TEST(MineCli, RefusalsWriteNothing) {
+  ScratchDir dir;
+  write_toy_beir(dir / "beir");
+  const auto out = dir / "negatives.jsonl";
+  auto r = run_mine({"--data", (dir / "beir").string(), "--split", "test", "--out", out.string(), "--no-cache"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("leak"), std::string::npos) << r.output;
+  r = run_mine({"--data", (dir / "beir").string(), "--split", "dev", "--out", out.string(), "--no-cache"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("dev"), std::string::npos) << r.output;
+  std::filesystem::copy_file(dir / "beir/qrels/test.tsv", dir / "beir/qrels/train.tsv");
+  r = run_mine({"--data", (dir / "beir").string(), "--out", out.string(), "--no-cache", "--depth", "2", "--skip-top", "2"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  r = run_mine({"--data", (dir / "beir").string(), "--out", out.string(), "--no-cache", "--max-overlap", "0"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--max-overlap"), std::string::npos) << r.output;
+  r = run_mine({"--data", (dir / "beir").string(), "--out", out.string(), "--no-cache", "--retriever", "rerank"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  EXPECT_FALSE(std::filesystem::exists(out.string() + ".run.tmp"));
+}
+
+}  // namespace
+}  // namespace ragmig::testing

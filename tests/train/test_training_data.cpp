@@ -1,0 +1,66 @@
+// Batch assembly (train/training_data.h): hard negatives drawn from a mined pool larger than asked for.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "train/training_data.h"
+
+namespace ragmig::train {
+namespace {
+
+// One passage per token id: passage row r is the single token 100 + r, so a batch's rows name its passages.
+TokenizedData pooled_data(int64_t examples, int64_t pool) {
+  TokenizedData d;
+  for (int64_t e = 0; e < examples; ++e) {
+    d.queries.push_back({static_cast<int32_t>(e + 1)});
+    d.positive.push_back(static_cast<int64_t>(d.passages.size()));
+    d.positive_key.push_back(e);
+    d.passages.push_back({static_cast<int32_t>(100 + d.passages.size())});
+    std::vector<int64_t> negs;
+    for (int64_t k = 0; k < pool; ++k) {
+      negs.push_back(static_cast<int64_t>(d.passages.size()));
+      d.passages.push_back({static_cast<int32_t>(100 + d.passages.size())});
+    }
+    d.negatives.push_back(negs);
+  }
+  return d;
+}
+
+std::vector<int32_t> negatives_of(const PairBatch& b, int64_t batch_rows, int64_t example, int64_t h) {
+  std::vector<int32_t> out;
+  const auto ids = b.p_ids.index({torch::indexing::Slice(), 0});  // one real token per passage (no [CLS] here)
+  for (int64_t j = 0; j < h; ++j) out.push_back(ids[batch_rows + example * h + j].item<int32_t>());
+  return out;
+}
+
+TEST(AssembleBatch, AMinedPoolLargerThanAskedIsDrawnFromAnewEachStepAndTheSameOnResume) {
+  const TokenizedData d = pooled_data(2, 6);
+  const std::vector<int64_t> rows = {0, 1};
+  std::set<std::vector<int32_t>> draws;
+  for (int64_t step = 1; step <= 20; ++step) {
+    const PairBatch b = assemble_batch(d, rows, 2, 0, 7, step, torch::kCPU, 0);
+    for (int64_t e = 0; e < 2; ++e) {
+      const auto negs = negatives_of(b, 2, e, 2);
+      EXPECT_NE(negs[0], negs[1]) << "drawn without replacement";
+      for (const int32_t id : negs) {
+        const int64_t row = id - 100;
+        EXPECT_NE(std::find(d.negatives[e].begin(), d.negatives[e].end(), row), d.negatives[e].end())
+            << "passage " << row << " is not in example " << e << "'s pool";
+      }
+      if (e == 0) draws.insert(negs);
+    }
+    // The same seed and step give the same batch (what a resumed run relies on).
+    EXPECT_TRUE(torch::equal(b.p_ids, assemble_batch(d, rows, 2, 0, 7, step, torch::kCPU, 0).p_ids));
+  }
+  EXPECT_GT(draws.size(), 5u) << "different steps draw different negatives from the pool of 6";
+}
+
+TEST(AssembleBatch, APoolOfExactlyTheAskedSizeIsTakenInOrder) {
+  const TokenizedData d = pooled_data(1, 3);
+  const std::vector<int64_t> rows = {0};
+  const PairBatch b = assemble_batch(d, rows, 3, 0, 7, 5, torch::kCPU, 0);
+  EXPECT_EQ(negatives_of(b, 1, 0, 3), (std::vector<int32_t>{101, 102, 103}));
+}
+
+}  // namespace
+}  // namespace ragmig::train
