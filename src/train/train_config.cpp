@@ -13,6 +13,9 @@ ConfigTable make_config_table(TrainConfig& c) {
   t.add("data.beir", c.data.beir, "BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)");
   t.add("data.split", c.data.split, "qrels split for training pairs");
   t.add("data.pairs", c.data.pairs, "JSONL of {query, positive, negatives[]} instead of data.beir");
+  t.add("data.pretrain", c.data.pretrain,
+        "crop | ict: pre-train on pairs made from raw text (data.beir's corpus or data.corpus); empty = judged pairs");
+  t.add("data.corpus", c.data.corpus, "data.pretrain: raw text, JSONL with \"text\" or one document per line");
   t.add("data.max_examples", c.data.max_examples, "use the first N examples only (0 = all)");
   t.add("data.max_query_tokens", c.data.max_query_tokens, "query length cap, [CLS] and [SEP] included");
   t.add("data.max_passage_tokens", c.data.max_passage_tokens, "passage length cap, [CLS] and [SEP] included");
@@ -96,8 +99,16 @@ void require(bool ok, const std::string& key, const std::string& what) {
 }  // namespace
 
 void validate(const TrainConfig& c) {
-  require(c.data.beir.empty() != c.data.pairs.empty(), "data.beir",
-          "set exactly one of data.beir and data.pairs");
+  require(c.data.pretrain.empty() || c.data.pretrain == "crop" || c.data.pretrain == "ict", "data.pretrain",
+          "expected crop or ict (or empty for judged pairs)");
+  if (c.data.pretrain.empty()) {
+    require(c.data.beir.empty() != c.data.pairs.empty(), "data.beir", "set exactly one of data.beir and data.pairs");
+    require(c.data.corpus.empty(), "data.corpus", "raw text is read only with data.pretrain = crop or ict");
+  } else {
+    require(c.data.pairs.empty(), "data.pairs", "pre-training makes its own pairs: drop data.pairs or data.pretrain");
+    require(c.data.beir.empty() != c.data.corpus.empty(), "data.corpus",
+            "data.pretrain reads the raw text of exactly one of data.beir (its corpus) and data.corpus");
+  }
   require(c.data.max_examples >= 0, "data.max_examples", "must be >= 0");
   require(c.data.max_query_tokens >= 3, "data.max_query_tokens", "must be >= 3");
   require(c.data.max_passage_tokens >= 3, "data.max_passage_tokens", "must be >= 3");

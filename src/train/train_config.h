@@ -14,6 +14,9 @@ struct DataConfig {
   std::string beir;             ///< BEIR folder with corpus, queries and qrels/<split>.tsv
   std::string split = "train";  ///< qrels split that gives the training pairs
   std::string pairs;            ///< alternative to beir: JSONL of {query, positive, negatives[]}
+  std::string pretrain;         ///< "" (judged pairs) | crop | ict: pairs made from raw text (text/pretrain_pairs.h)
+  std::string corpus;           ///< pretrain: raw text (JSONL with "text", or one document per line) instead
+                                ///< of data.beir's corpus
   int64_t max_examples = 0;     ///< use only the first N examples (0 = all)
   int64_t max_query_tokens = 32;
   int64_t max_passage_tokens = 128;

@@ -275,7 +275,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   const bool bf16 = precision.precision == model::Precision::Bf16;
   std::optional<text::BeirFolder> beir;
   if (!cfg.data.beir.empty()) beir = text::read_beir(cfg.data.beir);
-  const auto examples = load_examples(cfg.data, beir ? &*beir : nullptr);
+  const auto examples = load_examples(cfg.data, beir ? &*beir : nullptr, static_cast<uint64_t>(cfg.train.seed));
   std::string vocab_origin;
   // A pretrained start brings its weights and its tokenizer's settings (lower-casing, accents, CJK).
   std::optional<model::LoadedModel> init;

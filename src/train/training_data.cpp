@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/splitmix.h"
+#include "text/pretrain_pairs.h"
 #include "text/token_batch.h"
 
 namespace ragmig::train {
@@ -17,10 +18,21 @@ torch::Tensor to_tensor(std::vector<int64_t>& v, int64_t rows, int64_t cols, con
 
 }  // namespace
 
-std::vector<text::TrainingExample> load_examples(const DataConfig& cfg, const text::BeirFolder* beir) {
+std::vector<text::TrainingExample> load_examples(const DataConfig& cfg, const text::BeirFolder* beir, uint64_t seed) {
   std::vector<text::TrainingExample> examples;
   std::string source;
-  if (!cfg.pairs.empty()) {
+  if (!cfg.pretrain.empty()) {
+    std::vector<std::string> documents;
+    if (!cfg.corpus.empty()) {
+      source = cfg.corpus;
+      documents = text::read_raw_documents(cfg.corpus);
+    } else {
+      RAGMIG_CHECK(beir != nullptr);
+      source = cfg.beir + "/corpus.jsonl";
+      for (const auto& d : beir->corpus.docs) documents.push_back(text::document_text(d));
+    }
+    examples = text::pretrain_examples(documents, text::parse_pretrain_task(cfg.pretrain), seed);
+  } else if (!cfg.pairs.empty()) {
     source = cfg.pairs;
     examples = text::read_pairs_jsonl(cfg.pairs);
   } else {
@@ -30,7 +42,9 @@ std::vector<text::TrainingExample> load_examples(const DataConfig& cfg, const te
   }
   if (cfg.max_examples > 0 && static_cast<int64_t>(examples.size()) > cfg.max_examples)
     examples.resize(static_cast<size_t>(cfg.max_examples));
-  if (examples.empty()) throw DataError(source + ": no training examples");
+  if (examples.empty())
+    throw DataError(source + (cfg.pretrain.empty() ? ": no training examples"
+                                                   : ": no document long enough for data.pretrain = " + cfg.pretrain));
   return examples;
 }
 

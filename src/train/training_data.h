@@ -27,9 +27,10 @@ struct TokenizedData {
   int64_t examples() const { return static_cast<int64_t>(queries.size()); }
 };
 
-/// Reads the examples named by `cfg` (BEIR folder + split, or pairs JSONL), keeping the first
-/// cfg.max_examples. `beir` is the already-read BEIR folder when cfg.beir is set. Throws DataError when empty.
-std::vector<text::TrainingExample> load_examples(const DataConfig& cfg, const text::BeirFolder* beir);
+/// Reads the examples named by `cfg` (BEIR folder + split, pairs JSONL, or with cfg.pretrain pairs made from
+/// raw text by `seed`), keeping the first cfg.max_examples. `beir` is the already-read BEIR folder when
+/// cfg.beir is set. Throws DataError when empty.
+std::vector<text::TrainingExample> load_examples(const DataConfig& cfg, const text::BeirFolder* beir, uint64_t seed);
 
 /// Texts to build a vocabulary from: every distinct passage (the whole corpus for BEIR) and every query.
 std::vector<std::string> vocabulary_texts(const std::vector<text::TrainingExample>& examples,
