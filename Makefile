@@ -37,6 +37,14 @@ bench: build
 	$(BUILD)/bench/dp/bench_dp
 	$(BUILD)/bench/mig/bench_mig
 
+# libFuzzer harnesses of every parser of outside input (fuzz/README.md): a clang build of the torch-free
+# libraries in build-fuzz, then each harness for FUZZ_SECONDS (FUZZ_TARGETS="beir qrels" for some).
+FUZZ_SECONDS ?= 600
+.PHONY: fuzz
+fuzz:
+	bash scripts/install-deps.sh --system
+	FUZZ_SECONDS=$(FUZZ_SECONDS) JOBS=$(JOBS) bash fuzz/run_libfuzzer.sh
+
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h')
 

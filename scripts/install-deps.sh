@@ -19,6 +19,7 @@ packages=(
   libfaiss-dev libblas-dev liblapack-dev libstemmer-dev  # eval: FAISS (static, links BLAS/LAPACK + OpenMP), Snowball
   python3-venv  # the venv below (pyenv's Python has venv built in; Debian's needs this)
   chromium  # the browser test of the sweep report (headless; the test skips without it)
+  clang-16 libclang-rt-16-dev  # make fuzz: libFuzzer, ASan, UBSan (clang 14 cannot capture structured bindings)
 )
 
 missing=()

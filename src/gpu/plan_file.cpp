@@ -249,7 +249,7 @@ PartitionPlan read_plan_file(const std::filesystem::path& path) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
     throw DataError(path.string() + ": not valid JSON: " + describe_json_error(e));
   }
   return plan_from_json(j, path.string());

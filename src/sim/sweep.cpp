@@ -13,7 +13,8 @@
 namespace ragmig::sim {
 namespace {
 
-constexpr SlotShape kWhole{sched::SlotKind::Mig, "", 7};
+// const, not constexpr: clang with libstdc++ 12 cannot evaluate a std::string member at compile time.
+const SlotShape kWhole{sched::SlotKind::Mig, "", 7};
 
 // log-uniform in [lo, hi] from a uniform draw u.
 double log_uniform(double lo, double hi, double u) { return lo * std::pow(hi / lo, u); }

@@ -95,5 +95,18 @@ TEST(PlanFile, InvalidJsonAndMissingFile) {
   EXPECT_THROW(read_plan_file(dir / "absent.json"), IoError);
 }
 
+// Found by fuzz/fuzz_plan_file: a number too large for a double is nlohmann's out_of_range, not a
+// parse_error, and escaped read_plan_file as a library exception.
+TEST(PlanFile, NumberOutOfRangeIsADataErrorNamingTheFile) {
+  testing::ScratchDir dir;
+  write_file_atomic(dir / "huge.json", "{\"format\": \"ragmig-mig-plan\", \"complete\": 1e400}\n");
+  try {
+    read_plan_file(dir / "huge.json");
+    FAIL() << "accepted";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("huge.json: not valid JSON"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace ragmig::gpu

@@ -1,0 +1,54 @@
+// Fuzzes what ragmig reads from a model folder without LibTorch (model/st_folder.cpp, bert_config.cpp): the
+// first input byte picks the file that gets the rest (config.json, vocab.txt, tokenizer.json,
+// tokenizer_config.json, sentence_bert_config.json, modules.json, 1_Pooling/config.json), the others keep
+// small valid contents. Then the folder is read as model_folder.cpp reads it and a tokenizer is built from it.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "fuzz_support.h"
+#include "model/bert_config.h"
+#include "model/st_folder.h"
+#include "text/wordpiece.h"
+
+namespace {
+
+const char* const kFiles[] = {"config.json",  "vocab.txt",  "tokenizer.json", "tokenizer_config.json",
+                              "sentence_bert_config.json", "modules.json", "1_Pooling/config.json"};
+const char* const kValid[] = {
+    R"({"model_type": "bert", "vocab_size": 16, "hidden_size": 8, "num_hidden_layers": 1,
+"num_attention_heads": 2, "intermediate_size": 16, "max_position_embeddings": 32, "hidden_act": "gelu"})",
+    "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\n##s\na\n",
+    R"({"model": {"type": "WordPiece", "vocab": {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4}},
+"normalizer": {"type": "BertNormalizer", "lowercase": true}})",
+    R"({"do_lower_case": true, "model_max_length": 512})",
+    R"({"max_seq_length": 128, "do_lower_case": false})",
+    R"([{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+{"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}])",
+    R"({"word_embedding_dimension": 8, "pooling_mode_mean_tokens": true})",
+};
+constexpr size_t kCount = sizeof(kFiles) / sizeof(kFiles[0]);
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  const size_t which = data[0] % kCount;
+  const std::filesystem::path dir = ragmig::fuzz::scratch_dir() / "model";
+  for (size_t i = 0; i < kCount; ++i)
+    if (i == which) ragmig::fuzz::write_input(std::string("model/") + kFiles[i], data + 1, size - 1);
+    else ragmig::fuzz::write_input(std::string("model/") + kFiles[i], kValid[i]);
+  // Without vocab.txt the vocabulary comes from tokenizer.json: its reader is reached only then.
+  if (which == 2) std::filesystem::remove(dir / "vocab.txt");
+  ragmig::fuzz::expect_typed_errors([&] {
+    const std::string config = (dir / "config.json").string();
+    ragmig::model::bert_config_from_json(ragmig::model::read_json_file(config), config);
+  });
+  ragmig::fuzz::expect_typed_errors([&] { ragmig::model::read_sentence_transformer_layout(dir.string()); });
+  ragmig::fuzz::expect_typed_errors([&] {
+    const auto tok = ragmig::model::read_folder_tokenizer(dir.string());
+    const ragmig::text::WordPieceTokenizer tokenizer(tok.vocab, tok.normalization);
+    tokenizer.encode("The cats sat, naïvely, on 东京's mats.", tok.max_length > 0 ? tok.max_length : 16);
+  });
+  return 0;
+}

@@ -1,0 +1,89 @@
+// The g++ build's stand-in for libFuzzer: runs a harness's LLVMFuzzerTestOneInput on every file of its seed
+// corpus, then on seeded random mutations of them (tests/support/text_mutation.h) for a bounded count or time,
+// so that `make test` keeps each harness and its corpus honest in a few seconds. A finding aborts after saving
+// the input to fuzz-finding-<pid>.bin in the working folder. Usage: harness CORPUS_DIR|FILE... [--mutations=N]
+// [--seconds=S] [--seed=N].
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "core/splitmix.h"
+#include "fuzz_support.h"
+#include "support/text_mutation.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+
+namespace {
+
+std::string current;  // the input being run, saved on a finding
+
+void save_current() {
+  const std::string name = "fuzz-finding-" + std::to_string(::getpid()) + ".bin";
+  std::ofstream(name, std::ios::binary).write(current.data(), static_cast<std::streamsize>(current.size()));
+  std::fprintf(stderr, "input saved to %s/%s (%zu bytes)\n", std::filesystem::current_path().c_str(), name.c_str(),
+               current.size());
+}
+
+void run(const std::string& input) {
+  current = input;
+  LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(current.data()), current.size());
+}
+
+std::string read_all(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int64_t mutations = 2000;
+  double seconds = 5;
+  uint64_t seed = 1;
+  std::vector<std::filesystem::path> files;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--mutations=", 0) == 0) mutations = std::stoll(arg.substr(12));
+    else if (arg.rfind("--seconds=", 0) == 0) seconds = std::stod(arg.substr(10));
+    else if (arg.rfind("--seed=", 0) == 0) seed = std::stoull(arg.substr(7));
+    else if (std::filesystem::is_directory(arg)) {
+      for (const auto& e : std::filesystem::directory_iterator(arg))
+        if (e.is_regular_file()) files.push_back(e.path());
+    } else if (std::filesystem::is_regular_file(arg)) files.push_back(arg);
+    else {
+      std::fprintf(stderr, "%s: no such corpus folder or file\n", arg.c_str());
+      return 2;
+    }
+  }
+  if (files.empty()) {
+    std::fprintf(stderr, "usage: %s CORPUS_DIR|FILE... [--mutations=N] [--seconds=S] [--seed=N]\n", argv[0]);
+    return 2;
+  }
+  std::sort(files.begin(), files.end());  // directory order is not stable; replays must be
+  ragmig::fuzz::on_finding = save_current;
+  std::vector<std::string> seeds;
+  for (const auto& f : files) {
+    seeds.push_back(read_all(f));
+    run(seeds.back());
+  }
+  const auto start = std::chrono::steady_clock::now();
+  int64_t done = 0;
+  for (; done < mutations; ++done) {
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > seconds) break;
+    uint64_t h = ragmig::splitmix64(seed ^ (static_cast<uint64_t>(done) * 0x9e3779b97f4a7c15ULL));
+    std::string input = seeds[h % seeds.size()];
+    const int edits = 1 + static_cast<int>(ragmig::splitmix64(h) % 6);
+    for (int e = 0; e < edits; ++e) input = ragmig::testing::mutate(std::move(input), h);
+    run(input);
+  }
+  std::printf("%zu seed files and %lld mutations ran without a finding\n", files.size(), static_cast<long long>(done));
+  return 0;
+}
