@@ -114,11 +114,14 @@ Bm25Side run_bm25(const text::BeirFolder& beir, const std::string& corpus_file, 
   return side;
 }
 
+bool has_qrels(const std::string& dir, const std::string& split) {
+  return std::filesystem::exists(dir + "/qrels/" + split + ".tsv") || std::filesystem::exists(dir + "/qrels/" + split + ".tsv.gz");
+}
+
 void validate(const EvalOptions& o) {
   if (o.data_dir.empty()) throw ConfigError("--data: a BEIR folder is required");
   if (!std::filesystem::is_directory(o.data_dir)) throw ConfigError("--data " + o.data_dir + ": no such folder");
-  if (!std::filesystem::exists(o.data_dir + "/qrels/" + o.split + ".tsv") &&
-      !std::filesystem::exists(o.data_dir + "/qrels/" + o.split + ".tsv.gz")) {
+  if (!has_qrels(o.data_dir, o.split)) {
     std::string splits;
     std::error_code ec;
     for (const auto& e : std::filesystem::directory_iterator(o.data_dir + "/qrels", ec))
@@ -130,8 +133,7 @@ void validate(const EvalOptions& o) {
     if (o.fusion_validation_split == o.split)
       throw ConfigError("--fusion auto: the validation split '" + o.split + "' is the evaluated split; fusion must be "
                         "chosen on other queries (--fusion-validation names a split, e.g. train or dev)");
-    if (!std::filesystem::exists(o.data_dir + "/qrels/" + o.fusion_validation_split + ".tsv") &&
-        !std::filesystem::exists(o.data_dir + "/qrels/" + o.fusion_validation_split + ".tsv.gz"))
+    if (!has_qrels(o.data_dir, o.fusion_validation_split))
       throw ConfigError("--fusion auto: no qrels for the validation split '" + o.fusion_validation_split + "' in " +
                         o.data_dir + "/qrels (--fusion-validation names another, or give a fusion spec)");
   }
