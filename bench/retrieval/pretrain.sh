@@ -15,13 +15,7 @@ RAGMIG="$BUILD/src/apps/ragmig"
 BEIR=../shared/data/beir/scifact
 mkdir -p "$OUT"
 echo "bench/retrieval/pretrain: results in $OUT" >&2
-declare -A WALL
-stage() {  # NAME COMMAND...
-  local name=$1 t0=$SECONDS
-  shift
-  "$@" > "$OUT/$name.log" 2>&1 || { echo "stage $name failed: $OUT/$name.log" >&2; tail -5 "$OUT/$name.log" >&2; exit 1; }
-  WALL[$name]=$((SECONDS - t0))
-}
+. bench/retrieval/stages.sh
 evaluate() {  # NAME MODEL
   stage "eval-$1" "$RAGMIG" eval --data "$BEIR" --split test --retriever dense --model "$2" --cache "$OUT/cache" \
     --json --quiet --out "$OUT/$1.json"
@@ -41,7 +35,7 @@ for task in ${TASKS:-crop ict}; do
     --set "model.init=\"$OUT/$task/model\"" --set train.checkpoint_every=0 --set 'eval.split=""'
   evaluate "$task-finetune" "$OUT/$task-finetune/model"
 done
-for n in "${!WALL[@]}"; do echo "$n ${WALL[$n]}"; done > "$OUT/wall.txt"
+write_walls
 "$PYTHON" - "$OUT" <<'PY'
 import json, sys
 out = sys.argv[1]

@@ -1,8 +1,6 @@
 // `ragmig eval --data BEIR_DIR --retriever bm25|dense|hybrid|rerank ...`: a thin driver over
 // eval::evaluate that maps flags to options, sets threads, prints progress and warnings on stderr and the
 // metrics on stdout (a table, or one JSON object with --json).
-#include <ATen/Parallel.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -10,12 +8,11 @@
 #include <thread>
 
 #include "apps/command.h"
+#include "apps/retrieval_options.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "eval/evaluate.h"
-#include "model/packaged_models.h"
 #include "index/fusion.h"
-#include "index/parallel.h"
 
 namespace ragmig::apps {
 namespace {
@@ -103,17 +100,9 @@ Command add_eval_command(CLI::App& root) {
   sub->add_option("--run-out", o.run_out, "write the run as a TREC run file");
   sub->add_option("--run-tag", o.run_tag, "tag column of the run file")->capture_default_str();
   sub->add_flag("--json", args->json, "print one JSON object instead of the table");
-  sub->add_option("--cache", o.cache_dir, "cache folder for embeddings and indexes")->capture_default_str();
-  sub->add_flag("--no-cache", args->no_cache, "neither read nor write the cache");
-  sub->add_option("--threads", o.threads, "threads for BM25, FAISS and LibTorch (0 = all cores)")->capture_default_str();
-  sub->add_option("--device", o.dense.device, "auto | cpu | cuda | cuda:N (embedding and exact search)")->capture_default_str();
-  sub->add_option("--precision", o.dense.embed.precision,
-                  "auto | fp32 | bf16: the embedder's precision (auto: bf16 on CUDA and on CPUs with native bf16, else fp32)")
-      ->capture_default_str();
+  add_retrieval_options(sub, o, args->no_cache);
   sub->add_option("--batch-size", o.dense.embed.batch_size,
                   "texts of the longest length per forward pass when embedding (more of shorter ones)")->capture_default_str();
-  sub->add_option("--max-query-tokens", o.dense.embed.max_query_tokens, "query token limit")->capture_default_str();
-  sub->add_option("--max-passage-tokens", o.dense.embed.max_passage_tokens, "passage token limit")->capture_default_str();
   sub->add_option("--out", args->out, "also write the JSON object to this file (atomically: whole or absent)");
   sub->add_flag("--quiet", args->quiet, "no progress lines on stderr (warnings are still printed)");
   sub->footer("JSON keys: every metric (ndcg@10, recall@100, ...), queries, seconds, and details (timings, cache, ann, warnings).\n"
@@ -123,11 +112,7 @@ Command add_eval_command(CLI::App& root) {
                    eval::EvalOptions opts = args->options;
                    opts.retriever = eval::parse_retriever(args->retriever);
                    if (!args->metrics.empty()) opts.metrics = parse_metric_list(args->metrics);
-                   if (args->no_cache) opts.cache_dir.clear();
-                   if (opts.threads < 0) throw ConfigError("--threads must be >= 0");
-                   opts.dense.threads = opts.threads;
-                   if (!opts.dense.model_dir.empty()) opts.dense.model_dir = model::resolve_model_reference(opts.dense.model_dir);
-                   at::set_num_threads(index::resolve_threads(opts.threads));
+                   prepare_retrieval(opts, args->no_cache);
                    const bool quiet = args->quiet;
                    const eval::EvalResult result = eval::evaluate(opts, [quiet](const std::string& line) {
                      if (!quiet) std::fprintf(stderr, "ragmig eval: %s\n", line.c_str());

@@ -3,20 +3,17 @@
 // with eval::evaluate (the same retrievers, cache and options as `ragmig eval`), then eval::mine_negatives
 // keeps the best-ranked documents that are neither judged relevant nor near-duplicates of a positive, and the
 // rows are written atomically. Mining again with the newest model between training rounds is ANCE's recipe.
-#include <ATen/Parallel.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "apps/command.h"
+#include "apps/retrieval_options.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "eval/evaluate.h"
 #include "eval/mine.h"
-#include "index/parallel.h"
-#include "model/packaged_models.h"
 #include "text/beir.h"
 #include "text/pairs.h"
 
@@ -75,13 +72,7 @@ Command add_mine_command(CLI::App& root) {
       ->capture_default_str();
   sub->add_option("--bm25", o.bm25_spec, "BM25 spec")->capture_default_str();
   sub->add_option("--fusion", o.fusion_spec, "hybrid fusion: RRF(k=60) or Linear(alpha=0.5)")->capture_default_str();
-  sub->add_option("--cache", o.cache_dir, "cache folder for embeddings and indexes")->capture_default_str();
-  sub->add_flag("--no-cache", args->no_cache, "neither read nor write the cache");
-  sub->add_option("--threads", o.threads, "threads for BM25, FAISS and LibTorch (0 = all cores)")->capture_default_str();
-  sub->add_option("--device", o.dense.device, "auto | cpu | cuda | cuda:N")->capture_default_str();
-  sub->add_option("--precision", o.dense.embed.precision, "auto | fp32 | bf16: the embedder's precision")->capture_default_str();
-  sub->add_option("--max-query-tokens", o.dense.embed.max_query_tokens, "query token limit")->capture_default_str();
-  sub->add_option("--max-passage-tokens", o.dense.embed.max_passage_tokens, "passage token limit")->capture_default_str();
+  add_retrieval_options(sub, o, args->no_cache);
   sub->add_flag("--json", args->json, "print the counts as one JSON object");
   sub->add_flag("--quiet", args->quiet, "no progress lines on stderr");
   sub->footer("Then: ragmig train CONFIG --set data.pairs='\"OUT\"' --set train.hard_negatives=N.\n"
@@ -98,33 +89,18 @@ Command add_mine_command(CLI::App& root) {
                    if (args->depth < 1) throw ConfigError("--depth must be at least 1");
                    if (args->depth <= args->mine.skip_top)
                      throw ConfigError("--depth must be larger than --skip-top, or no rank is left to mine");
-                   if (args->no_cache) opts.cache_dir.clear();
-                   if (opts.threads < 0) throw ConfigError("--threads must be >= 0");
-                   opts.dense.threads = opts.threads;
-                   if (!opts.dense.model_dir.empty()) opts.dense.model_dir = model::resolve_model_reference(opts.dense.model_dir);
-                   opts.k = opts.candidates = args->depth;
-                   opts.metrics = {eval::parse_metric("recall@" + std::to_string(args->depth))};
                    const std::filesystem::path out = args->out;
                    if (std::filesystem::is_directory(out)) throw ConfigError("--out " + args->out + " is a folder");
-                   const std::string run_file = args->out + ".run.tmp";
-                   opts.run_out = run_file;
-                   at::set_num_threads(index::resolve_threads(opts.threads));
+                   prepare_retrieval(opts, args->no_cache);
+                   opts.k = opts.candidates = args->depth;
+                   opts.metrics = {eval::parse_metric("recall@" + std::to_string(args->depth))};
+                   opts.keep_run = true;
                    const bool quiet = args->quiet;
-                   const auto log = [quiet](const std::string& line) {
+                   const eval::EvalResult result = eval::evaluate(opts, [quiet](const std::string& line) {
                      if (!quiet) std::fprintf(stderr, "ragmig mine: %s\n", line.c_str());
-                   };
-                   eval::TrecRun run;
-                   double recall = 0;
-                   try {
-                     const eval::EvalResult result = eval::evaluate(opts, log);
-                     for (const auto& w : result.warnings) std::fprintf(stderr, "ragmig mine: warning: %s\n", w.c_str());
-                     recall = result.report.mean.empty() ? 0 : result.report.mean[0];
-                     run = eval::read_trec_run(run_file);
-                   } catch (...) {
-                     std::filesystem::remove(run_file);
-                     throw;
-                   }
-                   std::filesystem::remove(run_file);
+                   });
+                   for (const auto& w : result.warnings) std::fprintf(stderr, "ragmig mine: warning: %s\n", w.c_str());
+                   const double recall = result.report.mean.empty() ? 0 : result.report.mean[0];
                    const text::BeirFolder beir = text::read_beir(opts.data_dir);
                    const eval::Judgments judgments =
                        eval::resolve_judgments(text::read_qrels(text::qrels_path(opts.data_dir, opts.split)), beir, nullptr);
@@ -137,7 +113,7 @@ Command add_mine_command(CLI::App& root) {
                      return scratch;
                    };
                    eval::MineReport report;
-                   const auto examples = eval::mine_negatives(run, judgments, text_of, args->mine, &report);
+                   const auto examples = eval::mine_negatives(result.run, judgments, text_of, args->mine, &report);
                    if (examples.empty())
                      throw DataError(text::qrels_path(opts.data_dir, opts.split) +
                                      ": no judged-relevant pair the ranking covers: nothing written");

@@ -60,13 +60,7 @@ std::function<std::string(int64_t)> doc_id_of(const text::BeirFolder& beir) {
 MetricReport score_hits(const std::vector<std::string>& query_ids, const HitLists& hits, int64_t k,
                         const std::function<std::string(int64_t)>& doc_id, const Judgments& judgments,
                         const EvalOptions& o) {
-  TrecRun run;
-  for (size_t q = 0; q < query_ids.size(); ++q) {
-    auto& list = run[query_ids[q]];
-    for (size_t j = 0; j < hits[q].size() && static_cast<int64_t>(j) < k; ++j)
-      list.push_back(ScoredDoc{doc_id(hits[q][j].doc), hits[q][j].score});
-  }
-  return evaluate_run(run, judgments, o.metrics, o.metric_options);
+  return evaluate_run(hits_to_run(query_ids, hits, doc_id, k), judgments, o.metrics, o.metric_options);
 }
 
 struct Bm25Side {
@@ -302,6 +296,7 @@ EvalResult evaluate(const EvalOptions& o, const std::function<void(const std::st
   }
   if (!o.run_out.empty()) write_trec_run(o.run_out, run, o.run_tag);
   result.report = evaluate_run(run, judgments, o.metrics, o.metric_options);
+  if (o.keep_run) result.run = std::move(run);
   result.seconds = seconds_since(t0);
   return result;
 }

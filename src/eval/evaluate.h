@@ -44,6 +44,7 @@ struct EvalOptions {
   MetricOptions metric_options;
   std::string cache_dir = ".ragmig/cache";  ///< empty = no cache
   std::string run_out;                      ///< TREC run file to write; empty = none
+  bool keep_run = false;                    ///< hand the scored run back in EvalResult::run (ragmig mine)
   std::string run_tag = "ragmig";
   int threads = 0;  ///< BM25 and FAISS threads (0 = all cores)
 };
@@ -58,6 +59,7 @@ struct EvalResult {
   std::optional<AnnReport> ann;
   std::optional<FusionChoice> fusion_choice;  ///< fusion "auto": the grid's scores on validation queries
   std::vector<std::pair<std::string, MetricReport>> parts;  ///< hybrid: "bm25" and "dense" alone, same queries
+  TrecRun run;                         ///< the scored run, with options.keep_run only
   std::vector<CacheUse> cache;
   std::vector<std::string> warnings;
   std::string device;                  ///< where dense work ran ("" for BM25 only)

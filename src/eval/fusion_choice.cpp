@@ -8,6 +8,18 @@
 
 namespace ragmig::eval {
 
+TrecRun hits_to_run(const std::vector<std::string>& query_ids, const HitLists& hits,
+                    const std::function<std::string(int64_t)>& doc_id, int64_t depth) {
+  RAGMIG_CHECK(hits.size() == query_ids.size());
+  TrecRun run;
+  for (size_t q = 0; q < query_ids.size(); ++q) {
+    auto& list = run[query_ids[q]];
+    for (size_t j = 0; j < hits[q].size() && static_cast<int64_t>(j) < depth; ++j)
+      list.push_back(ScoredDoc{doc_id(hits[q][j].doc), hits[q][j].score});
+  }
+  return run;
+}
+
 std::vector<index::FusionSpec> fusion_grid() {
   std::vector<index::FusionSpec> grid;
   for (int a = 0; a <= 10; ++a) grid.push_back({index::FusionKind::kLinear, 60, a / 10.0});
@@ -43,12 +55,9 @@ FusionChoice choose_fusion(const std::vector<index::FusionSpec>& grid, const std
   choice.queries = static_cast<int64_t>(query_ids.size());
   double best = -1;
   for (const auto& spec : grid) {
-    TrecRun run;
-    for (size_t q = 0; q < query_ids.size(); ++q) {
-      auto& list = run[query_ids[q]];
-      for (const index::Hit& h : index::fuse(spec, dense[q], sparse[q], depth)) list.push_back({doc_id(h.doc), h.score});
-    }
-    const double score = evaluate_run(run, judgments, {metric}).mean.at(0);
+    HitLists fused(query_ids.size());
+    for (size_t q = 0; q < query_ids.size(); ++q) fused[q] = index::fuse(spec, dense[q], sparse[q], depth);
+    const double score = evaluate_run(hits_to_run(query_ids, fused, doc_id, depth), judgments, {metric}).mean.at(0);
     choice.trials.push_back({spec, score});
     if (score > best) best = score, choice.chosen = spec;
   }

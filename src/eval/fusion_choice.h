@@ -12,11 +12,16 @@
 
 #include "eval/metrics.h"
 #include "eval/qrels.h"
+#include "eval/run_file.h"
 #include "index/fusion.h"
 
 namespace ragmig::eval {
 
 using HitLists = std::vector<std::vector<index::Hit>>;
+
+/// Query query_ids[q]'s hits as a run list of document ids (`doc_id(row)`), each cut to `depth`.
+TrecRun hits_to_run(const std::vector<std::string>& query_ids, const HitLists& hits,
+                    const std::function<std::string(int64_t)>& doc_id, int64_t depth);
 
 /// Linear(alpha) for alpha 0, 0.1, ..., 1 (BM25 alone first, dense alone last), then RRF(k) for k in
 /// 5, 10, 20, 40, 60, 100: the order ties are broken in.

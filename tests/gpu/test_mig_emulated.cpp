@@ -143,12 +143,17 @@ TEST_F(Emulated, GpusListsTheGpuItsInstancesAndSlotsAndChangesNothing) {
   EXPECT_EQ(read_file(path()), before);  // listing never writes
 }
 
-TEST_F(Emulated, AWholeGpuWithMigOffIsOneSlot) {
+// The H200 with MIG off and nothing running: one whole-GPU slot.
+json whole_h200_state() {
   json state = h200_state();
   state["gpus"][0]["mig_current"] = 0;
   state["gpus"][0]["instances"] = json::array();
   state["gpus"][0]["processes"] = 0;
-  write(state);
+  return state;
+}
+
+TEST_F(Emulated, AWholeGpuWithMigOffIsOneSlot) {
+  write(whole_h200_state());
   const json j = parse_json(ragmig({"gpus", "--json"}));
   ASSERT_EQ(j["slots"].size(), 1u);
   EXPECT_EQ(j["slots"][0]["id"], "gpu:0");
@@ -162,11 +167,7 @@ TEST_F(Emulated, AWholeGpuWithMigOffIsOneSlot) {
 // number a GPU machine offers none (its cores feed the GPU jobs). Seen on the GPU machine: `ragmig run
 // --cpu-slots 1` offered only gpu:0 and CPU jobs waited as unrunnable.
 TEST_F(Emulated, CpuSlotsGivenByNumberSitBesideTheGpus) {
-  json state = h200_state();
-  state["gpus"][0]["mig_current"] = 0;
-  state["gpus"][0]["instances"] = json::array();
-  state["gpus"][0]["processes"] = 0;
-  write(state);
+  write(whole_h200_state());
   const json plain = parse_json(ragmig({"gpus", "--json"}));
   ASSERT_EQ(plain["slots"].size(), 1u);
   EXPECT_EQ(plain["slots"][0]["id"], "gpu:0");

@@ -1,0 +1,18 @@
+// The retrieval options `ragmig eval` and `ragmig mine` share (both run eval::evaluate): cache, threads,
+// device, precision and length limits on the command line, and the one preparation of the parsed options.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "eval/evaluate.h"
+
+namespace ragmig::apps {
+
+/// Adds --cache, --no-cache, --threads, --device, --precision, --max-query-tokens and --max-passage-tokens.
+void add_retrieval_options(CLI::App* sub, eval::EvalOptions& o, bool& no_cache);
+
+/// Applies --no-cache, checks --threads, resolves a package:NAME model and sets LibTorch's threads.
+/// ConfigError for a bad value.
+void prepare_retrieval(eval::EvalOptions& o, bool no_cache);
+
+}  // namespace ragmig::apps
