@@ -1,7 +1,10 @@
 // unique_positive_batches: a seeded permutation, then one pass that defers key collisions. Keys are first
 // renumbered densely so the per-batch "key taken" test is an array look-up, which keeps the pass O(n).
+// length_grouped_batches sorts slices of that permutation by length before the pass (as Hugging Face's
+// LengthGroupedSampler does with its "megabatches") and shuffles the resulting batches.
 #include "text/batch_sampler.h"
 
+#include <algorithm>
 #include <deque>
 #include <random>
 #include <unordered_map>
@@ -22,16 +25,21 @@ uint64_t bounded(std::mt19937_64& rng, uint64_t bound) {
   }
 }
 
+template <typename T>
+void fisher_yates(std::vector<T>& items, std::mt19937_64& rng) {
+  for (size_t i = items.size(); i > 1; --i) {
+    const size_t j = static_cast<size_t>(bounded(rng, i));
+    std::swap(items[i - 1], items[j]);
+  }
+}
+
 }  // namespace
 
 std::vector<int64_t> epoch_permutation(int64_t n, uint64_t seed, int64_t epoch) {
   std::vector<int64_t> perm(static_cast<size_t>(std::max<int64_t>(n, 0)));
   for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(i);
   std::mt19937_64 rng(splitmix64(seed ^ splitmix64(static_cast<uint64_t>(epoch))));
-  for (size_t i = perm.size(); i > 1; --i) {
-    const size_t j = static_cast<size_t>(bounded(rng, i));
-    std::swap(perm[i - 1], perm[j]);
-  }
+  fisher_yates(perm, rng);
   return perm;
 }
 
@@ -97,6 +105,38 @@ std::vector<std::vector<int64_t>> unique_positive_batches(std::span<const int64_
   const std::vector<int64_t> order =
       epoch_permutation(static_cast<int64_t>(positive_keys.size()), seed, epoch);
   return batches_from_order(order, positive_keys, batch_size);
+}
+
+std::vector<std::vector<int64_t>> length_grouped_batches(std::span<const int64_t> positive_keys,
+                                                         std::span<const int64_t> lengths, int64_t batch_size,
+                                                         int64_t group, uint64_t seed, int64_t epoch) {
+  if (lengths.size() != positive_keys.size())
+    throw DataError("length grouping: " + std::to_string(lengths.size()) + " lengths for " +
+                    std::to_string(positive_keys.size()) + " examples");
+  if (group < 2) return unique_positive_batches(positive_keys, batch_size, seed, epoch);
+  if (batch_size < 1) throw ConfigError("batch_size must be at least 1, got " + std::to_string(batch_size));
+  std::vector<int64_t> order = epoch_permutation(static_cast<int64_t>(positive_keys.size()), seed, epoch);
+  const size_t span = static_cast<size_t>(group * batch_size);
+  // Examples of one positive share its length and would sort side by side, where the deferral rule could
+  // only spread them one per batch; so a group is sorted in rounds: every key's first example by length,
+  // then every key's second, and so on.
+  std::vector<int64_t> round(order.size());
+  std::unordered_map<int64_t, int64_t> seen;
+  for (size_t begin = 0; begin < order.size(); begin += span) {
+    const size_t end = std::min(order.size(), begin + span);
+    seen.clear();
+    for (size_t i = begin; i < end; ++i) round[static_cast<size_t>(order[i])] = seen[positive_keys[static_cast<size_t>(order[i])]]++;
+    std::stable_sort(order.begin() + static_cast<std::ptrdiff_t>(begin), order.begin() + static_cast<std::ptrdiff_t>(end),
+                     [&](int64_t a, int64_t b) {
+                       const auto ua = static_cast<size_t>(a), ub = static_cast<size_t>(b);
+                       return round[ua] != round[ub] ? round[ua] < round[ub] : lengths[ua] > lengths[ub];
+                     });
+  }
+  auto batches = batches_from_order(order, positive_keys, batch_size);
+  // A stream of its own, so that the batch order does not repeat the permutation's draws.
+  std::mt19937_64 rng(splitmix64(splitmix64(seed ^ 0x6c656e677468ull) ^ static_cast<uint64_t>(epoch)));
+  fisher_yates(batches, rng);
+  return batches;
 }
 
 }  // namespace ragmig::text

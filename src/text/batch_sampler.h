@@ -17,6 +17,17 @@ namespace ragmig::text {
 std::vector<std::vector<int64_t>> unique_positive_batches(std::span<const int64_t> positive_keys,
                                                           int64_t batch_size, uint64_t seed, int64_t epoch);
 
+/// unique_positive_batches with length grouping, so that a batch pads little: the epoch's permutation is cut
+/// into groups of `group` batches' worth of examples; each group is ordered in rounds (every positive key's
+/// first example, then every key's second, ...), each round by `lengths`, longest first (ties keep the
+/// permutation's order); the whole order is batched with the deferral rule, and the batches are shuffled by
+/// (seed, epoch). As there, only examples that cannot fill a last batch are dropped; group < 2 gives
+/// unique_positive_batches exactly. Throws as unique_positive_batches, and DataError when lengths and
+/// positive_keys differ in size.
+std::vector<std::vector<int64_t>> length_grouped_batches(std::span<const int64_t> positive_keys,
+                                                         std::span<const int64_t> lengths, int64_t batch_size,
+                                                         int64_t group, uint64_t seed, int64_t epoch);
+
 /// The permutation of 0..n-1 that unique_positive_batches uses for (seed, epoch).
 std::vector<int64_t> epoch_permutation(int64_t n, uint64_t seed, int64_t epoch);
 

@@ -48,6 +48,7 @@ struct ReplicaReport {
   int64_t samples = 0;       ///< samples trained on this step
   int64_t tokens = 0;        ///< non-padding tokens of those samples
   double loss = 0;           ///< this replica's loss contribution (already weighted)
+  int64_t positions = 0;     ///< token positions computed on, padding included
 };
 
 /// One all-gather of a few numbers: every replica's report, in rank order.

@@ -39,6 +39,8 @@ ConfigTable make_config_table(TrainConfig& c) {
   t.add("train.accumulation", c.train.accumulation, "none | plain | gradcache");
   t.add("train.chunk_size", c.train.chunk_size, "micro-batch (plain) or embedding chunk (gradcache)");
   t.add("train.hard_negatives", c.train.hard_negatives, "hard negatives per query from the data");
+  t.add("train.length_grouping", c.train.length_grouping,
+        "batches of similar length, sorted in groups of this many batches and shuffled (less padding; 0 = off)");
   t.add("train.lr", c.train.lr, "peak learning rate (AdamW)");
   t.add("train.weight_decay", c.train.weight_decay, "AdamW weight decay (not on biases and LayerNorm)");
   t.add("train.warmup_steps", c.train.warmup_steps, "linear warm-up steps, then linear decay to 0");
@@ -129,6 +131,7 @@ void validate(const TrainConfig& c) {
   require(c.train.accumulation != "plain" || c.train.chunk_size >= 2, "train.chunk_size",
           "plain accumulation needs micro-batches of at least 2 (in-batch negatives)");
   require(c.train.hard_negatives >= 0, "train.hard_negatives", "must be >= 0");
+  require(c.train.length_grouping >= 0, "train.length_grouping", "must be >= 0 (0 = off)");
   require(c.train.lr > 0, "train.lr", "must be positive");
   require(c.train.weight_decay >= 0, "train.weight_decay", "must be >= 0");
   require(c.train.warmup_steps >= 0, "train.warmup_steps", "must be >= 0");

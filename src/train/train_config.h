@@ -43,6 +43,7 @@ struct TrainOptions {
   std::string accumulation = "none";  ///< none | plain | gradcache
   int64_t chunk_size = 32;            ///< micro-batch (plain) or embedding chunk (gradcache)
   int64_t hard_negatives = 0;         ///< hard negatives per query, taken from the data
+  int64_t length_grouping = 50;       ///< batches per length-sorted group (less padding); 0 = plain shuffled batches
   double lr = 5e-4;
   double weight_decay = 0.01;
   int64_t warmup_steps = 100;

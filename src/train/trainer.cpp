@@ -326,9 +326,13 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   for (const auto& p : net->parameters())
     if (p.requires_grad()) trainable.push_back(p);
   const TokenizedData data = tokenize(examples, tokenizer, cfg.data);
+  std::vector<int64_t> example_tokens(static_cast<size_t>(data.examples()));
+  for (size_t i = 0; i < example_tokens.size(); ++i)
+    example_tokens[i] = static_cast<int64_t>(data.queries[i].size() +
+                                             data.passages[static_cast<size_t>(data.positive[i])].size());
   const auto batches_for = [&](int64_t epoch) {
-    return text::unique_positive_batches(data.positive_key, cfg.train.batch_size, static_cast<uint64_t>(cfg.train.seed),
-                                         epoch);
+    return text::length_grouped_batches(data.positive_key, example_tokens, cfg.train.batch_size,
+                                        cfg.train.length_grouping, static_cast<uint64_t>(cfg.train.seed), epoch);
   };
   auto batches = batches_for(0);  // throws DataError when the data cannot fill one batch
 
@@ -561,7 +565,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
 
   ProgressLine progress(t.max_steps, step, opts.terminal_progress && !opts.quiet && lead);
   auto window_start = Clock::now();
-  int64_t window_samples = 0, window_tokens = 0, window_steps = 0;
+  int64_t window_samples = 0, window_tokens = 0, window_positions = 0, window_steps = 0;
   double loss = 0, window_loss = 0;
   // Replicas stop together: a stop request anywhere is seen by all through the per-step exchange.
   bool stop_agreed = false;
@@ -599,6 +603,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
       samples += batch.queries();
       window_samples += batch.queries();
       window_tokens += batch.q_mask.sum().item<int64_t>() + batch.p_mask.sum().item<int64_t>();
+      window_positions += batch.q_mask.numel() + batch.p_mask.numel();
     } else {
       // This replica's contiguous slice of the global batch; compute time excludes waiting in collectives.
       const auto step_start = Clock::now();
@@ -641,12 +646,14 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
       if (localsgd && step % par.average_every == 0) average_replicas("every");
 
       const int64_t tokens = batch.q_mask.sum().item<int64_t>() + batch.p_mask.sum().item<int64_t>();
-      reports = exchange_reports(*comm, {stop_requested(), compute_s, mine, tokens, contribution});
+      reports = exchange_reports(*comm, {stop_requested(), compute_s, mine, tokens, contribution,
+                                         batch.q_mask.numel() + batch.p_mask.numel()});
       double total_loss = 0;
       for (size_t r = 0; r < reports.size(); ++r) {
         stop_agreed = stop_agreed || reports[r].stop;
         total_loss += reports[r].loss;
         window_tokens += reports[r].tokens;
+        window_positions += reports[r].positions;
         window_compute[r].push_back(reports[r].compute_s);
       }
       if (!global_negatives) loss = total_loss;  // the sample-weighted mean of the replicas' losses
@@ -687,6 +694,8 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                            {"temperature", 1.0 / scale.item<double>()},
                            {"samples_per_s", sps},
                            {"tokens_per_s", static_cast<double>(window_tokens) / secs},
+                           // the share of computed positions that were padding (train.length_grouping lowers it)
+                           {"padding", 1.0 - static_cast<double>(window_tokens) / static_cast<double>(std::max<int64_t>(window_positions, 1))},
                            {"rss_mb", rss_mb()}};
       if (comm) {
         std::vector<double> compute;
@@ -698,7 +707,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
       emit(std::move(ev));
       if (lead && !opts.quiet) progress.update(step, window_loss / static_cast<double>(window_steps), sps);
       window_start = Clock::now();
-      window_samples = window_tokens = window_steps = 0;
+      window_samples = window_tokens = window_positions = window_steps = 0;
       window_loss = 0;
     }
     if (lead && step != t.max_steps && rung_steps.count(step)) evaluate(step);

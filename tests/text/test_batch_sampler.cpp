@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/splitmix.h"
 #include "support/test_support.h"
 #include "text/beir.h"
 
@@ -100,6 +101,62 @@ TEST(BatchSampler, Errors) {
   EXPECT_THROW(unique_positive_batches(keys, 3, 0, 0), DataError);
   EXPECT_THROW(unique_positive_batches(keys, 0, 0, 0), ConfigError);
   EXPECT_EQ(unique_positive_batches(keys, 2, 0, 0).size(), 1u);
+}
+
+// Tokens a batch costs when padded to its longest example.
+int64_t padded_tokens(const Batches& batches, const std::vector<int64_t>& lengths) {
+  int64_t total = 0;
+  for (const auto& b : batches) {
+    int64_t longest = 0;
+    for (int64_t ex : b) longest = std::max(longest, lengths[static_cast<size_t>(ex)]);
+    total += longest * static_cast<int64_t>(b.size());
+  }
+  return total;
+}
+
+TEST(LengthGroupedBatches, KeepTheRulesAndPadLess) {
+  const auto keys = skewed_keys(20000);
+  std::vector<int64_t> lengths(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i)  // one length per positive passage, 20..275 tokens
+    lengths[i] = 20 + static_cast<int64_t>(splitmix64(static_cast<uint64_t>(keys[i])) % 256);
+  for (int64_t b : {8, 64}) {
+    const Batches plain = unique_positive_batches(keys, b, 17, 1);
+    const Batches grouped = length_grouped_batches(keys, lengths, b, 50, 17, 1);
+    check_invariants(keys, grouped, b);
+    const int64_t dropped = static_cast<int64_t>(keys.size()) - static_cast<int64_t>(grouped.size()) * b;
+    EXPECT_LT(dropped, 3 * b + 40) << "batch " << b;
+    const double ratio = static_cast<double>(padded_tokens(grouped, lengths)) / static_cast<double>(padded_tokens(plain, lengths));
+    EXPECT_LT(ratio, 0.7) << "batch " << b;  // uniform lengths: padding to the batch's longest is ~0.98 of 275
+    std::printf("batch %lld: padded tokens %.3f of unsorted\n", static_cast<long long>(b), ratio);
+    // The long batches are spread over the epoch, not all first.
+    int64_t long_first_half = 0, long_total = 0;
+    for (size_t i = 0; i < grouped.size(); ++i) {
+      const bool is_long = lengths[static_cast<size_t>(grouped[i][0])] > 150;
+      long_total += is_long;
+      long_first_half += is_long && i < grouped.size() / 2;
+    }
+    EXPECT_GT(long_first_half, long_total / 4);
+    EXPECT_LT(long_first_half, long_total * 3 / 4);
+  }
+}
+
+TEST(LengthGroupedBatches, DeterministicAndPlainWithoutGroups) {
+  const auto keys = skewed_keys(3000);
+  std::vector<int64_t> lengths(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) lengths[i] = static_cast<int64_t>(i % 97);
+  const Batches a = length_grouped_batches(keys, lengths, 32, 20, 5, 2);
+  EXPECT_EQ(a, length_grouped_batches(keys, lengths, 32, 20, 5, 2));
+  EXPECT_NE(a, length_grouped_batches(keys, lengths, 32, 20, 5, 3));
+  EXPECT_NE(a, length_grouped_batches(keys, lengths, 32, 20, 6, 2));
+  EXPECT_EQ(length_grouped_batches(keys, lengths, 32, 0, 5, 2), unique_positive_batches(keys, 32, 5, 2));
+  EXPECT_EQ(length_grouped_batches(keys, lengths, 32, 1, 5, 2), unique_positive_batches(keys, 32, 5, 2));
+}
+
+TEST(LengthGroupedBatches, Errors) {
+  const std::vector<int64_t> keys = {1, 1, 2};
+  EXPECT_THROW(length_grouped_batches(keys, std::vector<int64_t>{1, 2}, 2, 4, 0, 0), DataError);
+  EXPECT_THROW(length_grouped_batches(keys, std::vector<int64_t>{1, 2, 3}, 0, 4, 0, 0), ConfigError);
+  EXPECT_THROW(length_grouped_batches(keys, std::vector<int64_t>{1, 2, 3}, 3, 4, 0, 0), DataError);
 }
 
 TEST(BatchSampler, SquadTrainQrels) {

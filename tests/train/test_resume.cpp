@@ -1,6 +1,6 @@
 // Bit-exact resume, end to end: the real binary is stopped by a real SIGTERM at some step, exits 75 after
 // a checkpoint, is started again in the same run folder, and ends with the same weights, byte for byte,
-// as a run that was never interrupted. Once per accumulation mode.
+// as a run that was never interrupted. Once per accumulation mode, and with plain (ungrouped) batches.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -42,26 +42,42 @@ int run_and_stop(const std::filesystem::path& cfg, const std::filesystem::path& 
   return proc.wait();
 }
 
-class ResumeTest : public ::testing::TestWithParam<std::string> {};
+// Accumulation modes with length-grouped batches (the default), and plain shuffled batches; passages up to
+// 128 tokens so that their lengths differ.
+struct ResumeCase {
+  friend std::ostream& operator<<(std::ostream& os, const ResumeCase& c) { return os << c.name; }
+  std::string name, accumulation;
+  int64_t length_grouping;
+};
+
+// args, then extra.
+std::vector<std::string> with(const std::vector<std::string>& extra, std::vector<std::string> args) {
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+class ResumeTest : public ::testing::TestWithParam<ResumeCase> {};
 
 TEST_P(ResumeTest, SigtermThenRestartGivesBitIdenticalWeights) {
   RAGMIG_REQUIRE_DATA("beir/squad-train");
   ScratchDir dir;
   write_squad_pairs(dir / "pairs.jsonl", 240);
-  const std::string accumulation = GetParam();
-  write_file_atomic(dir / "cfg.toml",
-                    tiny_config(dir / "pairs.jsonl", fmt::format("accumulation = \"{}\"\nchunk_size = 4\n", accumulation)));
+  const ResumeCase& c = GetParam();
+  write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl",
+                                                  fmt::format("accumulation = \"{}\"\nchunk_size = 4\nlength_grouping = {}\n",
+                                                              c.accumulation, c.length_grouping)));
+  const std::vector<std::string> longer = {"--set", "data.max_passage_tokens=128", "--set", "model.max_position=128"};
 
-  auto ref = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "ref").string(), "--quiet"});
+  auto ref = run_ragmig(with(longer, {"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "ref").string(), "--quiet"}));
   ASSERT_EQ(ref.exit_code, 0) << ref.output;
 
   // Stopped before the first step, in the middle, and just after a periodic checkpoint.
   const auto run = dir / "stopped";
   for (int64_t stop_at : {0, 13, 27}) {
-    const int code = run_and_stop(dir / "cfg.toml", run, stop_at);
+    const int code = run_and_stop(dir / "cfg.toml", run, stop_at, longer);
     ASSERT_EQ(code, 75) << "stop at " << stop_at << ": " << read_file(run.string() + ".log");
   }
-  auto rest = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", run.string(), "--quiet"});
+  auto rest = run_ragmig(with(longer, {"train", (dir / "cfg.toml").string(), "--run-dir", run.string(), "--quiet"}));
   ASSERT_EQ(rest.exit_code, 0) << rest.output;
 
   const std::string a = read_file(dir / "ref/model/model.safetensors");
@@ -84,7 +100,10 @@ TEST_P(ResumeTest, SigtermThenRestartGivesBitIdenticalWeights) {
   EXPECT_EQ(starts, 4);
 }
 
-INSTANTIATE_TEST_SUITE_P(Accumulation, ResumeTest, ::testing::Values("none", "gradcache", "plain"));
+INSTANTIATE_TEST_SUITE_P(Accumulation, ResumeTest,
+                         ::testing::Values(ResumeCase{"none", "none", 4}, ResumeCase{"gradcache", "gradcache", 4},
+                                           ResumeCase{"plain", "plain", 4}, ResumeCase{"ungrouped", "none", 0}),
+                         [](const auto& info) { return info.param.name; });
 
 // LoRA on a pretrained start (here a tiny model trained first), with GradCache: the same story, and what is
 // saved is the adapter alone.
