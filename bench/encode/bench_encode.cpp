@@ -31,52 +31,11 @@
 #include "text/pairs.h"
 #include "text/wordpiece.h"
 
+#include "common/bench_support.h"
+
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-/// Seconds per call of fn: one warm-up call, then calls until min_seconds have passed (at least two).
-double seconds_per_call(const std::function<void()>& fn, double min_seconds) {
-  fn();
-  int64_t calls = 0;
-  const auto t0 = Clock::now();
-  double elapsed = 0;
-  while (calls < 2 || elapsed < min_seconds) {
-    fn();
-    ++calls;
-    elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-  }
-  return elapsed / static_cast<double>(calls);
-}
-
-double matmul_gflops(torch::ScalarType dtype, int64_t n, double min_seconds) {
-  auto a = torch::randn({n, n}).to(dtype), b = torch::randn({n, n}).to(dtype);
-  const double s = seconds_per_call([&] { (void)torch::matmul(a, b); }, min_seconds);
-  return 2.0 * n * n * n / s / 1e9;
-}
-
-/// Forward FLOPs of a BERT encoder on one sequence of `len` tokens: Q, K, V and output projections, the FFN,
-/// and the two attention products (embeddings, softmax, LayerNorm and pooling are noise beside them).
-double encoder_flops(const ragmig::model::BertConfig& c, int64_t len) {
-  const double l = static_cast<double>(len), h = static_cast<double>(c.hidden_size);
-  const double i = static_cast<double>(c.intermediate_size);
-  return static_cast<double>(c.num_hidden_layers) * (8 * l * h * h + 4 * l * h * i + 4 * l * l * h);
-}
-
-std::string run_python(const std::string& cmd) {
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (!pipe) return "";
-  std::string out;
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, pipe)) out += buf;
-  if (::pclose(pipe) != 0) {
-    fmt::print(stderr, "python reference failed: {}\n{}\n", cmd, out);
-    return "";
-  }
-  return out.substr(out.rfind('{'));
-}
-
-std::string fraction(double gflops, double peak) { return fmt::format("{:.0f} %", 100.0 * gflops / peak); }
+using namespace ragmig::bench;
 
 }  // namespace
 

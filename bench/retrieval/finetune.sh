@@ -26,8 +26,10 @@ echo "bench/retrieval: $CONFIG, $STEPS steps of $BATCH pairs from $INIT; results
 
 now() { date +%s.%N; }
 t0=$(now); "$RAGMIG" train "$CONFIG" --run-dir "$OUT/ragmig" --set train.max_steps="$STEPS" --set train.checkpoint_every=0 >&2; t1=$(now)
+# sentence-transformers in the precision ragmig chose (its start event: bf16 on a CPU with native bf16).
+PRECISION=$("$PYTHON" -c "import json, sys; print(next(j['precision'] for j in map(json.loads, open(sys.argv[1])) if j['event'] == 'start'))" "$OUT/ragmig/events.jsonl")
 "$PYTHON" bench/retrieval/st_finetune.py --model "$MODEL_DIR" --beir "$BEIR" --out "$OUT/st" --steps "$STEPS" --batch "$BATCH" \
-  --lr "$LR" --warmup "$WARMUP" --temperature "$TEMP" --max-passage-tokens "$PLEN" > "$OUT/st-train.json"; t2=$(now)
+  --lr "$LR" --warmup "$WARMUP" --temperature "$TEMP" --max-passage-tokens "$PLEN" --precision "$PRECISION" > "$OUT/st-train.json"; t2=$(now)
 
 evaluate() {  # NAME RETRIEVER [MODEL [EVAL OPTIONS...]]
   local name=$1 retriever=$2 model=${3:-}
@@ -55,6 +57,6 @@ for name, label in [("bm25", "BM25"), ("zero-shot", "zero-shot"), ("ragmig", "ra
     print(f"{label:<34} {r[name]['ndcg@10']:>8.4f} {r[name]['recall@100']:>7.4f} "
           f"{(f'{w:.0f}' if w else ''):>13} {(f'{steps * batch / w:.2f}' if w else ''):>10}")
 print(f"ragmig - sentence-transformers nDCG@10: {r['ragmig']['ndcg@10'] - r['st']['ndcg@10']:+.4f}; "
-      f"wall time ragmig / sentence-transformers: {wall['ragmig'] / wall['st']:.2f} "
+      f"wall time ragmig / sentence-transformers: {wall['ragmig'] / wall['st']:.2f}, both {st['precision']} "
       f"(ST's own training loop alone: {st['seconds']:.0f} s)")
 PY

@@ -58,6 +58,8 @@ def main():
     ap.add_argument("--max-passage-tokens", type=int, default=256)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
+                    help="bf16: the trainer's bf16 autocast (pass what ragmig chose, for a like-for-like run)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
 
@@ -72,7 +74,7 @@ def main():
         output_dir=a.out + ".trainer", max_steps=a.steps, per_device_train_batch_size=a.batch, learning_rate=a.lr,
         warmup_steps=a.warmup, lr_scheduler_type="linear", weight_decay=0.01, max_grad_norm=1.0, seed=a.seed,
         batch_sampler=BatchSamplers.NO_DUPLICATES, use_cpu=True, report_to="none", save_strategy="no",
-        logging_steps=max(1, a.steps // 10), dataloader_drop_last=True)
+        logging_steps=max(1, a.steps // 10), dataloader_drop_last=True, bf16=a.precision == "bf16")
     trainer = SentenceTransformerTrainer(
         model=model, args=args, train_dataset=Dataset.from_dict({"anchor": anchors, "positive": positives}),
         loss=losses.MultipleNegativesRankingLoss(model, scale=1.0 / a.temperature))
@@ -80,7 +82,8 @@ def main():
     trainer.train()
     seconds = time.perf_counter() - t0
     model.save(a.out)
-    print(json.dumps({"seconds": seconds, "samples_per_s": a.steps * a.batch / seconds, "pairs": len(anchors)}))
+    print(json.dumps({"seconds": seconds, "samples_per_s": a.steps * a.batch / seconds, "pairs": len(anchors),
+                      "precision": a.precision}))
 
 
 if __name__ == "__main__":

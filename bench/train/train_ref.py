@@ -1,6 +1,7 @@
 """The reference side of bench_train: the same BERT dual encoder, InfoNCE loss and AdamW step as ragmig's
 C++ trainer, written in plain PyTorch (the project venv's torch: the LibTorch ragmig links), timed the same
-way; attention written out (matmul, softmax, dropout) or, with --sdpa, F.scaled_dot_product_attention.
+way, on the token ids bench_train writes (padded here to each batch's longest); attention through
+F.scaled_dot_product_attention as ragmig runs it (--plain: written out), fp32 or (--bf16) under autocast.
 Prints one JSON line."""
 import argparse
 import json
@@ -52,43 +53,52 @@ class Bert(nn.Module):
         return F.normalize((x * m).sum(1) / m.sum(1).clamp_min(1e-9), dim=-1)
 
 
+def padded(seqs):
+    """Ids and mask, padded with 0 to the longest sequence."""
+    longest = max(len(x) for x in seqs)
+    ids = torch.tensor([x + [0] * (longest - len(x)) for x in seqs])
+    mask = torch.tensor([[1] * len(x) + [0] * (longest - len(x)) for x in seqs])
+    return ids, mask
+
+
 def main():
     ap = argparse.ArgumentParser()
-    for name in ["vocab", "hidden", "layers", "heads", "inter", "batch", "qlen", "plen", "steps", "warmup", "threads"]:
+    for name in ["vocab", "hidden", "layers", "heads", "inter", "warmup", "threads"]:
         ap.add_argument("--" + name, type=int, required=True)
-    ap.add_argument("--sdpa", action="store_true", help="attention through F.scaled_dot_product_attention")
+    ap.add_argument("--batches", required=True, help='JSON: [{"q": [[ids]], "p": [[ids]]}, ...], one per timed step')
+    ap.add_argument("--plain", action="store_true", help="attention written out (matmul, softmax) instead of SDPA")
+    ap.add_argument("--bf16", action="store_true", help="the step under torch.autocast('cpu', bfloat16)")
     ap.add_argument("--profile", help="write the autograd profiler's chrome trace of the timed steps here")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
-    model = Bert(a.vocab, a.hidden, a.layers, a.heads, a.inter, 0.1, a.sdpa)
+    model = Bert(a.vocab, a.hidden, a.layers, a.heads, a.inter, 0.1, not a.plain)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01)
-    q_ids = torch.randint(5, a.vocab, (a.batch, a.qlen))
-    p_ids = torch.randint(5, a.vocab, (a.batch, a.plen))
-    q_mask, p_mask = torch.ones_like(q_ids), torch.ones_like(p_ids)
-    labels = torch.arange(a.batch)
+    batches = [(*padded(b["q"]), *padded(b["p"])) for b in json.load(open(a.batches))]
 
-    def step():
+    def step(q_ids, q_mask, p_ids, p_mask):
         opt.zero_grad()
-        q, p = model(q_ids, q_mask), model(p_ids, p_mask)
-        loss = F.cross_entropy(q @ p.t() * 20.0, labels)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
+            q, p = model(q_ids, q_mask), model(p_ids, p_mask)
+            loss = F.cross_entropy(q @ p.t() * 20.0, torch.arange(q.shape[0]))
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
 
     for _ in range(a.warmup):
-        step()
+        step(*batches[0])
     if a.profile:  # the per-op trace of the timed steps (then timed again without it), as bench_train's C++ side
         with torch.autograd.profiler.profile() as prof:
-            for _ in range(a.steps):
-                step()
+            for b in batches:
+                step(*b)
         prof.export_chrome_trace(a.profile)
     t0 = time.perf_counter()
-    for _ in range(a.steps):
-        step()
+    for b in batches:
+        step(*b)
     secs = time.perf_counter() - t0
-    print(json.dumps({"samples_per_s": a.batch * a.steps / secs, "seconds": secs, "torch": torch.__version__}))
+    samples = sum(b[0].shape[0] for b in batches)
+    print(json.dumps({"samples_per_s": samples / secs, "seconds": secs, "torch": torch.__version__}))
 
 
 if __name__ == "__main__":

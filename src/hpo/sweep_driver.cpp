@@ -74,10 +74,15 @@ void SweepDriver::start() {
         if (in.peek() == EOF) break;  // a line cut short by a crash: the decision was never acted on
         throw DataError(asha_log_path(), number, "not a JSON line");
       }
-      const auto trial = j.value("trial", std::string());
-      const auto it = index_of_.find(trial);
-      if (it == index_of_.end() || !j.contains("step") || !j.contains("value") || !j.contains("action"))
-        throw DataError(asha_log_path(), number, "expected {trial, step, value, action} of a trial of this sweep");
+      const bool well_typed = j.is_object() && j.contains("trial") && j["trial"].is_string() && j.contains("step") &&
+                              j["step"].is_number_integer() && j.contains("value") &&
+                              (j["value"].is_number() || j["value"].is_null()) && j.contains("action") &&
+                              j["action"].is_string();
+      const auto it = well_typed ? index_of_.find(j["trial"].get<std::string>()) : index_of_.end();
+      if (it == index_of_.end())
+        throw DataError(asha_log_path(), number,
+                        "expected {trial: a trial of this sweep, step: integer, value: number or null, action: string}");
+      const std::string trial = it->first;
       const int64_t step = j["step"].get<int64_t>();
       const double value = j["value"].is_number() ? j["value"].get<double>() : std::nan("");
       const AshaAction action = asha_.report(trial, step, value);

@@ -1,6 +1,8 @@
 // choose_precision and the CPU probe (see precision.h).
 #include "model/precision.h"
 
+#include <cstdlib>
+
 #include <torch/torch.h>
 #if TORCH_VERSION_MAJOR >= 2
 #include <ATen/cpu/Utils.h>
@@ -26,6 +28,8 @@ PrecisionChoice choose_precision(const std::string& requested, bool cuda_device,
 }
 
 bool cpu_has_native_bf16() {
+  if (const char* forced = std::getenv("RAGMIG_CPU_BF16"); forced && (forced == std::string("0") || forced == std::string("1")))
+    return forced == std::string("1");
 #if TORCH_VERSION_MAJOR >= 2
   const auto caps = at::cpu::get_cpu_capabilities();
   auto has = [&](const char* name) {

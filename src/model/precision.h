@@ -23,7 +23,8 @@ struct PrecisionChoice {
 PrecisionChoice choose_precision(const std::string& requested, bool cuda_device, bool cpu_native_bf16,
                                  const std::string& key = "precision");
 
-/// Whether this CPU has AVX512-BF16 or AMX-BF16 (LibTorch's cpuinfo; false on LibTorch 1.x).
+/// Whether this CPU has AVX512-BF16 or AMX-BF16 (LibTorch's cpuinfo; false on LibTorch 1.x). RAGMIG_CPU_BF16=0
+/// or 1 overrides the detection (a virtual machine that hides or misreports the flags; the fallback tests).
 bool cpu_has_native_bf16();
 
 }  // namespace ragmig::model

@@ -241,8 +241,11 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   // A finished run started again is a no-op: the scheduler may retry a job whose exit it did not see.
   const fs::path result_path = run / "result.json";
   if (fs::exists(result_path)) {
-    nlohmann::json done = nlohmann::json::parse(read_file(result_path));
-    if (done.value("step", int64_t{-1}) == cfg.train.max_steps) {
+    nlohmann::json done = nlohmann::json::parse(read_file(result_path), nullptr, /*allow_exceptions=*/false);
+    if (!done.is_object() || !done.contains("step") || !done["step"].is_number_integer())
+      throw DataError(result_path.string() + ": expected the JSON object a finished run writes, with an integer "
+                      "\"step\" (remove the file to train this run folder on)");
+    if (done["step"].get<int64_t>() == cfg.train.max_steps) {
       say("run already complete: " + result_path.string());
       if (lead) EventLog(run / "events.jsonl").append(done);
       return Outcome::Done;

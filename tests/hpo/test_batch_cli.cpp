@@ -273,6 +273,38 @@ TEST(BatchCli, AStateFolderRefusesAnotherSweep) {
 }
 
 
+// asha.jsonl, the decisions a later driver replays: a line of the wrong shape or types is refused with the
+// file and line (it used to escape as a JSON library exception), and the folder is left as it was.
+TEST(BatchCli, AMalformedDecisionLogIsNamedByFileAndLine) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  const auto files = write_sweep(dir);
+  const std::vector<std::string> argv = {RAGMIG_BINARY, "batch", files.sweep.string(), "--state", files.state.string(),
+                                         "--cpu-slots", "1", "--tick", "0.2"};
+  {  // a first driver pins the sweep, then is interrupted
+    BackgroundProcess batch(argv, (dir / "first.log").string());
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+    while (batch.running() && !fs::exists(files.state / "sweep.json") && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    batch.signal(SIGINT);
+    batch.wait();
+  }
+  ASSERT_TRUE(fs::exists(files.state / "sweep.json")) << read_text(dir / "first.log");
+  const std::string trial = "t00";  // hpo::trial_id(0)
+  const std::string good = nlohmann::json{{"trial", trial}, {"step", 20}, {"value", 0.1}, {"action", "continue"}}.dump();
+  for (const std::string& bad : {nlohmann::json{{"trial", trial}, {"step", "20"}, {"value", 0.1}, {"action", "continue"}}.dump(),
+                                nlohmann::json{{"trial", 3}, {"step", 20}, {"value", 0.1}, {"action", "continue"}}.dump(),
+                                nlohmann::json{{"trial", trial}, {"step", 20}, {"value", "high"}, {"action", "continue"}}.dump(),
+                                std::string("[1, 2]")}) {
+    const std::string log = good + "\n" + bad + "\n" + good + "\n";
+    write_file_atomic(files.state / "asha.jsonl", log);
+    const auto r = run_process(argv);
+    EXPECT_EQ(r.exit_code, 2) << bad << "\n" << r.output;
+    EXPECT_NE(r.output.find("asha.jsonl:2"), std::string::npos) << bad << "\n" << r.output;
+    EXPECT_EQ(read_text(files.state / "asha.jsonl"), log);
+  }
+}
+
 // --mig auto on a machine without NVML: refused before the sweep's folder exists. The sweep is the MIG
 // example of examples/, run from the repository as its comment says: reaching the NVML check means that
 // the file, its base config, its `set` and every trial resolved.

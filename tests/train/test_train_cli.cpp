@@ -109,6 +109,24 @@ TEST(TrainCli, LoraOnAnAdapterFolderAsksForAMergeFirst) {
   EXPECT_FALSE(std::filesystem::exists(dir / "run"));
 }
 
+// A run folder's result.json that is not what a finished run writes: named, and the folder left as it was.
+TEST(TrainCli, AMalformedResultFileIsNamed) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  write_squad_pairs(dir / "pairs.jsonl", 240);
+  write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl"));
+  for (const std::string bad : {"{\"step\": \"40\"}", "[40]", "{\"step\": 4"}) {
+    std::filesystem::create_directories(dir / "run");
+    write_file_atomic(dir / "run/result.json", bad);
+    auto r = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "run").string()});
+    EXPECT_EQ(r.exit_code, 2) << bad << "\n" << r.output;
+    EXPECT_NE(r.output.find("result.json: expected the JSON object a finished run writes"), std::string::npos)
+        << bad << "\n" << r.output;
+    EXPECT_EQ(read_file(dir / "run/result.json"), bad);
+    EXPECT_FALSE(std::filesystem::exists(dir / "run/events.jsonl"));
+  }
+}
+
 TEST(TrainCli, HelpDocumentsEveryOptionAndKey) {
   auto top = run_ragmig({"--help"});
   EXPECT_EQ(top.exit_code, 0);
