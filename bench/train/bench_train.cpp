@@ -124,11 +124,13 @@ double cpp_samples_per_s(const Shape& s, const std::vector<IdBatch>& id_batches,
   torch::optim::AdamW opt(net->parameters(), torch::optim::AdamWOptions(1e-4).weight_decay(0.01));
   std::vector<train::PairBatch> batches;
   for (const auto& b : id_batches) batches.push_back(to_pair_batch(b));
+  // As the trainer: each forward under autocast, whose cache of bf16 weights is dropped as it ends (a scope
+  // over whole steps would keep casting the weights of the first step).
   const train::EncodeFn encode = [&](const torch::Tensor& ids, const torch::Tensor& mask, train::Tower t) {
+    train::AutocastGuard autocast(torch::kCPU, bf16);
     return t == train::Tower::Query ? net->encode_queries(ids, mask) : net->encode_passages(ids, mask);
   };
   const auto scale = torch::full({}, 20.0);
-  train::AutocastGuard autocast(torch::kCPU, bf16);  // as the trainer: the whole step under autocast
   auto step = [&](const train::PairBatch& batch) {
     opt.zero_grad();
     train::backward_full(encode, batch, scale);

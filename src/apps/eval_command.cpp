@@ -64,6 +64,20 @@ void print_table(const eval::EvalResult& r) {
                 index::to_string(c.chosen).c_str(), static_cast<long long>(c.queries),
                 r.options.fusion_validation_split.c_str(), c.metric.c_str(), best, bm25, dense);
   }
+  if (r.depth) {
+    const auto& d = *r.depth;
+    std::printf("  adaptive depth for pool recall %.2f (fitted on %lld queries of split %s): mean depth %.1f, pool "
+                "recall %.4f; by top-10 agreement",
+                d.rule.target, static_cast<long long>(d.rule.queries), r.options.fusion_validation_split.c_str(),
+                d.mean_depth, d.pool_recall);
+    for (size_t b = 0; b < d.rule.bucket_depth.size(); ++b)
+      std::printf(" %s:%lld", eval::agreement_range(static_cast<int64_t>(b)).c_str(),
+                  static_cast<long long>(d.rule.bucket_depth[b]));
+    std::printf("\n  fixed depths, pool recall:");
+    for (size_t i = 0; i < d.rule.depths.size(); ++i)
+      std::printf(" %lld:%.4f", static_cast<long long>(d.rule.depths[i]), d.fixed_recall[i]);
+    std::printf("\n");
+  }
   for (const auto& c : r.cache) std::printf("  cache %-12s %s\n", c.what.c_str(), c.state.c_str());
 }
 
@@ -85,11 +99,16 @@ Command add_eval_command(CLI::App& root) {
                   "hybrid fusion: RRF(k=60), Linear(alpha=0.5) (alpha weighs dense), or auto: the best of a grid "
                   "(both parts alone included) on validation queries of --fusion-validation")
       ->capture_default_str();
+  sub->add_option("--target-recall", o.target_recall,
+                  "hybrid: fuse, per query, only as many candidates of each list as reach this recall of the pool "
+                  "on validation queries (by how far BM25 and dense agree on their top 10); 0 = --candidates for all")
+      ->capture_default_str();
   sub->add_option("--fusion-validation", o.fusion_validation_split,
-                  "--fusion auto: the split whose judged queries (none of the evaluated ones) choose the fusion")
+                  "--fusion auto and --target-recall: the split whose judged queries (none of the evaluated ones) "
+                  "choose the fusion and fit the depth")
       ->capture_default_str();
   sub->add_option("--fusion-validation-queries", o.fusion_validation_queries,
-                  "--fusion auto: at most this many validation queries (a seeded choice)")
+                  "--fusion auto and --target-recall: at most this many validation queries (a seeded choice)")
       ->capture_default_str();
   sub->add_option("--k", o.k, "depth of the scored run")->capture_default_str();
   sub->add_option("--candidates", o.candidates, "depth of each list fused (hybrid) or re-scored (rerank)")->capture_default_str();

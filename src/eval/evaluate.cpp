@@ -1,6 +1,8 @@
 // The evaluation pipeline (see evaluate.h): read, judge, retrieve, fuse or re-score, write the run, score.
 #include "eval/evaluate.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -63,6 +65,33 @@ MetricReport score_hits(const std::vector<std::string>& query_ids, const HitList
   return evaluate_run(hits_to_run(query_ids, hits, doc_id, k), judgments, o.metrics, o.metric_options);
 }
 
+// Cuts each query's two lists to the depth the rule gives it, and records the mean depth and the pool recall it
+// gave beside that of each fixed depth of the grid (reported only: the rule was fitted on validation queries).
+void cut_to_adaptive_depth(const std::vector<std::string>& query_ids, HitLists& dense, HitLists& sparse,
+                           const Judgments& judgments, const std::function<std::string(int64_t)>& doc_id,
+                           EvalResult::AdaptiveDepth& out) {
+  out.fixed_recall.assign(out.rule.depths.size(), 0);
+  int64_t judged = 0;
+  double depth_sum = 0;
+  for (size_t q = 0; q < query_ids.size(); ++q) {
+    const int64_t depth = choose_depth(out.rule, dense[q], sparse[q]);
+    depth_sum += static_cast<double>(depth);
+    if (const auto it = judgments.by_query.find(query_ids[q]); it != judgments.by_query.end()) {
+      ++judged;
+      out.pool_recall += pool_recall(dense[q], sparse[q], depth, it->second, doc_id);
+      for (size_t d = 0; d < out.rule.depths.size(); ++d)
+        out.fixed_recall[d] += pool_recall(dense[q], sparse[q], out.rule.depths[d], it->second, doc_id);
+    }
+    if (static_cast<int64_t>(dense[q].size()) > depth) dense[q].resize(static_cast<size_t>(depth));
+    if (static_cast<int64_t>(sparse[q].size()) > depth) sparse[q].resize(static_cast<size_t>(depth));
+  }
+  out.mean_depth = depth_sum / static_cast<double>(std::max<size_t>(query_ids.size(), 1));
+  if (judged > 0) {
+    out.pool_recall /= static_cast<double>(judged);
+    for (double& r : out.fixed_recall) r /= static_cast<double>(judged);
+  }
+}
+
 struct Bm25Side {
   HitLists hits;
   double index_seconds = 0, search_seconds = 0;
@@ -123,13 +152,20 @@ void validate(const EvalOptions& o) {
     throw ConfigError("--split " + o.split + ": no qrels for split '" + o.split + "' in " + o.data_dir + "/qrels (found: " +
                       (splits.empty() ? "nothing" : splits) + ")");
   }
-  if (o.retriever == RetrieverKind::kHybrid && o.fusion_spec == "auto") {
+  if (o.target_recall != 0) {
+    if (!(o.target_recall > 0 && o.target_recall <= 1))
+      throw ConfigError(fmt::format("--target-recall: expected a recall in (0, 1], got {}", o.target_recall));
+    if (o.retriever != RetrieverKind::kHybrid)
+      throw ConfigError("--target-recall: the depth of the lists fused, for --retriever hybrid only");
+  }
+  if (o.retriever == RetrieverKind::kHybrid && (o.fusion_spec == "auto" || o.target_recall > 0)) {
+    const std::string what = o.fusion_spec == "auto" ? "--fusion auto" : "--target-recall";
     if (o.fusion_validation_split == o.split)
-      throw ConfigError("--fusion auto: the validation split '" + o.split + "' is the evaluated split; fusion must be "
-                        "chosen on other queries (--fusion-validation names a split, e.g. train or dev)");
+      throw ConfigError(what + ": the validation split '" + o.split + "' is the evaluated split; fusion and depth must "
+                        "be chosen on other queries (--fusion-validation names a split, e.g. train or dev)");
     if (!has_qrels(o.data_dir, o.fusion_validation_split))
-      throw ConfigError("--fusion auto: no qrels for the validation split '" + o.fusion_validation_split + "' in " +
-                        o.data_dir + "/qrels (--fusion-validation names another, or give a fusion spec)");
+      throw ConfigError(what + ": no qrels for the validation split '" + o.fusion_validation_split + "' in " +
+                        o.data_dir + "/qrels (--fusion-validation names another)");
   }
   if (o.k < 1) throw ConfigError("--k must be at least 1");
   if (o.candidates < 1) throw ConfigError("--candidates must be at least 1");
@@ -204,10 +240,11 @@ EvalResult evaluate(const EvalOptions& o, const std::function<void(const std::st
   // Fusion "auto": validation queries from another split ride along with the evaluated ones (one BM25 search,
   // one embedding pass) and are split off again before anything is scored.
   const bool auto_fusion = o.retriever == RetrieverKind::kHybrid && o.fusion_spec == "auto";
+  const bool adaptive_depth = o.retriever == RetrieverKind::kHybrid && o.target_recall > 0;
   Judgments validation;
   const size_t scored = query_ids.size();
   std::vector<std::string> all_ids = query_ids, all_texts = query_texts;
-  if (auto_fusion) {
+  if (auto_fusion || adaptive_depth) {
     const text::Qrels vq = text::read_qrels(text::qrels_path(o.data_dir, o.fusion_validation_split));
     validation = carve_validation(resolve_judgments(vq, beir, nullptr), judgments, o.fusion_validation_queries, 0x5eed);
     if (validation.by_query.empty())
@@ -258,22 +295,28 @@ EvalResult evaluate(const EvalOptions& o, const std::function<void(const std::st
       hits = hit_lists(dense.results);
     } else if (o.retriever == RetrieverKind::kHybrid) {
       HitLists dense_hits = hit_lists(dense.results);
-      index::FusionSpec fusion;
-      if (auto_fusion) {
+      index::FusionSpec fusion = auto_fusion ? index::FusionSpec{} : index::parse_fusion_spec(o.fusion_spec);
+      if (auto_fusion || adaptive_depth) {
         const std::vector<std::string> ids(all_ids.begin() + static_cast<std::ptrdiff_t>(scored), all_ids.end());
         const HitLists vd(dense_hits.begin() + static_cast<std::ptrdiff_t>(scored), dense_hits.end());
         const HitLists vs(sparse.hits.begin() + static_cast<std::ptrdiff_t>(scored), sparse.hits.end());
-        log("choosing the fusion on " + std::to_string(ids.size()) + " queries of split " + o.fusion_validation_split);
-        result.fusion_choice = choose_fusion(fusion_grid(), ids, vd, vs, doc_id_of(beir), validation, parse_metric("ndcg@10"), k);
-        fusion = result.fusion_choice->chosen;
+        if (auto_fusion) {
+          log("choosing the fusion on " + std::to_string(ids.size()) + " queries of split " + o.fusion_validation_split);
+          result.fusion_choice = choose_fusion(fusion_grid(), ids, vd, vs, doc_id_of(beir), validation, parse_metric("ndcg@10"), k);
+          fusion = result.fusion_choice->chosen;
+        }
+        if (adaptive_depth) {
+          log("fitting the retrieval depth on " + std::to_string(ids.size()) + " queries of split " + o.fusion_validation_split);
+          result.depth = EvalResult::AdaptiveDepth{
+              fit_depth_rule(ids, vd, vs, validation, doc_id_of(beir), o.target_recall, depth_grid(candidates)), 0, 0, {}};
+        }
         dense_hits.resize(scored);
         sparse.hits.resize(scored);
-      } else {
-        fusion = index::parse_fusion_spec(o.fusion_spec);
       }
       // Both parts alone on the same queries, for the side-by-side the hybrid is judged against.
       result.parts = {{"bm25", score_hits(query_ids, sparse.hits, k, doc_id_of(beir), judgments, o)},
                       {"dense", score_hits(query_ids, dense_hits, k, doc_id_of(beir), judgments, o)}};
+      if (result.depth) cut_to_adaptive_depth(query_ids, dense_hits, sparse.hits, judgments, doc_id_of(beir), *result.depth);
       hits.resize(query_texts.size());
       for (size_t q = 0; q < query_texts.size(); ++q) hits[q] = index::fuse(fusion, dense_hits[q], sparse.hits[q], k);
     } else {
@@ -340,6 +383,20 @@ nlohmann::json EvalResult::to_json() const {
                 {"exact_queries_per_second", ann->exact_queries_per_second},
                 {"exact_device", ann->exact_device},
                 {"build_seconds", ann->build_seconds}};
+  }
+  if (depth) {
+    nlohmann::json buckets = nlohmann::json::array(), fixed = nlohmann::json::array();
+    for (size_t b = 0; b < depth->rule.bucket_depth.size(); ++b)
+      buckets.push_back({{"agreement", agreement_range(static_cast<int64_t>(b))},
+                         {"depth", depth->rule.bucket_depth[b]},
+                         {"validation_queries", depth->rule.bucket_queries[b]}});
+    for (size_t d = 0; d < depth->rule.depths.size(); ++d)
+      fixed.push_back({{"depth", depth->rule.depths[d]},
+                       {"validation_pool_recall", depth->rule.fixed_recall[d]},
+                       {"pool_recall", depth->fixed_recall[d]}});
+    j["depth"] = {{"target_recall", depth->rule.target}, {"validation_queries", depth->rule.queries},
+                  {"rule", buckets}, {"mean_depth", depth->mean_depth}, {"pool_recall", depth->pool_recall},
+                  {"fixed", fixed}};
   }
   if (fusion_choice) {
     nlohmann::json trials = nlohmann::json::array();

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "eval/adaptive_depth.h"
 #include "eval/dense_retrieval.h"
 #include "eval/eval_cache.h"
 #include "eval/fusion_choice.h"
@@ -35,6 +36,8 @@ struct EvalOptions {
                                           ///< validation queries (fusion_choice.h)
   std::string fusion_validation_split = "train";  ///< fusion "auto": the split whose queries choose it
   int64_t fusion_validation_queries = 300;        ///< fusion "auto": at most this many of them
+  double target_recall = 0;  ///< hybrid: > 0 fuses, per query, only as deep as the candidate pool needs for
+                             ///< this recall on the validation queries (adaptive_depth.h); 0 = `candidates`
   DenseSetup dense;                       ///< model_dir required for dense, hybrid and rerank
   int64_t k = 1000;                       ///< depth of the run that is scored (and written)
   int64_t candidates = 1000;              ///< depth of each list fused (hybrid) or re-scored (rerank); a
@@ -58,6 +61,14 @@ struct EvalResult {
   QrelsCheck qrels_check;
   std::optional<AnnReport> ann;
   std::optional<FusionChoice> fusion_choice;  ///< fusion "auto": the grid's scores on validation queries
+  /// target_recall > 0: the rule fitted on validation queries, and on the evaluated queries the mean depth
+  /// taken, the pool recall it gave, and the pool recall of each fixed depth of the rule's grid.
+  struct AdaptiveDepth {
+    DepthRule rule;
+    double mean_depth = 0, pool_recall = 0;
+    std::vector<double> fixed_recall;
+  };
+  std::optional<AdaptiveDepth> depth;
   std::vector<std::pair<std::string, MetricReport>> parts;  ///< hybrid: "bm25" and "dense" alone, same queries
   TrecRun run;                         ///< the scored run, with options.keep_run only
   std::vector<CacheUse> cache;
