@@ -47,7 +47,7 @@ evaluate ragmig-linear hybrid "$OUT/ragmig/model" --fusion "Linear(alpha=0.5)"
 import json, sys
 out, t0, t1, t2, steps, batch = sys.argv[1], *map(float, sys.argv[2:5]), int(sys.argv[5]), int(sys.argv[6])
 r = {n: json.load(open(f"{out}/{n}.json")) for n in ["bm25", "zero-shot", "ragmig", "st", "ragmig-rrf", "ragmig-linear"]}
-st = json.load(open(f"{out}/st-train.json"))
+st = json.loads(open(f"{out}/st-train.json").read().strip().splitlines()[-1])  # its trainer logs lines before it
 wall = {"ragmig": t1 - t0, "st": t2 - t1}
 print(f"{'':<34} {'nDCG@10':>8} {'R@100':>7} {'train wall s':>13} {'samples/s':>10}")
 for name, label in [("bm25", "BM25"), ("zero-shot", "zero-shot"), ("ragmig", "ragmig fine-tune"),

@@ -2,10 +2,12 @@
 // binary in its own place (execv) with the same arguments. It presents itself as `ragmig` in help and errors.
 #include "apps/command.h"
 #include "core/error.h"
+#include "core/heap_reuse.h"
 #include "model/torch_error.h"
 
 int main(int argc, char** argv) {
   using namespace ragmig::apps;
+  ragmig::reuse_freed_heap_memory();  // before LibTorch allocates: activations reused, not faulted in each step
   CLI::App app{
       "ragmig — trains dense retrievers for RAG (the commands that need LibTorch).\n"
       "Run `ragmig <command> --help` for a command's options.",
