@@ -1,4 +1,4 @@
-# Sourced by bench/retrieval/mined.sh and pretrain.sh: `stage NAME COMMAND...` runs a command with its output
+# Sourced by bench/retrieval/mined.sh, pretrain.sh and ance.sh: `stage NAME COMMAND...` runs a command with its output
 # in $OUT/NAME.log and its wall seconds in WALL[NAME] (stops the bench, with the log's tail, if it fails);
 # `write_walls` saves WALL as $OUT/wall.txt ("NAME SECONDS" lines) for the summary table.
 declare -A WALL

@@ -218,7 +218,7 @@ int main(int argc, char** argv) {
   std::string profile;
   app.add_option("--threads", threads, "intra-op threads for both sides");
   app.add_option("--profile", profile,
-                 "write the autograd profiler's per-op traces of both sides to PREFIX-<row>-{cpp,py}.json "
+                 "write the autograd profiler's per-op traces of both sides (fp32) to PREFIX-<row>-{cpp,py}.json "
                  "(bench/train/profile_table.py sums them side by side)");
   app.add_option("--python", python, "Python with torch (default: the one LibTorch came from, the project venv)");
   app.add_option("--data", data, "BEIR folder of the real-length part (its train qrels)")->capture_default_str();
@@ -274,7 +274,9 @@ int main(int argc, char** argv) {
     const auto file = (dir / (row.shape.name + ".json")).string();
     write_batches(file, row.batches);
     const Work w = work_of(bert_of(row.shape), row.batches);
-    const std::string tag = profile.empty() ? "" : fmt::format("{}-{}", profile, row.name.substr(0, row.name.find(' ')));
+    std::string tag = profile.empty() ? "" : profile + "-" + row.name.substr(0, row.name.find(" ("));
+    for (char& c : tag)
+      if (c == ' ' || c == ',') c = '-';
     std::array<double, 4> r{};  // C++ fp32, Py fp32, C++ bf16, Py bf16
     for (int p = 0; p < (bf16 ? 2 : 1); ++p) {
       r[2 * p + 1] = python_samples_per_s(row.shape, file, p == 1, row.warmup, threads, python,

@@ -10,7 +10,7 @@ namespace ragmig::eval {
 
 std::vector<int64_t> depth_grid(int64_t max_depth) {
   std::vector<int64_t> out;
-  for (int64_t d : {10, 20, 50, 100, 200, 500, 1000})
+  for (int64_t d : {10, 20, 30, 50, 100, 200, 300, 500, 1000})
     if (d < max_depth) out.push_back(d);
   out.push_back(std::max<int64_t>(max_depth, 1));
   return out;
@@ -46,19 +46,21 @@ double pool_recall(const std::vector<index::Hit>& dense, const std::vector<index
 
 namespace {
 
-// The first depth (index into the grid) whose mean of recall[q][d] over `queries` reaches target; the last if none.
-size_t smallest_meeting(const std::vector<std::vector<double>>& recall, const std::vector<size_t>& queries,
-                        size_t grid_size, double target, std::vector<double>* means = nullptr) {
-  size_t chosen = grid_size - 1;
-  bool met = false;
-  for (size_t d = 0; d < grid_size; ++d) {
-    double sum = 0;
-    for (size_t q : queries) sum += recall[q][d];
-    const double mean = sum / static_cast<double>(std::max<size_t>(queries.size(), 1));
-    if (means) means->push_back(mean);
-    if (!met && mean >= target) chosen = d, met = true;
-  }
-  return chosen;
+// Mean of recall[q][d] over `queries`, for each depth d.
+std::vector<double> mean_recall(const std::vector<std::vector<double>>& recall, const std::vector<size_t>& queries,
+                                size_t grid_size) {
+  std::vector<double> out(grid_size, 0);
+  for (size_t q : queries)
+    for (size_t d = 0; d < grid_size; ++d) out[d] += recall[q][d];
+  for (double& m : out) m /= static_cast<double>(std::max<size_t>(queries.size(), 1));
+  return out;
+}
+
+// The first depth index whose value reaches target; the last if none.
+size_t first_reaching(const std::vector<double>& mean, double target) {
+  for (size_t d = 0; d < mean.size(); ++d)
+    if (mean[d] >= target) return d;
+  return mean.size() - 1;
 }
 
 }  // namespace
@@ -84,15 +86,46 @@ DepthRule fit_depth_rule(const std::vector<std::string>& query_ids, const HitLis
     recall.push_back(std::move(r));
   }
   if (all.empty()) throw ConfigError("no judged validation query to fit the retrieval depth on");
+  const size_t grid = depths.size();
+  const double n = static_cast<double>(all.size());
   rule.queries = static_cast<int64_t>(all.size());
-  const size_t overall = smallest_meeting(recall, all, depths.size(), target, &rule.fixed_recall);
-  for (const auto& members : in_bucket) {
-    rule.bucket_queries.push_back(static_cast<int64_t>(members.size()));
-    const size_t d = static_cast<int64_t>(members.size()) < min_queries
-                         ? overall
-                         : smallest_meeting(recall, members, depths.size(), target);
-    rule.bucket_depth.push_back(depths[d]);
+  rule.fixed_recall = mean_recall(recall, all, grid);
+  const size_t fixed = first_reaching(rule.fixed_recall, target);
+
+  // Greedy allocation: every bucket starts at the shallowest depth and, while the overall mean falls short of
+  // the target, the bucket whose next depth adds the most recall per candidate taken goes one step deeper.
+  // Buckets with too few queries to judge stay at the fixed depth.
+  std::vector<std::vector<double>> bucket_recall;
+  std::vector<size_t> at(kAgreementBuckets, 0);
+  std::vector<bool> adjustable(kAgreementBuckets);
+  double overall = 0;
+  for (size_t b = 0; b < in_bucket.size(); ++b) {
+    rule.bucket_queries.push_back(static_cast<int64_t>(in_bucket[b].size()));
+    bucket_recall.push_back(mean_recall(recall, in_bucket[b], grid));
+    adjustable[b] = static_cast<int64_t>(in_bucket[b].size()) >= min_queries;
+    if (!adjustable[b]) at[b] = fixed;
+    overall += bucket_recall[b][at[b]] * static_cast<double>(in_bucket[b].size()) / n;
   }
+  while (overall < target) {
+    size_t best = in_bucket.size();
+    double best_gain = -1;
+    for (size_t b = 0; b < in_bucket.size(); ++b) {
+      if (!adjustable[b] || at[b] + 1 >= grid) continue;
+      const double gain = (bucket_recall[b][at[b] + 1] - bucket_recall[b][at[b]]) /
+                          static_cast<double>(depths[at[b] + 1] - depths[at[b]]);
+      if (gain > best_gain) best_gain = gain, best = b;
+    }
+    if (best == in_bucket.size()) break;  // every bucket as deep as it goes
+    overall += (bucket_recall[best][at[best] + 1] - bucket_recall[best][at[best]]) *
+               static_cast<double>(in_bucket[best].size()) / n;
+    ++at[best];
+  }
+  // Never deeper on average than the one fixed depth that meets the target (or goes deepest).
+  double mean_depth = 0;
+  for (size_t b = 0; b < in_bucket.size(); ++b)
+    mean_depth += static_cast<double>(depths[at[b]]) * static_cast<double>(in_bucket[b].size()) / n;
+  const bool use_fixed = mean_depth >= static_cast<double>(depths[fixed]);
+  for (size_t b = 0; b < in_bucket.size(); ++b) rule.bucket_depth.push_back(depths[use_fixed ? fixed : at[b]]);
   return rule;
 }
 

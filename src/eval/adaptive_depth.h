@@ -2,8 +2,9 @@
 // for a target recall of that candidate pool. The signal is cheap and needs no model of its own: how far the
 // two retrievers agree on their top 10. Where they agree, the relevant passages sit near the top of both and
 // a shallow pool holds them; where they disagree, one of them is wrong and the pool must go deeper. A rule
-// maps each agreement bucket to the smallest depth whose mean pool recall reaches the target on validation
-// queries (carved from another split, never the evaluated one). Pure functions of their inputs.
+// maps each agreement bucket to a depth so that the mean pool recall reaches the target on validation queries
+// (carved from another split, never the evaluated one) at the least mean depth it finds, never more than one
+// fixed depth for all would take. Pure functions of their inputs.
 #pragma once
 
 #include <cstdint>
@@ -41,10 +42,11 @@ struct DepthRule {
   std::vector<double> fixed_recall;      ///< validation: mean pool recall at each depth of the grid, for all
 };
 
-/// Fits the rule: per bucket, the smallest depth of `depths` whose mean pool recall over that bucket's
-/// validation queries reaches `target` (the largest depth when none does); a bucket with fewer than
-/// `min_queries` takes the depth that meets the target over all validation queries. ConfigError when target
-/// is not in (0, 1] or there are no queries.
+/// Fits the rule: the depths per bucket with the least mean depth (over the validation queries) that a greedy
+/// allocation finds for a mean pool recall of at least `target` (starting from the shallowest depth, the bucket
+/// whose next depth adds most recall per candidate goes deeper), or one depth for all when that is no deeper
+/// on average: the fixed depth that meets the target, or the deepest. A bucket with fewer than `min_queries`
+/// stays at that fixed depth. ConfigError when target is not in (0, 1] or there are no queries.
 DepthRule fit_depth_rule(const std::vector<std::string>& query_ids, const HitLists& dense, const HitLists& sparse,
                          const Judgments& judgments, const std::function<std::string(int64_t)>& doc_id, double target,
                          const std::vector<int64_t>& depths, int64_t min_queries = 10);

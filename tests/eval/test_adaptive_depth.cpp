@@ -22,9 +22,9 @@ std::vector<index::Hit> ranked(const std::vector<int64_t>& docs) {
 std::string name(int64_t row) { return "d" + std::to_string(row); }
 
 TEST(AdaptiveDepth, SignalsByHand) {
-  EXPECT_EQ(depth_grid(1000), (std::vector<int64_t>{10, 20, 50, 100, 200, 500, 1000}));
-  EXPECT_EQ(depth_grid(100), (std::vector<int64_t>{10, 20, 50, 100}));
-  EXPECT_EQ(depth_grid(30), (std::vector<int64_t>{10, 20, 30}));
+  EXPECT_EQ(depth_grid(1000), (std::vector<int64_t>{10, 20, 30, 50, 100, 200, 300, 500, 1000}));
+  EXPECT_EQ(depth_grid(100), (std::vector<int64_t>{10, 20, 30, 50, 100}));
+  EXPECT_EQ(depth_grid(40), (std::vector<int64_t>{10, 20, 30, 40}));
   EXPECT_EQ(depth_grid(5), (std::vector<int64_t>{5}));
   const auto a = ranked({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}), b = ranked({11, 10, 9, 20, 21, 22, 23, 24, 25, 26, 1});
   EXPECT_EQ(top10_agreement(a, b), 2);  // 10 and 9; 11 and 1 lie outside one of the top 10s
@@ -102,6 +102,32 @@ TEST(AdaptiveDepth, AFittedRuleMeetsItsTargetOnOtherQueriesAtLessDepth) {
   EXPECT_LT(depth, 0.7 * static_cast<double>(grid[first])) << "mean depth " << depth << " vs fixed " << grid[first];
 }
 
+// Lists that agree (top-10 agreement 10) hold the relevant document at rank 15 of one list, those that disagree
+// (agreement 0) at rank 25, half and half: one fixed depth needs 30 for a pool recall of 0.75 and 20 for 0.5,
+// while 20 for the agreeing and 30 for the others (25 on average), or 20 and 10 (15), would do. Buckets with
+// no queries take the fixed depth.
+TEST(AdaptiveDepth, AllocatesDepthWhereItBuysRecall) {
+  Synthetic s;
+  for (int q = 0; q < 200; ++q) {
+    const bool agree = q % 2 == 0;
+    const int64_t base = 100000 * (q + 1), relevant = base + 99999;
+    std::vector<int64_t> d, p;
+    for (int64_t i = 0; i < 100; ++i) d.push_back(base + i), p.push_back(base + (agree && i < 10 ? i : 1000 + i));
+    d[agree ? 14 : 24] = relevant;
+    s.ids.push_back("q" + std::to_string(q));
+    s.dense.push_back(ranked(d));
+    s.sparse.push_back(ranked(p));
+    s.judgments.by_query[s.ids.back()][name(relevant)] = 1;
+  }
+  const auto grid = depth_grid(100);
+  const DepthRule high = fit_depth_rule(s.ids, s.dense, s.sparse, s.judgments, name, 0.75, grid);
+  EXPECT_EQ(high.bucket_depth, (std::vector<int64_t>{30, 30, 30, 20}));
+  EXPECT_EQ(high.bucket_queries, (std::vector<int64_t>{100, 0, 0, 100}));
+  EXPECT_EQ(high.fixed_recall, (std::vector<double>{0, 0.5, 1, 1, 1}));
+  const DepthRule low = fit_depth_rule(s.ids, s.dense, s.sparse, s.judgments, name, 0.5, grid);
+  EXPECT_EQ(low.bucket_depth, (std::vector<int64_t>{10, 20, 20, 20}));
+}
+
 TEST(AdaptiveDepth, Errors) {
   const Synthetic s = synthetic(5, 3);
   EXPECT_THROW(fit_depth_rule(s.ids, s.dense, s.sparse, s.judgments, name, 0, depth_grid(100)), ConfigError);
@@ -128,7 +154,7 @@ TEST(AdaptiveDepthCli, SciFactHybridFittedOnTrainMeetsItsTargetOnTest) {
   EXPECT_EQ(d["rule"].size(), 4u);
   EXPECT_GE(d["pool_recall"].get<double>(), 0.87) << d.dump();
   EXPECT_LT(d["mean_depth"].get<double>(), 500) << d.dump();
-  ASSERT_EQ(d["fixed"].size(), 6u);  // 10, 20, 50, 100, 200, 500
+  ASSERT_EQ(d["fixed"].size(), 8u);  // 10, 20, 30, 50, 100, 200, 300, 500
   EXPECT_EQ(d["fixed"].back()["depth"], 500);
   // A target outside (0, 1], or for a retriever that fuses nothing, is refused before anything runs.
   for (const auto& [retriever, target] : {std::pair{"hybrid", "1.5"}, std::pair{"bm25", "0.9"}}) {
