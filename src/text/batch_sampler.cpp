@@ -1,7 +1,8 @@
 // unique_positive_batches: a seeded permutation, then one pass that defers key collisions. Keys are first
 // renumbered densely so the per-batch "key taken" test is an array look-up, which keeps the pass O(n).
 // length_grouped_batches sorts slices of that permutation by length before the pass (as Hugging Face's
-// LengthGroupedSampler does with its "megabatches") and shuffles the resulting batches.
+// LengthGroupedSampler does with its "megabatches", here in rounds of one example per key) and shuffles the
+// resulting batches.
 #include "text/batch_sampler.h"
 
 #include <algorithm>
@@ -125,7 +126,10 @@ std::vector<std::vector<int64_t>> length_grouped_batches(std::span<const int64_t
   for (size_t begin = 0; begin < order.size(); begin += span) {
     const size_t end = std::min(order.size(), begin + span);
     seen.clear();
-    for (size_t i = begin; i < end; ++i) round[static_cast<size_t>(order[i])] = seen[positive_keys[static_cast<size_t>(order[i])]]++;
+    for (size_t i = begin; i < end; ++i) {
+      const auto ex = static_cast<size_t>(order[i]);
+      round[ex] = seen[positive_keys[ex]]++;
+    }
     std::stable_sort(order.begin() + static_cast<std::ptrdiff_t>(begin), order.begin() + static_cast<std::ptrdiff_t>(end),
                      [&](int64_t a, int64_t b) {
                        const auto ua = static_cast<size_t>(a), ub = static_cast<size_t>(b);

@@ -698,7 +698,8 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                            {"samples_per_s", sps},
                            {"tokens_per_s", static_cast<double>(window_tokens) / secs},
                            // the share of computed positions that were padding (train.length_grouping lowers it)
-                           {"padding", 1.0 - static_cast<double>(window_tokens) / static_cast<double>(std::max<int64_t>(window_positions, 1))},
+                           {"padding", 1.0 - static_cast<double>(window_tokens) /
+                                                 static_cast<double>(std::max<int64_t>(window_positions, 1))},
                            {"rss_mb", rss_mb()}};
       if (comm) {
         std::vector<double> compute;
