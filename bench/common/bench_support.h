@@ -30,6 +30,7 @@ inline double seconds_per_call(const std::function<void()>& fn, double min_secon
   return elapsed / static_cast<double>(calls);
 }
 
+/// GFLOP/s of an n x n x n matmul in dtype.
 inline double matmul_gflops(torch::ScalarType dtype, int64_t n, double min_seconds) {
   auto a = torch::randn({n, n}).to(dtype), b = torch::randn({n, n}).to(dtype);
   const double s = seconds_per_call([&] { (void)torch::matmul(a, b); }, min_seconds);
@@ -51,11 +52,12 @@ inline std::string run_python(const std::string& cmd) {
   std::string out;
   char buf[4096];
   while (std::fgets(buf, sizeof buf, pipe)) out += buf;
-  if (::pclose(pipe) != 0) {
+  const size_t json = out.rfind('{');
+  if (::pclose(pipe) != 0 || json == std::string::npos) {
     fmt::print(stderr, "python reference failed: {}\n{}\n", cmd, out);
     return "";
   }
-  return out.substr(out.rfind('{'));
+  return out.substr(json);
 }
 
 /// "42 %": gflops as a share of peak.

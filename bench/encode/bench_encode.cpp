@@ -32,12 +32,9 @@
 #include "text/wordpiece.h"
 
 #include "common/bench_support.h"
-
-namespace {
+#include "core/heap_reuse.h"
 
 using namespace ragmig::bench;
-
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace ragmig;
@@ -64,6 +61,7 @@ int main(int argc, char** argv) {
     passages = std::min<int64_t>(passages, 64);
   }
   at::set_num_threads(threads);
+  ragmig::reuse_freed_heap_memory();  // as ragmig-torch does (core/heap_reuse.h)
   int failures = 0;
 
   // 1. The ceiling: the best of two square sizes. Emulated bf16 (no native instructions) runs at well under
