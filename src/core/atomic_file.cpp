@@ -27,21 +27,27 @@ void fsync_folder(const std::filesystem::path& folder) {
 }  // namespace
 
 void write_file_atomic(const std::filesystem::path& path, std::string_view bytes) {
+  write_file_atomic(path, std::initializer_list<std::string_view>{bytes});
+}
+
+void write_file_atomic(const std::filesystem::path& path, std::initializer_list<std::string_view> pieces) {
   std::filesystem::path tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError(tmp.string() + ": cannot create: " + errno_text());
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      std::string err = errno_text();
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw IoError(tmp.string() + ": write failed: " + err);
+  for (const std::string_view bytes : pieces) {
+    size_t done = 0;
+    while (done < bytes.size()) {
+      ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        std::string err = errno_text();
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        throw IoError(tmp.string() + ": write failed: " + err);
+      }
+      done += static_cast<size_t>(n);
     }
-    done += static_cast<size_t>(n);
   }
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     std::string err = errno_text();
@@ -65,8 +71,8 @@ std::string read_file(const std::filesystem::path& path) {
   return std::move(out).str();
 }
 
-uint32_t crc32_of(std::string_view bytes) {
-  uLong crc = ::crc32(0L, Z_NULL, 0);
+uint32_t crc32_of(std::string_view bytes, uint32_t previous) {
+  uLong crc = previous;
   // zlib takes uInt lengths: feed large buffers in pieces.
   const size_t piece = 1u << 30;
   for (size_t off = 0; off < bytes.size(); off += piece) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -11,11 +12,14 @@ namespace ragmig {
 
 /// Writes `bytes` to `path` atomically (temp file + fsync + rename + fsync of the folder). Throws IoError.
 void write_file_atomic(const std::filesystem::path& path, std::string_view bytes);
+/// The same for a file made of several pieces, written one after another (no copy of them joined).
+void write_file_atomic(const std::filesystem::path& path, std::initializer_list<std::string_view> pieces);
 
 /// Reads a whole file. Throws IoError naming the path.
 std::string read_file(const std::filesystem::path& path);
 
-/// CRC-32 (zlib's polynomial) of `bytes`, for checksums of checkpoints.
-uint32_t crc32_of(std::string_view bytes);
+/// CRC-32 (zlib's polynomial) of `bytes`, for checksums of checkpoints; `previous` is the CRC of the bytes
+/// before these, to checksum a file in pieces (crc32_of(b, crc32_of(a)) == crc32_of(a + b)).
+uint32_t crc32_of(std::string_view bytes, uint32_t previous = 0);
 
 }  // namespace ragmig

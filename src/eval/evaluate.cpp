@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <memory>
+#include <optional>
+#include <unordered_map>
 
 #include "core/error.h"
 #include "core/line_reader.h"
@@ -92,47 +95,71 @@ void cut_to_adaptive_depth(const std::vector<std::string>& query_ids, HitLists& 
   }
 }
 
+// The BM25 side as the corpus is about to be read: the cached index when present and intact, else a builder
+// that every document is handed to as it is read, so an evaluation by BM25 alone never holds the corpus text.
+struct Bm25Start {
+  std::optional<index::Bm25Index> index;
+  std::unique_ptr<index::Bm25Builder> builder;
+  std::string path;  // the cache entry ("" without a cache)
+  double seconds = 0;
+};
+
+Bm25Start start_bm25(const std::string& corpus_file, const EvalOptions& o, const EvalCache& cache, EvalResult& result) {
+  const auto t0 = Clock::now();
+  Bm25Start start;
+  const index::Bm25Spec spec = index::parse_bm25_spec(o.bm25_spec);
+  if (cache.enabled())
+    start.path = cache.path("bm25", hash_parts({"bm25-v2", hash_file(corpus_file), index::to_string(spec)}) + "-" +
+                                        file_safe(index::to_string(spec)), ".idx");
+  if (cache.enabled() && std::filesystem::exists(start.path)) {
+    try {
+      start.index.emplace(index::Bm25Index::load(start.path));
+    } catch (const Error& e) {
+      result.warnings.push_back(std::string("ignoring a damaged cache entry, rebuilding it: ") + e.what());
+    }
+  }
+  if (!start.index) start.builder = std::make_unique<index::Bm25Builder>(spec, o.threads);
+  start.seconds = seconds_since(t0);
+  return start;
+}
+
 struct Bm25Side {
   HitLists hits;
   double index_seconds = 0, search_seconds = 0;
   int64_t without_terms = 0;
 };
 
-// BM25's hits for `queries`; without_terms counts the first `scored` of them (the rest are validation queries).
-Bm25Side run_bm25(const text::BeirFolder& beir, const std::string& corpus_file, const std::vector<std::string>& queries,
-                  size_t scored, int64_t depth, const EvalOptions& o, const EvalCache& cache, EvalResult& result,
-                  const std::function<void(const std::string&)>& log) {
+// BM25's hits for `queries` once the corpus has been read (and handed to start.builder, if any);
+// without_terms counts the first `scored` of them (the rest are validation queries).
+Bm25Side run_bm25(Bm25Start start, const text::BeirFolder& beir, const std::string& corpus_file,
+                  const std::vector<std::string>& queries, size_t scored, int64_t depth, const EvalOptions& o,
+                  const EvalCache& cache, EvalResult& result, const std::function<void(const std::string&)>& log) {
   Bm25Side side;
-  const index::Bm25Spec spec = index::parse_bm25_spec(o.bm25_spec);
+  const auto n_docs = static_cast<int64_t>(beir.corpus.docs.size());
+  if (start.index && start.index->size() != n_docs) {  // the key hashes the corpus, so only a foreign file does this
+    result.warnings.push_back("ignoring the cached BM25 index " + start.path + ": it holds " + std::to_string(start.index->size()) +
+                              " documents, the corpus " + std::to_string(n_docs) + "; rebuilding it");
+    start.index.reset();
+    start.builder = std::make_unique<index::Bm25Builder>(index::parse_bm25_spec(o.bm25_spec), o.threads);
+    text::read_corpus_ids(corpus_file, [&](const text::Document& d) { start.builder->add({d.id, d.title, d.text}); });
+  }
   const auto t_index = Clock::now();
-  const std::string path =
-      cache.enabled() ? cache.path("bm25", hash_parts({"bm25-v1", hash_file(corpus_file), index::to_string(spec)}) + "-" +
-                                               file_safe(index::to_string(spec)), ".idx")
-                      : "";
-  std::optional<index::Bm25Index> bm25;
-  if (cache.enabled() && std::filesystem::exists(path)) {
-    try {
-      bm25.emplace(index::Bm25Index::load(path));
-      if (bm25->size() != static_cast<int64_t>(beir.corpus.docs.size())) bm25.reset();
-    } catch (const Error& e) {
-      result.warnings.push_back(std::string("ignoring a damaged cache entry, rebuilding it: ") + e.what());
-    }
-  }
-  if (bm25) {
-    result.cache.push_back({"bm25_index", "hit", path});
+  side.index_seconds = start.seconds;
+  if (start.index) {
+    result.cache.push_back({"bm25_index", "hit", start.path});
   } else {
-    log("indexing " + std::to_string(beir.corpus.docs.size()) + " documents with " + index::to_string(spec));
-    std::vector<index::DocumentView> docs;
-    docs.reserve(beir.corpus.docs.size());
-    for (const auto& d : beir.corpus.docs) docs.push_back(index::DocumentView{d.id, d.title, d.text});
-    bm25.emplace(index::Bm25Index::build(docs, spec, o.threads));
-    result.cache.push_back({"bm25_index", cache.store(path, [&] { bm25->save(path); }, result.warnings), path});
+    log("indexed " + std::to_string(n_docs) + " documents with " + o.bm25_spec + " as they were read");
+    side.index_seconds += start.builder->busy_seconds();  // the analysis done while the corpus was read
+    index::Bm25Index built = start.builder->finish();
+    result.cache.push_back({"bm25_index", cache.store(start.path, [&] { built.save(start.path); }, result.warnings), start.path});
+    start.index.emplace(std::move(built));
   }
-  side.index_seconds = seconds_since(t_index);
-  for (size_t q = 0; q < scored && q < queries.size(); ++q) side.without_terms += bm25->query_terms(queries[q]).empty() ? 1 : 0;
+  side.index_seconds += seconds_since(t_index);
+  const index::Bm25Index& bm25 = *start.index;
+  for (size_t q = 0; q < scored && q < queries.size(); ++q) side.without_terms += bm25.query_terms(queries[q]).empty() ? 1 : 0;
   log("searching " + std::to_string(queries.size()) + " queries with BM25");
   const auto t_search = Clock::now();
-  side.hits = bm25->search_batch(queries, depth, o.threads);
+  side.hits = bm25.search_batch(queries, depth, o.threads);
   side.search_seconds = seconds_since(t_search);
   return side;
 }
@@ -213,10 +240,19 @@ EvalResult evaluate(const EvalOptions& o, const std::function<void(const std::st
   log("reading " + o.data_dir);
   const std::string corpus_file = resolve_maybe_gz(o.data_dir + "/corpus.jsonl");
   const std::string queries_file = resolve_maybe_gz(o.data_dir + "/queries.jsonl");
-  const text::BeirFolder beir = text::read_beir(o.data_dir);
+  const bool uses_bm25 = o.retriever != RetrieverKind::kDense;
+  const bool uses_dense = o.retriever != RetrieverKind::kBm25;
+  std::optional<Bm25Start> bm25_start;
+  if (uses_bm25) bm25_start.emplace(start_bm25(corpus_file, o, cache, result));
+  index::Bm25Builder* builder = bm25_start ? bm25_start->builder.get() : nullptr;
+  const text::BeirFolder beir =
+      text::read_beir(o.data_dir, uses_dense ? text::CorpusText::kKeep : text::CorpusText::kDrop,
+                      builder ? std::function<void(const text::Document&)>(
+                                    [&](const text::Document& d) { builder->add({d.id, d.title, d.text}); })
+                              : nullptr);
   const text::Qrels qrels = text::read_qrels(text::qrels_path(o.data_dir, o.split));
   Judgments judgments = resolve_judgments(qrels, beir, &result.qrels_check);
-  result.warnings = result.qrels_check.warnings;
+  result.warnings.insert(result.warnings.end(), result.qrels_check.warnings.begin(), result.qrels_check.warnings.end());
   if (judgments.by_query.empty())
     throw DataError(qrels.path + ": none of its queries is in " + queries_file + ", nothing to evaluate");
   if (o.max_queries > 0 && static_cast<int64_t>(judgments.by_query.size()) > o.max_queries)
@@ -254,18 +290,17 @@ EvalResult evaluate(const EvalOptions& o, const std::function<void(const std::st
       all_texts.push_back(beir.queries[static_cast<size_t>(beir.query_index.at(qid))].text);
     }
   }
-  result.load_seconds = seconds_since(t0);
+  // Reading included the analysis of a BM25 index built on the way: that counts as indexing.
+  result.load_seconds = seconds_since(t0) - (builder ? builder->busy_seconds() : 0.0) - (bm25_start ? bm25_start->seconds : 0.0);
 
   // One extra result when the query's own id will be dropped, so the scored run still reaches k.
   const int64_t k = o.k + (o.metric_options.ignore_identical_ids ? 1 : 0);
   // Not raised to k: a re-ranked run holds at most `candidates` documents, which is the point of re-ranking.
   const int64_t candidates = o.candidates + (o.metric_options.ignore_identical_ids ? 1 : 0);
   HitLists hits;
-  const bool uses_bm25 = o.retriever != RetrieverKind::kDense;
-  const bool uses_dense = o.retriever != RetrieverKind::kBm25;
   Bm25Side sparse;
   if (uses_bm25) {
-    sparse = run_bm25(beir, corpus_file, all_texts, scored, o.retriever == RetrieverKind::kBm25 ? k : candidates, o, cache,
+    sparse = run_bm25(std::move(*bm25_start), beir, corpus_file, all_texts, scored, o.retriever == RetrieverKind::kBm25 ? k : candidates, o, cache,
                       result, log);
     result.queries_without_terms = sparse.without_terms;
     result.index_seconds += sparse.index_seconds;
@@ -329,16 +364,31 @@ EvalResult evaluate(const EvalOptions& o, const std::function<void(const std::st
     hits = std::move(sparse.hits);
   }
 
-  // Each query's hits are let go once they are in the run: both whole would hold k hits per query twice.
-  TrecRun run;
-  for (size_t q = 0; q < query_ids.size(); ++q) {
-    auto& list = run[query_ids[q]];
+  // Each query's hits are let go once they are in the run (or scored): both whole would hold k hits per query
+  // twice, and a run of string ids is the larger. Without a run file or a caller that keeps the run, no run
+  // is held at all: each query's list is scored and dropped.
+  const auto list_of = [&](size_t q) {
+    std::vector<ScoredDoc> list;
     list.reserve(hits[q].size());
     for (const index::Hit& h : hits[q]) list.push_back(ScoredDoc{beir.corpus.docs[static_cast<size_t>(h.doc)].id, h.score});
     std::vector<index::Hit>().swap(hits[q]);
+    return list;
+  };
+  TrecRun run;
+  if (o.run_out.empty() && !o.keep_run) {
+    std::unordered_map<std::string, size_t> position;
+    for (size_t q = 0; q < query_ids.size(); ++q) position.emplace(query_ids[q], q);
+    result.report = evaluate_run(
+        [&](const std::string& qid) {
+          const auto it = position.find(qid);
+          return it == position.end() ? std::vector<ScoredDoc>{} : list_of(it->second);
+        },
+        judgments, o.metrics, o.metric_options);
+  } else {
+    for (size_t q = 0; q < query_ids.size(); ++q) run[query_ids[q]] = list_of(q);
+    if (!o.run_out.empty()) write_trec_run(o.run_out, run, o.run_tag);
+    result.report = evaluate_run(run, judgments, o.metrics, o.metric_options);
   }
-  if (!o.run_out.empty()) write_trec_run(o.run_out, run, o.run_tag);
-  result.report = evaluate_run(run, judgments, o.metrics, o.metric_options);
   if (o.keep_run) result.run = std::move(run);
   result.seconds = seconds_since(t0);
   return result;

@@ -143,13 +143,21 @@ double MetricReport::value(const std::string& name) const {
 
 MetricReport evaluate_run(const TrecRun& run, const Judgments& judgments, const std::vector<Metric>& metrics,
                           const MetricOptions& opts) {
+  return evaluate_run(
+      [&](const std::string& qid) {
+        auto it = run.find(qid);
+        return it == run.end() ? std::vector<ScoredDoc>{} : it->second;
+      },
+      judgments, metrics, opts);
+}
+
+MetricReport evaluate_run(const std::function<std::vector<ScoredDoc>(const std::string&)>& run_of,
+                          const Judgments& judgments, const std::vector<Metric>& metrics, const MetricOptions& opts) {
   MetricReport report;
   report.metrics = metrics;
   report.mean.assign(metrics.size(), 0.0);
-  static const std::vector<ScoredDoc> kNone;
   for (const auto& [qid, judged] : judgments.by_query) {
-    auto it = run.find(qid);
-    std::vector<double> values = query_metrics(it == run.end() ? kNone : it->second, judged, qid, metrics, opts);
+    std::vector<double> values = query_metrics(run_of(qid), judged, qid, metrics, opts);
     for (size_t i = 0; i < values.size(); ++i) report.mean[i] += values[i];
     report.per_query.emplace(qid, std::move(values));
   }

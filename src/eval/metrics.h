@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -60,5 +61,9 @@ struct MetricReport {
 /// Evaluates every query of `judgments` (those missing from `run` score 0).
 MetricReport evaluate_run(const TrecRun& run, const Judgments& judgments, const std::vector<Metric>& metrics,
                           const MetricOptions& opts = {});
+/// The same over a run handed out one query at a time: run_of(query id) is called once per judged query,
+/// so a caller never holds the whole run (k = 1000 for thousands of queries is millions of entries).
+MetricReport evaluate_run(const std::function<std::vector<ScoredDoc>(const std::string&)>& run_of,
+                          const Judgments& judgments, const std::vector<Metric>& metrics, const MetricOptions& opts = {});
 
 }  // namespace ragmig::eval

@@ -1,6 +1,13 @@
 // The checksummed file envelope (see binary_file.h).
 #include "index/binary_file.h"
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "core/atomic_file.h"
 #include "core/error.h"
 
@@ -18,27 +25,74 @@ void ByteReader::fail(const std::string& what) const { throw DataError(file_ + "
 
 void write_envelope(const std::string& path, std::string_view magic, uint32_t version, std::string_view payload) {
   RAGMIG_CHECK(magic.size() == 8, "envelope magic must be 8 bytes");
-  ByteWriter w;
-  w.raw(magic.data(), magic.size());
-  w.pod<uint32_t>(version);
-  w.pod<uint64_t>(payload.size());
-  w.raw(payload.data(), payload.size());
-  w.pod<uint32_t>(crc32_of(payload));
-  write_file_atomic(path, w.bytes());
+  ByteWriter header, trailer;
+  header.raw(magic.data(), magic.size());
+  header.pod<uint32_t>(version);
+  header.pod<uint64_t>(payload.size());
+  trailer.pod<uint32_t>(crc32_of(payload));
+  write_file_atomic(path, {header.bytes(), payload, trailer.bytes()});  // the payload is not copied
+}
+
+namespace {
+
+// The envelope's header (magic, version, payload size) checked; returns the payload size.
+uint64_t check_header(ByteReader& r, const std::string& path, std::string_view bytes, std::string_view magic,
+                      const std::string& what, uint32_t max_version, uint32_t& version) {
+  if (bytes.size() < magic.size() || bytes.substr(0, magic.size()) != magic)
+    throw DataError(path + ": not a " + what + " (wrong magic bytes)");
+  r.take(magic.size());
+  version = r.pod<uint32_t>();
+  if (version == 0 || version > max_version)
+    throw DataError(path + ": " + what + " format version " + std::to_string(version) + " is not supported (this build reads up to " +
+                    std::to_string(max_version) + ")");
+  return r.pod<uint64_t>();
+}
+
+// CRC-32 of the file's bytes [begin, begin + n), read in pieces.
+uint32_t crc32_of_range(const std::string& path, uint64_t begin, uint64_t n) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw IoError(path + ": cannot open: " + std::strerror(errno));
+  std::string buffer(1 << 20, '\0');
+  uint32_t crc = 0;
+  for (uint64_t done = 0; done < n;) {
+    const auto want = static_cast<size_t>(std::min<uint64_t>(buffer.size(), n - done));
+    const ssize_t got = ::pread(fd, buffer.data(), want, static_cast<off_t>(begin + done));
+    if (got <= 0) {
+      const int err = errno;
+      ::close(fd);
+      throw IoError(path + ": cannot read: " + (got == 0 ? std::string("file shrank while read") : std::strerror(err)));
+    }
+    crc = crc32_of(std::string_view(buffer.data(), static_cast<size_t>(got)), crc);
+    done += static_cast<uint64_t>(got);
+  }
+  ::close(fd);
+  return crc;
+}
+
+}  // namespace
+
+MappedEnvelope map_envelope(const std::string& path, std::string_view magic, const std::string& what,
+                            uint32_t max_version) {
+  RAGMIG_CHECK(magic.size() == 8, "envelope magic must be 8 bytes");
+  MappedEnvelope out;
+  out.file = std::make_shared<const MappedFile>(path);
+  const std::string_view bytes = out.file->bytes();
+  ByteReader r(bytes, path);
+  const uint64_t size = check_header(r, path, bytes, magic, what, max_version, out.version);
+  const uint64_t header = magic.size() + sizeof(uint32_t) + sizeof(uint64_t);
+  out.payload = std::string_view(r.take(size), size);
+  const uint32_t crc = r.pod<uint32_t>();
+  if (!r.at_end()) throw DataError(path + ": trailing bytes after the " + what);
+  if (crc32_of_range(path, header, size) != crc) throw DataError(path + ": checksum mismatch: the " + what + " is corrupt");
+  return out;
 }
 
 std::string read_envelope(const std::string& path, std::string_view magic, const std::string& what,
                           uint32_t max_version, uint32_t* version) {
   const std::string bytes = read_file(path);
   ByteReader r(bytes, path);
-  if (bytes.size() < magic.size() || std::string_view(bytes).substr(0, magic.size()) != magic)
-    throw DataError(path + ": not a " + what + " (wrong magic bytes)");
-  r.take(magic.size());
-  const uint32_t v = r.pod<uint32_t>();
-  if (v == 0 || v > max_version)
-    throw DataError(path + ": " + what + " format version " + std::to_string(v) + " is not supported (this build reads up to " +
-                    std::to_string(max_version) + ")");
-  const uint64_t size = r.pod<uint64_t>();
+  uint32_t v = 0;
+  const uint64_t size = check_header(r, path, bytes, magic, what, max_version, v);
   const char* payload = r.take(size);
   const uint32_t crc = r.pod<uint32_t>();
   if (!r.at_end()) throw DataError(path + ": trailing bytes after the " + what);

@@ -5,10 +5,13 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
+
+#include "index/mapped_file.h"
 
 namespace ragmig::index {
 
@@ -80,5 +83,17 @@ void write_envelope(const std::string& path, std::string_view magic, uint32_t ve
 /// version above max_version, a truncated file or a checksum mismatch.
 std::string read_envelope(const std::string& path, std::string_view magic, const std::string& what,
                           uint32_t max_version, uint32_t* version = nullptr);
+
+/// An envelope read in place: the file mapped, its payload a view into the mapping.
+struct MappedEnvelope {
+  std::shared_ptr<const MappedFile> file;
+  std::string_view payload;
+  uint32_t version = 0;
+};
+
+/// read_envelope's checks and errors without reading the file into memory: the checksum is computed from
+/// buffered reads, so the mapping's pages stay untouched until the payload is used.
+MappedEnvelope map_envelope(const std::string& path, std::string_view magic, const std::string& what,
+                            uint32_t max_version);
 
 }  // namespace ragmig::index

@@ -1,6 +1,6 @@
-// BM25 build and search (see bm25_index.h). Search is term-at-a-time into a dense per-thread accumulator:
-// corpora here have at most a few hundred thousand documents, so one array per thread is cheap and beats
-// any heap of postings cursors.
+// BM25 search (see bm25_index.h; bm25_builder.cpp builds, bm25_io.cpp reads and writes images). Search is
+// term-at-a-time into a dense per-thread accumulator: one score per document (8 MB per million) is cheap and
+// beats any heap of postings cursors.
 #include "index/bm25_index.h"
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "index/analyzer.h"
 #include "index/parallel.h"
+#include "index/varint.h"
 
 namespace ragmig::index {
 namespace {
@@ -60,106 +61,37 @@ std::vector<Hit> top_k(const std::vector<int32_t>& touched, std::vector<double>&
 
 }  // namespace
 
-int32_t lucene_encoded_length(int32_t length) {
+uint8_t lucene_length_code(int32_t length) {
   RAGMIG_CHECK(length >= 0);
-  const int32_t code = length < kNumFreeValues ? length : kNumFreeValues + long_to_int4(length - kNumFreeValues);
+  return static_cast<uint8_t>(length < kNumFreeValues ? length : kNumFreeValues + long_to_int4(length - kNumFreeValues));
+}
+
+int32_t lucene_code_length(uint8_t code) {
   if (code < kNumFreeValues) return code;
   return static_cast<int32_t>(std::min<int64_t>(kNumFreeValues + int4_to_long(code - kNumFreeValues), 2147483647));
 }
 
-Bm25Index Bm25Index::build(const std::vector<DocumentView>& docs, const Bm25Spec& spec, int threads) {
-  threads = resolve_threads(threads);
-  Bm25Index index;
-  index.spec_ = spec;
-  const bool multi = spec.fields == Bm25Fields::kMulti;
-  const size_t nf = multi ? 2 : 1;
-  index.fields_.resize(nf);
-  index.fields_[0].name = multi ? "title" : "contents";
-  if (multi) index.fields_[1].name = "text";
-  const auto n = static_cast<int64_t>(docs.size());
-  if (n > 2147483647) throw DataError("BM25: more than 2^31 documents");
-  index.ids_.reserve(docs.size());
-  for (const auto& d : docs) index.ids_.emplace_back(d.id);
-  for (auto& f : index.fields_) f.length.assign(docs.size(), 0);
+int32_t lucene_encoded_length(int32_t length) { return lucene_code_length(lucene_length_code(length)); }
 
-  std::vector<std::vector<std::vector<std::pair<int32_t, int32_t>>>> postings(nf);  // field, term -> (doc, tf)
-  std::vector<Analyzer> analyzers;
-  for (int t = 0; t < threads; ++t) analyzers.emplace_back(spec.stemmer);
-
-  // Blocks bound the memory of analysed-but-not-yet-interned text; interning runs in document order so
-  // every postings list comes out sorted by row.
-  const int64_t block = 4096;
-  using TermCounts = std::vector<std::pair<std::string, int32_t>>;
-  std::vector<TermCounts> analysed;
-  for (int64_t begin = 0; begin < n; begin += block) {
-    const int64_t end = std::min(n, begin + block);
-    analysed.assign(static_cast<size_t>((end - begin) * static_cast<int64_t>(nf)), {});
-    parallel_for(end - begin, threads, 64, [&](int64_t b, int64_t e, int worker) {
-      for (int64_t i = b; i < e; ++i) {
-        const DocumentView& d = docs[static_cast<size_t>(begin + i)];
-        for (size_t f = 0; f < nf; ++f) {
-          std::vector<std::string> terms;
-          if (multi) {
-            terms = analyzers[static_cast<size_t>(worker)].analyze(f == 0 ? d.title : d.text);
-          } else {
-            terms = analyzers[static_cast<size_t>(worker)].analyze(d.title);
-            auto text_terms = analyzers[static_cast<size_t>(worker)].analyze(d.text);
-            terms.insert(terms.end(), std::make_move_iterator(text_terms.begin()), std::make_move_iterator(text_terms.end()));
-          }
-          index.fields_[f].length[static_cast<size_t>(begin + i)] = static_cast<int32_t>(terms.size());
-          std::map<std::string, int32_t> counts;
-          for (auto& t : terms) ++counts[std::move(t)];
-          analysed[static_cast<size_t>(i * static_cast<int64_t>(nf)) + f] = TermCounts(counts.begin(), counts.end());
-        }
-      }
-    });
-    for (int64_t i = begin; i < end; ++i) {
-      for (size_t f = 0; f < nf; ++f) {
-        for (auto& [term, tf] : analysed[static_cast<size_t>((i - begin) * static_cast<int64_t>(nf)) + f]) {
-          auto [it, fresh] = index.term_ids_.try_emplace(term, static_cast<int64_t>(index.terms_.size()));
-          if (fresh) {
-            index.terms_.push_back(term);
-            for (auto& p : postings) p.emplace_back();
-          }
-          postings[f][static_cast<size_t>(it->second)].emplace_back(static_cast<int32_t>(i), tf);
-        }
-      }
-    }
+void Bm25Index::derive_norms(Field& f) const {
+  const auto k1 = spec_.k1, b = spec_.b;
+  // A field with no tokens anywhere has no postings either, so its norm is never read.
+  const auto norm = [&](double dl) { return f.avg_length > 0 ? k1 * (1.0 - b + b * dl / f.avg_length) : k1; };
+  const size_t n = f.length.size();
+  if (spec_.length == Bm25Length::kExact) {
+    f.norm.resize(n);
+    for (size_t d = 0; d < n; ++d) f.norm[d] = norm(f.length[d]);
+  } else {
+    for (int c = 0; c < 256; ++c) f.norm_table[static_cast<size_t>(c)] = norm(lucene_code_length(static_cast<uint8_t>(c)));
+    f.norm_code.resize(n);
+    for (size_t d = 0; d < n; ++d) f.norm_code[d] = lucene_length_code(f.length[d]);
   }
-  for (size_t f = 0; f < nf; ++f) {
-    Field& field = index.fields_[f];
-    field.offsets.assign(index.terms_.size() + 1, 0);
-    for (size_t t = 0; t < index.terms_.size(); ++t) field.offsets[t + 1] = field.offsets[t] + postings[f][t].size();
-    field.docs.reserve(field.offsets.back());
-    field.tfs.reserve(field.offsets.back());
-    for (auto& list : postings[f]) {
-      for (auto [doc, tf] : list) {
-        field.docs.push_back(doc);
-        field.tfs.push_back(tf);
-      }
-      std::vector<std::pair<int32_t, int32_t>>().swap(list);
-    }
-  }
-  index.finish_fields();
-  return index;
 }
 
-void Bm25Index::finish_fields() {
-  for (Field& f : fields_) {
-    int64_t total = 0;
-    f.doc_count = 0;
-    for (int32_t len : f.length) {
-      total += len;
-      f.doc_count += len > 0 ? 1 : 0;
-    }
-    f.avg_length = f.doc_count > 0 ? static_cast<double>(total) / static_cast<double>(f.doc_count) : 0.0;
-    f.norm.resize(f.length.size());
-    for (size_t d = 0; d < f.length.size(); ++d) {
-      const double dl = spec_.length == Bm25Length::kExact ? f.length[d] : lucene_encoded_length(f.length[d]);
-      // A field with no tokens anywhere has no postings either, so its norm is never read.
-      f.norm[d] = f.avg_length > 0 ? spec_.k1 * (1.0 - spec_.b + spec_.b * dl / f.avg_length) : spec_.k1;
-    }
-  }
+std::string_view Bm25Index::StringTable::at(int64_t i) const {
+  RAGMIG_CHECK(i >= 0 && static_cast<size_t>(i) < size(), "string table row out of range");
+  const uint64_t begin = offsets[static_cast<size_t>(i)], end = offsets[static_cast<size_t>(i) + 1];
+  return {blob + begin, static_cast<size_t>(end - begin)};
 }
 
 std::vector<std::string> Bm25Index::field_names() const {
@@ -168,17 +100,46 @@ std::vector<std::string> Bm25Index::field_names() const {
   return names;
 }
 
+int64_t Bm25Index::term_id(std::string_view term) const {
+  size_t lo = 0, hi = terms_.size();
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (terms_.at(static_cast<int64_t>(mid)) < term) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < terms_.size() && terms_.at(static_cast<int64_t>(lo)) == term ? static_cast<int64_t>(lo) : -1;
+}
+
 int64_t Bm25Index::doc_freq(const std::string& term, size_t field) const {
-  auto it = term_ids_.find(term);
-  if (it == term_ids_.end()) return 0;
-  const Field& f = fields_.at(field);
-  return static_cast<int64_t>(f.offsets[static_cast<size_t>(it->second) + 1] - f.offsets[static_cast<size_t>(it->second)]);
+  const int64_t t = term_id(term);
+  return t < 0 ? 0 : static_cast<int64_t>(fields_.at(field).df[static_cast<size_t>(t)]);
 }
 
 double Bm25Index::idf(const Field& f, int64_t term) const {
-  const auto df = static_cast<double>(f.offsets[static_cast<size_t>(term) + 1] - f.offsets[static_cast<size_t>(term)]);
+  const auto df = static_cast<double>(f.df[static_cast<size_t>(term)]);
   return std::log(1.0 + (static_cast<double>(f.doc_count) - df + 0.5) / (df + 0.5));
 }
+
+namespace {
+
+// Calls fn(doc, tf) for each posting of [p, end): gaps with the term frequency folded in (gap * 2 + 1 for
+// tf 1, else gap * 2 followed by tf), the first gap counted from -1. Stops at the first posting that a
+// damaged image could make unsafe: truncated, or outside [0, n_docs).
+template <typename Fn>
+void for_each_posting(const uint8_t* p, const uint8_t* end, int64_t n_docs, Fn&& fn) {
+  int64_t doc = -1;
+  while (p < end) {
+    uint64_t code = 0, tf = 1;
+    if (!read_varint(p, end, code)) return;
+    if ((code & 1) == 0 && !read_varint(p, end, tf)) return;
+    const uint64_t gap = (code >> 1) + 1;
+    if (gap > static_cast<uint64_t>(n_docs - doc - 1) || tf == 0 || tf > 0x7fffffff) return;
+    doc += static_cast<int64_t>(gap);
+    fn(static_cast<int32_t>(doc), static_cast<double>(tf));
+  }
+}
+
+}  // namespace
 
 std::vector<std::string> Bm25Index::query_terms(std::string_view query) const {
   Analyzer analyzer(spec_.stemmer);
@@ -188,8 +149,8 @@ std::vector<std::string> Bm25Index::query_terms(std::string_view query) const {
 std::vector<std::pair<int64_t, int32_t>> Bm25Index::lookup(const std::vector<std::string>& terms) const {
   std::map<int64_t, int32_t> counts;
   for (const auto& t : terms) {
-    auto it = term_ids_.find(t);
-    if (it != term_ids_.end()) ++counts[it->second];
+    const int64_t id = term_id(t);
+    if (id >= 0) ++counts[id];
   }
   return {counts.begin(), counts.end()};
 }
@@ -199,18 +160,25 @@ std::vector<Hit> Bm25Index::search_terms(const std::vector<std::string>& terms, 
   if (k <= 0) return {};
   acc.resize(ids_.size(), 0.0);
   touched.clear();
+  const auto n_docs = static_cast<int64_t>(ids_.size());
   for (auto [term, qtf] : lookup(terms)) {
     for (const Field& f : fields_) {
       const uint64_t begin = f.offsets[static_cast<size_t>(term)], end = f.offsets[static_cast<size_t>(term) + 1];
       if (begin == end) continue;
       const double weight = qtf * idf(f, term);
-      for (uint64_t p = begin; p < end; ++p) {
-        const int32_t doc = f.docs[p];
-        const double tf = f.tfs[p];
-        if (acc[static_cast<size_t>(doc)] == 0.0) touched.push_back(doc);
+      const auto add = [&](int32_t doc, double tf, double norm) {
+        double& a = acc[static_cast<size_t>(doc)];
+        if (a == 0.0) touched.push_back(doc);
         // Never exactly 0 after this: idf > 0 and tf >= 1, so "0" keeps meaning "not touched yet".
-        acc[static_cast<size_t>(doc)] += weight * tf / (tf + f.norm[static_cast<size_t>(doc)]);
-      }
+        a += weight * tf / (tf + norm);
+      };
+      if (f.norm_code.empty())
+        for_each_posting(f.postings + begin, f.postings + end, n_docs,
+                         [&](int32_t doc, double tf) { add(doc, tf, f.norm[static_cast<size_t>(doc)]); });
+      else
+        for_each_posting(f.postings + begin, f.postings + end, n_docs, [&](int32_t doc, double tf) {
+          add(doc, tf, f.norm_table[f.norm_code[static_cast<size_t>(doc)]]);
+        });
     }
   }
   return top_k(touched, acc, k);
@@ -245,11 +213,12 @@ double Bm25Index::score(std::string_view query, int64_t doc) const {
   double total = 0;
   for (auto [term, qtf] : lookup(query_terms(query))) {
     for (const Field& f : fields_) {
-      const auto first = f.docs.begin() + static_cast<int64_t>(f.offsets[static_cast<size_t>(term)]);
-      const auto last = f.docs.begin() + static_cast<int64_t>(f.offsets[static_cast<size_t>(term) + 1]);
-      const auto it = std::lower_bound(first, last, static_cast<int32_t>(doc));
-      if (it == last || *it != doc) continue;
-      const double tf = f.tfs[static_cast<size_t>(it - f.docs.begin())];
+      double tf = 0;
+      for_each_posting(f.postings + f.offsets[static_cast<size_t>(term)], f.postings + f.offsets[static_cast<size_t>(term) + 1],
+                       size(), [&](int32_t d, double t) {
+                         if (d == doc) tf = t;
+                       });
+      if (tf == 0) continue;
       const double dl = spec_.length == Bm25Length::kExact ? f.length[static_cast<size_t>(doc)]
                                                            : lucene_encoded_length(f.length[static_cast<size_t>(doc)]);
       total += qtf * idf(f, term) * tf / (tf + spec_.k1 * (1.0 - spec_.b + spec_.b * dl / f.avg_length));

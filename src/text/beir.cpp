@@ -23,7 +23,9 @@ bool is_blank(const std::string& line) {
 
 }  // namespace
 
-Corpus read_corpus(const std::string& path) {
+namespace {
+
+Corpus read_corpus_rows(const std::string& path, bool keep_text, const std::function<void(const Document&)>& each) {
   Corpus corpus;
   for_each_json_row(path, [&](const json& row, const std::string& file, int64_t line) {
     Document doc;
@@ -34,9 +36,22 @@ Corpus read_corpus(const std::string& path) {
     if (!inserted)
       throw DataError(file, line, "duplicate document id '" + doc.id + "' (first in row " +
                                       std::to_string(it->second + 1) + ")");
+    if (each) each(doc);
+    if (!keep_text) {
+      std::string().swap(doc.title);
+      std::string().swap(doc.text);
+    }
     corpus.docs.push_back(std::move(doc));
   });
   return corpus;
+}
+
+}  // namespace
+
+Corpus read_corpus(const std::string& path) { return read_corpus_rows(path, true, {}); }
+
+Corpus read_corpus_ids(const std::string& path, const std::function<void(const Document&)>& each) {
+  return read_corpus_rows(path, false, each);
 }
 
 std::vector<Query> read_queries(const std::string& path) {
@@ -150,9 +165,9 @@ Qrels read_qrels(const std::string& path) {
   return qrels;
 }
 
-BeirFolder read_beir(const std::string& dir) {
+BeirFolder read_beir(const std::string& dir, CorpusText text, const std::function<void(const Document&)>& each) {
   BeirFolder folder;
-  folder.corpus = read_corpus(resolve_maybe_gz(dir + "/corpus.jsonl"));
+  folder.corpus = read_corpus_rows(resolve_maybe_gz(dir + "/corpus.jsonl"), text == CorpusText::kKeep, each);
   folder.queries = read_queries(resolve_maybe_gz(dir + "/queries.jsonl"));
   folder.query_index.reserve(folder.queries.size());
   for (size_t i = 0; i < folder.queries.size(); ++i)

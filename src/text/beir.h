@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -37,6 +38,9 @@ struct Qrels {
 /// Throws IoError, or DataError(file, line) for bad JSON, a missing or ill-typed field, a duplicate id,
 /// and DataError("... is empty") for a file with no rows.
 Corpus read_corpus(const std::string& path);
+/// read_corpus, handing each document to `each` as it is read and keeping only the ids (titles and texts
+/// empty): for a consumer that needs the text once, such as a BM25 index build, in the memory of the ids.
+Corpus read_corpus_ids(const std::string& path, const std::function<void(const Document&)>& each);
 
 /// Rows {"_id", "text"}; same rules as read_corpus.
 std::vector<Query> read_queries(const std::string& path);
@@ -51,8 +55,12 @@ struct BeirFolder {
   std::unordered_map<std::string, int64_t> query_index;  ///< query id -> position in queries
 };
 
-/// Reads dir/corpus.jsonl[.gz] and dir/queries.jsonl[.gz]. Throws IoError if either is missing.
-BeirFolder read_beir(const std::string& dir);
+enum class CorpusText { kKeep, kDrop };
+
+/// Reads dir/corpus.jsonl[.gz] and dir/queries.jsonl[.gz]. Throws IoError if either is missing. `each` (when
+/// set) sees every document as it is read; with CorpusText::kDrop the folder keeps ids only (read_corpus_ids).
+BeirFolder read_beir(const std::string& dir, CorpusText text = CorpusText::kKeep,
+                     const std::function<void(const Document&)>& each = {});
 
 /// dir/qrels/<split>.tsv (or .tsv.gz); IoError if neither exists.
 std::string qrels_path(const std::string& dir, const std::string& split);

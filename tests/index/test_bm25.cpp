@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <memory>
 #include <random>
 
 #include "core/atomic_file.h"
@@ -112,8 +113,10 @@ TEST(Bm25, SaveLoadRoundTripsScoresAndStatistics) {
     built.save(path);
     const Bm25Index loaded = Bm25Index::load(path);
     EXPECT_EQ(loaded.spec(), spec);
-    EXPECT_EQ(loaded.doc_ids(), built.doc_ids());
+    ASSERT_EQ(loaded.size(), built.size());
+    for (int64_t row = 0; row < built.size(); ++row) EXPECT_EQ(loaded.doc_id(row), built.doc_id(row));
     EXPECT_EQ(loaded.vocabulary_size(), built.vocabulary_size());
+    EXPECT_EQ(loaded.image(), built.image()) << "the file holds the built image byte for byte";
     for (const char* q : {"cat", "chasing dogs", "birds sing", "mat"}) EXPECT_EQ(loaded.search(q, 10), built.search(q, 10)) << q;
   }
 }
@@ -147,7 +150,68 @@ TEST(Bm25, DamagedFilesAreRefusedWithTheirPath) {
   } catch (const DataError& e) {
     EXPECT_NE(std::string(e.what()).find("version 99"), std::string::npos) << e.what();
   }
+  std::string older = bytes;
+  older[8] = 1;  // format 1 (int32 postings) is no longer read
+  write_file_atomic(path, older);
+  try {
+    Bm25Index::load(path);
+    FAIL();
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("format 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rebuilt"), std::string::npos) << e.what();
+  }
   EXPECT_THROW(Bm25Index::load((dir / "missing.bm25").string()), IoError);
+}
+
+// An image that passes the checksum yet is damaged (a writer's bug, a crafted file) is either refused by
+// from_image's structural checks or searched without reading outside it: every hit a real row.
+TEST(Bm25, DamagedImagesAreRefusedOrSearchedSafely) {
+  const Bm25Index built = Bm25Index::build(views(kToy), Bm25Spec{}, 1);
+  const std::string image(built.image());
+  std::mt19937 rng(7);
+  int refused = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    auto damaged = std::make_shared<std::string>(image);
+    const int flips = 1 + static_cast<int>(rng() % 3);
+    for (int i = 0; i < flips; ++i) (*damaged)[rng() % damaged->size()] = static_cast<char>(rng());
+    if (trial % 5 == 0) damaged->resize(rng() % damaged->size());
+    try {
+      const Bm25Index index = Bm25Index::from_image(*damaged, damaged, "damaged");
+      for (const char* q : {"cat", "chasing dogs", "birds sing", "mat the"})
+        for (const Hit& h : index.search(q, 10)) ASSERT_TRUE(h.doc >= 0 && h.doc < index.size());
+    } catch (const DataError& e) {
+      ++refused;
+      EXPECT_NE(std::string(e.what()).find("damaged"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_GT(refused, 1000) << "the structural checks refuse most damage";
+}
+
+// The postings are compact: on a few thousand real-sized documents (several builder blocks) the image holds
+// about a byte and a half per posting, where int32 row + int32 frequency took eight.
+TEST(Bm25, PostingsTakeAboutOneByteEach) {
+  std::mt19937 rng(3);
+  std::vector<std::string> texts;
+  for (int d = 0; d < 9000; ++d) {
+    std::string t;
+    for (int w = 0; w < 60; ++w) t += "w" + std::to_string(std::min<uint32_t>(rng() % 2000, rng() % 2000)) + " ";
+    texts.push_back(t);
+  }
+  std::vector<DocumentView> docs;
+  std::vector<std::string> ids;
+  for (size_t d = 0; d < texts.size(); ++d) ids.push_back("d" + std::to_string(d));
+  for (size_t d = 0; d < texts.size(); ++d) docs.push_back({ids[d], "", texts[d]});
+  const Bm25Index index = Bm25Index::build(docs, Bm25Spec{}, 2);
+  int64_t postings = 0;
+  for (int t = 0; t < 2000; ++t) postings += index.doc_freq("w" + std::to_string(t), 0);
+  ASSERT_GT(postings, 9000 * 30);
+  const double ids_and_lengths = 9000.0 * (5 + 8 + 4);
+  const double per_posting = (static_cast<double>(index.image().size()) - ids_and_lengths) / static_cast<double>(postings);
+  EXPECT_LT(per_posting, 2.0);
+  EXPECT_EQ(index.doc_id(8999), "d8999");
+  // Rows across the builder's 4,096-document blocks are scored like any other.
+  const std::string q = "w1 w1500 w7";
+  for (const Hit& h : index.search(q, 50)) EXPECT_NEAR(h.score, index.score(q, h.doc), 1e-5);
 }
 
 // A larger random corpus: the accumulator search must agree with the term-by-term reference score() for
