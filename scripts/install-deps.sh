@@ -20,6 +20,7 @@ packages=(
   python3-venv  # the venv below (pyenv's Python has venv built in; Debian's needs this)
   chromium  # the browser test of the sweep report (headless; the test skips without it)
   clang-16 libclang-rt-16-dev  # make fuzz: libFuzzer, ASan, UBSan (clang 14 cannot capture structured bindings)
+  python3-xapian  # bench/eval/bm25_scale.sh: Xapian 1.4, the search-engine reference for BM25 speed and memory
 )
 
 missing=()
