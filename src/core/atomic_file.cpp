@@ -2,6 +2,7 @@
 #include "core/atomic_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -60,6 +61,22 @@ void write_file_atomic(const std::filesystem::path& path, std::initializer_list<
     throw IoError(path.string() + ": rename failed: " + err);
   }
   fsync_folder(path.parent_path());
+  remove_stale_temporaries(path.parent_path(), path.filename().string(), ".tmp.");
+}
+
+void remove_stale_temporaries(const std::filesystem::path& folder, std::string_view stem_prefix, std::string_view separator) {
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(folder.empty() ? "." : folder, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const size_t at = name.rfind(separator);
+    if (at == std::string::npos || name.compare(0, stem_prefix.size(), stem_prefix) != 0) continue;
+    const std::string pid = name.substr(at + separator.size());
+    if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    const auto p = static_cast<pid_t>(std::stol(pid));
+    if (p == ::getpid() || ::kill(p, 0) == 0 || errno != ESRCH) continue;
+    std::error_code ignored;
+    std::filesystem::remove_all(it->path(), ignored);
+  }
 }
 
 std::string read_file(const std::filesystem::path& path) {

@@ -15,6 +15,11 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view bytes
 /// The same for a file made of several pieces, written one after another (no copy of them joined).
 void write_file_atomic(const std::filesystem::path& path, std::initializer_list<std::string_view> pieces);
 
+/// Removes what writers killed before their rename left in `folder`: entries named <stem><separator><pid>
+/// ("results.json.tmp.123", "model.tmp-77") whose stem starts with `stem_prefix` and whose process is gone.
+/// Best effort, never throws; a live process's temporary (another writer at work) is left alone.
+void remove_stale_temporaries(const std::filesystem::path& folder, std::string_view stem_prefix, std::string_view separator);
+
 /// Reads a whole file. Throws IoError naming the path.
 std::string read_file(const std::filesystem::path& path);
 

@@ -124,15 +124,16 @@ Bm25Start start_bm25(const std::string& corpus_file, const EvalOptions& o, const
 }
 
 struct Bm25Side {
-  HitLists hits;
+  std::optional<index::Bm25Index> index;
+  HitLists hits;  // empty unless searched up front
   double index_seconds = 0, search_seconds = 0;
   int64_t without_terms = 0;
 };
 
-// BM25's hits for `queries` once the corpus has been read (and handed to start.builder, if any);
-// without_terms counts the first `scored` of them (the rest are validation queries).
+// The BM25 index once the corpus has been read (and handed to start.builder, if any), and with `search` the
+// hits of every query; without_terms counts the first `scored` queries (the rest are validation queries).
 Bm25Side run_bm25(Bm25Start start, const text::BeirFolder& beir, const std::string& corpus_file,
-                  const std::vector<std::string>& queries, size_t scored, int64_t depth, const EvalOptions& o,
+                  const std::vector<std::string>& queries, size_t scored, int64_t depth, bool search, const EvalOptions& o,
                   const EvalCache& cache, EvalResult& result, const std::function<void(const std::string&)>& log) {
   Bm25Side side;
   const auto n_docs = static_cast<int64_t>(beir.corpus.docs.size());
@@ -155,8 +156,10 @@ Bm25Side run_bm25(Bm25Start start, const text::BeirFolder& beir, const std::stri
     start.index.emplace(std::move(built));
   }
   side.index_seconds += seconds_since(t_index);
-  const index::Bm25Index& bm25 = *start.index;
+  side.index = std::move(start.index);
+  const index::Bm25Index& bm25 = *side.index;
   for (size_t q = 0; q < scored && q < queries.size(); ++q) side.without_terms += bm25.query_terms(queries[q]).empty() ? 1 : 0;
+  if (!search) return side;
   log("searching " + std::to_string(queries.size()) + " queries with BM25");
   const auto t_search = Clock::now();
   side.hits = bm25.search_batch(queries, depth, o.threads);
@@ -297,11 +300,14 @@ EvalResult evaluate(const EvalOptions& o, const std::function<void(const std::st
   const int64_t k = o.k + (o.metric_options.ignore_identical_ids ? 1 : 0);
   // Not raised to k: a re-ranked run holds at most `candidates` documents, which is the point of re-ranking.
   const int64_t candidates = o.candidates + (o.metric_options.ignore_identical_ids ? 1 : 0);
+  // BM25 alone and nothing that needs the whole run: queries are searched a chunk at a time as they are
+  // scored, so memory holds one chunk's hits instead of k for every query.
+  const bool streamed = o.retriever == RetrieverKind::kBm25 && o.run_out.empty() && !o.keep_run;
   HitLists hits;
   Bm25Side sparse;
   if (uses_bm25) {
-    sparse = run_bm25(std::move(*bm25_start), beir, corpus_file, all_texts, scored, o.retriever == RetrieverKind::kBm25 ? k : candidates, o, cache,
-                      result, log);
+    sparse = run_bm25(std::move(*bm25_start), beir, corpus_file, all_texts, scored, o.retriever == RetrieverKind::kBm25 ? k : candidates,
+                      !streamed, o, cache, result, log);
     result.queries_without_terms = sparse.without_terms;
     result.index_seconds += sparse.index_seconds;
     result.search_seconds += sparse.search_seconds;
@@ -360,14 +366,32 @@ EvalResult evaluate(const EvalOptions& o, const std::function<void(const std::st
         hits[q] = rescore(sparse.hits[q], dense.query_vectors.row(static_cast<int64_t>(q)), dense.doc_vectors, k);
     }
     result.search_seconds += seconds_since(t_combine);
-  } else {
+  } else if (!streamed) {
     hits = std::move(sparse.hits);
+  } else {
+    hits.resize(query_texts.size());
+    log("searching " + std::to_string(query_texts.size()) + " queries with BM25");
   }
+  size_t searched = streamed ? 0 : query_texts.size();
+  const auto search_up_to = [&](size_t q) {  // streamed: the chunks up to query q searched into hits
+    constexpr size_t kChunk = 256;
+    while (searched <= q) {
+      const auto t_search = Clock::now();
+      const size_t end = std::min(searched + kChunk, query_texts.size());
+      const std::vector<std::string> chunk(query_texts.begin() + static_cast<std::ptrdiff_t>(searched),
+                                           query_texts.begin() + static_cast<std::ptrdiff_t>(end));
+      HitLists found = sparse.index->search_batch(chunk, k, o.threads);
+      for (size_t i = 0; i < found.size(); ++i) hits[searched + i] = std::move(found[i]);
+      searched = end;
+      result.search_seconds += seconds_since(t_search);
+    }
+  };
 
   // Each query's hits are let go once they are in the run (or scored): both whole would hold k hits per query
   // twice, and a run of string ids is the larger. Without a run file or a caller that keeps the run, no run
   // is held at all: each query's list is scored and dropped.
   const auto list_of = [&](size_t q) {
+    search_up_to(q);
     std::vector<ScoredDoc> list;
     list.reserve(hits[q].size());
     for (const index::Hit& h : hits[q]) list.push_back(ScoredDoc{beir.corpus.docs[static_cast<size_t>(h.doc)].id, h.score});

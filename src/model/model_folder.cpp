@@ -210,6 +210,8 @@ void write_folder_atomically(const std::string& dir, const std::function<void(co
     fsync_folder(tmp);
     move_folder_into_place(tmp, target);
     fsync_folder(target.has_parent_path() ? target.parent_path() : fs::path("."));
+    for (const char* separator : {".tmp-", ".old-"})
+      remove_stale_temporaries(target.parent_path(), target.filename().string(), separator);
   } catch (const fs::filesystem_error& e) {
     std::error_code ec;
     fs::remove_all(tmp, ec);

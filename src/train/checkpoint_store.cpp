@@ -40,6 +40,7 @@ std::string CheckpointStore::save(int64_t step, const std::function<void(torch::
   if (!config.is_null()) manifest["config"] = config;
   write_file_atomic(path_for(step, "json"), manifest.dump(2) + "\n");
   prune();
+  remove_stale_temporaries(dir_, "ckpt-", ".tmp.");  // of earlier checkpoints, from writers killed mid-write
   return pt;
 }
 

@@ -2,6 +2,11 @@
 #include "core/atomic_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
 
 #include "core/error.h"
 #include "support/test_support.h"
@@ -29,6 +34,31 @@ TEST(AtomicFile, FailsCleanlyInAMissingFolder) {
 TEST(AtomicFile, Crc32MatchesTheStandardCheckValue) {
   EXPECT_EQ(crc32_of("123456789"), 0xCBF43926u);  // the CRC-32 check value
   EXPECT_EQ(crc32_of(""), 0u);
+  EXPECT_EQ(crc32_of("6789", crc32_of("12345")), 0xCBF43926u) << "in pieces";
+}
+
+TEST(AtomicFile, WriteFileInPiecesJoinsThem) {
+  testing::ScratchDir dir;
+  write_file_atomic(dir / "f", {"ab", "", "cde"});
+  EXPECT_EQ(read_file(dir / "f"), "abcde");
+}
+
+// What a writer killed before its rename leaves is removed by the next write of the same file; another live
+// process's temporary, other files' and names that only look alike are not touched.
+TEST(AtomicFile, TheNextWriteRemovesTemporariesOfDeadWriters) {
+  testing::ScratchDir dir;
+  const pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ::waitpid(dead, nullptr, 0);
+  const std::string stale = "f.json.tmp." + std::to_string(dead);
+  for (const std::string name : {stale, std::string("f.json.tmp.1"), "g.json.tmp." + std::to_string(dead),
+                                 std::string("f.json.tmp.x1"), std::string("f.json.tmpfile")})
+    std::ofstream(dir / name) << "half";
+  write_file_atomic(dir / "f.json", "{}");
+  std::set<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) left.insert(e.path().filename().string());
+  EXPECT_EQ(left, (std::set<std::string>{"f.json", "f.json.tmp.1", "g.json.tmp." + std::to_string(dead), "f.json.tmp.x1",
+                                         "f.json.tmpfile"}));
 }
 
 }  // namespace
