@@ -59,8 +59,7 @@ std::vector<Hit> top_k(const std::vector<int32_t>& touched, std::vector<double>&
   return heap;
 }
 
-}  // namespace
-
+// Lucene's one-byte length code and the length it stands for.
 uint8_t lucene_length_code(int32_t length) {
   RAGMIG_CHECK(length >= 0);
   return static_cast<uint8_t>(length < kNumFreeValues ? length : kNumFreeValues + long_to_int4(length - kNumFreeValues));
@@ -70,6 +69,8 @@ int32_t lucene_code_length(uint8_t code) {
   if (code < kNumFreeValues) return code;
   return static_cast<int32_t>(std::min<int64_t>(kNumFreeValues + int4_to_long(code - kNumFreeValues), 2147483647));
 }
+
+}  // namespace
 
 int32_t lucene_encoded_length(int32_t length) { return lucene_code_length(lucene_length_code(length)); }
 
@@ -122,8 +123,8 @@ double Bm25Index::idf(const Field& f, int64_t term) const {
 
 namespace {
 
-// Calls fn(doc, tf) for each posting of [p, end): gaps with the term frequency folded in (gap * 2 + 1 for
-// tf 1, else gap * 2 followed by tf), the first gap counted from -1. Stops at the first posting that a
+// Calls fn(doc, tf) for each posting of [p, end): g = row - previous row - 1 (previous = -1 for the first)
+// with the term frequency folded in (g * 2 + 1 for tf 1, else g * 2 followed by tf). Stops at the first posting that a
 // damaged image could make unsafe: truncated, or outside [0, n_docs).
 template <typename Fn>
 void for_each_posting(const uint8_t* p, const uint8_t* end, int64_t n_docs, Fn&& fn) {

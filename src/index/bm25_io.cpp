@@ -3,8 +3,8 @@
 //   spec string | n_docs u64 | n_terms u64 | n_fields u32
 //   ids: blob string, offsets u64[n_docs + 1]        terms (sorted, unique): blob string, offsets u64[n_terms + 1]
 //   per field: name string | lengths i32[n_docs] | df u32[n_terms] | offsets u64[n_terms + 1] | postings bytes
-// A term's postings are variable-byte codes: gap * 2 + 1 for a term frequency of 1, else gap * 2 and then the
-// frequency, the gap counted from the previous row (from -1 for the first). from_image() checks everything
+// A term's postings are variable-byte codes, per posting g = row - previous row - 1 (previous = -1 for the
+// first): g * 2 + 1 for a term frequency of 1, else g * 2 and then the frequency. from_image() checks everything
 // but the postings bytes in O(documents + terms), so a mapped index opens without reading its postings;
 // search decodes them with bounds checks.
 #include <string>
