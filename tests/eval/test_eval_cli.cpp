@@ -226,6 +226,54 @@ TEST(EvalData, ScifactBm25ReachesPyserini) {
   }
 }
 
+// The ways BM25 alone is run give the same figures: built while the corpus is read and searched a chunk of
+// 256 queries at a time as they are scored (no cache), the same with the index then cached, the cached index
+// mapped, and a run file written (the whole run held); a damaged cache entry is a warning and is rebuilt.
+// SciFact's 300 test queries span two chunks.
+TEST(EvalData, Bm25StreamedCachedAndWrittenRunsAgree) {
+  RAGMIG_REQUIRE_DATA("beir/scifact");
+  ScratchDir dir;
+  const std::vector<std::string> base = {"--data", (data_dir() / "beir/scifact").string(), "--split", "test", "--retriever",
+                                         "bm25", "--json", "--quiet", "--threads", "2"};
+  const auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = run_eval(args);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return eval_json(r);
+  };
+  const std::string cache = (dir / "cache").string();
+  const auto off = with({"--no-cache"});
+  const auto miss = with({"--cache", cache});
+  const auto hit = with({"--cache", cache});
+  const auto written = with({"--no-cache", "--run-out", (dir / "run.trec").string()});
+  EXPECT_EQ(off["cache"]["bm25_index"], "off");
+  EXPECT_EQ(miss["cache"]["bm25_index"], "miss");
+  EXPECT_EQ(hit["cache"]["bm25_index"], "hit");
+  for (const char* metric : {"ndcg@10", "recall@100", "recall@1000", "map@100", "mrr@10"}) {
+    EXPECT_EQ(miss[metric], off[metric]) << metric;
+    EXPECT_EQ(hit[metric], off[metric]) << metric;
+    EXPECT_EQ(written[metric], off[metric]) << metric;
+  }
+  const eval::TrecRun run = eval::read_trec_run((dir / "run.trec").string());
+  EXPECT_EQ(run.size(), 300u);
+  EXPECT_EQ(run.begin()->second.size(), 1000u);
+
+  // A damaged entry (a byte flipped in place: the checksum catches it) is reported and replaced.
+  std::string entry;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(cache))
+    if (e.path().extension() == ".idx") entry = e.path().string();
+  ASSERT_FALSE(entry.empty());
+  std::string bytes = read_file(entry);
+  bytes[bytes.size() / 2] ^= 0x20;
+  write_file_atomic(entry, bytes);
+  const auto repaired = with({"--cache", cache});
+  EXPECT_EQ(repaired["ndcg@10"], off["ndcg@10"]);
+  ASSERT_FALSE(repaired["warnings"].empty());
+  EXPECT_NE(repaired["warnings"][0].get<std::string>().find("checksum"), std::string::npos) << repaired["warnings"];
+  EXPECT_EQ(with({"--cache", cache})["cache"]["bm25_index"], "hit");
+}
+
 // HNSW32 at its default search parameters against exact search, on SQuAD paragraphs embedded by a model
 // that `ragmig train` has just trained (40 steps of the tiny config: seconds).
 TEST(EvalData, Hnsw32RecallAgainstExactOnSquadEmbeddings) {
