@@ -36,6 +36,7 @@ bench: build
 	$(BUILD)/bench/sim/bench_sim
 	$(BUILD)/bench/dp/bench_dp
 	$(BUILD)/bench/mig/bench_mig
+	RAGMIG=$(BUILD)/src/apps/ragmig DATA=$(DATA) bench/eval/bm25_scale.sh
 
 # libFuzzer harnesses of every parser of outside input (fuzz/README.md): a clang build of the torch-free
 # libraries in build-fuzz, then each harness for FUZZ_SECONDS (FUZZ_TARGETS="beir qrels" for some).
