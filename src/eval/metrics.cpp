@@ -141,23 +141,17 @@ double MetricReport::value(const std::string& name) const {
   return 0;
 }
 
-MetricReport evaluate_run(const TrecRun& run, const Judgments& judgments, const std::vector<Metric>& metrics,
-                          const MetricOptions& opts) {
-  return evaluate_run(
-      [&](const std::string& qid) {
-        auto it = run.find(qid);
-        return it == run.end() ? std::vector<ScoredDoc>{} : it->second;
-      },
-      judgments, metrics, opts);
-}
+namespace {
 
-MetricReport evaluate_run(const std::function<std::vector<ScoredDoc>(const std::string&)>& run_of,
-                          const Judgments& judgments, const std::vector<Metric>& metrics, const MetricOptions& opts) {
+// The report over every judged query, each query's list from list_of(query id) (a reference or a value).
+template <typename ListOf>
+MetricReport evaluate_lists(const ListOf& list_of, const Judgments& judgments, const std::vector<Metric>& metrics,
+                            const MetricOptions& opts) {
   MetricReport report;
   report.metrics = metrics;
   report.mean.assign(metrics.size(), 0.0);
   for (const auto& [qid, judged] : judgments.by_query) {
-    std::vector<double> values = query_metrics(run_of(qid), judged, qid, metrics, opts);
+    std::vector<double> values = query_metrics(list_of(qid), judged, qid, metrics, opts);
     for (size_t i = 0; i < values.size(); ++i) report.mean[i] += values[i];
     report.per_query.emplace(qid, std::move(values));
   }
@@ -165,6 +159,24 @@ MetricReport evaluate_run(const std::function<std::vector<ScoredDoc>(const std::
   if (report.queries > 0)
     for (double& m : report.mean) m /= static_cast<double>(report.queries);
   return report;
+}
+
+}  // namespace
+
+MetricReport evaluate_run(const TrecRun& run, const Judgments& judgments, const std::vector<Metric>& metrics,
+                          const MetricOptions& opts) {
+  static const std::vector<ScoredDoc> kNone;
+  return evaluate_lists(
+      [&](const std::string& qid) -> const std::vector<ScoredDoc>& {
+        const auto it = run.find(qid);
+        return it == run.end() ? kNone : it->second;
+      },
+      judgments, metrics, opts);
+}
+
+MetricReport evaluate_run(const std::function<std::vector<ScoredDoc>(const std::string&)>& run_of,
+                          const Judgments& judgments, const std::vector<Metric>& metrics, const MetricOptions& opts) {
+  return evaluate_lists(run_of, judgments, metrics, opts);
 }
 
 }  // namespace ragmig::eval

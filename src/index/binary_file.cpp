@@ -35,17 +35,29 @@ void write_envelope(const std::string& path, std::string_view magic, uint32_t ve
 
 namespace {
 
-// The envelope's header (magic, version, payload size) checked; returns the payload size.
-uint64_t check_header(ByteReader& r, const std::string& path, std::string_view bytes, std::string_view magic,
-                      const std::string& what, uint32_t max_version, uint32_t& version) {
+// An envelope's parts, its header (magic, version) and size checked; the checksum is the caller's to verify.
+struct Envelope {
+  uint32_t version = 0;
+  std::string_view payload;
+  uint32_t crc = 0;
+};
+
+Envelope split_envelope(const std::string& path, std::string_view bytes, std::string_view magic, const std::string& what,
+                        uint32_t max_version) {
   if (bytes.size() < magic.size() || bytes.substr(0, magic.size()) != magic)
     throw DataError(path + ": not a " + what + " (wrong magic bytes)");
+  ByteReader r(bytes, path);
   r.take(magic.size());
-  version = r.pod<uint32_t>();
-  if (version == 0 || version > max_version)
-    throw DataError(path + ": " + what + " format version " + std::to_string(version) + " is not supported (this build reads up to " +
+  Envelope e;
+  e.version = r.pod<uint32_t>();
+  if (e.version == 0 || e.version > max_version)
+    throw DataError(path + ": " + what + " format version " + std::to_string(e.version) + " is not supported (this build reads up to " +
                     std::to_string(max_version) + ")");
-  return r.pod<uint64_t>();
+  const auto size = r.pod<uint64_t>();
+  e.payload = std::string_view(r.take(size), size);
+  e.crc = r.pod<uint32_t>();
+  if (!r.at_end()) throw DataError(path + ": trailing bytes after the " + what);
+  return e;
 }
 
 // CRC-32 of the file's bytes [begin, begin + n), read in pieces.
@@ -77,29 +89,21 @@ MappedEnvelope map_envelope(const std::string& path, std::string_view magic, con
   MappedEnvelope out;
   out.file = std::make_shared<const MappedFile>(path);
   const std::string_view bytes = out.file->bytes();
-  ByteReader r(bytes, path);
-  const uint64_t size = check_header(r, path, bytes, magic, what, max_version, out.version);
-  const uint64_t header = magic.size() + sizeof(uint32_t) + sizeof(uint64_t);
-  out.payload = std::string_view(r.take(size), size);
-  const uint32_t crc = r.pod<uint32_t>();
-  if (!r.at_end()) throw DataError(path + ": trailing bytes after the " + what);
-  if (crc32_of_range(path, header, size) != crc) throw DataError(path + ": checksum mismatch: the " + what + " is corrupt");
+  const Envelope e = split_envelope(path, bytes, magic, what, max_version);
+  if (crc32_of_range(path, static_cast<uint64_t>(e.payload.data() - bytes.data()), e.payload.size()) != e.crc)
+    throw DataError(path + ": checksum mismatch: the " + what + " is corrupt");
+  out.payload = e.payload;
+  out.version = e.version;
   return out;
 }
 
 std::string read_envelope(const std::string& path, std::string_view magic, const std::string& what,
                           uint32_t max_version, uint32_t* version) {
   const std::string bytes = read_file(path);
-  ByteReader r(bytes, path);
-  uint32_t v = 0;
-  const uint64_t size = check_header(r, path, bytes, magic, what, max_version, v);
-  const char* payload = r.take(size);
-  const uint32_t crc = r.pod<uint32_t>();
-  if (!r.at_end()) throw DataError(path + ": trailing bytes after the " + what);
-  std::string out(payload, size);
-  if (crc32_of(out) != crc) throw DataError(path + ": checksum mismatch: the " + what + " is corrupt");
-  if (version) *version = v;
-  return out;
+  const Envelope e = split_envelope(path, bytes, magic, what, max_version);
+  if (crc32_of(e.payload) != e.crc) throw DataError(path + ": checksum mismatch: the " + what + " is corrupt");
+  if (version) *version = e.version;
+  return std::string(e.payload);
 }
 
 }  // namespace ragmig::index
