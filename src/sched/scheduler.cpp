@@ -60,6 +60,8 @@ double retry_delay(int64_t failures, double backoff_s, double backoff_max_s) {
   return std::min(backoff_max_s, backoff_s * std::pow(2.0, static_cast<double>(std::min<int64_t>(failures - 1, 60))));
 }
 
+int64_t batch_size_after_oom(int64_t batch_size) { return batch_size / 2 >= 2 ? batch_size / 2 : 0; }
+
 Scheduler::Scheduler(Store& store, Executor& executor, Clock& clock, std::vector<Slot> slots,
                      SchedulerOptions options, Log log)
     : store_(store),
@@ -262,6 +264,10 @@ void Scheduler::handle_events(const EventLines& lines) {
     }
     const auto rate = event.find("samples_per_s");
     if (kind == "progress" && rate != event.end() && rate->is_number()) progress.samples_per_s = rate->get<double>();
+    const auto batch = event.find("batch_size");
+    if ((kind == "start" || kind == "progress" || kind == "resize") && batch != event.end() && batch->is_number_integer())
+      batch_size_[lines.job] = batch->get<int64_t>();
+    if (kind == "oom") oom_attempt_[lines.job] = lines.attempt_id;
     if (listener_) parsed.push_back(std::move(event));
   }
   store_.record_events(lines.job, lines.attempt_id, lines.lines, lines.offset, progress);
@@ -272,6 +278,12 @@ void Scheduler::handle_events(const EventLines& lines) {
     if (progress.step) it->second.step = *progress.step;
     if (progress.checkpoint_step) it->second.checkpoint_step = *progress.checkpoint_step;
   }
+}
+
+void Scheduler::request_batch_size(JobId id, int64_t batch_size, const std::string& why, double now) {
+  write_file_atomic(std::filesystem::path(store_.run_dir(id)) / "control.json",
+                    nlohmann::json{{"batch_size", batch_size}}.dump() + "\n");
+  store_.note(id, fmt::format("batch size -> {} ({})", batch_size, why), now);
 }
 
 void Scheduler::handle_exit(const ExitStatus& status) {
@@ -335,7 +347,19 @@ void Scheduler::handle_exit(const ExitStatus& status) {
     // 127 is what a shell, and ragmig's own launchers, exit with when the command cannot be executed at all:
     // trying again would only fail again.
     const bool cannot_run = status.known && status.exit_code == 127;
-    if (cannot_run) {
+    // A worker that ran out of memory and said at what batch size goes again at half of it (control.json):
+    // not a failure of the job, so it does not use up a retry. Halving ends: at 2 samples it is a failure.
+    const auto oom = oom_attempt_.find(job.id);
+    const auto batch = batch_size_.find(job.id);
+    const int64_t smaller = oom != oom_attempt_.end() && oom->second == status.attempt_id && batch != batch_size_.end()
+                                ? batch_size_after_oom(batch->second)
+                                : 0;
+    if (smaller > 0) {
+      end.failure = false;
+      end.next = JobState::Queued;
+      end.reason = fmt::format("out of memory at batch size {}: retrying at {} ({})", batch->second, smaller, detail);
+      request_batch_size(job.id, smaller, "out of memory at " + std::to_string(batch->second), now);
+    } else if (cannot_run) {
       end.next = JobState::Failed;
       end.reason = fmt::format("failed: the command cannot be run ({}); not retried", detail);
     } else if (failures > job.spec.max_retries) {
@@ -355,12 +379,14 @@ void Scheduler::handle_exit(const ExitStatus& status) {
   stopping_.erase(status.job);
   cancel_reasons_.erase(status.job);
   start_checkpoint_.erase(status.job);
+  oom_attempt_.erase(status.job);
   utilization_.erase(status.job);
   if (!closed) {
     reload(status.job);
     return;
   }
   if (is_terminal(end.next)) {  // done with it: the store has the rest
+    batch_size_.erase(status.job);
     active_.erase(it);
     release(status.job);
     return;
@@ -616,13 +642,8 @@ void Scheduler::pass() {
   const Decisions decisions = policy_.decide(view_);
   for (const auto& p : decisions.preemptions)
     if (active_.count(p.job)) stop(p.job, StopReason::Preempt, "preempted " + p.reason);
-  for (const auto& r : decisions.resizes) {
-    const auto it = active_.find(r.job);
-    if (it == active_.end()) continue;
-    write_file_atomic(std::filesystem::path(store_.run_dir(r.job)) / "control.json",
-                      nlohmann::json{{"batch_size", r.batch_size}}.dump() + "\n");
-    store_.note(r.job, fmt::format("batch size -> {}", r.batch_size), now);
-  }
+  for (const auto& r : decisions.resizes)
+    if (active_.count(r.job)) request_batch_size(r.job, r.batch_size, "policy " + to_string(policy_.spec), now);
   for (const auto& s : decisions.starts)
     if (active_.count(s.job)) start(s, now);
 

@@ -43,6 +43,10 @@ class SchedulerListener {
 /// Seconds to wait before retry number `failures` (1-based): backoff_s * 2^(failures-1), capped.
 double retry_delay(int64_t failures, double backoff_s, double backoff_max_s);
 
+/// The batch size to retry a worker at after it ran out of memory at `batch_size`: half of it, or 0 when
+/// half would leave fewer than 2 samples (in-batch negatives), and the exit is then an ordinary failure.
+int64_t batch_size_after_oom(int64_t batch_size);
+
 class Scheduler {
  public:
   using Log = std::function<void(const std::string&)>;
@@ -112,6 +116,8 @@ class Scheduler {
   void reload(JobId id);
   void handle_exit(const ExitStatus& status);
   void handle_events(const EventLines& lines);
+  /// Asks a worker for another batch size through <run>/control.json (the job protocol), noted in the store.
+  void request_batch_size(JobId id, int64_t batch_size, const std::string& why, double now);
   // What a view entry's time-dependent fields grow from.
   struct ViewBase {
     bool queued = false;
@@ -147,6 +153,8 @@ class Scheduler {
   std::map<JobId, std::string> cancel_reasons_;  ///< cancels from this process (cancel()), for the log
   std::map<JobId, int64_t> start_checkpoint_;    ///< running jobs: their checkpoint step when the attempt started
   std::map<JobId, double> utilization_;
+  std::map<JobId, int64_t> batch_size_;   ///< the batch size each worker last said it trains at (its events)
+  std::map<JobId, int64_t> oom_attempt_;  ///< the attempt whose worker last reported running out of memory
   double last_status_write_ = -1;
   // Kept between passes so that a pass costs what changed, not what exists.
   ClusterView view_;                         ///< the policy's input, refreshed in place

@@ -29,13 +29,4 @@ std::span<const int64_t> shard_of(std::span<const int64_t> global_batch, const s
   return global_batch.subspan(static_cast<size_t>(offset), static_cast<size_t>(sizes[static_cast<size_t>(rank)]));
 }
 
-int64_t batch_position(int64_t epoch_samples, int64_t global_batch) {
-  RAGMIG_CHECK(global_batch > 0 && epoch_samples >= 0);
-  if (epoch_samples % global_batch != 0)
-    throw ConfigError("config key 'train.batch_size': the checkpoint is " + std::to_string(epoch_samples) +
-                      " samples into its epoch, not a multiple of the global batch " + std::to_string(global_batch) +
-                      "; resume with the batch size it was written with");
-  return epoch_samples / global_batch;
-}
-
 }  // namespace ragmig::train

@@ -1,6 +1,6 @@
 // How replicas share the data: the global batches come from the single-process sampler (text/batch_sampler),
 // and each global batch is cut into contiguous per-replica slices in rank order. Positions are counted in
-// global samples, so a resume with another number of replicas neither repeats nor drops a sample.
+// global batches, so a resume with another number of replicas neither repeats nor drops a sample.
 #pragma once
 
 #include <cstdint>
@@ -18,10 +18,5 @@ int64_t shard_offset(const std::vector<int64_t>& sizes, int rank);
 /// The rows replica `rank` trains on: global_batch[offset, offset + sizes[rank]). sizes must sum to the
 /// batch's length. Throws ConfigError otherwise.
 std::span<const int64_t> shard_of(std::span<const int64_t> global_batch, const std::vector<int64_t>& sizes, int rank);
-
-/// The epoch position (batches already taken this epoch) of a checkpoint that recorded `epoch_samples`
-/// global samples with global batch `global_batch`. Throws ConfigError when train.batch_size changed in a
-/// way that puts the position inside a batch (the sampler's batches would not be the same ones).
-int64_t batch_position(int64_t epoch_samples, int64_t global_batch);
 
 }  // namespace ragmig::train

@@ -165,13 +165,14 @@ std::vector<torch::Tensor> optimizer_moments(torch::optim::Optimizer& optimizer)
 
 std::vector<ReplicaReport> exchange_reports(Communicator& comm, const ReplicaReport& mine) {
   torch::Tensor t = torch::tensor({mine.stop ? 1.0 : 0.0, mine.compute_s, static_cast<double>(mine.samples),
-                                   static_cast<double>(mine.tokens), mine.loss, static_cast<double>(mine.positions)},
+                                   static_cast<double>(mine.tokens), mine.loss, static_cast<double>(mine.positions),
+                                   static_cast<double>(mine.resize_batch), static_cast<double>(mine.resize_chunk)},
                                   torch::kFloat64);
   std::vector<ReplicaReport> out;
   for (const auto& x : comm.all_gather(t)) {
     auto a = x.accessor<double, 1>();
     out.push_back({a[0] != 0, a[1], static_cast<int64_t>(a[2]), static_cast<int64_t>(a[3]), a[4],
-                   static_cast<int64_t>(a[5])});
+                   static_cast<int64_t>(a[5]), static_cast<int64_t>(a[6]), static_cast<int64_t>(a[7])});
   }
   return out;
 }

@@ -49,6 +49,8 @@ struct ReplicaReport {
   int64_t tokens = 0;        ///< non-padding tokens of those samples
   double loss = 0;           ///< this replica's loss contribution (already weighted)
   int64_t positions = 0;     ///< token positions computed on, padding included
+  int64_t resize_batch = 0;  ///< rank 0: the scheduler's request (control.json) due at the next step; 0 = none
+  int64_t resize_chunk = 0;
 };
 
 /// One all-gather of a few numbers: every replica's report, in rank order.

@@ -14,7 +14,8 @@ bool may_change_on_resume(const std::string& key) {
   for (const auto k : kSteering)
     if (key == k) return true;
   // Evaluation, the transport and its timeout, and the fault injection of the tests steer nothing the model sees.
-  return key.rfind("eval.", 0) == 0 || key.rfind("parallel.debug_", 0) == 0 || key == "parallel.timeout_s" ||
+  return key.rfind("eval.", 0) == 0 || key.rfind("parallel.debug_", 0) == 0 ||
+         key.rfind("train.debug_", 0) == 0 || key == "parallel.timeout_s" ||
          key == "parallel.backend";
 }
 

@@ -55,6 +55,10 @@ ConfigTable make_config_table(TrainConfig& c) {
   t.add("train.checkpoint_every", c.train.checkpoint_every, "steps between checkpoints (0 = end and SIGTERM only)");
   t.add("train.keep_checkpoints", c.train.keep_checkpoints, "newest checkpoints kept");
   t.add("train.log_every", c.train.log_every, "steps between progress events");
+  t.add("train.resize_lr", c.train.resize_lr,
+        "LR rule when the scheduler changes the batch size (control.json): sqrt | linear | none");
+  t.add("train.debug_oom_step", c.train.debug_oom_step, "tests: from this step on (0 = never), a batch over train.debug_oom_batch is out of memory");
+  t.add("train.debug_oom_batch", c.train.debug_oom_batch, "tests: see train.debug_oom_step");
 
   t.add("eval.split", c.eval.split, "qrels split to evaluate the final model on (empty = none)");
   t.add("eval.k", c.eval.k, "recall@k of exact dense search over the whole corpus");
@@ -131,6 +135,10 @@ void validate(const TrainConfig& c) {
   require(c.train.accumulation != "plain" || c.train.chunk_size >= 2, "train.chunk_size",
           "plain accumulation needs micro-batches of at least 2 (in-batch negatives)");
   require(c.train.hard_negatives >= 0, "train.hard_negatives", "must be >= 0");
+  require(c.train.resize_lr == "sqrt" || c.train.resize_lr == "linear" || c.train.resize_lr == "none",
+          "train.resize_lr", "expected sqrt, linear or none");
+  require(c.train.debug_oom_step >= 0 && c.train.debug_oom_batch >= 0, "train.debug_oom_step",
+          "train.debug_oom_step and train.debug_oom_batch must be >= 0");
   require(c.train.length_grouping >= 0, "train.length_grouping", "must be >= 0 (0 = off)");
   require(c.train.lr > 0, "train.lr", "must be positive");
   require(c.train.weight_decay >= 0, "train.weight_decay", "must be >= 0");

@@ -58,6 +58,11 @@ struct TrainOptions {
   int64_t checkpoint_every = 200;     ///< 0 = only on SIGTERM and at the end
   int64_t keep_checkpoints = 2;
   int64_t log_every = 10;
+  /// How the LR follows a batch size changed while the job runs (control.json): sqrt | linear | none
+  /// (train/batch_resize.h). The schedule's LR is for batch_size.
+  std::string resize_lr = "sqrt";
+  int64_t debug_oom_step = 0;   ///< tests: from this step on (0 = never), a batch larger than debug_oom_batch
+  int64_t debug_oom_batch = 0;  ///< raises LibTorch's out-of-memory error, as a GPU too small for it would
 };
 
 struct EvalOptions {

@@ -17,6 +17,7 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
@@ -32,7 +33,9 @@
 #include "text/vocab_builder.h"
 #include "train/autocast_guard.h"
 #include "train/batch_balancer.h"
+#include "train/batch_resize.h"
 #include "train/checkpoint_store.h"
+#include "train/control_file.h"
 #include "train/data_shard.h"
 #include "train/dense_eval.h"
 #include "train/dp_step.h"
@@ -333,11 +336,13 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   for (size_t i = 0; i < example_tokens.size(); ++i)
     example_tokens[i] = static_cast<int64_t>(data.queries[i].size() +
                                              data.passages[static_cast<size_t>(data.positive[i])].size());
-  const auto batches_for = [&](int64_t epoch) {
-    return text::length_grouped_batches(data.positive_key, example_tokens, cfg.train.batch_size,
-                                        cfg.train.length_grouping, static_cast<uint64_t>(cfg.train.seed), epoch);
+  const auto batches_for = [&](int64_t epoch, int64_t batch_size) {
+    return text::length_grouped_batches(data.positive_key, example_tokens, batch_size, cfg.train.length_grouping,
+                                        static_cast<uint64_t>(cfg.train.seed), epoch);
   };
-  auto batches = batches_for(0);  // throws DataError when the data cannot fill one batch
+  auto batches = batches_for(0, cfg.train.batch_size);  // throws DataError when the data cannot fill one batch
+  const int64_t distinct_positives =
+      static_cast<int64_t>(std::set<int64_t>(data.positive_key.begin(), data.positive_key.end()).size());
 
   // Every rank has chosen its vocabulary (maybe from run/vocab.txt) before rank 0 may write that file.
   if (comm) comm->barrier();
@@ -368,12 +373,15 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   const ParallelOptions& par = cfg.parallel;
   const bool localsgd = par.mode == "localsgd";
   const bool global_negatives = !localsgd && par.global_negatives;
-  const int64_t global_batch = t.batch_size;
+  // The global batch is train.batch_size until the scheduler asks for another (control.json); an epoch's
+  // batches are those of the size it began with, cut again at each resize within it (batch_resize.h).
+  int64_t global_batch = t.batch_size, chunk = t.chunk_size, epoch_batch = t.batch_size;
+  std::vector<EpochResize> epoch_resizes;
   std::vector<int64_t> sizes = even_split(global_batch, world);
-  const int64_t min_share = std::max<int64_t>(
-      global_negatives ? 1 : 2,
-      static_cast<int64_t>(std::ceil(par.min_batch_fraction * static_cast<double>(global_batch) / world)));
-  const int64_t max_share = global_batch - (world - 1) * min_share;
+  const auto min_share = [&] {
+    return std::max<int64_t>(global_negatives ? 1 : 2, static_cast<int64_t>(std::ceil(
+                                 par.min_batch_fraction * static_cast<double>(global_batch) / world)));
+  };
   int64_t step = 0, epoch = 0, batch_in_epoch = 0, samples = 0;
   int64_t since_average = 0;  // samples this replica trained on since the last average (localsgd)
   std::vector<std::vector<double>> window_compute(static_cast<size_t>(world));
@@ -429,8 +437,13 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
       const RngState rng = capture_rng_state();
       ar.write("rng_cpu", rng.cpu);
       for (size_t d = 0; d < rng.cuda.size(); ++d) ar.write("rng_cuda_" + std::to_string(d), rng.cuda[d]);
-      // The data position in global samples: independent of how many replicas shared each batch.
-      ar.write("epoch_samples", torch::tensor(batch_in_epoch * global_batch));
+      // The batch plan: the size now, the size the epoch began with and where it changed since.
+      ar.write("batch_size", torch::tensor(global_batch));
+      ar.write("chunk_size", torch::tensor(chunk));
+      ar.write("epoch_batch_size", torch::tensor(epoch_batch));
+      std::vector<int64_t> resizes;
+      for (const auto& r : epoch_resizes) resizes.insert(resizes.end(), {r.position, r.batch_size});
+      ar.write("epoch_resizes", torch::tensor(resizes, torch::kInt64).reshape({-1, 2}));
       if (comm) {
         ar.write("world_size", torch::tensor(static_cast<int64_t>(world)));
         ar.write("replica_batches", torch::tensor(sizes));
@@ -469,6 +482,16 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
     epoch = read_int(ar, "epoch");
     batch_in_epoch = read_int(ar, "batch_in_epoch");
     samples = read_int(ar, "samples");
+    torch::Tensor plan;
+    if (ar.try_read("batch_size", plan)) {  // checkpoints from before resizes have none: train.batch_size throughout
+      global_batch = plan.item<int64_t>();
+      chunk = read_int(ar, "chunk_size");
+      epoch_batch = read_int(ar, "epoch_batch_size");
+      ar.read("epoch_resizes", plan);
+      const auto rows = plan.accessor<int64_t, 2>();
+      for (int64_t i = 0; i < rows.size(0); ++i) epoch_resizes.push_back({rows[i][0], rows[i][1]});
+      sizes = even_split(global_batch, world);
+    }
     if (!comm) {
       RngState rng;
       ar.read("rng_cpu", rng.cpu);
@@ -480,10 +503,8 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
       restore_rng_state(rng);
       return;
     }
-    // Several replicas: the position is kept in global samples, so any replica count resumes where the
-    // epoch stopped. Each rank gets its own generator back when the count is unchanged, else a fresh one.
-    torch::Tensor pos;
-    if (ar.try_read("epoch_samples", pos)) batch_in_epoch = batch_position(pos.item<int64_t>(), global_batch);
+    // Several replicas: the position counts global batches, so any replica count resumes where the epoch
+    // stopped. Each rank gets its own generator back when the count is unchanged, else a fresh one.
     torch::Tensor w, rng_cpu, split;
     const int64_t saved_world = ar.try_read("world_size", w) ? w.item<int64_t>() : 1;
     const std::string key = rank == 0 ? "rng_cpu" : "rng_cpu_rank" + std::to_string(rank);
@@ -496,7 +517,8 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   if (loaded && loaded->step > t.max_steps) throw past_max_steps(loaded->step);  // newer ones were damaged
   if (loaded) last_saved = loaded->step;
   if (loaded) {
-    batches = batches_for(epoch);
+    batches = batches_for(epoch, epoch_batch);
+    for (const auto& r : epoch_resizes) batches = rebatch_rest(std::move(batches), r.position, data.positive_key, r.batch_size);
     for (const auto& why : loaded->skipped) say("skipped checkpoint " + why);
   }
 
@@ -522,6 +544,8 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                  {"precision_reason", precision.reason},
                  {"threads", at::get_num_threads()},
                  {"omp_wait_policy", std::getenv("OMP_WAIT_POLICY") ? std::getenv("OMP_WAIT_POLICY") : "default"},
+                 {"batch_size", global_batch},  // the scheduler's OOM retry halves what the worker says it runs
+                 {"chunk_size", chunk},
                  {"parameters", params},
                  {"trainable_parameters", cfg.lora.rank > 0 ? lora_parameters : params},
                  {"examples", data.examples()},
@@ -570,11 +594,72 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   auto window_start = Clock::now();
   int64_t window_samples = 0, window_tokens = 0, window_positions = 0, window_steps = 0;
   double loss = 0, window_loss = 0;
+  // The scheduler's requests (control.json): rank 0 reads them between steps; with replicas they reach every
+  // rank through the per-step exchange, so all apply them at the same step boundary.
+  std::optional<ControlWatch> control;
+  if (lead) control.emplace((run / "control.json").string());
+  std::optional<ControlRequest> pending;  // read, waiting for its after_step
+  const auto request_due = [&]() -> ControlRequest {
+    if (!control) return {};
+    try {
+      if (auto r = control->poll()) pending = *r;
+    } catch (const DataError& e) {
+      emit({{"event", "control_refused"}, {"step", step}, {"error", e.what()}});
+      say(fmt::format("ragmig train: ignored {}", e.what()));
+    }
+    if (!pending || step < pending->after_step) return {};
+    const ControlRequest due = *pending;
+    pending.reset();
+    return due;
+  };
+  const auto apply_request = [&](const ControlRequest& r) {
+    const int64_t least = std::max<int64_t>(2, (global_negatives ? 1 : 2) * world);
+    std::string refused;
+    if (r.batch_size && r.batch_size < least)
+      refused = fmt::format("batch_size {} is below {} (in-batch negatives{})", r.batch_size, least,
+                            world > 1 ? fmt::format(" on {} replicas", world) : "");
+    else if (r.batch_size > distinct_positives)
+      refused = fmt::format("batch_size {} exceeds the {} distinct positives of the data", r.batch_size,
+                            distinct_positives);
+    else if (r.chunk_size && t.accumulation == "none")
+      refused = "chunk_size needs train.accumulation = \"gradcache\" or \"plain\"";
+    else if (r.chunk_size == 1 && t.accumulation == "plain")
+      refused = "chunk_size 1: plain micro-batches need at least 2 (in-batch negatives)";
+    if (!refused.empty()) {
+      emit({{"event", "control_refused"}, {"step", step}, {"error", refused}});
+      say("ragmig train: ignored control.json: " + refused);
+      return;
+    }
+    const int64_t before = global_batch, chunk_before = chunk;
+    if (r.chunk_size) chunk = r.chunk_size;
+    if (r.batch_size && r.batch_size != global_batch) {
+      batches = rebatch_rest(std::move(batches), batch_in_epoch, data.positive_key, r.batch_size);
+      epoch_resizes.push_back({batch_in_epoch, r.batch_size});
+      global_batch = r.batch_size;
+      sizes = even_split(global_batch, world);
+      for (auto& w : window_compute) w.clear();
+    }
+    if (global_batch == before && chunk == chunk_before) return;
+    const double scale = lr_scale(t.resize_lr, global_batch, t.batch_size);
+    emit({{"event", "resize"}, {"step", step}, {"batch_size", global_batch}, {"from", before}, {"chunk_size", chunk},
+          {"lr_scale", scale}, {"rule", t.resize_lr}});
+    say(fmt::format("ragmig train: at step {} batch {} -> {}, chunk {}, LR x{:.3f} ({} rule)", step, before,
+                    global_batch, chunk, scale, t.resize_lr));
+  };
+
   // Replicas stop together: a stop request anywhere is seen by all through the per-step exchange.
   bool stop_agreed = false;
+  ControlRequest due;  // replicas: rank 0's request, applied by every rank at the next step boundary
   std::vector<ReplicaReport> reports;
-  if (comm)
-    for (const auto& r : exchange_reports(*comm, {stop_requested(), 0, 0, 0, 0})) stop_agreed = stop_agreed || r.stop;
+  if (comm) {
+    ReplicaReport mine{stop_requested(), 0, 0, 0, 0};
+    const ControlRequest r = request_due();
+    mine.resize_batch = r.batch_size;
+    mine.resize_chunk = r.chunk_size;
+    reports = exchange_reports(*comm, mine);
+    for (const auto& report : reports) stop_agreed = stop_agreed || report.stop;
+    due = {reports[0].resize_batch, reports[0].resize_chunk, 0};
+  }
   while (step < t.max_steps) {
     if (comm ? stop_agreed : stop_requested()) {
       if (comm ? last_saved != step : (!loaded || loaded->step != step)) save_checkpoint();
@@ -583,13 +668,21 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
       emit({{"event", "preempted"}, {"step", step}, {"signal", stop_signal()}});
       return Outcome::Preempted;
     }
+    // Before an epoch ends into the next, so that a resize there shapes the new epoch, resumed or not.
+    apply_request(comm ? std::exchange(due, {}) : request_due());
     if (batch_in_epoch >= static_cast<int64_t>(batches.size())) {
-      batches = batches_for(++epoch);
+      batches = batches_for(++epoch, global_batch);
       batch_in_epoch = 0;
+      epoch_batch = global_batch;
+      epoch_resizes.clear();
     }
     const auto& rows = batches[static_cast<size_t>(batch_in_epoch++)];
     ++step;
-    const double lr = linear_warmup_decay_lr(step, t.max_steps, t.warmup_steps, t.lr);
+    const double lr = linear_warmup_decay_lr(step, t.max_steps, t.warmup_steps, t.lr) *
+                      lr_scale(t.resize_lr, global_batch, t.batch_size);
+    // Fault injection for the tests: LibTorch's own out-of-memory error, as a GPU too small for the batch.
+    TORCH_CHECK_WITH(OutOfMemoryError, !(t.debug_oom_step > 0 && step >= t.debug_oom_step && global_batch > t.debug_oom_batch),
+                     "out of memory (train.debug_oom_batch = ", t.debug_oom_batch, ", batch ", global_batch, ")");
     for (auto& group : optimizer->param_groups()) group.options().set_lr(lr);
 
     torch::Tensor scale;
@@ -598,8 +691,8 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                                              static_cast<uint64_t>(t.seed), step, device);
       scale = logit_scale.exp().clamp_max(100.0);
       optimizer->zero_grad();
-      if (t.accumulation == "gradcache") loss = backward_grad_cache(encode, batch, scale, t.chunk_size);
-      else if (t.accumulation == "plain") loss = backward_plain(encode, batch, scale, t.chunk_size);
+      if (t.accumulation == "gradcache") loss = backward_grad_cache(encode, batch, scale, chunk);
+      else if (t.accumulation == "plain") loss = backward_plain(encode, batch, scale, chunk);
       else loss = backward_full(encode, batch, scale);
       if (t.max_grad_norm > 0) torch::nn::utils::clip_grad_norm_(trainable, t.max_grad_norm);
       optimizer->step();
@@ -620,13 +713,13 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
       const double share = static_cast<double>(mine) / static_cast<double>(global_batch);
       double contribution = 0;
       if (global_negatives) {
-        loss = backward_global_batch(encode, batch, scale, *comm, sizes, t.accumulation == "gradcache", t.chunk_size,
+        loss = backward_global_batch(encode, batch, scale, *comm, sizes, t.accumulation == "gradcache", chunk,
                                      comm_s);
         contribution = loss / world;
       } else {
         double local = 0;
-        if (t.accumulation == "gradcache") local = backward_grad_cache(encode, batch, scale, t.chunk_size);
-        else if (t.accumulation == "plain") local = backward_plain(encode, batch, scale, t.chunk_size);
+        if (t.accumulation == "gradcache") local = backward_grad_cache(encode, batch, scale, chunk);
+        else if (t.accumulation == "plain") local = backward_plain(encode, batch, scale, chunk);
         else local = backward_full(encode, batch, scale);
         contribution = local * share;
       }
@@ -649,8 +742,10 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
       if (localsgd && step % par.average_every == 0) average_replicas("every");
 
       const int64_t tokens = batch.q_mask.sum().item<int64_t>() + batch.p_mask.sum().item<int64_t>();
+      const ControlRequest r = request_due();
       reports = exchange_reports(*comm, {stop_requested(), compute_s, mine, tokens, contribution,
-                                         batch.q_mask.numel() + batch.p_mask.numel()});
+                                         batch.q_mask.numel() + batch.p_mask.numel(), r.batch_size, r.chunk_size});
+      due = {reports[0].resize_batch, reports[0].resize_chunk, 0};
       double total_loss = 0;
       for (size_t r = 0; r < reports.size(); ++r) {
         stop_agreed = stop_agreed || reports[r].stop;
@@ -669,7 +764,8 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
         for (auto& w : window_compute) med.push_back(median(w));
         cost_per_sample = smooth_cost(cost_per_sample, sizes, med, 0.5);
         for (size_t r = 0; r < sizes.size(); ++r) expected.push_back(cost_per_sample[r] * static_cast<double>(sizes[r]));
-        const auto next = rebalance(sizes, expected, global_batch, min_share, max_share, 0.03);
+        const int64_t least = min_share();
+        const auto next = rebalance(sizes, expected, global_batch, least, global_batch - (world - 1) * least, 0.03);
         emit({{"event", "rebalance"}, {"step", step}, {"replica_batches", sizes}, {"replica_compute_s", med},
               {"gap", step_time_gap(med)}, {"next_batches", next}});
         sizes = next;
@@ -692,6 +788,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                            {"step", step},
                            {"samples", samples},
                            {"epoch", epoch},
+                           {"batch_size", global_batch},
                            {"loss", window_loss / static_cast<double>(window_steps)},  // mean since the last event
                            {"lr", lr},
                            {"temperature", 1.0 / scale.item<double>()},

@@ -139,6 +139,31 @@ TEST_F(DataParallel, GradCacheSyncMatchesToo) {
   EXPECT_LT(diff, 1e-4);
 }
 
+// A Resize (control.json) reaches every replica through rank 0 and the per-step exchange: both apply it at the
+// same step, and two replicas still follow one process resized at that step.
+TEST_F(DataParallel, AResizeAppliesOnEveryReplicaAtTheSameStep) {
+  const std::vector<std::string> sets = {"model.dropout=0", "train.max_steps=20", "train.precision=fp32"};
+  for (const char* run : {"one", "two"}) {
+    std::filesystem::create_directories(dir_ / run);
+    write_file_atomic(dir_ / run / "control.json", R"({"batch_size": 10, "after_step": 8})");
+  }
+  auto one = train("one", sets, 1);
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  auto two = train("two", sets, 2);
+  ASSERT_EQ(two.exit_code, 0) << two.output << read_file(dir_ / "two/worker.rank1.log");
+  const double diff = max_abs_diff(loss_curve(dir_ / "one"), loss_curve(dir_ / "two"));
+  std::printf("resized at step 8 (16 -> 10), 2 replicas vs 1 process, 20 steps: max |loss diff| = %.3g\n", diff);
+  EXPECT_LT(diff, 1e-4);
+  for (const char* run : {"one", "two"}) {
+    const auto resizes = events_named(dir_ / run / "events.jsonl", "resize");
+    ASSERT_EQ(resizes.size(), 1u) << run;
+    EXPECT_EQ(resizes[0]["step"], 8);
+    EXPECT_EQ(resizes[0]["batch_size"], 10);
+  }
+  for (const auto& e : events_named(dir_ / "two/events.jsonl", "progress"))
+    EXPECT_EQ(e["replica_batches"], e["step"] <= 8 ? nlohmann::json({8, 8}) : nlohmann::json({5, 5})) << e["step"];
+}
+
 // LoRA on a pretrained start (a tiny model trained first, without dropout): only the adapters are all-reduced,
 // and two replicas still follow the one-process loss curve.
 TEST_F(DataParallel, LoraSyncMatchesToo) {

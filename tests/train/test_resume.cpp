@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include "core/atomic_file.h"
@@ -143,6 +144,72 @@ TEST(Resume, LoraSigtermThenRestartGivesBitIdenticalAdapters) {
     biggest = std::max(biggest, std::filesystem::file_size(f.path()));
   EXPECT_LT(biggest, std::filesystem::file_size(dir / "base/model/model.safetensors"));
 }
+
+// A Resize (control.json, as the scheduler writes it) at a known step, with runs stopped before it and after
+// it: the same weights, byte for byte, as a run never stopped; every step after it at the new batch size and
+// the LR scaled by the square-root rule.
+struct ResizeCase {
+  friend std::ostream& operator<<(std::ostream& os, const ResizeCase& c) { return os << c.name; }
+  std::string name, accumulation, control;
+  int64_t batch_after;
+};
+class ResizeTest : public ::testing::TestWithParam<ResizeCase> {};
+
+std::vector<nlohmann::json> events_of(const std::filesystem::path& run) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(run / "events.jsonl");
+  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+TEST_P(ResizeTest, StoppedBeforeAndAfterAResizeGivesBitIdenticalWeights) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  write_squad_pairs(dir / "pairs.jsonl", 240);
+  const ResizeCase& c = GetParam();
+  write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl",
+                                                  fmt::format("accumulation = \"{}\"\nchunk_size = 4\n", c.accumulation)));
+  const auto ref = dir / "ref", run = dir / "stopped";
+  for (const auto& folder : {ref, run}) {
+    std::filesystem::create_directories(folder);
+    write_file_atomic(folder / "control.json", c.control);
+  }
+  auto whole = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", ref.string(), "--quiet"});
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  // Before the resize is due, just after it (mid-epoch: the checkpoint holds the epoch's resize), in the next epoch.
+  for (int64_t stop_at : {4, 12, 27}) {
+    const int code = run_and_stop(dir / "cfg.toml", run, stop_at);
+    ASSERT_EQ(code, 75) << "stop at " << stop_at << ": " << read_file(run.string() + ".log");
+  }
+  auto rest = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", run.string(), "--quiet"});
+  ASSERT_EQ(rest.exit_code, 0) << rest.output;
+  EXPECT_TRUE(read_file(ref / "model/model.safetensors") == read_file(run / "model/model.safetensors"))
+      << "weights differ after resume around a resize";
+
+  for (const auto& folder : {ref, run}) {
+    int resizes = 0;
+    for (const auto& e : events_of(folder)) {
+      if (e["event"] == "resize") {
+        ++resizes;
+        EXPECT_EQ(e["step"], 10);
+        EXPECT_EQ(e["from"], 16);
+        EXPECT_EQ(e["batch_size"], c.batch_after);
+      }
+      if (e["event"] != "progress") continue;
+      const int64_t step = e["step"], batch = step <= 10 ? 16 : c.batch_after;
+      EXPECT_EQ(e["batch_size"], batch) << "step " << step;
+      const double lr = 1e-3 * (step <= 5 ? step / 5.0 : (40.0 - step + 1) / 35.0) * std::sqrt(batch / 16.0);
+      EXPECT_NEAR(e["lr"].get<double>(), lr, 1e-12) << "step " << step;
+    }
+    EXPECT_EQ(resizes, 1) << folder << ": applied once, and not again on resume";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Resize, ResizeTest,
+                         ::testing::Values(ResizeCase{"shrink_gradcache", "gradcache",
+                                                      R"({"batch_size": 6, "chunk_size": 2, "after_step": 10})", 6},
+                                           ResizeCase{"grow", "none", R"({"batch_size": 24, "after_step": 10})", 24}),
+                         [](const auto& info) { return info.param.name; });
 
 // The tiny config over 240 SQuAD pairs in dir/cfg.toml, trained for 3 steps in dir/run.
 ProcessResult train_three_steps(const ScratchDir& dir) {
