@@ -21,6 +21,7 @@ packages=(
   chromium  # the browser test of the sweep report (headless; the test skips without it)
   clang-16 libclang-rt-16-dev  # make fuzz: libFuzzer, ASan, UBSan (clang 14 cannot capture structured bindings)
   python3-xapian  # bench/eval/bm25_scale.sh: Xapian 1.4, the search-engine reference for BM25 speed and memory
+  slurmctld slurmd slurm-client munge  # --backend slurm and its tests: a real single-node Slurm (tests/slurm)
 )
 
 missing=()

@@ -102,7 +102,8 @@ std::vector<std::pair<std::string, std::string>> environment(const gpu::Inventor
   }
   if (!inv.gpus.empty()) env.emplace_back("driver", inv.driver_version);
   const bool cpu = std::any_of(slots.begin(), slots.end(), [](const sched::Slot& s) { return s.kind == sched::SlotKind::Cpu; });
-  if (cpu) env.emplace_back(inv.gpus.empty() ? "GPUs" : "CPU slots", "none usable: " + inv.fallback_reason);
+  if (cpu && !inv.fallback_reason.empty())
+    env.emplace_back(inv.gpus.empty() ? "GPUs" : "CPU slots", "none usable: " + inv.fallback_reason);
   env.emplace_back("slots", describe_slots(slots));
   env.emplace_back("threads per job", plan.threads > 0 ? std::to_string(plan.threads) : "job default");
   env.emplace_back("policy", policy);
@@ -137,8 +138,9 @@ std::optional<double> mean_utilization(const std::vector<sched::SlotStatus>& slo
 
 // The machine's compute in slices: 7 per GPU (whole, or MIG instances present or to come), 1 per CPU slot.
 int compute_capacity(const gpu::Inventory& inventory, const std::vector<sched::Slot>& slots) {
+  // This machine's GPUs (MIG layouts change under --mig auto), or where they are not the jobs' (Slurm) the slots'.
   int capacity = 7 * static_cast<int>(inventory.gpus.size());
-  for (const auto& s : slots) capacity += s.kind == sched::SlotKind::Cpu ? 1 : 0;
+  for (const auto& s : slots) capacity += s.kind == sched::SlotKind::Cpu ? 1 : inventory.gpus.empty() ? s.compute : 0;
   return capacity;
 }
 
@@ -157,6 +159,7 @@ Command add_batch_command(CLI::App& root) {
   struct Args {
     std::string sweep, state;
     int cpu_slots = 0;  ///< 0: gpu::InventoryOptions decides
+    BackendArgs backend;
     double grace = 60, tick = 0.5;
     std::string mig = "off";
     MonitoringArgs monitoring;
@@ -171,6 +174,7 @@ Command add_batch_command(CLI::App& root) {
                   " a number given is offered beside GPUs too)")
       ->check(CLI::Range(1, 4096));
   add_mig_option(sub, args->mig);
+  add_backend_options(sub, args->backend);
   add_monitoring_options(sub, args->monitoring, /*alerts_file_option=*/false);
   sub->add_option("--grace", args->grace, "seconds between SIGTERM and SIGKILL when stopping a job")
       ->capture_default_str()
@@ -204,12 +208,21 @@ Command add_batch_command(CLI::App& root) {
                    .string();
     plan.cwd = fs::current_path().string();
     // The machine before the sweep's folder: a machine that cannot run it leaves nothing behind.
+    const bool slurm = args->backend.backend == "slurm";
     gpu::InventoryOptions inventory_options;
     inventory_options.cpu_slots = args->cpu_slots;
-    const gpu::Inventory inventory = gpu::read_inventory(inventory_options);
-    const auto nvml = open_nvml(inventory);
-    MigAuto mig = start_mig_auto(args->mig, inventory, nvml, "ragmig batch");
-    const auto slots = host_slots(inventory, mig);
+    // With Slurm, this machine's GPUs are not the ones the trials run on.
+    const gpu::Inventory inventory = slurm ? gpu::Inventory{} : gpu::read_inventory(inventory_options);
+    const auto nvml = slurm ? nullptr : open_nvml(inventory);
+    Backend backend;
+    MigAuto mig;
+    if (slurm) {
+      backend = slurm_backend(args->backend, args->cpu_slots, args->mig);
+    } else {
+      mig = start_mig_auto(args->mig, inventory, nvml, "ragmig batch");
+      backend.slots = host_slots(inventory, mig);
+    }
+    const auto& slots = backend.slots;
     // Trials that no slot here can ever hold would wait forever: refused in the scheduler's words (with --mig
     // auto the partitioner makes slots as it goes, and the scheduler judges).
     if (!mig.partitioner)
@@ -222,20 +235,21 @@ Command add_batch_command(CLI::App& root) {
     // CPU slots share the cores: each job gets its share, so trials side by side do not oversubscribe.
     if (inventory.cpu_fallback && !mig.partitioner)
       plan.threads = cpu_slot_threads(static_cast<int>(slots.size()));
+    if (slurm && sched::parse_need(spec.slots).cpu) plan.threads = 1;  // a CPU slot is one of Slurm's CPUs
     pin_sweep(plan);
 
     install_stop_handlers();
-    exec::ProcessExecutor executor(executor_options(nvml, slots));
+    if (!slurm) backend.executor = std::make_unique<exec::ProcessExecutor>(executor_options(nvml, slots));
     sched::WallClock clock;
     sched::SchedulerOptions options;
     options.policy = spec.policy;
     options.slots_fixed = !mig.partitioner;
     options.grace_s = args->grace;
     options.tick_s = args->tick;
-    sched::Scheduler scheduler(store, executor, clock, slots, options, log_line);
-    log_line(fmt::format("ragmig batch: sweep {} ({} trials, {}), policy {}, {} slots, state {}", spec.name,
+    sched::Scheduler scheduler(store, *backend.executor, clock, slots, options, log_line);
+    log_line(fmt::format("ragmig batch: sweep {} ({} trials, {}), policy {}, {}{} slots, state {}", spec.name,
                          plan.trials.size(), plan.rungs.empty() ? "no early stopping" : fmt::format("ASHA rungs at {}", fmt::join(plan.rungs, ", ")),
-                         sched::to_string(scheduler.policy().spec), slots.size(), plan.dir));
+                         sched::to_string(scheduler.policy().spec), slurm ? "Slurm, " : "", slots.size(), plan.dir));
 
     scheduler.recover();
     Monitoring monitoring = start_monitoring(store, scheduler, args->monitoring, thresholds,
@@ -256,6 +270,7 @@ Command add_batch_command(CLI::App& root) {
     input.capacity = compute_capacity(inventory, slots);
     input.environment = environment(inventory, slots, plan, sched::to_string(scheduler.policy().spec));
     if (mig.partitioner) input.environment.emplace_back("MIG layout", "re-partitioned for the queue (--mig auto)");
+    if (slurm) input.environment.emplace_back("backend", "Slurm: each trial an sbatch job (slots from sinfo)");
     input.measured = read_utilization(utilization_path);
     const auto write_results = [&] {
       write_file_atomic(fs::path(plan.dir) / "results.json", driver.results_json().dump(2) + "\n");
@@ -297,7 +312,7 @@ Command add_batch_command(CLI::App& root) {
         write_results();
         last_results = now;
       }
-      clock.wait_until(std::min(now + options.tick_s, executor.next_event_time(now)));
+      clock.wait_until(std::min(now + options.tick_s, backend.executor->next_event_time(now)));
     }
     const bool interrupted = !driver.finished();
     if (interrupted) {

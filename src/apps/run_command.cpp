@@ -25,6 +25,7 @@ Command add_run_command(CLI::App& root) {
     int cpu_slots = 0;  ///< 0: gpu::InventoryOptions decides
     std::string mig = "off";
     MonitoringArgs monitoring;
+    BackendArgs backend;
   };
   auto args = std::make_shared<Args>();
   CLI::App* sub = root.add_subcommand("run", "Run the scheduler in the foreground on this machine's slots");
@@ -38,6 +39,7 @@ Command add_run_command(CLI::App& root) {
                   " a number given is offered beside GPUs too)")
       ->check(CLI::Range(1, 4096));
   add_mig_option(sub, args->mig);
+  add_backend_options(sub, args->backend);
   add_monitoring_options(sub, args->monitoring, /*alerts_file_option=*/true);
   sub->add_option("--grace", args->options.grace_s, "seconds between SIGTERM and SIGKILL when stopping a job")
       ->capture_default_str()
@@ -63,20 +65,29 @@ Command add_run_command(CLI::App& root) {
                    sched::Store store(args->state);
                    const FileLock lock = take_scheduler_lock(store, args->state);
                    install_stop_handlers();
+                   const bool slurm = args->backend.backend == "slurm";
                    gpu::InventoryOptions inventory_options;
                    inventory_options.cpu_slots = args->cpu_slots;
-                   const gpu::Inventory inventory = gpu::read_inventory(inventory_options);
-                   const auto nvml = open_nvml(inventory);
-                   MigAuto mig = start_mig_auto(args->mig, inventory, nvml, "ragmig run");
-                   if (inventory.cpu_fallback && !mig.partitioner) log_line("ragmig run: " + inventory.fallback_reason);
-                   const auto slots = host_slots(inventory, mig);
+                   // With Slurm, this machine's GPUs are not the ones the jobs run on.
+                   const gpu::Inventory inventory = slurm ? gpu::Inventory{} : gpu::read_inventory(inventory_options);
+                   const auto nvml = slurm ? nullptr : open_nvml(inventory);
+                   Backend backend;
+                   MigAuto mig;
+                   if (slurm) {
+                     backend = slurm_backend(args->backend, args->cpu_slots, args->mig);
+                   } else {
+                     mig = start_mig_auto(args->mig, inventory, nvml, "ragmig run");
+                     if (inventory.cpu_fallback && !mig.partitioner) log_line("ragmig run: " + inventory.fallback_reason);
+                     backend.slots = host_slots(inventory, mig);
+                     backend.executor = std::make_unique<exec::ProcessExecutor>(executor_options(nvml, backend.slots));
+                   }
+                   const auto& slots = backend.slots;
                    args->options.slots_fixed = !mig.partitioner;
-                   exec::ProcessExecutor executor(executor_options(nvml, slots));
                    sched::WallClock clock;
-                   sched::Scheduler scheduler(store, executor, clock, slots, args->options, log_line);
-                   log_line(fmt::format("ragmig run: policy {}, state {}, {} slots: {}",
-                                        sched::to_string(scheduler.policy().spec), args->state, slots.size(),
-                                        describe_slots(slots)));
+                   sched::Scheduler scheduler(store, *backend.executor, clock, slots, args->options, log_line);
+                   log_line(fmt::format("ragmig run: policy {}, state {}, {}{} slots: {}",
+                                        sched::to_string(scheduler.policy().spec), args->state,
+                                        slurm ? "Slurm, " : "", slots.size(), describe_slots(slots)));
                    scheduler.recover();
                    Monitoring monitoring = start_monitoring(store, scheduler, args->monitoring, thresholds,
                                                             nvml_slot_probe(nvml, inventory), "ragmig run");

@@ -177,6 +177,33 @@ Monitoring start_monitoring(sched::Store& store, sched::Scheduler& scheduler, co
   return m;
 }
 
+void add_backend_options(CLI::App* command, BackendArgs& args) {
+  command->add_option("--backend", args.backend,
+                      "local: this machine's slots; slurm: each attempt an sbatch job on a Slurm cluster (the slots "
+                      "are the GRES and CPUs sinfo lists; SLURM_CONF as the Slurm commands read it)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"local", "slurm"}));
+  command->add_option("--partition", args.slurm.partition, "slurm: sbatch --partition");
+  command->add_option("--account", args.slurm.account, "slurm: sbatch --account");
+  command->add_option("--qos", args.slurm.qos, "slurm: sbatch --qos");
+  command->add_option("--time", args.slurm.time_limit, "slurm: sbatch --time (a job's time limit, e.g. 4:00:00)");
+  command->add_option("--sbatch", args.slurm.sbatch_options,
+                      "slurm: one more sbatch option, as one word (--sbatch=--constraint=a100); repeatable");
+}
+
+Backend slurm_backend(const BackendArgs& args, int cpu_slots, const std::string& mig) {
+  if (mig != "off")
+    throw ConfigError("--mig " + mig + " re-partitions this machine's GPUs; with --backend slurm the MIG layout is "
+                      "the cluster's (gres.conf), so leave --mig off");
+  exec::SlurmOptions options = args.slurm;
+  options.ragmig_exe = ragmig_exe();
+  options.shim_exe = exec::find_shim(options.ragmig_exe);
+  Backend backend;
+  backend.slots = exec::read_slurm_slots(options, cpu_slots);
+  backend.executor = std::make_unique<exec::SlurmExecutor>(std::move(options));
+  return backend;
+}
+
 std::string describe_slots(const std::vector<sched::Slot>& slots) {
   std::string where;
   for (const auto& s : slots) where += (where.empty() ? "" : ", ") + s.id + " (" + s.profile + ")";

@@ -11,6 +11,7 @@
 #include "core/file_lock.h"
 #include "exec/machine_partitioner.h"
 #include "exec/process_executor.h"
+#include "exec/slurm_executor.h"
 #include "gpu/inventory.h"
 #include "monitor/metrics_server.h"
 #include "monitor/monitor.h"
@@ -59,6 +60,24 @@ std::vector<sched::Slot> host_slots(const gpu::Inventory& inventory, const MigAu
 /// their share of the cores among `slots`' CPU slots.
 exec::ProcessExecutorOptions executor_options(std::shared_ptr<gpu::NvmlLibrary> nvml,
                                               const std::vector<sched::Slot>& slots);
+
+/// `--backend local|slurm` and the Slurm options (`--partition`, `--account`, `--qos`, `--time`, `--sbatch`).
+struct BackendArgs {
+  std::string backend = "local";
+  exec::SlurmOptions slurm;
+};
+void add_backend_options(CLI::App* command, BackendArgs& args);
+
+/// Where a hosted scheduler's jobs run: this machine's processes, or Slurm's jobs (with the slots sinfo
+/// offers).
+struct Backend {
+  std::vector<sched::Slot> slots;
+  std::unique_ptr<sched::Executor> executor;
+};
+/// The Slurm backend: slots from sinfo (`cpu_slots` per node, 0: where there are no GPUs, one per CPU), the
+/// executor submitting each attempt with sbatch. ConfigError for --mig auto|migrate (Slurm's gres.conf holds
+/// the layout), DeviceError when Slurm does not answer.
+Backend slurm_backend(const BackendArgs& args, int cpu_slots, const std::string& mig);
 
 /// `--metrics-port`, `--metrics-host` (and, for run, `--alerts FILE`) on a command.
 struct MonitoringArgs {

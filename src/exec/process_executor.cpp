@@ -41,8 +41,9 @@ double unix_now() {
 
 std::string events_path(const std::string& run_dir) { return (fs::path(run_dir) / "events.jsonl").string(); }
 
-// How an attempt ended, from the shim's exit file; unknown when the shim left none (it was SIGKILLed).
-sched::ExitStatus read_exit_file(const std::string& path) {
+}  // namespace
+
+sched::ExitStatus read_attempt_exit(const std::string& path) {
   sched::ExitStatus status;
   std::error_code ec;
   if (!fs::exists(path, ec)) {
@@ -58,8 +59,6 @@ sched::ExitStatus read_exit_file(const std::string& path) {
   status.signal = j.value("signal", 0);
   return status;
 }
-
-}  // namespace
 
 std::string attempt_lock_path(const std::string& run_dir, int64_t attempt_id) {
   return (fs::path(run_dir) / "attempts" / (std::to_string(attempt_id) + ".lock")).string();
@@ -218,7 +217,7 @@ std::optional<sched::ExitStatus> ProcessExecutor::check_ended(sched::JobId job, 
     if (r > 0 && WIFEXITED(raw)) {
       status.exit_code = WEXITSTATUS(raw);
       // The shim reports a worker killed by a signal as 128 + signal; its exit file has the signal itself.
-      const auto file = read_exit_file(attempt_exit_path(a.run_dir, a.attempt_id));
+      const auto file = read_attempt_exit(attempt_exit_path(a.run_dir, a.attempt_id));
       if (file.known && file.signal) {
         status.exit_code = -1;
         status.signal = file.signal;
@@ -231,7 +230,7 @@ std::optional<sched::ExitStatus> ProcessExecutor::check_ended(sched::JobId job, 
   } else {
     // Not our child: the lock says when the last process of the attempt is gone, the exit file how.
     if (is_locked(attempt_lock_path(a.run_dir, a.attempt_id))) return std::nullopt;
-    status = read_exit_file(attempt_exit_path(a.run_dir, a.attempt_id));
+    status = read_attempt_exit(attempt_exit_path(a.run_dir, a.attempt_id));
   }
   status.job = job;
   status.attempt_id = a.attempt_id;
@@ -278,7 +277,7 @@ sched::ExecUpdate ProcessExecutor::poll(double now) {
 std::optional<sched::ExitStatus> ProcessExecutor::reattach(const sched::Launch& launch, int64_t pid) {
   const std::string lock = attempt_lock_path(launch.run_dir, launch.attempt_id);
   if (!is_locked(lock)) {
-    sched::ExitStatus status = read_exit_file(attempt_exit_path(launch.run_dir, launch.attempt_id));
+    sched::ExitStatus status = read_attempt_exit(attempt_exit_path(launch.run_dir, launch.attempt_id));
     status.job = launch.job;
     status.attempt_id = launch.attempt_id;
     return status;

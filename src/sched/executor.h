@@ -32,6 +32,7 @@ struct ExitStatus {
   int signal = 0;
   bool known = true;
   bool stop_requested = false;  ///< the executor had been asked to stop it
+  std::string error;            ///< why the executor could not start it ("" when it ran)
 };
 
 /// New lines of a job's events.jsonl since the last poll, and the file offset after them.

@@ -20,6 +20,7 @@ namespace ragmig::sched {
 namespace {
 
 std::string describe(const ExitStatus& s) {
+  if (!s.error.empty()) return "could not start: " + s.error;
   if (!s.known) return "ended while no scheduler watched (exit status unknown)";
   if (s.signal) return fmt::format("killed by signal {}", s.signal);
   return fmt::format("exit code {}", s.exit_code);
@@ -557,6 +558,7 @@ void Scheduler::start(const StartDecision& decision, double now) {
     failed.job = job.id;
     failed.attempt_id = *attempt;
     failed.exit_code = 127;
+    failed.error = e.what();
     say(fmt::format("job {} ({}): could not start: {}", job.id, job.spec.name, e.what()));
     handle_exit(failed);
   }

@@ -1,0 +1,340 @@
+// The Slurm executor (see slurm_executor.h). Client commands only (sbatch, squeue, scancel, sinfo), their
+// machine-readable output parsed here; no Slurm library is linked.
+#include "exec/slurm_executor.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/shell_words.h"
+#include "exec/command_output.h"
+#include "exec/event_tail.h"
+#include "exec/process_executor.h"
+#include "gpu/mig_catalog.h"
+#include "sched/job.h"
+
+namespace fs = std::filesystem;
+
+namespace ragmig::exec {
+namespace {
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string sh_quote(const std::string& word) {
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i)
+    if (i == text.size() || text[i] == sep) {
+      out.push_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  return out;
+}
+
+std::string trimmed(const std::string& s) {
+  const size_t a = s.find_first_not_of(" \t\r\n"), b = s.find_last_not_of(" \t\r\n");
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+// What sbatch is told besides the script: name, log, folder, one node, the slots' resources, the options.
+std::vector<std::string> sbatch_arguments(const sched::Launch& launch, const SlurmOptions& o) {
+  const sched::Slot& slot = launch.slots.front();
+  const size_t n = launch.slots.size();
+  std::vector<std::string> args = {"--parsable",
+                                   fmt::format("--job-name=ragmig-{}", launch.job),
+                                   "--output=" + (fs::absolute(launch.run_dir) / "worker.log").string(),
+                                   "--open-mode=append",
+                                   "--nodes=1",
+                                   "--ntasks=1",
+                                   "--requeue"};
+  if (!launch.spec.cwd.empty()) args.push_back("--chdir=" + launch.spec.cwd);
+  if (slot.kind == sched::SlotKind::Cpu) args.push_back(fmt::format("--cpus-per-task={}", n));
+  else if (slot.profile.empty() || slot.profile == "gpu") args.push_back(fmt::format("--gres=gpu:{}", n));
+  else args.push_back(fmt::format("--gres=gpu:{}:{}", slot.profile, n));
+  if (!o.partition.empty()) args.push_back("--partition=" + o.partition);
+  if (!o.account.empty()) args.push_back("--account=" + o.account);
+  if (!o.qos.empty()) args.push_back("--qos=" + o.qos);
+  if (!o.time_limit.empty()) args.push_back("--time=" + o.time_limit);
+  args.insert(args.end(), o.sbatch_options.begin(), o.sbatch_options.end());
+  return args;
+}
+
+std::string script_path(const sched::Launch& launch) {
+  return (fs::absolute(launch.run_dir) / "attempts" / (std::to_string(launch.attempt_id) + ".sbatch")).string();
+}
+
+// Slurm states in which a job may still run (squeue lists finished ones for a while under other states).
+bool alive(const std::string& state) {
+  static const std::set<std::string> kLive = {"PENDING",   "RUNNING",      "SUSPENDED", "COMPLETING", "CONFIGURING",
+                                              "REQUEUED",  "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING", "SIGNALING",
+                                              "STAGE_OUT", "RESV_DEL_HOLD", "STOPPED"};
+  return kLive.count(state) > 0;
+}
+
+}  // namespace
+
+std::string sbatch_script(const sched::Launch& launch, const SlurmOptions& o) {
+  const size_t n = launch.slots.size();
+  const bool cpu = launch.slots.front().kind == sched::SlotKind::Cpu;
+  std::vector<std::string> worker = launch.spec.argv;
+  if (worker[0] == "ragmig") worker[0] = o.ragmig_exe;
+  std::vector<std::string> slot_ids;
+  for (const auto& s : launch.slots) slot_ids.push_back(s.id);
+  const std::string run_dir = fs::absolute(launch.run_dir).string();
+
+  std::string s = "#!/bin/bash\n";
+  s += fmt::format("# ragmig job {}, attempt {}: written by ragmig's Slurm executor, submitted as\n", launch.job,
+                   launch.attempt_number);
+  s += "#   sbatch " + join_shell_words(sbatch_arguments(launch, o)) + " " + script_path(launch) + "\n";
+  s += fmt::format("export RAGMIG_JOB_ID={} RAGMIG_ATTEMPT={} RAGMIG_RUN_DIR={}\n", launch.job,
+                   launch.attempt_number, sh_quote(run_dir));
+  if (cpu) {
+    // A job's share of the cores is what Slurm gave it; OpenMP threads sleep when idle unless told otherwise.
+    s += "export OMP_NUM_THREADS=1\n";
+    s += "if [ -z \"${OMP_WAIT_POLICY:-}${GOMP_SPINCOUNT:-}\" ]; then export OMP_WAIT_POLICY=PASSIVE; fi\n";
+    s += "devices=" + sh_quote(nlohmann::json(std::vector<std::string>(n, "")).dump()) + "\n";
+  } else {
+    // One replica per device Slurm gave the job, in its order.
+    s += "IFS=, read -r -a gpus <<< \"${CUDA_VISIBLE_DEVICES:-}\"\n";
+    s += "devices=$(printf ',\"%s\"' \"${gpus[@]}\"); devices=\"[${devices:1}]\"\n";
+  }
+  if (n > 1)
+    s += fmt::format("export MASTER_ADDR=127.0.0.1 MASTER_PORT={}\n",
+                     29500 + (launch.job * 7 + launch.attempt_number) % 20000);
+  s += fmt::format("echo \"==> attempt {} of job {} on Slurm job $SLURM_JOB_ID ($SLURMD_NODENAME) at $(date +%s.%N): \"{}\n",
+                   launch.attempt_number, launch.job, sh_quote(join_shell_words(worker)));
+  std::vector<std::string> shim = {o.shim_exe, "--lock-fd", "-1", "--exit-file",
+                                   attempt_exit_path(run_dir, launch.attempt_id), "--run-dir", run_dir};
+  s += "exec";
+  for (const auto& w : shim) s += " " + sh_quote(w);
+  s += " --devices \"$devices\" --slots " + sh_quote(nlohmann::json(slot_ids).dump()) + " --";
+  for (const auto& w : worker) s += " " + sh_quote(w);
+  return s + "\n";
+}
+
+std::map<std::string, std::string> parse_squeue(const std::string& text) {
+  std::map<std::string, std::string> out;
+  int line_no = 0;
+  for (const auto& raw : split(text, '\n')) {
+    ++line_no;
+    const std::string line = trimmed(raw);
+    if (line.empty()) continue;
+    const auto parts = split(line, '|');
+    if (parts.size() != 2 || parts[0].empty() || parts[1].empty())
+      throw DataError(fmt::format("squeue output line {}: expected \"<job id>|<STATE>\", got \"{}\"", line_no, line));
+    out[parts[0]] = parts[1];
+  }
+  return out;
+}
+
+std::vector<sched::Slot> slurm_slots(const std::string& sinfo_text, int cpu_slots) {
+  std::vector<sched::Slot> slots;
+  std::set<std::string> seen;  // sinfo -N lists a node once per partition
+  int line_no = 0, group = 0;
+  for (const auto& raw : split(sinfo_text, '\n')) {
+    ++line_no;
+    const std::string line = trimmed(raw);
+    if (line.empty()) continue;
+    const auto parts = split(line, '|');
+    const auto bad = [&](const std::string& what) {
+      return DataError(fmt::format("sinfo output line {}: {} in \"{}\" (expected \"<node>|<cpus>|<gres>\")", line_no, what, line));
+    };
+    if (parts.size() != 3 || parts[0].empty()) throw bad("not three fields");
+    if (!seen.insert(parts[0]).second) continue;
+    const std::string& node = parts[0];
+    int cpus = 0;
+    try {
+      cpus = std::stoi(parts[1]);
+    } catch (const std::exception&) {
+      throw bad("a CPU count that is not a number");
+    }
+    int gpus = 0;
+    if (parts[2] != "(null)" && !parts[2].empty())
+      for (const auto& gres : split(parts[2], ',')) {
+        // gpu[:type]:count[(S:0-1)]
+        const auto fields = split(gres.substr(0, gres.find('(')), ':');
+        if (fields.empty() || fields[0] != "gpu") continue;
+        if (fields.size() < 2) throw bad("a GPU GRES without a count");
+        int count = 0;
+        try {
+          count = std::stoi(fields.back());
+        } catch (const std::exception&) {
+          throw bad("a GRES count that is not a number");
+        }
+        const std::string type = fields.size() >= 3 ? fields[1] : "gpu";
+        for (int i = 0; i < count; ++i) {
+          sched::Slot s;
+          s.id = fmt::format("{}:{}:{}", node, type, i);
+          s.group = group;
+          s.profile = type;
+          if (gpu::looks_like_profile_name(type)) {
+            const gpu::ProfileName p = gpu::parse_profile_name(type);
+            s.kind = sched::SlotKind::Mig;
+            s.compute = p.compute_slices;
+            s.speed = p.compute_slices / 7.0;
+            s.memory_mb = s.nominal_memory_mb = static_cast<int64_t>(p.memory_gb) * 1024;
+          } else {
+            s.kind = sched::SlotKind::Gpu;
+            s.compute = 7;
+          }
+          slots.push_back(s);
+        }
+        gpus += count;
+      }
+    const int n_cpu = cpu_slots > 0 ? cpu_slots : (gpus == 0 ? cpus : 0);
+    for (int i = 0; i < n_cpu; ++i) {
+      sched::Slot s;
+      s.id = fmt::format("{}:cpu:{}", node, i);
+      s.group = group;
+      slots.push_back(s);
+    }
+    ++group;
+  }
+  return slots;
+}
+
+std::vector<sched::Slot> read_slurm_slots(const SlurmOptions& options, int cpu_slots) {
+  std::vector<std::string> argv = {"sinfo", "-h", "-N", "-o", "%N|%c|%G"};
+  if (!options.partition.empty()) argv.push_back("--partition=" + options.partition);
+  const CommandOutput r = run_command(argv, options.command_timeout_s);
+  if (r.exit_code != 0)
+    throw DeviceError("sinfo: " + (trimmed(r.err).empty() ? fmt::format("exit code {}", r.exit_code) : trimmed(r.err)) +
+                      " (is Slurm's controller running, and SLURM_CONF set where it is not the default?)");
+  auto slots = slurm_slots(r.out, cpu_slots);
+  if (slots.empty())
+    throw DeviceError("sinfo lists no node" + (options.partition.empty() ? "" : " in partition " + options.partition));
+  return slots;
+}
+
+SlurmExecutor::SlurmExecutor(SlurmOptions options) : options_(std::move(options)) {
+  RAGMIG_CHECK(!options_.shim_exe.empty() && !options_.ragmig_exe.empty(), "the executor needs both binaries");
+  const passwd* pw = ::getpwuid(::getuid());
+  user_ = pw ? pw->pw_name : std::to_string(::getuid());
+}
+
+int64_t SlurmExecutor::start(const sched::Launch& launch) {
+  RAGMIG_CHECK(!attempts_.count(launch.job), "job already running");
+  RAGMIG_CHECK(!launch.slots.empty());
+  std::error_code ec;
+  fs::create_directories(fs::path(launch.run_dir) / "attempts", ec);
+  if (ec) throw IoError(launch.run_dir + ": cannot create the run folder: " + ec.message());
+  const std::string script = script_path(launch);
+  write_file_atomic(script, sbatch_script(launch, options_));
+  fs::permissions(script, fs::perms::owner_exec, fs::perm_options::add, ec);
+  std::vector<std::string> argv = {"sbatch"};
+  for (auto& a : sbatch_arguments(launch, options_)) argv.push_back(std::move(a));
+  argv.push_back(script);
+  const CommandOutput r = run_command(argv, options_.command_timeout_s);
+  const std::string id = trimmed(r.out.substr(0, r.out.find(';')));  // "<id>[;<cluster>]"
+  if (r.exit_code != 0 || id.empty() || id.find_first_not_of("0123456789") != std::string::npos)
+    throw IoError("sbatch refused the job: " +
+                  (trimmed(r.err).empty() ? fmt::format("exit code {}", r.exit_code) : trimmed(r.err)));
+  Attempt a;
+  a.attempt_id = launch.attempt_id;
+  a.slurm_id = id;
+  a.run_dir = launch.run_dir;
+  a.events_offset = launch.events_offset;
+  attempts_[launch.job] = a;
+  return std::stoll(id);
+}
+
+void SlurmExecutor::stop(sched::JobId job, double grace_s) {
+  const auto it = attempts_.find(job);
+  if (it == attempts_.end()) return;
+  Attempt& a = it->second;
+  const double now = unix_now();
+  if (a.state == "PENDING") {  // nothing runs yet: nothing to checkpoint
+    run_command({"scancel", a.slurm_id}, options_.command_timeout_s);
+  } else if (!a.stop_requested) {
+    run_command({"scancel", "--signal=TERM", "--full", a.slurm_id}, options_.command_timeout_s);
+  }
+  const double kill_at = now + grace_s;
+  if (!a.stop_requested || kill_at < a.kill_at) a.kill_at = kill_at;
+  a.stop_requested = true;
+}
+
+std::optional<std::map<std::string, std::string>> SlurmExecutor::queue() {
+  const CommandOutput r = run_command({"squeue", "-h", "-u", user_, "-o", "%i|%T"}, options_.command_timeout_s);
+  if (r.exit_code != 0) return std::nullopt;
+  try {
+    return parse_squeue(r.out);
+  } catch (const DataError&) {
+    return std::nullopt;
+  }
+}
+
+sched::ExecUpdate SlurmExecutor::poll(double now) {
+  (void)now;  // scancel's deadlines use the wall clock whatever the loop's clock says
+  const double wall = unix_now();
+  sched::ExecUpdate update;
+  std::optional<std::map<std::string, std::string>> jobs;
+  if (!attempts_.empty() && wall - last_queue_ >= options_.poll_interval_s) {
+    last_queue_ = wall;
+    jobs = queue();
+  }
+  for (auto it = attempts_.begin(); it != attempts_.end();) {
+    Attempt& a = it->second;
+    bool ended = false;
+    if (jobs) {
+      const auto found = jobs->find(a.slurm_id);
+      ended = found == jobs->end() || !alive(found->second);
+      if (!ended) a.state = found->second;
+    }
+    const TailResult tail = read_new_lines((fs::path(a.run_dir) / "events.jsonl").string(), a.events_offset);
+    a.events_offset = tail.offset;
+    if (!tail.lines.empty()) update.events.push_back({it->first, a.attempt_id, tail.lines, tail.offset});
+    if (ended) {
+      sched::ExitStatus status = read_attempt_exit(attempt_exit_path(a.run_dir, a.attempt_id));
+      status.job = it->first;
+      status.attempt_id = a.attempt_id;
+      status.stop_requested = a.stop_requested;
+      update.exits.push_back(status);
+      it = attempts_.erase(it);
+      continue;
+    }
+    if (a.kill_at > 0 && wall >= a.kill_at) {
+      run_command({"scancel", a.slurm_id}, options_.command_timeout_s);
+      a.kill_at = 0;
+    }
+    ++it;
+  }
+  return update;
+}
+
+std::optional<sched::ExitStatus> SlurmExecutor::reattach(const sched::Launch& launch, int64_t pid) {
+  const auto jobs = queue();
+  const std::string id = std::to_string(pid);
+  const auto found = jobs ? jobs->find(id) : std::map<std::string, std::string>::const_iterator{};
+  // Unknown (squeue does not answer) counts as alive: the next polls decide.
+  if (pid > 0 && (!jobs || (found != jobs->end() && alive(found->second)))) {
+    Attempt a;
+    a.attempt_id = launch.attempt_id;
+    a.slurm_id = id;
+    a.run_dir = launch.run_dir;
+    a.events_offset = launch.events_offset;
+    if (jobs) a.state = found->second;
+    attempts_[launch.job] = a;
+    return std::nullopt;
+  }
+  sched::ExitStatus status = read_attempt_exit(attempt_exit_path(launch.run_dir, launch.attempt_id));
+  status.job = launch.job;
+  status.attempt_id = launch.attempt_id;
+  return status;
+}
+
+}  // namespace ragmig::exec

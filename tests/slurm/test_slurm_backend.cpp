@@ -1,0 +1,222 @@
+// The Slurm backend against a real single-node Slurm (slurm_cluster.h): `ragmig run --backend slurm` submits
+// each attempt with sbatch onto the cluster's GRES, and the job protocol holds there — exit codes, logs, a
+// training run with the local backend's weights, Slurm's own requeue and the scheduler's stop resuming from
+// checkpoints with every step trained once, and sbatch's refusals named.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "core/atomic_file.h"
+#include "sched/sched_fixture.h"
+#include "slurm_cluster.h"
+#include "support/squad_subset.h"
+#include "train/train_fixture.h"
+
+namespace ragmig::testing {
+namespace {
+
+class SlurmBackend : public SchedFixture {
+ protected:
+  void SetUp() override {
+    const std::string why = SlurmCluster::unavailable();
+    if (!why.empty()) GTEST_SKIP() << why;
+    cluster_ = std::make_unique<SlurmCluster>();
+  }
+  void TearDown() override {
+    if (cluster_) run_process({find_program("scancel"), "--user=root"});  // nothing outlives the test
+    cluster_.reset();
+  }
+
+  // `ragmig run --backend slurm` with 2 CPU slots beside the 7 MIG slots, until the queue is empty.
+  ProcessResult run_slurm(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"run", "--backend", "slurm", "--cpu-slots", "2", "--tick", "0.2", "--until-empty"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return ragmig(args);
+  }
+
+  // The Slurm job id of job `id`'s open attempt, from the store (the executor records it as the pid).
+  std::string slurm_id(int64_t id) {
+    const auto j = job(id);
+    return std::to_string(j["attempt_list"].back()["pid"].get<int64_t>());
+  }
+
+  // step -> how many times it was trained, from the worker's own events; the "start" events' steps.
+  static void trained_steps(const std::filesystem::path& run, std::map<int64_t, int>& trained,
+                            std::vector<int64_t>& starts) {
+    const std::string events = read_file(run / "events.jsonl");
+    for (size_t pos = 0; pos < events.size();) {
+      const size_t nl = events.find('\n', pos);
+      const auto e = nlohmann::json::parse(events.substr(pos, nl - pos));
+      pos = nl + 1;
+      if (e["event"] == "progress") trained[e["step"].get<int64_t>()]++;
+      if (e["event"] == "start") starts.push_back(e["step"]);
+    }
+  }
+
+  std::string train_cmd(int64_t steps) {
+    return "ragmig train " + (dir_ / "train.toml").string() + " --quiet --set train.max_steps=" + std::to_string(steps);
+  }
+  void write_train_config() {
+    write_squad_pairs(dir_ / "pairs.jsonl", 200);
+    write_file_atomic(dir_ / "train.toml", tiny_config(dir_ / "pairs.jsonl"));
+  }
+
+  std::unique_ptr<SlurmCluster> cluster_;
+};
+
+TEST_F(SlurmBackend, JobsRunOnTheClustersGresAndFailuresAreNamed) {
+  const int64_t mig = submit({"--slots", "1g.18gb:1", "--cmd",
+                              "sh -c 'echo $CUDA_VISIBLE_DEVICES $RAGMIG_SLOT $RAGMIG_JOB_ID > $RAGMIG_RUN_DIR/env.txt'"});
+  const int64_t fails = submit({"--slots", "cpu:1", "--max-retries", "0", "--cmd", "sh -c 'echo nope; exit 3'"});
+  auto r = run_slurm();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+
+  EXPECT_EQ(job(mig)["state"], "done");
+  const std::string env = read_file(std::filesystem::path(job(mig)["run_dir"].get<std::string>()) / "env.txt");
+  EXPECT_EQ(env, fmt::format("0 {}:1g.18gb:0 {}\n", cluster_->host(), mig)) << "Slurm's GRES device, ragmig's slot";
+  const auto failed = job(fails);
+  EXPECT_EQ(failed["state"], "failed");
+  EXPECT_NE(failed["reason"].get<std::string>().find("exit code 3"), std::string::npos) << failed.dump(1);
+  EXPECT_NE(failed["reason"].get<std::string>().find("log: nope"), std::string::npos) << failed.dump(1);
+  const std::string script = read_file(std::filesystem::path(job(mig)["run_dir"].get<std::string>()) / "attempts/1.sbatch");
+  EXPECT_NE(script.find("--gres=gpu:1g.18gb:1"), std::string::npos) << script;
+
+  // sbatch's own refusal, named, and not retried; an unknown partition refused before anything is submitted.
+  const int64_t odd = submit({"--slots", "cpu:1", "--cmd", "true"});
+  r = run_slurm({"--sbatch=--constraint=nosuchfeature"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto o = job(odd);
+  EXPECT_EQ(o["state"], "failed");
+  EXPECT_NE(o["reason"].get<std::string>().find("sbatch refused the job: sbatch: error:"), std::string::npos) << o.dump(1);
+  EXPECT_EQ(o["attempts"], 1);
+  r = run_slurm({"--partition", "nosuchpartition"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("partition nosuchpartition"), std::string::npos) << r.output;
+}
+
+TEST_F(SlurmBackend, ATrainingJobGivesTheLocalBackendsWeights) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  write_train_config();
+  const int64_t on_slurm = submit({"--cmd", train_cmd(30)});
+  auto r = run_slurm();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const int64_t local = submit({"--cmd", train_cmd(30)});
+  r = ragmig({"run", "--cpu-slots", "1", "--tick", "0.2", "--until-empty"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(job(on_slurm)["state"], "done") << job(on_slurm).dump(1);
+  ASSERT_EQ(job(local)["state"], "done");
+  const auto model = [&](int64_t id) {
+    return read_file(std::filesystem::path(job(id)["run_dir"].get<std::string>()) / "model/model.safetensors");
+  };
+  EXPECT_TRUE(model(on_slurm) == model(local)) << "the same job trains the same weights on either backend";
+}
+
+// Slurm's own requeue (what a preemption or a node failure does): the worker gets SIGTERM, checkpoints and
+// exits 75; Slurm runs the script again and the worker resumes. ragmig sees one attempt that ends done.
+TEST_F(SlurmBackend, RequeuedBySlurmItResumesFromItsCheckpoint) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  write_train_config();
+  const int64_t id = submit({"--cmd", train_cmd(300)});
+  auto scheduler = start_scheduler({"--backend", "slurm", "--cpu-slots", "2", "--tick", "0.2", "--until-empty"}, "slurm");
+  ASSERT_TRUE(wait_for([&](const auto& s) { return s["jobs"][0]["checkpoint_step"] >= 9; }, 120))
+      << status().dump(1) << read_file(dir_ / "scheduler-slurm.log");
+  const auto requeue = run_process({find_program("scontrol"), "requeue", slurm_id(id)});
+  ASSERT_EQ(requeue.exit_code, 0) << requeue.output;
+  EXPECT_EQ(scheduler->wait(), 0) << read_file(dir_ / "scheduler-slurm.log");
+
+  const auto j = job(id);
+  EXPECT_EQ(j["state"], "done") << j.dump(1);
+  EXPECT_EQ(j["attempts"], 1) << "Slurm's requeue is inside one attempt";
+  std::map<int64_t, int> trained;
+  std::vector<int64_t> starts;
+  trained_steps(j["run_dir"].get<std::string>(), trained, starts);
+  ASSERT_EQ(starts.size(), 2u) << "started by Slurm twice";
+  EXPECT_GT(starts[1], 0) << "the second start resumed from a checkpoint";
+  for (int64_t step = starts[1] + 1; step <= 300; ++step) EXPECT_EQ(trained[step], 1) << "step " << step;
+}
+
+// The scheduler stopped (SIGTERM): its Slurm jobs get SIGTERM through scancel, checkpoint and exit 75, and
+// are requeued in ragmig's store; a new `ragmig run --backend slurm` resumes them, every step trained once.
+TEST_F(SlurmBackend, AStoppedSchedulerCheckpointsItsJobsAndANewOneResumesThem) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  write_train_config();
+  const int64_t a = submit({"--cmd", train_cmd(300)}), b = submit({"--cmd", train_cmd(300)});
+  auto first = start_scheduler({"--backend", "slurm", "--cpu-slots", "2", "--tick", "0.2"}, "first");
+  ASSERT_TRUE(wait_for(
+      [&](const auto& s) {
+        for (const auto& j : s["jobs"])
+          if (j["checkpoint_step"] < 9) return false;
+        return true;
+      },
+      120))
+      << status().dump(1) << read_file(dir_ / "scheduler-first.log");
+  first->signal(SIGTERM);
+  EXPECT_EQ(first->wait(), 0) << read_file(dir_ / "scheduler-first.log");
+  for (int64_t id : {a, b}) EXPECT_EQ(job(id)["state"], "queued") << job(id).dump(1);
+  const auto squeue = run_process({find_program("squeue"), "-h"});
+  EXPECT_EQ(squeue.output, "") << "no Slurm job left behind";
+
+  auto r = run_slurm();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (int64_t id : {a, b}) {
+    const auto j = job(id);
+    EXPECT_EQ(j["state"], "done") << j.dump(1);
+    EXPECT_EQ(j["attempt_list"][0]["outcome"], "preempted");
+    std::map<int64_t, int> trained;
+    std::vector<int64_t> starts;
+    trained_steps(j["run_dir"].get<std::string>(), trained, starts);
+    ASSERT_EQ(starts.size(), 2u);
+    for (int64_t step = starts[1] + 1; step <= 300; ++step) EXPECT_EQ(trained[step], 1) << "job " << id << " step " << step;
+    for (int64_t step = 1; step <= starts[1]; ++step) EXPECT_GE(trained[step], 1) << "job " << id << " step " << step;
+  }
+}
+
+// A sweep (`ragmig batch --backend slurm`): every trial an sbatch job, each evaluation too; the same
+// results.json as the local backend, trial by trial, and a second `ragmig batch` on the finished state
+// submits nothing.
+TEST_F(SlurmBackend, ASweepGivesTheLocalBackendsResults) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  write_squad_subset(dir_ / "beir");
+  write_file_atomic(dir_ / "base.toml", "[data]\nbeir = \"" + (dir_ / "beir").string() +
+                                            "\"\nmax_query_tokens = 24\nmax_passage_tokens = 48\n"
+                                            "[model]\nvocab_size = 2000\nhidden_size = 64\nlayers = 1\nheads = 2\n"
+                                            "intermediate_size = 128\n"
+                                            "[train]\nmax_steps = 30\nbatch_size = 32\nwarmup_steps = 0\nlog_every = 5\n"
+                                            "checkpoint_every = 10\n[eval]\nk = 10\n");
+  write_file_atomic(dir_ / "sweep.toml", "[sweep]\nname = \"slurm\"\nbase = \"base.toml\"\nsearch = \"grid\"\n"
+                                             "[space]\n\"train.lr\" = { choice = [5e-3, 1e-3] }\n"
+                                             "\"train.seed\" = { choice = [1, 2] }\n"
+                                             "[eval]\ndata = \"" + (dir_ / "beir").string() + "\"\nsplit = \"test\"\n"
+                                             "metric = \"ndcg@10\"\nmax_queries = 50\n");
+  const auto sweep = [&](const std::string& state, const std::vector<std::string>& backend) {
+    std::vector<std::string> argv = {RAGMIG_BINARY, "batch", (dir_ / "sweep.toml").string(), "--state",
+                                     (dir_ / state).string(), "--cpu-slots", "2", "--tick", "0.2"};
+    argv.insert(argv.end(), backend.begin(), backend.end());
+    return run_process(argv);
+  };
+  auto r = sweep("on-slurm", {"--backend", "slurm"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = sweep("local", {});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto slurm = nlohmann::json::parse(read_file(dir_ / "on-slurm/results.json"));
+  const auto local = nlohmann::json::parse(read_file(dir_ / "local/results.json"));
+  ASSERT_EQ(slurm["trials"].size(), 4u) << slurm.dump(1);
+  for (size_t i = 0; i < 4; ++i) {
+    const auto &a = slurm["trials"][i], &b = local["trials"][i];
+    EXPECT_EQ(a["id"], b["id"]);
+    EXPECT_EQ(a["state"], "done") << a.dump(1);
+    EXPECT_EQ(a["params"], b["params"]);
+    ASSERT_TRUE(a["metric"].is_number()) << a.dump(1);
+    EXPECT_EQ(a["metric"], b["metric"]) << "trial " << a["id"];
+  }
+  EXPECT_NE(read_file(dir_ / "on-slurm/report.html").find("Slurm"), std::string::npos) << "the report says where it ran";
+
+  const auto squeue_before = run_process({find_program("squeue"), "-h", "-t", "all", "-o", "%i"}).output;
+  r = sweep("on-slurm", {"--backend", "slurm"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(run_process({find_program("squeue"), "-h", "-t", "all", "-o", "%i"}).output, squeue_before)
+      << "a finished sweep run again submits nothing";
+}
+
+}  // namespace
+}  // namespace ragmig::testing
