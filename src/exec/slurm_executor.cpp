@@ -86,6 +86,15 @@ bool alive(const std::string& state) {
   return kLive.count(state) > 0;
 }
 
+// What Slurm's commands say when the controller does not answer (down, restarting, unreachable), as opposed
+// to refusing a request.
+bool controller_unreachable(const std::string& said) {
+  for (const char* sign : {"Unable to contact slurm controller", "Socket timed out", "Connection refused",
+                           "Zero Bytes were transmitted", "Slurm temporarily unable"})
+    if (said.find(sign) != std::string::npos) return true;
+  return false;
+}
+
 }  // namespace
 
 std::string sbatch_script(const sched::Launch& launch, const SlurmOptions& o) {
@@ -241,9 +250,11 @@ int64_t SlurmExecutor::start(const sched::Launch& launch) {
   argv.push_back(script);
   const CommandOutput r = run_command(argv, options_.command_timeout_s);
   const std::string id = trimmed(r.out.substr(0, r.out.find(';')));  // "<id>[;<cluster>]"
-  if (r.exit_code != 0 || id.empty() || id.find_first_not_of("0123456789") != std::string::npos)
-    throw IoError("sbatch refused the job: " +
-                  (trimmed(r.err).empty() ? fmt::format("exit code {}", r.exit_code) : trimmed(r.err)));
+  if (r.exit_code != 0 || id.empty() || id.find_first_not_of("0123456789") != std::string::npos) {
+    const std::string said = trimmed(r.err).empty() ? fmt::format("exit code {}", r.exit_code) : trimmed(r.err);
+    if (controller_unreachable(said)) throw UnavailableError("sbatch: " + said);
+    throw IoError("sbatch refused the job: " + said);
+  }
   Attempt a;
   a.attempt_id = launch.attempt_id;
   a.slurm_id = id;

@@ -47,7 +47,8 @@ class SlurmExecutor : public sched::Executor {
   explicit SlurmExecutor(SlurmOptions options);
 
   /// Writes <run>/attempts/<id>.sbatch and submits it; returns Slurm's job id. Throws IoError with sbatch's
-  /// own words when it refuses (an unknown partition, a GRES no node has).
+  /// own words when it refuses (an unknown partition, a GRES no node has), UnavailableError when the
+  /// controller does not answer (the job waits and is submitted again).
   int64_t start(const sched::Launch& launch) override;
   /// SIGTERM to every process of the job (scancel --signal=TERM --full), scancel after `grace_s`; a job
   /// still pending is cancelled at once.

@@ -338,6 +338,7 @@ void Scheduler::handle_exit(const ExitStatus& status) {
     end.outcome = "lost";
     end.next = JobState::Queued;
     end.reason = "requeued: the attempt " + how;
+    if (!status.error.empty()) end.not_before = now + options_.backoff_s;  // what it needs is down: not every pass
   } else {
     end.outcome = "failed";
     end.failure = true;
@@ -553,6 +554,15 @@ void Scheduler::start(const StartDecision& decision, double now) {
     active_.at(decision.job).pid = pid;
     say(fmt::format("job {} ({}): queued -> running on {} (attempt {})", job.id, job.spec.name,
                     fmt::join(job.slots, ","), job.attempt_number));
+  } catch (const UnavailableError& e) {
+    // Not the job's fault: the attempt is closed as lost and the job waits for the next pass.
+    ExitStatus lost;
+    lost.job = job.id;
+    lost.attempt_id = *attempt;
+    lost.known = false;
+    lost.error = e.what();
+    say(fmt::format("job {} ({}): not started, will try again: {}", job.id, job.spec.name, e.what()));
+    handle_exit(lost);
   } catch (const Error& e) {
     ExitStatus failed;
     failed.job = job.id;

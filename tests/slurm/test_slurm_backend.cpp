@@ -171,6 +171,40 @@ TEST_F(SlurmBackend, AStoppedSchedulerCheckpointsItsJobsAndANewOneResumesThem) {
   }
 }
 
+// Slurm's daemons go away mid-run and come back: running jobs go on under their slurmstepd, a job submitted
+// meanwhile waits (sbatch cannot reach the controller: not the job's fault) and is submitted once it answers;
+// nothing is lost and no step is trained twice.
+TEST_F(SlurmBackend, TheDaemonsGoingAwayAndComingBackLoseNothing) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  write_train_config();
+  const int64_t a = submit({"--cmd", train_cmd(600)});
+  auto scheduler = start_scheduler({"--backend", "slurm", "--cpu-slots", "2", "--tick", "0.2", "--until-empty",
+                                    "--backoff", "1"}, "daemons");
+  ASSERT_TRUE(wait_for([&](const auto& s) { return s["jobs"][0]["checkpoint_step"] >= 9; }, 120))
+      << status().dump(1) << read_file(dir_ / "scheduler-daemons.log");
+  cluster_->stop_daemons();
+  const int64_t b = submit({"--cmd", train_cmd(30)});
+  // Down until the scheduler has tried to submit the new job (squeue and sbatch wait out their own timeouts).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  while (read_file(dir_ / "scheduler-daemons.log").find("not started, will try again: sbatch:") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  cluster_->start_daemons();
+  EXPECT_EQ(scheduler->wait(), 0) << read_file(dir_ / "scheduler-daemons.log");
+  const std::string log = read_file(dir_ / "scheduler-daemons.log");
+  EXPECT_NE(log.find("not started, will try again: sbatch:"), std::string::npos) << log;
+  for (int64_t id : {a, b}) {
+    const auto j = job(id);
+    EXPECT_EQ(j["state"], "done") << j.dump(1);
+    EXPECT_EQ(j["failures"], 0) << j.dump(1);
+  }
+  std::map<int64_t, int> trained;
+  std::vector<int64_t> starts;
+  trained_steps(job(a)["run_dir"].get<std::string>(), trained, starts);
+  EXPECT_EQ(starts.size(), 1u) << "the running job was never interrupted";
+  for (int64_t step = 1; step <= 600; ++step) EXPECT_EQ(trained[step], 1) << "step " << step;
+}
+
 // A sweep (`ragmig batch --backend slurm`): every trial an sbatch job, each evaluation too; the same
 // results.json as the local backend, trial by trial, and a second `ragmig batch` on the finished state
 // submits nothing.

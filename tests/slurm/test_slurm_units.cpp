@@ -1,0 +1,110 @@
+// The Slurm executor's pure parts, table-driven: squeue's and sinfo's machine-readable output read back, and
+// the sbatch script of an attempt (resources per slot kind, quoting, gangs), run by a real bash.
+#include <gtest/gtest.h>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "exec/slurm_executor.h"
+#include "support/process.h"
+#include "support/test_support.h"
+
+namespace ragmig::exec {
+namespace {
+
+TEST(SlurmParse, SqueueLinesAndTheirRefusals) {
+  EXPECT_EQ(parse_squeue("12|RUNNING\n13|PENDING\n\n"),
+            (std::map<std::string, std::string>{{"12", "RUNNING"}, {"13", "PENDING"}}));
+  EXPECT_TRUE(parse_squeue("").empty());
+  for (const std::string bad : {"12 RUNNING\n", "|RUNNING\n", "12|\n", "12|RUNNING|x\n"}) {
+    try {
+      parse_squeue("1|RUNNING\n" + bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const DataError& e) {
+      EXPECT_NE(std::string(e.what()).find("squeue output line 2"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(SlurmParse, SlotsFromSinfo) {
+  // A MIG node, a node of typed whole GPUs listed in two partitions, an untyped GPU node, a CPU-only node.
+  const std::string sinfo = "mig1|64|gpu:1g.18gb:2(S:0),gpu:3g.71gb:1\n"
+                            "h100a|32|gpu:h100:2\nh100a|32|gpu:h100:2\n"
+                            "old|16|gpu:1\n"
+                            "cpu1|4|(null)\n";
+  const auto slots = slurm_slots(sinfo, 0);
+  std::vector<std::string> ids, profiles;
+  for (const auto& s : slots) {
+    ids.push_back(s.id);
+    profiles.push_back(s.profile);
+  }
+  EXPECT_EQ(ids, (std::vector<std::string>{"mig1:1g.18gb:0", "mig1:1g.18gb:1", "mig1:3g.71gb:0", "h100a:h100:0",
+                                           "h100a:h100:1", "old:gpu:0", "cpu1:cpu:0", "cpu1:cpu:1", "cpu1:cpu:2",
+                                           "cpu1:cpu:3"}));
+  EXPECT_EQ(slots[0].kind, sched::SlotKind::Mig);
+  EXPECT_EQ(slots[0].compute, 1);
+  EXPECT_EQ(slots[2].compute, 3);
+  EXPECT_EQ(slots[2].nominal_memory_mb, 71 * 1024);
+  EXPECT_EQ(slots[3].kind, sched::SlotKind::Gpu);
+  EXPECT_EQ(slots[3].compute, 7);
+  EXPECT_EQ(slots[6].kind, sched::SlotKind::Cpu);
+  EXPECT_NE(slots[0].group, slots[3].group);
+  EXPECT_TRUE(sched::fits(sched::parse_need("1g.18gb:1"), slots[0]));
+  EXPECT_FALSE(sched::fits(sched::parse_need("2g.35gb:1"), slots[0]));
+  // --cpu-slots N: N per node, beside GPUs too.
+  EXPECT_EQ(slurm_slots("mig1|64|gpu:1g.18gb:1\n", 2).size(), 3u);
+  for (const std::string bad : {"n1|x|(null)\n", "n1|4\n", "n1|4|gpu:many\n", "|4|(null)\n"})
+    EXPECT_THROW(slurm_slots(bad, 0), DataError) << bad;
+}
+
+sched::Launch launch_on(std::vector<sched::Slot> slots, const std::string& run_dir) {
+  sched::Launch l;
+  l.job = 7;
+  l.attempt_id = 3;
+  l.attempt_number = 2;
+  l.spec.argv = {"ragmig", "train", "it's.toml", "--set", "train.lr=1e-3"};
+  l.spec.cwd = "/work/here";
+  l.slots = std::move(slots);
+  l.run_dir = run_dir;
+  return l;
+}
+
+TEST(SlurmScript, ResourcesPerSlotKindAndWordsQuotedForBash) {
+  testing::ScratchDir dir;
+  SlurmOptions o;
+  o.ragmig_exe = "/opt/ragmig/bin/ragmig";
+  o.shim_exe = (dir / "shim").string();
+  o.partition = "gpu";
+  o.time_limit = "4:00:00";
+  o.sbatch_options = {"--constraint=a100"};
+  sched::Slot mig;
+  mig.id = "n1:1g.18gb:0";
+  mig.kind = sched::SlotKind::Mig;
+  mig.profile = "1g.18gb";
+  const std::string one = sbatch_script(launch_on({mig}, (dir / "run").string()), o);
+  for (const std::string want : {"--gres=gpu:1g.18gb:1", "--partition=gpu", "--time=4:00:00", "--constraint=a100",
+                                 "--chdir=/work/here", "--job-name=ragmig-7", "RAGMIG_JOB_ID=7 RAGMIG_ATTEMPT=2"})
+    EXPECT_NE(one.find(want), std::string::npos) << want << " missing:\n" << one;
+  sched::Slot gpu = mig;
+  gpu.kind = sched::SlotKind::Gpu;
+  gpu.profile = "gpu";
+  const std::string two = sbatch_script(launch_on({gpu, gpu}, (dir / "run").string()), o);
+  EXPECT_NE(two.find("--gres=gpu:2 "), std::string::npos) << two;
+  EXPECT_NE(two.find("MASTER_PORT="), std::string::npos) << "a gang's rendezvous";
+  sched::Slot cpu;
+  cpu.id = "n1:cpu:0";
+  EXPECT_NE(sbatch_script(launch_on({cpu}, (dir / "run").string()), o).find("--cpus-per-task=1"), std::string::npos);
+
+  // Run by bash with a stand-in shim that prints what it was given: every word arrives whole, and the devices
+  // are Slurm's CUDA_VISIBLE_DEVICES, one per replica.
+  write_file_atomic(dir / "shim", "#!/bin/bash\nfor a in \"$@\"; do echo \"[$a]\"; done\n");
+  std::filesystem::permissions(dir / "shim", std::filesystem::perms::owner_all);
+  write_file_atomic(dir / "two.sh", two);
+  const auto r = testing::run_process({"/usr/bin/env", "CUDA_VISIBLE_DEVICES=2,5", "/bin/bash", (dir / "two.sh").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const std::string want : {"[--devices]\n[[\"2\",\"5\"]]", "[--slots]\n[[\"n1:1g.18gb:0\",\"n1:1g.18gb:0\"]]",
+                                 "[--lock-fd]\n[-1]", "[/opt/ragmig/bin/ragmig]\n[train]\n[it's.toml]\n[--set]\n[train.lr=1e-3]"})
+    EXPECT_NE(r.output.find(want), std::string::npos) << want << " not in\n" << r.output;
+}
+
+}  // namespace
+}  // namespace ragmig::exec
