@@ -4,6 +4,8 @@
 // checkpoints with every step trained once, and sbatch's refusals named.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
 #include <map>
 
 #include "core/atomic_file.h"
@@ -203,6 +205,43 @@ TEST_F(SlurmBackend, TheDaemonsGoingAwayAndComingBackLoseNothing) {
   trained_steps(job(a)["run_dir"].get<std::string>(), trained, starts);
   EXPECT_EQ(starts.size(), 1u) << "the running job was never interrupted";
   for (int64_t step = 1; step <= 600; ++step) EXPECT_EQ(trained[step], 1) << "step " << step;
+}
+
+// A data-parallel job (`--replicas 2`) as one Slurm job on one node: the shim starts both ranks as it does on
+// this machine, and in sync mode they follow one process with the combined batch.
+TEST_F(SlurmBackend, TwoReplicasInOneSlurmJobFollowOneProcess) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  write_train_config();
+  const std::string exact = " --set model.dropout=0 --set train.precision=fp32 --set train.log_every=1";
+  const int64_t gang = submit({"--replicas", "2", "--slots", "cpu:1", "--cmd", train_cmd(20) + exact});
+  const int64_t one = submit({"--slots", "cpu:1", "--cmd", train_cmd(20) + exact});
+  auto r = run_slurm();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto losses = [&](int64_t id) {
+    std::map<int64_t, double> curve;
+    const auto run = std::filesystem::path(job(id)["run_dir"].get<std::string>());
+    const std::string events = read_file(run / "events.jsonl");
+    for (size_t pos = 0; pos < events.size();) {
+      const size_t nl = events.find('\n', pos);
+      const auto e = nlohmann::json::parse(events.substr(pos, nl - pos));
+      pos = nl + 1;
+      if (e["event"] == "progress") curve[e["step"]] = e["loss"].get<double>();
+      if (e["event"] == "start" && id == gang) {
+        EXPECT_EQ(e["parallel"]["replicas"], 2);
+      }
+    }
+    return curve;
+  };
+  ASSERT_EQ(job(gang)["state"], "done") << job(gang).dump(1);
+  const auto a = losses(gang), b = losses(one);
+  ASSERT_EQ(a.size(), 20u);
+  ASSERT_EQ(b.size(), 20u);
+  double worst = 0;
+  for (const auto& [step, loss] : a) worst = std::max(worst, std::abs(loss - b.at(step)));
+  std::printf("2 replicas in one Slurm job vs 1 process, 20 steps: max |loss diff| = %.3g\n", worst);
+  EXPECT_LT(worst, 1e-4);
+  const std::string script = read_file(std::filesystem::path(job(gang)["run_dir"].get<std::string>()) / "attempts/1.sbatch");
+  EXPECT_NE(script.find("--cpus-per-task=2"), std::string::npos) << script;
 }
 
 // A sweep (`ragmig batch --backend slurm`): every trial an sbatch job, each evaluation too; the same
