@@ -19,6 +19,7 @@
 #include "core/stop_signal.h"
 #include "eval/metrics.h"
 #include "exec/process_executor.h"
+#include "exec/slurm_config.h"
 #include "gpu/inventory.h"
 #include "hpo/sweep_driver.h"
 #include "hpo/sweep_spec.h"
@@ -192,6 +193,8 @@ Command add_batch_command(CLI::App& root) {
       "  [eval]   data (BEIR folder), split, metric (ndcg@10, recall@100, ...), max_queries\n"
       "  [asha]   min_steps (first rung; 0 = off), reduction_factor, queries and passages of rung evaluations\n"
       "  [alerts] thresholds of the monitor's alerts and a command to tell (see `ragmig run --help`)\n"
+      "  [slurm]  with --backend slurm: partition, account, qos, time, sbatch = [\"--constraint=h200\", ..]\n"
+      "           (the command line's --partition etc. win)\n"
       "Writes DIR/results.json and DIR/report.html. Ctrl-C or SIGTERM checkpoints the running trials and exits 75;\n"
       "the same command continues the sweep. `ragmig status --state DIR` shows its jobs while it runs.");
   return Command{sub, [args]() -> int {
@@ -217,7 +220,9 @@ Command add_batch_command(CLI::App& root) {
     Backend backend;
     MigAuto mig;
     if (slurm) {
-      backend = slurm_backend(args->backend, args->cpu_slots, args->mig);
+      BackendArgs with_file = args->backend;  // the sweep's [slurm] table where the command line says nothing
+      with_file.slurm = exec::merge_slurm_table(sweep_text, args->sweep, with_file.slurm);
+      backend = slurm_backend(with_file, args->cpu_slots, args->mig);
     } else {
       mig = start_mig_auto(args->mig, inventory, nvml, "ragmig batch");
       backend.slots = host_slots(inventory, mig);

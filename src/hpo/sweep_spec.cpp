@@ -339,9 +339,10 @@ SweepSpec parse_sweep(const std::string& toml_text, const std::string& path) {
   }
   for (auto&& [k, v] : root) {
     const std::string name(k.str());
-    // [alerts] belongs to the scheduler's monitor (monitor/alert_config.h), which reads it from the same file.
-    if (name != "sweep" && name != "space" && name != "eval" && name != "asha" && name != "alerts")
-      throw ConfigError(fmt::format("{}: unknown {} \"{}\" (expected the tables [sweep], [space], [eval], [asha], [alerts])",
+    // [alerts] belongs to the scheduler's monitor (monitor/alert_config.h) and [slurm] to the Slurm backend
+    // (exec/slurm_config.h); each reads it from the same file.
+    if (name != "sweep" && name != "space" && name != "eval" && name != "asha" && name != "alerts" && name != "slurm")
+      throw ConfigError(fmt::format("{}: unknown {} \"{}\" (expected the tables [sweep], [space], [eval], [asha], [alerts], [slurm])",
                                     path, v.is_table() ? "table" : "key", name));
     if (!v.is_table())
       throw ConfigError(fmt::format("{}: {}: expected a table [{}] (got {})", path, name, name, toml_type_name(v)));

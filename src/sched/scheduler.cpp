@@ -349,24 +349,25 @@ void Scheduler::handle_exit(const ExitStatus& status) {
     // 127 is what a shell, and ragmig's own launchers, exit with when the command cannot be executed at all:
     // trying again would only fail again.
     const bool cannot_run = status.known && status.exit_code == 127;
-    // A worker that ran out of memory and said at what batch size goes again at half of it (control.json):
-    // not a failure of the job, so it does not use up a retry. Halving ends: at 2 samples it is a failure.
+    // A worker that ran out of memory and said at what batch size is retried at half of it (control.json), at
+    // once: the cause is addressed. It is a failure like any other (max_retries bounds it; 0 means no rerun of
+    // any kind), and halving ends at 2 samples.
     const auto oom = oom_attempt_.find(job.id);
     const auto batch = batch_size_.find(job.id);
     const int64_t smaller = oom != oom_attempt_.end() && oom->second == status.attempt_id && batch != batch_size_.end()
                                 ? batch_size_after_oom(batch->second)
                                 : 0;
-    if (smaller > 0) {
-      end.failure = false;
-      end.next = JobState::Queued;
-      end.reason = fmt::format("out of memory at batch size {}: retrying at {} ({})", batch->second, smaller, detail);
-      request_batch_size(job.id, smaller, "out of memory at " + std::to_string(batch->second), now);
-    } else if (cannot_run) {
+    if (cannot_run) {
       end.next = JobState::Failed;
       end.reason = fmt::format("failed: the command cannot be run ({}); not retried", detail);
     } else if (failures > job.spec.max_retries) {
       end.next = JobState::Failed;
       end.reason = fmt::format("failed: {} ({} failures, max_retries {})", detail, failures, job.spec.max_retries);
+    } else if (smaller > 0) {
+      end.next = JobState::Queued;
+      end.reason = fmt::format("retry {} of {} at batch size {}: out of memory at {} ({})", failures,
+                               job.spec.max_retries, smaller, batch->second, detail);
+      request_batch_size(job.id, smaller, "out of memory at " + std::to_string(batch->second), now);
     } else {
       end.next = JobState::Queued;
       const double delay = retry_delay(failures, options_.backoff_s, options_.backoff_max_s);

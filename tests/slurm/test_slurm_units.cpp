@@ -4,6 +4,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "exec/slurm_config.h"
 #include "exec/slurm_executor.h"
 #include "support/process.h"
 #include "support/test_support.h"
@@ -54,6 +55,35 @@ TEST(SlurmParse, SlotsFromSinfo) {
   EXPECT_EQ(slurm_slots("mig1|64|gpu:1g.18gb:1\n", 2).size(), 3u);
   for (const std::string bad : {"n1|x|(null)\n", "n1|4\n", "n1|4|gpu:many\n", "|4|(null)\n"})
     EXPECT_THROW(slurm_slots(bad, 0), DataError) << bad;
+}
+
+TEST(SlurmConfig, TheSweepsTableFillsWhatTheCommandLineLeftEmpty) {
+  SlurmOptions cli;
+  cli.partition = "debug";
+  cli.sbatch_options = {"--exclusive"};
+  const std::string sweep = "[sweep]\nname = \"x\"\n[slurm]\npartition = \"gpu\"\naccount = \"ir\"\ntime = \"1:00:00\"\n"
+                            "sbatch = [\"--constraint=h200\"]\n";
+  const SlurmOptions o = merge_slurm_table(sweep, "s.toml", cli);
+  EXPECT_EQ(o.partition, "debug") << "the command line wins";
+  EXPECT_EQ(o.account, "ir");
+  EXPECT_EQ(o.time_limit, "1:00:00");
+  EXPECT_EQ(o.sbatch_options, (std::vector<std::string>{"--constraint=h200", "--exclusive"}));
+  EXPECT_EQ(merge_slurm_table("[sweep]\n", "s.toml", cli).partition, "debug") << "no table, no change";
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"[slurm]\npartition = 3\n", "s.toml:2: [slurm] partition: expected a string"},
+      {"[slurm]\nnodes = 2\n", "s.toml:2: [slurm] nodes: unknown key"},
+      {"[slurm]\nsbatch = \"--exclusive\"\n", "s.toml:2: [slurm] sbatch: expected a list"},
+      {"[slurm]\nsbatch = [\"exclusive\"]\n", "s.toml:2: [slurm] sbatch: expected options like"},
+      {"slurm = 1\n", "s.toml: slurm: expected a table [slurm]"},
+  };
+  for (const auto& [text, want] : bad) {
+    try {
+      merge_slurm_table(text, "s.toml", {});
+      ADD_FAILURE() << text << " was accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  }
 }
 
 sched::Launch launch_on(std::vector<sched::Slot> slots, const std::string& run_dir) {

@@ -1,0 +1,53 @@
+// The [slurm] table (see slurm_config.h).
+#include "exec/slurm_config.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/toml_names.h"
+
+namespace ragmig::exec {
+
+SlurmOptions merge_slurm_table(const std::string& text, const std::string& source, SlurmOptions options) {
+  toml::table root;
+  try {
+    root = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    throw ConfigError(fmt::format("{}:{}:{}: {}", source, e.source().begin.line, e.source().begin.column, e.description()));
+  }
+  const toml::node* node = root.get("slurm");
+  if (!node) return options;
+  const toml::table* table = node->as_table();
+  if (!table) throw ConfigError(fmt::format("{}: slurm: expected a table [slurm] (got {})", source, toml_type_name(*node)));
+  std::vector<std::string> file_sbatch;
+  for (auto&& [k, v] : *table) {
+    const std::string key(k.str());
+    const auto fail = [&](const std::string& what) {
+      return ConfigError(fmt::format("{}:{}: [slurm] {}: {}", source, v.source().begin.line, key, what));
+    };
+    std::string* field = key == "partition" ? &options.partition
+                         : key == "account" ? &options.account
+                         : key == "qos"     ? &options.qos
+                         : key == "time"    ? &options.time_limit
+                                            : nullptr;
+    if (field) {
+      if (!v.is_string()) throw fail(fmt::format("expected a string (got {})", toml_type_name(v)));
+      if (field->empty()) *field = *v.value<std::string>();
+    } else if (key == "sbatch") {
+      const toml::array* list = v.as_array();
+      if (!list) throw fail(fmt::format("expected a list of sbatch options (got {})", toml_type_name(v)));
+      for (const auto& item : *list) {
+        if (!item.is_string() || item.value<std::string>()->rfind("--", 0) != 0)
+          throw fail("expected options like \"--constraint=h200\", one word each");
+        file_sbatch.push_back(*item.value<std::string>());
+      }
+    } else {
+      throw fail("unknown key (expected partition, account, qos, time, sbatch)");
+    }
+  }
+  file_sbatch.insert(file_sbatch.end(), options.sbatch_options.begin(), options.sbatch_options.end());
+  options.sbatch_options = std::move(file_sbatch);
+  return options;
+}
+
+}  // namespace ragmig::exec

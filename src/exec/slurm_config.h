@@ -1,0 +1,21 @@
+// The [slurm] table of a sweep file: what `ragmig batch --backend slurm` tells sbatch, kept with the sweep.
+//   [slurm]
+//   partition = "gpu"
+//   account = "retrieval"
+//   qos = "normal"
+//   time = "8:00:00"
+//   sbatch = ["--constraint=h200", "--mail-type=FAIL"]
+#pragma once
+
+#include <string>
+
+#include "exec/slurm_executor.h"
+
+namespace ragmig::exec {
+
+/// `options` with the file's [slurm] values where the command line left a field empty (the command line
+/// wins); the file's sbatch options come before the command line's. No [slurm] table: `options` unchanged.
+/// Throws ConfigError naming source:line and the key for an unknown key or a value of the wrong type.
+SlurmOptions merge_slurm_table(const std::string& text, const std::string& source, SlurmOptions options);
+
+}  // namespace ragmig::exec
