@@ -61,7 +61,9 @@ std::vector<std::string> sbatch_arguments(const sched::Launch& launch, const Slu
                                    "--open-mode=append",
                                    "--nodes=1",
                                    "--ntasks=1",
-                                   "--requeue"};
+                                   "--requeue",
+                                   // Before a time limit, SIGTERM to the script: the attempt checkpoints and exits 75.
+                                   fmt::format("--signal=B:TERM@{}", o.time_limit_signal_s)};
   if (!launch.spec.cwd.empty()) args.push_back("--chdir=" + launch.spec.cwd);
   if (slot.kind == sched::SlotKind::Cpu) args.push_back(fmt::format("--cpus-per-task={}", n));
   else if (slot.profile.empty() || slot.profile == "gpu") args.push_back(fmt::format("--gres=gpu:{}", n));
@@ -129,11 +131,15 @@ std::string sbatch_script(const sched::Launch& launch, const SlurmOptions& o) {
                    launch.attempt_number, launch.job, sh_quote(join_shell_words(worker)));
   std::vector<std::string> shim = {o.shim_exe, "--lock-fd", "-1", "--exit-file",
                                    attempt_exit_path(run_dir, launch.attempt_id), "--run-dir", run_dir};
-  s += "exec";
-  for (const auto& w : shim) s += " " + sh_quote(w);
-  s += " --devices \"$devices\" --slots " + sh_quote(nlohmann::json(slot_ids).dump()) + " --";
+  // SIGTERM to this script (the executor's stop, Slurm's --signal before a time limit) reaches the whole attempt
+  // once: the workers checkpoint and exit 75; the shim, which ignores it, writes how they ended.
+  s += "trap 'trap \"\" TERM; kill -TERM 0' TERM\n";
+  for (const auto& w : shim) s += sh_quote(w) + " ";
+  s += "--devices \"$devices\" --slots " + sh_quote(nlohmann::json(slot_ids).dump()) + " --";
   for (const auto& w : worker) s += " " + sh_quote(w);
-  return s + "\n";
+  s += " &\nshim=$!\n";
+  s += "wait \"$shim\"  # returns early when the trap runs\nwait \"$shim\"\n";
+  return s;
 }
 
 std::map<std::string, std::string> parse_squeue(const std::string& text) {
@@ -272,7 +278,7 @@ void SlurmExecutor::stop(sched::JobId job, double grace_s) {
   if (a.state == "PENDING") {  // nothing runs yet: nothing to checkpoint
     run_command({"scancel", a.slurm_id}, options_.command_timeout_s);
   } else if (!a.stop_requested) {
-    run_command({"scancel", "--signal=TERM", "--full", a.slurm_id}, options_.command_timeout_s);
+    run_command({"scancel", "--batch", "--signal=TERM", a.slurm_id}, options_.command_timeout_s);
   }
   const double kill_at = now + grace_s;
   if (!a.stop_requested || kill_at < a.kill_at) a.kill_at = kill_at;

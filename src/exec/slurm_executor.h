@@ -23,10 +23,11 @@ struct SlurmOptions {
   std::vector<std::string> sbatch_options;          ///< more sbatch options, one word each ("--constraint=a100")
   double poll_interval_s = 1.0;                     ///< squeue at most this often
   double command_timeout_s = 30;                    ///< sbatch, squeue, scancel, sinfo
+  int time_limit_signal_s = 120;                    ///< SIGTERM this long before a job's time limit (--signal)
 };
 
-/// The sbatch script of one attempt: #SBATCH lines (name, log, working folder, resources of its slots,
-/// options), the job protocol's variables, and ragmig-shim running the job's argv.
+/// The sbatch script of one attempt (sbatch's options are on its command line, shown in a comment): the job
+/// protocol's variables, and ragmig-shim running the job's argv, with SIGTERM to the script passed on to them.
 std::string sbatch_script(const sched::Launch& launch, const SlurmOptions& options);
 
 /// `squeue -h -o "%i|%T"`: job id -> state ("PENDING", "RUNNING", ...). Throws DataError naming a line that
@@ -50,8 +51,8 @@ class SlurmExecutor : public sched::Executor {
   /// own words when it refuses (an unknown partition, a GRES no node has), UnavailableError when the
   /// controller does not answer (the job waits and is submitted again).
   int64_t start(const sched::Launch& launch) override;
-  /// SIGTERM to every process of the job (scancel --signal=TERM --full), scancel after `grace_s`; a job
-  /// still pending is cancelled at once.
+  /// SIGTERM to the job's script (scancel --batch --signal=TERM), which passes it to the attempt's processes
+  /// once; scancel after `grace_s`; a job still pending is cancelled at once.
   void stop(sched::JobId job, double grace_s) override;
   sched::ExecUpdate poll(double now) override;
   /// `pid` is the Slurm job id the store recorded: adopted while squeue lists it.

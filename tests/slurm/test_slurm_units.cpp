@@ -112,7 +112,8 @@ TEST(SlurmScript, ResourcesPerSlotKindAndWordsQuotedForBash) {
   mig.profile = "1g.18gb";
   const std::string one = sbatch_script(launch_on({mig}, (dir / "run").string()), o);
   for (const std::string want : {"--gres=gpu:1g.18gb:1", "--partition=gpu", "--time=4:00:00", "--constraint=a100",
-                                 "--chdir=/work/here", "--job-name=ragmig-7", "RAGMIG_JOB_ID=7 RAGMIG_ATTEMPT=2"})
+                                 "--chdir=/work/here", "--job-name=ragmig-7", "RAGMIG_JOB_ID=7 RAGMIG_ATTEMPT=2",
+                                 "--signal=B:TERM@120", "trap 'trap \"\" TERM; kill -TERM 0' TERM"})
     EXPECT_NE(one.find(want), std::string::npos) << want << " missing:\n" << one;
   sched::Slot gpu = mig;
   gpu.kind = sched::SlotKind::Gpu;
