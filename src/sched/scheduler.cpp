@@ -359,7 +359,8 @@ void Scheduler::handle_exit(const ExitStatus& status) {
                                 : 0;
     if (cannot_run) {
       end.next = JobState::Failed;
-      end.reason = fmt::format("failed: the command cannot be run ({}); not retried", detail);
+      end.reason = status.error.empty() ? fmt::format("failed: the command cannot be run ({}); not retried", detail)
+                                        : fmt::format("failed: {}; not retried", detail);
     } else if (failures > job.spec.max_retries) {
       end.next = JobState::Failed;
       end.reason = fmt::format("failed: {} ({} failures, max_retries {})", detail, failures, job.spec.max_retries);
