@@ -1,6 +1,7 @@
 // Parsing and watching <run>/control.json (see control_file.h).
 #include "train/control_file.h"
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
@@ -34,6 +35,8 @@ ControlRequest parse_control(const std::string& text, const std::string& path) {
 }
 
 std::optional<ControlRequest> ControlWatch::poll() {
+  std::error_code ec;
+  if (!std::filesystem::exists(path_, ec)) return std::nullopt;  // the common case, every step: no exception
   std::string text;
   try {
     text = read_file(path_);
