@@ -19,6 +19,7 @@
 #include "core/atomic_file.h"
 #include "core/cpu_threads.h"
 #include "core/error.h"
+#include "sched/clock.h"
 #include "core/file_lock.h"
 #include "core/shell_words.h"
 #include "exec/event_tail.h"
@@ -28,15 +29,13 @@ namespace ragmig::exec {
 namespace fs = std::filesystem;
 namespace {
 
+using sched::unix_now;
+
 std::vector<std::string> gpu_devices(const sched::Launch& launch) {
   std::vector<std::string> out;
   for (const auto& s : launch.slots)
     if (s.kind != sched::SlotKind::Cpu && !s.device.empty()) out.push_back(s.device);
   return out;
-}
-
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 std::string events_path(const std::string& run_dir) { return (fs::path(run_dir) / "events.jsonl").string(); }

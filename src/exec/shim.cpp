@@ -4,12 +4,12 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "sched/clock.h"
 #include "core/gang.h"
 #include "core/replica_exit.h"
 #include "core/spawn.h"
@@ -17,11 +17,9 @@
 namespace ragmig::exec {
 namespace {
 
-void ignore(int) {}
+using sched::unix_now;
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+void ignore(int) {}
 
 pid_t spawn_replica(const ShimOptions& o, size_t rank) {
   SpawnOptions spawn;

@@ -5,7 +5,6 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -13,6 +12,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "sched/clock.h"
 #include "core/shell_words.h"
 #include "exec/command_output.h"
 #include "exec/event_tail.h"
@@ -25,9 +25,7 @@ namespace fs = std::filesystem;
 namespace ragmig::exec {
 namespace {
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+using sched::unix_now;
 
 std::string sh_quote(const std::string& word) {
   std::string out = "'";
@@ -49,6 +47,11 @@ std::vector<std::string> split(const std::string& text, char sep) {
 std::string trimmed(const std::string& s) {
   const size_t a = s.find_first_not_of(" \t\r\n"), b = s.find_last_not_of(" \t\r\n");
   return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+// What a client command said when it failed: its stderr, or its exit code when it said nothing.
+std::string failure_of(const CommandOutput& r) {
+  return trimmed(r.err).empty() ? fmt::format("exit code {}", r.exit_code) : trimmed(r.err);
 }
 
 // What sbatch is told besides the script: name, log, folder, one node, the slots' resources, the options.
@@ -228,7 +231,7 @@ std::vector<sched::Slot> read_slurm_slots(const SlurmOptions& options, int cpu_s
   if (!options.partition.empty()) argv.push_back("--partition=" + options.partition);
   const CommandOutput r = run_command(argv, options.command_timeout_s);
   if (r.exit_code != 0)
-    throw DeviceError("sinfo: " + (trimmed(r.err).empty() ? fmt::format("exit code {}", r.exit_code) : trimmed(r.err)) +
+    throw DeviceError("sinfo: " + failure_of(r) +
                       " (is Slurm's controller running, and SLURM_CONF set where it is not the default?)");
   auto slots = slurm_slots(r.out, cpu_slots);
   if (slots.empty())
@@ -257,7 +260,7 @@ int64_t SlurmExecutor::start(const sched::Launch& launch) {
   const CommandOutput r = run_command(argv, options_.command_timeout_s);
   const std::string id = trimmed(r.out.substr(0, r.out.find(';')));  // "<id>[;<cluster>]"
   if (r.exit_code != 0 || id.empty() || id.find_first_not_of("0123456789") != std::string::npos) {
-    const std::string said = trimmed(r.err).empty() ? fmt::format("exit code {}", r.exit_code) : trimmed(r.err);
+    const std::string said = failure_of(r);
     if (controller_unreachable(said)) throw UnavailableError("sbatch: " + said);
     throw IoError("sbatch refused the job: " + said);
   }

@@ -7,6 +7,11 @@
 
 namespace ragmig::sched {
 
+/// Seconds since the Unix epoch on the system clock: the wall clock's time, and what run folders' files record.
+inline double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 class Clock {
  public:
   virtual ~Clock() = default;
@@ -18,9 +23,7 @@ class Clock {
 
 class WallClock : public Clock {
  public:
-  double now() override {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  }
+  double now() override { return unix_now(); }
   void wait_until(double t) override {
     const double dt = t - now();
     if (dt > 0) std::this_thread::sleep_for(std::chrono::duration<double>(dt));
