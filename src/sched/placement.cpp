@@ -38,7 +38,7 @@ std::vector<int> choose_slots(const Need& need, const std::vector<Slot>& slots, 
   return {};
 }
 
-Decisions place_in_order(const ClusterView& view, const Ranking& ranking) {
+Decisions place_in_order(const ClusterView& view, const Ranking& ranking, size_t* unplaced) {
   enum class Use : char { Free, Kept, Busy, Stopping, Reserved };
   const size_t n = view.slots.size();
   std::vector<Use> use(n, Use::Free);
@@ -47,7 +47,6 @@ Decisions place_in_order(const ClusterView& view, const Ranking& ranking) {
   std::vector<int> sorted;  // only when the caller did not keep the order
   if (view.slot_order.size() != view.slots.size()) sorted = smallest_first(view.slots);
   const std::vector<int>& order = view.slot_order.size() == view.slots.size() ? view.slot_order : sorted;
-  std::vector<char> usable(n);
   // The free slots, and the free or stopping ones, in placement order: a queued job searches these lists
   // rather than every slot (with most slots busy and a long queue, that is what a pass spends its time on).
   std::vector<char> free_u(n), open_u(n);
@@ -102,8 +101,6 @@ Decisions place_in_order(const ClusterView& view, const Ranking& ranking) {
       }
       continue;
     }
-    if (open_count == 0 && !ranking.may_preempt) continue;  // nothing left to give; walk on to mark kept jobs
-
     if (open_count > 0) {
       // 1. Free slots alone.
       std::vector<int> chosen = choose_slots(job.need, view.slots, free_list, free_u);
@@ -127,8 +124,9 @@ Decisions place_in_order(const ClusterView& view, const Ranking& ranking) {
         continue;
       }
     }
+    if (unplaced) ++*unplaced;  // only preemption could place it
     if (!ranking.may_preempt || running_ranks.empty() || running_ranks.back() <= r) continue;
-    usable = open_u;  // the free and stopping slots nobody has claimed
+    std::vector<char> usable = open_u;  // the free and stopping slots nobody has claimed
     // 3. Preempt: the lower-ranked running jobs this one may preempt, lowest first. First check that all
     // of them together would make room (cheap, and usually no), then add them one by one until it fits.
     std::vector<size_t> candidates;

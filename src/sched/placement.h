@@ -19,18 +19,12 @@ std::vector<int> smallest_first(const std::vector<Slot>& slots);
 std::vector<int> choose_slots(const Need& need, const std::vector<Slot>& slots, const std::vector<int>& order,
                               const std::vector<char>& usable);
 
-/// How a policy ranks and preempts. `ranked` lists every job of the view, best first. `may_preempt`
-/// (null = never) says whether queued job `want` may preempt running job `victim` (ranked after it).
-struct Ranking {
-  std::vector<const JobView*> ranked;
-  std::function<bool(const JobView& want, const JobView& victim)> may_preempt;
-};
-
 /// Walks the ranking: running jobs keep their slots; each queued job takes the smallest free slots that
 /// fit; one that does not fit claims slots that stopping jobs are about to free, or else preempts the
 /// lowest-ranked running jobs it may preempt whose slots make it fit (and waits for them to stop).
 /// Slots so claimed are reserved: no job ranked lower takes them. Jobs that fit nowhere are skipped
-/// (later ones may still start: backfilling).
-Decisions place_in_order(const ClusterView& view, const Ranking& ranking);
+/// (later ones may still start: backfilling). `unplaced`, when given, is increased by the number of queued
+/// jobs that neither started nor claimed slots being freed: those that only preemption could place.
+Decisions place_in_order(const ClusterView& view, const Ranking& ranking, size_t* unplaced = nullptr);
 
 }  // namespace ragmig::sched

@@ -66,15 +66,19 @@ class Params {
   std::string spec_;
 };
 
-// Sorts pointers to the view's jobs by `key` (smaller first), then submission time, then id. Each job's key
-// is computed once, not at every comparison; (key, submitted_at, id) orders all jobs, so the sort need not be
-// stable.
+// Which of the view's jobs a ranking lists: placement needs the running ones only to choose victims.
+enum class Ranked { Queued, All };
+
+// Sorts pointers to the view's jobs (all, or the queued ones) by `key` (smaller first), then submission
+// time, then id. Each job's key is computed once, not at every comparison; (key, submitted_at, id) orders
+// all jobs, so the sort need not be stable, and the queued jobs' order is the same in both rankings.
 template <typename Key>
-std::vector<const JobView*> rank_by(const ClusterView& view, Key key) {
+std::vector<const JobView*> rank_by(const ClusterView& view, Ranked which, Key key) {
   using K = std::decay_t<std::invoke_result_t<Key, const JobView&>>;
   std::vector<std::pair<K, const JobView*>> keyed;
   keyed.reserve(view.jobs.size());
-  for (const auto& j : view.jobs) keyed.emplace_back(key(j), &j);
+  for (const auto& j : view.jobs)
+    if (which == Ranked::All || !j.running()) keyed.emplace_back(key(j), &j);
   const auto before = [](const auto& x, const auto& y) {
     if (x.first != y.first) return x.first < y.first;
     const JobView &a = *x.second, &b = *y.second;
@@ -107,13 +111,15 @@ bool nothing_waits(const ClusterView& view) {
 
 double remaining(const JobView& j) { return j.estimate_s > 0 ? std::max(0.0, j.estimate_s - j.work_s) : kInf; }
 
-Ranking fifo(const ClusterView& view) { return {rank_by(view, [](const JobView&) { return 0; }), nullptr}; }
+Ranking fifo(const ClusterView& view, Ranked which) {
+  return {rank_by(view, which, [](const JobView&) { return 0; }), nullptr};
+}
 
 // Priority with aging: every hour queued adds `aging` to a job's priority, so a low-priority job waits
 // at most (difference in priority) / aging hours for any newer job. Preemptive when preempt=1.
-Ranking priority(const ClusterView& view, double aging, bool preempt, double min_run) {
+Ranking priority(const ClusterView& view, Ranked which, double aging, bool preempt, double min_run) {
   auto effective = [aging](const JobView& j) { return static_cast<double>(j.priority) + aging * j.waited_s / 3600.0; };
-  Ranking ranking{rank_by(view, [&](const JobView& j) { return -effective(j); }), nullptr};
+  Ranking ranking{rank_by(view, which, [&](const JobView& j) { return -effective(j); }), nullptr};
   if (preempt)
     ranking.may_preempt = [&view, effective, min_run](const JobView& want, const JobView& victim) {
       return effective(want) > effective(victim) && ran_for(victim, view.now) >= min_run;
@@ -124,32 +130,32 @@ Ranking priority(const ClusterView& view, double aging, bool preempt, double min
 // Round-robin: a running job keeps its slots for `quantum` seconds, then yields them to the job that has
 // waited longest. Running jobs inside their quantum rank first, then queued jobs by how long they have
 // been waiting, then running jobs whose quantum is used up (who keep running when nobody waits).
-Ranking round_robin(const ClusterView& view, double quantum) {
+Ranking round_robin(const ClusterView& view, Ranked which, double quantum) {
   auto key = [&](const JobView& j) -> std::pair<int, double> {
     if (!j.running()) return {1, j.queued_since};
     return {ran_for(j, view.now) < quantum ? 0 : 2, j.started_at};
   };
-  return {rank_by(view, key),
+  return {rank_by(view, which, key),
           [&view, quantum](const JobView&, const JobView& victim) { return ran_for(victim, view.now) >= quantum; }};
 }
 
-Ranking sjf(const ClusterView& view) {
-  return {rank_by(view, [](const JobView& j) { return j.estimate_s > 0 ? j.estimate_s : kInf; }), nullptr};
+Ranking sjf(const ClusterView& view, Ranked which) {
+  return {rank_by(view, which, [](const JobView& j) { return j.estimate_s > 0 ? j.estimate_s : kInf; }), nullptr};
 }
 
-Ranking srtf(const ClusterView& view, double min_run) {
-  return {rank_by(view, remaining), [&view, min_run](const JobView& want, const JobView& victim) {
+Ranking srtf(const ClusterView& view, Ranked which, double min_run) {
+  return {rank_by(view, which, remaining), [&view, min_run](const JobView& want, const JobView& victim) {
             return remaining(want) < remaining(victim) && ran_for(victim, view.now) >= min_run;
           }};
 }
 
 // Tiresias' discretised least-attained-service: queue k holds jobs whose attained service (slot-seconds)
 // has passed k thresholds; lower queues first, FIFO inside a queue; only a lower queue preempts.
-Ranking las(const ClusterView& view, const std::vector<double>& thresholds, double min_run) {
+Ranking las(const ClusterView& view, Ranked which, const std::vector<double>& thresholds, double min_run) {
   auto queue = [&thresholds](const JobView& j) {
     return static_cast<int>(std::upper_bound(thresholds.begin(), thresholds.end(), j.service_s) - thresholds.begin());
   };
-  return {rank_by(view, queue), [&view, queue, min_run](const JobView& want, const JobView& victim) {
+  return {rank_by(view, which, queue), [&view, queue, min_run](const JobView& want, const JobView& victim) {
             return queue(want) < queue(victim) && ran_for(victim, view.now) >= min_run;
           }};
 }
@@ -187,7 +193,7 @@ Policy make_policy(const std::string& text) {
     throw ConfigError(fmt::format("unknown policy '{}' (known: {})", spec.name, known));
   }
   const Params params(spec, *info);
-  std::function<Ranking(const ClusterView&)> ranking;
+  std::function<Ranking(const ClusterView&, Ranked)> ranking;
   if (spec.name == "fifo") {
     ranking = fifo;
   } else if (spec.name == "priority") {
@@ -195,32 +201,41 @@ Policy make_policy(const std::string& text) {
     const double preempt = params.number("preempt", 0);
     if (preempt != 0 && preempt != 1) throw ConfigError("policy '" + text + "': preempt must be 0 or 1");
     const double min_run = params.number("min_run", 0);
-    ranking = [=](const ClusterView& v) { return priority(v, aging, preempt == 1, min_run); };
+    ranking = [=](const ClusterView& v, Ranked w) { return priority(v, w, aging, preempt == 1, min_run); };
   } else if (spec.name == "rr") {
     const double quantum = params.number("quantum", 0);
-    ranking = [=](const ClusterView& v) { return round_robin(v, quantum); };
+    ranking = [=](const ClusterView& v, Ranked w) { return round_robin(v, w, quantum); };
   } else if (spec.name == "sjf") {
     ranking = sjf;
   } else if (spec.name == "srtf") {
     const double min_run = params.number("min_run", 0);
-    ranking = [=](const ClusterView& v) { return srtf(v, min_run); };
+    ranking = [=](const ClusterView& v, Ranked w) { return srtf(v, w, min_run); };
   } else {
     RAGMIG_CHECK(spec.name == "las");
     const auto thresholds = params.numbers("thresholds");
     const double min_run = params.number("min_run", 0);
-    ranking = [=](const ClusterView& v) { return las(v, thresholds, min_run); };
+    ranking = [=](const ClusterView& v, Ranked w) { return las(v, w, thresholds, min_run); };
   }
   const bool preemptive = spec.name == "rr" || spec.name == "srtf" || spec.name == "las" ||
                           (spec.name == "priority" && params.number("preempt", 0) == 1);
-  Policy policy{spec, nullptr, nullptr};
+  Policy policy{spec, nullptr, nullptr, nullptr};
   policy.decide = [ranking, preemptive](const ClusterView& v) {
-    if (nothing_waits(v) || (!preemptive && every_slot_kept(v))) return Decisions{};
-    return place_in_order(v, ranking(v));
+    const bool full = every_slot_kept(v);
+    if (nothing_waits(v) || (!preemptive && full)) return Decisions{};
+    // Running jobs matter to placement only as victims, and ranking them is most of a pass's work (a sort
+    // of every job): place the queued jobs alone first. That gives the same decisions as the whole ranking
+    // unless a queued job is left that only preemption could place.
+    if (!preemptive || !full) {
+      size_t unplaced = 0;
+      Decisions queued = place_in_order(v, ranking(v, Ranked::Queued), &unplaced);
+      if (!preemptive || unplaced == 0) return queued;
+    }
+    return place_in_order(v, ranking(v, Ranked::All));
   };
+  policy.rank = [ranking](const ClusterView& v) { return ranking(v, Ranked::All); };
   policy.queue_order = [ranking](const ClusterView& v) {
     std::vector<JobId> order;
-    for (const JobView* j : ranking(v).ranked)
-      if (!j->running()) order.push_back(j->id);
+    for (const JobView* j : ranking(v, Ranked::Queued).ranked) order.push_back(j->id);
     return order;
   };
   return policy;

@@ -63,6 +63,14 @@ struct Decisions {
   std::vector<ResizeDecision> resizes;
 };
 
+/// How a policy ranks and preempts. `ranked` lists the view's jobs best first: every job, or only the queued
+/// ones (running jobs matter to placement only as victims). `may_preempt` (null = never) says whether queued
+/// job `want` may preempt running job `victim` (ranked after it).
+struct Ranking {
+  std::vector<const JobView*> ranked;
+  std::function<bool(const JobView& want, const JobView& victim)> may_preempt;
+};
+
 /// A policy name with its parameters as written ("rr(quantum=60)").
 struct PolicySpec {
   std::string name;
@@ -72,11 +80,13 @@ struct PolicySpec {
 PolicySpec parse_policy_spec(const std::string& text);
 std::string to_string(const PolicySpec& spec);
 
-/// A built policy: its spec and the pure decision function with its parameters bound, and the order in
-/// which it would start the view's queued jobs (the MIG rebalancer shapes layouts for them in that order).
+/// A built policy: its spec and the pure decision function with its parameters bound, the ranking of every
+/// job it decides by (decide(v) is place_in_order(v, rank(v)), computed faster), and the order in which it
+/// would start the view's queued jobs (the MIG rebalancer shapes layouts for them in that order).
 struct Policy {
   PolicySpec spec;
   std::function<Decisions(const ClusterView&)> decide;
+  std::function<Ranking(const ClusterView&)> rank;
   std::function<std::vector<JobId>(const ClusterView&)> queue_order;
 };
 

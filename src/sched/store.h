@@ -196,13 +196,15 @@ class Store {
   struct InMemory {};
   Store(const std::string& run_root, InMemory, History history);
   void use_wal();  ///< switches a state.db to WAL once, retrying while another process holds it
-  void create_schema();
+  void create_schema(bool state_index);
   void transition(JobId id, const std::string& from, const std::string& to, const std::string& reason, double now);
 
   std::string dir_;
+  std::string runs_dir_;  ///< <dir>/runs/, which run_dir() appends to (often: once per start)
   std::unique_ptr<Db> db_;
   int64_t seen_version_ = -1;
   bool keep_history_ = true;
+  bool in_memory_ = false;
 };
 
 /// "./.ragmig", or $RAGMIG_STATE when set.

@@ -161,54 +161,79 @@ TEST(Placement, GangAllOrNothingPrefersOneGpu) {
   EXPECT_EQ(started(d), std::vector<JobId>{2});
 }
 
+// Up to 10 slots of every kind and 12 jobs, a third of them running where they fit, some of those stopping.
+ClusterView random_view(std::mt19937_64& rng) {
+  const std::vector<std::string> needs = {"cpu:1", "cpu:2", "1g.18gb:1", "2g.35gb:1", "1g.18gb:2", "gpu:1", "40gb:1"};
+  ClusterView v;
+  v.now = 1000;
+  const int n_slots = 1 + static_cast<int>(rng() % 10);
+  for (int i = 0; i < n_slots; ++i) {
+    const int kind = static_cast<int>(rng() % 4);
+    Slot s = kind == 0 ? Slot{} : mig("m" + std::to_string(i), std::array{1, 2, 3, 7}[rng() % 4], 18, static_cast<int>(rng() % 2));
+    if (kind == 0) s.kind = SlotKind::Cpu;
+    if (kind == 3) s.kind = SlotKind::Gpu, s.compute = 7, s.memory_mb = 80 * 1024;
+    s.id = "s" + std::to_string(i);
+    v.slots.push_back(s);
+  }
+  std::vector<char> used(static_cast<size_t>(n_slots), 0);
+  for (JobId id = 1; id <= 12; ++id) {
+    JobView j = queued(id, needs[rng() % needs.size()], static_cast<int64_t>(rng() % 5), static_cast<double>(rng() % 100));
+    j.estimate_s = static_cast<double>(rng() % 500);
+    j.service_s = static_cast<double>(rng() % 2000);
+    j.waited_s = static_cast<double>(rng() % 3000);
+    if (rng() % 3 == 0) {  // make it running where it fits
+      std::vector<int> free_slots;
+      for (int s = 0; s < n_slots; ++s)
+        if (!used[static_cast<size_t>(s)] && fits(j.need, v.slots[static_cast<size_t>(s)])) free_slots.push_back(s);
+      if (static_cast<int>(free_slots.size()) >= j.need.replicas) {
+        free_slots.resize(static_cast<size_t>(j.need.replicas));
+        for (int s : free_slots) used[static_cast<size_t>(s)] = 1;
+        j.slots = free_slots;
+        j.started_at = static_cast<double>(rng() % 1000);
+        j.stopping = rng() % 5 == 0;
+      }
+    }
+    v.jobs.push_back(j);
+  }
+  return v;
+}
+
+void expect_same(const Decisions& a, const Decisions& b, const std::string& what) {
+  EXPECT_EQ(started(a), started(b)) << what;
+  EXPECT_EQ(preempted(a), preempted(b)) << what;
+  for (size_t i = 0; i < a.starts.size() && i < b.starts.size(); ++i) EXPECT_EQ(a.starts[i].slots, b.starts[i].slots) << what;
+}
+
 TEST(Policies, CapacityNeverExceededOnRandomViews) {
   std::mt19937_64 rng(7);
-  const std::vector<std::string> needs = {"cpu:1", "cpu:2", "1g.18gb:1", "2g.35gb:1", "1g.18gb:2", "gpu:1", "40gb:1"};
   for (int trial = 0; trial < 300; ++trial) {
-    ClusterView v;
-    v.now = 1000;
-    const int n_slots = 1 + static_cast<int>(rng() % 10);
-    for (int i = 0; i < n_slots; ++i) {
-      const int kind = static_cast<int>(rng() % 4);
-      Slot s = kind == 0 ? Slot{} : mig("m" + std::to_string(i), std::array{1, 2, 3, 7}[rng() % 4], 18, static_cast<int>(rng() % 2));
-      if (kind == 0) s.kind = SlotKind::Cpu;
-      if (kind == 3) s.kind = SlotKind::Gpu, s.compute = 7, s.memory_mb = 80 * 1024;
-      s.id = "s" + std::to_string(i);
-      v.slots.push_back(s);
-    }
-    std::vector<char> used(static_cast<size_t>(n_slots), 0);
-    for (JobId id = 1; id <= 12; ++id) {
-      JobView j = queued(id, needs[rng() % needs.size()], static_cast<int64_t>(rng() % 5), static_cast<double>(rng() % 100));
-      j.estimate_s = static_cast<double>(rng() % 500);
-      j.service_s = static_cast<double>(rng() % 2000);
-      j.waited_s = static_cast<double>(rng() % 3000);
-      if (rng() % 3 == 0) {  // make it running where it fits
-        std::vector<int> free_slots;
-        for (int s = 0; s < n_slots; ++s)
-          if (!used[static_cast<size_t>(s)] && fits(j.need, v.slots[static_cast<size_t>(s)])) free_slots.push_back(s);
-        if (static_cast<int>(free_slots.size()) >= j.need.replicas) {
-          free_slots.resize(static_cast<size_t>(j.need.replicas));
-          for (int s : free_slots) used[static_cast<size_t>(s)] = 1;
-          j.slots = free_slots;
-          j.started_at = static_cast<double>(rng() % 1000);
-          j.stopping = rng() % 5 == 0;
-        }
-      }
-      v.jobs.push_back(j);
-    }
+    const ClusterView v = random_view(rng);
     for (const auto& p : kAllPolicies) {
       const Decisions d = make_policy(p).decide(v);
       expect_feasible(v, d, p);
       // Same inputs, same decisions, whatever the order the jobs come in.
       ClusterView shuffled = v;
       std::shuffle(shuffled.jobs.begin(), shuffled.jobs.end(), rng);
-      const Decisions again = make_policy(p).decide(shuffled);
-      EXPECT_EQ(started(d), started(again)) << p;
-      EXPECT_EQ(preempted(d), preempted(again)) << p;
-      for (size_t i = 0; i < d.starts.size() && i < again.starts.size(); ++i)
-        EXPECT_EQ(d.starts[i].slots, again.starts[i].slots) << p;
+      expect_same(d, make_policy(p).decide(shuffled), p);
     }
   }
+}
+
+// decide places the queued jobs alone first and ranks the running ones only when preemption could help:
+// that must never change a decision.
+TEST(Policies, DecideIsPlacementOfTheWholeRanking) {
+  std::mt19937_64 rng(11);
+  int preempting = 0;
+  for (int trial = 0; trial < 500; ++trial) {
+    const ClusterView v = random_view(rng);
+    for (const auto& p : kAllPolicies) {
+      const Policy policy = make_policy(p);
+      const Decisions whole = place_in_order(v, policy.rank(v));
+      expect_same(policy.decide(v), whole, p);
+      preempting += !whole.preemptions.empty();
+    }
+  }
+  EXPECT_GT(preempting, 100);  // the views do exercise preemption
 }
 
 // Two CPU slots, both busy with low-priority work for 100 s; a high-priority job arrives.
