@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 #include <unordered_map>
 
@@ -113,6 +114,12 @@ MachinePartitioner::MachinePartitioner(const gpu::NvmlLibrary& nvml, std::vector
   options_.execute = true;
 }
 
+MachinePartitioner::~MachinePartitioner() {
+  if (!in_flight_) return;
+  in_flight_->done.wait();
+  land();
+}
+
 std::string MachinePartitioner::question(const sched::ClusterView& view) const {
   const auto gpus = plannable_gpus(devices_, nullptr);
   std::string text = queue_question(view, gpus);
@@ -129,27 +136,26 @@ std::string MachinePartitioner::question(const sched::ClusterView& view) const {
 
 std::optional<std::vector<sched::Slot>> MachinePartitioner::after_pass(const sched::ClusterView& view,
                                                                        const std::vector<sched::JobId>& queue_order) {
-  // Changes whose moved jobs have all stopped are carried out first; the view does not have their new
-  // instances yet (nor who they are held for), so the next plan waits for the next pass.
-  bool applied = false;
-  for (int gpu : moves_.settle(view))
-    if (const GpuChange* change = moves_.change(gpu)) {
-      apply(*change, view);
-      moves_.finish(gpu);
-      applied = true;
-    }
-  if (applied) return slots_if_changed(view);
-  std::string q = question(view);
-  // Something new waits, or the same job has waited `reread_s` since the last look (a foreign process may
-  // have ended, an instance been made or destroyed by hand): look at the devices as they are now.
-  if (!q.empty() && (q != last_question_ || view.now - read_at_ >= reread_s_)) {
-    if (!read(view.now)) {
-      last_question_ = q;  // not asked again until the queue changes or a re-read is due
-    } else {
-      q = question(view);
-      if (!q.empty() && q != last_question_) repartition(view, queue_order);
+  // Steps that ended since the last pass: their instances are offered now. The view does not have them yet
+  // (nor who they are held for), so the next plan waits for the next pass.
+  const bool landed = land();
+  for (int gpu : moves_.settle(view))  // changes whose moved jobs have all stopped
+    if (moves_.change(gpu)) ready_.push_back(gpu);
+  // Nothing is planned while steps run: the devices as read would be half-way through them.
+  if (!landed && !in_flight_ && ready_.empty()) {
+    std::string q = question(view);
+    // Something new waits, or the same job has waited `reread_s` since the last look (a foreign process may
+    // have ended, an instance been made or destroyed by hand): look at the devices as they are now.
+    if (!q.empty() && (q != last_question_ || view.now - read_at_ >= reread_s_)) {
+      if (!read(view.now)) {
+        last_question_ = q;  // not asked again until the queue changes or a re-read is due
+      } else {
+        q = question(view);
+        if (!q.empty() && q != last_question_) repartition(view, queue_order);
+      }
     }
   }
+  if (!in_flight_ && !ready_.empty()) launch(view);
   return slots_if_changed(view);
 }
 
@@ -197,37 +203,62 @@ void MachinePartitioner::repartition(const sched::ClusterView& view, const std::
                        change.moved.size()));
     stops_.insert(stops_.end(), change.moved.begin(), change.moved.end());
     moves_.begin(std::move(change), view.now);
-    if (!moves_.draining(gpu)) {
-      apply(*moves_.change(gpu), view);
-      moves_.finish(gpu);
-    }
+    if (!moves_.draining(gpu)) ready_.push_back(gpu);
   }
   // The question about the layout as it is now: asked again only when the queue or the machine changes.
   last_question_ = question(view);
 }
 
-void MachinePartitioner::apply(const GpuChange& change, const sched::ClusterView& view) {
+void MachinePartitioner::launch(const sched::ClusterView& view) {
   std::vector<PlannableGpu> gpus = plannable_gpus(devices_, nullptr);
-  std::erase_if(gpus, [&](const PlannableGpu& g) { return g.state.index != change.gpu; });
-  if (gpus.empty()) return;
-  std::set<std::string> held;  // instances a running (not moved) job holds are busy: never destroyed
-  for (const auto& job : view.jobs)
-    if (std::find(change.moved.begin(), change.moved.end(), job.id) == change.moved.end())
-      for (int s : job.slots) held.insert(view.slots[static_cast<size_t>(s)].id);
-  try {
-    gpu::PartitionPlan partition;
-    partition.gpus.push_back(gpu_plan(gpus[0], change, held));
-    if (partition.gpus[0].steps.empty()) return;
-    gpu::apply_plan(nvml_, partition, options_, [&](const std::string& line) { log_("mig auto: " + line); });
-  } catch (const Error& e) {
-    log_(std::string("mig auto: the layout stays as it is: ") + e.what());
+  gpu::PartitionPlan partition;
+  for (int index : ready_) {
+    const GpuChange& change = *moves_.change(index);
+    const auto g = std::find_if(gpus.begin(), gpus.end(), [&](const PlannableGpu& x) { return x.state.index == index; });
+    if (g == gpus.end()) continue;
+    std::set<std::string> held;  // instances a running (not moved) job holds are busy: never destroyed
+    for (const auto& job : view.jobs)
+      if (std::find(change.moved.begin(), change.moved.end(), job.id) == change.moved.end())
+        for (int s : job.slots) held.insert(view.slots[static_cast<size_t>(s)].id);
+    auto plan = gpu_plan(*g, change, held);
+    if (!plan.steps.empty()) partition.gpus.push_back(std::move(plan));
   }
-  // Read back whatever happened, also after a failure half-way.
-  try {
-    devices_ = gpu::read_devices(nvml_);
-  } catch (const DeviceError& e) {
-    log_(std::string("mig auto: cannot read the GPUs back: ") + e.what());
+  std::vector<int> changing = std::exchange(ready_, {});
+  if (partition.gpus.empty()) {  // nothing to do on the devices: done now
+    for (int gpu : changing) moves_.finish(gpu);
+    return;
   }
+  size_t steps = 0;
+  for (const auto& plan : partition.gpus) steps += plan.steps.size();
+  log_(fmt::format("mig auto: {} MIG step(s) on {} GPU(s) start; jobs go on meanwhile", steps, partition.gpus.size()));
+  // The thread touches only NVML (which is thread-safe) and what it is given; its log lines wait for land().
+  in_flight_ = InFlight{std::move(changing),
+                        std::async(std::launch::async, [&nvml = nvml_, options = options_, partition = std::move(partition)] {
+                          Applied out;
+                          const auto say = [&](const std::string& line) { out.log.push_back("mig auto: " + line); };
+                          try {
+                            gpu::apply_plan(nvml, partition, options, say);
+                          } catch (const Error& e) {
+                            say(std::string("the layout stays as it is: ") + e.what());
+                          }
+                          try {  // whatever happened, also after a failure half-way
+                            out.devices = gpu::read_devices(nvml);
+                            out.read = true;
+                          } catch (const DeviceError& e) {
+                            say(std::string("cannot read the GPUs back: ") + e.what());
+                          }
+                          return out;
+                        })};
+}
+
+bool MachinePartitioner::land() {
+  if (!in_flight_ || in_flight_->done.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
+  Applied applied = in_flight_->done.get();
+  for (const auto& line : applied.log) log_(line);
+  if (applied.read) devices_ = std::move(applied.devices);
+  for (int gpu : in_flight_->gpus) moves_.finish(gpu);
+  in_flight_.reset();
+  return true;
 }
 
 std::optional<std::vector<sched::Slot>> MachinePartitioner::slots_if_changed(const sched::ClusterView& view) {

@@ -3,13 +3,16 @@
 // instances that running jobs hold (and those where NVML sees processes) as busy; with `migrate`, running
 // jobs may move: exec::MigMoves holds the change until they have checkpointed and exited, and the instance
 // made for each until it resumes there. A changed layout is applied through NVML (gpu::apply_plan: every check
-// before the first change, idle instances only, largest first, IN_USE retried), and the machine's new
-// slots go to Scheduler::set_slots. Only GPUs whose MIG mode is on and whose model the catalog knows are
+// before the first change, idle instances only, largest first, IN_USE retried) on a thread of its own, so the
+// scheduler's passes go on while the steps run (a real GPU takes seconds per step); the instances a change
+// destroys are offered to nobody meanwhile, and the machine's new slots go to Scheduler::set_slots at the
+// first pass after the steps are done. Only GPUs whose MIG mode is on and whose model the catalog knows are
 // touched; MIG mode itself is never changed here. While a job waits for a GPU, the devices are read again
 // every `reread_s` of the scheduler's clock, so an instance freed or made outside ragmig is seen.
 #pragma once
 
 #include <functional>
+#include <future>
 #include <optional>
 #include <set>
 #include <string>
@@ -56,6 +59,10 @@ class MachinePartitioner {
   /// `rebalance.migrate`: running jobs may be checkpointed and moved (take_stops() says which).
   MachinePartitioner(const gpu::NvmlLibrary& nvml, std::vector<gpu::GpuDeviceState> devices, gpu::ApplyOptions options,
                      Log log, double reread_s = 10.0, SpeedOf speed_of = nullptr, RebalanceOptions rebalance = {});
+  /// Waits for steps under way to end, and logs what they said.
+  ~MachinePartitioner();
+  MachinePartitioner(const MachinePartitioner&) = delete;
+  MachinePartitioner& operator=(const MachinePartitioner&) = delete;
 
   /// Call after each scheduler pass. Returns the slots to offer when they differ from the view's (a layout
   /// changed, or a slot kept for a running job is free to go), else nullopt. Device errors are logged, not
@@ -68,13 +75,28 @@ class MachinePartitioner {
   std::vector<sched::JobId> take_stops() { return std::exchange(stops_, {}); }
   /// Moved jobs waiting for the instance made for them (ClusterView::awaiting), for Scheduler::set_slots.
   std::vector<sched::JobId> awaiting() const;
+  /// Whether MIG steps are being carried out now (on the partitioner's thread). Destroying the partitioner
+  /// waits for them to end.
+  bool applying() const { return in_flight_.has_value(); }
 
  private:
+  /// What the steps' thread hands back: the devices as read after the steps, and its log lines.
+  struct Applied {
+    std::vector<gpu::GpuDeviceState> devices;
+    bool read = false;
+    std::vector<std::string> log;
+  };
+  struct InFlight {
+    std::vector<int> gpus;
+    std::future<Applied> done;
+  };
   /// Plans for the queue on the devices as just read: changes without moves are applied at once, those
   /// with moves wait for their jobs to stop.
   void repartition(const sched::ClusterView& view, const std::vector<sched::JobId>& queue_order);
-  /// Applies `change` to its GPU (its moved jobs have stopped) and reads the devices back.
-  void apply(const GpuChange& change, const sched::ClusterView& view);
+  /// Starts the steps of the ready_ changes (their moved jobs have stopped) on a thread of their own.
+  void launch(const sched::ClusterView& view);
+  /// Takes the outcome of steps that have ended: the devices read back, the changes finished. True if any.
+  bool land();
   std::string question(const sched::ClusterView& view) const;
   /// Reads the devices; false (logged once per message) when NVML cannot.
   bool read(double now);
@@ -88,6 +110,8 @@ class MachinePartitioner {
   RebalanceOptions rebalance_;
   MigMoves moves_;
   std::vector<sched::JobId> stops_;
+  std::vector<int> ready_;               ///< GPUs whose change may run its steps, waiting for the thread
+  std::optional<InFlight> in_flight_;    ///< steps under way
   std::vector<gpu::GpuDeviceState> devices_;  ///< as last read
   double read_at_ = 0;                        ///< when, on the scheduler's clock (0: by the caller)
   std::string read_error_;                    ///< the last read's error, logged once

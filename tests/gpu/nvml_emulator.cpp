@@ -14,19 +14,23 @@
 // Read-only calls never write the file. Each change (and each refused change) is appended to "calls" and
 // the file is replaced atomically, so a test sees what a command did and in which order. A file changed by
 // someone else (a test, another process) is read again at the next call, as a driver shared by several
-// processes would show their changes.
+// processes would show their changes. Thread-safe, as NVML is; $NVML_EMULATOR_CHANGE_MS makes each MIG change
+// take that long, as a real one takes seconds.
 #include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -275,11 +279,30 @@ std::vector<std::pair<int, int>> mig_devices(const json& gpu) {
   return out;
 }
 
+// A driver is called from several threads of one process (ragmig's MIG steps run beside its scheduler
+// loop): one lock around every entry point, as the handles and the state are shared.
+std::recursive_mutex g_mutex;
+struct Lock {
+  Lock() { g_mutex.lock(); }
+  ~Lock() { g_mutex.unlock(); }
+  Lock(const Lock&) = delete;
+  Lock& operator=(const Lock&) = delete;
+};
+
+// A real driver takes seconds per MIG change: $NVML_EMULATOR_CHANGE_MS makes each change (made or refused)
+// take that long, slept before the lock so that other threads' calls go on meanwhile.
+void pause_for_change() {
+  if (const char* ms = std::getenv("NVML_EMULATOR_CHANGE_MS"))
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(ms)));
+}
+
 }  // namespace
+
 
 extern "C" {
 
 int nvmlInit_v2() {
+  const Lock lock;
   const char* path = std::getenv("NVML_EMULATOR_STATE");
   if (!path || !*path) return kUnknown;
   g_path = path;
@@ -289,6 +312,7 @@ int nvmlInit_v2() {
 }
 
 int nvmlShutdown() {
+  const Lock lock;
   g_initialised = false;
   return kSuccess;
 }
@@ -320,11 +344,13 @@ const char* nvmlErrorString(int rc) {
 }
 
 int nvmlSystemGetDriverVersion(char* version, unsigned int length) {
+  const Lock lock;
   if (!ready()) return kUninitialized;
   return copy_text(g_state.value("driver_version", "570.86.15"), version, length);
 }
 
 int nvmlDeviceGetCount_v2(unsigned int* count) {
+  const Lock lock;
   if (!ready()) return kUninitialized;
   if (!count) return kInvalidArgument;
   *count = static_cast<unsigned>(gpus().size());
@@ -332,6 +358,7 @@ int nvmlDeviceGetCount_v2(unsigned int* count) {
 }
 
 int nvmlDeviceGetHandleByIndex_v2(unsigned int index, void** device) {
+  const Lock lock;
   if (!ready()) return kUninitialized;
   if (!device || index >= gpus().size()) return kInvalidArgument;
   *device = intern(Handle::Gpu, static_cast<int>(index));
@@ -340,6 +367,7 @@ int nvmlDeviceGetHandleByIndex_v2(unsigned int index, void** device) {
 
 // A GPU's UUID gives its handle, a MIG device's UUID the MIG device's (as drivers from R470 do).
 int nvmlDeviceGetHandleByUUID(const char* uuid, void** device) {
+  const Lock lock;
   if (!ready()) return kUninitialized;
   if (!uuid || !device) return kInvalidArgument;
   for (size_t g = 0; g < gpus().size(); ++g) {
@@ -363,6 +391,7 @@ int nvmlDeviceGetHandleByUUID(const char* uuid, void** device) {
 }
 
 int nvmlDeviceGetName(void* device, char* name, unsigned int length) {
+  const Lock lock;
   const Handle* h = as_handle(device);
   json* gpu = gpu_of(h);
   if (!gpu) return kInvalidArgument;
@@ -375,6 +404,7 @@ int nvmlDeviceGetName(void* device, char* name, unsigned int length) {
 }
 
 int nvmlDeviceGetUUID(void* device, char* uuid, unsigned int length) {
+  const Lock lock;
   const Handle* h = as_handle(device);
   json* gpu = gpu_of(h);
   if (!gpu) return kInvalidArgument;
@@ -390,6 +420,7 @@ struct Memory {
 };
 
 int nvmlDeviceGetMemoryInfo(void* device, Memory* memory) {
+  const Lock lock;
   const Handle* h = as_handle(device);
   json* gpu = gpu_of(h);
   if (!gpu || !memory) return kInvalidArgument;
@@ -414,6 +445,7 @@ struct Utilization {
 };
 
 int nvmlDeviceGetUtilizationRates(void* device, Utilization* util) {
+  const Lock lock;
   const Handle* h = as_handle(device);
   json* gpu = gpu_of(h);
   if (!gpu || !util) return kInvalidArgument;
@@ -426,6 +458,7 @@ int nvmlDeviceGetUtilizationRates(void* device, Utilization* util) {
 }
 
 int nvmlDeviceGetComputeRunningProcesses_v3(void* device, unsigned int* count, void* infos) {
+  const Lock lock;
   const Handle* h = as_handle(device);
   json* gpu = gpu_of(h);
   if (!gpu || !count) return kInvalidArgument;
@@ -444,6 +477,7 @@ int nvmlDeviceGetComputeRunningProcesses_v3(void* device, unsigned int* count, v
 }
 
 int nvmlDeviceGetMigMode(void* device, unsigned int* current, unsigned int* pending) {
+  const Lock lock;
   json* gpu = gpu_of(as_handle(device));
   if (!gpu || !current || !pending) return kInvalidArgument;
   if (!gpu->value("mig_capable", true) || !profiles_of(*gpu).first) return kNotSupported;
@@ -453,6 +487,8 @@ int nvmlDeviceGetMigMode(void* device, unsigned int* current, unsigned int* pend
 }
 
 int nvmlDeviceSetMigMode(void* device, unsigned int mode, int* activation) {
+  pause_for_change();
+  const Lock lock;
   json* gpu = gpu_of(as_handle(device));
   if (!gpu || !activation || mode > 1) return kInvalidArgument;
   if (!gpu->value("mig_capable", true) || !profiles_of(*gpu).first) return kNotSupported;
@@ -481,6 +517,7 @@ struct GpuInstanceProfileInfo {
 };
 
 int nvmlDeviceGetGpuInstanceProfileInfo(void* device, unsigned int profile, GpuInstanceProfileInfo* info) {
+  const Lock lock;
   json* gpu = gpu_of(as_handle(device));
   if (!gpu || !info) return kInvalidArgument;
   const GiProfile* p = profile_by_index(*gpu, profile);
@@ -500,6 +537,7 @@ struct Placement {
 
 int nvmlDeviceGetGpuInstancePossiblePlacements_v2(void* device, unsigned int profile_id, Placement* placements,
                                                   unsigned int* count) {
+  const Lock lock;
   json* gpu = gpu_of(as_handle(device));
   if (!gpu || !count) return kInvalidArgument;
   const GiProfile* p = profile_by_id(*gpu, profile_id);
@@ -515,6 +553,7 @@ int nvmlDeviceGetGpuInstancePossiblePlacements_v2(void* device, unsigned int pro
 }
 
 int nvmlDeviceGetGpuInstances(void* device, unsigned int profile_id, void** out, unsigned int* count) {
+  const Lock lock;
   const Handle* h = as_handle(device);
   json* gpu = gpu_of(h);
   if (!gpu || !out || !count) return kInvalidArgument;
@@ -532,6 +571,7 @@ int nvmlDeviceGetGpuInstances(void* device, unsigned int profile_id, void** out,
 }
 
 int nvmlDeviceGetGpuInstanceById(void* device, unsigned int id, void** out) {
+  const Lock lock;
   const Handle* h = as_handle(device);
   json* gpu = gpu_of(h);
   if (!gpu || !out) return kInvalidArgument;
@@ -552,6 +592,7 @@ struct GpuInstanceInfo {
 };
 
 int nvmlGpuInstanceGetInfo(void* instance, GpuInstanceInfo* info) {
+  const Lock lock;
   const Handle* h = as_handle(instance);
   json* gi = h && h->kind == Handle::GpuInstance ? gi_of(h) : nullptr;
   if (!gi || !info) return kInvalidArgument;
@@ -564,6 +605,8 @@ int nvmlGpuInstanceGetInfo(void* instance, GpuInstanceInfo* info) {
 
 int nvmlDeviceCreateGpuInstanceWithPlacement(void* device, unsigned int profile_id, const Placement* placement,
                                              void** out) {
+  pause_for_change();
+  const Lock lock;
   const Handle* h = as_handle(device);
   json* gpu = gpu_of(h);
   if (!gpu || !placement || !out) return kInvalidArgument;
@@ -599,6 +642,8 @@ int nvmlDeviceCreateGpuInstanceWithPlacement(void* device, unsigned int profile_
 }
 
 int nvmlGpuInstanceDestroy(void* instance) {
+  pause_for_change();
+  const Lock lock;
   const Handle* h = as_handle(instance);
   json* gi = h && h->kind == Handle::GpuInstance ? gi_of(h) : nullptr;
   if (!gi) return kInvalidArgument;
@@ -629,6 +674,7 @@ unsigned ci_slices(unsigned profile) {
 
 int nvmlGpuInstanceGetComputeInstanceProfileInfo(void* instance, unsigned int profile, unsigned int engine,
                                                  ComputeInstanceProfileInfo* info) {
+  const Lock lock;
   const Handle* h = as_handle(instance);
   json* gi = h && h->kind == Handle::GpuInstance ? gi_of(h) : nullptr;
   if (!gi || !info || engine != 0) return kInvalidArgument;
@@ -644,6 +690,8 @@ int nvmlGpuInstanceGetComputeInstanceProfileInfo(void* instance, unsigned int pr
 }
 
 int nvmlGpuInstanceCreateComputeInstance(void* instance, unsigned int profile_id, void** out) {
+  pause_for_change();
+  const Lock lock;
   const Handle* h = as_handle(instance);
   json* gi = h && h->kind == Handle::GpuInstance ? gi_of(h) : nullptr;
   if (!gi || !out) return kInvalidArgument;
@@ -667,6 +715,7 @@ int nvmlGpuInstanceCreateComputeInstance(void* instance, unsigned int profile_id
 }
 
 int nvmlGpuInstanceGetComputeInstances(void* instance, unsigned int profile_id, void** out, unsigned int* count) {
+  const Lock lock;
   const Handle* h = as_handle(instance);
   json* gi = h && h->kind == Handle::GpuInstance ? gi_of(h) : nullptr;
   if (!gi || !out || !count) return kInvalidArgument;
@@ -684,6 +733,8 @@ int nvmlGpuInstanceGetComputeInstances(void* instance, unsigned int profile_id, 
 }
 
 int nvmlComputeInstanceDestroy(void* instance) {
+  pause_for_change();
+  const Lock lock;
   const Handle* h = as_handle(instance);
   json* ci = h && h->kind == Handle::ComputeInstance ? ci_of(h) : nullptr;
   if (!ci) return kInvalidArgument;
@@ -703,6 +754,7 @@ int nvmlComputeInstanceDestroy(void* instance) {
 }
 
 int nvmlDeviceGetMaxMigDeviceCount(void* device, unsigned int* count) {
+  const Lock lock;
   json* gpu = gpu_of(as_handle(device));
   if (!gpu || !count) return kInvalidArgument;
   if (!profiles_of(*gpu).first) return kNotSupported;
@@ -711,6 +763,7 @@ int nvmlDeviceGetMaxMigDeviceCount(void* device, unsigned int* count) {
 }
 
 int nvmlDeviceGetMigDeviceHandleByIndex(void* device, unsigned int index, void** out) {
+  const Lock lock;
   const Handle* h = as_handle(device);
   json* gpu = gpu_of(h);
   if (!gpu || !out || h->kind != Handle::Gpu) return kInvalidArgument;
@@ -722,6 +775,7 @@ int nvmlDeviceGetMigDeviceHandleByIndex(void* device, unsigned int index, void**
 }
 
 int nvmlDeviceGetGpuInstanceId(void* device, unsigned int* id) {
+  const Lock lock;
   const Handle* h = as_handle(device);
   if (!h || h->kind != Handle::Mig || !id || !ci_of(h)) return kInvalidArgument;
   *id = static_cast<unsigned>(h->gi);
@@ -729,6 +783,7 @@ int nvmlDeviceGetGpuInstanceId(void* device, unsigned int* id) {
 }
 
 int nvmlDeviceGetComputeInstanceId(void* device, unsigned int* id) {
+  const Lock lock;
   const Handle* h = as_handle(device);
   if (!h || h->kind != Handle::Mig || !id || !ci_of(h)) return kInvalidArgument;
   *id = static_cast<unsigned>(h->ci);

@@ -6,10 +6,12 @@
 #include <signal.h>
 
 #include <chrono>
+#include <map>
 #include <thread>
 
 #include "core/atomic_file.h"
 #include "gpu/emulated_gpu_fixture.h"
+#include "train/train_fixture.h"
 
 namespace ragmig::testing {
 namespace {
@@ -101,6 +103,61 @@ TEST_F(MigAutoRun, MigrateMovesALoneJobToTheWholeGpu) {
   EXPECT_NE(first, second);
   EXPECT_EQ(instance_of(second).second, 0) << gpus().dump(2);  // 7g.141gb
   EXPECT_THAT(run.output, HasSubstr("moving 1 running job(s) to a better layout"));
+}
+
+// The same move with a real `ragmig train` and slow MIG steps (as a real driver's): the trainer checkpoints on
+// SIGTERM, exits 75, and resumes on the whole GPU from that checkpoint; every step is trained exactly once.
+TEST_F(MigAutoRun, MigrateMovesARealTrainingJobAndLosesNoStep) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  write_squad_pairs(dir_ / "pairs.jsonl", 200);
+  write_file_atomic(dir_ / "train.toml", tiny_config(dir_ / "pairs.jsonl"));
+  json state = seven_small_instances();
+  state["gpus"][0]["instances"] = json::array();
+  write_gpus(state);
+  constexpr int64_t kSteps = 300;  // ~11 s on a free core
+  const int64_t trainer = submit(
+      {"--slots", "10gb:1", "--estimate", "3600", "--name", "trainer", "--cmd",
+       fmt::format("sh -c 'echo $CUDA_VISIBLE_DEVICES >> $RAGMIG_RUN_DIR/dev.txt; exec {} train {} --quiet --set "
+                   "train.max_steps={}'",
+                   RAGMIG_BINARY, (dir_ / "train.toml").string(), kSteps)});
+  const std::string run_dir = job(trainer)["run_dir"];
+  // The short job ends once the trainer has written its first checkpoint: the move comes mid-training.
+  const int64_t short_job =
+      submit({"--slots", "10gb:1", "--estimate", "1", "--cmd",
+              fmt::format("sh -c 'until grep -q checkpoint {}/events.jsonl 2>/dev/null; do sleep 0.1; done'", run_dir)});
+  ::setenv("NVML_EMULATOR_CHANGE_MS", "200", 1);
+  const auto run = ragmig({"run", "--until-empty", "--mig", "migrate", "--tick", "0.2"});
+  ::unsetenv("NVML_EMULATOR_CHANGE_MS");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(job(short_job)["state"], "done");
+  const auto j = job(trainer);
+  ASSERT_EQ(j["state"], "done") << run.output;
+  ASSERT_EQ(j["attempt_list"].size(), 2u) << j.dump(2);
+  EXPECT_EQ(j["attempt_list"][0]["exit_code"], 75);
+  EXPECT_THAT(run.output, HasSubstr("moving 1 running job(s) to a better layout"));
+  const std::string devices = read_file(std::filesystem::path(run_dir) / "dev.txt");
+  const auto newline = devices.find('\n');
+  ASSERT_NE(newline, std::string::npos) << devices;
+  EXPECT_EQ(instance_of(devices.substr(newline + 1, devices.size() - newline - 2)).second, 0) << gpus().dump(2);
+
+  std::map<int64_t, int> trained;
+  std::vector<int64_t> starts;
+  int64_t last_checkpoint = 0;
+  const std::string events = read_file(std::filesystem::path(run_dir) / "events.jsonl");
+  for (size_t pos = 0; pos < events.size();) {
+    const size_t nl = events.find('\n', pos);
+    const auto e = json::parse(events.substr(pos, nl - pos));
+    pos = nl + 1;
+    if (e["event"] == "progress") trained[e["step"].get<int64_t>()]++;
+    if (e["event"] == "checkpoint") last_checkpoint = e["step"];
+    if (e["event"] == "start") {
+      EXPECT_EQ(e["step"], starts.empty() ? 0 : last_checkpoint) << "resumed from its last checkpoint";
+      starts.push_back(e["step"]);
+    }
+  }
+  ASSERT_EQ(starts.size(), 2u) << events;
+  EXPECT_GE(starts[1], 9) << "moved after its first checkpoint";
+  for (int64_t step = 1; step <= kSteps; ++step) EXPECT_EQ(trained[step], 1) << "step " << step;
 }
 
 TEST_F(MigAutoRun, RefusedWithoutAGpuItMayPartition) {
