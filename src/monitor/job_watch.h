@@ -31,7 +31,7 @@ struct JobWatch {
   int64_t preemptions = 0;         ///< attempts stopped by the scheduler (preempted, moved)
   double oom_at = 0;               ///< when an attempt last ran out of memory; 0: never
   std::string oom_detail;
-  std::vector<double> failures_at; ///< when attempts failed or were lost, oldest first
+  std::vector<double> failures_at; ///< when attempts failed or were lost (not unavailable), oldest first
   double finished_at = 0;          ///< the worker's done event
 };
 
@@ -39,7 +39,8 @@ struct JobWatch {
 /// when there is none. Events it does not know are ignored.
 void fold_event(JobWatch& watch, const nlohmann::json& event, double received_at);
 
-/// Folds how an attempt ended: `outcome` is the store's (done | preempted | failed | lost | cancelled); a
+/// Folds how an attempt ended: `outcome` is the store's (done | preempted | failed | lost | unavailable |
+/// cancelled; unavailable: the executor could not reach what runs jobs, so it never started — no failure); a
 /// SIGKILL that the scheduler did not send is most likely the kernel's out-of-memory killer.
 void fold_attempt_end(JobWatch& watch, const std::string& outcome, int64_t exit_code, int64_t signal, double at);
 

@@ -122,12 +122,13 @@ void marker_running(SvgWriter& svg, double x, double cy, const std::string& colo
 
 void bar_rect(SvgWriter& svg, double x, double y, double w, double h, const std::string& fill,
               const std::string& outcome, const std::string& tooltip) {
-  std::string opacity = (outcome == "cancelled" || outcome == "lost") ? "0.35" : "1";
+  const bool lost = outcome == "lost" || outcome == "unavailable";
+  std::string opacity = (outcome == "cancelled" || lost) ? "0.35" : "1";
   if (outcome == "failed") {
     svg.leaf_with_title("rect", {{"x", coord(x)}, {"y", coord(y)}, {"width", coord(w)}, {"height", coord(h)},
                                  {"rx", "3"}, {"fill", fill}, {"stroke", kFailRed}, {"stroke-width", "2.5"}},
                         tooltip);
-  } else if (outcome == "lost") {
+  } else if (lost) {
     svg.leaf_with_title("rect", {{"x", coord(x)}, {"y", coord(y)}, {"width", coord(w)}, {"height", coord(h)},
                                  {"rx", "3"}, {"fill", fill}, {"fill-opacity", opacity}, {"stroke", kMuted},
                                  {"stroke-dasharray", "3 2"}},

@@ -17,8 +17,9 @@ struct Span {
   std::string label;    ///< trial id shown on/near the bar, e.g. "t03" or "t03 eval"
   std::string group;    ///< colour key: bars of the same trial share a colour, e.g. "t03"
   double start = 0, end = 0;  ///< seconds since the sweep started; end == start allowed
-  /// done | preempted | stopped | failed | cancelled | running | lost: preempted and stopped ends get a
-  /// distinct marker, failed a red outline, running an open end, cancelled and lost are faded.
+  /// done | preempted | stopped | failed | cancelled | running | lost | unavailable: preempted and stopped
+  /// ends get a distinct marker, failed a red outline, running an open end, cancelled and lost (or never
+  /// started: unavailable) are faded.
   std::string outcome;
 };
 

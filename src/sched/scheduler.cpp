@@ -335,10 +335,12 @@ void Scheduler::handle_exit(const ExitStatus& status) {
     end.next = JobState::Queued;
     end.reason = "preempted: " + how + " after the grace period";
   } else if (!status.known) {
-    end.outcome = "lost";
+    // Unavailable: what runs jobs did not answer (Slurm's controller), so the attempt never started: not the
+    // job's doing (the monitor does not count it as a crash), and not retried every pass.
+    end.outcome = status.error.empty() ? "lost" : "unavailable";
     end.next = JobState::Queued;
     end.reason = "requeued: the attempt " + how;
-    if (!status.error.empty()) end.not_before = now + options_.backoff_s;  // what it needs is down: not every pass
+    if (!status.error.empty()) end.not_before = now + options_.backoff_s;
   } else {
     end.outcome = "failed";
     end.failure = true;

@@ -66,14 +66,14 @@ struct AttemptRecord {
   int64_t pid = 0;
   int64_t exit_code = -1;     ///< -1 when killed by a signal or unknown
   int64_t signal = 0;
-  std::string outcome;        ///< done | preempted | failed | lost | cancelled; empty while open
+  std::string outcome;        ///< done | preempted | failed | lost | unavailable | cancelled; empty while open
 };
 
 /// How an attempt ended and what becomes of its job.
 struct AttemptEnd {
   int64_t exit_code = -1;
   int64_t signal = 0;
-  std::string outcome;        ///< done | preempted | failed | lost | cancelled
+  std::string outcome;        ///< done | preempted | failed | lost | unavailable | cancelled
   JobState next = JobState::Queued;
   std::string reason;
   double not_before = 0;      ///< when requeued after a failure: back-off

@@ -57,6 +57,7 @@ TEST(JobWatch, DivergedCheckpointOomAndAttemptEnds) {
   fold_attempt_end(w, "failed", 1, 0, 106.0);
   fold_attempt_end(w, "preempted", 75, 0, 107.0);
   fold_attempt_end(w, "lost", -1, 0, 108.0);
+  fold_attempt_end(w, "unavailable", -1, 0, 109.0);  // never started: Slurm's controller did not answer
   EXPECT_EQ(w.preemptions, 1);
   EXPECT_EQ(w.failures_at, (std::vector<double>{106.0, 108.0}));
   // A new attempt starts clean; a SIGKILL that ragmig did not send reads as the kernel's OOM killer.

@@ -225,6 +225,11 @@ TEST_F(SlurmBackend, TheDaemonsGoingAwayAndComingBackLoseNothing) {
     EXPECT_EQ(j["state"], "done") << j.dump(1);
     EXPECT_EQ(j["failures"], 0) << j.dump(1);
   }
+  // b's tries while the controller was away never started: "unavailable", which no crash_loop alert counts.
+  const auto attempts = job(b)["attempt_list"];
+  ASSERT_GE(attempts.size(), 2u) << attempts.dump(1);
+  for (size_t k = 0; k + 1 < attempts.size(); ++k) EXPECT_EQ(attempts[k]["outcome"], "unavailable") << attempts.dump(1);
+  EXPECT_EQ(attempts.back()["outcome"], "done");
   std::map<int64_t, int> trained;
   std::vector<int64_t> starts;
   trained_steps(job(a)["run_dir"].get<std::string>(), trained, starts);
