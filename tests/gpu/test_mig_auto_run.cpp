@@ -6,7 +6,6 @@
 #include <signal.h>
 
 #include <chrono>
-#include <map>
 #include <thread>
 
 #include "core/atomic_file.h"
@@ -121,10 +120,11 @@ TEST_F(MigAutoRun, MigrateMovesARealTrainingJobAndLosesNoStep) {
                    "train.max_steps={}'",
                    RAGMIG_BINARY, (dir_ / "train.toml").string(), kSteps)});
   const std::string run_dir = job(trainer)["run_dir"];
-  // The short job ends once the trainer has written its first checkpoint: the move comes mid-training.
-  const int64_t short_job =
-      submit({"--slots", "10gb:1", "--estimate", "1", "--cmd",
-              fmt::format("sh -c 'until grep -q checkpoint {}/events.jsonl 2>/dev/null; do sleep 0.1; done'", run_dir)});
+  // The short job ends once the trainer has written its first checkpoint event ("event":"checkpoint"; the
+  // start event's config names checkpoint_every): the move comes mid-training.
+  const int64_t short_job = submit(
+      {"--slots", "10gb:1", "--estimate", "1", "--cmd",
+       fmt::format("sh -c 'until grep -q event...checkpoint {}/events.jsonl 2>/dev/null; do sleep 0.1; done'", run_dir)});
   ::setenv("NVML_EMULATOR_CHANGE_MS", "200", 1);
   const auto run = ragmig({"run", "--until-empty", "--mig", "migrate", "--tick", "0.2"});
   ::unsetenv("NVML_EMULATOR_CHANGE_MS");
@@ -140,24 +140,12 @@ TEST_F(MigAutoRun, MigrateMovesARealTrainingJobAndLosesNoStep) {
   ASSERT_NE(newline, std::string::npos) << devices;
   EXPECT_EQ(instance_of(devices.substr(newline + 1, devices.size() - newline - 2)).second, 0) << gpus().dump(2);
 
-  std::map<int64_t, int> trained;
-  std::vector<int64_t> starts;
-  int64_t last_checkpoint = 0;
-  const std::string events = read_file(std::filesystem::path(run_dir) / "events.jsonl");
-  for (size_t pos = 0; pos < events.size();) {
-    const size_t nl = events.find('\n', pos);
-    const auto e = json::parse(events.substr(pos, nl - pos));
-    pos = nl + 1;
-    if (e["event"] == "progress") trained[e["step"].get<int64_t>()]++;
-    if (e["event"] == "checkpoint") last_checkpoint = e["step"];
-    if (e["event"] == "start") {
-      EXPECT_EQ(e["step"], starts.empty() ? 0 : last_checkpoint) << "resumed from its last checkpoint";
-      starts.push_back(e["step"]);
-    }
-  }
-  ASSERT_EQ(starts.size(), 2u) << events;
-  EXPECT_GE(starts[1], 9) << "moved after its first checkpoint";
-  for (int64_t step = 1; step <= kSteps; ++step) EXPECT_EQ(trained[step], 1) << "step " << step;
+  auto t = trained_steps(run_dir);
+  ASSERT_EQ(t.starts.size(), 2u) << read_file(std::filesystem::path(run_dir) / "events.jsonl");
+  EXPECT_EQ(t.starts[0], 0);
+  EXPECT_EQ(t.starts[1], t.checkpoint_before[1]) << "resumed from its last checkpoint";
+  EXPECT_GE(t.starts[1], 9) << "moved after its first checkpoint";
+  for (int64_t step = 1; step <= kSteps; ++step) EXPECT_EQ(t.trained[step], 1) << "step " << step;
 }
 
 TEST_F(MigAutoRun, RefusedWithoutAGpuItMayPartition) {
