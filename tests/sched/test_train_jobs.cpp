@@ -56,21 +56,10 @@ TEST_F(SchedTrain, TwelveJobsUnderPreemptivePriorityResumeFromCheckpoints) {
     for (const auto& a : j["attempt_list"]) preempted = preempted || a["outcome"] == "preempted";
     preempted_jobs += preempted;
     // From the worker's own events: every step trained exactly once, resumes at the last checkpoint.
-    std::map<int64_t, int> trained;
-    int64_t last_checkpoint = 0;
-    int starts = 0;
-    const std::string events = read_file(std::filesystem::path(j["run_dir"].get<std::string>()) / "events.jsonl");
-    for (size_t pos = 0; pos < events.size();) {
-      const size_t nl = events.find('\n', pos);
-      const auto e = nlohmann::json::parse(events.substr(pos, nl - pos));
-      pos = nl + 1;
-      if (e["event"] == "progress") trained[e["step"].get<int64_t>()]++;
-      if (e["event"] == "checkpoint") last_checkpoint = e["step"];
-      if (e["event"] == "start") {
-        EXPECT_EQ(e["step"], starts == 0 ? 0 : last_checkpoint) << "job " << id << " resumed elsewhere";
-        ++starts;
-      }
-    }
+    auto [trained, start_steps, checkpoint_before] = trained_steps(j["run_dir"].get<std::string>());
+    for (size_t k = 0; k < start_steps.size(); ++k)
+      EXPECT_EQ(start_steps[k], k == 0 ? 0 : checkpoint_before[k]) << "job " << id << " resumed elsewhere";
+    const int starts = static_cast<int>(start_steps.size());
     // A SIGTERM that lands before the worker has installed its handler ends it before its first event.
     EXPECT_GE(starts, 1) << "job " << id;
     EXPECT_LE(starts, static_cast<int>(j["attempt_list"].size())) << "job " << id;

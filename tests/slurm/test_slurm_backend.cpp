@@ -44,19 +44,6 @@ class SlurmBackend : public SchedFixture {
     return std::to_string(j["attempt_list"].back()["pid"].get<int64_t>());
   }
 
-  // step -> how many times it was trained, from the worker's own events; the "start" events' steps.
-  static void trained_steps(const std::filesystem::path& run, std::map<int64_t, int>& trained,
-                            std::vector<int64_t>& starts) {
-    const std::string events = read_file(run / "events.jsonl");
-    for (size_t pos = 0; pos < events.size();) {
-      const size_t nl = events.find('\n', pos);
-      const auto e = nlohmann::json::parse(events.substr(pos, nl - pos));
-      pos = nl + 1;
-      if (e["event"] == "progress") trained[e["step"].get<int64_t>()]++;
-      if (e["event"] == "start") starts.push_back(e["step"]);
-    }
-  }
-
   std::string train_cmd(int64_t steps) {
     return "ragmig train " + (dir_ / "train.toml").string() + " --quiet --set train.max_steps=" + std::to_string(steps);
   }
@@ -131,9 +118,7 @@ TEST_F(SlurmBackend, RequeuedBySlurmItResumesFromItsCheckpoint) {
   const auto j = job(id);
   EXPECT_EQ(j["state"], "done") << j.dump(1);
   EXPECT_EQ(j["attempts"], 1) << "Slurm's requeue is inside one attempt";
-  std::map<int64_t, int> trained;
-  std::vector<int64_t> starts;
-  trained_steps(j["run_dir"].get<std::string>(), trained, starts);
+  auto [trained, starts, checkpoint_before] = trained_steps(j["run_dir"].get<std::string>());
   ASSERT_EQ(starts.size(), 2u) << "started by Slurm twice";
   EXPECT_GT(starts[1], 0) << "the second start resumed from a checkpoint";
   for (int64_t step = starts[1] + 1; step <= 300; ++step) EXPECT_EQ(trained[step], 1) << "step " << step;
@@ -166,9 +151,7 @@ TEST_F(SlurmBackend, AStoppedSchedulerCheckpointsItsJobsAndANewOneResumesThem) {
     const auto j = job(id);
     EXPECT_EQ(j["state"], "done") << j.dump(1);
     EXPECT_EQ(j["attempt_list"][0]["outcome"], "preempted");
-    std::map<int64_t, int> trained;
-    std::vector<int64_t> starts;
-    trained_steps(j["run_dir"].get<std::string>(), trained, starts);
+    auto [trained, starts, checkpoint_before] = trained_steps(j["run_dir"].get<std::string>());
     ASSERT_EQ(starts.size(), 2u);
     for (int64_t step = starts[1] + 1; step <= 300; ++step) EXPECT_EQ(trained[step], 1) << "job " << id << " step " << step;
     for (int64_t step = 1; step <= starts[1]; ++step) EXPECT_GE(trained[step], 1) << "job " << id << " step " << step;
@@ -191,9 +174,7 @@ TEST_F(SlurmBackend, AKilledSchedulerAdoptsItsSlurmJobs) {
   const auto j = job(id);
   EXPECT_EQ(j["state"], "done") << j.dump(1);
   EXPECT_EQ(j["attempts"], 1) << "adopted, not submitted again";
-  std::map<int64_t, int> trained;
-  std::vector<int64_t> starts;
-  trained_steps(j["run_dir"].get<std::string>(), trained, starts);
+  auto [trained, starts, checkpoint_before] = trained_steps(j["run_dir"].get<std::string>());
   EXPECT_EQ(starts.size(), 1u);
   for (int64_t step = 1; step <= 400; ++step) EXPECT_EQ(trained[step], 1) << "step " << step;
 }
@@ -230,9 +211,7 @@ TEST_F(SlurmBackend, TheDaemonsGoingAwayAndComingBackLoseNothing) {
   ASSERT_GE(attempts.size(), 2u) << attempts.dump(1);
   for (size_t k = 0; k + 1 < attempts.size(); ++k) EXPECT_EQ(attempts[k]["outcome"], "unavailable") << attempts.dump(1);
   EXPECT_EQ(attempts.back()["outcome"], "done");
-  std::map<int64_t, int> trained;
-  std::vector<int64_t> starts;
-  trained_steps(job(a)["run_dir"].get<std::string>(), trained, starts);
+  auto [trained, starts, checkpoint_before] = trained_steps(job(a)["run_dir"].get<std::string>());
   EXPECT_EQ(starts.size(), 1u) << "the running job was never interrupted";
   for (int64_t step = 1; step <= 600; ++step) EXPECT_EQ(trained[step], 1) << "step " << step;
 }

@@ -4,9 +4,12 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "core/atomic_file.h"
 #include "support/process.h"
@@ -61,6 +64,31 @@ seed = 7
 {}
 )",
                      pairs.string(), extra);
+}
+
+/// What a run's own events (events.jsonl) say of its training: how many times each step was trained, the step
+/// each "start" event gave, and the newest checkpoint before each start (0: none), which a resume starts from.
+struct TrainedSteps {
+  std::map<int64_t, int> trained;
+  std::vector<int64_t> starts;
+  std::vector<int64_t> checkpoint_before;
+};
+inline TrainedSteps trained_steps(const std::filesystem::path& run_dir) {
+  TrainedSteps out;
+  int64_t last_checkpoint = 0;
+  const std::string events = read_file(run_dir / "events.jsonl");
+  for (size_t pos = 0; pos < events.size();) {
+    const size_t nl = events.find('\n', pos);
+    const auto e = nlohmann::json::parse(events.substr(pos, nl - pos));
+    pos = nl + 1;
+    if (e["event"] == "progress") out.trained[e["step"].get<int64_t>()]++;
+    if (e["event"] == "checkpoint") last_checkpoint = e["step"];
+    if (e["event"] == "start") {
+      out.starts.push_back(e["step"]);
+      out.checkpoint_before.push_back(last_checkpoint);
+    }
+  }
+  return out;
 }
 
 inline ProcessResult run_ragmig(std::vector<std::string> args) {
