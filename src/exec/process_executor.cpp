@@ -19,11 +19,11 @@
 #include "core/atomic_file.h"
 #include "core/cpu_threads.h"
 #include "core/error.h"
-#include "sched/clock.h"
 #include "core/file_lock.h"
 #include "core/shell_words.h"
 #include "exec/event_tail.h"
 #include "exec/process_usage.h"
+#include "sched/clock.h"
 
 namespace ragmig::exec {
 namespace fs = std::filesystem;

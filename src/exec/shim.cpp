@@ -9,10 +9,10 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
-#include "sched/clock.h"
 #include "core/gang.h"
 #include "core/replica_exit.h"
 #include "core/spawn.h"
+#include "sched/clock.h"
 
 namespace ragmig::exec {
 namespace {

@@ -12,12 +12,12 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
-#include "sched/clock.h"
 #include "core/shell_words.h"
 #include "exec/command_output.h"
 #include "exec/event_tail.h"
 #include "exec/process_executor.h"
 #include "gpu/mig_catalog.h"
+#include "sched/clock.h"
 #include "sched/job.h"
 
 namespace fs = std::filesystem;

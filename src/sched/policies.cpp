@@ -220,8 +220,9 @@ Policy make_policy(const std::string& text) {
                           (spec.name == "priority" && params.number("preempt", 0) == 1);
   Policy policy{spec, nullptr, nullptr, nullptr};
   policy.decide = [ranking, preemptive](const ClusterView& v) {
+    if (nothing_waits(v)) return Decisions{};  // most passes end here
     const bool full = every_slot_kept(v);
-    if (nothing_waits(v) || (!preemptive && full)) return Decisions{};
+    if (!preemptive && full) return Decisions{};
     // Running jobs matter to placement only as victims, and ranking them is most of a pass's work (a sort
     // of every job): place the queued jobs alone first. That gives the same decisions as the whole ranking
     // unless a queued job is left that only preemption could place.
