@@ -23,6 +23,7 @@
 #include "gpu/inventory.h"
 #include "hpo/sweep_driver.h"
 #include "hpo/sweep_spec.h"
+#include "index/fusion_spec.h"
 #include "monitor/alert_config.h"
 #include "report/html_report.h"
 #include "report/sweep_report.h"
@@ -63,12 +64,37 @@ hpo::SweepPlan resolve_plan(const hpo::SweepSpec& spec) {
   plan.rung_k = base.eval.k;
   plan.max_query_tokens = base.data.max_query_tokens;
   plan.max_passage_tokens = base.data.max_passage_tokens;
+  plan.init_model = base.model.init;
+  const auto& baselines = spec.eval.baselines;
+  if (plan.init_model.empty() && std::find(baselines.begin(), baselines.end(), "zero-shot") != baselines.end())
+    throw ConfigError(fmt::format("{}: [eval] baselines: \"zero-shot\" evaluates the base config's model.init before "
+                                  "training, and {} has none (it trains from scratch)",
+                                  spec.path, spec.base));
   hpo::AshaConfig asha;
   asha.min_steps = spec.asha.min_steps;
   asha.reduction_factor = spec.asha.reduction_factor;
   asha.max_steps = plan.max_steps;
   plan.rungs = hpo::rung_steps(asha);
   return plan;
+}
+
+// [eval] fusion: a fusion `ragmig eval` knows; "auto" chooses it on the data's training queries, which must exist.
+void check_fusion(const hpo::SweepSpec& spec) {
+  const std::string& fusion = spec.eval.fusion;
+  if (fusion.empty()) return;
+  if (fusion == "auto") {
+    const fs::path qrels = fs::path(spec.eval.data) / "qrels" / "train.tsv";  // `ragmig eval --fusion-validation`'s default
+    if (!fs::exists(qrels))
+      throw ConfigError(fmt::format("{}: [eval] fusion = \"auto\" chooses the fusion on the training queries of {}, "
+                                    "and it has no {}; give a fixed fusion like \"RRF(k=60)\"",
+                                    spec.path, spec.eval.data, qrels.string()));
+    return;
+  }
+  try {
+    index::parse_fusion_spec(fusion);
+  } catch (const ConfigError& e) {
+    throw ConfigError(fmt::format("{}: [eval] fusion: {}", spec.path, e.what()));
+  }
 }
 
 // DIR/sweep.json pins the sweep a state folder belongs to: a changed sweep file must not silently mix its
@@ -110,9 +136,11 @@ std::vector<std::pair<std::string, std::string>> environment(const gpu::Inventor
   env.emplace_back("policy", policy);
   env.emplace_back("trial resources", plan.spec.slots);
   env.emplace_back("base config", plan.spec.base);
-  env.emplace_back("evaluation", fmt::format("{} on {} ({}, {} queries)", plan.spec.eval.metric, plan.spec.eval.data,
+  env.emplace_back("evaluation", fmt::format("{} on {} ({}, {} queries){}", plan.spec.eval.metric, plan.spec.eval.data,
                                              plan.spec.eval.split,
-                                             plan.spec.eval.max_queries > 0 ? std::to_string(plan.spec.eval.max_queries) : "all"));
+                                             plan.spec.eval.max_queries > 0 ? std::to_string(plan.spec.eval.max_queries) : "all",
+                                             plan.spec.eval.fusion.empty() ? "" : "; also fused with BM25: " + plan.spec.eval.fusion));
+  if (!plan.init_model.empty()) env.emplace_back("trials start from", plan.init_model);
   env.emplace_back("ASHA", plan.rungs.empty() ? "off"
                                               : fmt::format("rungs at steps {} of {}, reduction factor {}, {} on {} queries / {} passages",
                                                             fmt::join(plan.rungs, ", "), plan.max_steps,
@@ -190,7 +218,9 @@ Command add_batch_command(CLI::App& root) {
       "           policy (fifo, priority, srtf, ...), priority\n"
       "  [space]  \"train.lr\" = { log_uniform = [1e-4, 3e-3] } | { uniform = [a, b] } | { int = [a, b] } |\n"
       "           { choice = [..] }\n"
-      "  [eval]   data (BEIR folder), split, metric (ndcg@10, recall@100, ...), max_queries\n"
+      "  [eval]   data (BEIR folder), split, metric (ndcg@10, recall@100, ...), max_queries,\n"
+      "           fusion (\"auto\", \"RRF(k=60)\", ...: each model also fused with BM25),\n"
+      "           baselines = [\"bm25\", \"zero-shot\"] (evaluated beside the trials)\n"
       "  [asha]   min_steps (first rung; 0 = off), reduction_factor, queries and passages of rung evaluations\n"
       "  [alerts] thresholds of the monitor's alerts and a command to tell (see `ragmig run --help`)\n"
       "  [slurm]  with --backend slurm: partition, account, qos, time, sbatch = [\"--constraint=h200\", ..]\n"
@@ -205,6 +235,7 @@ Command add_batch_command(CLI::App& root) {
     eval::parse_metric(spec.eval.metric);
     if (!fs::is_directory(spec.eval.data))
       throw ConfigError(fmt::format("{}: [eval] data: '{}' is not a folder", spec.path, spec.eval.data));
+    check_fusion(spec);
     hpo::SweepPlan plan = resolve_plan(spec);
     plan.dir = fs::absolute(args->state.empty() ? fs::path(".ragmig") / "sweeps" / spec.name : fs::path(args->state))
                    .lexically_normal()
@@ -294,12 +325,19 @@ Command add_batch_command(CLI::App& root) {
       if (mig.after_pass(scheduler)) add_slots(scheduler.slots());
       const bool changed = driver.after_pass();
       monitoring.after_pass(scheduler, clock.now());
-      for (const auto& t : driver.trials()) {
-        if (said[t.id] == t.state) continue;
-        said[t.id] = t.state;
-        log_line(fmt::format("{}: {}{}{}", t.id, t.state, t.metric ? fmt::format(" ({} {:.4f})", spec.eval.metric, *t.metric) : "",
-                             t.reason.empty() || t.state == "queued" ? "" : " - " + t.reason));
-      }
+      // "t03: done (ndcg@10 0.6612, fused with BM25 0.7420)"
+      const auto say = [&](const std::string& id, const std::string& state, const std::optional<double>& metric,
+                           const std::optional<double>& hybrid, const std::string& reason) {
+        if (said[id] == state) return;
+        said[id] = state;
+        log_line(fmt::format("{}: {}{}{}", id, state,
+                             metric ? fmt::format(" ({} {:.4f}{})", spec.eval.metric, *metric,
+                                                  hybrid ? fmt::format(", fused with BM25 {:.4f}", *hybrid) : "")
+                                    : "",
+                             reason.empty() || state == "queued" ? "" : " - " + reason));
+      };
+      for (const auto& b : driver.baselines()) say(b.id, b.state, b.metric, b.hybrid, b.reason);
+      for (const auto& t : driver.trials()) say(t.id, t.state, t.metric, t.hybrid, t.reason);
       const double now = clock.now();
       if (now - last_sample >= 2.0) {
         if (const auto u = mean_utilization(store.slots(), input)) {

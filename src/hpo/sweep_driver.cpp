@@ -40,6 +40,10 @@ std::optional<nlohmann::json> read_json_file(const std::string& path) {
   }
 }
 
+bool is_final_evaluation(const std::string& state) {
+  return state == "done" || state == "failed" || state == "cancelled";
+}
+
 }  // namespace
 
 bool is_final(const std::string& s) { return s == "done" || s == "stopped" || s == "failed" || s == "cancelled"; }
@@ -52,6 +56,11 @@ SweepDriver::SweepDriver(SweepPlan plan, sched::Store& store, sched::Scheduler& 
     t.params = plan_.trials[i];
     index_of_[t.id] = i;
     trials_.push_back(std::move(t));
+  }
+  for (const auto& id : plan_.spec.eval.baselines) {
+    BaselineStatus b;
+    b.id = id;
+    baselines_.push_back(std::move(b));
   }
   events_seen_.assign(trials_.size(), 0);
   training_over_.assign(trials_.size(), false);
@@ -96,6 +105,13 @@ void SweepDriver::start() {
   // Match trials to the jobs a previous driver submitted, by name; submit the rest.
   std::map<std::string, sched::JobId> by_name;
   for (const auto& job : store_.jobs(/*active_only=*/false)) by_name[job.spec.name] = job.id;
+  // Baselines first: under the sweep's policy they run before the trials' evaluations at the same priority.
+  for (size_t i = 0; i < baselines_.size(); ++i) {
+    BaselineStatus& b = baselines_[i];
+    if (const auto it = by_name.find(eval_job_name(b.id)); it != by_name.end()) b.eval_job = it->second;
+    else b.eval_job = scheduler_.submit(baseline_job(plan_, b.id));
+    refresh_baseline(i);
+  }
   for (size_t i = 0; i < trials_.size(); ++i) {
     TrialStatus& t = trials_[i];
     if (const auto it = by_name.find(t.id); it != by_name.end()) t.train_job = it->second;
@@ -217,32 +233,51 @@ bool SweepDriver::refresh(size_t index) {
         const auto model_dir = std::filesystem::path(store_.run_dir(t.train_job)) / "model";
         t.eval_job = scheduler_.submit(eval_job(plan_, index, model_dir.string()));
       }
-      const auto ev = store_.job(t.eval_job);
-      if (!ev) throw InternalError(fmt::format("trial {}: evaluation job {} is missing", t.id, t.eval_job));
-      if (ev->state == sched::JobState::Done) {
-        const auto result = read_json_file(eval_result_path(plan_, index));
-        if (!result || !result->contains(plan_.spec.eval.metric) || !(*result)[plan_.spec.eval.metric].is_number()) {
-          t.state = "failed";
-          t.reason = "the evaluation wrote no " + plan_.spec.eval.metric + " to " + eval_result_path(plan_, index);
-        } else {
-          t.metric = (*result)[plan_.spec.eval.metric].get<double>();
-          t.state = "done";
-        }
-      } else if (ev->state == sched::JobState::Failed || ev->state == sched::JobState::Cancelled) {
-        t.state = ev->state == sched::JobState::Failed ? "failed" : "cancelled";
-        t.reason = "evaluation: " + ev->reason;
-      } else {
-        t.state = "evaluating";
-      }
+      const Evaluation e = evaluation(t.eval_job, t.id);
+      t.state = e.state == "queued" ? "evaluating" : e.state;
+      if (e.state == "failed" || e.state == "cancelled") t.reason = "evaluation: " + e.reason;
+      if (e.scores) t.metric = e.scores->alone, t.hybrid = e.scores->hybrid, t.fusion = e.scores->fusion;
       break;
     }
   }
   return t.state != before;
 }
 
+SweepDriver::Evaluation SweepDriver::evaluation(sched::JobId job_id, const std::string& name) const {
+  const auto job = store_.job(job_id);
+  if (!job) throw InternalError(fmt::format("{}: evaluation job {} is missing from the store", name, job_id));
+  switch (job->state) {
+    case sched::JobState::Queued: return {"queued", std::nullopt, ""};
+    case sched::JobState::Running: return {"evaluating", std::nullopt, ""};
+    case sched::JobState::Failed: return {"failed", std::nullopt, job->reason};
+    case sched::JobState::Cancelled: return {"cancelled", std::nullopt, job->reason};
+    case sched::JobState::Done: break;
+  }
+  const std::string path = eval_result_path(plan_, name);
+  try {
+    const auto result = read_json_file(path);
+    if (!result) return {"failed", std::nullopt, "the evaluation wrote no result to " + path};
+    return {"done", eval_scores(*result, plan_.spec.eval.metric, path), ""};
+  } catch (const DataError& e) {
+    return {"failed", std::nullopt, e.what()};
+  }
+}
+
+bool SweepDriver::refresh_baseline(size_t index) {
+  BaselineStatus& b = baselines_[index];
+  if (is_final_evaluation(b.state)) return false;
+  const std::string before = b.state;
+  const Evaluation e = evaluation(b.eval_job, b.id);
+  b.state = e.state;
+  b.reason = e.reason;
+  if (e.scores) b.metric = e.scores->alone, b.hybrid = e.scores->hybrid, b.fusion = e.scores->fusion;
+  return b.state != before;
+}
+
 bool SweepDriver::after_pass() {
   changed_ = false;
   bool changed = false;
+  for (size_t i = 0; i < baselines_.size(); ++i) changed = refresh_baseline(i) || changed;
   for (size_t i = 0; i < trials_.size(); ++i) changed = refresh(i) || changed;
   if (plan_.spec.asha.order == "trial") {
     decide_in_trial_order();
@@ -253,7 +288,9 @@ bool SweepDriver::after_pass() {
 }
 
 bool SweepDriver::finished() const {
-  return std::all_of(trials_.begin(), trials_.end(), [](const TrialStatus& t) { return is_final(t.state); });
+  return std::all_of(trials_.begin(), trials_.end(), [](const TrialStatus& t) { return is_final(t.state); }) &&
+         std::all_of(baselines_.begin(), baselines_.end(),
+                     [](const BaselineStatus& b) { return is_final_evaluation(b.state); });
 }
 
 nlohmann::json SweepDriver::results_json() const {
@@ -266,15 +303,28 @@ nlohmann::json SweepDriver::results_json() const {
                           {"wall_s", t.wall_s}, {"slot", t.slot},     {"state", t.state},  {"rungs", rungs},
                           {"train_job", t.train_job}, {"eval_job", t.eval_job}};
     if (t.metric) row["metric"] = *t.metric;
+    if (t.hybrid) row["hybrid"] = *t.hybrid, row["fusion"] = t.fusion;
     if (!t.reason.empty()) row["reason"] = t.reason;
     trials.push_back(std::move(row));
   }
-  return {{"sweep", plan_.spec.name},
-          {"metric", plan_.spec.eval.metric},
-          {"rung_metric", plan_.rung_metric()},
-          {"rungs", asha_.rungs()},
-          {"max_steps", plan_.max_steps},
-          {"trials", trials}};
+  nlohmann::json out = {{"sweep", plan_.spec.name},
+                        {"metric", plan_.spec.eval.metric},
+                        {"rung_metric", plan_.rung_metric()},
+                        {"rungs", asha_.rungs()},
+                        {"max_steps", plan_.max_steps},
+                        {"trials", trials}};
+  if (!baselines_.empty()) {
+    nlohmann::json baselines = nlohmann::json::array();
+    for (const auto& b : baselines_) {
+      nlohmann::json row = {{"id", b.id}, {"state", b.state}, {"metric", nullptr}, {"eval_job", b.eval_job}};
+      if (b.metric) row["metric"] = *b.metric;
+      if (b.hybrid) row["hybrid"] = *b.hybrid, row["fusion"] = b.fusion;
+      if (!b.reason.empty()) row["reason"] = b.reason;
+      baselines.push_back(std::move(row));
+    }
+    out["baselines"] = std::move(baselines);
+  }
+  return out;
 }
 
 }  // namespace ragmig::hpo

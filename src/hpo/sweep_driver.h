@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "hpo/asha.h"
+#include "hpo/eval_scores.h"
 #include "hpo/trial_jobs.h"
 #include "sched/clock.h"
 #include "sched/scheduler.h"
@@ -37,11 +38,24 @@ struct TrialStatus {
   /// stopped (by ASHA) | failed | cancelled
   std::string state = "queued";
   std::optional<double> metric;   ///< the sweep's metric from the final evaluation
+  std::optional<double> hybrid;   ///< with [eval] fusion: the same, fused with BM25
+  std::string fusion;             ///< the fusion that gave `hybrid`
   std::vector<RungResult> rungs;
   int64_t steps = 0;              ///< training steps done
   double wall_s = 0;              ///< training time over all attempts
   std::string slot;               ///< where its training ran last ("cpu:0", "mig:0:1g.18gb@0", "+" between replicas)
   std::string reason;             ///< why it failed or stopped
+};
+
+/// A baseline evaluated beside the trials ([eval] baselines).
+struct BaselineStatus {
+  std::string id;                   ///< "bm25", "zero-shot"
+  sched::JobId eval_job = 0;
+  std::string state = "queued";     ///< queued | evaluating | done | failed | cancelled
+  std::optional<double> metric;     ///< the sweep's metric, the retriever alone
+  std::optional<double> hybrid;     ///< with [eval] fusion: fused with BM25
+  std::string fusion;
+  std::string reason;               ///< why it failed
 };
 
 /// done, stopped, failed and cancelled trials change no more.
@@ -61,8 +75,10 @@ class SweepDriver {
 
   const SweepPlan& plan() const { return plan_; }
   const std::vector<TrialStatus>& trials() const { return trials_; }
+  const std::vector<BaselineStatus>& baselines() const { return baselines_; }
   /// {"sweep", "metric", "rung_metric", "rungs", "trials": [{id, params, metric, steps, wall_s, slot, state,
-  /// rungs, train_job, eval_job}]}, trials in id order.
+  /// rungs, train_job, eval_job}]}, trials in id order; with [eval] fusion, trials have "hybrid" and "fusion";
+  /// with [eval] baselines, "baselines": [{id, state, metric, eval_job}] (and hybrid, fusion).
   nlohmann::json results_json() const;
 
  private:
@@ -76,6 +92,15 @@ class SweepDriver {
   /// "stopped by ASHA at step S: recall@k V below the rung's cutoff"
   std::string stop_reason(const RungResult& rung) const;
   bool refresh(size_t index);
+  bool refresh_baseline(size_t index);
+  /// Where the evaluation job `job` of `name` ("t03", "bm25") stands: its state (queued, evaluating, done,
+  /// failed, cancelled), and its scores once done or why it failed.
+  struct Evaluation {
+    std::string state;
+    std::optional<EvalScores> scores;
+    std::string reason;
+  };
+  Evaluation evaluation(sched::JobId job, const std::string& name) const;
   std::string asha_log_path() const;
 
   SweepPlan plan_;
@@ -84,6 +109,7 @@ class SweepDriver {
   sched::Clock& clock_;
   Asha asha_;
   std::vector<TrialStatus> trials_;
+  std::vector<BaselineStatus> baselines_;
   std::map<std::string, size_t> index_of_;   ///< trial id -> index
   std::vector<int64_t> events_seen_;         ///< per trial: seq of the last event of its training read
   std::vector<bool> training_over_;          ///< per trial: its training job ended and its events are read

@@ -298,7 +298,7 @@ void read_sweep_table(const Reader& r, const toml::table& t, SweepSpec& spec) {
 }
 
 void read_eval_table(const Reader& r, const toml::table& t, SweepEval& eval) {
-  r.only_keys(t, "eval", {"data", "split", "metric", "max_queries"});
+  r.only_keys(t, "eval", {"data", "split", "metric", "max_queries", "fusion", "baselines"});
   if (!r.get(t, "eval", "data", eval.data)) r.fail("eval", "data", "required: the BEIR folder trials are evaluated on");
   if (eval.data.empty()) r.fail("eval", "data", "expected a BEIR folder (got \"\")");
   r.get(t, "eval", "split", eval.split);
@@ -311,6 +311,15 @@ void read_eval_table(const Reader& r, const toml::table& t, SweepEval& eval) {
   if (at == 0 || !k_ok)
     r.fail("eval", "metric", fmt::format("expected name@k with k >= 1, like \"ndcg@10\" (got \"{}\")", eval.metric));
   r.get(t, "eval", "max_queries", eval.max_queries, 0);
+  if (r.get(t, "eval", "fusion", eval.fusion) && eval.fusion.empty())
+    r.fail("eval", "fusion", "expected \"auto\" or a fusion like \"RRF(k=60)\" (got \"\"; leave the key out for none)");
+  r.get(t, "eval", "baselines", eval.baselines);
+  std::set<std::string> seen;
+  for (const std::string& b : eval.baselines) {
+    if (b != "bm25" && b != "zero-shot")
+      r.fail("eval", "baselines", fmt::format("expected \"bm25\" or \"zero-shot\" entries (got \"{}\")", b));
+    if (!seen.insert(b).second) r.fail("eval", "baselines", fmt::format("names \"{}\" twice", b));
+  }
 }
 
 void read_asha_table(const Reader& r, const toml::table& t, SweepAsha& asha) {
@@ -387,6 +396,13 @@ nlohmann::json to_json(const SweepSpec& spec) {
       j["low"] = p.low, j["high"] = p.high;
     space.push_back(std::move(j));
   }
+  nlohmann::json eval = {{"data", spec.eval.data},
+                         {"split", spec.eval.split},
+                         {"metric", spec.eval.metric},
+                         {"max_queries", spec.eval.max_queries}};
+  // Only when given: a state folder pinned before these keys existed still matches its sweep file.
+  if (!spec.eval.fusion.empty()) eval["fusion"] = spec.eval.fusion;
+  if (!spec.eval.baselines.empty()) eval["baselines"] = spec.eval.baselines;
   return {
       {"name", spec.name},
       {"base", spec.base},
@@ -397,11 +413,7 @@ nlohmann::json to_json(const SweepSpec& spec) {
       {"slots", spec.slots},
       {"policy", spec.policy},
       {"space", std::move(space)},
-      {"eval",
-       {{"data", spec.eval.data},
-        {"split", spec.eval.split},
-        {"metric", spec.eval.metric},
-        {"max_queries", spec.eval.max_queries}}},
+      {"eval", std::move(eval)},
       {"asha",
        {{"min_steps", spec.asha.min_steps},
         {"reduction_factor", spec.asha.reduction_factor},

@@ -16,6 +16,13 @@ struct SweepEval {
   std::string split = "test";
   std::string metric = "ndcg@10";  ///< name@k, k >= 1; the caller checks the name against the eval module's
   int64_t max_queries = 0;         ///< 0 = all
+  /// "": every finished model is evaluated alone. Otherwise a fusion of `ragmig eval --fusion` ("auto",
+  /// "RRF(k=60)", "Linear(alpha=0.5)"; the caller checks it): the same evaluation also fuses the model with
+  /// BM25 ("auto": chosen on training queries, never the evaluated split) and reports both.
+  std::string fusion;
+  /// Evaluated once beside the trials, the same way: "bm25", and "zero-shot" (the base config's model.init
+  /// before any training). Each at most once, in the order given.
+  std::vector<std::string> baselines;
 };
 
 struct SweepAsha {

@@ -5,14 +5,42 @@
 
 #include <filesystem>
 
+#include "core/error.h"
+
 namespace ragmig::hpo {
+namespace {
+
+// `ragmig eval` of one retriever on the sweep's evaluation split, at the lengths training used, as a job
+// named after what it evaluates.
+sched::JobSpec evaluation(const SweepPlan& plan, const std::string& name, const std::string& retriever,
+                          const std::string& model_dir) {
+  const SweepSpec& s = plan.spec;
+  sched::JobSpec job;
+  job.name = eval_job_name(name);
+  job.argv = {"ragmig", "eval", "--data", s.eval.data, "--split", s.eval.split, "--retriever", retriever};
+  if (!model_dir.empty()) job.argv.insert(job.argv.end(), {"--model", model_dir});
+  if (retriever == "hybrid") job.argv.insert(job.argv.end(), {"--fusion", s.eval.fusion});
+  job.argv.insert(job.argv.end(), {"--metrics", s.eval.metric, "--max-queries", std::to_string(s.eval.max_queries),
+                                   "--max-query-tokens", std::to_string(plan.max_query_tokens),
+                                   "--max-passage-tokens", std::to_string(plan.max_passage_tokens),
+                                   "--out", eval_result_path(plan, name), "--no-cache", "--quiet"});
+  if (plan.threads > 0) job.argv.insert(job.argv.end(), {"--threads", std::to_string(plan.threads)});
+  job.cwd = plan.cwd;
+  sched::Need need = sched::parse_need(s.slots);
+  need.replicas = 1;  // evaluation is one process, whatever the training's replicas
+  job.need = need;
+  job.priority = s.priority + 1;
+  return job;
+}
+
+}  // namespace
 
 std::string trial_id(size_t index) { return fmt::format("t{:02d}", index); }
 
 std::string eval_job_name(const std::string& trial) { return trial + " eval"; }
 
-std::string eval_result_path(const SweepPlan& plan, size_t index) {
-  return (std::filesystem::path(plan.dir) / "evals" / (trial_id(index) + ".json")).string();
+std::string eval_result_path(const SweepPlan& plan, const std::string& name) {
+  return (std::filesystem::path(plan.dir) / "evals" / (name + ".json")).string();
 }
 
 sched::JobSpec train_job(const SweepPlan& plan, size_t index) {
@@ -37,22 +65,16 @@ sched::JobSpec train_job(const SweepPlan& plan, size_t index) {
 }
 
 sched::JobSpec eval_job(const SweepPlan& plan, size_t index, const std::string& model_dir) {
-  const SweepSpec& s = plan.spec;
-  sched::JobSpec job;
-  job.name = eval_job_name(trial_id(index));
-  job.argv = {"ragmig", "eval", "--data", s.eval.data, "--split", s.eval.split, "--retriever", "dense",
-              "--model", model_dir, "--metrics", s.eval.metric,
-              "--max-queries", std::to_string(s.eval.max_queries),
-              "--max-query-tokens", std::to_string(plan.max_query_tokens),
-              "--max-passage-tokens", std::to_string(plan.max_passage_tokens),
-              "--out", eval_result_path(plan, index), "--no-cache", "--quiet"};
-  if (plan.threads > 0) job.argv.insert(job.argv.end(), {"--threads", std::to_string(plan.threads)});
-  job.cwd = plan.cwd;
-  sched::Need need = sched::parse_need(s.slots);
-  need.replicas = 1;  // evaluation is one process, whatever the training's replicas
-  job.need = need;
-  job.priority = s.priority + 1;
-  return job;
+  return evaluation(plan, trial_id(index), plan.spec.eval.fusion.empty() ? "dense" : "hybrid", model_dir);
+}
+
+sched::JobSpec baseline_job(const SweepPlan& plan, const std::string& baseline) {
+  if (baseline == "bm25") return evaluation(plan, baseline, "bm25", "");
+  if (baseline != "zero-shot")
+    throw ConfigError("unknown baseline '" + baseline + "' (expected \"bm25\" or \"zero-shot\")");
+  if (plan.init_model.empty())
+    throw ConfigError("the zero-shot baseline evaluates the base config's model.init, and it has none (trained from scratch)");
+  return evaluation(plan, baseline, plan.spec.eval.fusion.empty() ? "dense" : "hybrid", plan.init_model);
 }
 
 }  // namespace ragmig::hpo

@@ -22,6 +22,7 @@ struct SweepPlan {
   int threads = 0;                 ///< intra-op threads per job (CPU slots share the cores); 0 = the job's default
   int64_t max_query_tokens = 32;   ///< the final evaluation embeds with the lengths training used
   int64_t max_passage_tokens = 128;
+  std::string init_model;          ///< the base config's model.init ("" = from scratch): the zero-shot baseline
   std::string dir;                 ///< the sweep's state folder
   std::string cwd;                 ///< where the jobs run: relative paths of the configs resolve here
 
@@ -31,15 +32,19 @@ struct SweepPlan {
 
 /// "t00", "t01", ... (at least two digits, so names sort in trial order up to 100 trials).
 std::string trial_id(size_t index);
-/// The job name of a trial's evaluation: "t03 eval".
+/// The job name of a trial's or a baseline's evaluation: "t03 eval", "bm25 eval".
 std::string eval_job_name(const std::string& trial);
-/// Where trial `index`'s evaluation writes its JSON: <dir>/evals/t03.json.
-std::string eval_result_path(const SweepPlan& plan, size_t index);
+/// Where the evaluation of a trial ("t03") or a baseline ("zero-shot") writes its JSON: <dir>/evals/t03.json.
+std::string eval_result_path(const SweepPlan& plan, const std::string& name);
 
 /// `ragmig train BASE --quiet --set <sweep set>... --set <param>... --set eval.*` on the sweep's slots.
 sched::JobSpec train_job(const SweepPlan& plan, size_t index);
 /// `ragmig eval --retriever dense --model MODEL_DIR ... --out <eval_result_path>`: the sweep's metric on its
-/// evaluation split, ahead of queued trainings (priority + 1) so finished trials report early.
+/// evaluation split, ahead of queued trainings (priority + 1) so finished trials report early. With
+/// [eval] fusion, `--retriever hybrid --fusion F`: the model alone and fused with BM25 in one run.
 sched::JobSpec eval_job(const SweepPlan& plan, size_t index, const std::string& model_dir);
+/// A baseline's evaluation, made like a trial's: "bm25" (`--retriever bm25`) or "zero-shot" (plan.init_model
+/// untrained). An unknown name or a zero-shot without init_model is a ConfigError.
+sched::JobSpec baseline_job(const SweepPlan& plan, const std::string& baseline);
 
 }  // namespace ragmig::hpo

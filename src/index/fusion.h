@@ -6,26 +6,12 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include "index/bm25_index.h"
+#include "index/fusion_spec.h"
 
 namespace ragmig::index {
-
-enum class FusionKind { kRrf, kLinear };
-
-/// `RRF(k=60)` or `Linear(alpha=0.5)`: alpha weighs the first list (dense in ragmig eval), 1 - alpha the
-/// second. "RRF" and "Linear" alone take those defaults; to_string always writes the parameter.
-struct FusionSpec {
-  FusionKind kind = FusionKind::kRrf;
-  double rrf_k = 60;
-  double alpha = 0.5;
-  bool operator==(const FusionSpec&) const = default;
-};
-
-FusionSpec parse_fusion_spec(const std::string& spec);
-std::string to_string(const FusionSpec& spec);
 
 /// Each list is one query's hits in rank order (its first hit has rank 1). Returns the fused top `depth`,
 /// score descending and row ascending on ties. RRF ignores the scores; Linear ignores the order.

@@ -3,6 +3,7 @@
 // loss lines and leaderboard swatches agree.
 #include "report/html_report.h"
 
+#include <algorithm>
 #include <set>
 
 #include "core/atomic_file.h"
@@ -111,7 +112,11 @@ void loss_legend(std::string& out, const ReportData& d, const GroupColors& colou
 void leaderboard(std::string& out, const ReportData& d, const GroupColors& colours) {
   out += "<section class=\"panel\">\n<h2>Leaderboard</h2>\n<p class=\"note\">Ranked best first by " +
          escape_html(d.metric_name) + "; rungs show " + escape_html(d.rung_metric_name) +
-         " at each ASHA rung (\u2713 continued, \u2715 stopped).</p>\n";
+         " at each ASHA rung (\u2713 continued, \u2715 stopped)." +
+         (std::any_of(d.leaderboard.begin(), d.leaderboard.end(), [](const LeaderRow& r) { return r.baseline; })
+              ? " Baselines (BM25, the encoder before training) are evaluated the same way, for reference."
+              : "") +
+         "</p>\n";
   if (d.leaderboard.empty()) {
     out += "<p class=\"empty\">no data</p>\n</section>\n";
     return;
@@ -122,19 +127,33 @@ void leaderboard(std::string& out, const ReportData& d, const GroupColors& colou
     for (const auto& kv : r.params)
       if (seen.insert(kv.first).second) keys.push_back(kv.first);
 
+  const bool hybrid = std::any_of(d.leaderboard.begin(), d.leaderboard.end(), [](const LeaderRow& r) { return r.hybrid.has_value(); });
+  const std::string absent = "<td class=\"absent\">\u2014</td>";
   out += "<div class=\"table-wrap\">\n<table>\n<thead><tr><th class=\"num\">#</th><th>trial</th><th>state</th>"
-         "<th class=\"num\">" + escape_html(d.metric_name) + "</th><th>rungs (" + escape_html(d.rung_metric_name) +
-         ")</th><th class=\"num\">steps</th><th class=\"num\">wall time</th><th>slot</th>";
+         "<th class=\"num\">" + escape_html(d.metric_name) + "</th>" +
+         (hybrid ? "<th class=\"num\">fused with BM25</th><th>fusion</th>" : "") + "<th>rungs (" +
+         escape_html(d.rung_metric_name) + ")</th><th class=\"num\">steps</th><th class=\"num\">wall time</th><th>slot</th>";
   for (const auto& k : keys) out += "<th>" + escape_html(k) + "</th>";
   out += "</tr></thead>\n<tbody>\n";
   for (size_t i = 0; i < d.leaderboard.size(); ++i) {
     const LeaderRow& r = d.leaderboard[i];
     out += i == 0 && r.metric ? "<tr class=\"best\">" : "<tr>";
     out += "<td class=\"num\">" + std::to_string(i + 1) + "</td>";
-    out += "<td class=\"mono\">" + swatch(colours.of(r.trial)) + escape_html(r.trial) + "</td>";
+    out += "<td class=\"mono\">" + swatch(colours.of(r.trial)) + escape_html(r.trial) +
+           (r.baseline ? " <span class=\"note\">baseline</span>" : "") + "</td>";
     out += "<td>" + badge(r.state) + "</td>";
     out += "<td class=\"num\">" + (r.metric ? format_fixed(*r.metric, 4) : "<span class=\"absent\">\u2014</span>") +
            "</td>";
+    if (hybrid)
+      out += r.hybrid ? "<td class=\"num\">" + format_fixed(*r.hybrid, 4) + "</td><td class=\"mono\">" +
+                            escape_html(r.fusion) + "</td>"
+                      : absent + absent;
+    if (r.baseline) {  // evaluated, never trained: no rungs, steps, slot history or parameters
+      out += absent + absent + absent + absent;
+      for (size_t k = 0; k < keys.size(); ++k) out += absent;
+      out += "</tr>\n";
+      continue;
+    }
     out += "<td class=\"rungs\">" + rungs_cell(r.rungs) + "</td>";
     out += "<td class=\"num\">" + format_count(r.steps) + "</td>";
     out += "<td class=\"num\">" + format_duration(r.wall_s) + "</td>";
@@ -143,7 +162,7 @@ void leaderboard(std::string& out, const ReportData& d, const GroupColors& colou
       const std::string* value = nullptr;
       for (const auto& kv : r.params)
         if (kv.first == k) value = &kv.second;
-      out += value ? "<td class=\"mono\">" + escape_html(*value) + "</td>" : "<td class=\"absent\">\u2014</td>";
+      out += value ? "<td class=\"mono\">" + escape_html(*value) + "</td>" : absent;
     }
     out += "</tr>\n";
   }

@@ -38,6 +38,9 @@ struct Rung {
 struct LeaderRow {
   std::string trial, state;             ///< state: done | stopped | failed | running | queued | cancelled
   std::optional<double> metric;         ///< final evaluation (finished trials)
+  std::optional<double> hybrid;         ///< the same fused with BM25 (sweeps with [eval] fusion)
+  std::string fusion;                   ///< the fusion that gave `hybrid`
+  bool baseline = false;                ///< a reference evaluated beside the trials (bm25, zero-shot): no training
   std::vector<Rung> rungs;              ///< rung evaluations (ASHA)
   int64_t steps = 0;
   double wall_s = 0;

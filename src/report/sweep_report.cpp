@@ -14,12 +14,12 @@ namespace ragmig::report {
 namespace {
 
 // Sort key: smaller ranks higher.
-std::tuple<int, double, double> rank_key(const hpo::TrialStatus& t) {
-  if (t.state == "done") return {0, -(t.metric ? *t.metric : -1e300), 0};
-  if (t.state == "running" || t.state == "waiting" || t.state == "evaluating" || t.state == "queued") return {1, 0, 0};
-  if (t.state == "stopped") {
-    const double furthest = t.rungs.empty() ? 0 : static_cast<double>(t.rungs.back().step);
-    const double value = t.rungs.empty() || std::isnan(t.rungs.back().value) ? 1e300 : -t.rungs.back().value;
+std::tuple<int, double, double> rank_key(const LeaderRow& r) {
+  if (r.state == "done") return {0, -(r.metric ? *r.metric : -1e300), 0};
+  if (r.state == "running" || r.state == "waiting" || r.state == "evaluating" || r.state == "queued") return {1, 0, 0};
+  if (r.state == "stopped") {
+    const double furthest = r.rungs.empty() ? 0 : static_cast<double>(r.rungs.back().step);
+    const double value = r.rungs.empty() || std::isnan(r.rungs.back().value) ? 1e300 : -r.rungs.back().value;
     return {2, -furthest, value};
   }
   return {3, 0, 0};
@@ -27,23 +27,34 @@ std::tuple<int, double, double> rank_key(const hpo::TrialStatus& t) {
 
 }  // namespace
 
-std::vector<LeaderRow> leaderboard(const std::vector<hpo::TrialStatus>& trials) {
-  std::vector<const hpo::TrialStatus*> order;
-  for (const auto& t : trials) order.push_back(&t);
-  std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) { return rank_key(*a) < rank_key(*b); });
+std::vector<LeaderRow> leaderboard(const std::vector<hpo::TrialStatus>& trials,
+                                   const std::vector<hpo::BaselineStatus>& baselines) {
   std::vector<LeaderRow> rows;
-  for (const auto* t : order) {
+  for (const auto& t : trials) {
     LeaderRow row;
-    row.trial = t->id;
-    row.state = t->state;
-    row.metric = t->metric;
-    for (const auto& r : t->rungs) row.rungs.push_back({r.step, r.value, hpo::to_string(r.action)});
-    row.steps = t->steps;
-    row.wall_s = t->wall_s;
-    row.slot = t->slot;
-    for (const auto& [key, value] : t->params) row.params.emplace_back(key, hpo::value_text(value));
+    row.trial = t.id;
+    row.state = t.state;
+    row.metric = t.metric;
+    row.hybrid = t.hybrid;
+    row.fusion = t.fusion;
+    for (const auto& r : t.rungs) row.rungs.push_back({r.step, r.value, hpo::to_string(r.action)});
+    row.steps = t.steps;
+    row.wall_s = t.wall_s;
+    row.slot = t.slot;
+    for (const auto& [key, value] : t.params) row.params.emplace_back(key, hpo::value_text(value));
     rows.push_back(std::move(row));
   }
+  for (const auto& b : baselines) {
+    LeaderRow row;
+    row.trial = b.id;
+    row.state = b.state;
+    row.metric = b.metric;
+    row.hybrid = b.hybrid;
+    row.fusion = b.fusion;
+    row.baseline = true;
+    rows.push_back(std::move(row));
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const LeaderRow& a, const LeaderRow& b) { return rank_key(a) < rank_key(b); });
   return rows;
 }
 
@@ -82,25 +93,30 @@ ReportData sweep_report(const hpo::SweepDriver& driver, sched::Store& store, con
   d.slots = input.slots;
 
   // Time zero: the first submission of the sweep.
+  const auto& baselines = driver.baselines();
   double t0 = input.now;
   for (const auto& t : trials)
     if (const auto job = store.job(t.train_job)) t0 = std::min(t0, job->submitted_at);
+  for (const auto& b : baselines)
+    if (const auto job = store.job(b.eval_job)) t0 = std::min(t0, job->submitted_at);
 
-  const auto add_spans = [&](const hpo::TrialStatus& t, sched::JobId job, const std::string& label) {
+  // `group` is the trial or baseline the job belongs to; a cancelled training of a trial ASHA stopped is "stopped".
+  const auto add_spans = [&](const std::string& group, bool stopped, sched::JobId job, const std::string& label) {
     if (job == 0) return;
     for (const auto& a : store.attempts(job)) {
       const double end = a.ended_at > 0 ? a.ended_at : input.now;
       std::string outcome = a.outcome.empty() ? "running" : a.outcome;
-      if (outcome == "cancelled" && t.state == "stopped" && label == t.id) outcome = "stopped";
+      if (outcome == "cancelled" && stopped) outcome = "stopped";
       for (const auto& slot : a.slots) {
-        d.spans.push_back({slot, label, t.id, a.started_at - t0, end - t0, outcome});
+        d.spans.push_back({slot, label, group, a.started_at - t0, end - t0, outcome});
         if (std::find(d.slots.begin(), d.slots.end(), slot) == d.slots.end()) d.slots.push_back(slot);
       }
     }
   };
+  for (const auto& b : baselines) add_spans(b.id, false, b.eval_job, hpo::eval_job_name(b.id));
   for (const auto& t : trials) {
-    add_spans(t, t.train_job, t.id);
-    add_spans(t, t.eval_job, hpo::eval_job_name(t.id));
+    add_spans(t.id, t.state == "stopped", t.train_job, t.id);
+    add_spans(t.id, false, t.eval_job, hpo::eval_job_name(t.id));
   }
   d.horizon_s = std::max(0.0, input.now - t0);
 
@@ -123,7 +139,7 @@ ReportData sweep_report(const hpo::SweepDriver& driver, sched::Store& store, con
     if (!s.points.empty()) d.loss.push_back(std::move(s));
   }
 
-  d.leaderboard = leaderboard(trials);
+  d.leaderboard = leaderboard(trials, baselines);
 
   // Alerts (monitor/alert.h's JSON): each firing row, closed by the cleared row of the same rule, job and slot.
   std::map<sched::JobId, std::string> trial_of_job;
@@ -131,6 +147,7 @@ ReportData sweep_report(const hpo::SweepDriver& driver, sched::Store& store, con
     if (t.train_job) trial_of_job[t.train_job] = t.id;
     if (t.eval_job) trial_of_job[t.eval_job] = hpo::eval_job_name(t.id);
   }
+  for (const auto& b : baselines) trial_of_job[b.eval_job] = hpo::eval_job_name(b.id);
   std::map<std::string, size_t> open_alert;
   for (const auto& stored : store.alerts()) {
     const auto a = nlohmann::json::parse(stored.body, nullptr, false);
@@ -169,6 +186,12 @@ ReportData sweep_report(const hpo::SweepDriver& driver, sched::Store& store, con
   if (!d.leaderboard.empty() && d.leaderboard.front().metric)
     d.summary.emplace_back("best " + d.metric_name,
                            fmt::format("{:.4f} ({})", *d.leaderboard.front().metric, d.leaderboard.front().trial));
+  const LeaderRow* best_hybrid = nullptr;
+  for (const auto& r : d.leaderboard)
+    if (r.hybrid && (!best_hybrid || *r.hybrid > *best_hybrid->hybrid)) best_hybrid = &r;
+  if (best_hybrid)
+    d.summary.emplace_back("best hybrid with BM25",
+                           fmt::format("{:.4f} ({}, {})", *best_hybrid->hybrid, best_hybrid->trial, best_hybrid->fusion));
   d.summary.emplace_back("wall time", format_duration(d.horizon_s));
   if (!d.alerts.empty()) d.summary.emplace_back("alerts", std::to_string(d.alerts.size()));
   const double budget = static_cast<double>(plan.max_steps) * static_cast<double>(trials.size());

@@ -30,9 +30,11 @@ struct SweepReportInput {
 /// sweep runs, are counted for what they are.
 Series allocation(const std::vector<Span>& spans, const std::map<std::string, int>& compute, int capacity, double horizon_s);
 
-/// Done trials first (best metric first), then those still running or queued, then the ones ASHA stopped
-/// (furthest rung first, then its value), then failed and cancelled ones.
-std::vector<LeaderRow> leaderboard(const std::vector<hpo::TrialStatus>& trials);
+/// Done trials and baselines first (best metric first; a tie keeps trials before baselines), then those
+/// still running or queued, then the trials ASHA stopped (furthest rung first, then its value), then failed
+/// and cancelled ones.
+std::vector<LeaderRow> leaderboard(const std::vector<hpo::TrialStatus>& trials,
+                                   const std::vector<hpo::BaselineStatus>& baselines = {});
 
 ReportData sweep_report(const hpo::SweepDriver& driver, sched::Store& store, const SweepReportInput& input);
 

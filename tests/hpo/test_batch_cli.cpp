@@ -106,6 +106,25 @@ TEST(BatchCli, BadSweepFailsBeforeAnythingIsWritten) {
   EXPECT_NE(big.output.find("[sweep] slots = \"cpu:3\": needs 3 CPU slots at once; this scheduler has 2"), std::string::npos)
       << big.output;
   EXPECT_FALSE(fs::exists(files.state)) << "a state folder was left behind";
+
+  // Baselines and fusions that cannot run: a zero-shot of a model trained from scratch, a fusion ragmig does
+  // not know, and "auto" on data without training queries to choose it on.
+  text.replace(text.find("slots = \"cpu:3\"\n"), 16, "");
+  const auto refused = [&](const std::string& eval_lines, const std::string& expected) {
+    std::string t = text;
+    const std::string metric = "metric = \"ndcg@10\"\n";
+    t.replace(t.find(metric), metric.size(), metric + eval_lines);
+    write_file_atomic(files.sweep, t);
+    const auto r = run_process({RAGMIG_BINARY, "batch", files.sweep.string(), "--state", files.state.string()});
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(files.sweep.string() + ": " + expected), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(files.state)) << "a state folder was left behind";
+  };
+  refused("baselines = [\"zero-shot\"]\n", "[eval] baselines: \"zero-shot\" evaluates the base config's model.init");
+  refused("fusion = \"Borda\"\n", "[eval] fusion: unknown fusion spec 'Borda'");
+  fs::rename(dir / "beir" / "qrels" / "train.tsv", dir / "train.tsv");
+  refused("fusion = \"auto\"\n", "[eval] fusion = \"auto\" chooses the fusion on the training queries of");
+  fs::rename(dir / "train.tsv", dir / "beir" / "qrels" / "train.tsv");
 }
 
 TEST(BatchCli, InterruptedSweepContinuesWithoutRerunningFinishedTrials) {
@@ -257,6 +276,75 @@ TEST(BatchCli, TheSameSweepGivesTheSameDecisionsUnderAnyLoad) {
   int stopped = 0;
   for (const auto& t : idle["trials"]) stopped += t["state"] == "stopped";
   EXPECT_GE(stopped, 1) << idle.dump(1);
+}
+
+// A sweep that starts from a trained model scores BM25 and that model untrained beside its trials, each alone
+// and fused with BM25; the scores are those `ragmig eval` gives for the same retrievers run by hand.
+TEST(BatchCli, BaselinesAndFusedScoresStandBesideTheTrials) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  const auto files = write_sweep(dir);
+  // The model to start from: the tiny encoder after 20 steps, standing in for a pretrained one.
+  const auto init = run_process({RAGMIG_BINARY, "train", (dir / "base.toml").string(), "--run-dir", (dir / "init").string(),
+                                 "--quiet", "--set", "train.max_steps=20", "--set", "train.lr=5e-3"});
+  ASSERT_EQ(init.exit_code, 0) << init.output;
+  const std::string model = (dir / "init" / "model").string();
+  std::string text = read_text(files.sweep);
+  const auto edit = [&](const std::string& from, const std::string& to) {
+    ASSERT_NE(text.find(from), std::string::npos) << from;
+    text.replace(text.find(from), from.size(), to);
+  };
+  edit("base = \"base.toml\"", "base = \"base.toml\"\nset = [\"model.init=" + model + "\"]");
+  edit("{ choice = [5e-3, 1e-7] }", "{ choice = [1e-3] }");
+  edit("[1, 2, 3]", "[1, 2]");
+  edit("metric = \"ndcg@10\"\n", "metric = \"ndcg@10\"\nfusion = \"auto\"\nbaselines = [\"bm25\", \"zero-shot\"]\n");
+  text = text.substr(0, text.find("[asha]"));
+  write_file_atomic(files.sweep, text);
+  const auto r = run_process({RAGMIG_BINARY, "batch", files.sweep.string(), "--state", files.state.string(),
+                              "--cpu-slots", "2", "--tick", "0.1"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("zero-shot: done (ndcg@10 "), std::string::npos) << r.output;
+  const nlohmann::json results = read_results(files.state / "results.json");
+  ASSERT_EQ(results["baselines"].size(), 2u) << results.dump(1);
+  const auto& bm25 = results["baselines"][0];
+  const auto& zero = results["baselines"][1];
+  EXPECT_EQ(bm25["id"], "bm25");
+  EXPECT_EQ(bm25["state"], "done");
+  EXPECT_FALSE(bm25.contains("hybrid"));  // BM25 fused with itself says nothing
+  EXPECT_EQ(zero["id"], "zero-shot");
+  EXPECT_EQ(zero["state"], "done");
+  ASSERT_TRUE(zero["metric"].is_number() && zero["hybrid"].is_number()) << zero.dump();
+
+  // The same retrievers by hand: BM25 to the last digit, the untrained model alone as `ragmig eval` scores it.
+  const auto by_hand = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {RAGMIG_BINARY, "eval", "--data", (dir / "beir").string(), "--split", "test",
+                                     "--metrics", "ndcg@10", "--max-query-tokens", "24", "--max-passage-tokens", "48",
+                                     "--threads", "1", "--no-cache", "--json", "--quiet"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto e = run_process(argv);
+    EXPECT_EQ(e.exit_code, 0) << e.output;
+    const auto j = nlohmann::json::parse(e.output.substr(e.output.find('{')), nullptr, false);
+    return j.is_object() && j.contains("ndcg@10") ? j["ndcg@10"].get<double>() : -1.0;
+  };
+  EXPECT_EQ(bm25["metric"].get<double>(), by_hand({"--retriever", "bm25"}));
+  EXPECT_NEAR(zero["metric"].get<double>(), by_hand({"--retriever", "dense", "--model", model}), 1e-4);
+  const nlohmann::json zero_eval = nlohmann::json::parse(read_text(files.state / "evals" / "zero-shot.json"));
+  EXPECT_EQ(zero_eval["parts"]["bm25"]["ndcg@10"], bm25["metric"]);
+  EXPECT_EQ(zero_eval["fusion_choice"]["validation_split"], "train");  // chosen on training queries, not the test split
+
+  ASSERT_EQ(results["trials"].size(), 2u);
+  for (const auto& t : results["trials"]) {
+    ASSERT_EQ(t["state"], "done") << t.dump();
+    ASSERT_TRUE(t["metric"].is_number() && t["hybrid"].is_number() && t["fusion"].is_string()) << t.dump();
+    const nlohmann::json e = nlohmann::json::parse(read_text(files.state / "evals" / (t["id"].get<std::string>() + ".json")));
+    EXPECT_EQ(t["metric"], e["parts"]["dense"]["ndcg@10"]);  // the trial's model alone
+    EXPECT_EQ(t["hybrid"], e["ndcg@10"]);
+    EXPECT_EQ(t["fusion"], e["fusion"]);
+  }
+  const std::string report = read_text(files.state / "report.html");
+  for (const char* shown : {">zero-shot", ">bm25", "baseline</span>", "fused with BM25</th>", "best hybrid with BM25",
+                            "bm25 eval", "zero-shot eval"})
+    EXPECT_NE(report.find(shown), std::string::npos) << shown;
 }
 
 TEST(BatchCli, AStateFolderRefusesAnotherSweep) {

