@@ -23,7 +23,7 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	$(BUILD)/src/apps/ragmig batch examples/sweep-scifact-minilm.toml
+	$(BUILD)/src/apps/ragmig batch examples/sweep-scifact-minilm.toml --cpu-slots 1
 
 demo-tiny: build
 	$(BUILD)/src/apps/ragmig batch examples/sweep-squad-tiny.toml

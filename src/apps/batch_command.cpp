@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <utility>
 
 #include "apps/command.h"
 #include "apps/scheduler_host.h"
@@ -283,15 +284,20 @@ Command add_batch_command(CLI::App& root) {
     options.grace_s = args->grace;
     options.tick_s = args->tick;
     sched::Scheduler scheduler(store, *backend.executor, clock, slots, options, log_line);
-    log_line(fmt::format("ragmig batch: sweep {} ({} trials, {}), policy {}, {}{} slots, state {}", spec.name,
+    log_line(fmt::format("ragmig batch: sweep {} ({} trials, {}), policy {}, {}{} slot{}, state {}", spec.name,
                          plan.trials.size(), plan.rungs.empty() ? "no early stopping" : fmt::format("ASHA rungs at {}", fmt::join(plan.rungs, ", ")),
-                         sched::to_string(scheduler.policy().spec), slurm ? "Slurm, " : "", slots.size(), plan.dir));
+                         sched::to_string(scheduler.policy().spec), slurm ? "Slurm, " : "", slots.size(),
+                         slots.size() == 1 ? "" : "s", plan.dir));
 
     scheduler.recover();
     Monitoring monitoring = start_monitoring(store, scheduler, args->monitoring, thresholds,
                                              nvml_slot_probe(nvml, inventory), "ragmig batch");
     hpo::SweepDriver driver(plan, store, scheduler, clock);
     driver.start();
+    // Inside each pass too, before the policy decides: a finished trial's evaluation takes the slot its
+    // training freed, ahead of the queued trainings.
+    bool driver_changed = false;
+    scheduler.set_before_decide([&] { driver_changed = driver.after_pass() || driver_changed; });
 
     const std::string utilization_path = (fs::path(plan.dir) / "utilization.csv").string();
     std::ofstream utilization(utilization_path, std::ios::app);
@@ -323,7 +329,8 @@ Command add_batch_command(CLI::App& root) {
     while (!stop_requested()) {
       scheduler.step();
       if (mig.after_pass(scheduler)) add_slots(scheduler.slots());
-      const bool changed = driver.after_pass();
+      const bool changed_in_pass = std::exchange(driver_changed, false);
+      const bool changed = driver.after_pass() || changed_in_pass;
       monitoring.after_pass(scheduler, clock.now());
       // "t03: done (ndcg@10 0.6612, fused with BM25 0.7420)"
       const auto say = [&](const std::string& id, const std::string& state, const std::optional<double>& metric,

@@ -183,9 +183,11 @@ ReportData sweep_report(const hpo::SweepDriver& driver, sched::Store& store, con
   d.summary.emplace_back("stopped by ASHA", std::to_string(count["stopped"]));
   if (count["failed"] + count["cancelled"] > 0)
     d.summary.emplace_back("failed / cancelled", fmt::format("{} / {}", count["failed"], count["cancelled"]));
-  if (!d.leaderboard.empty() && d.leaderboard.front().metric)
-    d.summary.emplace_back("best " + d.metric_name,
-                           fmt::format("{:.4f} ({})", *d.leaderboard.front().metric, d.leaderboard.front().trial));
+  // The best trial (the model to keep), whether or not a baseline scores higher.
+  const auto best = std::find_if(d.leaderboard.begin(), d.leaderboard.end(),
+                                 [](const LeaderRow& r) { return !r.baseline && r.metric; });
+  if (best != d.leaderboard.end())
+    d.summary.emplace_back("best " + d.metric_name, fmt::format("{:.4f} ({})", *best->metric, best->trial));
   const LeaderRow* best_hybrid = nullptr;
   for (const auto& r : d.leaderboard)
     if (r.hybrid && (!best_hybrid || *r.hybrid > *best_hybrid->hybrid)) best_hybrid = &r;

@@ -652,6 +652,7 @@ void Scheduler::pass() {
     for (const auto& [id, job] : active_)
       if (job.state == JobState::Running && job.cancel_requested) stop(id, StopReason::Cancel, "cancelled by user");
   check_cancels_ = false;
+  if (before_decide_) before_decide_();
 
   now = clock_.now();
   refresh_view(now);

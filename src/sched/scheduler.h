@@ -98,6 +98,11 @@ class Scheduler {
   SlotStatus slot_status(size_t i, double now) const;
   /// Monitoring; null for none. The listener must outlive the scheduler's loop.
   void set_listener(SchedulerListener* listener) { listener_ = listener; }
+  /// Called in every pass once the workers' exits and events are taken and before the policy decides, on the
+  /// loop's thread: what it submits or cancels (through submit() and cancel()) counts in this pass's decision.
+  /// A sweep submits a finished trial's evaluation there, so the slot that training frees goes to it rather
+  /// than to a queued training the pass would otherwise start first.
+  void set_before_decide(std::function<void()> hook) { before_decide_ = std::move(hook); }
   /// Where this scheduler's /metrics listens, written with its heartbeat for `ragmig status`.
   void set_metrics_url(std::string url) { metrics_url_ = std::move(url); }
   /// Queued jobs as last seen (backing-off ones included).
@@ -147,6 +152,7 @@ class Scheduler {
   Policy policy_;
   Log log_;
   SchedulerListener* listener_ = nullptr;
+  std::function<void()> before_decide_;
   std::string metrics_url_;
   std::map<JobId, JobRecord> active_;
   std::map<JobId, StopReason> stopping_;

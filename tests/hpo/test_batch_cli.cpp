@@ -342,6 +342,10 @@ TEST(BatchCli, BaselinesAndFusedScoresStandBesideTheTrials) {
     EXPECT_EQ(t["fusion"], e["fusion"]);
   }
   const std::string report = read_text(files.state / "report.html");
+  // The best-score card names a trial (the model to keep) even where a baseline scores higher.
+  const std::string card = "<div class=\"k\">best ndcg@10</div><div class=\"v\">";
+  ASSERT_NE(report.find(card), std::string::npos);
+  EXPECT_EQ(report.substr(report.find(card) + card.size()).find("(t0"), 7u) << report.substr(report.find(card), 80);
   for (const char* shown : {">zero-shot", ">bm25", "baseline</span>", "fused with BM25</th>", "best hybrid with BM25",
                             "bm25 eval", "zero-shot eval"})
     EXPECT_NE(report.find(shown), std::string::npos) << shown;

@@ -146,5 +146,46 @@ TEST(SchedulerView, CancelFromInsideTheProcess) {
   EXPECT_EQ(store->job(ids[0])->state, sched::JobState::Cancelled);
 }
 
+// What set_before_decide's hook submits counts in the same pass's decision: the job submitted when another
+// ends takes the slot it freed, ahead of a job that waited longer at a lower priority.
+TEST(SchedulerView, WhatIsSubmittedBeforeTheDecisionIsPlacedInTheSamePass) {
+  for (const bool hooked : {true, false}) {
+    SimClock clock;
+    const auto store = sched::Store::in_memory((std::filesystem::temp_directory_path() / "ragmig-hook-test").string());
+    const ThroughputModel model;
+    SimExecutor executor(model, {5, 10, 2}, clock, false);
+    sched::SchedulerOptions options;
+    options.policy = "priority";
+    sched::Scheduler scheduler(*store, executor, clock, cluster_slots(build_cluster(parse_cluster_spec("1xH200"))),
+                               options);
+    const auto submit = [&](const std::string& name, int64_t priority) {
+      sched::JobSpec spec;
+      spec.name = name;
+      spec.argv = {"sim"};
+      spec.need = sched::parse_need("gpu:1");
+      spec.priority = priority;
+      const sched::JobId id = scheduler.submit(spec);
+      executor.add_job(id, "resnet50", 1000);
+      return id;
+    };
+    const sched::JobId first = submit("training", 0), waiting = submit("next training", 0);
+    sched::JobId follow_up = 0;
+    const auto follow = [&] {
+      if (follow_up == 0 && store->job(first)->state == sched::JobState::Done) follow_up = submit("its evaluation", 1);
+    };
+    if (hooked) scheduler.set_before_decide(follow);
+    scheduler.step();
+    ASSERT_EQ(store->job(first)->state, sched::JobState::Running);
+    while (store->job(first)->state == sched::JobState::Running) {
+      clock.wait_until(executor.next_event_time(clock.now()));
+      scheduler.step();
+    }
+    if (!hooked) follow();  // after the pass, as a caller without the hook would
+    ASSERT_NE(follow_up, 0);
+    EXPECT_EQ(store->job(follow_up)->state, hooked ? sched::JobState::Running : sched::JobState::Queued) << hooked;
+    EXPECT_EQ(store->job(waiting)->state, hooked ? sched::JobState::Queued : sched::JobState::Running) << hooked;
+  }
+}
+
 }  // namespace
 }  // namespace ragmig::sim
