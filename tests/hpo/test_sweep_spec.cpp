@@ -6,9 +6,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/config_table.h"
 #include "core/error.h"
 #include "core/splitmix.h"
 #include "hpo/sweep_spec.h"
+#include "train/train_config.h"
 #include "support/text_mutation.h"
 
 namespace ragmig::hpo {
@@ -115,6 +117,30 @@ TEST(SweepSpec, FusionAndBaselines) {
   const json plain = to_json(parse_sweep(kExample, kPath));
   EXPECT_FALSE(plain["eval"].contains("fusion"));
   EXPECT_FALSE(plain["eval"].contains("baselines"));
+}
+
+// The sweeps under examples/ (`make demo` runs one) parse, and every trial resolves through the training
+// config table as `ragmig batch` resolves it before anything runs.
+TEST(SweepSpec, EveryExampleSweepResolves) {
+  int sweeps = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(RAGMIG_SOURCE_DIR) / "examples")) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("sweep-", 0) != 0 || entry.path().extension() != ".toml") continue;
+    ++sweeps;
+    SCOPED_TRACE(name);
+    const SweepSpec spec = read_sweep_file(entry.path().string());
+    const auto trials = sample(spec.space, spec.search, spec.trials, spec.seed);
+    ASSERT_FALSE(trials.empty());
+    for (const auto& params : trials) {
+      train::TrainConfig cfg;
+      ConfigTable table = train::make_config_table(cfg);
+      table.load_file(spec.base);
+      for (const auto& s : spec.set) table.apply_override(s);
+      for (const auto& [key, value] : params) table.apply_override(to_override(key, value));
+      EXPECT_NO_THROW(train::validate(cfg));
+    }
+  }
+  EXPECT_GE(sweeps, 3);  // scifact-minilm, squad-tiny, squad-mig
 }
 
 TEST(SweepSpec, DefaultsAndPaths) {
