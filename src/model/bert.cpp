@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "model/keyed_dropout.h"
 
 namespace ragmig::model {
 namespace {
@@ -56,7 +57,7 @@ torch::Tensor BertEmbeddingsImpl::forward(const torch::Tensor& input_ids, const 
   auto x = word_embeddings(input_ids) + token_type_embeddings(token_type_ids);
   x = x + position_embeddings(positions);
   x = LayerNorm(x);
-  return torch::dropout(x, dropout_, is_training());
+  return model::keyed_dropout(x, dropout_, is_training());
 }
 
 BertSelfAttentionImpl::BertSelfAttentionImpl(const BertConfig& c)
@@ -74,7 +75,10 @@ torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const 
   auto q = split(query(hidden)), k = split(key(hidden)), v = split(value(hidden));
   torch::Tensor context;
 #if TORCH_VERSION_MAJOR >= 2
-  if (impl == AttentionImpl::Fused) {
+  // With dropout on the probabilities, LibTorch's CPU attention falls back to its plain path with a bernoulli_
+  // mask: the plain path below is the same computation with model/keyed_dropout.h's masks.
+  const bool cpu_dropout = is_training() && dropout_ > 0 && q.device().is_cpu();
+  if (impl == AttentionImpl::Fused && !cpu_dropout) {
     auto mask = additive_attention_mask(attention_mask, q.scalar_type());
     context = at::scaled_dot_product_attention(q, k, v, mask, is_training() ? dropout_ : 0.0, false);
   }
@@ -83,7 +87,7 @@ torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const 
     auto scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(head_dim_));
     scores = scores + additive_attention_mask(attention_mask, scores.scalar_type());
     auto probs = torch::softmax(scores, -1);
-    probs = torch::dropout(probs, dropout_, is_training());
+    probs = model::keyed_dropout(probs, dropout_, is_training());
     context = torch::matmul(probs, v);
   }
   return context.transpose(1, 2).contiguous().view({b, l, heads_ * head_dim_});
@@ -96,7 +100,7 @@ BertResidualOutputImpl::BertResidualOutputImpl(int64_t in_features, const BertCo
 }
 
 torch::Tensor BertResidualOutputImpl::forward(const torch::Tensor& x, const torch::Tensor& residual) {
-  return LayerNorm(torch::dropout(dense(x), dropout_, is_training()) + residual);
+  return LayerNorm(model::keyed_dropout(dense(x), dropout_, is_training()) + residual);
 }
 
 BertAttentionImpl::BertAttentionImpl(const BertConfig& c) {

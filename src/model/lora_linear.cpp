@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "model/keyed_dropout.h"
 
 namespace ragmig::model {
 
@@ -21,7 +22,7 @@ torch::Tensor LoraLinearImpl::forward(const torch::Tensor& x) {
   // a matmul and a separate bias add: 1.6x the mm time of a training step, bench/train --profile).
   auto y = torch::linear(x, weight, bias);
   if (!lora_A.is_empty()) {
-    auto h = dropout_ > 0 ? torch::dropout(x, dropout_, is_training()) : x;
+    auto h = dropout_ > 0 ? model::keyed_dropout(x, dropout_, is_training()) : x;
     y = y + torch::linear(torch::linear(h, lora_A->weight), lora_B->weight) * scaling_;
   }
   for (const auto& r : routes_) {

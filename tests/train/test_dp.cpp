@@ -259,12 +259,15 @@ TEST_F(DataParallel, DynamicBatchClosesTheStepTimeGapOfASlowedReplica) {
   std::printf("dynamic batch, rank 1 slowed 2x: step-time gap %.1f%% with 24/24 -> %.1f%% with %d/%d\n",
               100 * before, 100 * after, last[0].get<int>(), last[1].get<int>());
   // Timings on a shared machine are noisy (CI runs two tests at once): the claims are that the 2x slowdown
-  // shows, that the re-split at least halves the gap, and that the split lands near the 2:1 it calls for
-  // (32/16 when compute is linear in the batch; a fixed per-step cost asks for a little more on rank 0).
+  // shows, that the re-split at least halves the gap, and that the split leans to rank 0 without starving
+  // rank 1: 32/16 when compute is linear in the batch, more on rank 0 for the per-step cost that does not
+  // shrink with the batch (the sleep doubles it on rank 1 too). At this tiny shape that cost is a large part
+  // of a step: 34-36/12-14 here before, 38-42/6-10 since dropout masks stopped costing a draw per element
+  // (model/keyed_dropout.h).
   EXPECT_GT(before, 0.3);
   EXPECT_LT(after, before / 2);
   EXPECT_GE(last[0].get<int>(), 28);
-  EXPECT_LE(last[0].get<int>(), 40);
+  EXPECT_LE(last[0].get<int>(), 44);
   EXPECT_EQ(last[0].get<int>() + last[1].get<int>(), 48);
   EXPECT_EQ(events_named(dir_ / "dyn/events.jsonl", "rebalance").size(), 10u);
 }

@@ -1,0 +1,22 @@
+// Dropout whose masks cost one draw of LibTorch's generator per call instead of one per element. On CPU,
+// LibTorch's dropout fills its mask with bernoulli_, one Mersenne-Twister draw per element on one thread under
+// the generator's lock: in a MiniLM fine-tune it was a quarter of the step (the attention probabilities'
+// mask alone is batch x heads x T x T). Here each call draws one 64-bit key from the default generator and
+// the mask is a counter-based hash of (key, element) computed in parallel, so masks still follow the
+// generator's state: GradCache's replay (train/rng_state.h), checkpoints and per-replica seeds work as before.
+// On CUDA, LibTorch's own fused dropout is used.
+#pragma once
+
+#include <torch/torch.h>
+
+namespace ragmig::model {
+
+/// x * mask / (1 - p), mask[i] = 0 with probability p (drawn at 1/65536 resolution), as torch::dropout;
+/// `x` itself when !training or p == 0. p must be in [0, 1).
+torch::Tensor keyed_dropout(const torch::Tensor& x, double p, bool training);
+
+/// The scaled keep-mask of `n` elements for `key` (0 or 1 / (1 - p)), in `dtype`: what keyed_dropout multiplies by.
+/// Pure: the same (n, p, key) give the same mask whatever the thread count.
+torch::Tensor keyed_dropout_mask(int64_t n, double p, uint64_t key, torch::ScalarType dtype);
+
+}  // namespace ragmig::model

@@ -1,0 +1,61 @@
+// model/keyed_dropout.h: masks drop at the asked rate and scale the rest, follow the default generator's state
+// (so GradCache's replay and checkpoints reproduce them), do not depend on the thread count, and carry the
+// gradient like torch::dropout.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "model/keyed_dropout.h"
+
+namespace ragmig::model {
+namespace {
+
+TEST(KeyedDropout, DropsAtTheAskedRateAndScalesTheRest) {
+  for (const double p : {0.1, 0.3, 0.5}) {
+    const int64_t n = 1 << 20;
+    const torch::Tensor mask = keyed_dropout_mask(n, p, 42, torch::kFloat);
+    const double dropped = (mask == 0).sum().item<double>() / static_cast<double>(n);
+    EXPECT_NEAR(dropped, p, 4 * std::sqrt(p * (1 - p) / static_cast<double>(n))) << p;  // 4 sigma
+    const torch::Tensor kept = mask.masked_select(mask != 0);
+    EXPECT_TRUE(torch::allclose(kept, torch::full_like(kept, 1.0 / (1.0 - p)))) << p;
+    EXPECT_NEAR(mask.mean().item<double>(), 1.0, 0.01) << p;  // expectation kept
+    // Neighbours are not correlated (four draws share one hash): P(both dropped) ~ p^2.
+    const torch::Tensor d = (mask == 0).to(torch::kFloat);
+    const double both = (d.slice(0, 0, n - 1) * d.slice(0, 1, n)).mean().item<double>();
+    EXPECT_NEAR(both, p * p, 0.01) << p;
+  }
+  EXPECT_EQ((keyed_dropout_mask(1000, 0.0, 7, torch::kFloat) == 1).sum().item<int64_t>(), 1000);
+}
+
+TEST(KeyedDropout, MasksArePureFunctionsOfTheKeyWhateverTheThreads) {
+  const int threads = at::get_num_threads();
+  const torch::Tensor a = keyed_dropout_mask(100003, 0.1, 9, torch::kFloat);
+  at::set_num_threads(1);
+  const torch::Tensor b = keyed_dropout_mask(100003, 0.1, 9, torch::kFloat);
+  at::set_num_threads(threads);
+  EXPECT_TRUE(torch::equal(a, b));
+  EXPECT_FALSE(torch::equal(a, keyed_dropout_mask(100003, 0.1, 10, torch::kFloat)));
+  // A shorter mask is the longer one's beginning (element i depends on i alone), in any dtype.
+  EXPECT_TRUE(torch::equal(keyed_dropout_mask(7, 0.1, 9, torch::kFloat), a.slice(0, 0, 7)));
+  EXPECT_TRUE(torch::equal(keyed_dropout_mask(7, 0.1, 9, torch::kBFloat16), a.slice(0, 0, 7).to(torch::kBFloat16)));
+}
+
+TEST(KeyedDropout, FollowsTheGeneratorAndCarriesTheGradient) {
+  const torch::Tensor x = torch::randn({4, 8, 16}).requires_grad_(true);
+  torch::manual_seed(5);
+  const torch::Tensor y1 = keyed_dropout(x, 0.25, true);
+  const torch::Tensor y2 = keyed_dropout(x, 0.25, true);
+  torch::manual_seed(5);
+  const torch::Tensor again = keyed_dropout(x, 0.25, true);
+  EXPECT_TRUE(torch::equal(y1, again));      // the same generator state, the same mask (GradCache replays it)
+  EXPECT_FALSE(torch::equal(y1, y2));        // each call draws anew
+  EXPECT_EQ(y1.sizes(), x.sizes());
+  // d y / d x is the mask itself: zero where dropped, 1 / (1 - p) where kept.
+  y1.sum().backward();
+  const torch::Tensor mask = y1.detach() / x.detach();
+  EXPECT_TRUE(torch::allclose(x.grad(), mask, 1e-5, 1e-5));
+  EXPECT_TRUE(torch::equal(keyed_dropout(x, 0.25, false), x));  // evaluation: untouched
+  EXPECT_TRUE(torch::equal(keyed_dropout(x, 0.0, true), x));
+}
+
+}  // namespace
+}  // namespace ragmig::model
