@@ -135,9 +135,12 @@ void leaderboard(std::string& out, const ReportData& d, const GroupColors& colou
          escape_html(d.rung_metric_name) + ")</th><th class=\"num\">steps</th><th class=\"num\">wall time</th><th>slot</th>";
   for (const auto& k : keys) out += "<th>" + escape_html(k) + "</th>";
   out += "</tr></thead>\n<tbody>\n";
+  // The best trial is highlighted (the model to keep), even below a baseline that scores higher.
+  const auto best = std::find_if(d.leaderboard.begin(), d.leaderboard.end(),
+                                 [](const LeaderRow& r) { return !r.baseline && r.metric; });
   for (size_t i = 0; i < d.leaderboard.size(); ++i) {
     const LeaderRow& r = d.leaderboard[i];
-    out += i == 0 && r.metric ? "<tr class=\"best\">" : "<tr>";
+    out += best != d.leaderboard.end() && &r == &*best ? "<tr class=\"best\">" : "<tr>";
     out += "<td class=\"num\">" + std::to_string(i + 1) + "</td>";
     out += "<td class=\"mono\">" + swatch(colours.of(r.trial)) + escape_html(r.trial) +
            (r.baseline ? " <span class=\"note\">baseline</span>" : "") + "</td>";

@@ -233,6 +233,11 @@ TEST(SweepReport, BaselinesRankAmongFinishedTrials) {
   EXPECT_NE(html.find(">" + lr + "<"), std::string::npos) << lr;  // the trials show it ...
   EXPECT_EQ(bm25_row.find(">" + lr + "<"), std::string::npos) << "a baseline has no parameters: " << bm25_row;
   EXPECT_NE(row_of("zero-shot").find("0.7300"), std::string::npos);
+  // The highlighted row is the best trial (t02, first here anyway), never a baseline above it.
+  EXPECT_EQ(html.find("<tr class=\"best\">"), html.find("<tr class=\"best\"><td class=\"num\">1</td>"));
+  std::swap(d.leaderboard[0], d.leaderboard[1]);  // bm25 first
+  const std::string swapped = render_html(d);
+  EXPECT_NE(swapped.find("<tr class=\"best\"><td class=\"num\">2</td>"), std::string::npos);
   // Without hybrids or baselines, neither the column nor the note.
   d.leaderboard = leaderboard({trials[0], trials[2]});
   d.leaderboard[0].hybrid.reset();
