@@ -24,6 +24,7 @@
 #include "gpu/inventory.h"
 #include "hpo/sweep_driver.h"
 #include "hpo/sweep_spec.h"
+#include "hpo/trial_jobs.h"
 #include "index/fusion_spec.h"
 #include "monitor/alert_config.h"
 #include "report/html_report.h"
@@ -66,11 +67,13 @@ hpo::SweepPlan resolve_plan(const hpo::SweepSpec& spec) {
   plan.max_query_tokens = base.data.max_query_tokens;
   plan.max_passage_tokens = base.data.max_passage_tokens;
   plan.init_model = base.model.init;
-  const auto& baselines = spec.eval.baselines;
-  if (plan.init_model.empty() && std::find(baselines.begin(), baselines.end(), "zero-shot") != baselines.end())
-    throw ConfigError(fmt::format("{}: [eval] baselines: \"zero-shot\" evaluates the base config's model.init before "
-                                  "training, and {} has none (it trains from scratch)",
-                                  spec.path, spec.base));
+  for (const auto& baseline : spec.eval.baselines) {  // a baseline that cannot run stops the sweep here
+    try {
+      hpo::baseline_job(plan, baseline);
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("{}: [eval] baselines: {} (base config {})", spec.path, e.what(), spec.base));
+    }
+  }
   hpo::AshaConfig asha;
   asha.min_steps = spec.asha.min_steps;
   asha.reduction_factor = spec.asha.reduction_factor;
@@ -333,18 +336,18 @@ Command add_batch_command(CLI::App& root) {
       const bool changed = driver.after_pass() || changed_in_pass;
       monitoring.after_pass(scheduler, clock.now());
       // "t03: done (ndcg@10 0.6612, fused with BM25 0.7420)"
-      const auto say = [&](const std::string& id, const std::string& state, const std::optional<double>& metric,
-                           const std::optional<double>& hybrid, const std::string& reason) {
+      const auto say = [&](const std::string& id, const std::string& state, const hpo::Scored& s,
+                           const std::string& reason) {
         if (said[id] == state) return;
         said[id] = state;
         log_line(fmt::format("{}: {}{}{}", id, state,
-                             metric ? fmt::format(" ({} {:.4f}{})", spec.eval.metric, *metric,
-                                                  hybrid ? fmt::format(", fused with BM25 {:.4f}", *hybrid) : "")
-                                    : "",
+                             s.metric ? fmt::format(" ({} {:.4f}{})", spec.eval.metric, *s.metric,
+                                                    s.hybrid ? fmt::format(", fused with BM25 {:.4f}", *s.hybrid) : "")
+                                      : "",
                              reason.empty() || state == "queued" ? "" : " - " + reason));
       };
-      for (const auto& b : driver.baselines()) say(b.id, b.state, b.metric, b.hybrid, b.reason);
-      for (const auto& t : driver.trials()) say(t.id, t.state, t.metric, t.hybrid, t.reason);
+      for (const auto& b : driver.baselines()) say(b.id, b.state, b, b.reason);
+      for (const auto& t : driver.trials()) say(t.id, t.state, t, t.reason);
       const double now = clock.now();
       if (now - last_sample >= 2.0) {
         if (const auto u = mean_utilization(store.slots(), input)) {

@@ -40,6 +40,12 @@ std::optional<nlohmann::json> read_json_file(const std::string& path) {
   }
 }
 
+// "metric" (null until scored), and "hybrid" and "fusion" when fused.
+void put_scores(nlohmann::json& row, const Scored& s) {
+  row["metric"] = s.metric ? nlohmann::json(*s.metric) : nlohmann::json(nullptr);
+  if (s.hybrid) row["hybrid"] = *s.hybrid, row["fusion"] = s.fusion;
+}
+
 bool is_final_evaluation(const std::string& state) {
   return state == "done" || state == "failed" || state == "cancelled";
 }
@@ -236,7 +242,7 @@ bool SweepDriver::refresh(size_t index) {
       const Evaluation e = evaluation(t.eval_job, t.id);
       t.state = e.state == "queued" ? "evaluating" : e.state;
       if (e.state == "failed" || e.state == "cancelled") t.reason = "evaluation: " + e.reason;
-      if (e.scores) t.metric = e.scores->alone, t.hybrid = e.scores->hybrid, t.fusion = e.scores->fusion;
+      if (e.scores) t.take(*e.scores);
       break;
     }
   }
@@ -270,7 +276,7 @@ bool SweepDriver::refresh_baseline(size_t index) {
   const Evaluation e = evaluation(b.eval_job, b.id);
   b.state = e.state;
   b.reason = e.reason;
-  if (e.scores) b.metric = e.scores->alone, b.hybrid = e.scores->hybrid, b.fusion = e.scores->fusion;
+  if (e.scores) b.take(*e.scores);
   return b.state != before;
 }
 
@@ -299,11 +305,10 @@ nlohmann::json SweepDriver::results_json() const {
     const nlohmann::json params = to_json(t.params);
     nlohmann::json rungs = nlohmann::json::array();
     for (const auto& r : t.rungs) rungs.push_back({{"step", r.step}, {"value", r.value}, {"action", to_string(r.action)}});
-    nlohmann::json row = {{"id", t.id},         {"params", params},   {"metric", nullptr}, {"steps", t.steps},
-                          {"wall_s", t.wall_s}, {"slot", t.slot},     {"state", t.state},  {"rungs", rungs},
+    nlohmann::json row = {{"id", t.id},         {"params", params}, {"steps", t.steps},
+                          {"wall_s", t.wall_s}, {"slot", t.slot},   {"state", t.state}, {"rungs", rungs},
                           {"train_job", t.train_job}, {"eval_job", t.eval_job}};
-    if (t.metric) row["metric"] = *t.metric;
-    if (t.hybrid) row["hybrid"] = *t.hybrid, row["fusion"] = t.fusion;
+    put_scores(row, t);
     if (!t.reason.empty()) row["reason"] = t.reason;
     trials.push_back(std::move(row));
   }
@@ -316,9 +321,8 @@ nlohmann::json SweepDriver::results_json() const {
   if (!baselines_.empty()) {
     nlohmann::json baselines = nlohmann::json::array();
     for (const auto& b : baselines_) {
-      nlohmann::json row = {{"id", b.id}, {"state", b.state}, {"metric", nullptr}, {"eval_job", b.eval_job}};
-      if (b.metric) row["metric"] = *b.metric;
-      if (b.hybrid) row["hybrid"] = *b.hybrid, row["fusion"] = b.fusion;
+      nlohmann::json row = {{"id", b.id}, {"state", b.state}, {"eval_job", b.eval_job}};
+      put_scores(row, b);
       if (!b.reason.empty()) row["reason"] = b.reason;
       baselines.push_back(std::move(row));
     }

@@ -30,16 +30,25 @@ struct RungResult {
   AshaAction action = AshaAction::Continue;
 };
 
-struct TrialStatus {
+/// What its final evaluation gave a trial or a baseline: nothing until that evaluation is done.
+struct Scored {
+  std::optional<double> metric;   ///< the sweep's metric, the model (or BM25) alone
+  std::optional<double> hybrid;   ///< with [eval] fusion: the same, fused with BM25
+  std::string fusion;             ///< the fusion that gave `hybrid`
+  void take(const EvalScores& scores) {
+    metric = scores.alone;
+    hybrid = scores.hybrid;
+    fusion = scores.fusion;
+  }
+};
+
+struct TrialStatus : Scored {
   std::string id;
   ParamValues params;
   sched::JobId train_job = 0, eval_job = 0;
   /// queued | running | waiting (trained; a rung decision waits for earlier trials) | evaluating | done |
   /// stopped (by ASHA) | failed | cancelled
   std::string state = "queued";
-  std::optional<double> metric;   ///< the sweep's metric from the final evaluation
-  std::optional<double> hybrid;   ///< with [eval] fusion: the same, fused with BM25
-  std::string fusion;             ///< the fusion that gave `hybrid`
   std::vector<RungResult> rungs;
   int64_t steps = 0;              ///< training steps done
   double wall_s = 0;              ///< training time over all attempts
@@ -48,13 +57,10 @@ struct TrialStatus {
 };
 
 /// A baseline evaluated beside the trials ([eval] baselines).
-struct BaselineStatus {
+struct BaselineStatus : Scored {
   std::string id;                   ///< "bm25", "zero-shot"
   sched::JobId eval_job = 0;
   std::string state = "queued";     ///< queued | evaluating | done | failed | cancelled
-  std::optional<double> metric;     ///< the sweep's metric, the retriever alone
-  std::optional<double> hybrid;     ///< with [eval] fusion: fused with BM25
-  std::string fusion;
   std::string reason;               ///< why it failed
 };
 

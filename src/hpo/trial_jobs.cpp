@@ -73,7 +73,8 @@ sched::JobSpec baseline_job(const SweepPlan& plan, const std::string& baseline) 
   if (baseline != "zero-shot")
     throw ConfigError("unknown baseline '" + baseline + "' (expected \"bm25\" or \"zero-shot\")");
   if (plan.init_model.empty())
-    throw ConfigError("the zero-shot baseline evaluates the base config's model.init, and it has none (trained from scratch)");
+    throw ConfigError("\"zero-shot\" evaluates the base config's model.init before training, and it has none "
+                      "(it trains from scratch)");
   return evaluation(plan, baseline, plan.spec.eval.fusion.empty() ? "dense" : "hybrid", plan.init_model);
 }
 

@@ -25,18 +25,24 @@ std::tuple<int, double, double> rank_key(const LeaderRow& r) {
   return {3, 0, 0};
 }
 
+// The columns a trial and a baseline share.
+LeaderRow scored_row(const std::string& id, const std::string& state, const hpo::Scored& scores) {
+  LeaderRow row;
+  row.trial = id;
+  row.state = state;
+  row.metric = scores.metric;
+  row.hybrid = scores.hybrid;
+  row.fusion = scores.fusion;
+  return row;
+}
+
 }  // namespace
 
 std::vector<LeaderRow> leaderboard(const std::vector<hpo::TrialStatus>& trials,
                                    const std::vector<hpo::BaselineStatus>& baselines) {
   std::vector<LeaderRow> rows;
   for (const auto& t : trials) {
-    LeaderRow row;
-    row.trial = t.id;
-    row.state = t.state;
-    row.metric = t.metric;
-    row.hybrid = t.hybrid;
-    row.fusion = t.fusion;
+    LeaderRow row = scored_row(t.id, t.state, t);
     for (const auto& r : t.rungs) row.rungs.push_back({r.step, r.value, hpo::to_string(r.action)});
     row.steps = t.steps;
     row.wall_s = t.wall_s;
@@ -45,12 +51,7 @@ std::vector<LeaderRow> leaderboard(const std::vector<hpo::TrialStatus>& trials,
     rows.push_back(std::move(row));
   }
   for (const auto& b : baselines) {
-    LeaderRow row;
-    row.trial = b.id;
-    row.state = b.state;
-    row.metric = b.metric;
-    row.hybrid = b.hybrid;
-    row.fusion = b.fusion;
+    LeaderRow row = scored_row(b.id, b.state, b);
     row.baseline = true;
     rows.push_back(std::move(row));
   }
