@@ -236,7 +236,8 @@ TEST_F(DataParallel, DynamicBatchClosesTheStepTimeGapOfASlowedReplica) {
   const std::vector<std::string> sets = {"train.max_steps=100",          "train.batch_size=48",
                                          "train.checkpoint_every=0",     "parallel.dynamic_batch=true",
                                          "parallel.rebalance_every=10",  "parallel.debug_slowdown_rank=1",
-                                         "parallel.debug_slowdown=2"};
+                                         "parallel.debug_slowdown=2",    "model.hidden_size=128",
+                                         "model.heads=4",                "model.intermediate_size=512"};
   write_squad_pairs(dir_ / "pairs.jsonl", 1000);  // 240 pairs have too few distinct positives for batch 48
   auto r = train("dyn", sets, 2);
   ASSERT_EQ(r.exit_code, 0) << r.output << read_file(dir_ / "dyn/worker.rank1.log");
@@ -261,13 +262,14 @@ TEST_F(DataParallel, DynamicBatchClosesTheStepTimeGapOfASlowedReplica) {
   // Timings on a shared machine are noisy (CI runs two tests at once): the claims are that the 2x slowdown
   // shows, that the re-split at least halves the gap, and that the split leans to rank 0 without starving
   // rank 1: 32/16 when compute is linear in the batch, more on rank 0 for the per-step cost that does not
-  // shrink with the batch (the sleep doubles it on rank 1 too). At this tiny shape that cost is a large part
-  // of a step: 34-36/12-14 here before, 38-42/6-10 since dropout masks stopped costing a draw per element
-  // (model/keyed_dropout.h).
+  // shrink with the batch (the sleep doubles it on rank 1 too). The model is wider than the other tests' so
+  // that this fixed cost is a small part of a step: at hidden 32 it was most of it, the split hit rank 1's
+  // floor (min_batch_fraction: 6) and the gap could not close. Measured here: 33-37/11-15, gap 50-57 % -> 1-7 %,
+  // alone and with a second copy running beside it.
   EXPECT_GT(before, 0.3);
   EXPECT_LT(after, before / 2);
   EXPECT_GE(last[0].get<int>(), 28);
-  EXPECT_LE(last[0].get<int>(), 44);
+  EXPECT_LE(last[0].get<int>(), 40);
   EXPECT_EQ(last[0].get<int>() + last[1].get<int>(), 48);
   EXPECT_EQ(events_named(dir_ / "dyn/events.jsonl", "rebalance").size(), 10u);
 }
