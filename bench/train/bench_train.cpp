@@ -181,7 +181,7 @@ std::vector<IdBatch> squad_batches(const std::string& beir_dir, const std::strin
   cfg.max_query_tokens = 32;
   cfg.max_passage_tokens = 256;
   const text::BeirFolder beir = text::read_beir(beir_dir);
-  const train::TokenizedData data = train::tokenize(train::load_examples(cfg, &beir, 0), tokenizer, cfg);
+  const train::TokenizedData data = train::tokenize(train::load_examples(cfg, &beir, 0).examples, tokenizer, cfg);
   // The first example of each positive in a seeded order, until n: every batch fills, none is dropped.
   std::vector<int64_t> keys, lengths, rows;
   std::set<int64_t> taken;

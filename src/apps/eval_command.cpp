@@ -52,6 +52,7 @@ void print_table(const eval::EvalResult& r) {
       std::printf(" %s %.4f", part.metrics[i].name().c_str(), part.mean[i]);
     std::printf("\n");
   }
+  const char* held_out = r.validation_held_out ? ", held out of the model's training" : "";
   if (r.fusion_choice) {
     const auto& c = *r.fusion_choice;
     double best = 0, bm25 = 0, dense = 0;  // Linear with alpha 0 / 1 is BM25 / dense alone
@@ -60,16 +61,16 @@ void print_table(const eval::EvalResult& r) {
       if (t.spec.kind == index::FusionKind::kLinear && t.spec.alpha == 0) bm25 = t.score;
       if (t.spec.kind == index::FusionKind::kLinear && t.spec.alpha == 1) dense = t.score;
     }
-    std::printf("  fusion %s chosen on %lld queries of split %s (%s %.4f; BM25 alone %.4f, dense alone %.4f)\n",
+    std::printf("  fusion %s chosen on %lld queries of split %s%s (%s %.4f; BM25 alone %.4f, dense alone %.4f)\n",
                 index::to_string(c.chosen).c_str(), static_cast<long long>(c.queries),
-                r.options.fusion_validation_split.c_str(), c.metric.c_str(), best, bm25, dense);
+                r.options.fusion_validation_split.c_str(), held_out, c.metric.c_str(), best, bm25, dense);
   }
   if (r.depth) {
     const auto& d = *r.depth;
-    std::printf("  adaptive depth for pool recall %.2f (fitted on %lld queries of split %s): mean depth %.1f, pool "
+    std::printf("  adaptive depth for pool recall %.2f (fitted on %lld queries of split %s%s): mean depth %.1f, pool "
                 "recall %.4f; by top-10 agreement",
                 d.rule.target, static_cast<long long>(d.rule.queries), r.options.fusion_validation_split.c_str(),
-                d.mean_depth, d.pool_recall);
+                held_out, d.mean_depth, d.pool_recall);
     for (size_t b = 0; b < d.rule.bucket_depth.size(); ++b)
       std::printf(" %s:%lld", eval::agreement_range(static_cast<int64_t>(b)).c_str(),
                   static_cast<long long>(d.rule.bucket_depth[b]));

@@ -17,7 +17,9 @@
 #include "index/dense_spec.h"
 #include "index/fusion.h"
 #include "text/beir.h"
+#include "model/training_record.h"
 #include "text/pairs.h"
+#include "text/query_holdout.h"
 
 namespace ragmig::eval {
 namespace {
@@ -25,6 +27,15 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// The judgments of the queries `ids` only.
+Judgments restrict_to(const Judgments& judgments, const std::vector<std::string>& ids) {
+  Judgments out;
+  out.source = judgments.source;
+  for (const auto& id : ids)
+    if (const auto it = judgments.by_query.find(id); it != judgments.by_query.end()) out.by_query.insert(*it);
+  return out;
+}
 
 bool is_blank(const std::string& s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; }
 
@@ -285,7 +296,24 @@ EvalResult evaluate(const EvalOptions& o, const std::function<void(const std::st
   std::vector<std::string> all_ids = query_ids, all_texts = query_texts;
   if (auto_fusion || adaptive_depth) {
     const text::Qrels vq = text::read_qrels(text::qrels_path(o.data_dir, o.fusion_validation_split));
-    validation = carve_validation(resolve_judgments(vq, beir, nullptr), judgments, o.fusion_validation_queries, 0x5eed);
+    Judgments pool = resolve_judgments(vq, beir, nullptr);
+    // A model that records its training queries: choose on those it held out, and say so when it held none.
+    if (const auto training = model::read_training_queries(o.dense.model_dir);
+        training && training->split == o.fusion_validation_split) {
+      if (training->held_out.empty()) {
+        result.warnings.push_back("the model trained on the queries of split " + training->split +
+                                  " that the fusion and depth are chosen on, so the choice favours the model; "
+                                  "train with data.holdout_queries = N to keep N of them for the choice");
+      } else {
+        pool = restrict_to(pool, training->held_out);
+        if (pool.by_query.empty())
+          throw DataError(o.dense.model_dir + "/ragmig.json: none of the " + std::to_string(training->held_out.size()) +
+                          " queries its training held out is judged in " + vq.path +
+                          " (was the model trained on other data?)");
+        result.validation_held_out = true;
+      }
+    }
+    validation = carve_validation(pool, judgments, o.fusion_validation_queries, text::kHoldoutSeed);
     if (validation.by_query.empty())
       throw DataError(vq.path + ": no judged query outside the evaluated split to choose the fusion on");
     for (const auto& [qid, judged] : validation.by_query) {
@@ -342,12 +370,14 @@ EvalResult evaluate(const EvalOptions& o, const std::function<void(const std::st
         const HitLists vd(dense_hits.begin() + static_cast<std::ptrdiff_t>(scored), dense_hits.end());
         const HitLists vs(sparse.hits.begin() + static_cast<std::ptrdiff_t>(scored), sparse.hits.end());
         if (auto_fusion) {
-          log("choosing the fusion on " + std::to_string(ids.size()) + " queries of split " + o.fusion_validation_split);
+          log("choosing the fusion on " + std::to_string(ids.size()) + " queries of split " + o.fusion_validation_split +
+              (result.validation_held_out ? ", held out of the model's training" : ""));
           result.fusion_choice = choose_fusion(fusion_grid(), ids, vd, vs, doc_id_of(beir), validation, parse_metric("ndcg@10"), k);
           fusion = result.fusion_choice->chosen;
         }
         if (adaptive_depth) {
-          log("fitting the retrieval depth on " + std::to_string(ids.size()) + " queries of split " + o.fusion_validation_split);
+          log("fitting the retrieval depth on " + std::to_string(ids.size()) + " queries of split " + o.fusion_validation_split +
+              (result.validation_held_out ? ", held out of the model's training" : ""));
           result.depth = EvalResult::AdaptiveDepth{
               fit_depth_rule(ids, vd, vs, validation, doc_id_of(beir), o.target_recall, depth_grid(candidates)), 0, 0, {}};
         }
@@ -469,6 +499,7 @@ nlohmann::json EvalResult::to_json() const {
                        {"validation_pool_recall", depth->rule.fixed_recall[d]},
                        {"pool_recall", depth->fixed_recall[d]}});
     j["depth"] = {{"target_recall", depth->rule.target}, {"validation_queries", depth->rule.queries},
+                  {"validation_held_out_by_training", validation_held_out},
                   {"rule", buckets}, {"mean_depth", depth->mean_depth}, {"pool_recall", depth->pool_recall},
                   {"fixed", fixed}};
   }
@@ -478,6 +509,7 @@ nlohmann::json EvalResult::to_json() const {
     j["fusion_choice"] = {{"chosen", index::to_string(fusion_choice->chosen)},
                           {"validation_split", options.fusion_validation_split},
                           {"validation_queries", fusion_choice->queries},
+                          {"validation_held_out_by_training", validation_held_out},
                           {"metric", fusion_choice->metric},
                           {"trials", trials}};
   }

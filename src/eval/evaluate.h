@@ -61,6 +61,9 @@ struct EvalResult {
   QrelsCheck qrels_check;
   std::optional<AnnReport> ann;
   std::optional<FusionChoice> fusion_choice;  ///< fusion "auto": the grid's scores on validation queries
+  /// The validation queries (fusion "auto", adaptive depth) are those the model's training held out
+  /// (its ragmig.json's "training", model/training_record.h), not a carve of all of the split's.
+  bool validation_held_out = false;
   /// target_recall > 0: the rule fitted on validation queries, and on the evaluated queries the mean depth
   /// taken, the pool recall it gave, and the pool recall of each fixed depth of the rule's grid.
   struct AdaptiveDepth {

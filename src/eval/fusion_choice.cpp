@@ -2,9 +2,10 @@
 #include "eval/fusion_choice.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/error.h"
-#include "core/splitmix.h"
+#include "text/query_holdout.h"
 
 namespace ragmig::eval {
 
@@ -29,19 +30,16 @@ std::vector<index::FusionSpec> fusion_grid() {
 
 Judgments carve_validation(const Judgments& validation, const Judgments& evaluated, int64_t max_queries, uint64_t seed) {
   if (max_queries < 1) throw ConfigError("the number of validation queries must be at least 1");
-  std::vector<std::pair<uint64_t, std::string>> keyed;
+  std::vector<std::string> candidates;
   for (const auto& [qid, grades] : validation.by_query) {
     if (evaluated.by_query.count(qid)) continue;
     if (std::none_of(grades.begin(), grades.end(), [](const auto& g) { return g.second > 0; })) continue;
-    uint64_t h = seed;
-    for (const char c : qid) h = splitmix64(h ^ static_cast<unsigned char>(c));
-    keyed.emplace_back(h, qid);
+    candidates.push_back(qid);
   }
-  std::sort(keyed.begin(), keyed.end());
-  if (static_cast<int64_t>(keyed.size()) > max_queries) keyed.resize(static_cast<size_t>(max_queries));
   Judgments out;
   out.source = validation.source;
-  for (const auto& [h, qid] : keyed) out.by_query[qid] = validation.by_query.at(qid);
+  for (const auto& qid : text::carve_queries(std::move(candidates), max_queries, seed))
+    out.by_query[qid] = validation.by_query.at(qid);
   return out;
 }
 

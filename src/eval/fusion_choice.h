@@ -28,7 +28,8 @@ TrecRun hits_to_run(const std::vector<std::string>& query_ids, const HitLists& h
 std::vector<index::FusionSpec> fusion_grid();
 
 /// Up to `max_queries` queries of `validation` (judged relevant at least once) that `evaluated` does not
-/// hold, chosen by a seeded hash of their ids (the same ids whatever the order of the files), in id order.
+/// hold, chosen by a seeded hash of their ids (text::carve_queries: the same ids whatever the order of the
+/// files, and the ones a trainer with data.holdout_queries leaves out), in id order.
 Judgments carve_validation(const Judgments& validation, const Judgments& evaluated, int64_t max_queries, uint64_t seed);
 
 struct FusionTrial {

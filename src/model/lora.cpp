@@ -258,7 +258,8 @@ void write_peft_adapter(const std::string& dir, const LoraAdapter& adapter, cons
   save_tensors((fs::path(dir) / kWeightsFile).string(), tensors, {{"format", "pt"}});
 }
 
-void save_adapter_folder(const std::string& dir, const DualAdapter& adapter) {
+void save_adapter_folder(const std::string& dir, const DualAdapter& adapter,
+                         const std::optional<TrainingQueries>& training) {
   const std::string base_path = fs::absolute(resolve_model_reference(adapter.base)).lexically_normal().string();
   // A package reference stays one (it resolves on any machine); a folder is kept absolute, so the adapter
   // loads from any working directory.
@@ -269,7 +270,8 @@ void save_adapter_folder(const std::string& dir, const DualAdapter& adapter) {
       fs::create_directory(fs::path(tmp) / "passage");
       write_peft_adapter((fs::path(tmp) / "passage").string(), *adapter.passage, base_path + "/passage");
     }
-    const nlohmann::json info = {{"base_model", base}, {"format_version", kModelFolderFormatVersion}};
+    nlohmann::json info = {{"base_model", base}, {"format_version", kModelFolderFormatVersion}};
+    if (training) info["training"] = to_json(*training);
     write_file_atomic(fs::path(tmp) / "ragmig.json", info.dump(2) + "\n");
   });
 }

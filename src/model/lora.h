@@ -18,6 +18,7 @@
 
 #include "model/bert.h"
 #include "model/dual_encoder.h"
+#include "model/training_record.h"
 
 namespace ragmig::model {
 
@@ -107,8 +108,9 @@ struct DualAdapter {
 };
 
 /// Writes the adapter folder (whole, into place, as save_model_folder does). base is the reference the user
-/// gave; adapter_config.json gets its resolved path.
-void save_adapter_folder(const std::string& dir, const DualAdapter& adapter);
+/// gave; adapter_config.json gets its resolved path; `training` goes into ragmig.json (training_record.h).
+void save_adapter_folder(const std::string& dir, const DualAdapter& adapter,
+                         const std::optional<TrainingQueries>& training = std::nullopt);
 /// Reads an adapter folder that ragmig or peft wrote; the base comes from ragmig.json, else from
 /// adapter_config.json's base_model_name_or_path.
 DualAdapter load_adapter_folder(const std::string& dir);

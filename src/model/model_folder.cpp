@@ -189,6 +189,7 @@ void save_model_folder(const std::string& dir, DualEncoder& model, const std::ve
                            {"normalize", spec.normalize},
                            {"shared_towers", spec.shared_towers},
                            {"format_version", kModelFolderFormatVersion}};
+    if (options.training) info["training"] = to_json(*options.training);
     write_file_atomic(tmp / "ragmig.json", info.dump(2) + "\n");
   });
 }

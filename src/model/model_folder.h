@@ -6,12 +6,14 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "model/dual_encoder.h"
 #include "model/st_folder.h"
 #include "model/torch_safetensors.h"
+#include "model/training_record.h"
 
 namespace ragmig::model {
 
@@ -27,6 +29,7 @@ inline constexpr int kModelFolderFormatVersion = 1;
 struct SaveOptions {
   text::TextNormalization normalization;
   int64_t max_length = 0;
+  std::optional<TrainingQueries> training;  ///< ragmig.json's "training" (training_record.h); none = not written
 };
 
 void save_model_folder(const std::string& dir, DualEncoder& model, const std::vector<std::string>& vocab,

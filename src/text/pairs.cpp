@@ -38,6 +38,7 @@ std::vector<TrainingExample> read_pairs_jsonl(const std::string& path) {
     TrainingExample ex;
     if (!row.contains("query")) throw DataError(file, line, "missing field \"query\"");
     ex.query = json_string_field(row, "query", file, line, /*required=*/true);
+    if (row.contains("query_id")) ex.query_id = json_id_field(row, "query_id", file, line);
     if (row.contains("positive")) {
       if (!row["positive"].is_string())
         throw DataError(file, line, std::string("field \"positive\" must be a string, got ") +
@@ -80,6 +81,7 @@ std::vector<TrainingExample> examples_from_beir(const BeirFolder& beir, const Qr
     if (d == beir.corpus.index_of.end())
       throw DataError(qrels.path, e.line, "unknown corpus id '" + e.doc_id + "'");
     TrainingExample ex;
+    ex.query_id = e.query_id;
     ex.query = beir.queries[static_cast<size_t>(q->second)].text;
     ex.positive = document_text(beir.corpus.docs[static_cast<size_t>(d->second)]);
     ex.positive_key = d->second;

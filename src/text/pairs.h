@@ -11,14 +11,15 @@
 namespace ragmig::text {
 
 struct TrainingExample {
+  std::string query_id;  ///< the query's id where the data names it (BEIR qrels, pairs rows' "query_id"); may be empty
   std::string query;
   std::string positive;
   std::vector<std::string> negatives;
   int64_t positive_key = 0;  ///< equal keys = the same positive passage (batch samplers keep them apart)
 };
 
-/// Rows {"query": str, "positive": str, "negatives": [str, ...] (optional)}, or with "pos"/"neg" arrays
-/// instead (the first of "pos" is the positive). positive_key numbers the distinct positive texts in order
+/// Rows {"query": str, "positive": str, "negatives": [str, ...] (optional), "query_id": str (optional)}, or
+/// with "pos"/"neg" arrays instead (the first of "pos" is the positive). positive_key numbers the distinct positive texts in order
 /// of first appearance. Throws IoError, or DataError(file, line) naming the missing or ill-typed field.
 std::vector<TrainingExample> read_pairs_jsonl(const std::string& path);
 

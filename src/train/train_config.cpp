@@ -11,11 +11,13 @@ namespace ragmig::train {
 ConfigTable make_config_table(TrainConfig& c) {
   ConfigTable t;
   t.add("data.beir", c.data.beir, "BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)");
-  t.add("data.split", c.data.split, "qrels split for training pairs");
+  t.add("data.split", c.data.split, "qrels split for training pairs (with data.pairs: the split of its query ids)");
   t.add("data.pairs", c.data.pairs, "JSONL of {query, positive, negatives[]} instead of data.beir");
   t.add("data.pretrain", c.data.pretrain,
         "crop | ict: pre-train on pairs made from raw text (data.beir's corpus or data.corpus); empty = judged pairs");
   t.add("data.corpus", c.data.corpus, "data.pretrain: raw text, JSONL with \"text\" or one document per line");
+  t.add("data.holdout_queries", c.data.holdout_queries,
+        "leave out N training queries (seeded by id), recorded in the model for `ragmig eval --fusion auto` to choose on");
   t.add("data.max_examples", c.data.max_examples, "use the first N examples only (0 = all)");
   t.add("data.max_query_tokens", c.data.max_query_tokens, "query length cap, [CLS] and [SEP] included");
   t.add("data.max_passage_tokens", c.data.max_passage_tokens, "passage length cap, [CLS] and [SEP] included");
@@ -116,6 +118,9 @@ void validate(const TrainConfig& c) {
             "data.pretrain reads the raw text of exactly one of data.beir (its corpus) and data.corpus");
   }
   require(c.data.max_examples >= 0, "data.max_examples", "must be >= 0");
+  require(c.data.holdout_queries >= 0, "data.holdout_queries", "must be >= 0");
+  require(c.data.holdout_queries == 0 || c.data.pretrain.empty(), "data.holdout_queries",
+          "needs judged queries; data.pretrain makes its pairs from raw text");
   require(c.data.max_query_tokens >= 3, "data.max_query_tokens", "must be >= 3");
   require(c.data.max_passage_tokens >= 3, "data.max_passage_tokens", "must be >= 3");
   require(c.model.vocab_size >= 100, "model.vocab_size", "must be >= 100");

@@ -12,11 +12,12 @@ namespace ragmig::train {
 
 struct DataConfig {
   std::string beir;             ///< BEIR folder with corpus, queries and qrels/<split>.tsv
-  std::string split = "train";  ///< qrels split that gives the training pairs
+  std::string split = "train";  ///< qrels split that gives the training pairs (or that a pairs file's query ids are of)
   std::string pairs;            ///< alternative to beir: JSONL of {query, positive, negatives[]}
   std::string pretrain;         ///< "" (judged pairs) | crop | ict: pairs made from raw text (text/pretrain_pairs.h)
   std::string corpus;           ///< pretrain: raw text (JSONL with "text", or one document per line) instead
                                 ///< of data.beir's corpus
+  int64_t holdout_queries = 0;  ///< leave out N queries (seeded by id) for `ragmig eval --fusion auto` to choose on
   int64_t max_examples = 0;     ///< use only the first N examples (0 = all)
   int64_t max_query_tokens = 32;
   int64_t max_passage_tokens = 128;

@@ -281,7 +281,9 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   const bool bf16 = precision.precision == model::Precision::Bf16;
   std::optional<text::BeirFolder> beir;
   if (!cfg.data.beir.empty()) beir = text::read_beir(cfg.data.beir);
-  const auto examples = load_examples(cfg.data, beir ? &*beir : nullptr, static_cast<uint64_t>(cfg.train.seed));
+  const TrainingExamples loaded_examples =
+      load_examples(cfg.data, beir ? &*beir : nullptr, static_cast<uint64_t>(cfg.train.seed));
+  const std::vector<text::TrainingExample>& examples = loaded_examples.examples;
   std::string vocab_origin;
   // A pretrained start brings its weights and its tokenizer's settings (lower-casing, accents, CJK).
   std::optional<model::LoadedModel> init;
@@ -536,6 +538,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                      {"backend_reason", comm->backend_reason()}, {"rendezvous", rv->source}, {"master", fmt::format("{}:{}", rv->master_addr, rv->master_port)},
                      {"global_negatives", global_negatives}, {"dynamic_batch", par.dynamic_batch},
                      {"replica_batches", sizes}};
+  const size_t held_out = loaded_examples.queries ? loaded_examples.queries->held_out.size() : 0;
   emit({{"event", "start"},
                  {"step", step},
                  {"resumed_from", loaded ? nlohmann::json(loaded->path) : nlohmann::json(nullptr)},
@@ -549,12 +552,14 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                  {"parameters", params},
                  {"trainable_parameters", cfg.lora.rank > 0 ? lora_parameters : params},
                  {"examples", data.examples()},
+                 {"held_out_queries", held_out},
                  {"passages", static_cast<int64_t>(data.passages.size())},
                  {"vocab", vocab_origin},
                  {"parallel", parallel_info},
                  {"config", resolved_config}});
-  say(fmt::format("ragmig train: {} examples, {} distinct passages, {:.2f}M parameters, {} ({}), {} threads{}{}",
-                  data.examples(), data.passages.size(), static_cast<double>(params) / 1e6, device.str(),
+  say(fmt::format("ragmig train: {} examples{}, {} distinct passages, {:.2f}M parameters, {} ({}), {} threads{}{}",
+                  data.examples(), held_out ? fmt::format(" ({} queries held out)", held_out) : std::string(),
+                  data.passages.size(), static_cast<double>(params) / 1e6, device.str(),
                   bf16 ? "bf16" : "fp32", at::get_num_threads(),
                   comm ? fmt::format(", {} replicas ({}, {})", world, par.mode, comm->backend()) : std::string(),
                   loaded ? fmt::format(", resumed at step {}", step) : std::string()));
@@ -825,8 +830,11 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   }
 
   const std::string model_dir = (run / "model").string();
-  if (cfg.lora.rank > 0) model::save_adapter_folder(model_dir, model::own_dual_adapter(net, lora, cfg.model.init));
-  else model::save_model_folder(model_dir, net, tokenizer.vocab(), {tokenizer.normalization(), cfg.data.max_passage_tokens});
+  if (cfg.lora.rank > 0)
+    model::save_adapter_folder(model_dir, model::own_dual_adapter(net, lora, cfg.model.init), loaded_examples.queries);
+  else
+    model::save_model_folder(model_dir, net, tokenizer.vocab(),
+                             {tokenizer.normalization(), cfg.data.max_passage_tokens, loaded_examples.queries});
   nlohmann::json done = {{"event", "done"}, {"step", step}, {"samples", samples}, {"loss", loss}, {"model", model_dir}};
   if (!cfg.eval.split.empty()) {
     const RecallResult r = evaluate(step);

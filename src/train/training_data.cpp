@@ -1,12 +1,14 @@
 // Loading, tokenizing and batching training examples (see training_data.h).
 #include "train/training_data.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <utility>
 
 #include "core/error.h"
 #include "core/splitmix.h"
 #include "text/pretrain_pairs.h"
+#include "text/query_holdout.h"
 #include "text/token_batch.h"
 
 namespace ragmig::train {
@@ -18,7 +20,7 @@ torch::Tensor to_tensor(std::vector<int64_t>& v, int64_t rows, int64_t cols, con
 
 }  // namespace
 
-std::vector<text::TrainingExample> load_examples(const DataConfig& cfg, const text::BeirFolder* beir, uint64_t seed) {
+TrainingExamples load_examples(const DataConfig& cfg, const text::BeirFolder* beir, uint64_t seed) {
   std::vector<text::TrainingExample> examples;
   std::string source;
   if (!cfg.pretrain.empty()) {
@@ -40,12 +42,23 @@ std::vector<text::TrainingExample> load_examples(const DataConfig& cfg, const te
     source = text::qrels_path(cfg.beir, cfg.split);
     examples = text::examples_from_beir(*beir, text::read_qrels(source));
   }
-  if (cfg.max_examples > 0 && static_cast<int64_t>(examples.size()) > cfg.max_examples)
-    examples.resize(static_cast<size_t>(cfg.max_examples));
   if (examples.empty())
     throw DataError(source + (cfg.pretrain.empty() ? ": no training examples"
                                                    : ": no document long enough for data.pretrain = " + cfg.pretrain));
-  return examples;
+  std::optional<model::TrainingQueries> queries;
+  if (cfg.holdout_queries > 0 && !cfg.pretrain.empty())
+    throw ConfigError("data.holdout_queries: data.pretrain = " + cfg.pretrain + " makes its queries from raw text; "
+                      "there are no judged queries to hold out");
+  if (cfg.pretrain.empty() &&
+      std::all_of(examples.begin(), examples.end(), [](const auto& e) { return !e.query_id.empty(); }))
+    queries = model::TrainingQueries{cfg.split, {}};
+  if (cfg.holdout_queries > 0) {
+    std::vector<std::string> held = text::hold_out_queries(examples, cfg.holdout_queries, source);  // ids checked
+    queries->held_out = std::move(held);
+  }
+  if (cfg.max_examples > 0 && static_cast<int64_t>(examples.size()) > cfg.max_examples)
+    examples.resize(static_cast<size_t>(cfg.max_examples));
+  return {std::move(examples), std::move(queries)};
 }
 
 std::vector<std::string> vocabulary_texts(const std::vector<text::TrainingExample>& examples,

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "model/training_record.h"
 #include "text/beir.h"
 #include "text/pairs.h"
 #include "text/wordpiece.h"
@@ -27,10 +28,18 @@ struct TokenizedData {
   int64_t examples() const { return static_cast<int64_t>(queries.size()); }
 };
 
+struct TrainingExamples {
+  std::vector<text::TrainingExample> examples;
+  /// The split the examples' queries came from and those held out of it (ragmig.json's "training"); none
+  /// when the examples have no query ids (raw-text pairs, pairs rows without "query_id").
+  std::optional<model::TrainingQueries> queries;
+};
+
 /// Reads the examples named by `cfg` (BEIR folder + split, pairs JSONL, or with cfg.pretrain pairs made from
-/// raw text by `seed`), keeping the first cfg.max_examples. `beir` is the already-read BEIR folder when
-/// cfg.beir is set. Throws DataError when empty.
-std::vector<text::TrainingExample> load_examples(const DataConfig& cfg, const text::BeirFolder* beir, uint64_t seed);
+/// raw text by `seed`), leaves out the examples of cfg.holdout_queries queries (text::hold_out_queries), then
+/// keeps the first cfg.max_examples. `beir` is the already-read BEIR folder when cfg.beir is set. Throws
+/// DataError when none is left, or when a hold-out is asked of examples without query ids.
+TrainingExamples load_examples(const DataConfig& cfg, const text::BeirFolder* beir, uint64_t seed);
 
 /// Texts to build a vocabulary from: every distinct passage (the whole corpus for BEIR) and every query.
 std::vector<std::string> vocabulary_texts(const std::vector<text::TrainingExample>& examples,

@@ -1,12 +1,17 @@
 // Fusion chosen on validation queries (eval/fusion_choice.h): the grid, the carved validation queries, the
-// choice on hand-made rankings, and the real `ragmig eval --retriever hybrid --fusion auto` on SciFact.
+// choice on hand-made rankings, and the real `ragmig eval --retriever hybrid --fusion auto` on SciFact, also
+// on the queries a real `ragmig train` with data.holdout_queries left out.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
+#include <sstream>
 
 #include "core/error.h"
 #include "eval/fusion_choice.h"
 #include "eval_fixture.h"
+#include "text/beir.h"
+#include "text/query_holdout.h"
 
 namespace ragmig::eval {
 namespace {
@@ -132,6 +137,76 @@ TEST(FusionCli, AutoFusionOnSciFactIsChosenOnTrainQueriesAndNeverLosesToBm25Ther
                                        "--no-cache"});
   EXPECT_EQ(same.exit_code, 2) << same.output;
   EXPECT_NE(same.output.find("evaluated split"), std::string::npos) << same.output;
+}
+
+TEST(FusionCli, AutoFusionChoosesOnTheQueriesTheModelsTrainingHeldOut) {
+  const auto scifact = testing::data_dir() / "beir/scifact";
+  if (!std::filesystem::exists(scifact)) GTEST_SKIP() << scifact << " is absent";
+  testing::ScratchDir dir;
+  write_file_atomic(dir / "cfg.toml", "[data]\nbeir = \"" + scifact.string() + "\"\nholdout_queries = 40\n"
+                    "max_query_tokens = 16\nmax_passage_tokens = 32\n"
+                    "[model]\nvocab_size = 2000\nhidden_size = 32\nlayers = 1\nheads = 2\nintermediate_size = 64\n"
+                    "max_position = 64\n[train]\nmax_steps = 2\nbatch_size = 8\nwarmup_steps = 1\nthreads = 1\n"
+                    "checkpoint_every = 0\n");
+  const auto trained = testing::run_process({RAGMIG_BINARY, "train", (dir / "cfg.toml").string(), "--run-dir",
+                                             (dir / "run").string(), "--quiet"});
+  ASSERT_EQ(trained.exit_code, 0) << trained.output;
+
+  // The model records the 40 queries its training left out: the seeded carve of the split's judged queries.
+  const text::Qrels qrels = text::read_qrels(text::qrels_path(scifact.string(), "train"));
+  std::vector<std::string> judged;
+  std::map<std::string, int> examples_of;
+  for (const auto& e : qrels.entries)
+    if (e.score > 0) judged.push_back(e.query_id), ++examples_of[e.query_id];
+  auto held = text::carve_queries(judged, 40);
+  std::sort(held.begin(), held.end());
+  const auto info = nlohmann::json::parse(read_file(dir / "run/model/ragmig.json"));
+  EXPECT_EQ(info["training"]["split"], "train");
+  EXPECT_EQ(info["training"]["held_out_queries"], nlohmann::json(held));
+  int64_t left_out = 0;
+  for (const auto& q : held) left_out += examples_of[q];
+  nlohmann::json start;
+  std::istringstream events(read_file(dir / "run/events.jsonl"));
+  for (std::string line; std::getline(events, line) && start.is_null();)
+    if (auto e = nlohmann::json::parse(line); e["event"] == "start") start = e;
+  ASSERT_FALSE(start.is_null());
+  EXPECT_EQ(start["examples"], static_cast<int64_t>(judged.size()) - left_out) << "no example of a held-out query trained";
+  EXPECT_EQ(start["held_out_queries"], 40);
+
+  const std::vector<std::string> args = {"--data", scifact.string(), "--retriever", "hybrid", "--model",
+                                         (dir / "run/model").string(), "--fusion", "auto", "--fusion-validation-queries",
+                                         "150", "--k", "100", "--candidates", "100", "--precision", "fp32",
+                                         "--no-cache", "--json", "--quiet"};
+  const auto favours = [](const nlohmann::json& j) {
+    for (const auto& w : j["warnings"])
+      if (w.get<std::string>().find("favours the model") != std::string::npos) return true;
+    return false;
+  };
+  const auto r = testing::run_eval(args);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = testing::eval_json(r);
+  EXPECT_EQ(j["fusion_choice"]["validation_queries"], 40) << "chosen on the held-out queries only";
+  EXPECT_EQ(j["fusion_choice"]["validation_held_out_by_training"], true);
+  EXPECT_FALSE(favours(j)) << r.output;
+
+  // A model that trained on every query of the validation split: chosen on 150 of them, with a warning.
+  auto all = info;
+  all["training"]["held_out_queries"] = nlohmann::json::array();
+  write_file_atomic(dir / "run/model/ragmig.json", all.dump());
+  const auto biased = testing::run_eval(args);
+  ASSERT_EQ(biased.exit_code, 0) << biased.output;
+  const auto jb = testing::eval_json(biased);
+  EXPECT_EQ(jb["fusion_choice"]["validation_queries"], 150);
+  EXPECT_EQ(jb["fusion_choice"]["validation_held_out_by_training"], false);
+  EXPECT_TRUE(favours(jb)) << biased.output;
+
+  // Held-out ids the data does not judge: the model was trained on something else.
+  all["training"]["held_out_queries"] = {"no-such-query"};
+  write_file_atomic(dir / "run/model/ragmig.json", all.dump());
+  const auto other = testing::run_eval(args);
+  EXPECT_EQ(other.exit_code, 2) << other.output;
+  EXPECT_NE(other.output.find("ragmig.json: none of the 1 queries its training held out"), std::string::npos)
+      << other.output;
 }
 
 }  // namespace

@@ -295,6 +295,35 @@ TEST(ModelFolder, BadRagmigJsonAndConfig) {
   expect_data_error(dir.string(), "config.json: key \"hidden_size\"");
 }
 
+TEST(ModelFolder, TrainingQueriesRoundTripAndBadOnesAreNamed) {
+  ScratchDir scratch;
+  const auto dir = scratch / "model";
+  DualEncoder model(tiny_spec(false));
+  save_model_folder(dir.string(), model, tiny_vocab());
+  EXPECT_FALSE(read_training_queries(dir.string())) << "no training recorded, none read";
+  save_model_folder(dir.string(), model, tiny_vocab(), {{}, 0, TrainingQueries{"train", {"q1", "q7"}}});
+  const auto back = read_training_queries(dir.string());
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->split, "train");
+  EXPECT_EQ(back->held_out, (std::vector<std::string>{"q1", "q7"}));
+  EXPECT_NO_THROW(load_model_folder(dir.string())) << "the record does not disturb loading";
+  EXPECT_FALSE(read_training_queries((scratch / "nowhere").string()));
+  const auto expect_named = [&](const std::string& json, const std::string& key) {
+    write_file_atomic(dir / "ragmig.json", json);
+    try {
+      read_training_queries(dir.string());
+      ADD_FAILURE() << "accepted " << json;
+    } catch (const DataError& e) {
+      EXPECT_NE(std::string(e.what()).find((dir / "ragmig.json").string()), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  };
+  expect_named(R"({"training": []})", "\"training\": expected an object");
+  expect_named(R"({"training": {"held_out_queries": []}})", "\"training\".split");
+  expect_named(R"({"training": {"split": "train", "held_out_queries": "q1"}})", "\"training\".held_out_queries");
+  expect_named(R"({"training": {"split": "train", "held_out_queries": ["q1", 7]}})", "held_out_queries[1]");
+}
+
 TEST(TorchSafetensors, ConversionsAreBitExact) {
   torch::manual_seed(5);
   std::map<std::string, torch::Tensor> in = {

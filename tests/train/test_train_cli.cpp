@@ -57,7 +57,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"too_few_for_a_batch", "", "{\"query\": \"a\", \"positive\": \"b\"}\n", {}, "batch"},
         BadInput{"missing_vocab", "", "", {"model.vocab=/no/such/vocab.txt"}, "/no/such/vocab.txt"},
         BadInput{"lora_without_init", "", "", {"lora.rank=4"}, "lora.rank': needs model.init"},
-        BadInput{"lora_bad_dropout", "", "", {"lora.dropout=1.5"}, "lora.dropout"}),
+        BadInput{"lora_bad_dropout", "", "", {"lora.dropout=1.5"}, "lora.dropout"},
+        BadInput{"holdout_negative", "", "", {"data.holdout_queries=-1"}, "data.holdout_queries': must be >= 0"},
+        BadInput{"holdout_without_query_ids", "", "", {"data.holdout_queries=10"},
+                 "pairs.jsonl: data.holdout_queries needs a query id for every example; example 1 has none"},
+        BadInput{"holdout_of_everything", "",
+                 "{\"query\": \"a\", \"positive\": \"b\", \"query_id\": \"1\"}\n"
+                 "{\"query\": \"c\", \"positive\": \"d\", \"query_id\": 2}\n",
+                 {"data.holdout_queries=5"}, "holds out all 2 queries"}),
     [](const auto& info) { return info.param.name; });
 
 TEST(TrainCli, QrelsNamingAMissingCorpusIdNameFileAndLine) {
