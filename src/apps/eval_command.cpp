@@ -55,15 +55,19 @@ void print_table(const eval::EvalResult& r) {
   const char* held_out = r.validation_held_out ? ", held out of the model's training" : "";
   if (r.fusion_choice) {
     const auto& c = *r.fusion_choice;
-    double best = 0, bm25 = 0, dense = 0;  // Linear with alpha 0 / 1 is BM25 / dense alone
+    double best = 0, bm25 = 0, dense = 0, chosen = 0;  // Linear with alpha 0 / 1 is BM25 / dense alone
     for (const auto& t : c.trials) {
       best = std::max(best, t.score);
+      if (t.spec == c.chosen) chosen = t.score;
       if (t.spec.kind == index::FusionKind::kLinear && t.spec.alpha == 0) bm25 = t.score;
       if (t.spec.kind == index::FusionKind::kLinear && t.spec.alpha == 1) dense = t.score;
     }
     std::printf("  fusion %s chosen on %lld queries of split %s%s (%s %.4f; BM25 alone %.4f, dense alone %.4f)\n",
                 index::to_string(c.chosen).c_str(), static_cast<long long>(c.queries),
-                r.options.fusion_validation_split.c_str(), held_out, c.metric.c_str(), best, bm25, dense);
+                r.options.fusion_validation_split.c_str(), held_out, c.metric.c_str(), chosen, bm25, dense);
+    if (c.chosen != c.best)
+      std::printf("  (the default: the best on validation, %s at %.4f, leads it by less than one standard error, %.4f)\n",
+                  index::to_string(c.best).c_str(), best, c.standard_error);
   }
   if (r.depth) {
     const auto& d = *r.depth;

@@ -507,6 +507,9 @@ nlohmann::json EvalResult::to_json() const {
     nlohmann::json trials = nlohmann::json::array();
     for (const auto& t : fusion_choice->trials) trials.push_back({{"fusion", index::to_string(t.spec)}, {fusion_choice->metric, t.score}});
     j["fusion_choice"] = {{"chosen", index::to_string(fusion_choice->chosen)},
+                          {"best_on_validation", index::to_string(fusion_choice->best)},
+                          {"default", index::to_string(default_fusion())},
+                          {"standard_error", fusion_choice->standard_error},
                           {"validation_split", options.fusion_validation_split},
                           {"validation_queries", fusion_choice->queries},
                           {"validation_held_out_by_training", validation_held_out},

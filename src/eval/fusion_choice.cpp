@@ -2,12 +2,31 @@
 #include "eval/fusion_choice.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "core/error.h"
 #include "text/query_holdout.h"
 
 namespace ragmig::eval {
+
+namespace {
+
+// The standard error of the mean of a[q] - b[q] (0 for fewer than two queries).
+double standard_error_of_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  RAGMIG_CHECK(a.size() == b.size());
+  const size_t n = a.size();
+  if (n < 2) return 0;
+  double mean = 0;
+  for (size_t q = 0; q < n; ++q) mean += a[q] - b[q];
+  mean /= static_cast<double>(n);
+  double var = 0;
+  for (size_t q = 0; q < n; ++q) var += (a[q] - b[q] - mean) * (a[q] - b[q] - mean);
+  var /= static_cast<double>(n - 1);
+  return std::sqrt(var / static_cast<double>(n));
+}
+
+}  // namespace
 
 TrecRun hits_to_run(const std::vector<std::string>& query_ids, const HitLists& hits,
                     const std::function<std::string(int64_t)>& doc_id, int64_t depth) {
@@ -26,6 +45,25 @@ std::vector<index::FusionSpec> fusion_grid() {
   for (int a = 0; a <= 10; ++a) grid.push_back({index::FusionKind::kLinear, 60, a / 10.0});
   for (double k : {5.0, 10.0, 20.0, 40.0, 60.0, 100.0}) grid.push_back({index::FusionKind::kRrf, k, 0.5});
   return grid;
+}
+
+index::FusionSpec default_fusion() { return {index::FusionKind::kLinear, 60, 0.5}; }
+
+size_t pick_with_prior(const std::vector<std::vector<double>>& scores, size_t prior, const std::vector<size_t>& floor) {
+  RAGMIG_CHECK(!scores.empty());
+  const auto mean = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return v.empty() ? 0.0 : s / static_cast<double>(v.size());
+  };
+  size_t best = 0;
+  for (size_t c = 1; c < scores.size(); ++c)
+    if (mean(scores[c]) > mean(scores[best])) best = c;
+  if (prior >= scores.size() || prior == best) return best;
+  const double m_prior = mean(scores[prior]);
+  for (size_t f : floor)
+    if (f < scores.size() && mean(scores[f]) > m_prior) return best;
+  return mean(scores[best]) - m_prior <= standard_error_of_difference(scores[best], scores[prior]) ? prior : best;
 }
 
 Judgments carve_validation(const Judgments& validation, const Judgments& evaluated, int64_t max_queries, uint64_t seed) {
@@ -51,14 +89,27 @@ FusionChoice choose_fusion(const std::vector<index::FusionSpec>& grid, const std
   FusionChoice choice;
   choice.metric = metric.name();
   choice.queries = static_cast<int64_t>(query_ids.size());
-  double best = -1;
-  for (const auto& spec : grid) {
+  std::vector<std::vector<double>> scores;  // [spec][query], queries in judgments' order
+  size_t prior = grid.size();
+  std::vector<size_t> parts;
+  for (size_t c = 0; c < grid.size(); ++c) {
+    const index::FusionSpec& spec = grid[c];
     HitLists fused(query_ids.size());
     for (size_t q = 0; q < query_ids.size(); ++q) fused[q] = index::fuse(spec, dense[q], sparse[q], depth);
-    const double score = evaluate_run(hits_to_run(query_ids, fused, doc_id, depth), judgments, {metric}).mean.at(0);
-    choice.trials.push_back({spec, score});
-    if (score > best) best = score, choice.chosen = spec;
+    const MetricReport r = evaluate_run(hits_to_run(query_ids, fused, doc_id, depth), judgments, {metric});
+    choice.trials.push_back({spec, r.mean.at(0)});
+    std::vector<double>& row = scores.emplace_back();
+    for (const auto& [qid, values] : r.per_query) row.push_back(values.at(0));
+    if (spec == default_fusion()) prior = c;
+    if (spec.kind == index::FusionKind::kLinear && (spec.alpha == 0 || spec.alpha == 1)) parts.push_back(c);
   }
+  const size_t picked = pick_with_prior(scores, prior, parts);
+  size_t best = 0;
+  for (size_t c = 1; c < grid.size(); ++c)
+    if (choice.trials[c].score > choice.trials[best].score) best = c;
+  choice.chosen = grid[picked];
+  choice.best = grid[best];
+  if (prior < grid.size() && prior != best) choice.standard_error = standard_error_of_difference(scores[best], scores[prior]);
   return choice;
 }
 

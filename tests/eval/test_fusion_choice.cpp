@@ -103,6 +103,24 @@ TEST(FusionChoice, ComplementaryPartsAreFusedAndTheChoiceBeatsEither) {
   EXPECT_NE(c.chosen, c.trials.front().spec);
 }
 
+TEST(FusionChoice, TheDefaultIsKeptUnlessValidationClearlyPrefersAnother) {
+  // Candidates: 0 and 2 the parts alone, 1 the default. Per-query scores over 8 queries.
+  const std::vector<double> part_a = {0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5};
+  const std::vector<double> prior = {1, 0, 1, 0, 1, 0, 1, 1};  // mean 0.625
+  // A noisy winner: mean 0.6875, ahead by 0.0625 with a standard error of the difference of 0.24.
+  const std::vector<double> noisy = {0, 1, 1, 0, 1, 1, 1, 0.5};
+  EXPECT_EQ(pick_with_prior({part_a, prior, part_a, noisy}, 1, {0, 2}), 1u) << "a lead inside the noise keeps the default";
+  // A clear winner: ahead on every query.
+  const std::vector<double> clear = {1, 0.5, 1, 0.5, 1, 0.5, 1, 1};
+  EXPECT_EQ(pick_with_prior({part_a, prior, part_a, clear}, 1, {0, 2}), 3u);
+  // The default below a part alone is never kept, however close to the best.
+  const std::vector<double> strong_part = {0.7, 0.6, 0.7, 0.6, 0.7, 0.6, 0.7, 0.6};  // mean 0.65 > 0.625
+  EXPECT_EQ(pick_with_prior({strong_part, prior, part_a, noisy}, 1, {0, 2}), 3u);
+  // No default in the grid (or it is the best): the best, first of equals.
+  EXPECT_EQ(pick_with_prior({part_a, prior, noisy, noisy}, 9, {0}), 2u);
+  EXPECT_EQ(pick_with_prior({part_a, clear, noisy}, 1, {0}), 1u);
+}
+
 TEST(FusionCli, AutoFusionOnSciFactIsChosenOnTrainQueriesAndNeverLosesToBm25ThereWithARandomModel) {
   const auto scifact = testing::data_dir() / "beir/scifact";
   if (!std::filesystem::exists(scifact)) GTEST_SKIP() << scifact << " is absent";
