@@ -3,8 +3,9 @@
 # MultipleNegativesRankingLoss, the same pairs, batch, steps, schedule, lengths, precision and threads), in the
 # same run on the same LibTorch, then measures BM25, the zero-shot model, both fine-tunes and ragmig's hybrid on
 # the test split with `ragmig eval` (which embeds exactly as sentence-transformers does: tests/hf).
-# Usage: bench/retrieval/finetune.sh [CONFIG] [STEPS]   (default: examples/finetune-scifact-minilm.toml, its steps)
-# Environment: BUILD (build), PYTHON (.venv/bin/python), OUT (a new temporary folder).
+# Usage: bench/retrieval/finetune.sh [CONFIG] [STEPS] [SEED]   (default: examples/finetune-scifact-minilm.toml, its
+# steps, seed 42: both trainers' seed). Environment: BUILD (build), PYTHON (.venv/bin/python), OUT (a new temporary
+# folder), CACHE ($OUT/cache: point runs of other seeds at one cache to embed BM25's and the zero-shot corpus once).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CONFIG=${1:-examples/finetune-scifact-minilm.toml}
@@ -16,6 +17,8 @@ key() { "$PYTHON" -c "import sys, tomllib; c = tomllib.load(open(sys.argv[1], 'r
 BEIR=$(key "['data']['beir']")
 INIT=$(key "['model']['init']")
 STEPS=${2:-$(key "['train']['max_steps']")}
+SEED=${3:-42}
+CACHE=${CACHE:-$OUT/cache}
 BATCH=$(key "['train']['batch_size']")
 LR=$(key "['train']['lr']")
 WARMUP=$(key "['train']['warmup_steps']")
@@ -25,17 +28,19 @@ MODEL_DIR=$("$RAGMIG" models --json | "$PYTHON" -c "import json, sys; r = sys.ar
 echo "bench/retrieval: $CONFIG, $STEPS steps of $BATCH pairs from $INIT; results in $OUT" >&2
 
 now() { date +%s.%N; }
-t0=$(now); "$RAGMIG" train "$CONFIG" --run-dir "$OUT/ragmig" --set train.max_steps="$STEPS" --set train.checkpoint_every=0 >&2; t1=$(now)
+t0=$(now); "$RAGMIG" train "$CONFIG" --run-dir "$OUT/ragmig" --set train.max_steps="$STEPS" --set train.checkpoint_every=0 \
+  --set train.seed="$SEED" >&2; t1=$(now)
 # sentence-transformers in the precision ragmig chose (its start event: bf16 on a CPU with native bf16).
 PRECISION=$("$PYTHON" -c "import json, sys; print(next(j['precision'] for j in map(json.loads, open(sys.argv[1])) if j['event'] == 'start'))" "$OUT/ragmig/events.jsonl")
 "$PYTHON" bench/retrieval/st_finetune.py --model "$MODEL_DIR" --beir "$BEIR" --out "$OUT/st" --steps "$STEPS" --batch "$BATCH" \
-  --lr "$LR" --warmup "$WARMUP" --temperature "$TEMP" --max-passage-tokens "$PLEN" --precision "$PRECISION" > "$OUT/st-train.json"; t2=$(now)
+  --lr "$LR" --warmup "$WARMUP" --temperature "$TEMP" --max-passage-tokens "$PLEN" --precision "$PRECISION" --seed "$SEED" \
+  > "$OUT/st-train.json"; t2=$(now)
 
 evaluate() {  # NAME RETRIEVER [MODEL [EVAL OPTIONS...]]
   local name=$1 retriever=$2 model=${3:-}
   shift $(( $# < 3 ? $# : 3 ))
   "$RAGMIG" eval --data "$BEIR" --split test --retriever "$retriever" ${model:+--model "$model"} \
-    --max-passage-tokens "$PLEN" --cache "$OUT/cache" --json --quiet --out "$OUT/$name.json" "$@" > /dev/null
+    --max-passage-tokens "$PLEN" --cache "$CACHE" --json --quiet --out "$OUT/$name.json" "$@" > /dev/null
 }
 evaluate bm25 bm25
 evaluate zero-shot dense "$MODEL_DIR"
