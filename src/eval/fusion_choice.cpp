@@ -103,10 +103,7 @@ FusionChoice choose_fusion(const std::vector<index::FusionSpec>& grid, const std
     if (spec == default_fusion()) prior = c;
     if (spec.kind == index::FusionKind::kLinear && (spec.alpha == 0 || spec.alpha == 1)) parts.push_back(c);
   }
-  const size_t picked = pick_with_prior(scores, prior, parts);
-  size_t best = 0;
-  for (size_t c = 1; c < grid.size(); ++c)
-    if (choice.trials[c].score > choice.trials[best].score) best = c;
+  const size_t picked = pick_with_prior(scores, prior, parts), best = pick_with_prior(scores, grid.size(), {});
   choice.chosen = grid[picked];
   choice.best = grid[best];
   if (prior < grid.size() && prior != best) choice.standard_error = standard_error_of_difference(scores[best], scores[prior]);

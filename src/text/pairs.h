@@ -19,8 +19,8 @@ struct TrainingExample {
 };
 
 /// Rows {"query": str, "positive": str, "negatives": [str, ...] (optional), "query_id": str (optional)}, or
-/// with "pos"/"neg" arrays instead (the first of "pos" is the positive). positive_key numbers the distinct positive texts in order
-/// of first appearance. Throws IoError, or DataError(file, line) naming the missing or ill-typed field.
+/// with "pos"/"neg" arrays instead (the first of "pos" is the positive). positive_key numbers the distinct
+/// positive texts in order of first appearance. Throws IoError, or DataError(file, line) naming the missing or ill-typed field.
 std::vector<TrainingExample> read_pairs_jsonl(const std::string& path);
 
 /// One example per qrels row with score > 0, in qrels order: positive = title + " " + text (just text when

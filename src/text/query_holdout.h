@@ -21,8 +21,9 @@ std::vector<std::string> carve_queries(std::vector<std::string> candidates, int6
                                        uint64_t seed = kHoldoutSeed);
 
 /// Removes from `examples` every example of `count` queries carved from their query ids (carve_queries) and
-/// returns those ids, sorted. Every example needs a query id; `source` names the file in the errors: an
-/// example without one (DataError: "no query id ..."), or a count that would leave no query to train on.
+/// returns those ids, sorted. Every example needs a query id; `source` names the file in the DataErrors: an
+/// example without one ("... needs a query id for every example; example N has none"), or a count that
+/// would leave no query to train on.
 std::vector<std::string> hold_out_queries(std::vector<TrainingExample>& examples, int64_t count,
                                           const std::string& source);
 

@@ -45,10 +45,7 @@ TrainingExamples load_examples(const DataConfig& cfg, const text::BeirFolder* be
   if (examples.empty())
     throw DataError(source + (cfg.pretrain.empty() ? ": no training examples"
                                                    : ": no document long enough for data.pretrain = " + cfg.pretrain));
-  std::optional<model::TrainingQueries> queries;
-  if (cfg.holdout_queries > 0 && !cfg.pretrain.empty())
-    throw ConfigError("data.holdout_queries: data.pretrain = " + cfg.pretrain + " makes its queries from raw text; "
-                      "there are no judged queries to hold out");
+  std::optional<model::TrainingQueries> queries;  // none for raw-text pairs (validate() refuses a hold-out there)
   if (cfg.pretrain.empty() &&
       std::all_of(examples.begin(), examples.end(), [](const auto& e) { return !e.query_id.empty(); }))
     queries = model::TrainingQueries{cfg.split, {}};
