@@ -16,8 +16,8 @@
 #include "index/bm25_index.h"
 #include "index/dense_spec.h"
 #include "index/fusion.h"
-#include "text/beir.h"
 #include "model/training_record.h"
+#include "text/beir.h"
 #include "text/pairs.h"
 #include "text/query_holdout.h"
 

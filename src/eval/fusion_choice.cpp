@@ -51,19 +51,16 @@ index::FusionSpec default_fusion() { return {index::FusionKind::kLinear, 60, 0.5
 
 size_t pick_with_prior(const std::vector<std::vector<double>>& scores, size_t prior, const std::vector<size_t>& floor) {
   RAGMIG_CHECK(!scores.empty());
-  const auto mean = [](const std::vector<double>& v) {
-    double s = 0;
-    for (double x : v) s += x;
-    return v.empty() ? 0.0 : s / static_cast<double>(v.size());
-  };
-  size_t best = 0;
-  for (size_t c = 1; c < scores.size(); ++c)
-    if (mean(scores[c]) > mean(scores[best])) best = c;
+  std::vector<double> mean(scores.size(), 0.0);
+  for (size_t c = 0; c < scores.size(); ++c) {
+    for (double x : scores[c]) mean[c] += x;
+    if (!scores[c].empty()) mean[c] /= static_cast<double>(scores[c].size());
+  }
+  const size_t best = static_cast<size_t>(std::max_element(mean.begin(), mean.end()) - mean.begin());  // first of equals
   if (prior >= scores.size() || prior == best) return best;
-  const double m_prior = mean(scores[prior]);
   for (size_t f : floor)
-    if (f < scores.size() && mean(scores[f]) > m_prior) return best;
-  return mean(scores[best]) - m_prior <= standard_error_of_difference(scores[best], scores[prior]) ? prior : best;
+    if (f < scores.size() && mean[f] > mean[prior]) return best;
+  return mean[best] - mean[prior] <= standard_error_of_difference(scores[best], scores[prior]) ? prior : best;
 }
 
 Judgments carve_validation(const Judgments& validation, const Judgments& evaluated, int64_t max_queries, uint64_t seed) {
