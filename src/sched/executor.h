@@ -71,6 +71,10 @@ class Executor {
   virtual std::optional<ExitStatus> reattach(const Launch& launch, int64_t pid) = 0;
   /// The latest time the loop should poll again (a simulator knows its next completion).
   virtual double next_event_time(double now) = 0;
+  /// Asks the job to train at global batch `batch_size` from its next step boundary, or from the start of its
+  /// next attempt (the job protocol's Resize). By default <run_dir>/control.json, which a worker reads between
+  /// steps and at its start, written atomically.
+  virtual void request_batch_size(JobId job, const std::string& run_dir, int64_t batch_size);
 };
 
 }  // namespace ragmig::sched

@@ -77,10 +77,13 @@ Need parse_need(const std::string& text) {
 std::string to_string(const Need& need) { return fmt::format("{}:{}", need.what, need.replicas); }
 
 nlohmann::json to_json(const JobSpec& spec) {
-  return {{"name", spec.name},         {"argv", spec.argv},
-          {"cwd", spec.cwd},           {"slots", to_string(spec.need)},
-          {"priority", spec.priority}, {"estimate_s", spec.estimate_s},
-          {"max_retries", spec.max_retries}};
+  nlohmann::json j = {{"name", spec.name},         {"argv", spec.argv},
+                      {"cwd", spec.cwd},           {"slots", to_string(spec.need)},
+                      {"priority", spec.priority}, {"estimate_s", spec.estimate_s},
+                      {"max_retries", spec.max_retries}};
+  if (spec.batch_size > 0) j["batch_size"] = spec.batch_size;
+  if (spec.min_batch_size > 0) j["min_batch_size"] = spec.min_batch_size;
+  return j;
 }
 
 JobSpec job_spec_from_json(const nlohmann::json& j, const std::string& where) {
@@ -93,6 +96,8 @@ JobSpec job_spec_from_json(const nlohmann::json& j, const std::string& where) {
     spec.priority = j.at("priority").get<int64_t>();
     spec.estimate_s = j.at("estimate_s").get<double>();
     spec.max_retries = j.at("max_retries").get<int64_t>();
+    spec.batch_size = j.value("batch_size", int64_t{0});
+    spec.min_batch_size = j.value("min_batch_size", int64_t{0});
     return spec;
   } catch (const nlohmann::json::exception& e) {
     throw DataError(where + ": job spec: " + e.what());
@@ -112,6 +117,10 @@ JobSpec read_job_file(const std::string& path) {
   table.add("job.priority", spec.priority, "larger runs first under the priority policy");
   table.add("job.estimate_s", spec.estimate_s, "expected seconds of work on a speed-1 slot (0 = unknown)");
   table.add("job.max_retries", spec.max_retries, "failed attempts retried with back-off before the job fails");
+  table.add("job.batch_size", spec.batch_size,
+            "the global batch the command trains at, with the memory job.slots names (0 = not resizable)");
+  table.add("job.min_batch_size", spec.min_batch_size,
+            "the least batch a policy with +dynbatch may start or shrink it at (0 = never resized)");
   table.load_file(path);
   if (!cmd.empty() && !spec.argv.empty()) throw ConfigError(path + ": give job.argv or job.cmd, not both");
   if (!cmd.empty()) {
@@ -135,6 +144,11 @@ void validate(const JobSpec& spec) {
   if (spec.need.replicas < 1) throw ConfigError("job needs at least one slot");
   if (spec.max_retries < 0) throw ConfigError("job.max_retries must be >= 0");
   if (!(spec.estimate_s >= 0)) throw ConfigError("job.estimate_s must be >= 0");
+  if (spec.batch_size < 0 || spec.min_batch_size < 0) throw ConfigError("job.batch_size and job.min_batch_size must be >= 0");
+  if (spec.min_batch_size > 0 && spec.batch_size == 0)
+    throw ConfigError("job.min_batch_size needs job.batch_size (the batch the command trains at)");
+  if (spec.min_batch_size > spec.batch_size)
+    throw ConfigError(fmt::format("job.min_batch_size {} exceeds job.batch_size {}", spec.min_batch_size, spec.batch_size));
 }
 
 std::string to_string(JobState state) {

@@ -42,6 +42,12 @@ struct JobSpec {
   int64_t priority = 0;           ///< larger runs first under `priority`
   double estimate_s = 0;
   int64_t max_retries = 3;        ///< failures beyond this end the job `failed`
+  /// The global batch the command trains at, with the memory `need` names; 0 = not resizable. With
+  /// min_batch_size > 0, a policy with dynamic batch (policy.h) may start it at any batch down to that one on a
+  /// slice with less memory, and grow it back (the job protocol's Resize, <run>/control.json).
+  int64_t batch_size = 0;
+  int64_t min_batch_size = 0;
+  bool resizable() const { return batch_size > 0 && min_batch_size > 0; }
 };
 
 nlohmann::json to_json(const JobSpec& spec);

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "core/error.h"
+#include "sched/dynamic_batch.h"
 #include "sched/placement.h"
 #include "sched/policy.h"
 
@@ -239,14 +240,25 @@ Policy make_policy(const std::string& text) {
     for (const JobView* j : ranking(v, Ranked::Queued).ranked) order.push_back(j->id);
     return order;
   };
+  if (spec.dynamic_batch)
+    policy.decide = [order = policy.queue_order, decide = std::move(policy.decide)](const ClusterView& v) {
+      return add_dynamic_batch(v, decide(v), order(v));
+    };
   return policy;
 }
 
-PolicySpec parse_policy_spec(const std::string& text) {
+PolicySpec parse_policy_spec(const std::string& full) {
   auto bad = [&](const std::string& why) {
-    return ConfigError(fmt::format("policy '{}': {} (expected name or name(key=value,...))", text, why));
+    return ConfigError(fmt::format("policy '{}': {} (expected name or name(key=value,...), then +dynbatch or nothing)",
+                                   full, why));
   };
   PolicySpec spec;
+  std::string text = full;
+  if (const size_t plus = text.find('+'); plus != std::string::npos) {
+    if (text.substr(plus) != kDynamicBatchSuffix) throw bad("unknown '" + text.substr(plus) + "'");
+    spec.dynamic_batch = true;
+    text.resize(plus);
+  }
   const size_t open = text.find('(');
   spec.name = text.substr(0, open);
   auto is_word = [](const std::string& s) {
@@ -274,11 +286,14 @@ PolicySpec parse_policy_spec(const std::string& text) {
 }
 
 std::string to_string(const PolicySpec& spec) {
-  if (spec.params.empty()) return spec.name;
-  std::string out = spec.name + "(";
-  for (size_t i = 0; i < spec.params.size(); ++i)
-    out += (i ? "," : "") + spec.params[i].first + "=" + spec.params[i].second;
-  return out + ")";
+  std::string out = spec.name;
+  if (!spec.params.empty()) {
+    out += "(";
+    for (size_t i = 0; i < spec.params.size(); ++i)
+      out += (i ? "," : "") + spec.params[i].first + "=" + spec.params[i].second;
+    out += ")";
+  }
+  return spec.dynamic_batch ? out + kDynamicBatchSuffix : out;
 }
 
 }  // namespace ragmig::sched

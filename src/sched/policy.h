@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sched/job.h"
+#include "sched/memory_model.h"
 #include "sched/slot.h"
 
 namespace ragmig::sched {
@@ -28,6 +29,11 @@ struct JobView {
   std::vector<int> slots;     ///< running jobs: indices into ClusterView::slots; empty when queued
   double started_at = 0;      ///< running jobs: when the current attempt started
   bool stopping = false;      ///< running jobs: a preemption or cancel is under way
+  // Resizable jobs (JobSpec::resizable; the others have configured_batch 0), for dynamic batch:
+  int64_t configured_batch = 0;  ///< JobSpec::batch_size
+  int64_t min_batch_size = 0;    ///< JobSpec::min_batch_size
+  int64_t batch_size = 0;        ///< the batch it trains at now, or starts at (the last one asked for or reported)
+  MemoryModel memory;            ///< memory per replica by batch: learned from its events, else the prior
 
   bool running() const { return !slots.empty(); }
 };
@@ -71,11 +77,14 @@ struct Ranking {
   std::function<bool(const JobView& want, const JobView& victim)> may_preempt;
 };
 
-/// A policy name with its parameters as written ("rr(quantum=60)").
+/// A policy name with its parameters as written ("rr(quantum=60)"), and "+dynbatch" after it for dynamic
+/// batch sizing on top of its order (dynamic_batch.h): "las(min_run=60)+dynbatch".
 struct PolicySpec {
   std::string name;
   std::vector<std::pair<std::string, std::string>> params;
+  bool dynamic_batch = false;
 };
+inline constexpr const char* kDynamicBatchSuffix = "+dynbatch";
 /// Throws ConfigError for malformed text.
 PolicySpec parse_policy_spec(const std::string& text);
 std::string to_string(const PolicySpec& spec);

@@ -14,6 +14,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "sched/dynamic_batch.h"
 #include "sched/placement.h"
 
 namespace ragmig::sched {
@@ -268,6 +269,15 @@ void Scheduler::handle_events(const EventLines& lines) {
     const auto batch = event.find("batch_size");
     if ((kind == "start" || kind == "progress" || kind == "resize") && batch != event.end() && batch->is_number_integer())
       batch_size_[lines.job] = batch->get<int64_t>();
+    // A GPU worker's peak memory and the part of it that does not grow with the batch: the memory model that
+    // dynamic batch sizes jobs by (memory_model.h).
+    const auto peak = event.find("memory_mb"), state = event.find("state_memory_mb");
+    if (peak != event.end() && peak->is_number() && state != event.end() && state->is_number())
+      if (const auto b = batch_size_.find(lines.job); b != batch_size_.end())
+        if (const MemoryModel m = learned_memory(peak->get<double>(), state->get<double>(), b->second); m.learned) {
+          memory_[lines.job] = m;
+          view_dirty_.push_back(lines.job);
+        }
     if (kind == "oom") oom_attempt_[lines.job] = lines.attempt_id;
     if (listener_) parsed.push_back(std::move(event));
   }
@@ -282,8 +292,9 @@ void Scheduler::handle_events(const EventLines& lines) {
 }
 
 void Scheduler::request_batch_size(JobId id, int64_t batch_size, const std::string& why, double now) {
-  write_file_atomic(std::filesystem::path(store_.run_dir(id)) / "control.json",
-                    nlohmann::json{{"batch_size", batch_size}}.dump() + "\n");
+  executor_.request_batch_size(id, store_.run_dir(id), batch_size);
+  requested_batch_[id] = batch_size;
+  view_dirty_.push_back(id);
   store_.note(id, fmt::format("batch size -> {} ({})", batch_size, why), now);
 }
 
@@ -354,11 +365,20 @@ void Scheduler::handle_exit(const ExitStatus& status) {
     // A worker that ran out of memory and said at what batch size is retried at half of it (control.json), at
     // once: the cause is addressed. It is a failure like any other (max_retries bounds it; 0 means no rerun of
     // any kind), and halving ends at 2 samples.
+    // A resizable job is retried no smaller than its min_batch_size.
     const auto oom = oom_attempt_.find(job.id);
     const auto batch = batch_size_.find(job.id);
-    const int64_t smaller = oom != oom_attempt_.end() && oom->second == status.attempt_id && batch != batch_size_.end()
-                                ? batch_size_after_oom(batch->second)
-                                : 0;
+    const bool out_of_memory = oom != oom_attempt_.end() && oom->second == status.attempt_id && batch != batch_size_.end();
+    int64_t smaller = out_of_memory ? batch_size_after_oom(batch->second) : 0;
+    if (out_of_memory && job.spec.resizable())
+      smaller = batch->second > job.spec.min_batch_size ? std::max(smaller, job.spec.min_batch_size) : 0;
+    // What running out of memory there proved, so that dynamic batch does not try more there again.
+    if (out_of_memory && job.spec.resizable())
+      if (const auto held = held_.find(job.id); held != held_.end() && !held->second.empty()) {
+        int64_t least = INT64_MAX;
+        for (int s : held->second) least = std::min(least, slot_memory_mb(slots_[static_cast<size_t>(s)]));
+        memory_[job.id] = after_out_of_memory(memory_of(job), least, smaller > 0 ? smaller : batch->second - 1);
+      }
     if (cannot_run) {
       end.next = JobState::Failed;
       end.reason = status.error.empty() ? fmt::format("failed: the command cannot be run ({}); not retried", detail)
@@ -393,6 +413,8 @@ void Scheduler::handle_exit(const ExitStatus& status) {
   }
   if (is_terminal(end.next)) {  // done with it: the store has the rest
     batch_size_.erase(status.job);
+    requested_batch_.erase(status.job);
+    memory_.erase(status.job);
     active_.erase(it);
     release(status.job);
     return;
@@ -414,6 +436,11 @@ void Scheduler::handle_exit(const ExitStatus& status) {
   queued.slots.clear();
 }
 
+MemoryModel Scheduler::memory_of(const JobRecord& job) const {
+  const auto it = memory_.find(job.id);
+  return it != memory_.end() ? it->second : prior_memory(job.spec.need, job.spec.batch_size);
+}
+
 bool Scheduler::view_entry(const JobRecord& job, JobView& j, ViewBase& base) const {
   j.id = job.id;
   j.need = job.spec.need;
@@ -423,6 +450,16 @@ bool Scheduler::view_entry(const JobRecord& job, JobView& j, ViewBase& base) con
   j.service_s = base.service_s = job.service_s;
   j.work_s = base.work_s = job.work_s;
   j.slots.clear();
+  if (job.spec.resizable()) {
+    j.configured_batch = job.spec.batch_size;
+    j.min_batch_size = job.spec.min_batch_size;
+    const auto requested = requested_batch_.find(job.id);
+    const auto reported = batch_size_.find(job.id);
+    j.batch_size = requested != requested_batch_.end() ? requested->second
+                   : reported != batch_size_.end()      ? reported->second
+                                                        : job.spec.batch_size;
+    j.memory = memory_of(job);
+  }
   base.queued = job.state == JobState::Queued;
   if (base.queued) {
     j.queued_since = base.queued_since = job.queued_since;

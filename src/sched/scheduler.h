@@ -121,7 +121,7 @@ class Scheduler {
   void reload(JobId id);
   void handle_exit(const ExitStatus& status);
   void handle_events(const EventLines& lines);
-  /// Asks a worker for another batch size through <run>/control.json (the job protocol), noted in the store.
+  /// Asks a worker for another batch size (the job protocol's Resize, through the executor), noted in the store.
   void request_batch_size(JobId id, int64_t batch_size, const std::string& why, double now);
   // What a view entry's time-dependent fields grow from.
   struct ViewBase {
@@ -130,6 +130,7 @@ class Scheduler {
   };
   void refresh_view(double now);
   bool view_entry(const JobRecord& job, JobView& entry, ViewBase& base) const;
+  MemoryModel memory_of(const JobRecord& job) const;  ///< learned, else the prior from its spec
   void index_slots(const JobRecord& job);
   void hold(JobId id, std::vector<int> slots);
   void release(JobId id);
@@ -160,6 +161,8 @@ class Scheduler {
   std::map<JobId, int64_t> start_checkpoint_;    ///< running jobs: their checkpoint step when the attempt started
   std::map<JobId, double> utilization_;
   std::map<JobId, int64_t> batch_size_;   ///< the batch size each worker last said it trains at (its events)
+  std::map<JobId, int64_t> requested_batch_;  ///< the batch size last asked of each job (request_batch_size)
+  std::map<JobId, MemoryModel> memory_;   ///< learned from each job's events and out-of-memory exits
   std::map<JobId, int64_t> oom_attempt_;  ///< the attempt whose worker last reported running out of memory
   double last_status_write_ = -1;
   // Kept between passes so that a pass costs what changed, not what exists.

@@ -2,6 +2,8 @@
 // by its version. Work is counted in iterations, so an attempt on a slower slice simply takes longer.
 #include "sim/sim_executor.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 
@@ -12,10 +14,18 @@ namespace ragmig::sim {
 SimExecutor::SimExecutor(const ThroughputModel& model, SimCosts costs, sched::Clock& clock, bool keep_timeline)
     : model_(model), costs_(costs), clock_(clock), keep_timeline_(keep_timeline) {}
 
-void SimExecutor::add_job(sched::JobId id, const std::string& type, double iterations) {
+void SimExecutor::add_job(sched::JobId id, const std::string& type, double iterations, int64_t batch_size,
+                          double memory_mb, double fixed_mb) {
   Job& job = jobs_[id];
   job.type = type;
   job.remaining = iterations;
+  job.batch = batch_size;
+  job.fixed_mb = fixed_mb;
+  if (batch_size > 0) job.per_sample_mb = (memory_mb - fixed_mb) / static_cast<double>(batch_size);
+}
+
+void SimExecutor::request_batch_size(sched::JobId id, const std::string&, int64_t batch_size) {
+  if (const auto it = jobs_.find(id); it != jobs_.end() && it->second.batch > 0) it->second.batch = batch_size;
 }
 
 void SimExecutor::schedule(sched::JobId id, Job& job) {
@@ -42,10 +52,26 @@ int64_t SimExecutor::start(const sched::Launch& launch) {
   job.seconds_per_iteration = spi > 0 ? spi : 1.0;
   job.running = true;
   job.stopping = false;
+  job.out_of_memory = false;
   job.attempt_id = launch.attempt_id;
   job.started = now;
   job.productive_from = now + (job.resumed ? costs_.restart_s : 0.0);
   job.end_at = job.productive_from + job.remaining * job.seconds_per_iteration;
+  if (job.batch > 0) {
+    // What a GPU worker reports (train/trainer.cpp): its batch, peak memory and the batch-independent part.
+    double least = std::numeric_limits<double>::infinity();
+    for (const auto& slot : launch.slots)
+      least = std::min(least, static_cast<double>(slot.nominal_memory_mb > 0 ? slot.nominal_memory_mb : slot.memory_mb));
+    const double need = job.fixed_mb + job.per_sample_mb * static_cast<double>(job.batch);
+    job.out_of_memory = need > least;
+    job.events.push_back(fmt::format(R"({{"event":"start","step":0,"batch_size":{}}})", job.batch));
+    job.events.push_back(job.out_of_memory
+                             ? fmt::format(R"({{"event":"oom","batch_size":{}}})", job.batch)
+                             : fmt::format(R"({{"event":"progress","step":0,"batch_size":{},"memory_mb":{},"state_memory_mb":{}}})",
+                                           job.batch, need, job.fixed_mb));
+    if (job.out_of_memory) job.end_at = job.productive_from;
+    with_events_.push_back(launch.job);
+  }
   ++running_;
   schedule(launch.job, job);
   return 0;
@@ -67,6 +93,15 @@ void SimExecutor::stop(sched::JobId id, double) {
 
 sched::ExecUpdate SimExecutor::poll(double now) {
   sched::ExecUpdate update;
+  for (const sched::JobId id : with_events_) {
+    const auto it = jobs_.find(id);
+    if (it == jobs_.end() || it->second.events.empty()) continue;
+    Job& job = it->second;
+    for (const auto& line : job.events) job.events_offset += static_cast<int64_t>(line.size() + 1);
+    update.events.push_back({id, job.attempt_id, std::move(job.events), job.events_offset});
+    job.events.clear();
+  }
+  with_events_.clear();
   while (!events_.empty() && events_.top().at <= now) {
     const Event e = events_.top();
     events_.pop();
@@ -79,14 +114,15 @@ sched::ExecUpdate SimExecutor::poll(double now) {
     sched::ExitStatus status;
     status.job = e.job;
     status.attempt_id = job.attempt_id;
-    status.exit_code = job.stopping ? 75 : 0;
+    status.exit_code = job.stopping ? 75 : job.out_of_memory ? 1 : 0;
     status.stop_requested = job.stopping;
     if (job.stopping) ++preemptions_;
     if (keep_timeline_)
       for (const auto& [slot, profile] : job.slots)
-        timeline_.push_back({slot, profile, e.job, job.started, e.at, job.stopping ? "preempted" : "done"});
+        timeline_.push_back({slot, profile, e.job, job.started, e.at,
+                             job.stopping ? "preempted" : job.out_of_memory ? "out of memory" : "done"});
     update.exits.push_back(status);
-    if (!job.stopping) jobs_.erase(it);  // done: nothing more to know about it
+    if (!job.stopping && !job.out_of_memory) jobs_.erase(it);  // done: nothing more to know about it
   }
   return update;
 }

@@ -37,8 +37,14 @@ class SimExecutor : public sched::Executor {
   /// attempt's occupancy is kept for timeline().
   SimExecutor(const ThroughputModel& model, SimCosts costs, sched::Clock& clock, bool keep_timeline);
 
-  /// Tells the executor the work of a submitted job: `iterations` of `type`.
-  void add_job(sched::JobId id, const std::string& type, double iterations);
+  /// Tells the executor the work of a submitted job: `iterations` of `type`; for a resizable job its memory
+  /// per replica at `batch_size` is `memory_mb`, `fixed_mb` of it independent of the batch.
+  void add_job(sched::JobId id, const std::string& type, double iterations, int64_t batch_size = 0,
+               double memory_mb = 0, double fixed_mb = 0);
+  /// A resizable job trains at `batch_size` from its next attempt on (a running one: at once; its samples per
+  /// second do not change). An attempt started where its batch does not fit runs out of memory at once: it
+  /// says so in its events ("oom", as the trainer does) and exits 1.
+  void request_batch_size(sched::JobId job, const std::string& run_dir, int64_t batch_size) override;
 
   int64_t start(const sched::Launch& launch) override;
   void stop(sched::JobId job, double grace_s) override;
@@ -63,6 +69,11 @@ class SimExecutor : public sched::Executor {
     int compute = 0;             ///< slices held
     std::vector<std::pair<std::string, std::string>> slots;  ///< (id, profile), only with keep_timeline
     uint64_t version = 0;        ///< bumped when end_at moves: heap entries of older versions are stale
+    int64_t batch = 0;           ///< resizable jobs: the batch it trains at
+    double fixed_mb = 0, per_sample_mb = 0;
+    bool out_of_memory = false;  ///< the running attempt ran out of memory at its start
+    std::vector<std::string> events;  ///< event lines not yet polled
+    int64_t events_offset = 0;
   };
   struct Event {
     double at;
@@ -83,6 +94,7 @@ class SimExecutor : public sched::Executor {
   int64_t preemptions_ = 0;
   double busy_slice_s_ = 0;
   std::vector<Occupancy> timeline_;
+  std::vector<sched::JobId> with_events_;  ///< jobs whose attempts wrote events since the last poll
 };
 
 }  // namespace ragmig::sim

@@ -83,9 +83,15 @@ SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, 
   SimResult result;
   std::vector<const SimJob*> jobs;
   std::map<std::string, bool> fits_somewhere;  // by need: traces repeat a handful of needs
+  const bool dynamic_batch = sched::parse_policy_spec(options.policy).dynamic_batch;
   for (const auto& j : all_jobs) {
-    const auto [it, fresh] = fits_somewhere.try_emplace(sched::to_string(j.need));
-    if (fresh) it->second = placeable(j.need, cluster);
+    // With dynamic batch a resizable job may start smaller, by the memory the scheduler's prior gives it there.
+    sched::Need need = j.need;
+    if (dynamic_batch && j.batch_size > 0 && j.min_batch_size > 0)
+      need.min_memory_mb = static_cast<int64_t>(
+          std::ceil(sched::memory_at(sched::prior_memory(j.need, j.batch_size), j.min_batch_size)));
+    const auto [it, fresh] = fits_somewhere.try_emplace(fmt::format("{}/{}", sched::to_string(need), need.min_memory_mb));
+    if (fresh) it->second = placeable(need, cluster);
     if (it->second) jobs.push_back(&j);
     else ++result.unplaceable;
   }
@@ -135,8 +141,10 @@ SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, 
       spec.need = j.need;
       spec.priority = j.priority;
       spec.estimate_s = j.estimate_s;
+      spec.batch_size = j.batch_size;
+      spec.min_batch_size = j.min_batch_size;
       const sched::JobId id = scheduler.submit(spec);
-      executor.add_job(id, j.type, j.iterations);
+      executor.add_job(id, j.type, j.iterations, j.batch_size, static_cast<double>(j.need.min_memory_mb), j.memory_fixed_mb);
       type_of[id] = &j.type;
     }
 

@@ -31,11 +31,13 @@ std::vector<SimJob> generate_sweep(int count, const ThroughputModel& model, uint
     double share;
     const char* type;
     const char* need;
+    int64_t batch, min_batch;
+    double fixed_share;
   };
-  static constexpr Kind kKinds[] = {{0.25, "embedding_train64", "5gb:1"},
-                                    {0.25, "embedding_train128", "5gb:1"},
-                                    {0.3, "bert_train2", "10gb:1"},
-                                    {0.2, "bert_train4", "10gb:1"}};
+  static constexpr Kind kKinds[] = {{0.25, "embedding_train64", "5gb:1", 64, 16, 0.15},
+                                    {0.25, "embedding_train128", "5gb:1", 128, 32, 0.15},
+                                    {0.3, "bert_train2", "10gb:1", 64, 16, 0.2},
+                                    {0.2, "bert_train4", "10gb:1", 128, 32, 0.2}};
   std::vector<SimJob> jobs;
   for (int i = 0; i < count; ++i) {
     const auto k = static_cast<uint64_t>(i);
@@ -55,6 +57,9 @@ std::vector<SimJob> generate_sweep(int count, const ThroughputModel& model, uint
     job.priority = static_cast<int64_t>(uniform01(seed, k, 2) * 3);
     job.need = sched::parse_need(kind->need);
     job.estimate_s = job.iterations * seconds_per_iteration(model, job.type, kWhole);
+    job.batch_size = kind->batch;
+    job.min_batch_size = kind->min_batch;
+    job.memory_fixed_mb = kind->fixed_share * static_cast<double>(job.need.min_memory_mb);
     jobs.push_back(std::move(job));
   }
   return jobs;

@@ -24,6 +24,9 @@ namespace ragmig::sim {
 ///    turned into iterations of its type.
 ///  - priority: uniform over {0, 1, 2} (e.g. the grid's center trials first).
 ///  - estimate: the length on a whole GPU (what a short pilot run tells); sjf and srtf rank by it.
+///  - batch (for dynamic batch): small 64 or 128, base 64 or 128 (with the two types), each resizable down to
+///    a quarter of it; the batch-independent part of the memory (weights, gradients, Adam state) 15 % of the
+///    need for small and 20 % for base ones — below the scheduler's prior (25 %), as a retriever's is.
 std::vector<SimJob> generate_sweep(int count, const ThroughputModel& model, uint64_t seed);
 
 /// N jobs like MISO's evaluation (its run.py defaults: 100 jobs, 8 GPUs, one arrival per 60 s on average):

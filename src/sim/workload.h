@@ -21,6 +21,11 @@ struct SimJob {
   sched::Need need;
   int64_t priority = 0;
   double estimate_s = 0;   ///< what sjf and srtf are told (seconds on a speed-1 slot); 0 = unknown
+  /// Resizable jobs (dynamic batch; batch_size 0: not resizable): the batch `need`'s memory is for, the least
+  /// one it may train at, and the part of that memory that does not grow with the batch (the rest grows in
+  /// proportion). The simulator takes a job's samples per second on a slice to be the same at any batch.
+  int64_t batch_size = 0, min_batch_size = 0;
+  double memory_fixed_mb = 0;
 };
 
 struct Workload {

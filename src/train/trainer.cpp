@@ -128,6 +128,18 @@ model::LoraSpec lora_spec(const LoraOptions& o) {
 }
 
 // AdamW (or SGD) groups as BERT fine-tuning does it: no weight decay on biases and LayerNorm.
+// The memory of a replica that does not grow with the batch, in MiB: every parameter, the gradients of the
+// trained ones and AdamW's two moments for each of them (SGD here keeps none).
+double state_memory_mb(model::DualEncoder& net, const TrainOptions& t) {
+  double bytes = 0;
+  for (const auto& p : net->parameters()) {
+    const auto n = static_cast<double>(p.numel() * p.element_size());
+    bytes += n;
+    if (p.requires_grad()) bytes += n * (t.optimizer == "sgd" ? 1 : 3);
+  }
+  return bytes / (1 << 20);
+}
+
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(model::DualEncoder& net, const torch::Tensor& logit_scale,
                                                         const TrainOptions& t) {
   std::vector<torch::Tensor> decay, no_decay;
@@ -803,6 +815,12 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                            {"padding", 1.0 - static_cast<double>(window_tokens) /
                                                  static_cast<double>(std::max<int64_t>(window_positions, 1))},
                            {"rss_mb", rss_mb()}};
+      // On a GPU, its peak memory and the part that does not grow with the batch: what the scheduler's dynamic
+      // batch learns each job's memory per sample from (sched/memory_model.h).
+      if (const auto peak = take_device_memory_peak_mb(device)) {
+        ev["memory_mb"] = *peak;
+        ev["state_memory_mb"] = state_memory_mb(net, t);
+      }
       if (comm) {
         std::vector<double> compute;
         for (const auto& r : reports) compute.push_back(r.compute_s);

@@ -58,6 +58,13 @@ TEST(JobSpec, JsonRoundTrip) {
   spec.max_retries = 0;
   const JobSpec back = job_spec_from_json(to_json(spec), "test");
   EXPECT_EQ(to_json(back), to_json(spec));
+  EXPECT_FALSE(to_json(spec).contains("batch_size"));  // rows of fixed-batch jobs stay as they were
+  spec.batch_size = 64;
+  spec.min_batch_size = 16;
+  const JobSpec resizable = job_spec_from_json(to_json(spec), "test");
+  EXPECT_EQ(resizable.batch_size, 64);
+  EXPECT_EQ(resizable.min_batch_size, 16);
+  EXPECT_TRUE(resizable.resizable());
   EXPECT_THROW(job_spec_from_json({{"name", "x"}}, "row 3"), DataError);
 }
 
@@ -95,6 +102,14 @@ TEST(JobFile, ErrorsNameFileAndKey) {
   expect_error("[job]\ncmd = \"a 'b\"\n", "unterminated");
   expect_error("[job]\nargv = [\"a\"]\nslots = \"cpu:0\"\n", "cpu:0");
   expect_error("[job]\nargv = [\"a\"]\nmax_retries = -1\n", "max_retries");
+  expect_error("[job]\nargv = [\"a\"]\nslots = \"20gb:1\"\nmin_batch_size = 8\n", "needs job.batch_size");
+  expect_error("[job]\nargv = [\"a\"]\nslots = \"20gb:1\"\nbatch_size = 8\nmin_batch_size = 16\n",
+               "job.min_batch_size 16 exceeds job.batch_size 8");
+  expect_error("[job]\nargv = [\"a\"]\nbatch_size = -2\n", "must be >= 0");
+  write_file_atomic(dir / "ok.toml", "[job]\nargv = [\"a\"]\nslots = \"20gb:1\"\nbatch_size = 64\nmin_batch_size = 8\n");
+  const JobSpec ok = read_job_file((dir / "ok.toml").string());
+  EXPECT_EQ(ok.batch_size, 64);
+  EXPECT_EQ(ok.min_batch_size, 8);
 }
 
 TEST(ShellWords, SplitsLikeAShell) {

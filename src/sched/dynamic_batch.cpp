@@ -1,0 +1,82 @@
+#include "sched/dynamic_batch.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "sched/placement.h"
+
+namespace ragmig::sched {
+namespace {
+
+// The smallest memory among `slots` (indices into view.slots).
+int64_t least_memory(const ClusterView& view, const std::vector<int>& slots) {
+  int64_t least = INT64_MAX;
+  for (int s : slots) least = std::min(least, slot_memory_mb(view.slots[static_cast<size_t>(s)]));
+  return least;
+}
+
+}  // namespace
+
+int64_t slot_memory_mb(const Slot& slot) { return slot.nominal_memory_mb > 0 ? slot.nominal_memory_mb : slot.memory_mb; }
+
+Decisions add_dynamic_batch(const ClusterView& view, Decisions decisions, const std::vector<JobId>& queue_order) {
+  std::unordered_map<JobId, const JobView*> by_id;
+  for (const auto& j : view.jobs) by_id[j.id] = &j;
+  const auto resizable = [](const JobView& j) { return !j.need.cpu && j.configured_batch > 0 && j.min_batch_size > 0; };
+  // Grow to the largest batch `slots` hold, up to the configured one.
+  const auto grow = [&](const JobView& j, const std::vector<int>& slots) {
+    if (j.batch_size >= j.configured_batch) return;
+    const int64_t b = largest_batch_within(j.memory, least_memory(view, slots), j.batch_size + 1, j.configured_batch,
+                                           j.need.replicas);
+    if (b > j.batch_size) decisions.resizes.push_back({j.id, b});
+  };
+
+  std::vector<char> usable(view.slots.size(), 1);
+  for (const auto& j : view.jobs)
+    for (int s : j.slots) usable[static_cast<size_t>(s)] = 0;
+  std::unordered_map<JobId, bool> starting;
+  for (const auto& s : decisions.starts) {
+    starting[s.job] = true;
+    for (int i : s.slots) usable[static_cast<size_t>(i)] = 0;
+  }
+
+  for (const auto& j : view.jobs)
+    if (resizable(j) && j.running() && !j.stopping) grow(j, j.slots);
+  for (const auto& s : decisions.starts)
+    if (const auto it = by_id.find(s.job); it != by_id.end() && resizable(*it->second)) grow(*it->second, s.slots);
+  if (!decisions.preemptions.empty()) return decisions;
+
+  // Free slots with the most memory first (the largest batch), then the smallest compute (placement's rule).
+  std::vector<int> order;
+  for (size_t i = 0; i < view.slots.size(); ++i)
+    if (usable[i] && view.slots[i].reserved_for == 0 && view.slots[i].kind != SlotKind::Cpu) order.push_back(static_cast<int>(i));
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    const Slot &x = view.slots[static_cast<size_t>(a)], &y = view.slots[static_cast<size_t>(b)];
+    if (slot_memory_mb(x) != slot_memory_mb(y)) return slot_memory_mb(x) > slot_memory_mb(y);
+    return x.compute < y.compute;
+  });
+  for (JobId id : queue_order) {
+    if (order.empty()) break;
+    const auto it = by_id.find(id);
+    if (it == by_id.end() || starting.count(id) || !resizable(*it->second) || it->second->running()) continue;
+    if (std::binary_search(view.awaiting.begin(), view.awaiting.end(), id)) continue;
+    const JobView& j = *it->second;
+    Need smaller = j.need;
+    smaller.min_memory_mb = static_cast<int64_t>(std::ceil(memory_at(j.memory, j.min_batch_size)));
+    const std::vector<int> chosen = choose_slots(smaller, view.slots, order, usable);
+    if (chosen.empty()) continue;
+    const int64_t b = largest_batch_within(j.memory, least_memory(view, chosen), j.min_batch_size, j.configured_batch,
+                                           j.need.replicas);
+    if (b == 0) continue;  // min_batch_size is not a multiple of the replicas and nothing above it fits
+    if (b != j.batch_size) decisions.resizes.push_back({id, b});
+    decisions.starts.push_back({id, chosen});
+    for (int s : chosen) {
+      usable[static_cast<size_t>(s)] = 0;
+      order.erase(std::find(order.begin(), order.end(), s));
+    }
+  }
+  return decisions;
+}
+
+}  // namespace ragmig::sched

@@ -1,0 +1,29 @@
+// Dynamic batch size (seed 000 §4: "adjust batch sizes based on available GPU memory and current workload"), as
+// a layer over any ordering policy ("fifo+dynbatch", "las+dynbatch"): the ordering policy decides what starts
+// where at each job's own batch; this adds the Resizes that let a resizable job (JobSpec::resizable) start now
+// on a slice with less memory than its Need names, and grow back when its slice allows. Pure.
+#pragma once
+
+#include <vector>
+
+#include "sched/policy.h"
+
+namespace ragmig::sched {
+
+/// The memory a slot offers a need: what its MIG profile names when set (as `fits` compares), else NVML's.
+int64_t slot_memory_mb(const Slot& slot);
+
+/// `decisions` (the ordering policy's, on `view`) with dynamic batch added:
+///  - shrink to start: each resizable queued job, in `queue_order`, that the decisions do not start and that
+///    no slot is being made for, starts on free slots (held by no job, chosen by no start, reserved for nobody
+///    else) with the compute its Need asks for and the memory of at least its min_batch_size, at the largest
+///    batch their memory holds (its memory model: JobView::memory); the slots that hold the largest batch
+///    first, then the smallest. None while the decisions preempt: a preemption makes room for a job that
+///    should not start elsewhere meanwhile.
+///  - grow: a resizable job that runs (or starts now) below its configured batch is resized up to the
+///    largest batch its slots hold, at most the configured one (after a move to a larger slice, or once its
+///    learned memory shows more fits than the prior said).
+/// A running job is never shrunk: it already fits where it runs.
+Decisions add_dynamic_batch(const ClusterView& view, Decisions decisions, const std::vector<JobId>& queue_order);
+
+}  // namespace ragmig::sched

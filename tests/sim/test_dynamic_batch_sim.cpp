@@ -1,0 +1,78 @@
+// Dynamic batch in the simulator, through the real scheduler: jobs whose memory at their own batch exceeds
+// every slice start smaller and finish; a memory model the prior gets wrong ends in out-of-memory exits that
+// the scheduler learns from, and the jobs still finish; growing back after a move to a larger slice.
+#include <gtest/gtest.h>
+
+#include "sim/simulation.h"
+
+namespace ragmig::sim {
+namespace {
+
+// `count` jobs of 600 s on a whole GPU, each asking for 10 GB at batch 64, resizable down to 16, with
+// `fixed_share` of the 10 GB independent of the batch.
+std::vector<SimJob> resizable_jobs(int count, double fixed_share, double gap_s = 0) {
+  std::vector<SimJob> jobs;
+  for (int i = 0; i < count; ++i) {
+    SimJob j;
+    j.name = "r" + std::to_string(i);
+    j.arrival = gap_s * i;
+    j.iterations = 600;
+    j.need = sched::parse_need("10gb:1");
+    j.estimate_s = 600;
+    j.batch_size = 64;
+    j.min_batch_size = 16;
+    j.memory_fixed_mb = fixed_share * 10240;
+    jobs.push_back(j);
+  }
+  return jobs;
+}
+
+SimResult run(const std::vector<SimJob>& jobs, const std::string& cluster, const std::string& policy) {
+  SimOptions options;
+  options.policy = policy;
+  options.keep_timeline = true;
+  return simulate(jobs, build_cluster(parse_cluster_spec(cluster)), ThroughputModel{}, options);
+}
+
+int count_outcome(const SimResult& r, const std::string& outcome) {
+  int n = 0;
+  for (const auto& o : r.timeline) n += o.outcome == outcome;
+  return n;
+}
+
+TEST(SimDynamicBatch, JobsTooBigForEverySliceStartSmallerAndFinish) {
+  const auto jobs = resizable_jobs(14, 0.2);
+  // Seven 1g.5gb slices per GPU: 5 GB, where each job asks for 10.
+  const auto plain = run(jobs, "2xA100-40GB:mig=7x1g.5gb", "fifo");
+  EXPECT_EQ(plain.unplaceable, 14);
+  const auto dynamic = run(jobs, "2xA100-40GB:mig=7x1g.5gb", "fifo+dynbatch");
+  EXPECT_EQ(dynamic.unplaceable, 0);
+  EXPECT_EQ(dynamic.metrics.jobs, 14u);
+  EXPECT_EQ(count_outcome(dynamic, "done"), 14);
+  EXPECT_EQ(count_outcome(dynamic, "out of memory"), 0);  // the prior (25 % fixed) is safe for a 20 % job
+}
+
+TEST(SimDynamicBatch, AWrongPriorEndsInOutOfMemoryThatTheSchedulerLearnsFrom) {
+  // 30 % fixed: batch 21 (what the prior says 5 GB holds) needs 5,424 MiB. Each job runs out of memory once,
+  // is retried at half that batch raised to its least (16: 4,864 MiB), and finishes.
+  const auto jobs = resizable_jobs(7, 0.3);
+  const auto r = run(jobs, "1xA100-40GB:mig=7x1g.5gb", "fifo+dynbatch");
+  EXPECT_EQ(r.metrics.jobs, 7u);
+  EXPECT_EQ(count_outcome(r, "out of memory"), 7);
+  EXPECT_EQ(count_outcome(r, "done"), 7);
+}
+
+TEST(SimDynamicBatch, NeverSlowerThanWaitingOnAMixedLayout) {
+  // One 3g.20gb and four 1g.5gb slices: without dynamic batch the jobs queue for the one slice that holds
+  // them; with it they also use the small ones.
+  const auto jobs = resizable_jobs(10, 0.2, 60);
+  const auto plain = run(jobs, "1xA100-40GB:mig=3g.20gb+1g.5gb+1g.5gb+1g.5gb+1g.5gb", "fifo");
+  const auto dynamic = run(jobs, "1xA100-40GB:mig=3g.20gb+1g.5gb+1g.5gb+1g.5gb+1g.5gb", "fifo+dynbatch");
+  ASSERT_EQ(plain.metrics.jobs, 10u);
+  ASSERT_EQ(dynamic.metrics.jobs, 10u);
+  EXPECT_LT(dynamic.metrics.avg_jct, 0.7 * plain.metrics.avg_jct);
+  EXPECT_LT(dynamic.metrics.makespan, plain.metrics.makespan);
+}
+
+}  // namespace
+}  // namespace ragmig::sim
