@@ -18,6 +18,14 @@ int64_t least_memory(const ClusterView& view, const std::vector<int>& slots) {
 
 }  // namespace
 
+Need least_need(const JobSpec& spec) {
+  Need need = spec.need;
+  if (spec.resizable() && !need.cpu)
+    need.min_memory_mb = static_cast<int64_t>(
+        std::ceil(memory_at(prior_memory(spec.need, spec.batch_size), spec.min_batch_size)));
+  return need;
+}
+
 int64_t slot_memory_mb(const Slot& slot) { return slot.nominal_memory_mb > 0 ? slot.nominal_memory_mb : slot.memory_mb; }
 
 Decisions add_dynamic_batch(const ClusterView& view, Decisions decisions, const std::vector<JobId>& queue_order) {

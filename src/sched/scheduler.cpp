@@ -710,7 +710,7 @@ void Scheduler::check_runnable() {
   if (!options_.slots_fixed || (!runnable_all_ && runnable_dirty_.empty())) return;
   // Once per distinct need and slot set: a queue of thousands asks for a handful of shapes.
   const auto reason_for = [&](const Need& need) -> const std::string& {
-    const auto key = std::make_pair(need.what, need.replicas);
+    const auto key = std::make_tuple(need.what, need.replicas, need.min_memory_mb);
     auto it = reason_of_need_.find(key);
     if (it == reason_of_need_.end()) it = reason_of_need_.emplace(key, unrunnable_reason(need, slots_)).first;
     return it->second;
@@ -718,7 +718,9 @@ void Scheduler::check_runnable() {
   const auto check = [&](JobId id) {
     const auto job = active_.find(id);
     const std::string reason =
-        job != active_.end() && job->second.state == JobState::Queued ? reason_for(job->second.spec.need) : "";
+        job != active_.end() && job->second.state == JobState::Queued
+            ? reason_for(policy_.spec.dynamic_batch ? least_need(job->second.spec) : job->second.spec.need)
+            : "";
     const auto was = unrunnable_.find(id);
     if (reason.empty()) {
       if (was == unrunnable_.end()) return;

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 #include <string>
 #include <vector>
@@ -185,7 +186,7 @@ class Scheduler {
   std::map<JobId, std::string> unrunnable_;
   bool runnable_all_ = true;
   std::vector<JobId> runnable_dirty_;
-  std::map<std::pair<std::string, int>, std::string> reason_of_need_;
+  std::map<std::tuple<std::string, int, int64_t>, std::string> reason_of_need_;  ///< by (what, replicas, memory)
   double last_heartbeat_ = -1e300;
 };
 

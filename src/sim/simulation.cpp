@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "gpu/mig_catalog.h"
+#include "sched/dynamic_batch.h"
 #include "sched/scheduler.h"
 #include "sched/store.h"
 #include "exec/queue_partition.h"
@@ -86,10 +87,11 @@ SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, 
   const bool dynamic_batch = sched::parse_policy_spec(options.policy).dynamic_batch;
   for (const auto& j : all_jobs) {
     // With dynamic batch a resizable job may start smaller, by the memory the scheduler's prior gives it there.
-    sched::Need need = j.need;
-    if (dynamic_batch && j.batch_size > 0 && j.min_batch_size > 0)
-      need.min_memory_mb = static_cast<int64_t>(
-          std::ceil(sched::memory_at(sched::prior_memory(j.need, j.batch_size), j.min_batch_size)));
+    sched::JobSpec spec;
+    spec.need = j.need;
+    spec.batch_size = j.batch_size;
+    spec.min_batch_size = j.min_batch_size;
+    const sched::Need need = dynamic_batch ? sched::least_need(spec) : j.need;
     const auto [it, fresh] = fits_somewhere.try_emplace(fmt::format("{}/{}", sched::to_string(need), need.min_memory_mb));
     if (fresh) it->second = placeable(need, cluster);
     if (it->second) jobs.push_back(&j);

@@ -2,6 +2,8 @@
 // `ragmig train` run on the GPU. Labelled `cuda`; skips where there is no GPU.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "model/dual_encoder.h"
 #include "train/autocast_guard.h"
 #include "train/grad_step.h"
@@ -64,6 +66,19 @@ TEST(Cuda, TrainRunsOnTheGpu) {
   EXPECT_NE(events.find("\"device\":\"cuda:0\""), std::string::npos);
   EXPECT_NE(events.find("\"precision\":\"bf16\""), std::string::npos);
   EXPECT_TRUE(std::filesystem::exists(dir / "run/model/model.safetensors"));
+  // Progress reports the memory dynamic batch sizes jobs by: the allocator's peak above the state that does not
+  // grow with the batch (weights, gradients, AdamW's moments).
+  int reported = 0;
+  std::istringstream lines(events);
+  for (std::string line; std::getline(lines, line);) {
+    const auto e = nlohmann::json::parse(line);
+    if (e["event"] != "progress") continue;
+    ASSERT_TRUE(e.contains("memory_mb") && e.contains("state_memory_mb")) << line;
+    EXPECT_GT(e["state_memory_mb"].get<double>(), 0) << line;
+    EXPECT_GT(e["memory_mb"].get<double>(), e["state_memory_mb"].get<double>()) << line;
+    ++reported;
+  }
+  EXPECT_GT(reported, 0);
 }
 
 }  // namespace
