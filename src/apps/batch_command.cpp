@@ -61,7 +61,8 @@ hpo::SweepPlan resolve_plan(const hpo::SweepSpec& spec) {
   };
   const train::TrainConfig base = resolve(nullptr, "[sweep] base and set");
   train::check_input_paths(base);
-  for (size_t i = 0; i < plan.trials.size(); ++i) resolve(&plan.trials[i], "trial " + hpo::trial_id(i));
+  for (size_t i = 0; i < plan.trials.size(); ++i)
+    plan.batch_sizes.push_back(resolve(&plan.trials[i], "trial " + hpo::trial_id(i)).train.batch_size);
   plan.max_steps = base.train.max_steps;
   plan.rung_k = base.eval.k;
   plan.max_query_tokens = base.data.max_query_tokens;

@@ -248,7 +248,8 @@ std::string resolve_base(const std::string& sweep_path, const std::string& base)
 }
 
 void read_sweep_table(const Reader& r, const toml::table& t, SweepSpec& spec) {
-  r.only_keys(t, "sweep", {"name", "base", "set", "search", "trials", "seed", "slots", "policy", "priority"});
+  r.only_keys(t, "sweep",
+              {"name", "base", "set", "search", "trials", "seed", "slots", "policy", "priority", "min_batch_fraction"});
   spec.name = fs::path(spec.path).stem().string();
   r.get(t, "sweep", "name", spec.name);
   if (!is_name(spec.name))
@@ -295,6 +296,10 @@ void read_sweep_table(const Reader& r, const toml::table& t, SweepSpec& spec) {
     r.fail("sweep", "policy", e.what());
   }
   r.get(t, "sweep", "priority", spec.priority, INT64_MIN);
+  if (r.get(t, "sweep", "min_batch_fraction", spec.min_batch_fraction) &&
+      !(spec.min_batch_fraction > 0 && spec.min_batch_fraction <= 1))
+    r.fail("sweep", "min_batch_fraction",
+           fmt::format("expected a share of the batch in (0, 1] (got {})", spec.min_batch_fraction));
 }
 
 void read_eval_table(const Reader& r, const toml::table& t, SweepEval& eval) {
@@ -403,7 +408,7 @@ nlohmann::json to_json(const SweepSpec& spec) {
   // Only when given: a state folder pinned before these keys existed still matches its sweep file.
   if (!spec.eval.fusion.empty()) eval["fusion"] = spec.eval.fusion;
   if (!spec.eval.baselines.empty()) eval["baselines"] = spec.eval.baselines;
-  return {
+  nlohmann::json out = {
       {"name", spec.name},
       {"base", spec.base},
       {"set", spec.set},
@@ -421,6 +426,8 @@ nlohmann::json to_json(const SweepSpec& spec) {
         {"passages", spec.asha.passages},
         {"order", spec.asha.order}}},
   };
+  if (spec.min_batch_fraction > 0) out["min_batch_fraction"] = spec.min_batch_fraction;
+  return out;
 }
 
 }  // namespace ragmig::hpo

@@ -47,6 +47,9 @@ struct SweepSpec {
   uint64_t seed = 0;
   std::string slots = "cpu:1";  ///< per trial, a sched::Need string
   std::string policy = "fifo";  ///< a sched policy spec
+  /// A policy with +dynbatch may start a GPU trial at down to this share of its train.batch_size on a slice
+  /// with less memory than `slots` names (sched/dynamic_batch.h); 0 = trials keep their batch.
+  double min_batch_fraction = 0;
   int64_t priority = 0;         ///< of the trial jobs
   SearchSpace space;            ///< [space]
   SweepEval eval;               ///< [eval]

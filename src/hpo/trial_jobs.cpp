@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "core/error.h"
@@ -61,6 +63,12 @@ sched::JobSpec train_job(const SweepPlan& plan, size_t index) {
   job.cwd = plan.cwd;
   job.need = sched::parse_need(s.slots);
   job.priority = s.priority;
+  if (s.min_batch_fraction > 0 && !job.need.cpu && index < plan.batch_sizes.size()) {
+    job.batch_size = plan.batch_sizes[index];
+    job.min_batch_size = std::max<int64_t>(
+        2, static_cast<int64_t>(std::ceil(s.min_batch_fraction * static_cast<double>(job.batch_size))));
+    job.min_batch_size = std::min(job.min_batch_size, job.batch_size);
+  }
   return job;
 }
 

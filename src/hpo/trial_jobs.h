@@ -25,6 +25,7 @@ struct SweepPlan {
   std::string init_model;          ///< the base config's model.init ("" = from scratch): the zero-shot baseline
   std::string dir;                 ///< the sweep's state folder
   std::string cwd;                 ///< where the jobs run: relative paths of the configs resolve here
+  std::vector<int64_t> batch_sizes;  ///< each trial's resolved train.batch_size (empty: not resolved)
 
   /// "recall@20"
   std::string rung_metric() const { return "recall@" + std::to_string(rung_k); }

@@ -208,6 +208,8 @@ TEST(SweepSpec, BadValuesAreNamed) {
       {"trials = 8", "trials = 1000000", "[sweep] trials: expected at most 100000"},
       {"seed = 7", "seed = -1", "[sweep] seed: expected an integer >= 0 (got -1)"},
       {"seed = 7", "seed = 7.5", "[sweep] seed: expected an integer"},
+      {"seed = 7", "seed = 7\nmin_batch_fraction = 0", "[sweep] min_batch_fraction: expected a share of the batch in (0, 1] (got 0)"},
+      {"seed = 7", "seed = 7\nmin_batch_fraction = 1.5", "[sweep] min_batch_fraction: expected a share"},
       {"name = \"squad-tiny\"", "name = \"a b\"", "[sweep] name: expected letters"},
       {"name = \"squad-tiny\"", "name = 3", "[sweep] name: expected a string (got an integer 3)"},
       {"base = \"train-squad-tiny.toml\"", "base = \"\"", "[sweep] base:"},

@@ -96,6 +96,26 @@ TEST(TrialJobs, TrainingJobCarriesEverythingAsOverrides) {
   EXPECT_EQ(passages, 2000);
   EXPECT_EQ(at_steps, (std::vector<int64_t>{20, 60}));
   EXPECT_EQ(threads, 3);
+  EXPECT_FALSE(job.resizable());  // no [sweep] min_batch_fraction: the trials keep their batch
+}
+
+TEST(TrialJobs, MinBatchFractionMakesGpuTrialsResizable) {
+  SweepPlan plan = example_plan();
+  plan.batch_sizes = {64, 48};
+  plan.spec.min_batch_fraction = 0.25;
+  EXPECT_EQ(train_job(plan, 0).batch_size, 64);
+  EXPECT_EQ(train_job(plan, 0).min_batch_size, 16);
+  EXPECT_EQ(train_job(plan, 1).min_batch_size, 12);
+  EXPECT_TRUE(train_job(plan, 1).resizable());
+  plan.spec.slots = "cpu:1";  // CPU slots have no memory to fit
+  EXPECT_FALSE(train_job(plan, 0).resizable());
+  // The sweep file's key, and what it adds to the sweep's identity only when set.
+  const std::string rest =
+      "base = \"b.toml\"\ntrials = 1\n[space]\n\"train.lr\" = { choice = [1e-4] }\n[eval]\ndata = \"beir/squad\"\n";
+  const SweepSpec with = parse_sweep("[sweep]\nmin_batch_fraction = 0.5\n" + rest, "/s.toml");
+  EXPECT_EQ(with.min_batch_fraction, 0.5);
+  EXPECT_EQ(to_json(with)["min_batch_fraction"], 0.5);
+  EXPECT_FALSE(to_json(parse_sweep("[sweep]\n" + rest, "/s.toml")).contains("min_batch_fraction"));
 }
 
 TEST(TrialJobs, EvaluationJobScoresTheModelAheadOfTrainings) {
