@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "sched/placement.h"
 
@@ -43,9 +44,9 @@ Decisions add_dynamic_batch(const ClusterView& view, Decisions decisions, const 
   std::vector<char> usable(view.slots.size(), 1);
   for (const auto& j : view.jobs)
     for (int s : j.slots) usable[static_cast<size_t>(s)] = 0;
-  std::unordered_map<JobId, bool> starting;
+  std::unordered_set<JobId> starting;
   for (const auto& s : decisions.starts) {
-    starting[s.job] = true;
+    starting.insert(s.job);
     for (int i : s.slots) usable[static_cast<size_t>(i)] = 0;
   }
 

@@ -364,15 +364,15 @@ void Scheduler::handle_exit(const ExitStatus& status) {
     const bool cannot_run = status.known && status.exit_code == 127;
     // A worker that ran out of memory and said at what batch size is retried at half of it (control.json), at
     // once: the cause is addressed. It is a failure like any other (max_retries bounds it; 0 means no rerun of
-    // any kind), and halving ends at 2 samples.
-    // A resizable job is retried no smaller than its min_batch_size.
+    // any kind), and halving ends at 2 samples; a resizable job is retried no smaller than its min_batch_size,
+    // and its memory model learns what running out of memory there proved, so that dynamic batch does not try
+    // more there again.
     const auto oom = oom_attempt_.find(job.id);
     const auto batch = batch_size_.find(job.id);
     const bool out_of_memory = oom != oom_attempt_.end() && oom->second == status.attempt_id && batch != batch_size_.end();
     int64_t smaller = out_of_memory ? batch_size_after_oom(batch->second) : 0;
     if (out_of_memory && job.spec.resizable())
       smaller = batch->second > job.spec.min_batch_size ? std::max(smaller, job.spec.min_batch_size) : 0;
-    // What running out of memory there proved, so that dynamic batch does not try more there again.
     if (out_of_memory && job.spec.resizable())
       if (const auto held = held_.find(job.id); held != held_.end() && !held->second.empty()) {
         int64_t least = INT64_MAX;

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "sched/dynamic_batch.h"
 
 namespace ragmig::sim {
 
@@ -61,7 +62,7 @@ int64_t SimExecutor::start(const sched::Launch& launch) {
     // What a GPU worker reports (train/trainer.cpp): its batch, peak memory and the batch-independent part.
     double least = std::numeric_limits<double>::infinity();
     for (const auto& slot : launch.slots)
-      least = std::min(least, static_cast<double>(slot.nominal_memory_mb > 0 ? slot.nominal_memory_mb : slot.memory_mb));
+      least = std::min(least, static_cast<double>(sched::slot_memory_mb(slot)));
     const double need = job.fixed_mb + job.per_sample_mb * static_cast<double>(job.batch);
     job.out_of_memory = need > least;
     job.events.push_back(fmt::format(R"({{"event":"start","step":0,"batch_size":{}}})", job.batch));
