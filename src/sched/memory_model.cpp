@@ -12,7 +12,7 @@ MemoryModel prior_memory(const Need& need, int64_t batch_size) {
 }
 
 MemoryModel learned_memory(double peak_mb, double state_mb, int64_t batch_size) {
-  if (batch_size <= 0 || !(state_mb >= 0) || !(peak_mb >= state_mb)) return {};
+  if (batch_size <= 0 || !std::isfinite(peak_mb) || !(state_mb >= 0) || !(peak_mb >= state_mb)) return {};
   return {state_mb, (peak_mb - state_mb) / static_cast<double>(batch_size), true};
 }
 
@@ -32,9 +32,11 @@ double memory_at(const MemoryModel& model, int64_t batch) {
 int64_t largest_batch_within(const MemoryModel& model, int64_t memory_mb, int64_t least, int64_t most, int replicas) {
   const int64_t r = std::max(replicas, 1);
   const auto room = static_cast<double>(memory_mb) - model.fixed_mb;
-  if (room < 0 || most < least) return 0;
+  if (!(room >= 0) || most < least) return 0;  // also a NaN
   int64_t b = most;
-  if (model.per_sample_mb > 0) b = std::min<int64_t>(most, static_cast<int64_t>(std::floor(room / model.per_sample_mb)));
+  // In double first: a tiny per-sample figure from a worker's report must not overflow the cast.
+  if (model.per_sample_mb > 0)
+    b = static_cast<int64_t>(std::min(static_cast<double>(most), std::floor(room / model.per_sample_mb)));
   b -= b % r;
   return b >= least && b > 0 ? b : 0;
 }

@@ -27,7 +27,7 @@ MemoryModel prior_memory(const Need& need, int64_t batch_size);
 
 /// From a worker's report: peak memory `peak_mb` of one replica at global batch `batch_size`, of which
 /// `state_mb` does not depend on the batch. Not `learned` (all zero) when the report is unusable: a
-/// non-positive batch, or a peak below the state.
+/// non-positive batch, a peak that is not finite, or one below the state.
 MemoryModel learned_memory(double peak_mb, double state_mb, int64_t batch_size);
 
 /// `model` raised after a worker ran out of memory on slots of `slot_memory_mb`: such slots now hold at most
