@@ -6,20 +6,11 @@
 #include "core/error.h"
 #include "sched/dynamic_batch.h"
 #include "sched/memory_model.h"
+#include "sched/mig_slot.h"
 #include "sched/policy.h"
 
 namespace ragmig::sched {
 namespace {
-
-Slot mig(const std::string& id, int compute, int64_t gb) {
-  Slot s;
-  s.id = id;
-  s.kind = SlotKind::Mig;
-  s.profile = std::to_string(compute) + "g." + std::to_string(gb) + "gb";
-  s.compute = compute;
-  s.memory_mb = gb * 1024;
-  return s;
-}
 
 // A resizable job: `need` at batch `batch`, down to `least`, with the prior memory model.
 JobView resizable(JobId id, const std::string& need, int64_t batch, int64_t least) {

@@ -9,22 +9,12 @@
 #include <set>
 
 #include "core/error.h"
+#include "sched/mig_slot.h"
 #include "sched/placement.h"
 #include "sched/policy.h"
 
 namespace ragmig::sched {
 namespace {
-
-Slot mig(const std::string& id, int compute, int64_t gb, int group = 0) {
-  Slot s;
-  s.id = id;
-  s.kind = SlotKind::Mig;
-  s.profile = std::to_string(compute) + "g." + std::to_string(gb) + "gb";
-  s.compute = compute;
-  s.memory_mb = gb * 1024;
-  s.group = group;
-  return s;
-}
 
 JobView queued(JobId id, const std::string& need, int64_t priority = 0, double submitted = 0) {
   JobView j;
