@@ -391,6 +391,12 @@ void Scheduler::handle_exit(const ExitStatus& status) {
       end.reason = fmt::format("retry {} of {} at batch size {}: out of memory at {} ({})", failures,
                                job.spec.max_retries, smaller, batch->second, detail);
       request_batch_size(job.id, smaller, "out of memory at " + std::to_string(batch->second), now);
+    } else if (out_of_memory && job.spec.resizable() && !unrunnable_reason(job.spec.need, slots_).empty()) {
+      // Out of memory at its least batch, and no slot here holds what it asks for at its own: nothing to wait for.
+      end.next = JobState::Failed;
+      end.reason = fmt::format("failed: out of memory at its min_batch_size {}, and no slot here has the {} it needs "
+                               "at batch {} ({})",
+                               batch->second, job.spec.need.what, job.spec.batch_size, detail);
     } else {
       end.next = JobState::Queued;
       const double delay = retry_delay(failures, options_.backoff_s, options_.backoff_max_s);

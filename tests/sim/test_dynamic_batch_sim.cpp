@@ -62,6 +62,15 @@ TEST(SimDynamicBatch, AWrongPriorEndsInOutOfMemoryThatTheSchedulerLearnsFrom) {
   EXPECT_EQ(count_outcome(r, "done"), 7);
 }
 
+TEST(SimDynamicBatch, OutOfMemoryAtTheLeastBatchWithNowhereBiggerFails) {
+  // 35 % fixed: 21 runs out of memory, then 16 (its least: 5,248 MiB on 5,120), and no slice holds 10 GB: the
+  // jobs fail instead of waiting for a slot that will never come.
+  const auto jobs = resizable_jobs(7, 0.35);
+  const auto r = run(jobs, "1xA100-40GB:mig=7x1g.5gb", "fifo+dynbatch");
+  EXPECT_EQ(count_outcome(r, "out of memory"), 14);
+  EXPECT_EQ(count_outcome(r, "done"), 0);
+}
+
 TEST(SimDynamicBatch, NeverSlowerThanWaitingOnAMixedLayout) {
   // One 3g.20gb and four 1g.5gb slices: without dynamic batch the jobs queue for the one slice that holds
   // them; with it they also use the small ones.
