@@ -8,17 +8,6 @@
 #include "sched/placement.h"
 
 namespace ragmig::sched {
-namespace {
-
-// The smallest memory among `slots` (indices into view.slots).
-int64_t least_memory(const ClusterView& view, const std::vector<int>& slots) {
-  int64_t least = INT64_MAX;
-  for (int s : slots) least = std::min(least, slot_memory_mb(view.slots[static_cast<size_t>(s)]));
-  return least;
-}
-
-}  // namespace
-
 Need least_need(const JobSpec& spec) {
   Need need = spec.need;
   if (spec.resizable() && !need.cpu)
@@ -29,6 +18,12 @@ Need least_need(const JobSpec& spec) {
 
 int64_t slot_memory_mb(const Slot& slot) { return slot.nominal_memory_mb > 0 ? slot.nominal_memory_mb : slot.memory_mb; }
 
+int64_t least_memory_mb(const std::vector<Slot>& slots, const std::vector<int>& indices) {
+  int64_t least = INT64_MAX;
+  for (int s : indices) least = std::min(least, slot_memory_mb(slots[static_cast<size_t>(s)]));
+  return least;
+}
+
 Decisions add_dynamic_batch(const ClusterView& view, Decisions decisions, const std::vector<JobId>& queue_order) {
   std::unordered_map<JobId, const JobView*> by_id;
   for (const auto& j : view.jobs) by_id[j.id] = &j;
@@ -36,7 +31,7 @@ Decisions add_dynamic_batch(const ClusterView& view, Decisions decisions, const 
   // Grow to the largest batch `slots` hold, up to the configured one.
   const auto grow = [&](const JobView& j, const std::vector<int>& slots) {
     if (j.batch_size >= j.configured_batch) return;
-    const int64_t b = largest_batch_within(j.memory, least_memory(view, slots), j.batch_size + 1, j.configured_batch,
+    const int64_t b = largest_batch_within(j.memory, least_memory_mb(view.slots, slots), j.batch_size + 1, j.configured_batch,
                                            j.need.replicas);
     if (b > j.batch_size) decisions.resizes.push_back({j.id, b});
   };
@@ -75,7 +70,7 @@ Decisions add_dynamic_batch(const ClusterView& view, Decisions decisions, const 
     smaller.min_memory_mb = static_cast<int64_t>(std::ceil(memory_at(j.memory, j.min_batch_size)));
     const std::vector<int> chosen = choose_slots(smaller, view.slots, order, usable);
     if (chosen.empty()) continue;
-    const int64_t b = largest_batch_within(j.memory, least_memory(view, chosen), j.min_batch_size, j.configured_batch,
+    const int64_t b = largest_batch_within(j.memory, least_memory_mb(view.slots, chosen), j.min_batch_size, j.configured_batch,
                                            j.need.replicas);
     if (b == 0) continue;  // min_batch_size is not a multiple of the replicas and nothing above it fits
     if (b != j.batch_size) decisions.resizes.push_back({id, b});

@@ -16,6 +16,8 @@ Need least_need(const JobSpec& spec);
 
 /// The memory a slot offers a need: what its MIG profile names when set (as `fits` compares), else NVML's.
 int64_t slot_memory_mb(const Slot& slot);
+/// The least slot_memory_mb among slots[indices] (a gang runs at its smallest slot's memory); INT64_MAX for none.
+int64_t least_memory_mb(const std::vector<Slot>& slots, const std::vector<int>& indices);
 
 /// `decisions` (the ordering policy's, on `view`) with dynamic batch added:
 ///  - shrink to start: each resizable queued job, in `queue_order`, that the decisions do not start and that

@@ -371,14 +371,12 @@ void Scheduler::handle_exit(const ExitStatus& status) {
     const auto batch = batch_size_.find(job.id);
     const bool out_of_memory = oom != oom_attempt_.end() && oom->second == status.attempt_id && batch != batch_size_.end();
     int64_t smaller = out_of_memory ? batch_size_after_oom(batch->second) : 0;
-    if (out_of_memory && job.spec.resizable())
+    if (out_of_memory && job.spec.resizable()) {
       smaller = batch->second > job.spec.min_batch_size ? std::max(smaller, job.spec.min_batch_size) : 0;
-    if (out_of_memory && job.spec.resizable())
-      if (const auto held = held_.find(job.id); held != held_.end() && !held->second.empty()) {
-        int64_t least = INT64_MAX;
-        for (int s : held->second) least = std::min(least, slot_memory_mb(slots_[static_cast<size_t>(s)]));
-        memory_[job.id] = after_out_of_memory(memory_of(job), least, smaller > 0 ? smaller : batch->second - 1);
-      }
+      if (const auto held = held_.find(job.id); held != held_.end() && !held->second.empty())
+        memory_[job.id] = after_out_of_memory(memory_of(job), least_memory_mb(slots_, held->second),
+                                              smaller > 0 ? smaller : batch->second - 1);
+    }
     if (cannot_run) {
       end.next = JobState::Failed;
       end.reason = status.error.empty() ? fmt::format("failed: the command cannot be run ({}); not retried", detail)

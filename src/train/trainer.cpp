@@ -127,7 +127,6 @@ model::LoraSpec lora_spec(const LoraOptions& o) {
   return spec;
 }
 
-// AdamW (or SGD) groups as BERT fine-tuning does it: no weight decay on biases and LayerNorm.
 // The memory of a replica that does not grow with the batch, in MiB: every parameter, the gradients of the
 // trained ones and AdamW's two moments for each of them (SGD here keeps none).
 double state_memory_mb(model::DualEncoder& net, const TrainOptions& t) {
@@ -140,6 +139,7 @@ double state_memory_mb(model::DualEncoder& net, const TrainOptions& t) {
   return bytes / (1 << 20);
 }
 
+// AdamW (or SGD) groups as BERT fine-tuning does it: no weight decay on biases and LayerNorm.
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(model::DualEncoder& net, const torch::Tensor& logit_scale,
                                                         const TrainOptions& t) {
   std::vector<torch::Tensor> decay, no_decay;
@@ -608,6 +608,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   const std::set<int64_t> rung_steps(cfg.eval.at_steps.begin(), cfg.eval.at_steps.end());
 
   ProgressLine progress(t.max_steps, step, opts.terminal_progress && !opts.quiet && lead);
+  const double state_mb = device.is_cuda() ? state_memory_mb(net, t) : 0;  // the same every step: reported on GPUs
   auto window_start = Clock::now();
   int64_t window_samples = 0, window_tokens = 0, window_positions = 0, window_steps = 0;
   double loss = 0, window_loss = 0;
@@ -819,7 +820,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
       // batch learns each job's memory per sample from (sched/memory_model.h).
       if (const auto peak = take_device_memory_peak_mb(device)) {
         ev["memory_mb"] = *peak;
-        ev["state_memory_mb"] = state_memory_mb(net, t);
+        ev["state_memory_mb"] = state_mb;
       }
       if (comm) {
         std::vector<double> compute;
