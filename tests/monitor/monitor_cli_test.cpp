@@ -214,6 +214,7 @@ TEST_F(MonitorCli, StallIdleSlotAndDeadlineFireAndClearOnARealScheduler) {
 // and a command that fails on every attempt. Each alert fires, names its job, and clears once the failed job
 // is forgotten (forget_after_s).
 TEST_F(MonitorCli, NanLossOutOfMemoryAndCrashLoopFromRealJobs) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
   write_squad_subset(dir_ / "beir");
   write_file_atomic(dir_ / "train.toml",
                     "[data]\nbeir = \"" + (dir_ / "beir").string() +
@@ -258,6 +259,7 @@ TEST_F(MonitorCli, NanLossOutOfMemoryAndCrashLoopFromRealJobs) {
 // parses, the trials' steps and the done count move, and the report lists the alert the sweep's own [alerts]
 // table provoked (a deadline long past).
 TEST_F(MonitorCli, SweepMetricsMoveWhileItRunsAndTheReportListsAlerts) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
   if (!python_has_prometheus_client()) {
     if (std::getenv("RAGMIG_REQUIRE_PYTHON")) FAIL() << RAGMIG_PYTHON_PATH << " lacks prometheus-client";
     GTEST_SKIP() << RAGMIG_PYTHON_PATH << " lacks prometheus-client";
