@@ -195,7 +195,7 @@ Command add_batch_command(CLI::App& root) {
     int cpu_slots = 0;  ///< 0: gpu::InventoryOptions decides
     BackendArgs backend;
     double grace = 60, tick = 0.5;
-    std::string mig = "off";
+    MigFlags mig;
     MonitoringArgs monitoring;
   };
   auto args = std::make_shared<Args>();
@@ -207,7 +207,7 @@ Command add_batch_command(CLI::App& root) {
   sub->add_option("--cpu-slots", args->cpu_slots, "CPU slots (default: one per core where there is no GPU, none beside GPUs;"
                   " a number given is offered beside GPUs too)")
       ->check(CLI::Range(1, 4096));
-  add_mig_option(sub, args->mig);
+  add_mig_options(sub, args->mig);
   add_backend_options(sub, args->backend);
   add_monitoring_options(sub, args->monitoring, /*alerts_file_option=*/false);
   sub->add_option("--grace", args->grace, "seconds between SIGTERM and SIGKILL when stopping a job")
@@ -258,7 +258,7 @@ Command add_batch_command(CLI::App& root) {
     if (slurm) {
       BackendArgs with_file = args->backend;  // the sweep's [slurm] table where the command line says nothing
       with_file.slurm = exec::merge_slurm_table(sweep_text, args->sweep, with_file.slurm);
-      backend = slurm_backend(with_file, args->cpu_slots, args->mig);
+      backend = slurm_backend(with_file, args->cpu_slots, args->mig.mode);
     } else {
       mig = start_mig_auto(args->mig, inventory, nvml, "ragmig batch");
       backend.slots = host_slots(inventory, mig);

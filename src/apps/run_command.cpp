@@ -23,7 +23,7 @@ Command add_run_command(CLI::App& root) {
     sched::SchedulerOptions options;
     bool until_empty = false;
     int cpu_slots = 0;  ///< 0: gpu::InventoryOptions decides
-    std::string mig = "off";
+    MigFlags mig;
     MonitoringArgs monitoring;
     BackendArgs backend;
   };
@@ -39,7 +39,7 @@ Command add_run_command(CLI::App& root) {
   sub->add_option("--cpu-slots", args->cpu_slots, "CPU slots (default: one per core where there is no GPU, none beside GPUs;"
                   " a number given is offered beside GPUs too)")
       ->check(CLI::Range(1, 4096));
-  add_mig_option(sub, args->mig);
+  add_mig_options(sub, args->mig);
   add_backend_options(sub, args->backend);
   add_monitoring_options(sub, args->monitoring, /*alerts_file_option=*/true);
   sub->add_option("--grace", args->options.grace_s, "seconds between SIGTERM and SIGKILL when stopping a job")
@@ -75,7 +75,7 @@ Command add_run_command(CLI::App& root) {
                    Backend backend;
                    MigAuto mig;
                    if (slurm) {
-                     backend = slurm_backend(args->backend, args->cpu_slots, args->mig);
+                     backend = slurm_backend(args->backend, args->cpu_slots, args->mig.mode);
                    } else {
                      mig = start_mig_auto(args->mig, inventory, nvml, "ragmig run");
                      if (inventory.cpu_fallback && !mig.partitioner) log_line("ragmig run: " + inventory.fallback_reason);

@@ -32,14 +32,30 @@ std::vector<sched::Slot> machine_slots(const gpu::Inventory& inventory) {
   return slots;
 }
 
-void add_mig_option(CLI::App* command, std::string& mig) {
+void add_mig_options(CLI::App* command, MigFlags& mig) {
   command
-      ->add_option("--mig", mig,
+      ->add_option("--mig", mig.mode,
                    "off: use the MIG instances as they are; auto: re-partition MIG GPUs for the queue between passes "
                    "(instances no job holds only; needs root); migrate: auto, and running jobs are checkpointed and "
-                   "moved to a better layout when the time won exceeds twice the cost")
+                   "moved to a better layout when the time won exceeds --gain-factor x the cost")
       ->capture_default_str()
       ->check(CLI::IsMember({"off", "auto", "migrate"}));
+  exec::RebalanceOptions& r = mig.rebalance;
+  command->add_option("--checkpoint-s", r.checkpoint_s, "--mig migrate: expected seconds from a stop to the exit")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--restart-s", r.restart_s, "--mig migrate: expected seconds before a moved job progresses")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--mig-step-s", r.mig_step_s, "--mig migrate: expected seconds per MIG instance destroyed or created")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--gain-factor", r.gain_factor, "--mig migrate: how many times its cost a move must win")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command->add_option("--min-interval", r.min_interval_s, "--mig migrate: seconds between two moves on one GPU")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
 }
 
 std::shared_ptr<gpu::NvmlLibrary> open_nvml(const gpu::Inventory& inventory) {
@@ -47,8 +63,9 @@ std::shared_ptr<gpu::NvmlLibrary> open_nvml(const gpu::Inventory& inventory) {
   return gpu::NvmlLibrary::try_open(inventory.nvml_library, nullptr, nullptr);
 }
 
-MigAuto start_mig_auto(const std::string& mode, const gpu::Inventory& inventory, std::shared_ptr<gpu::NvmlLibrary> nvml,
+MigAuto start_mig_auto(const MigFlags& flags, const gpu::Inventory& inventory, std::shared_ptr<gpu::NvmlLibrary> nvml,
                        const std::string& who) {
+  const std::string& mode = flags.mode;
   MigAuto m;
   m.who = who;
   if (mode == "off") return m;
@@ -63,7 +80,7 @@ MigAuto start_mig_auto(const std::string& mode, const gpu::Inventory& inventory,
   }
   // Opened for the inventory a moment ago; opening it again here throws DeviceError saying why it failed.
   m.nvml = nvml ? std::move(nvml) : std::make_shared<gpu::NvmlLibrary>(inventory.nvml_library);
-  exec::RebalanceOptions rebalance;
+  exec::RebalanceOptions rebalance = flags.rebalance;
   rebalance.migrate = mode == "migrate";
   m.partitioner = std::make_unique<exec::MachinePartitioner>(
       *m.nvml, inventory.gpus, gpu::ApplyOptions{}, [who](const std::string& line) { log_line(who + ": " + line); },

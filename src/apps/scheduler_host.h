@@ -27,8 +27,13 @@ FileLock take_scheduler_lock(sched::Store& store, const std::string& state_dir);
 /// The scheduler's slots from the inventory; DeviceError saying why when there are none.
 std::vector<sched::Slot> machine_slots(const gpu::Inventory& inventory);
 
-/// `--mig off|auto` on a command.
-void add_mig_option(CLI::App* command, std::string& mig);
+/// `--mig off|auto|migrate` and what the re-partitioner weighs a move by (exec::RebalanceOptions; the same
+/// option names and defaults as `ragmig sim`'s, so that a simulation and a real run take the same decisions).
+struct MigFlags {
+  std::string mode = "off";
+  exec::RebalanceOptions rebalance;
+};
+void add_mig_options(CLI::App* command, MigFlags& mig);
 
 /// NVML kept open for the scheduler's lifetime (the partitioner, the executor's utilisation): null where
 /// the inventory found no usable NVML or no GPU.
@@ -45,9 +50,9 @@ struct MigAuto {
   bool after_pass(sched::Scheduler& scheduler);
 };
 
-/// For mode "auto": NVML (`nvml`, from open_nvml) and at least one GPU the partitioner may change (MIG on,
+/// For mode "auto" or "migrate": NVML (`nvml`, from open_nvml) and at least one GPU the partitioner may change (MIG on,
 /// in the catalog), else ConfigError saying why. For "off": nothing.
-MigAuto start_mig_auto(const std::string& mode, const gpu::Inventory& inventory, std::shared_ptr<gpu::NvmlLibrary> nvml,
+MigAuto start_mig_auto(const MigFlags& flags, const gpu::Inventory& inventory, std::shared_ptr<gpu::NvmlLibrary> nvml,
                        const std::string& who);
 
 /// The slots to start with: machine_slots, except that with --mig auto a MIG GPU may have no instance yet

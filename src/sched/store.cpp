@@ -389,6 +389,14 @@ std::vector<std::string> Store::events(JobId id) {
   return out;
 }
 
+std::vector<std::string> Store::attempt_events(JobId id, int64_t attempt_id) {
+  auto st = db_->prepare("SELECT body FROM events WHERE job_id = ? AND attempt_id = ? ORDER BY id");
+  st.bind(1, id).bind(2, attempt_id);
+  std::vector<std::string> out;
+  while (st.step()) out.push_back(st.column_text(0));
+  return out;
+}
+
 std::vector<Store::StoredEvent> Store::events_after(JobId id, int64_t after_seq) {
   auto& st = db_->cached("SELECT id, body FROM events WHERE job_id = ? AND id > ? ORDER BY id");
   st.bind(1, id).bind(2, after_seq);

@@ -158,6 +158,8 @@ class Store {
                      const ProgressUpdate& progress);
   /// A job's stored events, oldest first.
   std::vector<std::string> events(JobId id);
+  /// The events one attempt of a job wrote, oldest first.
+  std::vector<std::string> attempt_events(JobId id, int64_t attempt_id);
   /// The events stored after `after_seq` (a seq from an earlier call; 0 = all), oldest first: a reader that
   /// follows a job pays for what is new only.
   struct StoredEvent {

@@ -8,12 +8,14 @@
 
 namespace ragmig::sim {
 
-/// For every finished job of `store`: its type is its name; its slot profile is that of the slot its last
-/// attempt ran on (from the slot table `ragmig run` keeps, "cpu" for CPU slots it no longer lists); its
-/// time is the sum of its attempts' durations (start to end as the scheduler saw them, so starting the
-/// process and noticing its exit are part of it); its iterations are the last step its worker reported in
-/// its events, or 1 when it reported none (a job that is one unit of work). A (type, profile) entry is the
-/// total time over the total iterations of its jobs.
+/// For every finished job of `store`: its type is its name. A job that reported steps counts each attempt on
+/// the slot profile it ran on (from the slot table `ragmig run` keeps, or from the id of a slot it no longer
+/// lists: "cpu" for CPU slots, the profile for MIG instances):
+/// the steps the attempt made (from the step its start event names, else the job's last checkpoint before it,
+/// to the last it reported) over the attempt's time (start to end as the scheduler saw them, so starting the
+/// process and noticing its exit are part of it); a job moved between slices thus measures each. A job that
+/// reported no steps is one unit of work: all its attempts' time, on the profile it finished on. A (type,
+/// profile) entry is the total time over the total iterations.
 ThroughputTable measure_throughputs(sched::Store& store);
 
 }  // namespace ragmig::sim
