@@ -5,7 +5,9 @@
 # the test split with `ragmig eval` (which embeds exactly as sentence-transformers does: tests/hf).
 # Usage: bench/retrieval/finetune.sh [CONFIG] [STEPS] [SEED]   (default: examples/finetune-scifact-minilm.toml, its
 # steps, seed 42: both trainers' seed). Environment: BUILD (build), PYTHON (.venv/bin/python), OUT (a new temporary
-# folder), CACHE ($OUT/cache: point runs of other seeds at one cache to embed BM25's and the zero-shot corpus once).
+# folder), CACHE ($OUT/cache: point runs of other seeds at one cache to embed BM25's and the zero-shot corpus once),
+# WARMUP (the config's train.warmup_steps), PAIRS and HARD_NEGATIVES (1): both trainers take the examples and their
+# mined negatives from PAIRS, a `ragmig mine` file of the config's BEIR training split, instead of the qrels.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CONFIG=${1:-examples/finetune-scifact-minilm.toml}
@@ -21,18 +23,27 @@ SEED=${3:-42}
 CACHE=${CACHE:-$OUT/cache}
 BATCH=$(key "['train']['batch_size']")
 LR=$(key "['train']['lr']")
-WARMUP=$(key "['train']['warmup_steps']")
+WARMUP=${WARMUP:-$(key "['train']['warmup_steps']")}
+PAIRS=${PAIRS:-}
+HARD_NEGATIVES=${HARD_NEGATIVES:-1}
+if [ -n "$PAIRS" ]; then
+  RAGMIG_DATA=(--set 'data.beir=""' --set "data.pairs=\"$PAIRS\"" --set train.hard_negatives="$HARD_NEGATIVES" --set 'eval.split=""')
+  ST_DATA=(--pairs "$PAIRS" --hard-negatives "$HARD_NEGATIVES")
+else
+  RAGMIG_DATA=()
+  ST_DATA=(--beir "$BEIR")
+fi
 TEMP=$(key "['train']['temperature']")
 PLEN=$(key "['data']['max_passage_tokens']")
 MODEL_DIR=$("$RAGMIG" models --json | "$PYTHON" -c "import json, sys; r = sys.argv[1]; print(next((m['path'] for m in json.load(sys.stdin)['models'] if 'package:' + m['name'] == r), r))" "$INIT")
-echo "bench/retrieval: $CONFIG, $STEPS steps of $BATCH pairs from $INIT; results in $OUT" >&2
+echo "bench/retrieval: $CONFIG, $STEPS steps of $BATCH pairs from $INIT${PAIRS:+ with $HARD_NEGATIVES of the negatives in $PAIRS}; results in $OUT" >&2
 
 now() { date +%s.%N; }
 t0=$(now); "$RAGMIG" train "$CONFIG" --run-dir "$OUT/ragmig" --set train.max_steps="$STEPS" --set train.checkpoint_every=0 \
-  --set train.seed="$SEED" >&2; t1=$(now)
+  --set train.seed="$SEED" --set train.warmup_steps="$WARMUP" "${RAGMIG_DATA[@]}" >&2; t1=$(now)
 # sentence-transformers in the precision ragmig chose (its start event: bf16 on a CPU with native bf16).
 PRECISION=$("$PYTHON" -c "import json, sys; print(next(j['precision'] for j in map(json.loads, open(sys.argv[1])) if j['event'] == 'start'))" "$OUT/ragmig/events.jsonl")
-"$PYTHON" bench/retrieval/st_finetune.py --model "$MODEL_DIR" --beir "$BEIR" --out "$OUT/st" --steps "$STEPS" --batch "$BATCH" \
+"$PYTHON" bench/retrieval/st_finetune.py --model "$MODEL_DIR" "${ST_DATA[@]}" --out "$OUT/st" --steps "$STEPS" --batch "$BATCH" \
   --lr "$LR" --warmup "$WARMUP" --temperature "$TEMP" --max-passage-tokens "$PLEN" --precision "$PRECISION" --seed "$SEED" \
   > "$OUT/st-train.json"; t2=$(now)
 
