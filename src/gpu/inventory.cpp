@@ -34,6 +34,13 @@ std::string mig_slot_id(int gpu, const GpuInstanceState& gi, int ci_id) {
          (ci_id == 0 ? "" : ":ci" + std::to_string(ci_id));
 }
 
+std::optional<std::string> mig_slot_profile(const std::string& slot_id) {
+  if (slot_id.rfind("mig:", 0) != 0) return std::nullopt;
+  const size_t from = slot_id.find(':', 4), at = slot_id.find('@');
+  if (from == std::string::npos || at == std::string::npos || at <= from + 1) return std::nullopt;
+  return slot_id.substr(from + 1, at - from - 1);
+}
+
 std::vector<Slot> slots_from_devices(const std::vector<GpuDeviceState>& gpus) {
   std::vector<Slot> slots;
   for (const auto& g : gpus) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,8 @@ struct InventoryOptions {
 /// NVML's GPU instance id, which the driver hands out again after a destroy: an id never names two
 /// different instances, whatever was destroyed and created in between.
 std::string mig_slot_id(int gpu, const GpuInstanceState& gi, int ci_id);
+/// The profile a mig_slot_id names ("3g.71gb" of "mig:0:3g.71gb@4:ci1"); nullopt for any other id.
+std::optional<std::string> mig_slot_profile(const std::string& slot_id);
 
 /// One per hardware thread (std::thread::hardware_concurrency), at least 1: a CPU job is one process
 /// whose own thread count the job decides, so the slot count only bounds how many run side by side.

@@ -6,10 +6,13 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "gpu/inventory.h"
+
 namespace ragmig::sim {
 namespace {
 
-// The steps an attempt's events name: the one it started from (its start event) and the last it reached.
+// The steps an attempt's events name: the one it started from (its start event), its last checkpoint and the
+// last it reached.
 struct Steps {
   std::optional<int64_t> from, reached, checkpoint;
 };
@@ -35,16 +38,11 @@ Steps steps_of(const std::vector<std::string>& events) {
 ThroughputTable measure_throughputs(sched::Store& store) {
   std::map<std::string, std::string> profile_of;
   for (const auto& s : store.slots()) profile_of[s.id] = s.profile;
-  // A slot the table no longer lists (a MIG instance re-partitioned away) is named by its id: CPU slots
-  // "cpu...", MIG instances "mig:<gpu>:<profile>@<start>[:ci<n>]" (gpu::mig_slot_id).
+  // A slot the table no longer lists (a MIG instance re-partitioned away) is named by its id.
   const auto profile = [&](const std::string& slot) -> std::string {
     if (const auto p = profile_of.find(slot); p != profile_of.end()) return p->second;
     if (slot.rfind("cpu", 0) == 0) return "cpu";
-    if (slot.rfind("mig:", 0) == 0) {
-      const size_t from = slot.find(':', 4), at = slot.find('@');
-      if (from != std::string::npos && at != std::string::npos && at > from + 1) return slot.substr(from + 1, at - from - 1);
-    }
-    return slot;
+    return gpu::mig_slot_profile(slot).value_or(slot);
   };
   std::map<std::pair<std::string, std::string>, std::pair<double, double>> sums;  // -> (seconds, iterations)
   for (const auto& job : store.jobs(/*active_only=*/false)) {

@@ -142,6 +142,10 @@ TEST(Inventory, SlotsFromDeviceStates) {
   // gets its own name.
   EXPECT_EQ(mig_slot_id(2, gi7, 0), "mig:2:1g.18gb@5");
   EXPECT_EQ(mig_slot_id(2, gi7, 1), "mig:2:1g.18gb@5:ci1");
+  // ... and read back to its profile (sim measure names slots re-partitioned away by it).
+  EXPECT_EQ(mig_slot_profile(mig_slot_id(2, gi7, 1)), "1g.18gb");
+  EXPECT_EQ(mig_slot_profile("gpu:1"), std::nullopt);
+  EXPECT_EQ(mig_slot_profile("mig:0:@3"), std::nullopt);
   EXPECT_EQ(slots[1].memory_mib, 16384);  // the device did not report memory: the profile's
   EXPECT_FALSE(slots[1].busy);
   EXPECT_EQ(slots[2].id, "gpu:1");
