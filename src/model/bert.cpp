@@ -3,11 +3,14 @@
 // float rounding, which tests/model/bert_reference.py checks.
 #include "model/bert.h"
 
+#include <atomic>
 #include <cmath>
+#include <iostream>
 #include <limits>
 
 #include "core/error.h"
 #include "model/keyed_dropout.h"
+#include "model/torch_error.h"
 
 namespace ragmig::model {
 namespace {
@@ -20,7 +23,45 @@ torch::nn::LayerNorm make_layer_norm(const BertConfig& c) {
   return torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.hidden_size}).eps(c.layer_norm_eps));
 }
 
+// LibTorch's variable-length flash attention (from 2.2): 0 untried, 1 works here, -1 failed once (the GPU or
+// the build lacks it); then packed attention pads around the usual kernel for the rest of the process.
+std::atomic<int> varlen_state{0};
+
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 2)
+constexpr bool kHasVarlen = true;
+#else
+constexpr bool kHasVarlen = false;
+#endif
+
+// q, k, v packed [N, heads, head_dim] in fp16/bf16 on a GPU -> context [N, heads, head_dim], or undefined where
+// flash attention cannot take them.
+torch::Tensor varlen_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                               const Packing& packing, double dropout) {
+  if (!kHasVarlen || varlen_state.load() < 0 || !q.is_cuda()) return {};
+  const auto dtype = q.scalar_type();
+  const auto d = q.size(-1);
+  if ((dtype != torch::kHalf && dtype != torch::kBFloat16) || k.scalar_type() != dtype || v.scalar_type() != dtype ||
+      d % 8 != 0 || d > 256)
+    return {};
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 2)
+  try {
+    // max_q / max_k: the padded length bounds every row's, and needs no copy from the device to know.
+    auto out = std::get<0>(at::_flash_attention_forward(q, k, v, packing.cu_seqlens, packing.cu_seqlens, packing.length,
+                                                         packing.length, dropout, false, false));
+    varlen_state.store(1);
+    return out;
+  } catch (const c10::Error& e) {
+    if (varlen_state.exchange(-1) >= 0)
+      std::cerr << "ragmig: variable-length flash attention is not available here (" << describe_torch_error(e, false)
+                << "); packed attention pads around the usual kernel\n";
+  }
+#endif
+  return {};
+}
+
 }  // namespace
+
+bool varlen_attention_used() { return varlen_state.load() > 0; }
 
 bool fused_attention_available() {
 #if TORCH_VERSION_MAJOR >= 2
@@ -51,9 +92,8 @@ BertEmbeddingsImpl::BertEmbeddingsImpl(const BertConfig& c) : dropout_(c.hidden_
   LayerNorm = register_module("LayerNorm", make_layer_norm(c));
 }
 
-torch::Tensor BertEmbeddingsImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids) {
-  const auto l = input_ids.size(1);
-  auto positions = torch::arange(l, torch::TensorOptions().dtype(torch::kLong).device(input_ids.device())).unsqueeze(0);
+torch::Tensor BertEmbeddingsImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
+                                          const torch::Tensor& positions) {
   auto x = word_embeddings(input_ids) + token_type_embeddings(token_type_ids);
   x = x + position_embeddings(positions);
   x = LayerNorm(x);
@@ -68,29 +108,51 @@ BertSelfAttentionImpl::BertSelfAttentionImpl(const BertConfig& c)
   value = register_module("value", LoraLinear(c.hidden_size, c.hidden_size));
 }
 
-torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const torch::Tensor& attention_mask,
-                                             AttentionImpl impl) {
-  const auto b = hidden.size(0), l = hidden.size(1);
-  auto split = [&](const torch::Tensor& x) { return x.view({b, l, heads_, head_dim_}).transpose(1, 2); };
-  auto q = split(query(hidden)), k = split(key(hidden)), v = split(value(hidden));
+namespace {
+
+// The padded attention: q, k, v [B, L, H] and mask [B, L] -> context [B, L, H].
+torch::Tensor padded_attention(const torch::Tensor& q_in, const torch::Tensor& k_in, const torch::Tensor& v_in,
+                               const torch::Tensor& attention_mask, AttentionImpl impl, int64_t heads, int64_t head_dim,
+                               double dropout, bool training) {
+  const auto b = q_in.size(0), l = q_in.size(1);
+  auto split = [&](const torch::Tensor& x) { return x.view({b, l, heads, head_dim}).transpose(1, 2); };
+  auto q = split(q_in), k = split(k_in), v = split(v_in);
   torch::Tensor context;
 #if TORCH_VERSION_MAJOR >= 2
   // With dropout on the probabilities, LibTorch's CPU attention falls back to its plain path with a bernoulli_
   // mask: the plain path below is the same computation with model/keyed_dropout.h's masks.
-  const bool cpu_dropout = is_training() && dropout_ > 0 && q.device().is_cpu();
+  const bool cpu_dropout = training && dropout > 0 && q.device().is_cpu();
   if (impl == AttentionImpl::Fused && !cpu_dropout) {
     auto mask = additive_attention_mask(attention_mask, q.scalar_type());
-    context = at::scaled_dot_product_attention(q, k, v, mask, is_training() ? dropout_ : 0.0, false);
+    context = at::scaled_dot_product_attention(q, k, v, mask, training ? dropout : 0.0, false);
   }
 #endif
   if (!context.defined()) {
-    auto scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(head_dim_));
+    auto scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(head_dim));
     scores = scores + additive_attention_mask(attention_mask, scores.scalar_type());
     auto probs = torch::softmax(scores, -1);
-    probs = model::keyed_dropout(probs, dropout_, is_training());
+    probs = model::keyed_dropout(probs, dropout, training);
     context = torch::matmul(probs, v);
   }
-  return context.transpose(1, 2).contiguous().view({b, l, heads_ * head_dim_});
+  return context.transpose(1, 2).contiguous().view({b, l, heads * head_dim});
+}
+
+}  // namespace
+
+torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const AttentionBatch& batch) {
+  auto q = query(hidden), k = key(hidden), v = value(hidden);
+  const double dropout = is_training() ? dropout_ : 0.0;
+  if (!batch.packed) return padded_attention(q, k, v, batch.mask, batch.impl, heads_, head_dim_, dropout_, is_training());
+  const Packing& p = *batch.packed;
+  const auto n = q.size(0);
+  if (batch.impl == AttentionImpl::Fused) {
+    auto split = [&](const torch::Tensor& x) { return x.view({n, heads_, head_dim_}); };
+    auto context = varlen_attention(split(q), split(k), split(v), p, dropout);
+    if (context.defined()) return context.reshape({n, heads_ * head_dim_});
+  }
+  return pack(padded_attention(unpack(q, p), unpack(k, p), unpack(v, p), batch.mask, batch.impl, heads_, head_dim_,
+                               dropout_, is_training()),
+              p);
 }
 
 BertResidualOutputImpl::BertResidualOutputImpl(int64_t in_features, const BertConfig& c)
@@ -108,9 +170,8 @@ BertAttentionImpl::BertAttentionImpl(const BertConfig& c) {
   output = register_module("output", BertResidualOutput(c.hidden_size, c));
 }
 
-torch::Tensor BertAttentionImpl::forward(const torch::Tensor& hidden, const torch::Tensor& attention_mask,
-                                         AttentionImpl impl) {
-  return output(self->forward(hidden, attention_mask, impl), hidden);
+torch::Tensor BertAttentionImpl::forward(const torch::Tensor& hidden, const AttentionBatch& batch) {
+  return output(self->forward(hidden, batch), hidden);
 }
 
 BertIntermediateImpl::BertIntermediateImpl(const BertConfig& c) : relu_(c.hidden_act == "relu") {
@@ -128,9 +189,8 @@ BertLayerImpl::BertLayerImpl(const BertConfig& c) {
   output = register_module("output", BertResidualOutput(c.intermediate_size, c));
 }
 
-torch::Tensor BertLayerImpl::forward(const torch::Tensor& hidden, const torch::Tensor& attention_mask,
-                                     AttentionImpl impl) {
-  auto a = attention->forward(hidden, attention_mask, impl);
+torch::Tensor BertLayerImpl::forward(const torch::Tensor& hidden, const AttentionBatch& batch) {
+  auto a = attention->forward(hidden, batch);
   return output(intermediate(a), a);
 }
 
@@ -139,8 +199,8 @@ BertEncoderImpl::BertEncoderImpl(const BertConfig& c) {
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) layer->push_back(BertLayer(c));
 }
 
-torch::Tensor BertEncoderImpl::forward(torch::Tensor hidden, const torch::Tensor& attention_mask, AttentionImpl impl) {
-  for (const auto& m : *layer) hidden = m->as<BertLayerImpl>()->forward(hidden, attention_mask, impl);
+torch::Tensor BertEncoderImpl::forward(torch::Tensor hidden, const AttentionBatch& batch) {
+  for (const auto& m : *layer) hidden = m->as<BertLayerImpl>()->forward(hidden, batch);
   return hidden;
 }
 
@@ -189,8 +249,11 @@ torch::Tensor BertModelImpl::forward(const torch::Tensor& input_ids, const torch
   } else {
     types = torch::zeros_like(ids);
   }
-  auto hidden = embeddings(ids, types);
-  return encoder(hidden, attention_mask, attention_impl_);
+  auto positions = torch::arange(ids.size(1), ids.options()).unsqueeze(0);
+  if (!unpad_) return encoder->forward(embeddings(ids, types, positions), AttentionBatch{attention_mask, nullptr, attention_impl_});
+  const Packing packing = make_packing(attention_mask);
+  auto hidden = embeddings(pack(ids, packing), pack(types, packing), pack(positions.expand_as(ids), packing));
+  return unpack(encoder->forward(hidden, AttentionBatch{attention_mask, &packing, attention_impl_}), packing);
 }
 
 }  // namespace ragmig::model

@@ -7,6 +7,7 @@
 
 #include "model/bert_config.h"
 #include "model/lora_linear.h"
+#include "model/unpad.h"
 
 namespace ragmig::model {
 
@@ -22,10 +23,24 @@ bool fused_attention_available();
 /// value keeps bf16/fp16 scores from overflowing.
 torch::Tensor additive_attention_mask(const torch::Tensor& attention_mask, torch::ScalarType dtype);
 
+/// What every attention layer of one forward pass shares: the mask, and the packing when the hidden states are
+/// packed (unpad.h: [N, H] instead of [B, L, H]).
+struct AttentionBatch {
+  torch::Tensor mask;               ///< [B, L], 1 = token
+  const Packing* packed = nullptr;  ///< set: hidden states are the real tokens only
+  AttentionImpl impl = AttentionImpl::Fused;
+};
+
+/// Whether packed attention on a GPU runs as variable-length flash attention over the packed tokens (no padding
+/// computed at all): true where LibTorch has it and its first use on this process's GPU worked; else packed
+/// attention pads around the usual kernel. Each call may only turn it from untried to tried.
+bool varlen_attention_used();
+
 class BertEmbeddingsImpl : public torch::nn::Module {
  public:
   explicit BertEmbeddingsImpl(const BertConfig& config);
-  torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids);
+  /// ids, token types and positions of one shape ([B, L] or packed [N]; positions may broadcast) -> [..., H].
+  torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids, const torch::Tensor& positions);
 
   torch::nn::Embedding word_embeddings{nullptr}, position_embeddings{nullptr}, token_type_embeddings{nullptr};
   torch::nn::LayerNorm LayerNorm{nullptr};  // HF's name, capital letters included
@@ -38,8 +53,8 @@ TORCH_MODULE(BertEmbeddings);
 class BertSelfAttentionImpl : public torch::nn::Module {
  public:
   explicit BertSelfAttentionImpl(const BertConfig& config);
-  /// hidden [B,L,H], additive_mask [B,1,1,L] -> context [B,L,H]
-  torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask, AttentionImpl impl);
+  /// hidden [B,L,H] (or packed [N,H]) -> context of the same shape
+  torch::Tensor forward(const torch::Tensor& hidden, const AttentionBatch& batch);
 
   LoraLinear query{nullptr}, key{nullptr}, value{nullptr};
 
@@ -66,7 +81,7 @@ TORCH_MODULE(BertResidualOutput);
 class BertAttentionImpl : public torch::nn::Module {
  public:
   explicit BertAttentionImpl(const BertConfig& config);
-  torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask, AttentionImpl impl);
+  torch::Tensor forward(const torch::Tensor& hidden, const AttentionBatch& batch);
 
   BertSelfAttention self{nullptr};
   BertResidualOutput output{nullptr};
@@ -88,7 +103,7 @@ TORCH_MODULE(BertIntermediate);
 class BertLayerImpl : public torch::nn::Module {
  public:
   explicit BertLayerImpl(const BertConfig& config);
-  torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask, AttentionImpl impl);
+  torch::Tensor forward(const torch::Tensor& hidden, const AttentionBatch& batch);
 
   BertAttention attention{nullptr};
   BertIntermediate intermediate{nullptr};
@@ -100,7 +115,7 @@ TORCH_MODULE(BertLayer);
 class BertEncoderImpl : public torch::nn::Module {
  public:
   explicit BertEncoderImpl(const BertConfig& config);
-  torch::Tensor forward(torch::Tensor hidden, const torch::Tensor& additive_mask, AttentionImpl impl);
+  torch::Tensor forward(torch::Tensor hidden, const AttentionBatch& batch);
 
   torch::nn::ModuleList layer{nullptr};
 };
@@ -116,7 +131,8 @@ class BertModelImpl : public torch::nn::Module {
 
   /// input_ids and attention_mask [B,L] int64 (mask 1 = token, 0 = padding); token_type_ids [B,L] int64
   /// or undefined for all zeros. Returns the last hidden state [B,L,H]. Throws DataError on bad shapes or
-  /// L > max_position_embeddings.
+  /// L > max_position_embeddings. Unpadded (set_unpad), the padding positions of the result are zeros (HF
+  /// computes values there that no pooling reads); the real tokens' states are the same up to float rounding.
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
                         const torch::Tensor& token_type_ids = {});
 
@@ -128,12 +144,18 @@ class BertModelImpl : public torch::nn::Module {
   /// Fused falls back to Manual where fused_attention_available() is false.
   void set_attention_impl(AttentionImpl impl);
 
+  /// Run on the real tokens only (unpad.h). Off by default: serving's per-row adapter routes (lora_linear.h)
+  /// index the rows of a padded batch.
+  void set_unpad(bool on) { unpad_ = on; }
+  bool unpad() const { return unpad_; }
+
   BertEmbeddings embeddings{nullptr};
   BertEncoder encoder{nullptr};
 
  private:
   BertConfig config_;
   AttentionImpl attention_impl_ = AttentionImpl::Manual;
+  bool unpad_ = false;
 };
 TORCH_MODULE(BertModel);
 

@@ -43,6 +43,10 @@ ConfigTable make_config_table(TrainConfig& c) {
   t.add("train.hard_negatives", c.train.hard_negatives, "hard negatives per query from the data");
   t.add("train.length_grouping", c.train.length_grouping,
         "batches of similar length, sorted in groups of this many batches and shuffled (less padding; 0 = off)");
+  t.add("train.unpad", c.train.unpad,
+        "on | off | auto (on on GPUs, off on CPU): compute on real tokens only, no Linear, LayerNorm or GELU on "
+        "padding (attention: variable-length flash attention on GPUs that have it, else padded around the usual "
+        "kernel). Measured: H200 BERT-base batch 512 1.77x; CPU tiny model 0.83x, MiniLM 1.08x");
   t.add("train.lr", c.train.lr, "peak learning rate (AdamW)");
   t.add("train.weight_decay", c.train.weight_decay, "AdamW weight decay (not on biases and LayerNorm)");
   t.add("train.warmup_steps", c.train.warmup_steps, "linear warm-up steps, then linear decay to 0");
@@ -59,6 +63,10 @@ ConfigTable make_config_table(TrainConfig& c) {
   t.add("train.log_every", c.train.log_every, "steps between progress events");
   t.add("train.resize_lr", c.train.resize_lr,
         "LR rule when the scheduler changes the batch size (control.json): sqrt | linear | none");
+  t.add("train.profile_trace", c.train.profile_trace,
+        "write a Chrome trace (Kineto: operators and GPU kernels) of train.profile_steps steps after the first "
+        "progress event to this file (bench/train/trace_table.py sums it)");
+  t.add("train.profile_steps", c.train.profile_steps, "steps in train.profile_trace");
   t.add("train.debug_oom_step", c.train.debug_oom_step, "tests: from this step on (0 = never), a batch over train.debug_oom_batch is out of memory");
   t.add("train.debug_oom_batch", c.train.debug_oom_batch, "tests: see train.debug_oom_step");
 
@@ -144,6 +152,9 @@ void validate(const TrainConfig& c) {
           "train.resize_lr", "expected sqrt, linear or none");
   require(c.train.debug_oom_step >= 0 && c.train.debug_oom_batch >= 0, "train.debug_oom_step",
           "train.debug_oom_step and train.debug_oom_batch must be >= 0");
+  require(c.train.unpad == "auto" || c.train.unpad == "on" || c.train.unpad == "off", "train.unpad",
+          "must be \"on\", \"off\" or \"auto\"");
+  require(c.train.profile_steps >= 1, "train.profile_steps", "must be >= 1");
   require(c.train.length_grouping >= 0, "train.length_grouping", "must be >= 0 (0 = off)");
   require(c.train.lr > 0, "train.lr", "must be positive");
   require(c.train.weight_decay >= 0, "train.weight_decay", "must be >= 0");

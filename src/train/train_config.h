@@ -45,6 +45,7 @@ struct TrainOptions {
   int64_t chunk_size = 32;            ///< micro-batch (plain) or embedding chunk (gradcache)
   int64_t hard_negatives = 0;         ///< hard negatives per query, taken from the data
   int64_t length_grouping = 50;       ///< batches per length-sorted group (less padding); 0 = plain shuffled batches
+  std::string unpad = "auto";         ///< on | off | auto (on on GPUs): the encoder computes on real tokens only (model/unpad.h)
   double lr = 5e-4;
   double weight_decay = 0.01;
   int64_t warmup_steps = 100;
@@ -62,6 +63,8 @@ struct TrainOptions {
   /// How the LR follows a batch size changed while the job runs (control.json): sqrt | linear | none
   /// (train/batch_resize.h). The schedule's LR is for batch_size.
   std::string resize_lr = "sqrt";
+  std::string profile_trace;     ///< a Chrome trace of profile_steps steps after the first progress event ("" = none)
+  int64_t profile_steps = 5;
   int64_t debug_oom_step = 0;   ///< tests: from this step on (0 = never), a batch larger than debug_oom_batch
   int64_t debug_oom_batch = 0;  ///< raises LibTorch's out-of-memory error, as a GPU too small for it would
 };

@@ -39,10 +39,12 @@
 #include "train/data_shard.h"
 #include "train/dense_eval.h"
 #include "train/dp_step.h"
+#include "train/fused_step.h"
 #include "train/lr_schedule.h"
 #include "train/progress_line.h"
 #include "train/resume_rule.h"
 #include "train/rng_state.h"
+#include "train/step_profiler.h"
 #include "train/torch_compat.h"
 #include "train/training_data.h"
 
@@ -341,6 +343,9 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   }
   net->to(device);
   net->train();
+  const bool unpad = cfg.train.unpad == "on" || (cfg.train.unpad == "auto" && device.is_cuda());
+  net->query_tower()->set_unpad(unpad);
+  net->passage_tower()->set_unpad(unpad);
   // What the optimiser changes and replicas keep equal: every weight, or only the adapters under LoRA.
   std::vector<torch::Tensor> trainable;
   for (const auto& p : net->parameters())
@@ -381,6 +386,18 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   torch::Tensor logit_scale = torch::full({}, std::log(1.0 / t.temperature), torch::TensorOptions().device(device));
   if (t.learn_temperature) logit_scale.requires_grad_(true);
   std::unique_ptr<torch::optim::Optimizer> optimizer = make_optimizer(net, logit_scale, t);
+  // On a GPU, clipping and AdamW in a few multi-tensor kernels (fused_step.h); on CPU LibTorch's own loops.
+  std::optional<FusedAdamW> fused_adamw;
+  const bool fused_step = fused_step_available(device) && t.optimizer == "adamw";
+  if (fused_step) fused_adamw.emplace(static_cast<torch::optim::AdamW&>(*optimizer));
+  const auto clip_and_step = [&] {
+    if (t.max_grad_norm > 0) {
+      if (fused_step) clip_grad_norm_on_device(trainable, t.max_grad_norm);
+      else torch::nn::utils::clip_grad_norm_(trainable, t.max_grad_norm);
+    }
+    if (fused_adamw) fused_adamw->step();
+    else optimizer->step();
+  };
   CheckpointStore store((run / "checkpoints").string(), t.keep_checkpoints);
 
   // Data parallelism: this replica's share of each global batch, and what localsgd averaging weighs.
@@ -561,6 +578,8 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                  {"omp_wait_policy", std::getenv("OMP_WAIT_POLICY") ? std::getenv("OMP_WAIT_POLICY") : "default"},
                  {"batch_size", global_batch},  // the scheduler's OOM retry halves what the worker says it runs
                  {"chunk_size", chunk},
+                 {"unpad", unpad},
+                 {"optimizer_step", fused_step ? "fused" : "per-parameter"},
                  {"parameters", params},
                  {"trainable_parameters", cfg.lora.rank > 0 ? lora_parameters : params},
                  {"examples", data.examples()},
@@ -678,6 +697,8 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
     for (const auto& report : reports) stop_agreed = stop_agreed || report.stop;
     due = {reports[0].resize_batch, reports[0].resize_chunk, 0};
   }
+  // After the first progress window, so that warm-up (allocator, kernel choice) stays out of the profile.
+  StepProfiler profiler(t.profile_trace, step + t.log_every + 1, t.profile_steps, device);
   while (step < t.max_steps) {
     if (comm ? stop_agreed : stop_requested()) {
       if (comm ? last_saved != step : (!loaded || loaded->step != step)) save_checkpoint();
@@ -696,6 +717,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
     }
     const auto& rows = batches[static_cast<size_t>(batch_in_epoch++)];
     ++step;
+    profiler.before_step(step);
     const double lr = linear_warmup_decay_lr(step, t.max_steps, t.warmup_steps, t.lr) *
                       lr_scale(t.resize_lr, global_batch, t.batch_size);
     // Fault injection for the tests: LibTorch's own out-of-memory error, as a GPU too small for the batch.
@@ -712,8 +734,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
       if (t.accumulation == "gradcache") loss = backward_grad_cache(encode, batch, scale, chunk);
       else if (t.accumulation == "plain") loss = backward_plain(encode, batch, scale, chunk);
       else loss = backward_full(encode, batch, scale);
-      if (t.max_grad_norm > 0) torch::nn::utils::clip_grad_norm_(trainable, t.max_grad_norm);
-      optimizer->step();
+      clip_and_step();
       samples += batch.queries();
       window_samples += batch.queries();
       window_tokens += batch.q_mask.sum().item<int64_t>() + batch.p_mask.sum().item<int64_t>();
@@ -752,8 +773,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
         if (global_negatives) all_reduce_gradients(*comm, trainable, 1.0, logit_scale, 1.0 / world);
         else all_reduce_gradients(*comm, trainable, share, logit_scale, share);
       }
-      if (t.max_grad_norm > 0) torch::nn::utils::clip_grad_norm_(trainable, t.max_grad_norm);
-      optimizer->step();
+      clip_and_step();
       // A replica that dies, once: a run resumed from a checkpoint lives on (the scheduler test reruns the argv).
       if (rank == par.debug_kill_rank && step == par.debug_kill_step && !loaded) ::raise(SIGKILL);
       since_average += mine;
@@ -799,6 +819,11 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
     }
     window_loss += loss;
     ++window_steps;
+    // Before the progress event: writing the trace takes seconds, which belong to the profiled window.
+    if (profiler.after_step(step)) {
+      emit({{"event", "profile"}, {"step", step}, {"steps", t.profile_steps}, {"trace", t.profile_trace}});
+      say(fmt::format("ragmig train: profile of steps {}-{} in {}", step - t.profile_steps + 1, step, t.profile_trace));
+    }
     if (step % t.log_every == 0 || step == t.max_steps) {
       const double secs = std::max(seconds_since(window_start), 1e-9);
       const double sps = static_cast<double>(window_samples) / secs;
@@ -818,6 +843,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                            {"rss_mb", rss_mb()}};
       // On a GPU, its peak memory and the part that does not grow with the batch: what the scheduler's dynamic
       // batch learns each job's memory per sample from (sched/memory_model.h).
+      if (device.is_cuda() && unpad) ev["varlen_attention"] = model::varlen_attention_used();
       if (const auto peak = take_device_memory_peak_mb(device)) {
         ev["memory_mb"] = *peak;
         ev["state_memory_mb"] = state_mb;

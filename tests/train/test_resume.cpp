@@ -49,6 +49,7 @@ struct ResumeCase {
   friend std::ostream& operator<<(std::ostream& os, const ResumeCase& c) { return os << c.name; }
   std::string name, accumulation;
   int64_t length_grouping;
+  std::string unpad = "auto";  // auto is off on CPU
 };
 
 // args, then extra.
@@ -65,8 +66,8 @@ TEST_P(ResumeTest, SigtermThenRestartGivesBitIdenticalWeights) {
   write_squad_pairs(dir / "pairs.jsonl", 240);
   const ResumeCase& c = GetParam();
   write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl",
-                                                  fmt::format("accumulation = \"{}\"\nchunk_size = 4\nlength_grouping = {}\n",
-                                                              c.accumulation, c.length_grouping)));
+                                                  fmt::format("accumulation = \"{}\"\nchunk_size = 4\nlength_grouping = {}\nunpad = \"{}\"\n",
+                                                              c.accumulation, c.length_grouping, c.unpad)));
   const std::vector<std::string> longer = {"--set", "data.max_passage_tokens=128", "--set", "model.max_position=128"};
 
   auto ref = run_ragmig(with(longer, {"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "ref").string(), "--quiet"}));
@@ -103,7 +104,8 @@ TEST_P(ResumeTest, SigtermThenRestartGivesBitIdenticalWeights) {
 
 INSTANTIATE_TEST_SUITE_P(Accumulation, ResumeTest,
                          ::testing::Values(ResumeCase{"none", "none", 4}, ResumeCase{"gradcache", "gradcache", 4},
-                                           ResumeCase{"plain", "plain", 4}, ResumeCase{"ungrouped", "none", 0}),
+                                           ResumeCase{"plain", "plain", 4}, ResumeCase{"ungrouped", "none", 0},
+                                           ResumeCase{"unpadded_gradcache", "gradcache", 0, "on"}),
                          [](const auto& info) { return info.param.name; });
 
 // LoRA on a pretrained start (here a tiny model trained first), with GradCache: the same story, and what is

@@ -1,0 +1,40 @@
+// Packing and unpacking (see unpad.h). Both directions are one index_select / index_copy, whose gradients are
+// each other: no atomics (the indices are distinct), so results stay deterministic on CPU and GPU.
+#include "model/unpad.h"
+
+#include "core/error.h"
+
+namespace ragmig::model {
+
+Packing make_packing(const torch::Tensor& mask) {
+  if (mask.dim() != 2) throw DataError("a packing needs a [batch, length] mask, got " + std::to_string(mask.dim()) + " dims");
+  Packing p;
+  p.rows = mask.size(0);
+  p.length = mask.size(1);
+  const auto real = mask.ne(0);
+  p.index = real.flatten().nonzero().flatten();
+  auto starts = torch::zeros({p.rows + 1}, torch::TensorOptions().dtype(torch::kInt).device(mask.device()));
+  starts.narrow(0, 1, p.rows).copy_(real.sum(1).cumsum(0));
+  p.cu_seqlens = starts;
+  return p;
+}
+
+torch::Tensor pack(const torch::Tensor& x, const Packing& packing) {
+  auto flat = x.reshape([&] {
+    std::vector<int64_t> shape{packing.rows * packing.length};
+    for (int64_t d = 2; d < x.dim(); ++d) shape.push_back(x.size(d));
+    return shape;
+  }());
+  return flat.index_select(0, packing.index);
+}
+
+torch::Tensor unpack(const torch::Tensor& x, const Packing& packing) {
+  std::vector<int64_t> flat{packing.rows * packing.length}, shaped{packing.rows, packing.length};
+  for (int64_t d = 1; d < x.dim(); ++d) {
+    flat.push_back(x.size(d));
+    shaped.push_back(x.size(d));
+  }
+  return torch::zeros(flat, x.options()).index_copy(0, packing.index, x).view(shaped);
+}
+
+}  // namespace ragmig::model

@@ -1,0 +1,27 @@
+// Sequences without their padding. A batch [B, L] whose rows hold fewer than L real tokens wastes the
+// difference in every Linear, LayerNorm, GELU and dropout of the encoder; packed, those run on the N real
+// tokens only ([N, H]), and only attention needs the rows back: as a padded [B, L, H] around the usual
+// attention, or, on a GPU, directly through variable-length flash attention over the packed tokens.
+#pragma once
+
+#include <torch/torch.h>
+
+namespace ragmig::model {
+
+/// Where a batch's real tokens sit: mask [B, L] (1 = token) read row by row.
+struct Packing {
+  torch::Tensor index;       ///< [N] int64: flat positions (row * L + column) of the real tokens, in row order
+  torch::Tensor cu_seqlens;  ///< [B + 1] int32: where each row's tokens start in the packed order, then N
+  int64_t rows = 0, length = 0;
+};
+
+/// The packing of `mask` [B, L] (any integer or bool type; tokens need not be contiguous within a row).
+Packing make_packing(const torch::Tensor& mask);
+
+/// x [B, L, ...] -> [N, ...]: the real tokens' rows, in row order.
+torch::Tensor pack(const torch::Tensor& x, const Packing& packing);
+
+/// x [N, ...] -> [B, L, ...]: back in place, zeros at the padding.
+torch::Tensor unpack(const torch::Tensor& x, const Packing& packing);
+
+}  // namespace ragmig::model
