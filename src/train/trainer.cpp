@@ -697,8 +697,8 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
     for (const auto& report : reports) stop_agreed = stop_agreed || report.stop;
     due = {reports[0].resize_batch, reports[0].resize_chunk, 0};
   }
-  // After the first progress window, so that warm-up (allocator, kernel choice) stays out of the profile.
-  StepProfiler profiler(t.profile_trace, step + t.log_every + 1, t.profile_steps, device);
+  // After the first progress window, so that warm-up (allocator, kernel choice) stays out of the profile; replica 0 only.
+  StepProfiler profiler(lead ? t.profile_trace : std::string(), step + t.log_every + 1, t.profile_steps, device);
   while (step < t.max_steps) {
     if (comm ? stop_agreed : stop_requested()) {
       if (comm ? last_saved != step : (!loaded || loaded->step != step)) save_checkpoint();
