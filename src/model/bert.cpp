@@ -27,23 +27,17 @@ torch::nn::LayerNorm make_layer_norm(const BertConfig& c) {
 // the build lacks it); then packed attention pads around the usual kernel for the rest of the process.
 std::atomic<int> varlen_state{0};
 
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 2)
-constexpr bool kHasVarlen = true;
-#else
-constexpr bool kHasVarlen = false;
-#endif
-
 // q, k, v packed [N, heads, head_dim] in fp16/bf16 on a GPU -> context [N, heads, head_dim], or undefined where
 // flash attention cannot take them.
 torch::Tensor varlen_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                const Packing& packing, double dropout) {
-  if (!kHasVarlen || varlen_state.load() < 0 || !q.is_cuda()) return {};
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 2)
+  if (varlen_state.load() < 0 || !q.is_cuda()) return {};
   const auto dtype = q.scalar_type();
   const auto d = q.size(-1);
   if ((dtype != torch::kHalf && dtype != torch::kBFloat16) || k.scalar_type() != dtype || v.scalar_type() != dtype ||
       d % 8 != 0 || d > 256)
     return {};
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 2)
   try {
     // max_q / max_k: the padded length bounds every row's, and needs no copy from the device to know.
     auto out = std::get<0>(at::_flash_attention_forward(q, k, v, packing.cu_seqlens, packing.cu_seqlens, packing.length,
@@ -55,6 +49,8 @@ torch::Tensor varlen_attention(const torch::Tensor& q, const torch::Tensor& k, c
       std::cerr << "ragmig: variable-length flash attention is not available here (" << describe_torch_error(e, false)
                 << "); packed attention pads around the usual kernel\n";
   }
+#else
+  (void)q, (void)k, (void)v, (void)packing, (void)dropout;
 #endif
   return {};
 }

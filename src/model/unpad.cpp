@@ -20,20 +20,14 @@ Packing make_packing(const torch::Tensor& mask) {
 }
 
 torch::Tensor pack(const torch::Tensor& x, const Packing& packing) {
-  auto flat = x.reshape([&] {
-    std::vector<int64_t> shape{packing.rows * packing.length};
-    for (int64_t d = 2; d < x.dim(); ++d) shape.push_back(x.size(d));
-    return shape;
-  }());
-  return flat.index_select(0, packing.index);
+  return x.flatten(0, 1).index_select(0, packing.index);
 }
 
 torch::Tensor unpack(const torch::Tensor& x, const Packing& packing) {
-  std::vector<int64_t> flat{packing.rows * packing.length}, shaped{packing.rows, packing.length};
-  for (int64_t d = 1; d < x.dim(); ++d) {
-    flat.push_back(x.size(d));
-    shaped.push_back(x.size(d));
-  }
+  std::vector<int64_t> flat = x.sizes().vec(), shaped = flat;
+  flat[0] = packing.rows * packing.length;
+  shaped[0] = packing.length;
+  shaped.insert(shaped.begin(), packing.rows);
   return torch::zeros(flat, x.options()).index_copy(0, packing.index, x).view(shaped);
 }
 

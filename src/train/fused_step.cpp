@@ -22,7 +22,7 @@ void clip_grad_norm_on_device(const std::vector<torch::Tensor>& params, double m
   const auto norms = at::_foreach_norm(grads, 2);
   const auto total = torch::stack(norms).to(torch::kFloat).norm(2);
   const auto coef = (max_norm / (total + 1e-6)).clamp_max(1.0);
-  at::_foreach_mul_(grads, coef.to(grads.front().device()));
+  at::_foreach_mul_(grads, coef);
 }
 
 void FusedAdamW::step() {
@@ -46,20 +46,16 @@ void FusedAdamW::step() {
         it = state.emplace(key, std::move(s)).first;
       }
       auto& s = static_cast<torch::optim::AdamWParamState&>(*it->second);
-      if (slot >= steps_.size()) {
-        steps_.resize(slot + 1);
-        of_.resize(slot + 1, nullptr);
-      }
-      if (of_[slot] != it->second.get()) {  // new or replaced state: the device count starts from the state's
-        steps_[slot] = torch::full({}, static_cast<double>(s.step()), torch::TensorOptions().dtype(torch::kFloat).device(p.device()));
-        of_[slot] = it->second.get();
-      }
+      if (slot == counts_.size()) counts_.emplace_back();
+      if (counts_[slot].of != it->second.get())  // new or replaced state: the device count starts from the state's
+        counts_[slot] = {it->second.get(), torch::full({}, static_cast<double>(s.step()),
+                                                       torch::TensorOptions().dtype(torch::kFloat).device(p.device()))};
       s.step(s.step() + 1);
       params.push_back(p);
       grads.push_back(p.grad());
       avgs.push_back(s.exp_avg());
       sqs.push_back(s.exp_avg_sq());
-      steps.push_back(steps_[slot]);
+      steps.push_back(counts_[slot].step);
       ++slot;
     }
     if (params.empty()) continue;

@@ -30,9 +30,12 @@ class FusedAdamW {
   void step();
 
  private:
+  struct DeviceCount {
+    const torch::optim::OptimizerParamState* of = nullptr;  // the state it was built from
+    torch::Tensor step;                                     // float step count on the parameter's device
+  };
   torch::optim::AdamW& optimizer_;
-  std::vector<torch::Tensor> steps_;                  // float step counts on the device, one per parameter
-  std::vector<torch::optim::OptimizerParamState*> of_;  // the states they were built for
+  std::vector<DeviceCount> counts_;  // one per parameter with a gradient, in group order
 };
 
 }  // namespace ragmig::train

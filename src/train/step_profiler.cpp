@@ -15,7 +15,6 @@ StepProfiler::StepProfiler(std::string path, int64_t first, int64_t count, torch
 #if TORCH_VERSION_MAJOR < 2
   if (!path_.empty()) throw ConfigError("config key 'train.profile_trace': this LibTorch (1.x) has no Kineto profiler");
 #endif
-  if (!path_.empty() && count < 1) throw ConfigError("config key 'train.profile_steps': must be >= 1");
 }
 
 StepProfiler::~StepProfiler() {

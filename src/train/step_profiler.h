@@ -13,7 +13,8 @@ namespace ragmig::train {
 
 class StepProfiler {
  public:
-  /// `path` empty: does nothing. Throws ConfigError where this LibTorch has no Kineto profiler.
+  /// `path` empty: does nothing. count >= 1 (train.profile_steps is checked with the config). Throws
+  /// ConfigError where this LibTorch has no Kineto profiler.
   StepProfiler(std::string path, int64_t first, int64_t count, torch::Device device);
   ~StepProfiler();
   StepProfiler(const StepProfiler&) = delete;
