@@ -33,7 +33,7 @@ struct AttentionBatch {
 
 /// Whether packed attention on a GPU runs as variable-length flash attention over the packed tokens (no padding
 /// computed at all): true where LibTorch has it and its first use on this process's GPU worked; else packed
-/// attention pads around the usual kernel. Each call may only turn it from untried to tried.
+/// attention pads around the usual kernel (false until it has been tried).
 bool varlen_attention_used();
 
 class BertEmbeddingsImpl : public torch::nn::Module {

@@ -48,6 +48,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"unknown_key", "colour = 3", "", {}, "unknown key 'train.colour'"},
         BadInput{"wrong_type", "keep_checkpoints = \"two\"", "", {}, "'train.keep_checkpoints' expects an integer, got a string"},
         BadInput{"bad_value", "accumulation = \"sometimes\"", "", {}, "train.accumulation"},
+        BadInput{"bad_unpad", "unpad = \"maybe\"", "", {}, "config key 'train.unpad': must be \"on\", \"off\" or \"auto\""},
+        BadInput{"zero_profile_steps", "", "", {"train.profile_steps=0"}, "config key 'train.profile_steps': must be >= 1"},
         BadInput{"unknown_set", "", "", {"train.nope=1"}, "unknown key 'train.nope'"},
         BadInput{"missing_file", "", "", {"data.pairs=/no/such/pairs.jsonl"}, "/no/such/pairs.jsonl"},
         BadInput{"malformed_jsonl", "", "{\"query\": \"a\", \"positive\": \"b\"}\n{\"query\": \"c\", \"positive\": \"d\"}\n{oops\n",
