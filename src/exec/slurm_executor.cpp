@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -54,23 +55,34 @@ std::string failure_of(const CommandOutput& r) {
   return trimmed(r.err).empty() ? fmt::format("exit code {}", r.exit_code) : trimmed(r.err);
 }
 
+// How many nodes the scheduler's slots lie on (slurm_slots numbers each node's slots as one group).
+size_t nodes_of(const std::vector<sched::Slot>& slots) {
+  std::set<int> groups;
+  for (const auto& s : slots) groups.insert(s.group);
+  return groups.size();
+}
+
 // What sbatch is told besides the script: name, log, folder, one node, the slots' resources, the options.
 std::vector<std::string> sbatch_arguments(const sched::Launch& launch, const SlurmOptions& o) {
   const sched::Slot& slot = launch.slots.front();
   const size_t n = launch.slots.size();
+  // A gang may spread over as many nodes as the scheduler's slots do, no more; Slurm packs it where it can.
+  const size_t nodes = nodes_of(launch.slots);
   std::vector<std::string> args = {"--parsable",
                                    fmt::format("--job-name=ragmig-{}", launch.job),
                                    "--output=" + (fs::absolute(launch.run_dir) / "worker.log").string(),
                                    "--open-mode=append",
-                                   "--nodes=1",
-                                   "--ntasks=1",
+                                   nodes == 1 ? "--nodes=1" : fmt::format("--nodes=1-{}", nodes),
+                                   fmt::format("--ntasks={}", n),
                                    "--requeue",
-                                   // Before a time limit, SIGTERM to the script: the attempt checkpoints and exits 75.
-                                   fmt::format("--signal=B:TERM@{}", o.time_limit_signal_s)};
+                                   // Before a time limit, SIGTERM to the attempt: it checkpoints and exits 75.
+                                   fmt::format("--signal={}TERM@{}", n == 1 ? "B:" : "", o.time_limit_signal_s)};
   if (!launch.spec.cwd.empty()) args.push_back("--chdir=" + launch.spec.cwd);
-  if (slot.kind == sched::SlotKind::Cpu) args.push_back(fmt::format("--cpus-per-task={}", n));
-  else if (slot.profile.empty() || slot.profile == "gpu") args.push_back(fmt::format("--gres=gpu:{}", n));
-  else args.push_back(fmt::format("--gres=gpu:{}:{}", slot.profile, n));
+  // One task per replica, each with its slot's resources; srun starts them (see sbatch_script).
+  const std::string type = slot.profile.empty() || slot.profile == "gpu" ? "" : slot.profile + ":";
+  if (slot.kind == sched::SlotKind::Cpu) args.push_back("--cpus-per-task=1");
+  else if (n == 1) args.push_back(fmt::format("--gres=gpu:{}1", type));
+  else args.push_back(fmt::format("--gpus-per-task={}1", type));
   if (!o.partition.empty()) args.push_back("--partition=" + o.partition);
   if (!o.account.empty()) args.push_back("--account=" + o.account);
   if (!o.qos.empty()) args.push_back("--qos=" + o.qos);
@@ -109,6 +121,8 @@ std::string sbatch_script(const sched::Launch& launch, const SlurmOptions& o) {
   if (worker[0] == "ragmig") worker[0] = o.ragmig_exe;
   std::vector<std::string> slot_ids;
   for (const auto& s : launch.slots) slot_ids.push_back(s.id);
+  // The shim starts one process (the worker, or srun for a gang); RAGMIG_SLOT names the slots it runs on.
+  const std::string shim_slots = nlohmann::json(std::vector<std::string>{fmt::format("{}", fmt::join(slot_ids, ","))}).dump();
   const std::string run_dir = fs::absolute(launch.run_dir).string();
 
   std::string s = "#!/bin/bash\n";
@@ -121,24 +135,35 @@ std::string sbatch_script(const sched::Launch& launch, const SlurmOptions& o) {
     // A job's share of the cores is what Slurm gave it; OpenMP threads sleep when idle unless told otherwise.
     s += "export OMP_NUM_THREADS=1\n";
     s += "if [ -z \"${OMP_WAIT_POLICY:-}${GOMP_SPINCOUNT:-}\" ]; then export OMP_WAIT_POLICY=PASSIVE; fi\n";
-    s += "devices=" + sh_quote(nlohmann::json(std::vector<std::string>(n, "")).dump()) + "\n";
-  } else {
-    // One replica per device Slurm gave the job, in its order.
-    s += "IFS=, read -r -a gpus <<< \"${CUDA_VISIBLE_DEVICES:-}\"\n";
-    s += "devices=$(printf ',\"%s\"' \"${gpus[@]}\"); devices=\"[${devices:1}]\"\n";
   }
-  if (n > 1)
-    s += fmt::format("export MASTER_ADDR=127.0.0.1 MASTER_PORT={}\n",
-                     29500 + (launch.job * 7 + launch.attempt_number) % 20000);
+  if (n > 1) {
+    // A gang: one Slurm task per replica, on one node or several, started by srun, which ends the others when
+    // one fails. Each rank takes its rank and world size from
+    // SLURM_PROCID/SLURM_NTASKS and the rendezvous host from the first node of the step (train/process_group.h);
+    // the port is the attempt's. Rank 0 logs to worker.log, rank i to worker.rank<i>.log, as on one machine.
+    s += fmt::format("export MASTER_PORT={} RAGMIG_RANK_SLOTS={}\n", 29500 + (launch.job * 7 + launch.attempt_number) % 20000,
+                     sh_quote(fmt::format("{}", fmt::join(slot_ids, " "))));
+    const std::string rank =
+        "slots=($RAGMIG_RANK_SLOTS); export RAGMIG_SLOT=${slots[$SLURM_PROCID]}; "
+        "if [ \"$SLURM_PROCID\" != 0 ]; then exec >>\"$RAGMIG_RUN_DIR/worker.rank$SLURM_PROCID.log\" 2>&1; fi; "
+        "exec \"$@\"";
+    std::vector<std::string> srun = {"srun", "--kill-on-bad-exit=1"};
+    if (cpu) srun.push_back("--cpus-per-task=1");  // Slurm 22.05's srun does not take it from the job
+    srun.insert(srun.end(), {"/bin/bash", "-c", rank, "ragmig-rank"});
+    worker.insert(worker.begin(), srun.begin(), srun.end());
+  }
   s += fmt::format("echo \"==> attempt {} of job {} on Slurm job $SLURM_JOB_ID ($SLURMD_NODENAME) at $(date +%s.%N): \"{}\n",
                    launch.attempt_number, launch.job, sh_quote(join_shell_words(worker)));
   std::vector<std::string> shim = {o.shim_exe, "--lock-fd", "-1", "--exit-file",
                                    attempt_exit_path(run_dir, launch.attempt_id), "--run-dir", run_dir};
-  // SIGTERM to this script (the executor's stop, Slurm's --signal before a time limit) reaches the whole attempt
-  // once: the workers checkpoint and exit 75; the shim, which ignores it, writes how they ended.
-  s += "trap 'trap \"\" TERM; kill -TERM 0' TERM\n";
+  // One worker: SIGTERM to this script (the executor's stop, Slurm's --signal before a time limit) reaches it
+  // once; it checkpoints and exits 75, and the shim, which ignores the signal, writes how it ended. A gang's
+  // tasks get SIGTERM from Slurm itself (the steps are signalled, not this script: srun would end its step).
+  if (n == 1) s += "trap 'trap \"\" TERM; kill -TERM 0' TERM\n";
   for (const auto& w : shim) s += sh_quote(w) + " ";
-  s += "--devices \"$devices\" --slots " + sh_quote(nlohmann::json(slot_ids).dump()) + " --";
+  // The process the shim starts sees the devices Slurm gave the job ("" for CPU slots).
+  s += std::string("--devices ") + (cpu ? "'[\"\"]'" : "\"[\\\"${CUDA_VISIBLE_DEVICES:-}\\\"]\"") + " --slots " +
+       sh_quote(shim_slots) + " --";
   for (const auto& w : worker) s += " " + sh_quote(w);
   s += " &\nshim=$!\n";
   s += "wait \"$shim\"  # returns early when the trap runs\nwait \"$shim\"\n";
@@ -269,6 +294,7 @@ int64_t SlurmExecutor::start(const sched::Launch& launch) {
   a.slurm_id = id;
   a.run_dir = launch.run_dir;
   a.events_offset = launch.events_offset;
+  a.gang = launch.slots.size() > 1;
   attempts_[launch.job] = a;
   return std::stoll(id);
 }
@@ -281,11 +307,18 @@ void SlurmExecutor::stop(sched::JobId job, double grace_s) {
   if (a.state == "PENDING") {  // nothing runs yet: nothing to checkpoint
     run_command({"scancel", a.slurm_id}, options_.command_timeout_s);
   } else if (!a.stop_requested) {
-    run_command({"scancel", "--batch", "--signal=TERM", a.slurm_id}, options_.command_timeout_s);
+    signal_stop(a);
   }
   const double kill_at = now + grace_s;
   if (!a.stop_requested || kill_at < a.kill_at) a.kill_at = kill_at;
   a.stop_requested = true;
+}
+
+void SlurmExecutor::signal_stop(Attempt& a) {
+  a.signalled_at = unix_now();
+  // One worker runs inside the batch script, which passes SIGTERM on; a gang's tasks are the job's steps.
+  if (a.gang) run_command({"scancel", "--signal=TERM", a.slurm_id}, options_.command_timeout_s);
+  else run_command({"scancel", "--batch", "--signal=TERM", a.slurm_id}, options_.command_timeout_s);
 }
 
 std::optional<std::map<std::string, std::string>> SlurmExecutor::queue() {
@@ -327,6 +360,8 @@ sched::ExecUpdate SlurmExecutor::poll(double now) {
       it = attempts_.erase(it);
       continue;
     }
+    // A gang's step may not have started when the first signal went (it would be lost): again each poll.
+    if (a.gang && a.kill_at > 0 && wall - a.signalled_at >= options_.poll_interval_s) signal_stop(a);
     if (a.kill_at > 0 && wall >= a.kill_at) {
       run_command({"scancel", a.slurm_id}, options_.command_timeout_s);
       a.kill_at = 0;
@@ -347,6 +382,7 @@ std::optional<sched::ExitStatus> SlurmExecutor::reattach(const sched::Launch& la
     a.slurm_id = id;
     a.run_dir = launch.run_dir;
     a.events_offset = launch.events_offset;
+    a.gang = launch.slots.size() > 1;
     if (jobs) a.state = found->second;
     attempts_[launch.job] = a;
     return std::nullopt;

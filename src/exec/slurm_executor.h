@@ -2,8 +2,9 @@
 // scheduler, store and job protocol. Each attempt becomes one sbatch job whose script runs ragmig-shim and
 // the job's command line, exactly as the process executor does on this machine, so events.jsonl,
 // checkpoints, exit 75 and the shim's exit file work on the cluster's shared file system. Slurm places it:
-// the scheduler's slots stand for the cluster's GRES (a MIG slot becomes --gres=gpu:<profile>:1). squeue
-// says which attempts still live; the exit file says how one ended.
+// the scheduler's slots stand for the cluster's GRES (a MIG slot becomes --gres=gpu:<profile>:1). A gang (a
+// data-parallel job) is one Slurm task per replica, on one node or several, started by srun. squeue says
+// which attempts still live; the exit file says how one ended.
 #pragma once
 
 #include <cstdint>
@@ -51,8 +52,9 @@ class SlurmExecutor : public sched::Executor {
   /// own words when it refuses (an unknown partition, a GRES no node has), UnavailableError when the
   /// controller does not answer (the job waits and is submitted again).
   int64_t start(const sched::Launch& launch) override;
-  /// SIGTERM to the job's script (scancel --batch --signal=TERM), which passes it to the attempt's processes
-  /// once; scancel after `grace_s`; a job still pending is cancelled at once.
+  /// SIGTERM to the job's script (scancel --batch --signal=TERM), which passes it to the worker once, or to a
+  /// gang's tasks (scancel --signal=TERM: the steps; srun itself would end its step), again at each poll until
+  /// they end; scancel after `grace_s`; a job still pending is cancelled at once.
   void stop(sched::JobId job, double grace_s) override;
   sched::ExecUpdate poll(double now) override;
   /// `pid` is the Slurm job id the store recorded: adopted while squeue lists it.
@@ -68,7 +70,11 @@ class SlurmExecutor : public sched::Executor {
     std::string state = "PENDING";  ///< as squeue last said
     bool stop_requested = false;
     double kill_at = 0;  ///< wall clock; 0 = no scancel due
+    bool gang = false;   ///< replicas started by srun as the job's tasks
+    double signalled_at = 0;
   };
+  /// SIGTERM to the attempt's workers: the batch script's (which passes it on) or a gang's tasks.
+  void signal_stop(Attempt& a);
   /// Slurm's jobs of this user, or nullopt when squeue does not answer (the controller is down: nothing is
   /// concluded from that).
   std::optional<std::map<std::string, std::string>> queue();

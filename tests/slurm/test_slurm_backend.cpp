@@ -237,6 +237,7 @@ TEST_F(SlurmBackend, TwoReplicasInOneSlurmJobFollowOneProcess) {
       if (e["event"] == "progress") curve[e["step"]] = e["loss"].get<double>();
       if (e["event"] == "start" && id == gang) {
         EXPECT_EQ(e["parallel"]["replicas"], 2);
+        EXPECT_EQ(e["parallel"]["rendezvous"], "slurm") << "ranks from srun's SLURM_PROCID/SLURM_NTASKS";
       }
     }
     return curve;
@@ -249,8 +250,36 @@ TEST_F(SlurmBackend, TwoReplicasInOneSlurmJobFollowOneProcess) {
   for (const auto& [step, loss] : a) worst = std::max(worst, std::abs(loss - b.at(step)));
   std::printf("2 replicas in one Slurm job vs 1 process, 20 steps: max |loss diff| = %.3g\n", worst);
   EXPECT_LT(worst, 1e-4);
-  const std::string script = read_file(std::filesystem::path(job(gang)["run_dir"].get<std::string>()) / "attempts/1.sbatch");
-  EXPECT_NE(script.find("--cpus-per-task=2"), std::string::npos) << script;
+  const auto run = std::filesystem::path(job(gang)["run_dir"].get<std::string>());
+  const std::string script = read_file(run / "attempts/1.sbatch");
+  EXPECT_NE(script.find("--ntasks=2 --requeue --signal=TERM@120"), std::string::npos) << script;
+  EXPECT_NE(script.find("'srun' '--kill-on-bad-exit=1'"), std::string::npos) << script;
+  EXPECT_TRUE(std::filesystem::exists(run / "worker.rank1.log")) << "rank 1 logs beside rank 0's worker.log";
+}
+
+// A gang stopped with its scheduler: SIGTERM to the job's script reaches srun, which passes it to both tasks;
+// they checkpoint and exit 75, and a new scheduler resumes the gang with every step trained once.
+TEST_F(SlurmBackend, AStoppedGangCheckpointsThroughSrunAndResumes) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  write_train_config();
+  const int64_t gang = submit({"--replicas", "2", "--slots", "cpu:1", "--cmd", train_cmd(300)});
+  auto first = start_scheduler({"--backend", "slurm", "--cpu-slots", "2", "--tick", "0.2"}, "first");
+  ASSERT_TRUE(wait_for([&](const auto& s) { return s["jobs"][0]["checkpoint_step"] >= 9; }, 120))
+      << status().dump(1) << read_file(dir_ / "scheduler-first.log");
+  first->signal(SIGTERM);
+  EXPECT_EQ(first->wait(), 0) << read_file(dir_ / "scheduler-first.log");
+  EXPECT_EQ(job(gang)["state"], "queued") << job(gang).dump(1);
+  EXPECT_EQ(run_process({find_program("squeue"), "-h"}).output, "") << "no Slurm job left behind";
+
+  auto r = run_slurm();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = job(gang);
+  EXPECT_EQ(j["state"], "done") << j.dump(1);
+  EXPECT_EQ(j["attempt_list"][0]["outcome"], "preempted") << "exit 75 from both tasks through srun";
+  auto [trained, starts, checkpoint_before] = trained_steps(j["run_dir"].get<std::string>());
+  ASSERT_EQ(starts.size(), 2u);
+  EXPECT_GT(starts[1], 0) << "resumed from a checkpoint";
+  for (int64_t step = starts[1] + 1; step <= 300; ++step) EXPECT_EQ(trained[step], 1) << "step " << step;
 }
 
 // A sweep (`ragmig batch --backend slurm`): every trial an sbatch job, each evaluation too; the same

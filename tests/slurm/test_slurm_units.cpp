@@ -119,21 +119,29 @@ TEST(SlurmScript, ResourcesPerSlotKindAndWordsQuotedForBash) {
   gpu.kind = sched::SlotKind::Gpu;
   gpu.profile = "gpu";
   const std::string two = sbatch_script(launch_on({gpu, gpu}, (dir / "run").string()), o);
-  EXPECT_NE(two.find("--gres=gpu:2 "), std::string::npos) << two;
-  EXPECT_NE(two.find("MASTER_PORT="), std::string::npos) << "a gang's rendezvous";
+  for (const std::string want : {"--nodes=1 ", "--ntasks=2 ", "--gpus-per-task=1 ", "MASTER_PORT="})
+    EXPECT_NE(two.find(want), std::string::npos) << want << " missing:\n" << two;
+  sched::Slot other = gpu;  // a slot of a second node: the gang may spread over two
+  other.id = "n2:gpu:0";
+  other.group = 1;
+  const std::string spread = sbatch_script(launch_on({gpu, other, gpu}, (dir / "run").string()), o);
+  for (const std::string want : {"--nodes=1-2 ", "--ntasks=3 ", "RAGMIG_RANK_SLOTS='n1:1g.18gb:0 n2:gpu:0 n1:1g.18gb:0'"})
+    EXPECT_NE(spread.find(want), std::string::npos) << want << " missing:\n" << spread;
   sched::Slot cpu;
   cpu.id = "n1:cpu:0";
-  EXPECT_NE(sbatch_script(launch_on({cpu}, (dir / "run").string()), o).find("--cpus-per-task=1"), std::string::npos);
+  for (const auto& slots : {std::vector<sched::Slot>{cpu}, std::vector<sched::Slot>{cpu, cpu}})
+    EXPECT_NE(sbatch_script(launch_on(slots, (dir / "run").string()), o).find("--cpus-per-task=1 "), std::string::npos);
 
-  // Run by bash with a stand-in shim that prints what it was given: every word arrives whole, and the devices
-  // are Slurm's CUDA_VISIBLE_DEVICES, one per replica.
+  // Run by bash with a stand-in shim that prints what it was given: every word arrives whole, the devices are
+  // Slurm's CUDA_VISIBLE_DEVICES, and a gang's one process is srun starting a task per replica.
   write_file_atomic(dir / "shim", "#!/bin/bash\nfor a in \"$@\"; do echo \"[$a]\"; done\n");
   std::filesystem::permissions(dir / "shim", std::filesystem::perms::owner_all);
   write_file_atomic(dir / "two.sh", two);
   const auto r = testing::run_process({"/usr/bin/env", "CUDA_VISIBLE_DEVICES=2,5", "/bin/bash", (dir / "two.sh").string()});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const std::string want : {"[--devices]\n[[\"2\",\"5\"]]", "[--slots]\n[[\"n1:1g.18gb:0\",\"n1:1g.18gb:0\"]]",
-                                 "[--lock-fd]\n[-1]", "[/opt/ragmig/bin/ragmig]\n[train]\n[it's.toml]\n[--set]\n[train.lr=1e-3]"})
+  for (const std::string want : {"[--devices]\n[[\"2,5\"]]", "[--slots]\n[[\"n1:1g.18gb:0,n1:1g.18gb:0\"]]",
+                                 "[--lock-fd]\n[-1]", "[--]\n[srun]\n[--kill-on-bad-exit=1]\n[/bin/bash]\n[-c]",
+                                 "[ragmig-rank]\n[/opt/ragmig/bin/ragmig]\n[train]\n[it's.toml]\n[--set]\n[train.lr=1e-3]"})
     EXPECT_NE(r.output.find(want), std::string::npos) << want << " not in\n" << r.output;
 }
 
