@@ -206,6 +206,10 @@ void add_backend_options(CLI::App* command, BackendArgs& args) {
   command->add_option("--time", args.slurm.time_limit, "slurm: sbatch --time (a job's time limit, e.g. 4:00:00)");
   command->add_option("--sbatch", args.slurm.sbatch_options,
                       "slurm: one more sbatch option, as one word (--sbatch=--constraint=a100); repeatable");
+  command->add_option("--array-limit", args.slurm.array_limit,
+                      "slurm: attempts started together (a sweep's trials) go as one job array; at most this many of "
+                      "its tasks run at once (--array=0-N%K; 0: no cap)")
+      ->check(CLI::NonNegativeNumber);
 }
 
 Backend slurm_backend(const BackendArgs& args, int cpu_slots, const std::string& mig) {

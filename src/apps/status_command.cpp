@@ -14,6 +14,7 @@
 #include "core/file_lock.h"
 #include "core/shell_words.h"
 #include "core/stop_signal.h"
+#include "exec/slurm_executor.h"
 #include "monitor/alert.h"
 #include "monitor/job_watch.h"
 #include "sched/clock.h"
@@ -233,10 +234,14 @@ Command add_status_command(CLI::App& root) {
                      if (!job) throw DataError(fmt::format("no job {} in {}", args->id, args->state));
                      nlohmann::json out = job_json(*job);
                      out["run_dir"] = store.run_dir(job->id);
-                     for (const auto& a : store.attempts(job->id))
-                       out["attempt_list"].push_back({{"number", a.number}, {"slots", a.slots}, {"started_at", a.started_at},
-                                                      {"ended_at", a.ended_at}, {"pid", a.pid}, {"exit_code", a.exit_code},
-                                                      {"signal", a.signal}, {"outcome", a.outcome}});
+                     for (const auto& a : store.attempts(job->id)) {
+                       nlohmann::json row = {{"number", a.number}, {"slots", a.slots}, {"started_at", a.started_at},
+                                             {"ended_at", a.ended_at}, {"pid", a.pid}, {"exit_code", a.exit_code},
+                                             {"signal", a.signal}, {"outcome", a.outcome}};
+                       const std::string slurm = exec::recorded_slurm_id(out["run_dir"], a.id);
+                       if (!slurm.empty()) row["slurm_job"] = slurm;  // --backend slurm: "123", an array task "123_4"
+                       out["attempt_list"].push_back(row);
+                     }
                      for (const auto& t : store.transitions(job->id))
                        out["history"].push_back({{"from", t.from}, {"to", t.to}, {"reason", t.reason}, {"at", t.at}});
                      if (args->json) {

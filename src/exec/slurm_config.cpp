@@ -41,8 +41,13 @@ SlurmOptions merge_slurm_table(const std::string& text, const std::string& sourc
           throw fail("expected options like \"--constraint=h200\", one word each");
         file_sbatch.push_back(*item.value<std::string>());
       }
+    } else if (key == "array_limit") {
+      if (!v.is_integer()) throw fail(fmt::format("expected a whole number >= 0 (got {})", toml_type_name(v)));
+      const int64_t limit = *v.value<int64_t>();
+      if (limit < 0 || limit > 1000000) throw fail(fmt::format("expected a whole number from 0 to 1000000 (got {})", limit));
+      if (options.array_limit == 0) options.array_limit = static_cast<int>(limit);
     } else {
-      throw fail("unknown key (expected partition, account, qos, time, sbatch)");
+      throw fail("unknown key (expected partition, account, qos, time, sbatch, array_limit)");
     }
   }
   file_sbatch.insert(file_sbatch.end(), options.sbatch_options.begin(), options.sbatch_options.end());

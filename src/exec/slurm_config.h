@@ -5,6 +5,7 @@
 //   qos = "normal"
 //   time = "8:00:00"
 //   sbatch = ["--constraint=h200", "--mail-type=FAIL"]
+//   array_limit = 4   # at most 4 trials of the sweep's job array run at once
 #pragma once
 
 #include <string>

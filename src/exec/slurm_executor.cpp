@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <set>
 
 #include "core/atomic_file.h"
@@ -170,6 +171,16 @@ std::string sbatch_script(const sched::Launch& launch, const SlurmOptions& o) {
   return s;
 }
 
+std::string slurm_id_path(const std::string& run_dir, int64_t attempt_id) {
+  return (fs::path(run_dir) / "attempts" / (std::to_string(attempt_id) + ".slurm-id")).string();
+}
+
+std::string recorded_slurm_id(const std::string& run_dir, int64_t attempt_id) {
+  const std::string path = slurm_id_path(run_dir, attempt_id);
+  std::error_code ec;
+  return fs::exists(path, ec) ? trimmed(read_file(path)) : "";
+}
+
 std::map<std::string, std::string> parse_squeue(const std::string& text) {
   std::map<std::string, std::string> out;
   int line_no = 0;
@@ -276,27 +287,113 @@ int64_t SlurmExecutor::start(const sched::Launch& launch) {
   std::error_code ec;
   fs::create_directories(fs::path(launch.run_dir) / "attempts", ec);
   if (ec) throw IoError(launch.run_dir + ": cannot create the run folder: " + ec.message());
-  const std::string script = script_path(launch);
-  write_file_atomic(script, sbatch_script(launch, options_));
-  fs::permissions(script, fs::perms::owner_exec, fs::perm_options::add, ec);
-  std::vector<std::string> argv = {"sbatch"};
-  for (auto& a : sbatch_arguments(launch, options_)) argv.push_back(std::move(a));
-  argv.push_back(script);
-  const CommandOutput r = run_command(argv, options_.command_timeout_s);
-  const std::string id = trimmed(r.out.substr(0, r.out.find(';')));  // "<id>[;<cluster>]"
-  if (r.exit_code != 0 || id.empty() || id.find_first_not_of("0123456789") != std::string::npos) {
-    const std::string said = failure_of(r);
-    if (controller_unreachable(said)) throw UnavailableError("sbatch: " + said);
-    throw IoError("sbatch refused the job: " + said);
-  }
   Attempt a;
   a.attempt_id = launch.attempt_id;
-  a.slurm_id = id;
   a.run_dir = launch.run_dir;
   a.events_offset = launch.events_offset;
   a.gang = launch.slots.size() > 1;
-  attempts_[launch.job] = a;
-  return std::stoll(id);
+  a.script = script_path(launch);
+  a.sbatch_args = sbatch_arguments(launch, options_);
+  write_file_atomic(a.script, sbatch_script(launch, options_));
+  fs::permissions(a.script, fs::perms::owner_exec, fs::perm_options::add, ec);
+  attempts_[launch.job] = std::move(a);
+  unsubmitted_.push_back(launch.job);
+  return 0;  // submitted at the next poll, with the attempts started beside it; the id goes to a file
+}
+
+std::vector<std::string> array_arguments(const std::vector<std::string>& one, size_t tasks, int limit) {
+  std::vector<std::string> args;
+  for (const auto& a : one)
+    if (a.rfind("--output=", 0) != 0) args.push_back(a);
+  args.push_back("--output=/dev/null");  // each task appends to its own run's worker.log (array_script)
+  args.push_back(fmt::format("--array=0-{}{}", tasks - 1, limit > 0 ? fmt::format("%{}", limit) : ""));
+  return args;
+}
+
+std::string array_script(const std::vector<std::string>& scripts, const std::vector<std::string>& logs) {
+  RAGMIG_CHECK(!scripts.empty() && scripts.size() == logs.size());
+  std::string s = "#!/bin/bash\n# A job array of ragmig attempts, written by ragmig's Slurm executor: task i runs script i.\n";
+  s += "scripts=(";
+  for (const auto& w : scripts) s += " " + sh_quote(w);
+  s += " )\nlogs=(";
+  for (const auto& w : logs) s += " " + sh_quote(w);
+  s += " )\nexec >>\"${logs[$SLURM_ARRAY_TASK_ID]}\" 2>&1\n";
+  // The same shell process runs the attempt's script: signals to the batch shell reach its trap.
+  s += "exec /bin/bash \"${scripts[$SLURM_ARRAY_TASK_ID]}\"\n";
+  return s;
+}
+
+// Submits the attempts started since the last poll: those whose sbatch options differ only in job name and
+// log go as one job array, in the order they were started (task i = the i-th); a lone one as a plain job.
+// Attempts that cannot be submitted end here, with sbatch's words.
+void SlurmExecutor::submit_started(std::vector<sched::ExitStatus>& exits) {
+  std::vector<std::pair<std::vector<std::string>, std::vector<sched::JobId>>> groups;
+  for (const sched::JobId job : unsubmitted_) {
+    Attempt& a = attempts_.at(job);
+    if (a.stop_requested) {  // stopped before it was submitted: it never ran
+      sched::ExitStatus never;
+      never.job = job;
+      never.attempt_id = a.attempt_id;
+      never.known = false;
+      never.stop_requested = true;
+      exits.push_back(never);
+      attempts_.erase(job);
+      continue;
+    }
+    std::vector<std::string> key;
+    for (const auto& arg : a.sbatch_args)
+      if (arg.rfind("--job-name=", 0) != 0 && arg.rfind("--output=", 0) != 0) key.push_back(arg);
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == key; });
+    if (g == groups.end()) groups.push_back({key, {job}});
+    else g->second.push_back(job);
+  }
+  unsubmitted_.clear();
+  for (const auto& [key, jobs] : groups) {
+    Attempt& first = attempts_.at(jobs.front());
+    std::vector<std::string> argv = {"sbatch"};
+    std::string script = first.script;
+    if (jobs.size() == 1) {
+      argv.insert(argv.end(), first.sbatch_args.begin(), first.sbatch_args.end());
+    } else {
+      std::vector<std::string> scripts, logs;
+      for (const sched::JobId job : jobs) {
+        scripts.push_back(attempts_.at(job).script);
+        logs.push_back((fs::absolute(attempts_.at(job).run_dir) / "worker.log").string());
+      }
+      script = (fs::path(first.script).parent_path() / fmt::format("{}.array.sbatch", first.attempt_id)).string();
+      write_file_atomic(script, array_script(scripts, logs));
+      const auto args = array_arguments(first.sbatch_args, jobs.size(), options_.array_limit);
+      argv.insert(argv.end(), args.begin(), args.end());
+    }
+    argv.push_back(script);
+    const CommandOutput r = run_command(argv, options_.command_timeout_s);
+    const std::string id = trimmed(r.out.substr(0, r.out.find(';')));  // "<id>[;<cluster>]"
+    if (r.exit_code != 0 || id.empty() || id.find_first_not_of("0123456789") != std::string::npos) {
+      const std::string said = failure_of(r);
+      const bool unreachable = controller_unreachable(said);
+      for (const sched::JobId job : jobs) {
+        sched::ExitStatus failed;
+        failed.job = job;
+        failed.attempt_id = attempts_.at(job).attempt_id;
+        if (unreachable) {  // not the job's fault: closed as lost, and it waits for the next pass
+          failed.known = false;
+          failed.error = "sbatch: " + said;
+        } else {
+          failed.exit_code = 127;
+          failed.error = "sbatch refused the job: " + said;
+        }
+        exits.push_back(failed);
+        attempts_.erase(job);
+      }
+      continue;
+    }
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      Attempt& a = attempts_.at(jobs[i]);
+      a.slurm_id = jobs.size() == 1 ? id : fmt::format("{}_{}", id, i);
+      a.state = "PENDING";
+      write_file_atomic(slurm_id_path(a.run_dir, a.attempt_id), a.slurm_id + "\n");
+    }
+  }
 }
 
 void SlurmExecutor::stop(sched::JobId job, double grace_s) {
@@ -304,6 +401,10 @@ void SlurmExecutor::stop(sched::JobId job, double grace_s) {
   if (it == attempts_.end()) return;
   Attempt& a = it->second;
   const double now = unix_now();
+  if (a.slurm_id.empty()) {  // not submitted yet: it never will be (submit_started ends it)
+    a.stop_requested = true;
+    return;
+  }
   if (a.state == "PENDING") {  // nothing runs yet: nothing to checkpoint
     run_command({"scancel", a.slurm_id}, options_.command_timeout_s);
   } else if (!a.stop_requested) {
@@ -322,7 +423,8 @@ void SlurmExecutor::signal_stop(Attempt& a) {
 }
 
 std::optional<std::map<std::string, std::string>> SlurmExecutor::queue() {
-  const CommandOutput r = run_command({"squeue", "-h", "-u", user_, "-o", "%i|%T"}, options_.command_timeout_s);
+  // -r: one line per array task ("123_4"), pending ones too.
+  const CommandOutput r = run_command({"squeue", "-h", "-r", "-u", user_, "-o", "%i|%T"}, options_.command_timeout_s);
   if (r.exit_code != 0) return std::nullopt;
   try {
     return parse_squeue(r.out);
@@ -335,6 +437,7 @@ sched::ExecUpdate SlurmExecutor::poll(double now) {
   (void)now;  // scancel's deadlines use the wall clock whatever the loop's clock says
   const double wall = unix_now();
   sched::ExecUpdate update;
+  submit_started(update.exits);
   std::optional<std::map<std::string, std::string>> jobs;
   if (!attempts_.empty() && wall - last_queue_ >= options_.poll_interval_s) {
     last_queue_ = wall;
@@ -373,10 +476,12 @@ sched::ExecUpdate SlurmExecutor::poll(double now) {
 
 std::optional<sched::ExitStatus> SlurmExecutor::reattach(const sched::Launch& launch, int64_t pid) {
   const auto jobs = queue();
-  const std::string id = std::to_string(pid);
+  // The id the store recorded (before job arrays), else the one written beside the attempt when submitted;
+  // neither: it was never submitted.
+  const std::string id = pid > 0 ? std::to_string(pid) : recorded_slurm_id(launch.run_dir, launch.attempt_id);
   const auto found = jobs ? jobs->find(id) : std::map<std::string, std::string>::const_iterator{};
   // Unknown (squeue does not answer) counts as alive: the next polls decide.
-  if (pid > 0 && (!jobs || (found != jobs->end() && alive(found->second)))) {
+  if (!id.empty() && (!jobs || (found != jobs->end() && alive(found->second)))) {
     Attempt a;
     a.attempt_id = launch.attempt_id;
     a.slurm_id = id;

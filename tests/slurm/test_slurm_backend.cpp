@@ -38,11 +38,8 @@ class SlurmBackend : public SchedFixture {
     return ragmig(args);
   }
 
-  // The Slurm job id of job `id`'s open attempt, from the store (the executor records it as the pid).
-  std::string slurm_id(int64_t id) {
-    const auto j = job(id);
-    return std::to_string(j["attempt_list"].back()["pid"].get<int64_t>());
-  }
+  // The Slurm job id of job `id`'s newest attempt, as `ragmig status` shows it.
+  std::string slurm_id(int64_t id) { return job(id)["attempt_list"].back().value("slurm_job", ""); }
 
   std::string train_cmd(int64_t steps) {
     return "ragmig train " + (dir_ / "train.toml").string() + " --quiet --set train.max_steps=" + std::to_string(steps);
@@ -194,13 +191,13 @@ TEST_F(SlurmBackend, TheDaemonsGoingAwayAndComingBackLoseNothing) {
   const int64_t b = submit({"--cmd", train_cmd(30)});
   // Down until the scheduler has tried to submit the new job (squeue and sbatch wait out their own timeouts).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
-  while (read_file(dir_ / "scheduler-daemons.log").find("not started, will try again: sbatch:") == std::string::npos &&
+  while (read_file(dir_ / "scheduler-daemons.log").find("the attempt could not start: sbatch:") == std::string::npos &&
          std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   cluster_->start_daemons();
   EXPECT_EQ(scheduler->wait(), 0) << read_file(dir_ / "scheduler-daemons.log");
   const std::string log = read_file(dir_ / "scheduler-daemons.log");
-  EXPECT_NE(log.find("not started, will try again: sbatch:"), std::string::npos) << log;
+  EXPECT_NE(log.find("the attempt could not start: sbatch:"), std::string::npos) << log;
   for (int64_t id : {a, b}) {
     const auto j = job(id);
     EXPECT_EQ(j["state"], "done") << j.dump(1);
@@ -282,9 +279,9 @@ TEST_F(SlurmBackend, AStoppedGangCheckpointsThroughSrunAndResumes) {
   for (int64_t step = starts[1] + 1; step <= 300; ++step) EXPECT_EQ(trained[step], 1) << "step " << step;
 }
 
-// A sweep (`ragmig batch --backend slurm`): every trial an sbatch job, each evaluation too; the same
-// results.json as the local backend, trial by trial, and a second `ragmig batch` on the finished state
-// submits nothing.
+// A sweep (`ragmig batch --backend slurm --array-limit 1`): the trials started together go as one job array,
+// whose tasks Slurm runs one at a time; each evaluation is a job too; the same results.json as the local
+// backend, trial by trial, and a second `ragmig batch` on the finished state submits nothing.
 TEST_F(SlurmBackend, ASweepGivesTheLocalBackendsResults) {
   RAGMIG_REQUIRE_DATA("beir/squad-train");
   write_squad_subset(dir_ / "beir");
@@ -306,8 +303,28 @@ TEST_F(SlurmBackend, ASweepGivesTheLocalBackendsResults) {
     argv.insert(argv.end(), backend.begin(), backend.end());
     return run_process(argv);
   };
-  auto r = sweep("on-slurm", {"--backend", "slurm"});
+  auto r = sweep("on-slurm", {"--backend", "slurm", "--array-limit", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  // The trials of each array (ids "<array>_<task>" beside the attempts) and when each trained: first to last event.
+  std::map<std::string, std::vector<std::pair<double, double>>> arrays;
+  for (const auto& f : std::filesystem::recursive_directory_iterator(dir_ / "on-slurm")) {
+    if (f.path().extension() != ".slurm-id") continue;
+    const std::string id = read_file(f.path());
+    const auto events_file = f.path().parent_path().parent_path() / "events.jsonl";
+    if (id.find('_') == std::string::npos || !std::filesystem::exists(events_file)) continue;  // evaluations: no events
+    const std::string events = read_file(events_file);
+    const auto first = nlohmann::json::parse(events.substr(0, events.find('\n')));
+    const auto last = nlohmann::json::parse(events.substr(events.rfind('\n', events.size() - 2) + 1));
+    arrays[id.substr(0, id.find('_'))].push_back({first["time"], last["time"]});
+  }
+  size_t most = 0;  // an evaluation started beside a trial shares its array
+  for (const auto& [array, tasks] : arrays) most = std::max(most, tasks.size());
+  EXPECT_EQ(most, 2u) << "2 CPU slots: the first two trials started together, as one job array";
+  for (auto& [array, tasks] : arrays) {
+    std::sort(tasks.begin(), tasks.end());
+    for (size_t i = 1; i < tasks.size(); ++i)
+      EXPECT_GE(tasks[i].first, tasks[i - 1].second) << "--array-limit 1: array " << array << "'s tasks one at a time";
+  }
   r = sweep("local", {});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto slurm = nlohmann::json::parse(read_file(dir_ / "on-slurm/results.json"));
@@ -328,7 +345,7 @@ TEST_F(SlurmBackend, ASweepGivesTheLocalBackendsResults) {
   EXPECT_TRUE(told);
 
   const auto squeue_before = run_process({find_program("squeue"), "-h", "-t", "all", "-o", "%i"}).output;
-  r = sweep("on-slurm", {"--backend", "slurm"});
+  r = sweep("on-slurm", {"--backend", "slurm", "--array-limit", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(run_process({find_program("squeue"), "-h", "-t", "all", "-o", "%i"}).output, squeue_before)
       << "a finished sweep run again submits nothing";

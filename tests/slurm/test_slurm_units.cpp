@@ -1,5 +1,6 @@
 // The Slurm executor's pure parts, table-driven: squeue's and sinfo's machine-readable output read back, and
 // the sbatch script of an attempt (resources per slot kind, quoting, gangs), run by a real bash.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "core/atomic_file.h"
@@ -62,12 +63,13 @@ TEST(SlurmConfig, TheSweepsTableFillsWhatTheCommandLineLeftEmpty) {
   cli.partition = "debug";
   cli.sbatch_options = {"--exclusive"};
   const std::string sweep = "[sweep]\nname = \"x\"\n[slurm]\npartition = \"gpu\"\naccount = \"ir\"\ntime = \"1:00:00\"\n"
-                            "sbatch = [\"--constraint=h200\"]\n";
+                            "sbatch = [\"--constraint=h200\"]\narray_limit = 3\n";
   const SlurmOptions o = merge_slurm_table(sweep, "s.toml", cli);
   EXPECT_EQ(o.partition, "debug") << "the command line wins";
   EXPECT_EQ(o.account, "ir");
   EXPECT_EQ(o.time_limit, "1:00:00");
   EXPECT_EQ(o.sbatch_options, (std::vector<std::string>{"--constraint=h200", "--exclusive"}));
+  EXPECT_EQ(o.array_limit, 3);
   EXPECT_EQ(merge_slurm_table("[sweep]\n", "s.toml", cli).partition, "debug") << "no table, no change";
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"[slurm]\npartition = 3\n", "s.toml:2: [slurm] partition: expected a string"},
@@ -75,6 +77,8 @@ TEST(SlurmConfig, TheSweepsTableFillsWhatTheCommandLineLeftEmpty) {
       {"[slurm]\nsbatch = \"--exclusive\"\n", "s.toml:2: [slurm] sbatch: expected a list"},
       {"[slurm]\nsbatch = [\"exclusive\"]\n", "s.toml:2: [slurm] sbatch: expected options like"},
       {"slurm = 1\n", "s.toml: slurm: expected a table [slurm]"},
+      {"[slurm]\narray_limit = \"4\"\n", "s.toml:2: [slurm] array_limit: expected a whole number >= 0 (got a string)"},
+      {"[slurm]\narray_limit = -1\n", "s.toml:2: [slurm] array_limit: expected a whole number from 0 to 1000000 (got -1)"},
   };
   for (const auto& [text, want] : bad) {
     try {
@@ -143,6 +147,34 @@ TEST(SlurmScript, ResourcesPerSlotKindAndWordsQuotedForBash) {
                                  "[--lock-fd]\n[-1]", "[--]\n[srun]\n[--kill-on-bad-exit=1]\n[/bin/bash]\n[-c]",
                                  "[ragmig-rank]\n[/opt/ragmig/bin/ragmig]\n[train]\n[it's.toml]\n[--set]\n[train.lr=1e-3]"})
     EXPECT_NE(r.output.find(want), std::string::npos) << want << " not in\n" << r.output;
+}
+
+// Attempts started together go as one job array: the same options with the array's range (and cap) and no
+// shared log; the array's script sends each task's output to its own run's worker.log and runs its attempt's
+// script in the same shell (so the batch shell's signals reach that script's trap).
+TEST(SlurmScript, AJobArrayRunsEachTasksOwnAttemptScript) {
+  const std::vector<std::string> one = {"--parsable", "--job-name=ragmig-4", "--output=/r/4/worker.log", "--ntasks=1",
+                                        "--cpus-per-task=1"};
+  EXPECT_EQ(array_arguments(one, 3, 2), (std::vector<std::string>{"--parsable", "--job-name=ragmig-4", "--ntasks=1",
+                                                                  "--cpus-per-task=1", "--output=/dev/null", "--array=0-2%2"}));
+  EXPECT_EQ(array_arguments(one, 2, 0).back(), "--array=0-1");
+
+  testing::ScratchDir dir;
+  std::vector<std::string> scripts, logs;
+  for (int i = 0; i < 2; ++i) {
+    scripts.push_back((dir / fmt::format("task {}.sh", i)).string());  // a space: words stay whole
+    logs.push_back((dir / fmt::format("log {}", i)).string());
+    write_file_atomic(scripts.back(), fmt::format("echo \"task {} in pid $$, array task $SLURM_ARRAY_TASK_ID\"\n", i));
+  }
+  write_file_atomic(dir / "array.sh", array_script(scripts, logs));
+  for (int i = 0; i < 2; ++i) {
+    const auto r = testing::run_process({"/usr/bin/env", fmt::format("SLURM_ARRAY_TASK_ID={}", i), "/bin/bash", "-c",
+                                         "echo \"shell $$\" >" + (dir / "shell").string() + "; exec /bin/bash " +
+                                             (dir / "array.sh").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::string shell_pid = read_file(dir / "shell").substr(6);
+    EXPECT_EQ(read_file(logs[i]), fmt::format("task {} in pid {}, array task {}\n", i, shell_pid.substr(0, shell_pid.size() - 1), i));
+  }
 }
 
 }  // namespace
