@@ -5,11 +5,11 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
-#include <algorithm>
 #include <set>
 
 #include "core/atomic_file.h"
@@ -63,7 +63,7 @@ size_t nodes_of(const std::vector<sched::Slot>& slots) {
   return groups.size();
 }
 
-// What sbatch is told besides the script: name, log, folder, one node, the slots' resources, the options.
+// What sbatch is told besides the script: name, log, folder, nodes and tasks, the slots' resources, the options.
 std::vector<std::string> sbatch_arguments(const sched::Launch& launch, const SlurmOptions& o) {
   const sched::Slot& slot = launch.slots.front();
   const size_t n = launch.slots.size();
@@ -139,9 +139,9 @@ std::string sbatch_script(const sched::Launch& launch, const SlurmOptions& o) {
   }
   if (n > 1) {
     // A gang: one Slurm task per replica, on one node or several, started by srun, which ends the others when
-    // one fails. Each rank takes its rank and world size from
-    // SLURM_PROCID/SLURM_NTASKS and the rendezvous host from the first node of the step (train/process_group.h);
-    // the port is the attempt's. Rank 0 logs to worker.log, rank i to worker.rank<i>.log, as on one machine.
+    // one fails. Each rank takes its rank and world size from SLURM_PROCID/SLURM_NTASKS and the rendezvous host
+    // from the first node of the step (train/process_group.h); the port is the attempt's. Rank 0 logs to
+    // worker.log, rank i to worker.rank<i>.log, as on one machine.
     s += fmt::format("export MASTER_PORT={} RAGMIG_RANK_SLOTS={}\n", 29500 + (launch.job * 7 + launch.attempt_number) % 20000,
                      sh_quote(fmt::format("{}", fmt::join(slot_ids, " "))));
     const std::string rank =

@@ -123,12 +123,15 @@ TEST(SweepSpec, FusionAndBaselines) {
 // config table as `ragmig batch` resolves it before anything runs.
 TEST(SweepSpec, EveryExampleSweepResolves) {
   int sweeps = 0;
-  for (const auto& entry : fs::directory_iterator(fs::path(RAGMIG_SOURCE_DIR) / "examples")) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("sweep-", 0) != 0 || entry.path().extension() != ".toml") continue;
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(fs::path(RAGMIG_SOURCE_DIR) / "examples")) files.push_back(entry.path());
+  files.push_back(fs::path(RAGMIG_SOURCE_DIR) / "examples/slurm/sweep.toml");
+  for (const auto& path : files) {
+    const std::string name = path.filename().string();
+    if ((name.rfind("sweep-", 0) != 0 && name != "sweep.toml") || path.extension() != ".toml") continue;
     ++sweeps;
     SCOPED_TRACE(name);
-    const SweepSpec spec = read_sweep_file(entry.path().string());
+    const SweepSpec spec = read_sweep_file(path.string());
     const auto trials = sample(spec.space, spec.search, spec.trials, spec.seed);
     ASSERT_FALSE(trials.empty());
     for (const auto& params : trials) {
@@ -140,7 +143,7 @@ TEST(SweepSpec, EveryExampleSweepResolves) {
       EXPECT_NO_THROW(train::validate(cfg));
     }
   }
-  EXPECT_GE(sweeps, 3);  // scifact-minilm, squad-tiny, squad-mig
+  EXPECT_GE(sweeps, 4);  // scifact-minilm, squad-tiny, squad-mig, slurm/sweep
 }
 
 TEST(SweepSpec, DefaultsAndPaths) {

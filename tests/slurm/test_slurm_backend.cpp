@@ -56,6 +56,9 @@ TEST_F(SlurmBackend, JobsRunOnTheClustersGresAndFailuresAreNamed) {
   const int64_t mig = submit({"--slots", "1g.18gb:1", "--cmd",
                               "sh -c 'echo $CUDA_VISIBLE_DEVICES $RAGMIG_SLOT $RAGMIG_JOB_ID > $RAGMIG_RUN_DIR/env.txt'"});
   const int64_t fails = submit({"--slots", "cpu:1", "--max-retries", "0", "--cmd", "sh -c 'echo nope; exit 3'"});
+  // A gang on MIG slots: one Slurm task per replica, each with a GRES device of its own; rank 1 logs apart.
+  const int64_t gang = submit({"--replicas", "2", "--slots", "1g.18gb:1", "--cmd",
+                               "sh -c 'echo rank $SLURM_PROCID of $SLURM_NTASKS on $CUDA_VISIBLE_DEVICES $RAGMIG_SLOT'"});
   auto r = run_slurm();
   ASSERT_EQ(r.exit_code, 0) << r.output;
 
@@ -68,6 +71,19 @@ TEST_F(SlurmBackend, JobsRunOnTheClustersGresAndFailuresAreNamed) {
   EXPECT_NE(failed["reason"].get<std::string>().find("log: nope"), std::string::npos) << failed.dump(1);
   const std::string script = read_file(std::filesystem::path(job(mig)["run_dir"].get<std::string>()) / "attempts/1.sbatch");
   EXPECT_NE(script.find("--gres=gpu:1g.18gb:1"), std::string::npos) << script;
+  ASSERT_EQ(job(gang)["state"], "done") << job(gang).dump(1);
+  const auto gang_run = std::filesystem::path(job(gang)["run_dir"].get<std::string>());
+  const std::string rank0 = read_file(gang_run / "worker.log"), rank1 = read_file(gang_run / "worker.rank1.log");
+  const auto slots = job(gang)["attempt_list"][0]["slots"];
+  ASSERT_EQ(slots.size(), 2u);
+  EXPECT_NE(rank0.find("rank 0 of 2 on "), std::string::npos) << rank0;
+  EXPECT_EQ(rank1.substr(0, 15), "rank 1 of 2 on ") << rank1;
+  const auto device = [](const std::string& line) { return line.substr(line.find(" on ") + 4, 1); };
+  EXPECT_NE(device(rank0.substr(rank0.find("rank 0 of 2"))), device(rank1)) << "a device per task";
+  EXPECT_NE(rank0.find(slots[0].get<std::string>() + "\n"), std::string::npos) << "RAGMIG_SLOT by rank: " << rank0;
+  EXPECT_NE(rank1.find(slots[1].get<std::string>() + "\n"), std::string::npos) << "RAGMIG_SLOT by rank: " << rank1;
+  for (const auto& f : std::filesystem::directory_iterator(gang_run / "attempts"))
+    if (f.path().extension() == ".sbatch") EXPECT_NE(read_file(f.path()).find("--gpus-per-task=1g.18gb:1"), std::string::npos);
 
   // sbatch's own refusal, named, and not retried; an unknown partition refused before anything is submitted.
   const int64_t odd = submit({"--slots", "cpu:1", "--cmd", "true"});

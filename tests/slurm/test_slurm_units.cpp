@@ -71,6 +71,8 @@ TEST(SlurmConfig, TheSweepsTableFillsWhatTheCommandLineLeftEmpty) {
   EXPECT_EQ(o.sbatch_options, (std::vector<std::string>{"--constraint=h200", "--exclusive"}));
   EXPECT_EQ(o.array_limit, 3);
   EXPECT_EQ(merge_slurm_table("[sweep]\n", "s.toml", cli).partition, "debug") << "no table, no change";
+  const std::string example = std::string(RAGMIG_SOURCE_DIR) + "/examples/slurm/sweep.toml";
+  EXPECT_EQ(merge_slurm_table(read_file(example), example, {}).array_limit, 8);
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"[slurm]\npartition = 3\n", "s.toml:2: [slurm] partition: expected a string"},
       {"[slurm]\nnodes = 2\n", "s.toml:2: [slurm] nodes: unknown key"},
