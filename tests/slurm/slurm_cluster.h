@@ -1,7 +1,9 @@
-// A real single-node Slurm for the tests of the Slurm backend (Debian's slurmctld, slurmd and munge, as
+// A real Slurm for the tests of the Slurm backend (Debian's slurmctld, slurmd and munge, as
 // ../shared/BUILD-NOTES.md describes): its own munged, controller and node daemon in a scratch folder, on free
 // ports, with a fake MIG GRES (device files made with mknod, Type=1g.18gb Count=7) and 2 CPUs; SLURM_CONF is
-// set for this process and everything it starts. Torn down (daemons killed) when it goes.
+// set for this process and everything it starts. Torn down (daemons killed) when it goes. With two nodes, a
+// second node daemon (slurmd -N) on this host serves a node "<host>b" with its own port; each node then has
+// 1 CPU, so a job of two tasks spans both.
 #pragma once
 
 #include <arpa/inet.h>
@@ -15,12 +17,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <memory>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/atomic_file.h"
+#include "core/error.h"
 #include "support/process.h"
 #include "support/test_support.h"
 
@@ -64,11 +69,18 @@ class SlurmCluster {
     return "";
   }
 
-  SlurmCluster() {
+  explicit SlurmCluster(int nodes = 1) {
+    RAGMIG_CHECK(nodes == 1 || nodes == 2);
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
     host_ = std::string(host).substr(0, std::string(host).find('.'));
     const auto& d = dir_.path();
+    nodes_ = {host_};
+    if (nodes == 2) nodes_.push_back(host_ + "b");
+    std::string node_lines;
+    for (const auto& name : nodes_)
+      node_lines += fmt::format("NodeName={} NodeAddr=127.0.0.1 Port={} CPUs={} RealMemory=4000{} State=UNKNOWN\n", name,
+                                free_port(), nodes == 1 ? 2 : 1, name == host_ ? " Gres=gpu:1g.18gb:7" : "");
     for (const char* sub : {"munge", "state", "spool", "log", "dev"}) std::filesystem::create_directories(d / sub);
     std::string key(1024, '\0');
     for (size_t i = 0; i < key.size(); ++i) key[i] = static_cast<char>((i * 2654435761u) >> 13);
@@ -88,11 +100,11 @@ CredType=cred/munge
 SlurmUser=root
 SlurmdUser=root
 StateSaveLocation={d}/state
-SlurmdSpoolDir={d}/spool
+SlurmdSpoolDir={d}/spool/%n
 SlurmctldPidFile={d}/slurmctld.pid
-SlurmdPidFile={d}/slurmd.pid
+SlurmdPidFile={d}/slurmd-%n.pid
 SlurmctldLogFile={d}/log/slurmctld.log
-SlurmdLogFile={d}/log/slurmd.log
+SlurmdLogFile={d}/log/slurmd-%n.log
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
@@ -110,11 +122,11 @@ InactiveLimit=0
 KillWait=5
 MinJobAge=300
 DefMemPerCPU=100
-NodeName={host} NodeAddr=127.0.0.1 CPUs=2 RealMemory=4000 Gres=gpu:1g.18gb:7 State=UNKNOWN
-PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP
+{nodes}PartitionName=debug Nodes={names} Default=YES MaxTime=INFINITE State=UP
 )",
                                                     fmt::arg("host", host_), fmt::arg("ctld", free_port()),
-                                                    fmt::arg("slurmd", free_port()), fmt::arg("d", d.string())));
+                                                    fmt::arg("slurmd", free_port()), fmt::arg("d", d.string()),
+                                                    fmt::arg("nodes", node_lines), fmt::arg("names", fmt::join(nodes_, ","))));
     write_file_atomic(d / "gres.conf",
                       fmt::format("NodeName={} Name=gpu Type=1g.18gb File={}/dev/nvidia[0-6]\n", host_, d.string()));
     ::setenv("SLURM_CONF", (d / "slurm.conf").c_str(), 1);
@@ -141,12 +153,15 @@ PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP
     const auto& d = dir_.path();
     ctld_ = std::make_unique<BackgroundProcess>(std::vector<std::string>{find_program("slurmctld"), "-D", "-i"},
                                                 (d / "log/slurmctld.out").string());
-    slurmd_ = std::make_unique<BackgroundProcess>(std::vector<std::string>{find_program("slurmd"), "-D"},
-                                                  (d / "log/slurmd.out").string());
+    for (const auto& name : nodes_)
+      slurmd_.push_back(std::make_unique<BackgroundProcess>(
+          std::vector<std::string>{find_program("slurmd"), "-D", "-N", name}, (d / "log" / (name + ".out")).string()));
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (std::chrono::steady_clock::now() < deadline) {
       const auto r = run_process({find_program("sinfo"), "-h", "-N", "-o", "%T"});
-      if (r.exit_code == 0 && r.output.find("idle") != std::string::npos) return;
+      size_t idle = 0;
+      for (size_t at = r.output.find("idle"); at != std::string::npos; at = r.output.find("idle", at + 1)) ++idle;
+      if (r.exit_code == 0 && idle == nodes_.size()) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
     throw std::runtime_error("Slurm did not come up: " + read_file(d / "log/slurmctld.log"));
@@ -154,12 +169,16 @@ PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP
 
   /// Both daemons gone (SIGTERM; jobs keep running under their slurmstepd).
   void stop_daemons() {
-    for (auto* p : {&slurmd_, &ctld_})
-      if (*p) {
-        (*p)->signal(SIGTERM);
-        (*p)->wait();
-        p->reset();
-      }
+    for (auto& p : slurmd_) {
+      p->signal(SIGTERM);
+      p->wait();
+    }
+    slurmd_.clear();
+    if (ctld_) {
+      ctld_->signal(SIGTERM);
+      ctld_->wait();
+      ctld_.reset();
+    }
   }
 
   const std::filesystem::path& dir() const { return dir_.path(); }
@@ -168,7 +187,9 @@ PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP
  private:
   ScratchDir dir_;
   std::string host_;
-  std::unique_ptr<BackgroundProcess> ctld_, slurmd_;
+  std::vector<std::string> nodes_;  ///< host_ first
+  std::unique_ptr<BackgroundProcess> ctld_;
+  std::vector<std::unique_ptr<BackgroundProcess>> slurmd_;
 };
 
 }  // namespace ragmig::testing

@@ -270,6 +270,43 @@ TEST_F(SlurmBackend, TwoReplicasInOneSlurmJobFollowOneProcess) {
   EXPECT_TRUE(std::filesystem::exists(run / "worker.rank1.log")) << "rank 1 logs beside rank 0's worker.log";
 }
 
+// A gang over two nodes (a second node daemon on this host, one CPU each): the scheduler's slots lie on both, so
+// the job may take two nodes, and Slurm places one task on each; the ranks meet at the first node of the step
+// and follow one process with the combined batch, as on one node.
+TEST_F(SlurmBackend, AGangAcrossTwoNodesFollowsOneProcess) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  cluster_.reset();
+  cluster_ = std::make_unique<SlurmCluster>(2);
+  write_train_config();
+  const std::string exact = " --set model.dropout=0 --set train.precision=fp32 --set train.log_every=1";
+  const int64_t gang = submit({"--replicas", "2", "--slots", "cpu:1", "--cmd", train_cmd(20) + exact});
+  const int64_t one = submit({"--slots", "cpu:1", "--cmd", train_cmd(20) + exact});
+  auto r = ragmig({"run", "--backend", "slurm", "--cpu-slots", "1", "--tick", "0.2", "--until-empty"});  // one per node
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(job(gang)["state"], "done") << job(gang).dump(1);
+  const auto nodes = run_process({find_program("squeue"), "-h", "-t", "all", "-j", slurm_id(gang), "-o", "%N"});
+  EXPECT_EQ(nodes.output, fmt::format("{0},{0}b\n", cluster_->host())) << "one task on each node";
+  std::map<int64_t, double> curves[2];
+  for (int k = 0; k < 2; ++k) {
+    const std::string events = read_file(std::filesystem::path(job(k == 0 ? gang : one)["run_dir"].get<std::string>()) / "events.jsonl");
+    for (size_t pos = 0; pos < events.size();) {
+      const size_t nl = events.find('\n', pos);
+      const auto e = nlohmann::json::parse(events.substr(pos, nl - pos));
+      pos = nl + 1;
+      if (e["event"] == "progress") curves[k][e["step"]] = e["loss"].get<double>();
+      if (e["event"] == "start" && k == 0)
+        EXPECT_EQ(e["parallel"]["master"].get<std::string>().substr(0, cluster_->host().size() + 1), cluster_->host() + ":")
+            << "rank 0 listens on the first node of the step";
+    }
+  }
+  ASSERT_EQ(curves[0].size(), 20u);
+  ASSERT_EQ(curves[1].size(), 20u);
+  double worst = 0;
+  for (const auto& [step, loss] : curves[0]) worst = std::max(worst, std::abs(loss - curves[1].at(step)));
+  std::printf("2 replicas on 2 Slurm nodes vs 1 process, 20 steps: max |loss diff| = %.3g\n", worst);
+  EXPECT_LT(worst, 1e-4);
+}
+
 // A gang stopped with its scheduler: SIGTERM to the job's script reaches srun, which passes it to both tasks;
 // they checkpoint and exit 75, and a new scheduler resumes the gang with every step trained once.
 TEST_F(SlurmBackend, AStoppedGangCheckpointsThroughSrunAndResumes) {
