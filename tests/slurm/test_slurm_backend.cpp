@@ -1,7 +1,8 @@
-// The Slurm backend against a real single-node Slurm (slurm_cluster.h): `ragmig run --backend slurm` submits
-// each attempt with sbatch onto the cluster's GRES, and the job protocol holds there — exit codes, logs, a
-// training run with the local backend's weights, Slurm's own requeue and the scheduler's stop resuming from
-// checkpoints with every step trained once, and sbatch's refusals named.
+// The Slurm backend against a real Slurm (slurm_cluster.h; one node, or two on this host): `ragmig run --backend
+// slurm` submits each attempt with sbatch onto the cluster's GRES, and the job protocol holds there — exit codes,
+// logs, a training run with the local backend's weights, Slurm's own requeue and the scheduler's stop resuming
+// from checkpoints with every step trained once, gangs as srun tasks on one node or two, a sweep's trials as job
+// arrays, and sbatch's refusals named.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -40,6 +41,34 @@ class SlurmBackend : public SchedFixture {
 
   // The Slurm job id of job `id`'s newest attempt, as `ragmig status` shows it.
   std::string slurm_id(int64_t id) { return job(id)["attempt_list"].back().value("slurm_job", ""); }
+
+  // Loss by step from the progress events of job `id`'s run.
+  std::map<int64_t, double> loss_curve(int64_t id) {
+    std::map<int64_t, double> curve;
+    for (const auto& e : events_of(id))
+      if (e["event"] == "progress") curve[e["step"]] = e["loss"].get<double>();
+    return curve;
+  }
+  std::vector<nlohmann::json> events_of(int64_t id) {
+    std::vector<nlohmann::json> out;
+    const std::string events = read_file(std::filesystem::path(job(id)["run_dir"].get<std::string>()) / "events.jsonl");
+    for (size_t pos = 0; pos < events.size();) {
+      const size_t nl = events.find('\n', pos);
+      out.push_back(nlohmann::json::parse(events.substr(pos, nl - pos)));
+      pos = nl + 1;
+    }
+    return out;
+  }
+  // The largest loss difference between two runs' curves, each of `steps` steps.
+  double worst_loss_gap(int64_t a, int64_t b, size_t steps) {
+    const auto x = loss_curve(a), y = loss_curve(b);
+    EXPECT_EQ(x.size(), steps);
+    EXPECT_EQ(y.size(), steps);
+    double worst = x.size() == steps && y.size() == steps ? 0 : 1e9;
+    for (const auto& [step, loss] : x)
+      if (y.count(step)) worst = std::max(worst, std::abs(loss - y.at(step)));
+    return worst;
+  }
 
   std::string train_cmd(int64_t steps) {
     return "ragmig train " + (dir_ / "train.toml").string() + " --quiet --set train.max_steps=" + std::to_string(steps);
@@ -229,8 +258,8 @@ TEST_F(SlurmBackend, TheDaemonsGoingAwayAndComingBackLoseNothing) {
   for (int64_t step = 1; step <= 600; ++step) EXPECT_EQ(trained[step], 1) << "step " << step;
 }
 
-// A data-parallel job (`--replicas 2`) as one Slurm job on one node: the shim starts both ranks as it does on
-// this machine, and in sync mode they follow one process with the combined batch.
+// A data-parallel job (`--replicas 2`) as one Slurm job on one node: srun starts both ranks as the job's tasks,
+// and in sync mode they follow one process with the combined batch.
 TEST_F(SlurmBackend, TwoReplicasInOneSlurmJobFollowOneProcess) {
   RAGMIG_REQUIRE_DATA("beir/squad-train");
   write_train_config();
@@ -239,28 +268,13 @@ TEST_F(SlurmBackend, TwoReplicasInOneSlurmJobFollowOneProcess) {
   const int64_t one = submit({"--slots", "cpu:1", "--cmd", train_cmd(20) + exact});
   auto r = run_slurm();
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto losses = [&](int64_t id) {
-    std::map<int64_t, double> curve;
-    const auto run = std::filesystem::path(job(id)["run_dir"].get<std::string>());
-    const std::string events = read_file(run / "events.jsonl");
-    for (size_t pos = 0; pos < events.size();) {
-      const size_t nl = events.find('\n', pos);
-      const auto e = nlohmann::json::parse(events.substr(pos, nl - pos));
-      pos = nl + 1;
-      if (e["event"] == "progress") curve[e["step"]] = e["loss"].get<double>();
-      if (e["event"] == "start" && id == gang) {
-        EXPECT_EQ(e["parallel"]["replicas"], 2);
-        EXPECT_EQ(e["parallel"]["rendezvous"], "slurm") << "ranks from srun's SLURM_PROCID/SLURM_NTASKS";
-      }
-    }
-    return curve;
-  };
   ASSERT_EQ(job(gang)["state"], "done") << job(gang).dump(1);
-  const auto a = losses(gang), b = losses(one);
-  ASSERT_EQ(a.size(), 20u);
-  ASSERT_EQ(b.size(), 20u);
-  double worst = 0;
-  for (const auto& [step, loss] : a) worst = std::max(worst, std::abs(loss - b.at(step)));
+  for (const auto& e : events_of(gang))
+    if (e["event"] == "start") {
+      EXPECT_EQ(e["parallel"]["replicas"], 2);
+      EXPECT_EQ(e["parallel"]["rendezvous"], "slurm") << "ranks from srun's SLURM_PROCID/SLURM_NTASKS";
+    }
+  const double worst = worst_loss_gap(gang, one, 20);
   std::printf("2 replicas in one Slurm job vs 1 process, 20 steps: max |loss diff| = %.3g\n", worst);
   EXPECT_LT(worst, 1e-4);
   const auto run = std::filesystem::path(job(gang)["run_dir"].get<std::string>());
@@ -286,29 +300,18 @@ TEST_F(SlurmBackend, AGangAcrossTwoNodesFollowsOneProcess) {
   ASSERT_EQ(job(gang)["state"], "done") << job(gang).dump(1);
   const auto nodes = run_process({find_program("squeue"), "-h", "-t", "all", "-j", slurm_id(gang), "-o", "%N"});
   EXPECT_EQ(nodes.output, fmt::format("{0},{0}b\n", cluster_->host())) << "one task on each node";
-  std::map<int64_t, double> curves[2];
-  for (int k = 0; k < 2; ++k) {
-    const std::string events = read_file(std::filesystem::path(job(k == 0 ? gang : one)["run_dir"].get<std::string>()) / "events.jsonl");
-    for (size_t pos = 0; pos < events.size();) {
-      const size_t nl = events.find('\n', pos);
-      const auto e = nlohmann::json::parse(events.substr(pos, nl - pos));
-      pos = nl + 1;
-      if (e["event"] == "progress") curves[k][e["step"]] = e["loss"].get<double>();
-      if (e["event"] == "start" && k == 0)
-        EXPECT_EQ(e["parallel"]["master"].get<std::string>().substr(0, cluster_->host().size() + 1), cluster_->host() + ":")
-            << "rank 0 listens on the first node of the step";
-    }
-  }
-  ASSERT_EQ(curves[0].size(), 20u);
-  ASSERT_EQ(curves[1].size(), 20u);
-  double worst = 0;
-  for (const auto& [step, loss] : curves[0]) worst = std::max(worst, std::abs(loss - curves[1].at(step)));
+  for (const auto& e : events_of(gang))
+    if (e["event"] == "start")
+      EXPECT_EQ(e["parallel"]["master"].get<std::string>().substr(0, cluster_->host().size() + 1), cluster_->host() + ":")
+          << "rank 0 listens on the first node of the step";
+  const double worst = worst_loss_gap(gang, one, 20);
   std::printf("2 replicas on 2 Slurm nodes vs 1 process, 20 steps: max |loss diff| = %.3g\n", worst);
   EXPECT_LT(worst, 1e-4);
 }
 
-// A gang stopped with its scheduler: SIGTERM to the job's script reaches srun, which passes it to both tasks;
-// they checkpoint and exit 75, and a new scheduler resumes the gang with every step trained once.
+// A gang stopped with its scheduler: SIGTERM reaches both tasks as the job's steps (scancel --signal=TERM; srun
+// itself would end its step); they checkpoint and exit 75, and a new scheduler resumes the gang with every
+// step trained once.
 TEST_F(SlurmBackend, AStoppedGangCheckpointsThroughSrunAndResumes) {
   RAGMIG_REQUIRE_DATA("beir/squad-train");
   write_train_config();
