@@ -29,7 +29,8 @@ struct SlurmOptions {
 };
 
 /// The sbatch script of one attempt (sbatch's options are on its command line, shown in a comment): the job
-/// protocol's variables, and ragmig-shim running the job's argv, with SIGTERM to the script passed on to them.
+/// protocol's variables, and ragmig-shim running the job's argv (SIGTERM to the script passed on to it), or for
+/// a gang srun starting one task per replica.
 std::string sbatch_script(const sched::Launch& launch, const SlurmOptions& options);
 
 /// The sbatch options of attempts submitted as one job array of `tasks`, from those of one of them (`one`):
@@ -46,8 +47,8 @@ std::string array_script(const std::vector<std::string>& scripts, const std::vec
 std::string slurm_id_path(const std::string& run_dir, int64_t attempt_id);
 std::string recorded_slurm_id(const std::string& run_dir, int64_t attempt_id);
 
-/// `squeue -h -r -o "%i|%T"`: job id (an array task's "123_4") -> state ("PENDING", "RUNNING", ...). Throws DataError naming a line that
-/// is not "<id>|<STATE>".
+/// `squeue -h -r -o "%i|%T"`: job id (an array task's "123_4") -> state ("PENDING", "RUNNING", ...). Throws
+/// DataError naming a line that is not "<id>|<STATE>".
 std::map<std::string, std::string> parse_squeue(const std::string& text);
 
 /// The scheduler's slots from `sinfo -h -N -o "%N|%c|%G"` (node, CPUs, GRES): each "gpu:<type>:<n>" GRES gives
