@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/splitmix.h"
+#include "sim/miso_trace.h"
 
 namespace ragmig::sim {
 namespace {
@@ -18,6 +19,17 @@ const SlotShape kWhole{sched::SlotKind::Mig, "", 7};
 
 // log-uniform in [lo, hi] from a uniform draw u.
 double log_uniform(double lo, double hi, double u) { return lo * std::pow(hi / lo, u); }
+
+// A Poisson draw of the given mean from a uniform draw u, by inverting the distribution function.
+int poisson(double mean, double u) {
+  double p = std::exp(-mean), cumulative = p;
+  int k = 0;
+  while (u > cumulative && k < 100 * mean + 100) {
+    p *= mean / ++k;
+    cumulative += p;
+  }
+  return k;
+}
 
 }  // namespace
 
@@ -66,32 +78,36 @@ std::vector<SimJob> generate_sweep(int count, const ThroughputModel& model, uint
 }
 
 std::vector<SimJob> generate_miso_like(int count, const ThroughputModel& model, uint64_t seed) {
-  std::vector<std::pair<std::string, std::string>> types;  // (type, its smallest measured MIG profile)
-  for (const auto& [type, entries] : model.table) {
-    std::string smallest;
-    for (const auto& [profile, seconds] : entries)
-      if (const int g = profile_compute(profile); g > 0 && (smallest.empty() || g < profile_compute(smallest)))
-        smallest = profile;
-    if (!smallest.empty()) types.emplace_back(type, smallest);
-  }
-  if (types.empty()) throw ConfigError("miso:N needs a throughput table with MIG measurements (--throughputs)");
-  const double lo = 600, hi = 10800;
-  const double mean_gap = 60;  // MISO's run.py --arrival default
+  const auto trace = miso_trace();
+  // Arrival order: a seeded shuffle (Fisher-Yates) of jobs 0..count-1, job i being trace row i % 100.
+  std::vector<size_t> order(static_cast<size_t>(std::max(count, 0)));
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  for (size_t i = order.size(); i > 1; --i)
+    std::swap(order[i - 1], order[static_cast<size_t>(uniform01(seed, i - 1, 3) * static_cast<double>(i))]);
   std::vector<SimJob> jobs;
   double t = 0;
-  for (int i = 0; i < count; ++i) {
-    const auto k = static_cast<uint64_t>(i);
-    const auto& [type, profile] = types[std::min(types.size() - 1, static_cast<size_t>(uniform01(seed, k, 0) * types.size()))];
+  for (size_t k = 0; k < order.size(); ++k) {
+    const auto& row = trace[order[k] % trace.size()];
+    const auto entries = model.table.find(row.type);
+    std::string smallest;  // its smallest measured MIG profile: smaller ones ran out of memory
+    if (entries != model.table.end())
+      for (const auto& [profile, seconds] : entries->second)
+        if (const int g = profile_compute(profile); g > 0 && (smallest.empty() || g < profile_compute(smallest)))
+          smallest = profile;
+    if (smallest.empty())
+      throw ConfigError(fmt::format("miso:N needs MISO's per-slice table (--throughputs): no MIG measurement of '{}'",
+                                    row.type));
+    // MISO's run.py: the first third of the jobs arrive twice as often; gaps are Poisson-distributed seconds.
+    const double mean_gap = k <= static_cast<size_t>(count / 3) ? 30 : 60;
+    t += poisson(mean_gap, uniform01(seed, k, 2));
     SimJob job;
-    job.name = fmt::format("miso-{}", i);
-    job.type = type;
+    job.name = fmt::format("miso-{}", order[k]);
+    job.type = row.type;
     job.arrival = t;
-    const double length = log_uniform(lo, hi, uniform01(seed, k, 1));
-    job.iterations = std::round(length / seconds_per_iteration(model, type, kWhole));
-    job.need = sched::parse_need(profile + ":1");
-    job.estimate_s = job.iterations * seconds_per_iteration(model, type, kWhole);
+    job.iterations = std::max(1.0, std::round(row.seconds / seconds_per_iteration(model, job.type, kWhole)));
+    job.need = sched::parse_need(smallest + ":1");
+    job.estimate_s = row.seconds;
     jobs.push_back(std::move(job));
-    t += -mean_gap * std::log(1 - uniform01(seed, k, 2));
   }
   return jobs;
 }

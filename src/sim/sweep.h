@@ -1,6 +1,6 @@
 // The generated workloads. `sweep:N`: the trials of one hyper-parameter sweep of retrievers, submitted
-// together, as `ragmig batch` queues them. `miso:N`: MISO's evaluation workload — its measured job types in
-// equal shares, arriving as a Poisson process. Both distributions are documented here so that a simulated
+// together, as `ragmig batch` queues them. `miso:N`: MISO's evaluation workload — its trace's jobs (lengths
+// and models) arriving as its simulator has them arrive. Both are documented here so that a simulated
 // comparison can be read without this code. Draws come from splitmix64(seed, job, draw), so a seed gives the
 // same jobs on every platform.
 #pragma once
@@ -29,11 +29,12 @@ namespace ragmig::sim {
 ///    need for small and 20 % for base ones — below the scheduler's prior (25 %), as a retriever's is.
 std::vector<SimJob> generate_sweep(int count, const ThroughputModel& model, uint64_t seed);
 
-/// N jobs like MISO's evaluation (its run.py defaults: 100 jobs, 8 GPUs, one arrival per 60 s on average):
-/// the type uniform over the model's measured types, each asking for the smallest MIG profile it was
-/// measured on (e.g. "2g.10gb:1": smaller slices ran out of memory); length on a whole GPU log-uniform in
-/// [600, 10,800] s (our choice: MISO's trace lengths are not in its repository); Poisson arrivals, mean gap
-/// 60 s; priority 0; estimate the length. Arrivals outpace 8 GPUs, so a queue builds, as in MISO's runs.
+/// N jobs as MISO's evaluation runs them (its simulator's run.py defaults: 100 jobs on 8 GPUs): job i is row
+/// i % 100 of MISO's trace (miso_trace.h: its length on a whole A100 and its model), asking for the smallest
+/// MIG profile its type was measured on (e.g. "2g.10gb:1": smaller slices ran out of memory); priority 0;
+/// estimate its length. They arrive in a seeded random order, the gaps Poisson-distributed with mean 30 s for
+/// the first third of the jobs and 60 s after. The trace's 76,383 whole-GPU seconds arrive in about 5,000 s:
+/// twice what 8 whole GPUs do in that time, about what they do with each job on its most efficient slice.
 std::vector<SimJob> generate_miso_like(int count, const ThroughputModel& model, uint64_t seed);
 
 /// A uniform draw in [0, 1) from (seed, job, draw).

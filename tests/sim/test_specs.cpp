@@ -1,6 +1,7 @@
 // Spec strings of the simulator round-trip and fail clearly: cluster specs, workload specs, policy lists;
 // clusters give the slots they describe; the generated sweep is reproducible and as documented.
 #include <gmock/gmock.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 
 #include "core/error.h"
 #include "sim/cluster.h"
+#include "sim/miso_trace.h"
 #include "sim/simulation.h"
 #include "sim/sweep.h"
 #include "sim/workload.h"
@@ -139,27 +141,62 @@ TEST(Sweep, ReproducibleAndAsDocumented) {
   EXPECT_NEAR(below / 500.0, 0.5, 0.07);
 }
 
-TEST(Sweep, MisoLikeJobsAndArrivals) {
-  const ThroughputModel model = make_throughput_model(
-      {parse_throughput_table("a {\"2g.10gb\": 0.2, \"7g.40gb\": 0.1}\nb {\"1g.5gb\": 0.5, \"7g.40gb\": 0.1}\n", "t")});
-  const auto jobs = generate_miso_like(2000, model, 3);
-  ASSERT_EQ(jobs.size(), 2000u);
-  double work = 0;
-  std::map<std::string, int> types;
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    if (i > 0) {
-      EXPECT_GE(jobs[i].arrival, jobs[i - 1].arrival);
-    }
-    EXPECT_EQ(sched::to_string(jobs[i].need), jobs[i].type == "a" ? "2g.10gb:1" : "1g.5gb:1");
-    EXPECT_GE(jobs[i].estimate_s, 599);
-    EXPECT_LE(jobs[i].estimate_s, 10801);
-    work += jobs[i].estimate_s;
-    ++types[jobs[i].type];
+TEST(Sweep, MisoJobsAreMisosTraceArrivingAsItsSimulatorHasThem) {
+  // Every type of the trace, with a made-up table: "bert" ones only from 3g on, the rest from 1g.
+  std::string table;
+  std::set<std::string> listed;
+  for (const auto& row : miso_trace()) {
+    if (!listed.insert(row.type).second) continue;
+    const bool big = std::string(row.type).rfind("bert", 0) == 0;
+    table += fmt::format("{} {{{}\"7g.40gb\": 0.5}}\n", row.type, big ? "\"3g.20gb\": 1, " : "\"1g.5gb\": 2, ");
   }
-  EXPECT_NEAR(types["a"] / 2000.0, 0.5, 0.05);
-  EXPECT_NEAR(jobs.back().arrival / 1999, 60, 4);  // Poisson, mean gap 60 s
-  EXPECT_NEAR(work / 2000, (10800 - 600) / std::log(18.0), 150);  // log-uniform mean
-  EXPECT_THROW(generate_miso_like(10, make_throughput_model({}), 1), ConfigError);
+  const ThroughputModel model = make_throughput_model({parse_throughput_table(table, "t")});
+  const auto trace = miso_trace();
+  ASSERT_EQ(trace.size(), 100u);
+  double trace_work = 0;
+  for (const auto& row : trace) trace_work += row.seconds;
+  EXPECT_NEAR(trace_work, 76383, 1);
+
+  const auto jobs = generate_miso_like(200, model, 3);
+  ASSERT_EQ(jobs.size(), 200u);
+  std::map<std::string, int> seen;
+  double first_gaps = 0, later_gaps = 0, previous = 0;
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    const auto& job = jobs[k];
+    const int i = std::stoi(job.name.substr(job.name.find('-') + 1));
+    ASSERT_TRUE(i >= 0 && i < 200) << job.name;
+    ++seen[job.name];
+    const auto& row = trace[static_cast<size_t>(i % 100)];
+    EXPECT_EQ(job.type, row.type);
+    EXPECT_DOUBLE_EQ(job.estimate_s, row.seconds);
+    EXPECT_NEAR(job.iterations, row.seconds / 0.5, 0.5);  // 0.5 s per iteration on a whole GPU
+    EXPECT_EQ(sched::to_string(job.need), job.type.rfind("bert", 0) == 0 ? "3g.20gb:1" : "1g.5gb:1");
+    EXPECT_GE(job.arrival, previous);
+    (k <= 200 / 3 ? first_gaps : later_gaps) += job.arrival - previous;
+    previous = job.arrival;
+  }
+  EXPECT_EQ(seen.size(), 200u);  // each job once: row i % 100 twice
+  EXPECT_NEAR(first_gaps / 67, 30, 3);    // Poisson gaps, mean 30 s for the first third
+  EXPECT_NEAR(later_gaps / 133, 60, 4);   // then 60 s
+  // The order is a seeded shuffle: another seed, another order; the same seed, the same jobs.
+  const auto again = generate_miso_like(200, model, 3), other = generate_miso_like(200, model, 4);
+  int same_place = 0;
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    EXPECT_EQ(again[k].name, jobs[k].name);
+    EXPECT_EQ(again[k].arrival, jobs[k].arrival);
+    same_place += other[k].name == jobs[k].name;
+  }
+  EXPECT_LT(same_place, 10);
+  int in_trace_order = 0;
+  for (size_t k = 0; k < jobs.size(); ++k) in_trace_order += jobs[k].name == fmt::format("miso-{}", k);
+  EXPECT_LT(in_trace_order, 10);
+
+  try {
+    generate_miso_like(10, make_throughput_model({parse_throughput_table("bert_train2 {\"7g.40gb\": 1}\n", "t")}), 1);
+    ADD_FAILURE() << "a table without the trace's types was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("no MIG measurement of"));
+  }
 }
 
 TEST(Sweep, WorkBoundTakesEachJobAtItsMostEfficientSlice) {
