@@ -41,13 +41,6 @@ class InputFileError : public IoError {
   using IoError::IoError;
 };
 
-/// A service a job needs is down for now (a cluster's controller that does not answer): nothing is wrong with
-/// the job, and the same request later may succeed.
-class UnavailableError : public Error {
- public:
-  using Error::Error;
-};
-
 /// A device (GPU, MIG instance) is missing or misbehaves.
 class DeviceError : public Error {
  public:

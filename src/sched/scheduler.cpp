@@ -599,15 +599,6 @@ void Scheduler::start(const StartDecision& decision, double now) {
     active_.at(decision.job).pid = pid;
     say(fmt::format("job {} ({}): queued -> running on {} (attempt {})", job.id, job.spec.name,
                     fmt::join(job.slots, ","), job.attempt_number));
-  } catch (const UnavailableError& e) {
-    // Not the job's fault: the attempt is closed as lost and the job waits for the next pass.
-    ExitStatus lost;
-    lost.job = job.id;
-    lost.attempt_id = *attempt;
-    lost.known = false;
-    lost.error = e.what();
-    say(fmt::format("job {} ({}): not started, will try again: {}", job.id, job.spec.name, e.what()));
-    handle_exit(lost);
   } catch (const Error& e) {
     ExitStatus failed;
     failed.job = job.id;

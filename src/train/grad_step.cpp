@@ -19,41 +19,41 @@ void for_chunks(int64_t n, int64_t chunk, Fn&& fn) {
 
 }  // namespace
 
-double backward_full(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale) {
+torch::Tensor backward_full(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale) {
   const int64_t b = batch.queries();
   torch::Tensor q = encode(batch.q_ids, batch.q_mask, Tower::Query);
   torch::Tensor p = encode(batch.p_ids, batch.p_mask, Tower::Passage);
   torch::Tensor loss = info_nce_loss(q, p.slice(0, 0, b), split_negatives(p, b), scale);
   loss.backward();
-  return loss.item<double>();
+  return loss.detach().to(torch::kDouble);
 }
 
-double backward_plain(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale, int64_t chunk) {
+torch::Tensor backward_plain(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale, int64_t chunk) {
   const int64_t b = batch.queries();
   const int64_t h = batch.hard_negatives;
   // Each micro-batch's graph is freed by its backward; the scale's graph (exp of a learned logit) is shared,
   // so its gradient is gathered on a detached leaf and pushed through once at the end.
   const torch::Tensor scale_leaf = scale.detach().requires_grad_(scale.requires_grad());
-  double total = 0;
+  torch::Tensor total = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(batch.q_ids.device()));
   for_chunks(b, chunk, [&](int64_t begin, int64_t end) {
     // This micro-batch's positives, then its queries' hard negatives.
-    torch::Tensor rows = torch::arange(begin, end, torch::kLong);
-    if (h > 0) rows = torch::cat({rows, torch::arange(b + begin * h, b + end * h, torch::kLong)});
-    rows = rows.to(batch.p_ids.device());
+    const auto on_device = torch::TensorOptions().dtype(torch::kLong).device(batch.p_ids.device());
+    torch::Tensor rows = torch::arange(begin, end, on_device);
+    if (h > 0) rows = torch::cat({rows, torch::arange(b + begin * h, b + end * h, on_device)});
     torch::Tensor q = encode(batch.q_ids.slice(0, begin, end), batch.q_mask.slice(0, begin, end), Tower::Query);
     torch::Tensor p = encode(batch.p_ids.index_select(0, rows), batch.p_mask.index_select(0, rows), Tower::Passage);
     const int64_t n = end - begin;
     torch::Tensor loss = info_nce_loss(q, p.slice(0, 0, n), split_negatives(p, n), scale_leaf) *
                          (static_cast<double>(n) / static_cast<double>(b));
     loss.backward();
-    total += loss.item<double>();
+    total += loss.detach().to(torch::kDouble);
   });
   if (scale.requires_grad()) scale.backward(scale_leaf.grad());
   return total;
 }
 
-double backward_grad_cache(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale,
-                           int64_t chunk) {
+torch::Tensor backward_grad_cache(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale,
+                                  int64_t chunk) {
   const int64_t b = batch.queries();
   const int64_t np = batch.p_ids.size(0);
   // Pass 1: embeddings of the whole batch, no graph. The generators are rewound afterwards so that pass 2
@@ -87,7 +87,7 @@ double backward_grad_cache(const EncodeFn& encode, const PairBatch& batch, const
     torch::Tensor emb = encode(batch.p_ids.slice(0, s, e), batch.p_mask.slice(0, s, e), Tower::Passage);
     emb.backward(p_grad.slice(0, s, e));
   });
-  return loss.item<double>();
+  return loss.detach().to(torch::kDouble);
 }
 
 }  // namespace ragmig::train

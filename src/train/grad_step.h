@@ -23,13 +23,16 @@ struct PairBatch {
   torch::Tensor q_ids, q_mask;  ///< [B, Lq]
   torch::Tensor p_ids, p_mask;  ///< [B*(1+H), Lp]
   int64_t hard_negatives = 0;   ///< H
+  int64_t real_tokens = 0;      ///< the masks' ones, counted on the host as the batch was assembled
   int64_t queries() const { return q_ids.size(0); }
 };
 
-/// Each returns the batch's loss; gradients accumulate into the parameters and into `scale` if it needs grad.
-double backward_full(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale);
-double backward_plain(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale, int64_t chunk);
-double backward_grad_cache(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale,
-                           int64_t chunk);
+/// Each returns the batch's loss, a detached float64 scalar on the batch's device (reading it, `.item()`, waits
+/// for the device: a trainer reads it only when it reports); gradients accumulate into the parameters and into
+/// `scale` if it needs grad.
+torch::Tensor backward_full(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale);
+torch::Tensor backward_plain(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale, int64_t chunk);
+torch::Tensor backward_grad_cache(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale,
+                                  int64_t chunk);
 
 }  // namespace ragmig::train

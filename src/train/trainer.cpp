@@ -44,6 +44,7 @@
 #include "train/progress_line.h"
 #include "train/resume_rule.h"
 #include "train/rng_state.h"
+#include "train/step_losses.h"
 #include "train/step_profiler.h"
 #include "train/torch_compat.h"
 #include "train/training_data.h"
@@ -438,7 +439,26 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   };
 
   int64_t last_saved = -1;
+  // Losses: the newest read, the sum over the progress window. One process leaves each step's loss on the
+  // device until it reports (step_losses.h); replicas read theirs every step, for the exchange.
+  double loss = 0, window_loss = 0;
+  StepLosses unread_losses;
+  const auto record_loss = [&](int64_t at_step, double value) {
+    if (!std::isfinite(value)) {
+      // The weights are NaN now: stop before any checkpoint holds them, so the newest one stays good.
+      emit({{"event", "diverged"}, {"step", at_step}, {"loss", fmt::format("{}", value)}, {"last_checkpoint", last_saved}});
+      throw DataError(fmt::format("training diverged: the loss is {} at step {}; the run folder keeps its last good "
+                                  "checkpoint ({}). Lower train.lr, raise train.temperature or check the data",
+                                  value, at_step, last_saved >= 0 ? "step " + std::to_string(last_saved) : "none yet"));
+    }
+    loss = value;
+    window_loss += value;
+  };
+  const auto read_losses = [&] {
+    for (const auto& [at_step, value] : unread_losses.read()) record_loss(at_step, value);
+  };
   auto save_checkpoint = [&] {
+    read_losses();  // a diverged step ends the run before its weights are saved
     const auto t0 = Clock::now();
     std::vector<torch::Tensor> replica_rng;
     if (comm) {  // collective: every rank takes part, rank 0 writes
@@ -630,7 +650,6 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   const double state_mb = device.is_cuda() ? state_memory_mb(net, t) : 0;  // the same every step: reported on GPUs
   auto window_start = Clock::now();
   int64_t window_samples = 0, window_tokens = 0, window_positions = 0, window_steps = 0;
-  double loss = 0, window_loss = 0;
   // The scheduler's requests (control.json): rank 0 reads them between steps; with replicas they reach every
   // rank through the per-step exchange, so all apply them at the same step boundary.
   std::optional<ControlWatch> control;
@@ -731,13 +750,13 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                                              static_cast<uint64_t>(t.seed), step, device);
       scale = logit_scale.exp().clamp_max(100.0);
       optimizer->zero_grad();
-      if (t.accumulation == "gradcache") loss = backward_grad_cache(encode, batch, scale, chunk);
-      else if (t.accumulation == "plain") loss = backward_plain(encode, batch, scale, chunk);
-      else loss = backward_full(encode, batch, scale);
+      if (t.accumulation == "gradcache") unread_losses.add(step, backward_grad_cache(encode, batch, scale, chunk));
+      else if (t.accumulation == "plain") unread_losses.add(step, backward_plain(encode, batch, scale, chunk));
+      else unread_losses.add(step, backward_full(encode, batch, scale));
       clip_and_step();
       samples += batch.queries();
       window_samples += batch.queries();
-      window_tokens += batch.q_mask.sum().item<int64_t>() + batch.p_mask.sum().item<int64_t>();
+      window_tokens += batch.real_tokens;
       window_positions += batch.q_mask.numel() + batch.p_mask.numel();
     } else {
       // This replica's contiguous slice of the global batch; compute time excludes waiting in collectives.
@@ -750,16 +769,16 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
       optimizer->zero_grad();
       // A local loss covers this replica's share of the global batch's queries.
       const double share = static_cast<double>(mine) / static_cast<double>(global_batch);
-      double contribution = 0;
+      double contribution = 0, step_loss = 0;
       if (global_negatives) {
-        loss = backward_global_batch(encode, batch, scale, *comm, sizes, t.accumulation == "gradcache", chunk,
+        step_loss = backward_global_batch(encode, batch, scale, *comm, sizes, t.accumulation == "gradcache", chunk,
                                      comm_s);
-        contribution = loss / world;
+        contribution = step_loss / world;
       } else {
         double local = 0;
-        if (t.accumulation == "gradcache") local = backward_grad_cache(encode, batch, scale, chunk);
-        else if (t.accumulation == "plain") local = backward_plain(encode, batch, scale, chunk);
-        else local = backward_full(encode, batch, scale);
+        if (t.accumulation == "gradcache") local = backward_grad_cache(encode, batch, scale, chunk).item<double>();
+        else if (t.accumulation == "plain") local = backward_plain(encode, batch, scale, chunk).item<double>();
+        else local = backward_full(encode, batch, scale).item<double>();
         contribution = local * share;
       }
       finish_device_work(device);  // on a GPU the clock would otherwise stop at the last kernel's launch
@@ -779,7 +798,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
       since_average += mine;
       if (localsgd && step % par.average_every == 0) average_replicas("every");
 
-      const int64_t tokens = batch.q_mask.sum().item<int64_t>() + batch.p_mask.sum().item<int64_t>();
+      const int64_t tokens = batch.real_tokens;
       const ControlRequest r = request_due();
       reports = exchange_reports(*comm, {stop_requested(), compute_s, mine, tokens, contribution,
                                          batch.q_mask.numel() + batch.p_mask.numel(), r.batch_size, r.chunk_size});
@@ -792,7 +811,8 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
         window_positions += reports[r].positions;
         window_compute[r].push_back(reports[r].compute_s);
       }
-      if (!global_negatives) loss = total_loss;  // the sample-weighted mean of the replicas' losses
+      if (!global_negatives) step_loss = total_loss;  // the sample-weighted mean of the replicas' losses
+      record_loss(step, step_loss);
       samples += global_batch;
       window_samples += global_batch;
       if (par.dynamic_batch && step % par.rebalance_every == 0) {
@@ -810,14 +830,6 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
         for (auto& w : window_compute) w.clear();
       }
     }
-    if (!std::isfinite(loss)) {
-      // The weights are NaN now: stop before any checkpoint holds them, so the newest one stays good.
-      emit({{"event", "diverged"}, {"step", step}, {"loss", fmt::format("{}", loss)}, {"last_checkpoint", last_saved}});
-      throw DataError(fmt::format("training diverged: the loss is {} at step {}; the run folder keeps its last good "
-                                  "checkpoint ({}). Lower train.lr, raise train.temperature or check the data",
-                                  loss, step, last_saved >= 0 ? "step " + std::to_string(last_saved) : "none yet"));
-    }
-    window_loss += loss;
     ++window_steps;
     // Before the progress event: writing the trace takes seconds, which belong to the profiled window.
     if (profiler.after_step(step)) {
@@ -825,6 +837,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
       say(fmt::format("ragmig train: profile of steps {}-{} in {}", step - t.profile_steps + 1, step, t.profile_trace));
     }
     if (step % t.log_every == 0 || step == t.max_steps) {
+      read_losses();
       const double secs = std::max(seconds_since(window_start), 1e-9);
       const double sps = static_cast<double>(window_samples) / secs;
       nlohmann::json ev = {{"event", "progress"},
@@ -861,7 +874,10 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
       window_samples = window_tokens = window_positions = window_steps = 0;
       window_loss = 0;
     }
-    if (lead && step != t.max_steps && rung_steps.count(step)) evaluate(step);
+    if (lead && step != t.max_steps && rung_steps.count(step)) {
+      read_losses();  // not an evaluation of diverged weights
+      evaluate(step);
+    }
     if (t.checkpoint_every > 0 && step % t.checkpoint_every == 0 && step != t.max_steps) save_checkpoint();
   }
   progress.finish();

@@ -14,8 +14,14 @@
 namespace ragmig::train {
 namespace {
 
+// On a GPU through pinned host memory, copied without waiting: the copy queues behind the step before it
+// instead of stopping the host until the device is idle (the pinned block is not reused before it is done).
 torch::Tensor to_tensor(std::vector<int64_t>& v, int64_t rows, int64_t cols, const torch::Device& device) {
-  return torch::from_blob(v.data(), {rows, cols}, torch::kLong).to(device, /*non_blocking=*/false, /*copy=*/true);
+  const torch::Tensor host = torch::from_blob(v.data(), {rows, cols}, torch::kLong);
+  if (!device.is_cuda()) return host.to(device, /*non_blocking=*/false, /*copy=*/true);
+  torch::Tensor pinned = torch::empty({rows, cols}, torch::TensorOptions().dtype(torch::kLong).pinned_memory(true));
+  pinned.copy_(host);
+  return pinned.to(device, /*non_blocking=*/true);
 }
 
 }  // namespace
@@ -142,6 +148,7 @@ PairBatch assemble_batch(const TokenizedData& data, std::span<const int64_t> row
   batch.p_ids = to_tensor(pb.ids, pb.rows, pb.cols, device);
   batch.p_mask = to_tensor(pb.mask, pb.rows, pb.cols, device);
   batch.hard_negatives = hard_negatives;
+  batch.real_tokens = std::count(qb.mask.begin(), qb.mask.end(), 1) + std::count(pb.mask.begin(), pb.mask.end(), 1);
   return batch;
 }
 

@@ -50,14 +50,7 @@ class SlurmBackend : public SchedFixture {
     return curve;
   }
   std::vector<nlohmann::json> events_of(int64_t id) {
-    std::vector<nlohmann::json> out;
-    const std::string events = read_file(std::filesystem::path(job(id)["run_dir"].get<std::string>()) / "events.jsonl");
-    for (size_t pos = 0; pos < events.size();) {
-      const size_t nl = events.find('\n', pos);
-      out.push_back(nlohmann::json::parse(events.substr(pos, nl - pos)));
-      pos = nl + 1;
-    }
-    return out;
+    return read_events(job(id)["run_dir"].get<std::string>());
   }
   // The largest loss difference between two runs' curves, each of `steps` steps.
   double worst_loss_gap(int64_t a, int64_t b, size_t steps) {

@@ -38,11 +38,11 @@ TEST(Cuda, GradCacheUnderBf16AutocastTracksTheFullBatch) {
   const auto scale = torch::full({}, 20.0, torch::TensorOptions().device(gpu));
 
   net->zero_grad();
-  const double full = backward_full(encode, batch, scale);
+  const double full = backward_full(encode, batch, scale).item<double>();
   std::vector<torch::Tensor> g_full;
   for (auto& p : net->parameters()) g_full.push_back(p.grad().clone());
   net->zero_grad();
-  const double cached = backward_grad_cache(encode, batch, scale, 8);
+  const double cached = backward_grad_cache(encode, batch, scale, 8).item<double>();
   // bf16 matmuls in chunks round differently from one big one: compare with a bf16-sized tolerance.
   EXPECT_NEAR(full, cached, 2e-2 * std::abs(full));
   double num = 0, den = 0;
@@ -83,7 +83,7 @@ TEST(Cuda, UnpaddedTowersAndTheFusedStepMatchThePaddedPerParameterOnes) {
       return t == Tower::Query ? net->encode_queries(ids, mask) : net->encode_passages(ids, mask);
     };
     net->zero_grad();
-    return backward_full(encode, batch, scale);
+    return backward_full(encode, batch, scale).item<double>();
   };
   const double a = run(padded), b = run(unpadded);
   EXPECT_TRUE(model::varlen_attention_used()) << "flash attention over the packed tokens";

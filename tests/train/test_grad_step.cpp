@@ -72,10 +72,10 @@ TEST_P(GradCacheTest, EqualsFullBatchGradientsWithoutDropout) {
   auto scale_gc = torch::full({}, 20.0, dtype).requires_grad_(true);
 
   s.net->zero_grad();
-  const double loss_full = backward_full(s.encode, batch, scale_full);
+  const double loss_full = backward_full(s.encode, batch, scale_full).item<double>();
   const auto g_full = grads_of(s.net);
   s.net->zero_grad();
-  const double loss_gc = backward_grad_cache(s.encode, batch, scale_gc, chunk);
+  const double loss_gc = backward_grad_cache(s.encode, batch, scale_gc, chunk).item<double>();
   const auto g_gc = grads_of(s.net);
 
   EXPECT_NEAR(loss_full, loss_gc, 1e-6);
@@ -114,7 +114,7 @@ TEST(GradCache, ReplaysDropoutMasksChunkForChunk) {
 
   restore_rng_state(start);
   s.net->zero_grad();
-  const double loss = backward_grad_cache(s.encode, batch, scale, chunk);
+  const double loss = backward_grad_cache(s.encode, batch, scale, chunk).item<double>();
   EXPECT_NEAR(loss, ref_loss.item<double>(), 1e-6);
   EXPECT_LT(max_diff(g_ref, grads_of(s.net)), 1e-5);
 }
@@ -125,7 +125,7 @@ TEST(PlainAccumulation, SumsMicroBatchLosses) {
   const PairBatch batch = random_batch(8, 2);
   auto scale = torch::full({}, 20.0);
   s.net->zero_grad();
-  const double plain = backward_plain(s.encode, batch, scale, 4);
+  const double plain = backward_plain(s.encode, batch, scale, 4).item<double>();
   const auto g_plain = grads_of(s.net);
 
   // Reference: each half of the batch with its own positives and hard negatives, weighted by its share.
@@ -145,7 +145,7 @@ TEST(PlainAccumulation, SumsMicroBatchLosses) {
 
   // And it is a different objective from the full batch (fewer negatives): a larger... or at least another loss.
   s.net->zero_grad();
-  EXPECT_GT(std::abs(backward_full(s.encode, batch, scale) - plain), 1e-4);
+  EXPECT_GT(std::abs(backward_full(s.encode, batch, scale).item<double>() - plain), 1e-4);
 }
 
 }  // namespace

@@ -1,8 +1,11 @@
-// Batch assembly (train/training_data.h): hard negatives drawn from a mined pool larger than asked for.
+// Batch assembly (train/training_data.h): hard negatives drawn from a mined pool larger than asked for, real
+// tokens counted on the host; step losses read back in one copy (train/step_losses.h).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 
+#include "train/step_losses.h"
 #include "train/training_data.h"
 
 namespace ragmig::train {
@@ -60,6 +63,35 @@ TEST(AssembleBatch, APoolOfExactlyTheAskedSizeIsTakenInOrder) {
   const std::vector<int64_t> rows = {0};
   const PairBatch b = assemble_batch(d, rows, 3, 0, 7, 5, torch::kCPU, 0);
   EXPECT_EQ(negatives_of(b, 1, 0, 3), (std::vector<int32_t>{101, 102, 103}));
+}
+
+TEST(AssembleBatch, CountsTheRealTokensOnTheHostAsTheMasksHoldThem) {
+  // Queries and passages of different lengths, so that both masks have padding.
+  TokenizedData d = pooled_data(3, 2);
+  d.queries[1] = {5, 6, 7, 8};
+  d.passages[0] = {100, 9, 9};
+  d.passages[4] = {104, 9, 9, 9, 9, 9};
+  const std::vector<int64_t> rows = {0, 1, 2};
+  const PairBatch b = assemble_batch(d, rows, 2, 0, 7, 3, torch::kCPU, 0);
+  EXPECT_GT(b.q_mask.numel(), b.q_mask.sum().item<int64_t>()) << "the queries are padded";
+  EXPECT_EQ(b.real_tokens, b.q_mask.sum().item<int64_t>() + b.p_mask.sum().item<int64_t>());
+}
+
+TEST(StepLosses, ReadsEachLossOnceInStepOrder) {
+  StepLosses losses;
+  EXPECT_TRUE(losses.read().empty());
+  losses.add(4, torch::tensor(0.5, torch::kDouble));
+  losses.add(5, torch::tensor(std::nan(""), torch::kDouble));  // read as it is: the trainer decides
+  losses.add(6, torch::tensor(0.25f));                          // any dtype comes back as double
+  EXPECT_FALSE(losses.empty());
+  const auto read = losses.read();
+  ASSERT_EQ(read.size(), 3u);
+  EXPECT_EQ(read[0], (std::pair<int64_t, double>{4, 0.5}));
+  EXPECT_EQ(read[1].first, 5);
+  EXPECT_TRUE(std::isnan(read[1].second));
+  EXPECT_EQ(read[2], (std::pair<int64_t, double>{6, 0.25}));
+  EXPECT_TRUE(losses.empty());
+  EXPECT_TRUE(losses.read().empty());
 }
 
 }  // namespace

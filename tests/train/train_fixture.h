@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -73,14 +74,23 @@ struct TrainedSteps {
   std::vector<int64_t> starts;
   std::vector<int64_t> checkpoint_before;
 };
+
+/// A run's events.jsonl, one object per line.
+inline std::vector<nlohmann::json> read_events(const std::filesystem::path& run_dir) {
+  std::vector<nlohmann::json> out;
+  const std::string events = read_file(run_dir / "events.jsonl");
+  for (size_t pos = 0; pos < events.size();) {
+    const size_t nl = std::min(events.find('\n', pos), events.size());
+    out.push_back(nlohmann::json::parse(events.substr(pos, nl - pos)));
+    pos = nl + 1;
+  }
+  return out;
+}
+
 inline TrainedSteps trained_steps(const std::filesystem::path& run_dir) {
   TrainedSteps out;
   int64_t last_checkpoint = 0;
-  const std::string events = read_file(run_dir / "events.jsonl");
-  for (size_t pos = 0; pos < events.size();) {
-    const size_t nl = events.find('\n', pos);
-    const auto e = nlohmann::json::parse(events.substr(pos, nl - pos));
-    pos = nl + 1;
+  for (const auto& e : read_events(run_dir)) {
     if (e["event"] == "progress") out.trained[e["step"].get<int64_t>()]++;
     if (e["event"] == "checkpoint") last_checkpoint = e["step"];
     if (e["event"] == "start") {
