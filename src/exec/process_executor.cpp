@@ -124,7 +124,7 @@ int64_t ProcessExecutor::start(const sched::Launch& launch) {
   }
   if (launch.slots.size() > 1) {  // the rendezvous of a gang: a free local port for c10d's TCPStore
     env_strings.push_back("MASTER_ADDR=127.0.0.1");
-    env_strings.push_back("MASTER_PORT=" + std::to_string(29500 + (launch.job * 7 + launch.attempt_number) % 20000));
+    env_strings.push_back("MASTER_PORT=" + std::to_string(sched::rendezvous_port(launch)));
   }
   // The scheduler's environment, less the names set here (getenv takes the first of two).
   const auto set_here = [&](const char* entry) {

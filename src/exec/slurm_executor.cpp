@@ -142,7 +142,7 @@ std::string sbatch_script(const sched::Launch& launch, const SlurmOptions& o) {
     // one fails. Each rank takes its rank and world size from SLURM_PROCID/SLURM_NTASKS and the rendezvous host
     // from the first node of the step (train/process_group.h); the port is the attempt's. Rank 0 logs to
     // worker.log, rank i to worker.rank<i>.log, as on one machine.
-    s += fmt::format("export MASTER_PORT={} RAGMIG_RANK_SLOTS={}\n", 29500 + (launch.job * 7 + launch.attempt_number) % 20000,
+    s += fmt::format("export MASTER_PORT={} RAGMIG_RANK_SLOTS={}\n", sched::rendezvous_port(launch),
                      sh_quote(fmt::format("{}", fmt::join(slot_ids, " "))));
     const std::string rank =
         "slots=($RAGMIG_RANK_SLOTS); export RAGMIG_SLOT=${slots[$SLURM_PROCID]}; "

@@ -24,6 +24,11 @@ struct Launch {
   int64_t events_offset = 0;    ///< bytes of <run>/events.jsonl the store already has
 };
 
+/// The TCP port a gang's rank 0 listens on for its rendezvous (MASTER_PORT), in [29500, 49500): drawn from the
+/// attempt and its run folder, so that gangs of two schedulers on one host or Slurm node (each state folder
+/// counts its jobs from 1) do not meet on one port, and a retry does not wait for the last one's to close.
+int rendezvous_port(const Launch& launch);
+
 /// How an attempt ended. `known` is false when it ended while nobody watched and left no status.
 struct ExitStatus {
   JobId job = 0;

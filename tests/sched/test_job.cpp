@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/shell_words.h"
+#include "sched/executor.h"
 #include "sched/job.h"
 #include "sched/slot.h"
 #include "support/test_support.h"
@@ -180,6 +182,31 @@ TEST(ShellWords, FuzzRoundTrip) {
     } catch (const ConfigError&) {
     }
   }
+}
+
+// Gangs of two schedulers on one host both start at job 1, attempt 1: their rendezvous ports differ by run
+// folder; one attempt keeps its port, its retry gets another.
+TEST(RendezvousPort, DiffersByRunFolderAndAttemptAndStaysInRange) {
+  Launch a;
+  a.job = 1;
+  a.attempt_id = 1;
+  a.attempt_number = 1;
+  a.run_dir = "/tmp/state-a/runs/job-1";
+  std::set<int> ports;
+  for (int i = 0; i < 50; ++i) {
+    Launch other = a;
+    other.run_dir = "/tmp/state-" + std::to_string(i) + "/runs/job-1";
+    const int port = rendezvous_port(other);
+    EXPECT_GE(port, 29500);
+    EXPECT_LT(port, 49500);
+    ports.insert(port);
+  }
+  EXPECT_GE(ports.size(), 48u) << "50 state folders, nearly as many ports";
+  EXPECT_EQ(rendezvous_port(a), rendezvous_port(a));
+  Launch retry = a;
+  retry.attempt_id = 2;
+  retry.attempt_number = 2;
+  EXPECT_NE(rendezvous_port(retry), rendezvous_port(a));
 }
 
 }  // namespace
