@@ -619,6 +619,12 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
     AutocastGuard autocast(device, bf16);
     return tower == Tower::Query ? net->encode_queries(ids, mask) : net->encode_passages(ids, mask);
   };
+  // One batch's gradients by train.accumulation; its loss stays on the device (grad_step.h).
+  const auto backward_local = [&](const PairBatch& batch, const torch::Tensor& scale) {
+    if (t.accumulation == "gradcache") return backward_grad_cache(encode, batch, scale, chunk);
+    if (t.accumulation == "plain") return backward_plain(encode, batch, scale, chunk);
+    return backward_full(encode, batch, scale);
+  };
 
   // recall@k on eval.split: after the last step, and after each of eval.at_steps (a sweep's ASHA rungs).
   std::optional<text::Qrels> eval_qrels;
@@ -750,9 +756,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                                              static_cast<uint64_t>(t.seed), step, device);
       scale = logit_scale.exp().clamp_max(100.0);
       optimizer->zero_grad();
-      if (t.accumulation == "gradcache") unread_losses.add(step, backward_grad_cache(encode, batch, scale, chunk));
-      else if (t.accumulation == "plain") unread_losses.add(step, backward_plain(encode, batch, scale, chunk));
-      else unread_losses.add(step, backward_full(encode, batch, scale));
+      unread_losses.add(step, backward_local(batch, scale));
       clip_and_step();
       samples += batch.queries();
       window_samples += batch.queries();
@@ -775,11 +779,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                                      comm_s);
         contribution = step_loss / world;
       } else {
-        double local = 0;
-        if (t.accumulation == "gradcache") local = backward_grad_cache(encode, batch, scale, chunk).item<double>();
-        else if (t.accumulation == "plain") local = backward_plain(encode, batch, scale, chunk).item<double>();
-        else local = backward_full(encode, batch, scale).item<double>();
-        contribution = local * share;
+        contribution = backward_local(batch, scale).item<double>() * share;
       }
       finish_device_work(device);  // on a GPU the clock would otherwise stop at the last kernel's launch
       double compute_s = seconds_since(step_start) - comm_s;
