@@ -21,6 +21,13 @@ std::vector<int> smallest_first(const std::vector<Slot>& slots) {
   return order;
 }
 
+std::vector<int> reserved_slots(const std::vector<Slot>& slots) {
+  std::vector<int> out;
+  for (size_t i = 0; i < slots.size(); ++i)
+    if (slots[i].reserved_for != 0) out.push_back(static_cast<int>(i));
+  return out;
+}
+
 std::vector<int> choose_slots(const Need& need, const std::vector<Slot>& slots, const std::vector<int>& order,
                               const std::vector<char>& usable) {
   const auto want = static_cast<size_t>(need.replicas);
@@ -44,9 +51,15 @@ Decisions place_in_order(const ClusterView& view, const Ranking& ranking, size_t
   std::vector<Use> use(n, Use::Free);
   for (const auto& job : view.jobs)
     for (int s : job.slots) use[static_cast<size_t>(s)] = job.stopping ? Use::Stopping : Use::Busy;
-  std::vector<int> sorted;  // only when the caller did not keep the order
-  if (view.slot_order.size() != view.slots.size()) sorted = smallest_first(view.slots);
-  const std::vector<int>& order = view.slot_order.size() == view.slots.size() ? view.slot_order : sorted;
+  const bool kept = view.slot_order.size() == view.slots.size();
+  std::vector<int> sorted, found;  // only when the caller did not keep them
+  if (!kept) {
+    sorted = smallest_first(view.slots);
+    found = reserved_slots(view.slots);
+  }
+  const std::vector<int>& order = kept ? view.slot_order : sorted;
+  std::vector<char> is_reserved(n, 0);
+  for (int s : kept ? view.reserved : found) is_reserved[static_cast<size_t>(s)] = 1;
   // The free slots, and the free or stopping ones, in placement order: a queued job searches these lists
   // rather than every slot (with most slots busy and a long queue, that is what a pass spends its time on).
   std::vector<char> free_u(n), open_u(n);
@@ -56,8 +69,8 @@ Decisions place_in_order(const ClusterView& view, const Ranking& ranking, size_t
   std::vector<char> ready(n, 0);  // reserved slots that are free now
   for (int s : order) {
     const Use u = use[static_cast<size_t>(s)];
-    if (const JobId owner = view.slots[static_cast<size_t>(s)].reserved_for; owner != 0) {
-      reserved[owner].push_back(s);
+    if (is_reserved[static_cast<size_t>(s)]) {
+      reserved[view.slots[static_cast<size_t>(s)].reserved_for].push_back(s);
       ready[static_cast<size_t>(s)] = u == Use::Free;
       if (u == Use::Free || u == Use::Stopping) use[static_cast<size_t>(s)] = Use::Reserved;
       continue;

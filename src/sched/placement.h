@@ -12,6 +12,8 @@ namespace ragmig::sched {
 /// Slot indices ordered smallest first (compute, memory, then faster first, then index): the order in
 /// which placement tries slots, so a small job never takes a large slice that a small one leaves free.
 std::vector<int> smallest_first(const std::vector<Slot>& slots);
+/// The indices of the slots reserved for a job or being vacated (Slot::reserved_for != 0), ascending.
+std::vector<int> reserved_slots(const std::vector<Slot>& slots);
 
 /// Chooses need.replicas slots among those with usable[i] set, trying them in `order`; all or none.
 /// Prefers slots of one group (one GPU). Returns the chosen indices, or an empty vector when the job

@@ -64,7 +64,7 @@ double retry_delay(int64_t failures, double backoff_s, double backoff_max_s) {
 
 int64_t batch_size_after_oom(int64_t batch_size) { return batch_size / 2 >= 2 ? batch_size / 2 : 0; }
 
-Scheduler::Scheduler(Store& store, Executor& executor, Clock& clock, std::vector<Slot> slots,
+Scheduler::Scheduler(JobTable& store, Executor& executor, Clock& clock, std::vector<Slot> slots,
                      SchedulerOptions options, Log log)
     : store_(store),
       executor_(executor),
@@ -79,6 +79,7 @@ Scheduler::Scheduler(Store& store, Executor& executor, Clock& clock, std::vector
   }
   view_.slots = slots_;
   view_.slot_order = smallest_first(slots_);
+  view_.reserved = reserved_slots(slots_);
   slot_owner_.assign(slots_.size(), 0);
 }
 
@@ -96,6 +97,7 @@ void Scheduler::set_slots(std::vector<Slot> slots, std::vector<JobId> awaiting) 
   slot_index_ = std::move(index);
   view_.slots = slots_;
   view_.slot_order = smallest_first(slots_);
+  view_.reserved = reserved_slots(slots_);
   std::sort(awaiting.begin(), awaiting.end());
   view_.awaiting = std::move(awaiting);
   slots_changed_ = true;
@@ -110,7 +112,7 @@ void Scheduler::set_slots(std::vector<Slot> slots, std::vector<JobId> awaiting) 
 JobId Scheduler::submit(const JobSpec& spec) {
   const double now = clock_.now();
   const JobId id = store_.submit(spec, now);
-  // The row as Store::submit wrote it, without reading it back.
+  // The row as JobTable::submit wrote it, without reading it back.
   JobRecord& job = active_[id];
   job.id = id;
   job.spec = spec;
@@ -423,7 +425,7 @@ void Scheduler::handle_exit(const ExitStatus& status) {
     release(status.job);
     return;
   }
-  // Requeued: the row as Store::finish_attempt wrote it, without reading it back.
+  // Requeued: the row as JobTable::finish_attempt wrote it, without reading it back.
   JobRecord& queued = it->second;
   release(status.job);
   ++queued_;
@@ -578,7 +580,7 @@ void Scheduler::start(const StartDecision& decision, double now) {
     reload(decision.job);
     return;
   }
-  // The row as Store::start_attempt wrote it, without reading it back.
+  // The row as JobTable::start_attempt wrote it, without reading it back.
   JobRecord& job = active_.at(decision.job);
   job.state = JobState::Running;
   job.waited_s += std::max(0.0, now - queued.queued_since);

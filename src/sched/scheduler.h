@@ -13,7 +13,7 @@
 #include "sched/clock.h"
 #include "sched/executor.h"
 #include "sched/policy.h"
-#include "sched/store.h"
+#include "sched/job_table.h"
 
 namespace ragmig::sched {
 
@@ -52,7 +52,7 @@ class Scheduler {
  public:
   using Log = std::function<void(const std::string&)>;
   /// Throws ConfigError for an unknown policy.
-  Scheduler(Store& store, Executor& executor, Clock& clock, std::vector<Slot> slots, SchedulerOptions options,
+  Scheduler(JobTable& store, Executor& executor, Clock& clock, std::vector<Slot> slots, SchedulerOptions options,
             Log log = nullptr);
 
   /// Reconciles attempts left open by a previous scheduler: adopts those still running, closes the rest
@@ -72,10 +72,10 @@ class Scheduler {
   void shutdown(const std::function<bool()>& hurry = {});
 
   /// Queues a job from inside this process (the simulator's arrivals, a program that embeds the scheduler):
-  /// the same Store::submit as `ragmig submit`, which the next step() sees without re-reading the store.
+  /// the same JobTable::submit as `ragmig submit`, which the next step() sees without re-reading the store.
   JobId submit(const JobSpec& spec);
   /// Cancels a job from inside this process (a sweep stopping a trial early): the same
-  /// Store::request_cancel as `ragmig cancel`; a running job is stopped at once (SIGTERM: it checkpoints)
+  /// JobTable::request_cancel as `ragmig cancel`; a running job is stopped at once (SIGTERM: it checkpoints)
   /// and ends `cancelled`. `reason` goes into the transition log. A finished job is left alone.
   void cancel(JobId id, const std::string& reason);
   /// Replaces the slots on offer (a MIG re-partition creates and destroys slots). Every slot that a running
@@ -145,7 +145,7 @@ class Scheduler {
   Launch launch_for(const JobRecord& job) const;
   void say(const std::string& line) const;
 
-  Store& store_;
+  JobTable& store_;
   Executor& executor_;
   Clock& clock_;
   std::vector<Slot> slots_;

@@ -69,12 +69,8 @@ CREATE TABLE IF NOT EXISTS slots(
   id TEXT PRIMARY KEY, kind TEXT NOT NULL, profile TEXT NOT NULL, device TEXT NOT NULL,
   job_id INTEGER NOT NULL, utilization REAL NOT NULL, updated_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS alerts(id INTEGER PRIMARY KEY, at REAL NOT NULL, body TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
 )sql";
-
-// Finding the active jobs among many finished ones (a scheduler's start, and its reload after every CLI
-// change). An in-memory store goes without: its one reader, the simulator's scheduler, asks once, at the
-// start, and keeping the index cost a simulation 10 % of its time (a state change moves the job in it).
-const char* kStateIndex = "CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state)";
 
 const char* kJobColumns =
     "j.id, j.spec, j.state, j.submitted_at, j.queued_since, j.waited_s, j.not_before, j.service_s, j.work_s, "
@@ -159,7 +155,7 @@ Store::Store(const std::string& state_dir, Mode mode)
   db_ = std::make_unique<Db>((std::filesystem::path(dir_) / "state.db").string());
   use_wal();
   db_->exec("PRAGMA synchronous = NORMAL");  // WAL + NORMAL: a commit survives a process crash
-  create_schema(/*state_index=*/true);
+  create_schema();
 }
 
 void Store::use_wal() {
@@ -182,25 +178,21 @@ void Store::use_wal() {
   }
 }
 
-Store::Store(const std::string& run_root, InMemory, History history)
-    : dir_(run_root),
-      runs_dir_((std::filesystem::path(run_root) / "runs" / "").string()),
-      keep_history_(history == History::Keep),
-      in_memory_(true) {
+Store::Store(const std::string& run_root, InMemory)
+    : dir_(run_root), runs_dir_((std::filesystem::path(run_root) / "runs" / "").string()), in_memory_(true) {
   db_ = std::make_unique<Db>(":memory:", /*one_thread=*/true);  // no other connection can reach it
   db_->exec("PRAGMA synchronous = OFF");  // nothing outlives the process anyway
   db_->exec("PRAGMA journal_mode = OFF");
-  create_schema(/*state_index=*/false);
+  create_schema();
 }
 
-std::unique_ptr<Store> Store::in_memory(const std::string& run_root, History history) {
-  return std::unique_ptr<Store>(new Store(run_root, InMemory{}, history));
+std::unique_ptr<Store> Store::in_memory(const std::string& run_root) {
+  return std::unique_ptr<Store>(new Store(run_root, InMemory{}));
 }
 
-void Store::create_schema(bool state_index) {
+void Store::create_schema() {
   Transaction tx(*db_);
   db_->exec(kSchema);
-  if (state_index) db_->exec(kStateIndex);
   auto get = db_->prepare("SELECT value FROM meta WHERE key = 'schema_version'");
   if (get.step()) {
     const std::string version = get.column_text(0);
@@ -220,7 +212,6 @@ std::string Store::run_dir(JobId id) const { return runs_dir_ + std::to_string(i
 
 void Store::transition(JobId id, const std::string& from, const std::string& to, const std::string& reason,
                        double now) {
-  if (!keep_history_) return;
   db_->cached("INSERT INTO transitions(job_id, from_state, to_state, reason, at) VALUES(?, ?, ?, ?, ?)")
       .bind(1, id).bind(2, from).bind(3, to).bind(4, reason).bind(5, now).run();
 }
@@ -327,8 +318,7 @@ std::optional<int64_t> Store::start_attempt(JobId id, const std::vector<std::str
   const int64_t attempt = db_->last_insert_id();
   db_->cached("UPDATE jobs SET state = 'running', attempts = ?, attempt_id = ?, waited_s = waited_s + ? WHERE id = ?")
       .bind(1, number).bind(2, attempt).bind(3, std::max(0.0, now - queued_since)).bind(4, id).run();
-  if (keep_history_)  // the reason alone took 3 % of a simulation, which keeps none
-    transition(id, "queued", "running", fmt::format("attempt {} on {}", number, fmt::join(slots, ",")), now);
+  transition(id, "queued", "running", fmt::format("attempt {} on {}", number, fmt::join(slots, ",")), now);
   tx.commit();
   return attempt;
 }
@@ -432,7 +422,6 @@ std::vector<Store::Transition> Store::transitions(JobId id) {
 }
 
 void Store::write_slots(const std::vector<SlotStatus>& slots) {
-  if (!keep_history_) return;
   Transaction tx(*db_);
   db_->exec("DELETE FROM slots");
   auto insert = db_->prepare(
@@ -446,7 +435,6 @@ void Store::write_slots(const std::vector<SlotStatus>& slots) {
 }
 
 void Store::update_slots(const std::vector<SlotStatus>& slots) {
-  if (!keep_history_) return;
   std::optional<Transaction> tx;  // one row is one statement, atomic on its own
   if (slots.size() > 1) tx.emplace(*db_);
   for (const auto& s : slots) {
@@ -472,7 +460,6 @@ std::vector<SlotStatus> Store::slots() {
 }
 
 void Store::set_scheduler_info(int64_t pid, const std::string& policy, double now, const std::string& metrics_url) {
-  if (!keep_history_) return;
   // One statement: atomic on its own.
   // Written on every pass of the loop, so formatted directly (the same JSON object as nlohmann would write),
   // and updated in place once the row exists.

@@ -1,5 +1,5 @@
 // The simulation driver. It owns no scheduling logic: it moves the clock, submits arrivals, applies MIG
-// re-partitions when they are done, and calls Scheduler::step(); the outcomes are read back from the store.
+// re-partitions when they are done, and calls Scheduler::step(); the outcomes are read back from its job table.
 #include "sim/simulation.h"
 
 #include <fmt/format.h>
@@ -16,8 +16,8 @@
 #include "gpu/mig_catalog.h"
 #include "sched/dynamic_batch.h"
 #include "sched/scheduler.h"
-#include "sched/store.h"
 #include "exec/queue_partition.h"
+#include "sim/memory_jobs.h"
 #include "sim/mig_partitioner.h"
 #include "sim/throughput.h"
 #include "sim/sim_clock.h"
@@ -100,8 +100,7 @@ SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, 
 
   SimClock clock(jobs.empty() ? 0.0 : jobs.front()->arrival);
   // Run folders are named but never made: nothing in the simulator writes files.
-  const auto store = sched::Store::in_memory((std::filesystem::temp_directory_path() / "ragmig-sim").string(),
-                                             sched::Store::History::Drop);
+  MemoryJobs store((std::filesystem::temp_directory_path() / "ragmig-sim").string());
   SimExecutor executor(model, options.costs, clock, options.keep_timeline);
   std::unordered_map<sched::JobId, const std::string*> type_of;
   std::map<std::string, exec::SliceSpeeds> speeds;  // per job type
@@ -123,7 +122,7 @@ SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, 
   sched::SchedulerOptions sched_options;
   sched_options.policy = options.policy;
   sched_options.tick_s = options.tick_s;
-  sched::Scheduler scheduler(*store, executor, clock, partitioner.slots(), sched_options);
+  sched::Scheduler scheduler(store, executor, clock, partitioner.slots(), sched_options);
   result.policy = sched::to_string(scheduler.policy().spec);
 
   const bool has_auto = cluster.has_auto();
@@ -184,7 +183,7 @@ SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, 
   result.migrations = partitioner.migrations();
 
   std::vector<JobOutcome> outcomes;
-  for (const auto& job : store->job_times())
+  for (const auto& job : store.job_times())
     outcomes.push_back({job.submitted_at, job.finished_at, job.waited_s});
   result.metrics = summarize(outcomes, executor.busy_slice_seconds(), cluster.capacity());
   result.preemptions = executor.preemptions();

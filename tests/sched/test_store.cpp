@@ -143,16 +143,6 @@ TEST(Store, EventsAfterASeqReturnOnlyTheNewOnes) {
   EXPECT_EQ(next[0].body, "{\"n\":3}");
 }
 
-TEST(Store, InMemoryStoresKeepOrDropTheTransitionLog) {
-  for (const auto history : {Store::History::Keep, Store::History::Drop}) {
-    const auto store = Store::in_memory("/nonexistent-run-root", history);
-    const JobId id = store->submit(spec("a"), 1);
-    ASSERT_TRUE(store->start_attempt(id, {"cpu:0"}, 2));
-    EXPECT_EQ(store->job(id)->state, JobState::Running);  // the state itself is kept either way
-    EXPECT_EQ(store->transitions(id).size(), history == Store::History::Keep ? 2u : 0u);
-  }
-}
-
 TEST(Store, RefusesANewerSchema) {
   testing::ScratchDir dir;
   { Store store(dir.path().string()); }

@@ -8,6 +8,8 @@
 
 #include "sched/scheduler.h"
 #include "sched/store.h"
+#include "core/error.h"
+#include "sim/memory_jobs.h"
 #include "sim/mig_partitioner.h"
 #include "sim/sim_clock.h"
 #include "sim/sim_executor.h"
@@ -32,12 +34,14 @@ void expect_same(const sched::ClusterView& a, const sched::ClusterView& b, doubl
     EXPECT_DOUBLE_EQ(x.started_at, y.started_at) << "job " << x.id << " at " << now;
   }
   EXPECT_EQ(a.slot_order, b.slot_order);
+  EXPECT_EQ(a.reserved, b.reserved);
 }
 
-TEST(SchedulerView, IncrementalViewEqualsRebuiltView) {
-  for (const std::string policy : {"priority(preempt=1,min_run=120)", "las(thresholds=600:6000,min_run=30)", "srtf"}) {
+// Arrivals, preemptions, requeues, re-partitions and moves under `policy`, checking the view at every pass;
+// returns every job's row at the end.
+std::vector<sched::JobRecord> run_checked(sched::JobTable& store, const std::string& policy) {
+  {
     SimClock clock;
-    const auto store = sched::Store::in_memory((std::filesystem::temp_directory_path() / "ragmig-view-test").string());
     const ThroughputModel model;
     SimExecutor executor(model, {5, 10, 2}, clock, false);
     exec::RebalanceOptions moves;
@@ -47,7 +51,7 @@ TEST(SchedulerView, IncrementalViewEqualsRebuiltView) {
                          [](const sched::JobView& j) { return exec::power_law_speeds(j.id % 2 ? 0.3 : 0.9); }, moves);
     sched::SchedulerOptions options;
     options.policy = policy;
-    sched::Scheduler scheduler(*store, executor, clock, parts.slots(), options);
+    sched::Scheduler scheduler(store, executor, clock, parts.slots(), options);
     auto jobs = generate_sweep(40, model, 3);
     const std::vector<std::string> needs = {"10gb:1", "20gb:1", "1g.18gb:2", "3g.71gb:1", "gpu:1"};
     for (size_t i = 0; i < jobs.size(); ++i) {
@@ -77,8 +81,11 @@ TEST(SchedulerView, IncrementalViewEqualsRebuiltView) {
       const sched::ClusterView kept = scheduler.cluster_view();
       // The records it is built from, updated in place after each transition, agree with the store.
       for (const auto& j : kept.jobs) {
-        const auto row = store->job(j.id);
-        ASSERT_TRUE(row.has_value());
+        const auto row = store.job(j.id);
+        if (!row) {
+          ADD_FAILURE() << "job " << j.id << " is not in the table";
+          return {};
+        }
         EXPECT_EQ(row->state == sched::JobState::Running, j.running()) << "job " << j.id << " at " << now;
         if (j.running()) {
           EXPECT_DOUBLE_EQ(j.started_at, row->started_at) << "job " << j.id << " at " << now;
@@ -93,7 +100,7 @@ TEST(SchedulerView, IncrementalViewEqualsRebuiltView) {
       }
       scheduler.set_slots(std::vector<sched::Slot>(scheduler.slots()), parts.awaiting());
       expect_same(kept, scheduler.cluster_view(), now);
-      if (::testing::Test::HasFailure()) return;
+      if (::testing::Test::HasFailure()) return {};
 
       double wake = std::min(next < jobs.size() ? jobs[next].arrival : 1e300, executor.next_event_time(now));
       wake = std::min(wake, parts.next_event());
@@ -105,6 +112,96 @@ TEST(SchedulerView, IncrementalViewEqualsRebuiltView) {
     EXPECT_EQ(scheduler.active_jobs(), 0u) << policy;
     EXPECT_GT(executor.preemptions(), 0) << policy;
     EXPECT_GT(parts.migrations(), 0) << policy;
+    return store.jobs(/*active_only=*/false);
+  }
+}
+
+const char* const kPolicies[] = {"priority(preempt=1,min_run=120)", "las(thresholds=600:6000,min_run=30)", "srtf"};
+
+TEST(SchedulerView, IncrementalViewEqualsRebuiltView) {
+  for (const std::string policy : kPolicies) {
+    const auto store = sched::Store::in_memory((std::filesystem::temp_directory_path() / "ragmig-view-test").string());
+    run_checked(*store, policy);
+  }
+}
+
+// The simulator's table in memory and the SQLite store, driven through the same run, end with the same rows:
+// states, times, attempts, failures, reasons.
+TEST(SchedulerView, TheSimulatorsTableKeepsTheStoresRows) {
+  for (const std::string policy : kPolicies) {
+    const std::string root = (std::filesystem::temp_directory_path() / "ragmig-table-test").string();
+    const auto sqlite = sched::Store::in_memory(root);
+    MemoryJobs memory(root);
+    const auto want = run_checked(*sqlite, policy), got = run_checked(memory, policy);
+    ASSERT_EQ(got.size(), want.size()) << policy;
+    ASSERT_GT(want.size(), 30u);
+    int64_t requeued = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      const auto &w = want[i], &g = got[i];
+      EXPECT_EQ(g.id, w.id);
+      EXPECT_EQ(g.spec.name, w.spec.name);
+      EXPECT_EQ(g.state, w.state) << "job " << w.id << " " << policy;
+      EXPECT_EQ(g.submitted_at, w.submitted_at) << "job " << w.id;
+      EXPECT_EQ(g.finished_at, w.finished_at) << "job " << w.id;
+      EXPECT_EQ(g.queued_since, w.queued_since) << "job " << w.id;
+      EXPECT_EQ(g.waited_s, w.waited_s) << "job " << w.id;
+      EXPECT_EQ(g.service_s, w.service_s) << "job " << w.id;
+      EXPECT_EQ(g.work_s, w.work_s) << "job " << w.id;
+      EXPECT_EQ(g.not_before, w.not_before) << "job " << w.id;
+      EXPECT_EQ(g.attempts, w.attempts) << "job " << w.id;
+      EXPECT_EQ(g.failures, w.failures) << "job " << w.id;
+      EXPECT_EQ(g.reason, w.reason) << "job " << w.id;
+      EXPECT_EQ(g.step, w.step) << "job " << w.id;
+      EXPECT_EQ(g.checkpoint_step, w.checkpoint_step) << "job " << w.id;
+      EXPECT_EQ(g.events_offset, w.events_offset) << "job " << w.id;
+      EXPECT_EQ(g.attempt_id, w.attempt_id) << "job " << w.id;
+      EXPECT_EQ(g.slots, w.slots) << "job " << w.id;
+      requeued += w.attempts > 1;
+    }
+    EXPECT_GT(requeued, 0) << policy;  // the run moved and preempted jobs: rows went through requeues
+    EXPECT_EQ(memory.job_times().size(), sqlite->job_times().size());
+    EXPECT_TRUE(memory.open_attempts().empty());
+  }
+}
+
+// Cancels, unknown ids and a second report of one exit, as the store answers them.
+TEST(SchedulerView, TheSimulatorsTableAnswersAsTheStoreDoes) {
+  const auto sqlite = sched::Store::in_memory("/nonexistent-run-root");
+  MemoryJobs memory("/nonexistent-run-root");
+  for (sched::JobTable* t : std::initializer_list<sched::JobTable*>{sqlite.get(), &memory}) {
+    sched::JobSpec spec;
+    spec.name = "a";
+    spec.argv = {"sim"};
+    const sched::JobId a = t->submit(spec, 1), b = t->submit(spec, 1), c = t->submit(spec, 1);
+    EXPECT_EQ(t->run_dir(a), "/nonexistent-run-root/runs/1");
+    const auto attempt = t->start_attempt(a, {"cpu:0"}, 3);
+    ASSERT_TRUE(attempt);
+    EXPECT_FALSE(t->start_attempt(a, {"cpu:1"}, 3));  // running already
+    ASSERT_EQ(t->open_attempts().size(), 1u);
+    EXPECT_EQ(t->open_attempts()[0].slots, std::vector<std::string>{"cpu:0"});
+    EXPECT_EQ(t->request_cancel(a, 4), sched::CancelResult::Stopping);
+    EXPECT_TRUE(t->job(a)->cancel_requested);
+    EXPECT_EQ(t->request_cancel(b, 4), sched::CancelResult::Cancelled);
+    EXPECT_EQ(t->job(b)->reason, "cancelled by user");
+    EXPECT_EQ(t->request_cancel(b, 5), sched::CancelResult::AlreadyFinished);
+    EXPECT_THROW(t->request_cancel(99, 5), DataError);
+    EXPECT_FALSE(t->job(99));
+    sched::AttemptEnd end;
+    end.outcome = "cancelled";
+    end.next = sched::JobState::Cancelled;
+    end.reason = "cancelled by user";
+    end.service_s = 2;
+    EXPECT_TRUE(t->finish_attempt(a, *attempt, end, 5));
+    EXPECT_FALSE(t->finish_attempt(a, *attempt, end, 6));  // a second report changes nothing
+    EXPECT_EQ(t->job(a)->finished_at, 5);
+    EXPECT_FALSE(t->job(a)->cancel_requested);
+    t->set_reason(a, "not queued: left alone");
+    t->set_reason(c, "unrunnable: no slot");
+    EXPECT_EQ(t->job(a)->reason, "cancelled by user");
+    EXPECT_EQ(t->job(c)->reason, "unrunnable: no slot");
+    EXPECT_EQ(t->jobs(/*active_only=*/true).size(), 1u);
+    spec.argv.clear();
+    EXPECT_THROW(t->submit(spec, 7), ConfigError);
   }
 }
 
