@@ -53,8 +53,9 @@ void add_mig_options(CLI::App* command, MigFlags& mig) {
   command->add_option("--gain-factor", r.gain_factor, "--mig migrate: how many times its cost a move must win")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  command->add_option("--min-interval", r.min_interval_s, "--mig migrate: seconds between two moves on one GPU")
-      ->capture_default_str()
+  command->add_option("--min-interval", r.min_interval_s,
+                      "--mig migrate: seconds between two moves on one GPU"
+                      " (default: 20 x a move's cost, checkpoint + restart + 2 MIG steps)")
       ->check(CLI::NonNegativeNumber);
 }
 

@@ -71,8 +71,9 @@ Command add_sim_command(CLI::App& root) {
   sub->add_option("--gain-factor", args->options.gain_factor, "--migrate: how many times its cost a move must win")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  sub->add_option("--min-interval", args->options.min_interval_s, "--migrate: seconds between two moves on one GPU")
-      ->capture_default_str()
+  sub->add_option("--min-interval", args->options.min_interval_s,
+                  "--migrate: seconds between two moves on one GPU"
+                  " (default: 20 x a move's cost, checkpoint + restart + 2 MIG steps)")
       ->check(CLI::NonNegativeNumber);
   CLI::App* measure = sub->add_subcommand("measure", "Write the measurements file of a real run's state folder");
   measure->add_option("--state", args->state, "state folder (default ./.ragmig or $RAGMIG_STATE)");

@@ -130,7 +130,7 @@ std::string MachinePartitioner::question(const sched::ClusterView& view) const {
     for (int s : job.slots) running += std::to_string(job.id) + "@" + view.slots[static_cast<size_t>(s)].id + ";";
   if (running.empty() && text.empty()) return "";
   for (const auto& g : gpus)
-    running += view.now - moves_.last_move_at(g.state.index) < rebalance_.min_interval_s ? 'c' : '-';
+    running += view.now - moves_.last_move_at(g.state.index) < min_interval(rebalance_) ? 'c' : '-';
   return text + "|" + running;
 }
 

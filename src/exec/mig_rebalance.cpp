@@ -155,7 +155,7 @@ State running_jobs(const sched::ClusterView& view, const std::vector<RebalanceGp
     // A job that started this very moment stays (a move is told apart from the attempt it ends by time), and
     // so does one on a GPU that moved jobs less than min_interval_s ago.
     const bool movable = options.migrate && !job.stopping && job.started_at < view.now && job.slots.size() == 1 &&
-                         held.size() == 1 && view.now - gpus[held[0].first].last_move_at >= options.min_interval_s;
+                         held.size() == 1 && view.now - gpus[held[0].first].last_move_at >= min_interval(options);
     if (!movable) {
       for (const auto& [g, k] : held) st.fixed[g].push_back(gpus[g].gpu.state.instances[k].placement);
       continue;
@@ -236,9 +236,7 @@ void admit_queue(const sched::ClusterView& view, const SpeedOf& speed_of, const 
   }
 }
 
-double move_cost(const Member& m, const RebalanceOptions& options) {
-  return m.speed_now * (options.checkpoint_s + options.restart_s + 2 * options.mig_step_s);
-}
+double move_cost(const Member& m, const RebalanceOptions& options) { return m.speed_now * move_seconds(options); }
 
 // 3. An idle GPU pulls the running job that gains the most by moving there, while that pays.
 void pull_to_idle_gpus(const RebalanceOptions& options, Plan& plan, State& st) {
@@ -356,6 +354,14 @@ std::optional<GpuChange> change_for(size_t g, const RebalanceGpu& rg, const Reba
 }
 
 }  // namespace
+
+double move_seconds(const RebalanceOptions& options) {
+  return options.checkpoint_s + options.restart_s + 2 * options.mig_step_s;
+}
+
+double min_interval(const RebalanceOptions& options) {
+  return options.min_interval_s >= 0 ? options.min_interval_s : kIntervalMoves * move_seconds(options);
+}
 
 SliceSpeeds power_law_speeds(double exponent) {
   SliceSpeeds s{};

@@ -43,11 +43,21 @@ struct RebalanceOptions {
   double restart_s = 20;              ///< before a moved job progresses again
   double mig_step_s = 2;              ///< per destroy or create step
   double gain_factor = 2;             ///< a move must win back this many times what it costs
-  double min_interval_s = 600;        ///< between two moves of running jobs on one GPU
+  /// Between two moves of running jobs on one GPU; negative: kIntervalMoves x move_seconds(), so that a GPU
+  /// spends at most 1/20 of its time moving jobs whatever a move costs (see min_interval()).
+  double min_interval_s = -1;
   double unknown_remaining_s = 3600;  ///< whole-GPU seconds left of a job that has no estimate
   double max_horizon_s = 86400;       ///< the longest time a gain is counted over
   size_t max_queue_scan = 64;         ///< queued jobs considered per plan, in rank order
 };
+
+/// The seconds a moved job makes no progress: checkpoint + restart + one MIG destroy and one create step.
+double move_seconds(const RebalanceOptions& options);
+/// options.min_interval_s, or when negative kIntervalMoves x move_seconds(options). On MISO's trace the best
+/// fixed interval was about 20 moves' cost both at ragmig's default cost (34 s: 600 s best of 0-1,200) and at
+/// MISO's 5 s (0-100 s best; bench/sim).
+constexpr double kIntervalMoves = 20;
+double min_interval(const RebalanceOptions& options);
 
 /// A GPU the rebalancer may re-lay out, and when it last moved a running job (-infinity: never).
 struct RebalanceGpu {

@@ -55,7 +55,7 @@ double MigPartitioner::next_event() const {
   for (const auto& [gpu, span] : steps_) next = std::min(next, span.second);
   if (options_.migrate)  // a cool-down that ends may free a move the plan wanted
     for (const auto& g : cluster_.gpus) {
-      const double at = moves_.last_move_at(g.index) + options_.min_interval_s;
+      const double at = moves_.last_move_at(g.index) + exec::min_interval(options_);
       if (at > now_) next = std::min(next, at);
     }
   return next;
@@ -73,7 +73,7 @@ std::string MigPartitioner::question(const sched::ClusterView& view, double now)
   }
   text += '|';
   for (const auto& g : cluster_.gpus)
-    text += moves_.changing(g.index) ? 'p' : (now - moves_.last_move_at(g.index) < options_.min_interval_s ? 'c' : '-');
+    text += moves_.changing(g.index) ? 'p' : (now - moves_.last_move_at(g.index) < exec::min_interval(options_) ? 'c' : '-');
   return text;
 }
 

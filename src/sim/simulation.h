@@ -25,7 +25,7 @@ struct SimOptions {
   /// mig=auto GPUs may checkpoint running jobs to move them to a better layout (exec/mig_rebalance.h).
   bool migrate = false;
   double gain_factor = 2;       ///< a move must win back this many times its cost
-  double min_interval_s = 600;  ///< between two moves on one GPU
+  double min_interval_s = -1;   ///< between two moves on one GPU; negative: exec::min_interval's default
   bool keep_timeline = false;
 };
 

@@ -100,6 +100,33 @@ TEST(Rebalance, ALoneJobOnASliceMovesToTheWholeGpuOnlyWithMigrationAndWhenItPays
   EXPECT_TRUE(plan_rebalance(view, gpus, speeds, migrate).empty());
 }
 
+// The cool-down after a move is 20 moves' cost unless set: 20 x (10 + 20 + 2 x 2) s at the default costs,
+// 100 s at MISO's 5 s; a GPU that moved a job 300 s ago may move again at MISO's cost, not at the default.
+TEST(Rebalance, TheCoolDownScalesWithWhatAMoveCosts) {
+  RebalanceOptions options;
+  EXPECT_DOUBLE_EQ(move_seconds(options), 34);
+  EXPECT_DOUBLE_EQ(min_interval(options), 680);
+  options.min_interval_s = 0;
+  EXPECT_DOUBLE_EQ(min_interval(options), 0);
+
+  sched::ClusterView view;
+  std::vector<RebalanceGpu> gpus{gpu_with(0, "1g.18gb@0+1g.18gb@1", &view)};
+  view.now = 5000;
+  view.jobs.push_back(job(1, "10gb:1", 36000, {1}));
+  gpus[0].last_move_at = view.now - 300;
+  RebalanceOptions ours;
+  ours.migrate = true;
+  EXPECT_TRUE(plan_rebalance(view, gpus, speeds, ours).empty());
+  RebalanceOptions miso = ours;
+  miso.checkpoint_s = 0;
+  miso.restart_s = 5;
+  miso.mig_step_s = 0;
+  EXPECT_DOUBLE_EQ(min_interval(miso), 100);
+  EXPECT_EQ(plan_rebalance(view, gpus, speeds, miso).size(), 1u);
+  miso.min_interval_s = 600;  // set: as given, whatever the cost
+  EXPECT_TRUE(plan_rebalance(view, gpus, speeds, miso).empty());
+}
+
 TEST(Rebalance, AnIdleGpuPullsARunningJob) {
   sched::ClusterView view;
   std::vector<RebalanceGpu> gpus{gpu_with(0, "1g.18gb@0+1g.18gb@1", &view), gpu_with(1, "", &view)};
