@@ -50,6 +50,19 @@ std::vector<std::string> static_mixes(const std::string& model) {
   return {mixes.begin(), mixes.end()};
 }
 
+// The static layout with the lowest average JCT of those offered (a negative average: the layout could not
+// hold every job).
+struct BestStatic {
+  std::string mix;
+  double avg_jct = 0;
+  void offer(const std::string& m, double avg) {
+    if (avg >= 0 && (mix.empty() || avg < avg_jct)) {
+      mix = m;
+      avg_jct = avg;
+    }
+  }
+};
+
 // MISO's cost of moving a job: its simulator stalls a moved job 5 s (`--overhead`, its measured mean; MIG
 // steps not counted apart), where ragmig's defaults are 10 s checkpoint + 20 s restart + 2 x 2 s MIG steps.
 const SimCosts kMisoCosts{.checkpoint_s = 0, .restart_s = 5, .mig_step_s = 0};
@@ -87,27 +100,24 @@ void compare_mig(const std::string& title, const std::string& workload_spec, int
   };
   row("whole GPUs, fifo", whole, "fifo", false);
   row("whole GPUs, las", whole, "las", false);
-  std::string best;
-  double best_avg = 0;
+  BestStatic best;
   for (const auto& mix : static_mixes(model_name)) {
     const auto r = row("static " + mix + ", fifo", whole + ":mig=" + mix, "fifo", false);
-    if (r.unplaceable == 0 && (best.empty() || r.metrics.avg_jct < best_avg)) {
-      best = mix;
-      best_avg = r.metrics.avg_jct;
-    }
+    best.offer(mix, r.unplaceable == 0 ? r.metrics.avg_jct : -1);
   }
   const auto automatic = row("mig=auto, fifo", whole + ":mig=auto", "fifo", false);
   const auto moved = row("mig=auto + migration, fifo", whole + ":mig=auto", "fifo", true);
   const auto moved_las = row("mig=auto + migration, las", whole + ":mig=auto", "las", true);
   row("whole GPUs, fifo+dynbatch", whole, "fifo+dynbatch", false);
-  if (!best.empty()) row("static " + best + ", fifo+dynbatch", whole + ":mig=" + best, "fifo+dynbatch", false);
+  if (!best.mix.empty())
+    row("static " + best.mix + ", fifo+dynbatch", whole + ":mig=" + best.mix, "fifo+dynbatch", false);
   const auto dynamic = row("mig=auto + migration, fifo+dynbatch", whole + ":mig=auto", "fifo+dynbatch", true);
   const auto dynamic_las = row("mig=auto + migration, las+dynbatch", whole + ":mig=auto", "las+dynbatch", true);
-  fmt::print("best static layout (fifo): {} (avg JCT {:.0f})\n", best.empty() ? "none" : best, best_avg);
+  fmt::print("best static layout (fifo): {} (avg JCT {:.0f})\n", best.mix.empty() ? "none" : best.mix, best.avg_jct);
   fmt::print("mig=auto + migration: average JCT {:.0f}% lower than whole GPUs under fifo, {:.0f}% under las, {:.0f}% "
              "lower than the best static layout; makespan {:.2f}x the work bound\n",
              100 * (1 - moved.metrics.avg_jct / whole_avg["fifo"]), 100 * (1 - moved_las.metrics.avg_jct / whole_avg["las"]),
-             best.empty() ? 0.0 : 100 * (1 - moved.metrics.avg_jct / best_avg), moved.metrics.makespan / bound);
+             best.mix.empty() ? 0.0 : 100 * (1 - moved.metrics.avg_jct / best.avg_jct), moved.metrics.makespan / bound);
   fmt::print("with dynamic batch (+dynbatch): average JCT {:.0f}% lower than whole GPUs under fifo, {:.0f}% under las; "
              "makespan {:.2f}x the work bound\n",
              100 * (1 - dynamic.metrics.avg_jct / whole_avg["fifo"]), 100 * (1 - dynamic_las.metrics.avg_jct / whole_avg["las"]),
@@ -139,16 +149,12 @@ void miso_seeds(const ThroughputModel& model) {
   for (int seed = 1; seed <= seeds; ++seed) {
     const auto jobs = load_workload(parse_workload_spec("miso:100"), whole_cluster, model, static_cast<uint64_t>(seed)).jobs;
     const double w = avg_jct(jobs, whole, false, {});
-    std::string best;
-    double b = 0;
-    for (const auto& mix : static_mixes("A100-40GB"))
-      if (const double a = avg_jct(jobs, whole + ":mig=" + mix, false, {}); a > 0 && (best.empty() || a < b)) {
-        best = mix;
-        b = a;
-      }
+    BestStatic best;
+    for (const auto& mix : static_mixes("A100-40GB")) best.offer(mix, avg_jct(jobs, whole + ":mig=" + mix, false, {}));
+    const double b = best.avg_jct;
     const double m[2] = {avg_jct(jobs, whole + ":mig=auto", true, {}),
                          avg_jct(jobs, whole + ":mig=auto", true, kMisoCosts)};
-    fmt::print("{:<6} {:>9.0f} {:>28}", seed, w, fmt::format("{} {:.0f}", best, b));
+    fmt::print("{:<6} {:>9.0f} {:>28}", seed, w, fmt::format("{} {:.0f}", best.mix, b));
     for (int c = 0; c < 2; ++c) {
       fmt::print(" {:>9.0f} {:>9.0f}% {:>9.0f}%", m[c], 100 * (1 - m[c] / w), 100 * (1 - m[c] / b));
       sum[c][0] += 1 - m[c] / w;

@@ -23,7 +23,11 @@ torch::Tensor LoraLinearImpl::forward(const torch::Tensor& x) {
   auto y = torch::linear(x, weight, bias);
   if (!lora_A.is_empty()) {
     auto h = dropout_ > 0 ? model::keyed_dropout(x, dropout_, is_training()) : x;
-    y = y + torch::linear(torch::linear(h, lora_A->weight), lora_B->weight) * scaling_;
+    // y + s (h A^T) B^T as one addmm (alpha = s): one new tensor of y's size where the product, its scaled
+    // copy and the sum made three.
+    const std::vector<int64_t> shape = y.sizes().vec();
+    const auto down = torch::linear(h, lora_A->weight).reshape({-1, lora_A->weight.size(0)});
+    y = torch::addmm(y.reshape({-1, shape.back()}), down, lora_B->weight.t(), 1.0, scaling_).view(shape);
   }
   for (const auto& r : routes_) {
     // In place on a view of y: the routes exist only for inference, where no graph needs y unchanged.

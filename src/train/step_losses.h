@@ -20,8 +20,6 @@ class StepLosses {
   /// (step, loss) of every loss added since the last read, in the order added; one copy to the host.
   std::vector<std::pair<int64_t, double>> read();
 
-  bool empty() const { return steps_.empty(); }
-
  private:
   std::vector<int64_t> steps_;
   std::vector<torch::Tensor> losses_;
