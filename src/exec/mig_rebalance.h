@@ -43,8 +43,8 @@ struct RebalanceOptions {
   double restart_s = 20;              ///< before a moved job progresses again
   double mig_step_s = 2;              ///< per destroy or create step
   double gain_factor = 2;             ///< a move must win back this many times what it costs
-  /// Between two moves of running jobs on one GPU; negative: kIntervalMoves x move_seconds(), so that a GPU
-  /// spends at most 1/20 of its time moving jobs whatever a move costs (see min_interval()).
+  /// Between two moves of running jobs on one GPU; negative: kIntervalMoves x move_seconds(), so that a move
+  /// costs a GPU about 1/20 of the time until the next one, whatever a move costs (see min_interval()).
   double min_interval_s = -1;
   double unknown_remaining_s = 3600;  ///< whole-GPU seconds left of a job that has no estimate
   double max_horizon_s = 86400;       ///< the longest time a gain is counted over

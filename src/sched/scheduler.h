@@ -12,8 +12,8 @@
 
 #include "sched/clock.h"
 #include "sched/executor.h"
-#include "sched/policy.h"
 #include "sched/job_table.h"
+#include "sched/policy.h"
 
 namespace ragmig::sched {
 
