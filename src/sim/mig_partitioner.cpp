@@ -53,9 +53,10 @@ std::vector<sched::JobId> MigPartitioner::awaiting() const {
 double MigPartitioner::next_event() const {
   double next = std::numeric_limits<double>::infinity();
   for (const auto& [gpu, span] : steps_) next = std::min(next, span.second);
+  const double cool_down = exec::min_interval(options_);
   if (options_.migrate)  // a cool-down that ends may free a move the plan wanted
     for (const auto& g : cluster_.gpus) {
-      const double at = moves_.last_move_at(g.index) + exec::min_interval(options_);
+      const double at = moves_.last_move_at(g.index) + cool_down;
       if (at > now_) next = std::min(next, at);
     }
   return next;
@@ -72,8 +73,9 @@ std::string MigPartitioner::question(const sched::ClusterView& view, double now)
     text += ';';
   }
   text += '|';
+  const double cool_down = exec::min_interval(options_);
   for (const auto& g : cluster_.gpus)
-    text += moves_.changing(g.index) ? 'p' : (now - moves_.last_move_at(g.index) < exec::min_interval(options_) ? 'c' : '-');
+    text += moves_.changing(g.index) ? 'p' : (now - moves_.last_move_at(g.index) < cool_down ? 'c' : '-');
   return text;
 }
 

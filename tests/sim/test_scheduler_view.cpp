@@ -40,80 +40,78 @@ void expect_same(const sched::ClusterView& a, const sched::ClusterView& b, doubl
 // Arrivals, preemptions, requeues, re-partitions and moves under `policy`, checking the view at every pass;
 // returns every job's row at the end.
 std::vector<sched::JobRecord> run_checked(sched::JobTable& store, const std::string& policy) {
-  {
-    SimClock clock;
-    const ThroughputModel model;
-    SimExecutor executor(model, {5, 10, 2}, clock, false);
-    exec::RebalanceOptions moves;
-    moves.migrate = true;
-    moves.min_interval_s = 300;
-    MigPartitioner parts(build_cluster(parse_cluster_spec("2xH200:mig=auto,1xH200:mig=3g.71gb+4x1g.18gb")),
-                         [](const sched::JobView& j) { return exec::power_law_speeds(j.id % 2 ? 0.3 : 0.9); }, moves);
-    sched::SchedulerOptions options;
-    options.policy = policy;
-    sched::Scheduler scheduler(store, executor, clock, parts.slots(), options);
-    auto jobs = generate_sweep(40, model, 3);
-    const std::vector<std::string> needs = {"10gb:1", "20gb:1", "1g.18gb:2", "3g.71gb:1", "gpu:1"};
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      jobs[i].arrival = 50.0 * static_cast<double>(i % 13);
-      jobs[i].need = sched::parse_need(needs[i % needs.size()]);
-      jobs[i].iterations /= 20;
-    }
-    sort_by_arrival(jobs);
-    size_t next = 0, passes = 0;
-    while (passes < 20000) {
-      const double now = clock.now();
-      for (; next < jobs.size() && jobs[next].arrival <= now; ++next) {
-        sched::JobSpec spec;
-        spec.name = jobs[next].name;
-        spec.argv = {"sim"};
-        spec.need = jobs[next].need;
-        spec.priority = jobs[next].priority;
-        spec.estimate_s = jobs[next].iterations;
-        executor.add_job(scheduler.submit(spec), jobs[next].type, jobs[next].iterations);
-      }
-      scheduler.step();
-      ++passes;
-      const auto actions = parts.update(scheduler.cluster_view(), now);
-      for (sched::JobId id : actions.stop) scheduler.migrate(id, "to a better layout");
-      if (actions.slots_changed) scheduler.set_slots(parts.slots(), parts.awaiting());
-      // The view as kept, then as rebuilt from scratch (handing the same slots back forces a rebuild).
-      const sched::ClusterView kept = scheduler.cluster_view();
-      // The records it is built from, updated in place after each transition, agree with the store.
-      for (const auto& j : kept.jobs) {
-        const auto row = store.job(j.id);
-        if (!row) {
-          ADD_FAILURE() << "job " << j.id << " is not in the table";
-          return {};
-        }
-        EXPECT_EQ(row->state == sched::JobState::Running, j.running()) << "job " << j.id << " at " << now;
-        if (j.running()) {
-          EXPECT_DOUBLE_EQ(j.started_at, row->started_at) << "job " << j.id << " at " << now;
-          EXPECT_DOUBLE_EQ(j.waited_s, row->waited_s) << "job " << j.id << " at " << now;
-          EXPECT_DOUBLE_EQ(j.service_s, row->service_s + (now - row->started_at) * j.need.replicas);
-          EXPECT_EQ(static_cast<int>(row->slots.size()), j.need.replicas);
-        } else {
-          EXPECT_DOUBLE_EQ(j.queued_since, row->queued_since) << "job " << j.id << " at " << now;
-          EXPECT_DOUBLE_EQ(j.waited_s, row->waited_s + (now - row->queued_since)) << "job " << j.id << " at " << now;
-          EXPECT_DOUBLE_EQ(j.service_s, row->service_s);
-        }
-      }
-      scheduler.set_slots(std::vector<sched::Slot>(scheduler.slots()), parts.awaiting());
-      expect_same(kept, scheduler.cluster_view(), now);
-      if (::testing::Test::HasFailure()) return {};
-
-      double wake = std::min(next < jobs.size() ? jobs[next].arrival : 1e300, executor.next_event_time(now));
-      wake = std::min(wake, parts.next_event());
-      if (scheduler.queued_jobs() > 0) wake = std::min(wake, now + 60);
-      if (actions.slots_changed) wake = now;
-      if (wake >= 1e300 || (scheduler.active_jobs() == 0 && next == jobs.size())) break;
-      clock.wait_until(wake);
-    }
-    EXPECT_EQ(scheduler.active_jobs(), 0u) << policy;
-    EXPECT_GT(executor.preemptions(), 0) << policy;
-    EXPECT_GT(parts.migrations(), 0) << policy;
-    return store.jobs(/*active_only=*/false);
+  SimClock clock;
+  const ThroughputModel model;
+  SimExecutor executor(model, {5, 10, 2}, clock, false);
+  exec::RebalanceOptions moves;
+  moves.migrate = true;
+  moves.min_interval_s = 300;
+  MigPartitioner parts(build_cluster(parse_cluster_spec("2xH200:mig=auto,1xH200:mig=3g.71gb+4x1g.18gb")),
+                       [](const sched::JobView& j) { return exec::power_law_speeds(j.id % 2 ? 0.3 : 0.9); }, moves);
+  sched::SchedulerOptions options;
+  options.policy = policy;
+  sched::Scheduler scheduler(store, executor, clock, parts.slots(), options);
+  auto jobs = generate_sweep(40, model, 3);
+  const std::vector<std::string> needs = {"10gb:1", "20gb:1", "1g.18gb:2", "3g.71gb:1", "gpu:1"};
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    jobs[i].arrival = 50.0 * static_cast<double>(i % 13);
+    jobs[i].need = sched::parse_need(needs[i % needs.size()]);
+    jobs[i].iterations /= 20;
   }
+  sort_by_arrival(jobs);
+  size_t next = 0, passes = 0;
+  while (passes < 20000) {
+    const double now = clock.now();
+    for (; next < jobs.size() && jobs[next].arrival <= now; ++next) {
+      sched::JobSpec spec;
+      spec.name = jobs[next].name;
+      spec.argv = {"sim"};
+      spec.need = jobs[next].need;
+      spec.priority = jobs[next].priority;
+      spec.estimate_s = jobs[next].iterations;
+      executor.add_job(scheduler.submit(spec), jobs[next].type, jobs[next].iterations);
+    }
+    scheduler.step();
+    ++passes;
+    const auto actions = parts.update(scheduler.cluster_view(), now);
+    for (sched::JobId id : actions.stop) scheduler.migrate(id, "to a better layout");
+    if (actions.slots_changed) scheduler.set_slots(parts.slots(), parts.awaiting());
+    // The view as kept, then as rebuilt from scratch (handing the same slots back forces a rebuild).
+    const sched::ClusterView kept = scheduler.cluster_view();
+    // The records it is built from, updated in place after each transition, agree with the store.
+    for (const auto& j : kept.jobs) {
+      const auto row = store.job(j.id);
+      if (!row) {
+        ADD_FAILURE() << "job " << j.id << " is not in the table";
+        return {};
+      }
+      EXPECT_EQ(row->state == sched::JobState::Running, j.running()) << "job " << j.id << " at " << now;
+      if (j.running()) {
+        EXPECT_DOUBLE_EQ(j.started_at, row->started_at) << "job " << j.id << " at " << now;
+        EXPECT_DOUBLE_EQ(j.waited_s, row->waited_s) << "job " << j.id << " at " << now;
+        EXPECT_DOUBLE_EQ(j.service_s, row->service_s + (now - row->started_at) * j.need.replicas);
+        EXPECT_EQ(static_cast<int>(row->slots.size()), j.need.replicas);
+      } else {
+        EXPECT_DOUBLE_EQ(j.queued_since, row->queued_since) << "job " << j.id << " at " << now;
+        EXPECT_DOUBLE_EQ(j.waited_s, row->waited_s + (now - row->queued_since)) << "job " << j.id << " at " << now;
+        EXPECT_DOUBLE_EQ(j.service_s, row->service_s);
+      }
+    }
+    scheduler.set_slots(std::vector<sched::Slot>(scheduler.slots()), parts.awaiting());
+    expect_same(kept, scheduler.cluster_view(), now);
+    if (::testing::Test::HasFailure()) return {};
+
+    double wake = std::min(next < jobs.size() ? jobs[next].arrival : 1e300, executor.next_event_time(now));
+    wake = std::min(wake, parts.next_event());
+    if (scheduler.queued_jobs() > 0) wake = std::min(wake, now + 60);
+    if (actions.slots_changed) wake = now;
+    if (wake >= 1e300 || (scheduler.active_jobs() == 0 && next == jobs.size())) break;
+    clock.wait_until(wake);
+  }
+  EXPECT_EQ(scheduler.active_jobs(), 0u) << policy;
+  EXPECT_GT(executor.preemptions(), 0) << policy;
+  EXPECT_GT(parts.migrations(), 0) << policy;
+  return store.jobs(/*active_only=*/false);
 }
 
 const char* const kPolicies[] = {"priority(preempt=1,min_run=120)", "las(thresholds=600:6000,min_run=30)", "srtf"};
