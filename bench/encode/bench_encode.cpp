@@ -72,7 +72,8 @@ int main(int argc, char** argv) {
   const double peak16 = matmul_gflops(torch::kBFloat16, n16, std::min(min_seconds, 1.0));
   const double peak = std::max(peak32, peak16);
   const auto choice = model::choose_precision(precision, false, native_bf16, "--precision");
-  fmt::print("bench/encode: {} threads, LibTorch {}; Python = {}\n", threads, TORCH_VERSION, python);
+  fmt::print("bench/encode: {} threads, LibTorch {}, memory: {}; Python = {}\n", threads, TORCH_VERSION,
+             ragmig::heap_allocator(), python);
   fmt::print("matmul peak: fp32 {:.1f} GFLOP/s (best of 1024^3, 2048^3), bf16 {:.1f} GFLOP/s ({}^3{}); ragmig computes in {} ({})\n\n",
              peak32, peak16, n16, native_bf16 ? "" : ", emulated", model::to_string(choice.precision), choice.reason);
 

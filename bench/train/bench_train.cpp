@@ -226,7 +226,7 @@ int main(int argc, char** argv) {
   app.add_flag("--quick", quick, "fewer steps (a smoke run)");
   CLI11_PARSE(app, argc, argv);
   at::set_num_threads(threads);
-  const bool heap_reuse = ragmig::reuse_freed_heap_memory();  // as ragmig-torch does (core/heap_reuse.h)
+  ragmig::reuse_freed_heap_memory();  // as ragmig-torch does (core/heap_reuse.h)
 
   const bool bf16 = model::cpu_has_native_bf16();
   const double peak32 = std::max(matmul_gflops(torch::kFloat32, 1024, 2), matmul_gflops(torch::kFloat32, 2048, 2));
@@ -234,10 +234,10 @@ int main(int argc, char** argv) {
   const double peak = std::max(peak32, peak16);
   fmt::print("bench/train: samples/s on CPU, {} threads, LibTorch {}; Python = {} (same model, loss, AdamW step,\n"
              "SDPA attention, same token ids). matmul peak fp32 {:.1f}, bf16 {} GFLOP/s; GFLOP/s below count real\n"
-             "tokens (3x forward), % of the best peak. C++ {} large buffers from the heap (ragmig-torch's malloc\n"
-             "setting); Python runs with glibc's defaults.\n",
+             "tokens (3x forward), % of the best peak. C++'s memory: {} (as ragmig-torch's); Python's: glibc's\n"
+             "defaults.\n",
              threads, TORCH_VERSION, python, peak32, bf16 ? fmt::format("{:.1f}", peak16) : "- (not native here)",
-             heap_reuse ? "takes" : "does not take");
+             ragmig::heap_allocator());
 
   const auto dir = std::filesystem::temp_directory_path() / fmt::format("bench-train-{}", ::getpid());
   std::filesystem::create_directories(dir);

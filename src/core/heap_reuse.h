@@ -1,16 +1,26 @@
 // How a LibTorch process gets its big buffers. glibc serves every allocation over 32 MB (the most its
 // dynamic threshold reaches) with a fresh mmap and unmaps it on free, so a training step whose activations
 // are tens of MB each faults in, and the kernel zeroes, every page of them again at every step: measured on
-// all-MiniLM-L6-v2 fine-tuning (batch 32, 256 tokens, bf16) as 18 s of system time in 60 s of wall. Served
-// from the heap instead, freed buffers are reused as they are: 3 s, and 16 % more samples/s, at the same peak
-// RSS (a step's buffers are the same every step). bench/train prints both sides.
+// all-MiniLM-L6-v2 fine-tuning (batch 32, 256 tokens, fp32, 2-core EPYC) as 85 s of system time in 118 s of
+// wall. Two ways out, both keep freed memory for the next step:
+// - jemalloc, linked into ragmig-torch where the build finds it (CMake RAGMIG_JEMALLOC), with its purging
+//   off (malloc_conf in heap_reuse.cpp): 73 s wall, 10 s system, peak RSS 4.3 GB;
+// - else glibc told to serve big requests from its heap and never trim it: 76 s, 11 s, 4.9 GB (its one heap
+//   fragments: freed holes that the next step's differently sized buffers do not fit).
+// README ("LoRA adapters") has the table and the command.
 #pragma once
+
+#include <string>
 
 namespace ragmig {
 
-/// Serves large allocations from the heap and keeps freed memory for reuse (glibc's mallopt: no mmap, no
-/// trimming), unless GLIBC_TUNABLES already says how malloc behaves. Call first thing in a LibTorch process.
-/// Returns whether it changed anything (false where the C library is not glibc).
+/// Keeps freed memory for reuse: nothing to do under jemalloc (its settings are compiled in); on glibc, big
+/// requests from the heap and no trimming (mallopt), unless GLIBC_TUNABLES already says how malloc behaves.
+/// Call first thing in a LibTorch process. Returns whether freed memory is kept.
 bool reuse_freed_heap_memory();
+
+/// What serves this process's memory, for the start event and the benchmarks' headers: "jemalloc 5.3.0
+/// (dirty_decay_ms -1, muzzy_decay_ms -1)", "glibc, heap reuse", "glibc (GLIBC_TUNABLES)" or "glibc".
+std::string heap_allocator();
 
 }  // namespace ragmig

@@ -22,6 +22,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/event_log.h"
+#include "core/heap_reuse.h"
 #include "core/json_errors.h"
 #include "core/splitmix.h"
 #include "core/stop_signal.h"
@@ -595,6 +596,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                  {"precision", model::to_string(precision.precision)},
                  {"precision_reason", precision.reason},
                  {"threads", at::get_num_threads()},
+                 {"allocator", heap_allocator()},
                  {"omp_wait_policy", std::getenv("OMP_WAIT_POLICY") ? std::getenv("OMP_WAIT_POLICY") : "default"},
                  {"batch_size", global_batch},  // the scheduler's OOM retry halves what the worker says it runs
                  {"chunk_size", chunk},
