@@ -14,7 +14,7 @@ packages=(
   libgloo-dev libopenblas0-openmp  # c10d Gloo headers (the torch wheel ships none); OpenMP OpenBLAS, see BUILD-NOTES
   nlohmann-json3-dev libtomlplusplus-dev libcli11-dev libfmt-dev zlib1g-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libjemalloc-dev  # the allocator of ragmig-torch: freed buffers reused without glibc's faults or fragmentation
+  libjemalloc-dev  # cmake -DRAGMIG_JEMALLOC=ON: ragmig-torch on jemalloc (core/heap_reuse.h)
   libcpp-httplib-dev  # serve and the scheduler's /metrics: HTTP (cpp-httplib 0.11, with OpenSSL, zlib and brotli)
   prometheus  # promtool: the /metrics lint and the unit tests of examples/monitoring's alerting rules
   libfaiss-dev libblas-dev liblapack-dev libstemmer-dev  # eval: FAISS (static, links BLAS/LAPACK + OpenMP), Snowball

@@ -3,11 +3,12 @@
 // are tens of MB each faults in, and the kernel zeroes, every page of them again at every step: measured on
 // all-MiniLM-L6-v2 fine-tuning (batch 32, 256 tokens, fp32, 2-core EPYC) as 85 s of system time in 118 s of
 // wall. Two ways out, both keep freed memory for the next step:
-// - jemalloc, linked into ragmig-torch where the build finds it (CMake RAGMIG_JEMALLOC), with its purging
-//   off (malloc_conf in heap_reuse.cpp): 73 s wall, 10 s system, peak RSS 4.3 GB;
-// - else glibc told to serve big requests from its heap and never trim it: 76 s, 11 s, 4.9 GB (its one heap
-//   fragments: freed holes that the next step's differently sized buffers do not fit).
-// README ("LoRA adapters") has the table and the command.
+// - glibc told to serve big requests from its heap and never trim it (the default): 76 s, 11 s, peak RSS
+//   4.9 GB (its one heap fragments: freed holes that the next step's differently sized buffers do not fit);
+// - jemalloc linked into ragmig-torch (CMake -DRAGMIG_JEMALLOC=ON) with its purging off (malloc_conf in
+//   heap_reuse.cpp): 73 s, 10 s, 4.3 GB; but a LoRA fine-tune's RSS grew under it by ~40 MB a step (7.2 GB
+//   after 58 steps) where glibc's heap stopped at 6.7 GB, so it is not the default.
+// README ("LoRA adapters") has the table and the commands.
 #pragma once
 
 #include <string>
