@@ -17,9 +17,7 @@ std::string allocator_of_run(const std::filesystem::path& dir, const std::string
   auto r = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", run.string(), "--quiet", "--set",
                        "train.max_steps=1", "--set", "train.device=cpu"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  for (const auto& e : read_events(run))
-    if (e.value("event", "") == "start") return e.value("allocator", "(none)");
-  return "(no start event)";
+  return start_event(run).value("allocator", "(none)");
 }
 
 TEST(HeapAllocator, TheStartEventNamesItAndTheUsersSettingWins) {

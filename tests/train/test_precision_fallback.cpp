@@ -11,16 +11,6 @@
 namespace ragmig::testing {
 namespace {
 
-nlohmann::json start_event(const std::filesystem::path& run) {
-  std::ifstream in(run / "events.jsonl");
-  std::string line;
-  while (std::getline(in, line)) {
-    auto j = nlohmann::json::parse(line);
-    if (j["event"] == "start") return j;
-  }
-  return {};
-}
-
 TEST(PrecisionFallback, AutoFollowsTheCpuAndSaysWhy) {
   RAGMIG_REQUIRE_DATA("beir/squad-train");
   ScratchDir dir;

@@ -87,6 +87,13 @@ inline std::vector<nlohmann::json> read_events(const std::filesystem::path& run_
   return out;
 }
 
+/// A run's start event (empty if it has none).
+inline nlohmann::json start_event(const std::filesystem::path& run_dir) {
+  for (auto& e : read_events(run_dir))
+    if (e.value("event", "") == "start") return e;
+  return {};
+}
+
 inline TrainedSteps trained_steps(const std::filesystem::path& run_dir) {
   TrainedSteps out;
   int64_t last_checkpoint = 0;
