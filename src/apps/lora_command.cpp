@@ -25,7 +25,8 @@ Command add_lora_command(CLI::App& root) {
                    model::LoadedModel base = model::load_model_folder(model::resolve_model_reference(args->base));
                    const model::DualAdapter adapter = model::load_adapter_folder(args->adapter);
                    model::merge_dual_adapter(base.model, adapter);
-                   model::save_model_folder(args->out, base.model, base.vocab, {base.normalization, base.max_length});
+                   model::save_model_folder(args->out, base.model, base.vocab,
+                                           {.normalization = base.normalization, .max_length = base.max_length});
                    fmt::print("{}: {} with {} ({} LoRA parameters, r = {}) merged in\n", args->out, args->base,
                               args->adapter, adapter.query.parameter_count() + (adapter.passage ? adapter.passage->parameter_count() : 0),
                               adapter.query.spec.rank);

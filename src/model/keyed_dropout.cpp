@@ -11,16 +11,13 @@
 #include "core/splitmix.h"
 
 namespace ragmig::model {
-namespace {
 
-// One 64-bit draw of the default CPU generator, under its lock as LibTorch's own kernels take it.
-uint64_t draw_key() {
+uint64_t keyed_dropout_key() {
+  // Under the generator's lock, as LibTorch's own kernels take it.
   auto gen = at::detail::getDefaultCPUGenerator();
   std::lock_guard<std::mutex> lock(gen.mutex());
   return gen.get<at::CPUGeneratorImpl>()->random64();
 }
-
-}  // namespace
 
 torch::Tensor keyed_dropout_mask(int64_t n, double p, uint64_t key, torch::ScalarType dtype) {
   RAGMIG_CHECK(p >= 0 && p < 1, "dropout probability in [0, 1)");
@@ -44,11 +41,14 @@ torch::Tensor keyed_dropout_mask(int64_t n, double p, uint64_t key, torch::Scala
   return dtype == torch::kFloat ? mask : mask.to(dtype);
 }
 
+torch::Tensor keyed_dropout_mask_like(const torch::Tensor& x, double p, uint64_t key) {
+  return keyed_dropout_mask(x.numel(), p, key, x.scalar_type()).view(x.sizes());
+}
+
 torch::Tensor keyed_dropout(const torch::Tensor& x, double p, bool training) {
   if (!training || p == 0) return x;
   if (!x.device().is_cpu()) return torch::dropout(x, p, training);
-  const torch::Tensor mask = keyed_dropout_mask(x.numel(), p, draw_key(), x.scalar_type()).view(x.sizes());
-  return x * mask;
+  return x * keyed_dropout_mask_like(x, p, keyed_dropout_key());
 }
 
 }  // namespace ragmig::model

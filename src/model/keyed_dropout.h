@@ -4,6 +4,8 @@
 // mask alone is batch x heads x T x T). Here each call draws one 64-bit key from the default generator and
 // the mask is a counter-based hash of (key, element) computed in parallel, so masks still follow the
 // generator's state: GradCache's replay (train/rng_state.h), checkpoints and per-replica seeds work as before.
+// A key is all a backward pass needs to make a mask again (model/lora_linear.cpp's adapters do, and keep no
+// dropped copy of their input).
 // On CUDA, LibTorch's own fused dropout is used.
 #pragma once
 
@@ -15,8 +17,14 @@ namespace ragmig::model {
 /// `x` itself when !training or p == 0. p must be in [0, 1).
 torch::Tensor keyed_dropout(const torch::Tensor& x, double p, bool training);
 
+/// One 64-bit draw of LibTorch's default CPU generator: the key of the next mask (keyed_dropout draws its own).
+uint64_t keyed_dropout_key();
+
 /// The scaled keep-mask of `n` elements for `key` (0 or 1 / (1 - p)), in `dtype`: what keyed_dropout multiplies by.
 /// Pure: the same (n, p, key) give the same mask whatever the thread count.
 torch::Tensor keyed_dropout_mask(int64_t n, double p, uint64_t key, torch::ScalarType dtype);
+
+/// keyed_dropout_mask for `x`'s elements, in x's shape and dtype.
+torch::Tensor keyed_dropout_mask_like(const torch::Tensor& x, double p, uint64_t key);
 
 }  // namespace ragmig::model

@@ -6,6 +6,40 @@
 #include "model/keyed_dropout.h"
 
 namespace ragmig::model {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// The adapter's down-projection of dropout(x), (x * mask) A^T, as one graph node that keeps x and the mask's key
+// (model/keyed_dropout.h) and makes the dropped input again in backward. Autograd would keep each adapted
+// layer's dropped copy of its input from forward to backward (as PEFT's layers do); here q, k and v keep the
+// one input they share, as they do without dropout. Under autocast the product runs in the autocast dtype (its
+// output's, so its gradient's) and backward computes in the same dtype.
+struct DroppedDownFunction : public torch::autograd::Function<DroppedDownFunction> {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& a, double p,
+                               int64_t key) {
+    ctx->save_for_backward({x, a});
+    ctx->saved_data["p"] = p;
+    ctx->saved_data["key"] = key;
+    return torch::linear(x * keyed_dropout_mask_like(x, p, static_cast<uint64_t>(key)), a);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor &x = saved[0], &a = saved[1];
+    const auto key = static_cast<uint64_t>(ctx->saved_data["key"].toInt());
+    const torch::Tensor mask = keyed_dropout_mask_like(x, ctx->saved_data["p"].toDouble(), key);
+    const auto dtype = grads[0].scalar_type();
+    const torch::Tensor grad = grads[0].reshape({-1, a.size(0)});
+    torch::Tensor grad_x, grad_a;
+    if (ctx->needs_input_grad(0)) grad_x = grad.mm(a.to(dtype)).to(x.scalar_type()).view(x.sizes()) * mask;
+    if (ctx->needs_input_grad(1))
+      grad_a = grad.t().mm((x * mask).to(dtype).reshape({-1, a.size(1)})).to(a.scalar_type());
+    return {grad_x, grad_a, torch::Tensor(), torch::Tensor()};
+  }
+};
+
+}  // namespace
 
 LoraLinearImpl::LoraLinearImpl(int64_t in_features, int64_t out_features) {
   weight = register_parameter("weight", torch::empty({out_features, in_features}));
@@ -22,11 +56,15 @@ torch::Tensor LoraLinearImpl::forward(const torch::Tensor& x) {
   // a matmul and a separate bias add: 1.6x the mm time of a training step, bench/train --profile).
   auto y = torch::linear(x, weight, bias);
   if (!lora_A.is_empty()) {
-    auto h = dropout_ > 0 ? model::keyed_dropout(x, dropout_, is_training()) : x;
-    // y + s (h A^T) B^T as one addmm (alpha = s): one new tensor of y's size where the product, its scaled
-    // copy and the sum made three.
+    const bool dropped = dropout_ > 0 && is_training();
+    const auto down = (dropped && x.device().is_cpu()
+                           ? DroppedDownFunction::apply(x, lora_A->weight, dropout_,
+                                                        static_cast<int64_t>(keyed_dropout_key()))
+                           : torch::linear(dropped ? torch::dropout(x, dropout_, true) : x, lora_A->weight))
+                          .reshape({-1, lora_A->weight.size(0)});
+    // y + s (down) B^T as one addmm (alpha = s): one new tensor of y's size where the product, its scaled copy
+    // and the sum made three.
     const std::vector<int64_t> shape = y.sizes().vec();
-    const auto down = torch::linear(h, lora_A->weight).reshape({-1, lora_A->weight.size(0)});
     y = torch::addmm(y.reshape({-1, shape.back()}), down, lora_B->weight.t(), 1.0, scaling_).view(shape);
   }
   for (const auto& r : routes_) {

@@ -57,5 +57,20 @@ TEST(KeyedDropout, FollowsTheGeneratorAndCarriesTheGradient) {
   EXPECT_TRUE(torch::equal(keyed_dropout(x, 0.0, true), x));
 }
 
+// keyed_dropout is x times the mask of one key drawn from the default generator: keyed_dropout_key() after the
+// same seed, with keyed_dropout_mask_like, gives the same product (what model/lora_linear.cpp's backward remakes).
+TEST(KeyedDropout, TheKeyAndTheMaskMakeTheSameProduct) {
+  for (const auto dtype : {torch::kFloat, torch::kBFloat16}) {
+    const torch::Tensor x = torch::randn({3, 5, 7}).to(dtype);
+    torch::manual_seed(11);
+    const torch::Tensor dropped = keyed_dropout(x, 0.3, true);
+    const torch::Tensor next = keyed_dropout(x, 0.3, true);
+    torch::manual_seed(11);
+    EXPECT_TRUE(torch::equal(dropped, x * keyed_dropout_mask_like(x, 0.3, keyed_dropout_key()))) << dtype;
+    EXPECT_TRUE(torch::equal(next, x * keyed_dropout_mask_like(x, 0.3, keyed_dropout_key()))) << dtype;
+    EXPECT_FALSE(torch::equal(dropped, next));
+  }
+}
+
 }  // namespace
 }  // namespace ragmig::model

@@ -6,12 +6,16 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "model/keyed_dropout.h"
+#include "model/lora_linear.h"
 #include "model/model_folder.h"
 #include "support/test_support.h"
 #include "support/tiny_bert.h"
+#include "train/autocast_guard.h"
 
 namespace fs = std::filesystem;
 
@@ -111,6 +115,50 @@ TEST(Lora, AFreshAdapterChangesNothingAndOnlyAdaptersGetGradients) {
     }
   }
   EXPECT_EQ(adapters_with_gradient, kLayers * 3);
+}
+
+// With dropout, the adapter's down-projection is one graph node that keeps x and the mask's key and drops x
+// again in backward: one draw of the generator per call as before, the same output as the plain graph (which
+// keeps x * mask) and its gradients for x, A and B, in float32 and under CPU bf16 autocast.
+TEST(Lora, TheDroppedInputIsMadeAgainInBackwardWithThePlainGraphsGradients) {
+  for (const bool bf16 : {false, true}) {
+    torch::manual_seed(3);
+    LoraLinear layer(16, 12);
+    layer->add_lora(4, 2.0, 0.25);
+    {
+      torch::NoGradGuard no_grad;
+      layer->lora_B->weight.normal_();  // a fresh B is zero: A's gradient would be too
+    }
+    layer->train();
+    const torch::Tensor x = torch::randn({2, 5, 16}).requires_grad_(true);
+    const torch::Tensor w = torch::randn({2, 5, 12});
+    auto run = [&](const std::function<torch::Tensor()>& forward) {
+      for (const torch::Tensor& t : {x, layer->weight, layer->lora_A->weight, layer->lora_B->weight})
+        t.mutable_grad().reset();
+      torch::manual_seed(9);
+      torch::Tensor y;
+      {
+        train::AutocastGuard autocast(torch::kCPU, bf16);
+        y = forward();
+      }
+      (y.to(torch::kFloat) * w).sum().backward();
+      return std::vector<torch::Tensor>{y.detach(), x.grad(), layer->weight.grad(), layer->lora_A->weight.grad(),
+                                        layer->lora_B->weight.grad(), torch::tensor(static_cast<int64_t>(
+                                                                          keyed_dropout_key()))};
+    };
+    const auto ours = run([&] { return layer->forward(x); });
+    const auto plain = run([&] {
+      const torch::Tensor mask = keyed_dropout_mask_like(x, 0.25, keyed_dropout_key());
+      const torch::Tensor y = torch::linear(x, layer->weight, layer->bias);
+      const torch::Tensor down = torch::linear(x * mask, layer->lora_A->weight).reshape({-1, 4});
+      return torch::addmm(y.reshape({-1, 12}), down, layer->lora_B->weight.t(), 1.0, 2.0).view({2, 5, 12});
+    });
+    EXPECT_TRUE(torch::equal(ours[0], plain[0])) << bf16;
+    const double tol = bf16 ? 2e-2 : 1e-5;
+    for (size_t i = 1; i < 5; ++i) EXPECT_TRUE(torch::allclose(ours[i], plain[i], tol, tol)) << bf16 << " " << i;
+    EXPECT_GT(ours[3].abs().sum().item<double>(), 0);
+    EXPECT_EQ(ours[5].item<int64_t>(), plain[5].item<int64_t>()) << "one draw of the generator per call";
+  }
 }
 
 TEST(Lora, MergedWeightsEmbedAsBasePlusAdapter) {
