@@ -56,11 +56,10 @@ torch::Tensor LoraLinearImpl::forward(const torch::Tensor& x) {
   // a matmul and a separate bias add: 1.6x the mm time of a training step, bench/train --profile).
   auto y = torch::linear(x, weight, bias);
   if (!lora_A.is_empty()) {
-    const bool dropped = dropout_ > 0 && is_training();
-    const auto down = (dropped && x.device().is_cpu()
-                           ? DroppedDownFunction::apply(x, lora_A->weight, dropout_,
-                                                        static_cast<int64_t>(keyed_dropout_key()))
-                           : torch::linear(dropped ? torch::dropout(x, dropout_, true) : x, lora_A->weight))
+    const bool keyed = dropout_ > 0 && is_training() && x.device().is_cpu();
+    const auto down = (keyed ? DroppedDownFunction::apply(x, lora_A->weight, dropout_,
+                                                          static_cast<int64_t>(keyed_dropout_key()))
+                             : torch::linear(model::keyed_dropout(x, dropout_, is_training()), lora_A->weight))
                           .reshape({-1, lora_A->weight.size(0)});
     // y + s (down) B^T as one addmm (alpha = s): one new tensor of y's size where the product, its scaled copy
     // and the sum made three.
