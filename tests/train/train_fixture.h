@@ -87,11 +87,11 @@ inline std::vector<nlohmann::json> read_events(const std::filesystem::path& run_
   return out;
 }
 
-/// A run's start event (empty if it has none).
+/// A run's start event (an empty object if it has none, so value() still answers).
 inline nlohmann::json start_event(const std::filesystem::path& run_dir) {
   for (auto& e : read_events(run_dir))
     if (e.value("event", "") == "start") return e;
-  return {};
+  return nlohmann::json::object();
 }
 
 inline TrainedSteps trained_steps(const std::filesystem::path& run_dir) {
