@@ -32,7 +32,7 @@
 #include "text/wordpiece.h"
 
 #include "common/bench_support.h"
-#include "core/heap_reuse.h"
+#include "model/cpu_allocator.h"
 
 using namespace ragmig::bench;
 
@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
     passages = std::min<int64_t>(passages, 64);
   }
   at::set_num_threads(threads);
-  ragmig::reuse_freed_heap_memory();  // as ragmig-torch does (core/heap_reuse.h)
+  model::set_up_cpu_memory();  // as ragmig-torch does (model/cpu_allocator.h)
   int failures = 0;
 
   // 1. The ceiling: the best of two square sizes. Emulated bf16 (no native instructions) runs at well under
@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
   const double peak = std::max(peak32, peak16);
   const auto choice = model::choose_precision(precision, false, native_bf16, "--precision");
   fmt::print("bench/encode: {} threads, LibTorch {}, memory: {}; Python = {}\n", threads, TORCH_VERSION,
-             ragmig::heap_allocator(), python);
+             model::cpu_allocator_name(), python);
   fmt::print("matmul peak: fp32 {:.1f} GFLOP/s (best of 1024^3, 2048^3), bf16 {:.1f} GFLOP/s ({}^3{}); ragmig computes in {} ({})\n\n",
              peak32, peak16, n16, native_bf16 ? "" : ", emulated", model::to_string(choice.precision), choice.reason);
 

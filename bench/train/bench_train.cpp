@@ -25,7 +25,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/bench_support.h"
-#include "core/heap_reuse.h"
+#include "model/cpu_allocator.h"
 #include "model/dual_encoder.h"
 #include "model/packaged_models.h"
 #include "model/precision.h"
@@ -226,7 +226,7 @@ int main(int argc, char** argv) {
   app.add_flag("--quick", quick, "fewer steps (a smoke run)");
   CLI11_PARSE(app, argc, argv);
   at::set_num_threads(threads);
-  ragmig::reuse_freed_heap_memory();  // as ragmig-torch does (core/heap_reuse.h)
+  model::set_up_cpu_memory();  // as ragmig-torch does (model/cpu_allocator.h)
 
   const bool bf16 = model::cpu_has_native_bf16();
   const double peak32 = std::max(matmul_gflops(torch::kFloat32, 1024, 2), matmul_gflops(torch::kFloat32, 2048, 2));
@@ -237,7 +237,7 @@ int main(int argc, char** argv) {
              "tokens (3x forward), % of the best peak. C++'s memory: {} (as ragmig-torch's); Python's: glibc's\n"
              "defaults.\n",
              threads, TORCH_VERSION, python, peak32, bf16 ? fmt::format("{:.1f}", peak16) : "- (not native here)",
-             ragmig::heap_allocator());
+             model::cpu_allocator_name());
 
   const auto dir = std::filesystem::temp_directory_path() / fmt::format("bench-train-{}", ::getpid());
   std::filesystem::create_directories(dir);

@@ -22,7 +22,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/event_log.h"
-#include "core/heap_reuse.h"
+#include "model/cpu_allocator.h"
 #include "core/json_errors.h"
 #include "core/splitmix.h"
 #include "core/stop_signal.h"
@@ -596,7 +596,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                  {"precision", model::to_string(precision.precision)},
                  {"precision_reason", precision.reason},
                  {"threads", at::get_num_threads()},
-                 {"allocator", heap_allocator()},
+                 {"allocator", model::cpu_allocator_name()},
                  {"omp_wait_policy", std::getenv("OMP_WAIT_POLICY") ? std::getenv("OMP_WAIT_POLICY") : "default"},
                  {"batch_size", global_batch},  // the scheduler's OOM retry halves what the worker says it runs
                  {"chunk_size", chunk},
@@ -858,6 +858,13 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                            {"rss_mb", rss_mb()}};
       // On a GPU, its peak memory and the part that does not grow with the batch: what the scheduler's dynamic
       // batch learns each job's memory per sample from (sched/memory_model.h).
+      // What the CPU tensors' block cache keeps (model/cpu_allocator.h): mapped now, and the most in use at once.
+      if (const auto cache = model::cpu_block_cache_stats())
+        ev["cpu_cache"] = {{"mapped_mb", static_cast<double>(cache->mapped) / (1 << 20)},
+                           {"peak_in_use_mb", static_cast<double>(cache->peak_in_use) / (1 << 20)},
+                           {"hits", cache->hits},
+                           {"misses", cache->misses},
+                           {"unmapped", cache->unmapped}};
       if (device.is_cuda() && unpad) ev["varlen_attention"] = model::varlen_attention_used();
       if (const auto peak = take_device_memory_peak_mb(device)) {
         ev["memory_mb"] = *peak;

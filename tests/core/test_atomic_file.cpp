@@ -51,7 +51,7 @@ TEST(AtomicFile, TheNextWriteRemovesTemporariesOfDeadWriters) {
   if (dead == 0) ::_exit(0);
   ::waitpid(dead, nullptr, 0);
   const std::string stale = "f.json.tmp." + std::to_string(dead);
-  for (const std::string name : {stale, std::string("f.json.tmp.1"), "g.json.tmp." + std::to_string(dead),
+  for (const std::string& name : {stale, std::string("f.json.tmp.1"), "g.json.tmp." + std::to_string(dead),
                                  std::string("f.json.tmp.x1"), std::string("f.json.tmpfile")})
     std::ofstream(dir / name) << "half";
   write_file_atomic(dir / "f.json", "{}");
