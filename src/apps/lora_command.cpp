@@ -26,7 +26,9 @@ Command add_lora_command(CLI::App& root) {
                    const model::DualAdapter adapter = model::load_adapter_folder(args->adapter);
                    model::merge_dual_adapter(base.model, adapter);
                    model::save_model_folder(args->out, base.model, base.vocab,
-                                           {.normalization = base.normalization, .max_length = base.max_length, .training = std::nullopt});
+                                           {.normalization = base.normalization,
+                                            .max_length = base.max_length,
+                                            .training = std::nullopt});
                    fmt::print("{}: {} with {} ({} LoRA parameters, r = {}) merged in\n", args->out, args->base,
                               args->adapter, adapter.query.parameter_count() + (adapter.passage ? adapter.passage->parameter_count() : 0),
                               adapter.query.spec.rank);

@@ -5,7 +5,6 @@
 #include <torch/version.h>
 
 #include <cstdlib>
-#include <cstring>
 #include <new>
 #include <string>
 

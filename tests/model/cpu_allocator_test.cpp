@@ -1,8 +1,11 @@
 // model/cpu_allocator.h: LibTorch's CPU tensors of 64 KiB and more come from the block cache, smaller ones from
 // LibTorch's own allocator, and both kinds are freed by whoever made them, raw allocations included.
-#include <gtest/gtest.h>
 #include <c10/core/CPUAllocator.h>
+#include <gtest/gtest.h>
 #include <torch/torch.h>
+
+#include <cstdlib>
+#include <string>
 
 #include "model/cpu_allocator.h"
 
@@ -10,7 +13,8 @@ namespace ragmig::model {
 namespace {
 
 TEST(CpuAllocator, BigTensorsComeFromTheCacheAndGoBackToIt) {
-  if (std::getenv("RAGMIG_CPU_BLOCK_CACHE")) GTEST_SKIP() << "RAGMIG_CPU_BLOCK_CACHE is set";
+  if (const char* off = std::getenv("RAGMIG_CPU_BLOCK_CACHE"); off && std::string(off) == "0")
+    GTEST_SKIP() << "RAGMIG_CPU_BLOCK_CACHE=0";
   ASSERT_TRUE(install_cpu_block_cache());
   EXPECT_TRUE(install_cpu_block_cache()) << "once per process, then a no-op";
   EXPECT_EQ(cpu_allocator_name().rfind("block cache (>= 64 KiB), ", 0), 0u) << cpu_allocator_name();

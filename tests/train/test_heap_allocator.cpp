@@ -42,12 +42,14 @@ TEST(HeapAllocator, TheStartEventNamesItAndTheUsersSettingWins) {
       << "ragmig-torch was linked with jemalloc: its malloc_conf should have turned purging off";
   EXPECT_THAT(with_env("RAGMIG_CPU_BLOCK_CACHE", "0", run("no-cache")), MatchesRegex(jemalloc));
   EXPECT_THAT(with_env("MALLOC_CONF", "dirty_decay_ms:2000", run("user")),
-              MatchesRegex("block cache \\(>= 64 KiB\\), jemalloc [0-9.]+ \\(dirty_decay_ms 2000, muzzy_decay_ms -1\\)"));
+              MatchesRegex("block cache \\(>= 64 KiB\\), jemalloc [0-9.]+ "
+                           "\\(dirty_decay_ms 2000, muzzy_decay_ms -1\\)"));
 #else
   EXPECT_EQ(run("default")(), "block cache (>= 64 KiB), glibc");
   EXPECT_EQ(with_env("RAGMIG_CPU_BLOCK_CACHE", "0", run("no-cache")), "glibc, heap reuse")
       << "without the cache glibc keeps freed memory in its heap";
-  EXPECT_EQ(with_env("GLIBC_TUNABLES", "glibc.malloc.mmap_max=65536", run("user")), "block cache (>= 64 KiB), glibc (GLIBC_TUNABLES)");
+  EXPECT_EQ(with_env("GLIBC_TUNABLES", "glibc.malloc.mmap_max=65536", run("user")),
+            "block cache (>= 64 KiB), glibc (GLIBC_TUNABLES)");
 #endif
 }
 
