@@ -22,6 +22,7 @@
 #include <CLI/CLI.hpp>
 
 #include "eval/encoder.h"
+#include "model/cpu_allocator.h"
 #include "model/dual_encoder.h"
 #include "model/model_folder.h"
 #include "model/packaged_models.h"
@@ -32,7 +33,6 @@
 #include "text/wordpiece.h"
 
 #include "common/bench_support.h"
-#include "model/cpu_allocator.h"
 
 using namespace ragmig::bench;
 

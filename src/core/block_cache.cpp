@@ -47,7 +47,7 @@ void* BlockCache::allocate(std::size_t n) {
     while (!idle_.empty() && stats_.mapped + size > bound()) unmap_idle(idle_.back());
     void* p = map_block(size);
     if (!p) {  // the kernel refused: give back all that is idle and try once more
-      while (!idle_.empty()) unmap_idle(idle_.back());
+      unmap_all_idle();
       p = map_block(size);
       if (!p) throw std::bad_alloc();
     }
@@ -76,7 +76,7 @@ bool BlockCache::release(void* p) {
 
 void BlockCache::trim() {
   std::lock_guard lock(mutex_);
-  while (!idle_.empty()) unmap_idle(idle_.back());
+  unmap_all_idle();
 }
 
 BlockCacheStats BlockCache::stats() const {
@@ -93,6 +93,10 @@ void BlockCache::unmap_idle(Block* b) {
   stats_.mapped -= b->size;
   ++stats_.unmapped;
   delete b;
+}
+
+void BlockCache::unmap_all_idle() {
+  while (!idle_.empty()) unmap_idle(idle_.back());
 }
 
 }  // namespace ragmig

@@ -28,7 +28,7 @@ struct BlockCacheStats {
   std::size_t peak_mapped = 0;
   std::uint64_t hits = 0;    ///< requests served by an idle block
   std::uint64_t misses = 0;  ///< requests that mapped a new block
-  std::uint64_t unmapped = 0;  ///< idle blocks given back to keep within the bound
+  std::uint64_t unmapped = 0;  ///< idle blocks given back (to keep within the bound, or the kernel refused a mapping)
 };
 
 class BlockCache {
@@ -57,7 +57,9 @@ class BlockCache {
     std::size_t size;
     std::list<Block*>::iterator idle_at;  ///< its place in idle_, while idle
   };
-  void unmap_idle(Block* b);  // lock held
+  // With the lock held.
+  void unmap_idle(Block* b);
+  void unmap_all_idle();
 
   const double slack_;
   mutable std::mutex mutex_;

@@ -22,10 +22,10 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/event_log.h"
-#include "model/cpu_allocator.h"
 #include "core/json_errors.h"
 #include "core/splitmix.h"
 #include "core/stop_signal.h"
+#include "model/cpu_allocator.h"
 #include "model/lora.h"
 #include "model/model_folder.h"
 #include "model/packaged_models.h"
@@ -856,8 +856,6 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                            {"padding", 1.0 - static_cast<double>(window_tokens) /
                                                  static_cast<double>(std::max<int64_t>(window_positions, 1))},
                            {"rss_mb", rss_mb()}};
-      // On a GPU, its peak memory and the part that does not grow with the batch: what the scheduler's dynamic
-      // batch learns each job's memory per sample from (sched/memory_model.h).
       // What the CPU tensors' block cache keeps (model/cpu_allocator.h): mapped now, and the most in use at once.
       if (const auto cache = model::cpu_block_cache_stats())
         ev["cpu_cache"] = {{"mapped_mb", static_cast<double>(cache->mapped) / (1 << 20)},
@@ -865,6 +863,8 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                            {"hits", cache->hits},
                            {"misses", cache->misses},
                            {"unmapped", cache->unmapped}};
+      // On a GPU, its peak memory and the part that does not grow with the batch: what the scheduler's dynamic
+      // batch learns each job's memory per sample from (sched/memory_model.h).
       if (device.is_cuda() && unpad) ev["varlen_attention"] = model::varlen_attention_used();
       if (const auto peak = take_device_memory_peak_mb(device)) {
         ev["memory_mb"] = *peak;
