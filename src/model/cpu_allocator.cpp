@@ -39,7 +39,9 @@ class BlockCacheAllocator final : public c10::Allocator {
     try {
       p = the_cache->allocate(n);
     } catch (const std::bad_alloc&) {
-      TORCH_CHECK_WITH(OutOfMemoryError, false, "CPU: out of memory allocating ", n, " bytes");
+      const BlockCacheStats s = the_cache->stats();
+      TORCH_CHECK_WITH(OutOfMemoryError, false, "CPU block cache: can't allocate memory: you tried to allocate ", n,
+                       " bytes with ", s.in_use, " bytes in use (", s.mapped, " mapped)");
     }
     return {p, p, &release, c10::Device(c10::DeviceType::CPU)};
   }
