@@ -126,9 +126,8 @@ torch::Tensor padded_attention(const torch::Tensor& q_in, const torch::Tensor& k
   if (!context.defined()) {
     auto scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(head_dim));
     scores = scores + additive_attention_mask(attention_mask, scores.scalar_type());
-    auto probs = torch::softmax(scores, -1);
-    probs = model::keyed_dropout(probs, dropout, training);
-    context = torch::matmul(probs, v);
+    const auto probs = torch::softmax(scores, -1);
+    context = model::keyed_dropout_matmul(probs, v, dropout, training);
   }
   return context.transpose(1, 2).contiguous().view({b, l, heads * head_dim});
 }

@@ -11,6 +11,56 @@
 #include "core/splitmix.h"
 
 namespace ragmig::model {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+uint64_t key_of(AutogradContext* ctx) { return static_cast<uint64_t>(ctx->saved_data["key"].toInt()); }
+
+// x * mask, keeping the key: backward multiplies the gradient by the same mask, made again.
+struct KeyedDropoutFunction : public torch::autograd::Function<KeyedDropoutFunction> {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, double p, int64_t key) {
+    ctx->saved_data["p"] = p;
+    ctx->saved_data["key"] = key;
+    return x * keyed_dropout_mask_like(x, p, static_cast<uint64_t>(key));
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const torch::Tensor& g = grads[0];
+    return {g * keyed_dropout_mask_like(g, ctx->saved_data["p"].toDouble(), key_of(ctx)), torch::Tensor(),
+            torch::Tensor()};
+  }
+};
+
+// (probs * mask) . v, keeping probs, v and the key. Under autocast the product runs in the autocast dtype (its
+// output's, so its gradient's), and backward computes the two products in that dtype, as autograd's matmul on
+// autocast's copies would.
+struct KeyedDropoutMatmulFunction : public torch::autograd::Function<KeyedDropoutMatmulFunction> {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& probs, const torch::Tensor& v, double p,
+                               int64_t key) {
+    ctx->save_for_backward({probs, v});
+    ctx->saved_data["p"] = p;
+    ctx->saved_data["key"] = key;
+    return torch::matmul(probs * keyed_dropout_mask_like(probs, p, static_cast<uint64_t>(key)), v);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor &probs = saved[0], &v = saved[1];
+    const torch::Tensor mask = keyed_dropout_mask_like(probs, ctx->saved_data["p"].toDouble(), key_of(ctx));
+    const torch::Tensor& g = grads[0];
+    torch::Tensor grad_probs, grad_v;
+    if (ctx->needs_input_grad(0))
+      grad_probs = torch::matmul(g, v.to(g.scalar_type()).transpose(-1, -2)).to(probs.scalar_type()) * mask;
+    if (ctx->needs_input_grad(1))
+      grad_v = torch::matmul((probs * mask).to(g.scalar_type()).transpose(-1, -2), g).to(v.scalar_type());
+    return {grad_probs, grad_v, torch::Tensor(), torch::Tensor()};
+  }
+};
+
+// Whether a CPU dropout builds a graph node (else the product alone is enough).
+bool carries_gradient(const torch::Tensor& x) { return torch::GradMode::is_enabled() && x.requires_grad(); }
+
+}  // namespace
 
 uint64_t keyed_dropout_key() {
   // Under the generator's lock, as LibTorch's own kernels take it.
@@ -48,7 +98,15 @@ torch::Tensor keyed_dropout_mask_like(const torch::Tensor& x, double p, uint64_t
 torch::Tensor keyed_dropout(const torch::Tensor& x, double p, bool training) {
   if (!training || p == 0) return x;
   if (!x.device().is_cpu()) return torch::dropout(x, p, training);
-  return x * keyed_dropout_mask_like(x, p, keyed_dropout_key());
+  const uint64_t key = keyed_dropout_key();
+  if (carries_gradient(x)) return KeyedDropoutFunction::apply(x, p, static_cast<int64_t>(key));
+  return x * keyed_dropout_mask_like(x, p, key);
+}
+
+torch::Tensor keyed_dropout_matmul(const torch::Tensor& probs, const torch::Tensor& v, double p, bool training) {
+  if (!training || p == 0 || !probs.device().is_cpu() || !(carries_gradient(probs) || carries_gradient(v)))
+    return torch::matmul(keyed_dropout(probs, p, training), v);
+  return KeyedDropoutMatmulFunction::apply(probs, v, p, static_cast<int64_t>(keyed_dropout_key()));
 }
 
 }  // namespace ragmig::model

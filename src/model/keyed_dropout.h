@@ -4,8 +4,9 @@
 // mask alone is batch x heads x T x T). Here each call draws one 64-bit key from the default generator and
 // the mask is a counter-based hash of (key, element) computed in parallel, so masks still follow the
 // generator's state: GradCache's replay (train/rng_state.h), checkpoints and per-replica seeds work as before.
-// A key is all a backward pass needs to make a mask again (model/lora_linear.cpp's adapters do, and keep no
-// dropped copy of their input).
+// A key is all a backward pass needs to make a mask again, so on CPU the graph keeps keys, not masks: here
+// (keyed_dropout, keyed_dropout_matmul) and in model/lora_linear.cpp's adapters, which keep no dropped copy of
+// their input either.
 // On CUDA, LibTorch's own fused dropout is used.
 #pragma once
 
@@ -14,8 +15,15 @@
 namespace ragmig::model {
 
 /// x * mask / (1 - p), mask[i] = 0 with probability p (drawn at 1/65536 resolution), as torch::dropout;
-/// `x` itself when !training or p == 0. p must be in [0, 1).
+/// `x` itself when !training or p == 0. p must be in [0, 1). On CPU with a gradient to carry, one graph node
+/// that keeps the mask's key and makes the mask again in backward (autograd's product would keep the mask).
 torch::Tensor keyed_dropout(const torch::Tensor& x, double p, bool training);
+
+/// keyed_dropout(probs, p, training) . v (matmul), as attention applies its dropped probabilities to the values,
+/// drawing the same mask. On CPU with a gradient to carry, one graph node that keeps probs (softmax keeps them
+/// anyway), v and the key, and makes the mask and the dropped probabilities again in backward: autograd would
+/// keep both, two more tensors of probs' size (batch x heads x T x T) per layer.
+torch::Tensor keyed_dropout_matmul(const torch::Tensor& probs, const torch::Tensor& v, double p, bool training);
 
 /// One 64-bit draw of LibTorch's default CPU generator: the key of the next mask (keyed_dropout draws its own).
 uint64_t keyed_dropout_key();

@@ -5,9 +5,11 @@
 #include <torch/torch.h>
 
 #include <cstdlib>
+#include <functional>
 #include <string>
 
 #include "model/cpu_allocator.h"
+#include "model/keyed_dropout.h"
 
 namespace ragmig::model {
 namespace {
@@ -66,6 +68,33 @@ TEST(CpuAllocator, ATrainingStepGivesTheSameNumbersWithTheCache) {
   const auto cached = run();
   EXPECT_GT(cpu_block_cache_stats()->hits, before.hits) << "the steps reused blocks";
   EXPECT_TRUE(torch::equal(plain, cached));
+}
+
+// What a graph holds between forward and backward, counted by the cache: attention's dropout and product
+// (model/keyed_dropout.h) keep the probabilities once, where autograd's dropout and matmul keep the mask and the
+// dropped copy beside them; a hidden dropout keeps its output alone, not its mask.
+TEST(CpuAllocator, DropoutGraphsKeepKeysNotMasks) {
+  if (!install_cpu_block_cache()) GTEST_SKIP() << "the cache is off or unavailable here";
+  const torch::Tensor logits = torch::randn({8, 4, 128, 128}).requires_grad_(true);  // 2 MiB
+  const torch::Tensor v = torch::randn({8, 4, 128, 32}).requires_grad_(true);
+  const torch::Tensor h = torch::randn({8, 128, 256}).requires_grad_(true);  // 1 MiB
+  const std::size_t probs = BlockCache::size_class(logits.nbytes()), hidden = BlockCache::size_class(h.nbytes());
+  const auto held = [](const std::function<torch::Tensor()>& forward) {
+    const std::size_t before = cpu_block_cache_stats()->in_use;
+    const torch::Tensor out = forward();
+    const std::size_t during = cpu_block_cache_stats()->in_use - before;
+    out.sum().backward();  // the graph is usable
+    return during;
+  };
+  const std::size_t ours = held([&] { return keyed_dropout_matmul(torch::softmax(logits, -1), v, 0.1, true); });
+  const std::size_t plain = held([&] {
+    const torch::Tensor p = torch::softmax(logits, -1);
+    return torch::matmul(p * keyed_dropout_mask_like(p, 0.1, keyed_dropout_key()), v);
+  });
+  EXPECT_EQ(plain - ours, 2 * probs) << "mask and dropped copy";
+  EXPECT_EQ(ours, probs + BlockCache::size_class(v.nbytes())) << "probabilities and the output";
+  EXPECT_EQ(held([&] { return keyed_dropout(h, 0.1, true); }), hidden) << "the output alone";
+  EXPECT_EQ(held([&] { return h * keyed_dropout_mask_like(h, 0.1, keyed_dropout_key()); }), 2 * hidden);
 }
 
 }  // namespace

@@ -1,10 +1,14 @@
 // model/keyed_dropout.h: masks drop at the asked rate and scale the rest, follow the default generator's state
 // (so GradCache's replay and checkpoints reproduce them), do not depend on the thread count, and carry the
-// gradient like torch::dropout.
+// gradient like torch::dropout, also through the graph nodes that keep keys instead of masks.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <functional>
+#include <vector>
+
 #include "model/keyed_dropout.h"
+#include "train/autocast_guard.h"
 
 namespace ragmig::model {
 namespace {
@@ -70,6 +74,63 @@ TEST(KeyedDropout, TheKeyAndTheMaskMakeTheSameProduct) {
     EXPECT_TRUE(torch::equal(next, x * keyed_dropout_mask_like(x, 0.3, keyed_dropout_key()))) << dtype;
     EXPECT_FALSE(torch::equal(dropped, next));
   }
+}
+
+// The graph nodes that keep the key (keyed_dropout with a gradient, keyed_dropout_matmul) give the outputs of
+// autograd's own product and matmul over the same mask bit for bit, their gradients too (in fp32; close under
+// CPU bf16 autocast), and draw the generator once per call.
+TEST(KeyedDropout, TheNodesThatKeepTheKeyGiveAutogradsGradients) {
+  for (const bool bf16 : {false, true}) {
+    torch::manual_seed(2);
+    const torch::Tensor logits = torch::randn({2, 3, 9, 9}).requires_grad_(true);
+    const torch::Tensor v = torch::randn({2, 3, 9, 4}).requires_grad_(true);
+    const torch::Tensor h = torch::randn({2, 9, 12}).requires_grad_(true);
+    const torch::Tensor w_out = torch::randn({2, 3, 9, 4}), w_h = torch::randn({2, 9, 12});
+    auto run = [&](const std::function<std::vector<torch::Tensor>()>& forward) {
+      for (const torch::Tensor& t : {logits, v, h}) t.mutable_grad().reset();
+      torch::manual_seed(9);
+      std::vector<torch::Tensor> out;
+      {
+        train::AutocastGuard autocast(torch::kCPU, bf16);
+        out = forward();
+      }
+      ((out[0].to(torch::kFloat) * w_out).sum() + (out[1].to(torch::kFloat) * w_h).sum()).backward();
+      return std::vector<torch::Tensor>{out[0].detach(), out[1].detach(), logits.grad(), v.grad(), h.grad(),
+                                        torch::tensor(static_cast<int64_t>(keyed_dropout_key()))};
+    };
+    const auto ours = run([&] {
+      return std::vector<torch::Tensor>{keyed_dropout_matmul(torch::softmax(logits, -1), v, 0.3, true),
+                                        keyed_dropout(h, 0.2, true)};
+    });
+    const auto plain = run([&] {
+      const torch::Tensor probs = torch::softmax(logits, -1);
+      const torch::Tensor context = torch::matmul(probs * keyed_dropout_mask_like(probs, 0.3, keyed_dropout_key()), v);
+      return std::vector<torch::Tensor>{context, h * keyed_dropout_mask_like(h, 0.2, keyed_dropout_key())};
+    });
+    EXPECT_TRUE(torch::equal(ours[0], plain[0])) << bf16;
+    EXPECT_TRUE(torch::equal(ours[1], plain[1])) << bf16;
+    EXPECT_EQ(ours[0].scalar_type(), bf16 ? torch::kBFloat16 : torch::kFloat);
+    for (size_t i = 2; i < 5; ++i) {
+      if (bf16)
+        EXPECT_TRUE(torch::allclose(ours[i], plain[i], 2e-2, 2e-2)) << i;
+      else
+        EXPECT_TRUE(torch::equal(ours[i], plain[i])) << i;
+      EXPECT_EQ(ours[i].scalar_type(), torch::kFloat) << i;
+    }
+    for (size_t i = 2; i < 5; ++i) EXPECT_GT(ours[i].abs().sum().item<double>(), 0) << i;
+    EXPECT_EQ(ours[5].item<int64_t>(), plain[5].item<int64_t>()) << "one draw of the generator per call";
+  }
+}
+
+// Without a gradient to carry (GradCache's first pass, no_grad), the same masks from the same draws.
+TEST(KeyedDropout, WithoutAGradientTheSameMasks) {
+  const torch::Tensor probs = torch::softmax(torch::randn({2, 2, 5, 5}), -1), v = torch::randn({2, 2, 5, 3});
+  torch::manual_seed(4);
+  const torch::Tensor plain = keyed_dropout_matmul(probs, v, 0.4, true);
+  torch::manual_seed(4);
+  const torch::Tensor with_graph = keyed_dropout_matmul(probs, v.clone().requires_grad_(true), 0.4, true);
+  EXPECT_TRUE(torch::equal(plain, with_graph.detach()));
+  EXPECT_TRUE(torch::equal(keyed_dropout_matmul(probs, v, 0.4, false), torch::matmul(probs, v)));
 }
 
 }  // namespace
