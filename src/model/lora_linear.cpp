@@ -11,7 +11,7 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// The adapter's down-projection of dropout(x), (x * mask) A^T, as one graph node that keeps x and the mask's key
+// The adapter's down-projection of dropout(x), (x * mask) A^T, as one graph node that keeps x and the mask's bits
 // (model/keyed_dropout.h) and makes the dropped input again in backward. Autograd would keep each adapted
 // layer's dropped copy of its input from forward to backward (as PEFT's layers do); here q, k and v keep the
 // one input they share, as they do without dropout. Under autocast the product runs in the autocast dtype (its
@@ -19,22 +19,28 @@ using torch::autograd::variable_list;
 struct DroppedDownFunction : public torch::autograd::Function<DroppedDownFunction> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& a, double p,
                                int64_t key) {
+    auto [dropped, bits] = keyed_dropout_apply_keeping_bits(x, p, static_cast<uint64_t>(key));
     ctx->save_for_backward({x, a});
     ctx->saved_data["p"] = p;
-    ctx->saved_data["key"] = key;
-    return torch::linear(x * keyed_dropout_mask_like(x, p, static_cast<uint64_t>(key)), a);
+    ctx->saved_data["bits"] = bits;
+    return torch::linear(dropped, a);
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const torch::Tensor &x = saved[0], &a = saved[1];
-    const auto key = static_cast<uint64_t>(ctx->saved_data["key"].toInt());
-    const torch::Tensor mask = keyed_dropout_mask_like(x, ctx->saved_data["p"].toDouble(), key);
+    const torch::Tensor bits = ctx->saved_data["bits"].toTensor();
+    const double p = ctx->saved_data["p"].toDouble();
     const auto dtype = grads[0].scalar_type();
     const torch::Tensor grad = grads[0].reshape({-1, a.size(0)});
     torch::Tensor grad_x, grad_a;
-    if (ctx->needs_input_grad(0)) grad_x = grad.mm(a.to(dtype)).to(x.scalar_type()).view(x.sizes()) * mask;
+    if (ctx->needs_input_grad(0)) {
+      grad_x = grad.mm(a.to(dtype)).to(x.scalar_type()).view(x.sizes()).contiguous();
+      keyed_dropout_apply_bits_(grad_x, bits, p);
+    }
     if (ctx->needs_input_grad(1))
-      grad_a = grad.t().mm((x * mask).to(dtype).reshape({-1, a.size(1)})).to(a.scalar_type());
+      grad_a = grad.t()
+                   .mm(keyed_dropout_apply_bits(x, bits, p).to(dtype).reshape({-1, a.size(1)}))
+                   .to(a.scalar_type());
     return {grad_x, grad_a, torch::Tensor(), torch::Tensor()};
   }
 };

@@ -31,6 +31,33 @@ int poisson(double mean, double u) {
   return k;
 }
 
+struct SweepKind {
+  double share;
+  const char* type;
+  const char* need;  ///< nullptr: the type's smallest measured MIG profile
+  int64_t batch, min_batch;
+  double fixed_share;
+};
+const SweepKind kMisoKinds[] = {{0.25, "embedding_train64", "5gb:1", 64, 16, 0.15},
+                                {0.25, "embedding_train128", "5gb:1", 128, 32, 0.15},
+                                {0.3, "bert_train2", "10gb:1", 64, 16, 0.2},
+                                {0.2, "bert_train4", "10gb:1", 128, 32, 0.2}};
+const SweepKind kRagmigKinds[] = {{0.25, "ragmig_minilm_b64", nullptr, 64, 16, 0.15},
+                                  {0.25, "ragmig_minilm_b256", nullptr, 256, 64, 0.15},
+                                  {0.3, "ragmig_bert_base_b64", nullptr, 64, 16, 0.2},
+                                  {0.2, "ragmig_bert_base_b256", nullptr, 256, 64, 0.2}};
+
+// The smallest MIG profile `type` was measured on ("" if none): smaller ones ran out of memory.
+std::string smallest_measured_profile(const ThroughputModel& model, const std::string& type) {
+  std::string smallest;
+  const auto entries = model.table.find(type);
+  if (entries != model.table.end())
+    for (const auto& [profile, seconds] : entries->second)
+      if (const int g = profile_compute(profile); g > 0 && (smallest.empty() || g < profile_compute(smallest)))
+        smallest = profile;
+  return smallest;
+}
+
 }  // namespace
 
 double uniform01(uint64_t seed, uint64_t job, uint64_t draw) {
@@ -38,25 +65,21 @@ double uniform01(uint64_t seed, uint64_t job, uint64_t draw) {
   return static_cast<double>(x >> 11) * 0x1.0p-53;
 }
 
+bool sweep_draws_ragmig_types(const ThroughputModel& model) {
+  return std::all_of(std::begin(kRagmigKinds), std::end(kRagmigKinds),
+                     [&](const SweepKind& k) { return !smallest_measured_profile(model, k.type).empty(); });
+}
+
 std::vector<SimJob> generate_sweep(int count, const ThroughputModel& model, uint64_t seed) {
-  struct Kind {
-    double share;
-    const char* type;
-    const char* need;
-    int64_t batch, min_batch;
-    double fixed_share;
-  };
-  static constexpr Kind kKinds[] = {{0.25, "embedding_train64", "5gb:1", 64, 16, 0.15},
-                                    {0.25, "embedding_train128", "5gb:1", 128, 32, 0.15},
-                                    {0.3, "bert_train2", "10gb:1", 64, 16, 0.2},
-                                    {0.2, "bert_train4", "10gb:1", 128, 32, 0.2}};
+  const bool ragmig = sweep_draws_ragmig_types(model);
+  const auto& kinds = ragmig ? kRagmigKinds : kMisoKinds;
   std::vector<SimJob> jobs;
   for (int i = 0; i < count; ++i) {
     const auto k = static_cast<uint64_t>(i);
     const double u = uniform01(seed, k, 0);
-    const Kind* kind = &kKinds[3];
+    const SweepKind* kind = &kinds[3];
     double cumulative = 0;
-    for (const auto& c : kKinds)
+    for (const auto& c : kinds)
       if (u < (cumulative += c.share)) {
         kind = &c;
         break;
@@ -67,7 +90,7 @@ std::vector<SimJob> generate_sweep(int count, const ThroughputModel& model, uint
     const double length = log_uniform(300, 7200, uniform01(seed, k, 1));
     job.iterations = std::round(length / seconds_per_iteration(model, job.type, kWhole));
     job.priority = static_cast<int64_t>(uniform01(seed, k, 2) * 3);
-    job.need = sched::parse_need(kind->need);
+    job.need = sched::parse_need(kind->need ? kind->need : smallest_measured_profile(model, job.type) + ":1");
     job.estimate_s = job.iterations * seconds_per_iteration(model, job.type, kWhole);
     job.batch_size = kind->batch;
     job.min_batch_size = kind->min_batch;
@@ -88,12 +111,7 @@ std::vector<SimJob> generate_miso_like(int count, const ThroughputModel& model, 
   double t = 0;
   for (size_t k = 0; k < order.size(); ++k) {
     const auto& row = trace[order[k] % trace.size()];
-    const auto entries = model.table.find(row.type);
-    std::string smallest;  // its smallest measured MIG profile: smaller ones ran out of memory
-    if (entries != model.table.end())
-      for (const auto& [profile, seconds] : entries->second)
-        if (const int g = profile_compute(profile); g > 0 && (smallest.empty() || g < profile_compute(smallest)))
-          smallest = profile;
+    const std::string smallest = smallest_measured_profile(model, row.type);
     if (smallest.empty())
       throw ConfigError(fmt::format("miso:N needs MISO's per-slice table (--throughputs): no MIG measurement of '{}'",
                                     row.type));

@@ -66,7 +66,11 @@ Workload load_workload(const WorkloadSpec& spec, const Cluster& cluster, const T
     case WorkloadKind::Philly: return read_philly(spec.path);
     case WorkloadKind::Openb: return read_openb(spec.path, cluster, model.fallback_exponent);
     case WorkloadKind::Jobs: return read_jobs_csv(spec.path);
-    case WorkloadKind::Sweep: return Workload{generate_sweep(spec.count, model, seed), {}};
+    case WorkloadKind::Sweep:
+      return Workload{generate_sweep(spec.count, model, seed),
+                      {sweep_draws_ragmig_types(model)
+                           ? "sweep: ragmig's job types, as measured per slice (bench/mig/slice_speed.sh)"
+                           : "sweep: MISO's measured types stand in for ragmig's (no ragmig_* types in the tables)"}};
     case WorkloadKind::Miso:
       return Workload{generate_miso_like(spec.count, model, seed), {}};
   }

@@ -71,9 +71,9 @@ TEST(CpuAllocator, ATrainingStepGivesTheSameNumbersWithTheCache) {
 }
 
 // What a graph holds between forward and backward, counted by the cache: attention's dropout and product
-// (model/keyed_dropout.h) keep the probabilities once, where autograd's dropout and matmul keep the mask and the
-// dropped copy beside them; a hidden dropout keeps its output alone, not its mask.
-TEST(CpuAllocator, DropoutGraphsKeepKeysNotMasks) {
+// (model/keyed_dropout.h) keep the probabilities once and the mask as bits, where autograd's dropout and matmul
+// keep the mask and the dropped copy beside them; a hidden dropout keeps its mask as bits too.
+TEST(CpuAllocator, DropoutGraphsKeepBitsNotMasks) {
   if (!install_cpu_block_cache()) GTEST_SKIP() << "the cache is off or unavailable here";
   const torch::Tensor logits = torch::randn({8, 4, 128, 128}).requires_grad_(true);  // 2 MiB
   const torch::Tensor v = torch::randn({8, 4, 128, 32}).requires_grad_(true);
@@ -91,9 +91,10 @@ TEST(CpuAllocator, DropoutGraphsKeepKeysNotMasks) {
     const torch::Tensor p = torch::softmax(logits, -1);
     return torch::matmul(p * keyed_dropout_mask_like(p, 0.1, keyed_dropout_key()), v);
   });
-  EXPECT_EQ(plain - ours, 2 * probs) << "mask and dropped copy";
-  EXPECT_EQ(ours, probs + BlockCache::size_class(v.nbytes())) << "probabilities and the output";
-  EXPECT_EQ(held([&] { return keyed_dropout(h, 0.1, true); }), hidden) << "the output alone";
+  const std::size_t bits = BlockCache::size_class(logits.numel() / 8);  // 64 KiB: from the cache too
+  EXPECT_EQ(plain - ours, 2 * probs - bits) << "mask and dropped copy, for the mask's bits";
+  EXPECT_EQ(ours, probs + bits + BlockCache::size_class(v.nbytes())) << "probabilities, bits and the output";
+  EXPECT_EQ(held([&] { return keyed_dropout(h, 0.1, true); }), hidden) << "the output (bits: 32 KiB, not cached)";
   EXPECT_EQ(held([&] { return h * keyed_dropout_mask_like(h, 0.1, keyed_dropout_key()); }), 2 * hidden);
 }
 

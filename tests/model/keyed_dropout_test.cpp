@@ -76,10 +76,35 @@ TEST(KeyedDropout, TheKeyAndTheMaskMakeTheSameProduct) {
   }
 }
 
-// The graph nodes that keep the key (keyed_dropout with a gradient, keyed_dropout_matmul) give the outputs of
+// keyed_dropout_apply multiplies by the mask without making it: the product of the mask, bit for bit, in each
+// floating dtype, for a strided input too, and in place; so does the mask kept as bits.
+TEST(KeyedDropout, ApplyingTheKeyIsMultiplyingByItsMask) {
+  for (const auto dtype : {torch::kFloat, torch::kBFloat16, torch::kHalf, torch::kDouble}) {
+    const torch::Tensor x = torch::randn({6, 70001}).to(dtype);  // odd: the last hash's four draws are cut short
+    EXPECT_TRUE(torch::equal(keyed_dropout_apply(x, 0.2, 5), x * keyed_dropout_mask_like(x, 0.2, 5))) << dtype;
+    const torch::Tensor strided = x.t();
+    EXPECT_TRUE(torch::equal(keyed_dropout_apply(strided, 0.2, 5), strided * keyed_dropout_mask_like(strided, 0.2, 5)))
+        << dtype;
+    torch::Tensor in_place = x.clone();
+    keyed_dropout_apply_(in_place, 0.2, 5);
+    EXPECT_TRUE(torch::equal(in_place, x * keyed_dropout_mask_like(x, 0.2, 5))) << dtype;
+    // The mask kept as bits gives the same product again, to this tensor or another of its size.
+    const auto [dropped, bits] = keyed_dropout_apply_keeping_bits(x, 0.2, 5);
+    EXPECT_TRUE(torch::equal(dropped, in_place)) << dtype;
+    EXPECT_EQ(bits.numel(), (x.numel() + 7) / 8);
+    EXPECT_TRUE(torch::equal(keyed_dropout_apply_bits(x, bits, 0.2), in_place)) << dtype;
+    const torch::Tensor g = torch::randn({6, 70001}).to(dtype);
+    torch::Tensor g_in_place = g.clone();
+    keyed_dropout_apply_bits_(g_in_place, bits, 0.2);
+    EXPECT_TRUE(torch::equal(g_in_place, g * keyed_dropout_mask_like(g, 0.2, 5))) << dtype;
+  }
+  EXPECT_THROW(keyed_dropout_apply_bits(torch::ones({9}), torch::zeros({1}, torch::kUInt8), 0.2), std::exception);
+}
+
+// The graph nodes that keep the mask's bits (keyed_dropout with a gradient, keyed_dropout_matmul) give the outputs of
 // autograd's own product and matmul over the same mask bit for bit, their gradients too (in fp32; close under
 // CPU bf16 autocast), and draw the generator once per call.
-TEST(KeyedDropout, TheNodesThatKeepTheKeyGiveAutogradsGradients) {
+TEST(KeyedDropout, TheNodesThatKeepBitsGiveAutogradsGradients) {
   for (const bool bf16 : {false, true}) {
     torch::manual_seed(2);
     const torch::Tensor logits = torch::randn({2, 3, 9, 9}).requires_grad_(true);

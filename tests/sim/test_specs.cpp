@@ -141,6 +141,52 @@ TEST(Sweep, ReproducibleAndAsDocumented) {
   EXPECT_NEAR(below / 500.0, 0.5, 0.07);
 }
 
+// A table with ragmig's own types (bench/mig/slice_speed.sh writes one per GPU) makes the sweep draw them, each
+// asking for the smallest profile it was measured on; with one of them missing, MISO's types stand in.
+TEST(Sweep, DrawsRagmigsOwnTypesWhenTheTablesHaveThem) {
+  const std::string table =
+      "# bench/mig/slice_speed.sh on an H200\n"
+      "ragmig_minilm_b64 {\"1g.18gb\": 0.05, \"2g.35gb\": 0.03, \"7g.141gb\": 0.02}\n"
+      "ragmig_minilm_b256 {\"1g.18gb\": 0.16, \"7g.141gb\": 0.05}\n"
+      "ragmig_bert_base_b64 {\"1g.18gb\": 0.4, \"7g.141gb\": 0.08}\n"
+      "ragmig_bert_base_b256 {\"2g.35gb\": 0.9, \"3g.71gb\": 0.5, \"7g.141gb\": 0.2}\n";
+  const ThroughputModel model = make_throughput_model({parse_throughput_table(table, "h200.txt")});
+  ASSERT_TRUE(sweep_draws_ragmig_types(model));
+  const auto jobs = generate_sweep(400, model, 3);
+  const std::map<std::string, std::pair<std::string, int64_t>> expected = {
+      {"ragmig_minilm_b64", {"1g.18gb:1", 64}},
+      {"ragmig_minilm_b256", {"1g.18gb:1", 256}},
+      {"ragmig_bert_base_b64", {"1g.18gb:1", 64}},
+      {"ragmig_bert_base_b256", {"2g.35gb:1", 256}}};
+  std::map<std::string, int> types;
+  for (const auto& j : jobs) {
+    ASSERT_TRUE(expected.count(j.type)) << j.type;
+    EXPECT_EQ(sched::to_string(j.need), expected.at(j.type).first) << j.type;
+    EXPECT_EQ(j.batch_size, expected.at(j.type).second) << j.type;
+    EXPECT_EQ(j.min_batch_size, j.batch_size / 4) << j.type;
+    // Its length is seconds on the whole GPU (7g), turned into steps of its measured time there.
+    const double step_s = model.table.at(j.type).at("7g.141gb");
+    EXPECT_GE(j.iterations * step_s, 300 - step_s) << j.type;
+    EXPECT_LE(j.iterations * step_s, 7200 + step_s) << j.type;
+    EXPECT_NEAR(j.estimate_s, j.iterations * step_s, 1e-9) << j.type;
+    ++types[j.type];
+  }
+  EXPECT_NEAR(types["ragmig_minilm_b64"] / 400.0, 0.25, 0.07);
+  EXPECT_NEAR(types["ragmig_bert_base_b256"] / 400.0, 0.2, 0.07);
+  const Cluster h200 = build_cluster(parse_cluster_spec("8xH200"));
+  const Workload w = load_workload(parse_workload_spec("sweep:10"), h200, model, 3);
+  ASSERT_EQ(w.notes.size(), 1u);
+  EXPECT_THAT(w.notes[0], HasSubstr("ragmig's job types"));
+
+  // Three of the four measured: MISO's types, as without a table.
+  const ThroughputModel partial = make_throughput_model(
+      {parse_throughput_table(table.substr(0, table.find("ragmig_bert_base_b256")), "partial.txt")});
+  EXPECT_FALSE(sweep_draws_ragmig_types(partial));
+  for (const auto& j : generate_sweep(20, partial, 3)) EXPECT_EQ(j.type.rfind("ragmig_", 0), std::string::npos);
+  EXPECT_THAT(load_workload(parse_workload_spec("sweep:10"), h200, partial, 3).notes[0],
+              HasSubstr("MISO's measured types stand in"));
+}
+
 TEST(Sweep, MisoJobsAreMisosTraceArrivingAsItsSimulatorHasThem) {
   // Every type of the trace, with a made-up table: "bert" ones only from 3g on, the rest from 1g.
   std::string table;
