@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "eval/torch_search.h"
 #include "index/dense_index.h"
@@ -18,16 +19,6 @@ namespace {
 // Bump when what the embedder produces for the same model and text changes (tokenisation, pooling, text join).
 // v2: the folder's tokenizer files decide lower-casing, accents, CJK and the length limit; ST pooling.
 constexpr const char* kEmbeddingVersion = "embed-v2";
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
-std::string file_safe(const std::string& spec) {
-  std::string out;
-  for (char c : spec) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return out;
-}
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 #include "eval/eval_cache.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -68,6 +69,12 @@ std::string hash_parts(const std::vector<std::string>& parts) {
   uint64_t h = kFnvOffset;
   for (const auto& p : parts) h = fnv(h, p.c_str(), p.size() + 1);
   return hex(h);
+}
+
+std::string file_safe(const std::string& s) {
+  std::string out;
+  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return out;
 }
 
 std::string EvalCache::path(const std::string& kind, const std::string& key, const std::string& ext) const {

@@ -24,6 +24,9 @@ std::string hash_folder(const std::string& dir);
 /// Hash of the parts joined with separators, as 16 hex digits.
 std::string hash_parts(const std::vector<std::string>& parts);
 
+/// `s` with every character but ASCII letters and digits replaced by '_': an index spec as part of a file name.
+std::string file_safe(const std::string& s);
+
 /// What happened to one cached artefact, for the report: "hit", "miss" (built and stored), "unstored" (built, the
 /// write failed), "off" (no cache).
 struct CacheUse {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/line_reader.h"
 #include "eval/run_file.h"
@@ -26,7 +27,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // The judgments of the queries `ids` only.
 Judgments restrict_to(const Judgments& judgments, const std::vector<std::string>& ids) {
@@ -38,12 +38,6 @@ Judgments restrict_to(const Judgments& judgments, const std::vector<std::string>
 }
 
 bool is_blank(const std::string& s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; }
-
-std::string file_safe(const std::string& spec) {
-  std::string out;
-  for (char c : spec) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return out;
-}
 
 HitLists hit_lists(const index::SearchResult& r) {
   HitLists out(static_cast<size_t>(r.queries));

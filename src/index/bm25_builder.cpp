@@ -6,6 +6,7 @@
 #include <chrono>
 #include <unordered_map>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "index/analyzer.h"
 #include "index/binary_file.h"
@@ -19,13 +20,6 @@ namespace {
 constexpr size_t kBlock = 4096;
 
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-struct Postings {
-  std::string bytes;
-  int32_t last = -1;
-  uint32_t df = 0;
-};
 
 // (term, tf) of a document's terms, in term order.
 using TermCounts = std::vector<std::pair<std::string, int32_t>>;
@@ -45,6 +39,12 @@ TermCounts count_terms(std::vector<std::string> terms) {
 }  // namespace
 
 struct Bm25Builder::State {
+  // One term's postings in one field: varint document gaps (doubled; odd means tf 1), else each followed by tf.
+  struct Postings {
+    std::string bytes;
+    int32_t last = -1;
+    uint32_t df = 0;
+  };
   Bm25Spec spec;
   int threads = 1;
   size_t fields = 1;
@@ -117,7 +117,7 @@ void Bm25Builder::flush() {
           s.term_names.push_back(&it->first);
           for (auto& field : s.postings) field.emplace_back();
         }
-        Postings& list = s.postings[f][it->second];
+        State::Postings& list = s.postings[f][it->second];
         const auto gap = static_cast<uint64_t>(doc - list.last - 1);
         if (tf == 1) {
           append_varint(list.bytes, gap * 2 + 1);
@@ -157,7 +157,7 @@ Bm25Index Bm25Builder::finish() {
                  8 * term_offsets.size();
   for (size_t f = 0; f < s.fields; ++f) {
     total += 8 + 8 + 8 + 4 * n_docs + 8 + 4 * n_terms + 8 + 8 * (n_terms + 1) + 8;
-    for (const Postings& list : s.postings[f]) total += list.bytes.size();
+    for (const State::Postings& list : s.postings[f]) total += list.bytes.size();
   }
   ByteWriter w;
   w.bytes().reserve(total);  // an upper bound (field names count 8 bytes): the image is never copied to grow
@@ -177,7 +177,7 @@ Bm25Index Bm25Builder::finish() {
     std::vector<uint32_t> df(n_terms);
     std::vector<uint64_t> offsets(n_terms + 1, 0);
     for (size_t r = 0; r < n_terms; ++r) {
-      const Postings& list = s.postings[f][order[r]];
+      const State::Postings& list = s.postings[f][order[r]];
       df[r] = list.df;
       offsets[r + 1] = offsets[r] + list.bytes.size();
     }
@@ -185,11 +185,11 @@ Bm25Index Bm25Builder::finish() {
     w.array(offsets);
     w.pod<uint64_t>(offsets.back());
     for (size_t r = 0; r < n_terms; ++r) {
-      Postings& list = s.postings[f][order[r]];
+      State::Postings& list = s.postings[f][order[r]];
       w.raw(list.bytes.data(), list.bytes.size());
       std::string().swap(list.bytes);
     }
-    std::vector<Postings>().swap(s.postings[f]);
+    std::vector<State::Postings>().swap(s.postings[f]);
   }
   auto image = std::make_shared<const std::string>(std::move(w.bytes()));
   state_.reset();  // the vocabulary map and lengths: the image holds them now

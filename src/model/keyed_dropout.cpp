@@ -88,14 +88,10 @@ void multiply_by_bits(const torch::Tensor& in, torch::Tensor& out, const torch::
 // x * mask, keeping the mask as bits: backward multiplies the gradient by the same mask.
 struct KeyedDropoutFunction : public torch::autograd::Function<KeyedDropoutFunction> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, double p, int64_t key) {
-    auto [y, bits] = keyed_dropout_apply_keeping_bits(x, p, static_cast<uint64_t>(key));
-    ctx->saved_data["p"] = p;
-    ctx->saved_data["bits"] = bits;
-    return y;
+    return keyed_dropout_saving_bits(ctx, x, p, static_cast<uint64_t>(key));
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    return {keyed_dropout_apply_bits(grads[0], ctx->saved_data["bits"].toTensor(), ctx->saved_data["p"].toDouble()),
-            torch::Tensor(), torch::Tensor()};
+    return {keyed_dropout_saved(ctx, grads[0]), torch::Tensor(), torch::Tensor()};
   }
 };
 
@@ -105,25 +101,20 @@ struct KeyedDropoutFunction : public torch::autograd::Function<KeyedDropoutFunct
 struct KeyedDropoutMatmulFunction : public torch::autograd::Function<KeyedDropoutMatmulFunction> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& probs, const torch::Tensor& v, double p,
                                int64_t key) {
-    auto [dropped, bits] = keyed_dropout_apply_keeping_bits(probs, p, static_cast<uint64_t>(key));
     ctx->save_for_backward({probs, v});
-    ctx->saved_data["p"] = p;
-    ctx->saved_data["bits"] = bits;
-    return torch::matmul(dropped, v);
+    return torch::matmul(keyed_dropout_saving_bits(ctx, probs, p, static_cast<uint64_t>(key)), v);
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const torch::Tensor &probs = saved[0], &v = saved[1];
-    const double p = ctx->saved_data["p"].toDouble();
-    const torch::Tensor bits = ctx->saved_data["bits"].toTensor();
     const torch::Tensor& g = grads[0];
     torch::Tensor grad_probs, grad_v;
     if (ctx->needs_input_grad(0)) {
       grad_probs = torch::matmul(g, v.to(g.scalar_type()).transpose(-1, -2)).to(probs.scalar_type()).contiguous();
-      keyed_dropout_apply_bits_(grad_probs, bits, p);
+      keyed_dropout_saved_(ctx, grad_probs);
     }
     if (ctx->needs_input_grad(1))
-      grad_v = torch::matmul(keyed_dropout_apply_bits(probs, bits, p).to(g.scalar_type()).transpose(-1, -2), g)
+      grad_v = torch::matmul(keyed_dropout_saved(ctx, probs).to(g.scalar_type()).transpose(-1, -2), g)
                    .to(v.scalar_type());
     return {grad_probs, grad_v, torch::Tensor(), torch::Tensor()};
   }
@@ -157,11 +148,6 @@ torch::Tensor keyed_dropout_apply(const torch::Tensor& x, double p, uint64_t key
   return out;
 }
 
-void keyed_dropout_apply_(torch::Tensor& x, double p, uint64_t key) {
-  RAGMIG_CHECK(x.is_contiguous(), "keyed_dropout_apply_ needs a contiguous tensor");
-  multiply_by_mask(x, x, p, key, nullptr);
-}
-
 std::pair<torch::Tensor, torch::Tensor> keyed_dropout_apply_keeping_bits(const torch::Tensor& x, double p,
                                                                          uint64_t key) {
   const torch::Tensor in = x.contiguous();
@@ -181,6 +167,22 @@ torch::Tensor keyed_dropout_apply_bits(const torch::Tensor& x, const torch::Tens
 void keyed_dropout_apply_bits_(torch::Tensor& x, const torch::Tensor& bits, double p) {
   RAGMIG_CHECK(x.is_contiguous(), "keyed_dropout_apply_bits_ needs a contiguous tensor");
   multiply_by_bits(x, x, bits, p);
+}
+
+torch::Tensor keyed_dropout_saving_bits(AutogradContext* ctx, const torch::Tensor& x, double p, uint64_t key) {
+  auto [dropped, bits] = keyed_dropout_apply_keeping_bits(x, p, key);
+  ctx->saved_data["dropout_p"] = p;
+  ctx->saved_data["dropout_bits"] = bits;
+  return dropped;
+}
+
+torch::Tensor keyed_dropout_saved(AutogradContext* ctx, const torch::Tensor& x) {
+  return keyed_dropout_apply_bits(x, ctx->saved_data["dropout_bits"].toTensor(),
+                                  ctx->saved_data["dropout_p"].toDouble());
+}
+
+void keyed_dropout_saved_(AutogradContext* ctx, torch::Tensor& x) {
+  keyed_dropout_apply_bits_(x, ctx->saved_data["dropout_bits"].toTensor(), ctx->saved_data["dropout_p"].toDouble());
 }
 
 torch::Tensor keyed_dropout_mask_like(const torch::Tensor& x, double p, uint64_t key) {

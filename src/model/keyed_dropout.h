@@ -39,8 +39,6 @@ torch::Tensor keyed_dropout_mask_like(const torch::Tensor& x, double p, uint64_t
 
 /// x * keyed_dropout_mask_like(x, p, key), bit for bit, without making the mask: one pass over x (CPU, floating).
 torch::Tensor keyed_dropout_apply(const torch::Tensor& x, double p, uint64_t key);
-/// The same in place; `x` contiguous.
-void keyed_dropout_apply_(torch::Tensor& x, double p, uint64_t key);
 
 /// keyed_dropout_apply, and its mask as bits (uint8 [ceil(n / 8)], bit i % 8 of byte i / 8 = element i kept):
 /// what a graph node keeps to multiply by the mask again in backward, 1/32 of a float mask, without hashing.
@@ -50,5 +48,13 @@ std::pair<torch::Tensor, torch::Tensor> keyed_dropout_apply_keeping_bits(const t
 torch::Tensor keyed_dropout_apply_bits(const torch::Tensor& x, const torch::Tensor& bits, double p);
 /// The same in place; `x` contiguous.
 void keyed_dropout_apply_bits_(torch::Tensor& x, const torch::Tensor& bits, double p);
+
+/// For graph nodes (torch::autograd::Function) that drop an input in forward and need its mask again in backward:
+/// keyed_dropout_apply(x, p, key), keeping p and the mask's bits in ctx->saved_data.
+torch::Tensor keyed_dropout_saving_bits(torch::autograd::AutogradContext* ctx, const torch::Tensor& x, double p,
+                                        uint64_t key);
+/// In that node's backward: x (of the dropped input's size) times the mask kept in ctx, as a new tensor / in place.
+torch::Tensor keyed_dropout_saved(torch::autograd::AutogradContext* ctx, const torch::Tensor& x);
+void keyed_dropout_saved_(torch::autograd::AutogradContext* ctx, torch::Tensor& x);
 
 }  // namespace ragmig::model

@@ -19,27 +19,22 @@ using torch::autograd::variable_list;
 struct DroppedDownFunction : public torch::autograd::Function<DroppedDownFunction> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& a, double p,
                                int64_t key) {
-    auto [dropped, bits] = keyed_dropout_apply_keeping_bits(x, p, static_cast<uint64_t>(key));
     ctx->save_for_backward({x, a});
-    ctx->saved_data["p"] = p;
-    ctx->saved_data["bits"] = bits;
-    return torch::linear(dropped, a);
+    return torch::linear(keyed_dropout_saving_bits(ctx, x, p, static_cast<uint64_t>(key)), a);
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const torch::Tensor &x = saved[0], &a = saved[1];
-    const torch::Tensor bits = ctx->saved_data["bits"].toTensor();
-    const double p = ctx->saved_data["p"].toDouble();
     const auto dtype = grads[0].scalar_type();
     const torch::Tensor grad = grads[0].reshape({-1, a.size(0)});
     torch::Tensor grad_x, grad_a;
     if (ctx->needs_input_grad(0)) {
       grad_x = grad.mm(a.to(dtype)).to(x.scalar_type()).view(x.sizes()).contiguous();
-      keyed_dropout_apply_bits_(grad_x, bits, p);
+      keyed_dropout_saved_(ctx, grad_x);
     }
     if (ctx->needs_input_grad(1))
       grad_a = grad.t()
-                   .mm(keyed_dropout_apply_bits(x, bits, p).to(dtype).reshape({-1, a.size(1)}))
+                   .mm(keyed_dropout_saved(ctx, x).to(dtype).reshape({-1, a.size(1)}))
                    .to(a.scalar_type());
     return {grad_x, grad_a, torch::Tensor(), torch::Tensor()};
   }

@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "core/atomic_file.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/event_log.h"
 #include "core/json_errors.h"
@@ -57,7 +58,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // `local_rank` spreads local replicas over the visible GPUs (one GPU each when the scheduler pinned them).
 torch::Device pick_device(const std::string& name, int local_rank) {

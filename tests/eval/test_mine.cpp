@@ -136,7 +136,9 @@ TEST(Mine, RandomRankingsNeverYieldAPositiveOrNearDuplicate) {
         const auto g = grades.find(n);
         EXPECT_TRUE(g == grades.end() || g->second <= 0) << n << " is judged relevant for " << e.query_id;
         for (const auto& [d, grade] : grades)
-          if (grade > 0) EXPECT_LT(jaccard(word_set(f.texts.at(n)), word_set(f.texts.at(d))), 0.7);
+          if (grade > 0) {
+            EXPECT_LT(jaccard(word_set(f.texts.at(n)), word_set(f.texts.at(d))), 0.7);
+          }
       }
     }
     EXPECT_EQ(examples == mine_negatives(f.run, f.judgments, std::cref(f), options), true);

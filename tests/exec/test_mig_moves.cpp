@@ -10,7 +10,7 @@
 namespace ragmig::exec {
 namespace {
 
-const gpu::GpuCatalog& h200() { return gpu::gpu_catalog("H200"); }
+const gpu::GpuCatalog& h200_catalog() { return gpu::gpu_catalog("H200"); }
 
 sched::JobView running(sched::JobId id, double started_at, bool stopping = false) {
   sched::JobView j;
@@ -30,8 +30,8 @@ sched::JobView queued(sched::JobId id) {
 }
 
 TEST(MigMoves, DrainThenStepsThenHoldTheNewInstanceUntilTheJobRunsThere) {
-  const auto small = gpu::parse_placement(h200(), "1g.18gb@0");
-  const auto whole = gpu::parse_placement(h200(), "7g.141gb@0");
+  const auto small = gpu::parse_placement(h200_catalog(), "1g.18gb@0");
+  const auto whole = gpu::parse_placement(h200_catalog(), "7g.141gb@0");
   GpuChange change;
   change.gpu = 0;
   change.target = {whole};
@@ -70,7 +70,7 @@ TEST(MigMoves, DrainThenStepsThenHoldTheNewInstanceUntilTheJobRunsThere) {
 TEST(MigMoves, AMovedJobAlreadyOnItsNewInstanceDoesNotKeepTheChangeDraining) {
   GpuChange change;
   change.gpu = 2;
-  change.target = {gpu::parse_placement(h200(), "4g.71gb@0")};
+  change.target = {gpu::parse_placement(h200_catalog(), "4g.71gb@0")};
   change.moved = {5};
   MigMoves moves;
   moves.begin(change, 100);

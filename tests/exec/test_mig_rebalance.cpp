@@ -13,7 +13,8 @@ namespace {
 
 const gpu::GpuCatalog& h200() { return gpu::gpu_catalog("H200"); }
 
-sched::JobView job(sched::JobId id, const std::string& need, double estimate_s = 36000, std::vector<int> slots = {}) {
+sched::JobView job_taking(sched::JobId id, const std::string& need, double estimate_s = 36000,
+                          std::vector<int> slots = {}) {
   sched::JobView j;
   j.id = id;
   j.need = sched::parse_need(need);
@@ -48,7 +49,7 @@ SliceSpeeds speeds(const sched::JobView& j) { return power_law_speeds(j.id < 100
 TEST(Rebalance, PacksJobsThatGainFromPacking) {
   sched::ClusterView view;
   std::vector<RebalanceGpu> gpus{gpu_with(0, "", &view)};
-  for (int i = 1; i <= 9; ++i) view.jobs.push_back(job(i, "10gb:1"));
+  for (int i = 1; i <= 9; ++i) view.jobs.push_back(job_taking(i, "10gb:1"));
   const auto changes = plan_rebalance(view, gpus, speeds, {});
   ASSERT_EQ(changes.size(), 1u);
   ASSERT_EQ(changes[0].target.size(), 7u);
@@ -61,7 +62,7 @@ TEST(Rebalance, PacksJobsThatGainFromPacking) {
 TEST(Rebalance, JobsThatGainNothingFromPackingGetAWholeGpuEach) {
   sched::ClusterView view;
   std::vector<RebalanceGpu> gpus{gpu_with(0, "", &view), gpu_with(1, "", &view)};
-  for (int i = 100; i < 105; ++i) view.jobs.push_back(job(i, "10gb:1"));
+  for (int i = 100; i < 105; ++i) view.jobs.push_back(job_taking(i, "10gb:1"));
   const auto changes = plan_rebalance(view, gpus, speeds, {});
   ASSERT_EQ(changes.size(), 2u);
   for (const auto& c : changes) EXPECT_EQ(gpu::to_string(h200(), c.target), "7g.141gb@0");
@@ -71,7 +72,7 @@ TEST(Rebalance, ALoneJobOnASliceMovesToTheWholeGpuOnlyWithMigrationAndWhenItPays
   sched::ClusterView view;
   std::vector<RebalanceGpu> gpus{gpu_with(0, "1g.18gb@0+1g.18gb@1", &view)};
   view.now = 5000;
-  view.jobs.push_back(job(1, "10gb:1", 36000, {1}));
+  view.jobs.push_back(job_taking(1, "10gb:1", 36000, {1}));
   EXPECT_TRUE(plan_rebalance(view, gpus, speeds, {}).empty());  // no migration: it stays
 
   RebalanceOptions migrate;
@@ -112,7 +113,7 @@ TEST(Rebalance, TheCoolDownScalesWithWhatAMoveCosts) {
   sched::ClusterView view;
   std::vector<RebalanceGpu> gpus{gpu_with(0, "1g.18gb@0+1g.18gb@1", &view)};
   view.now = 5000;
-  view.jobs.push_back(job(1, "10gb:1", 36000, {1}));
+  view.jobs.push_back(job_taking(1, "10gb:1", 36000, {1}));
   gpus[0].last_move_at = view.now - 300;
   RebalanceOptions ours;
   ours.migrate = true;
@@ -131,8 +132,8 @@ TEST(Rebalance, AnIdleGpuPullsARunningJob) {
   sched::ClusterView view;
   std::vector<RebalanceGpu> gpus{gpu_with(0, "1g.18gb@0+1g.18gb@1", &view), gpu_with(1, "", &view)};
   view.now = 100;
-  view.jobs.push_back(job(100, "10gb:1", 36000, {0}));
-  view.jobs.push_back(job(101, "10gb:1", 72000, {1}));
+  view.jobs.push_back(job_taking(100, "10gb:1", 36000, {0}));
+  view.jobs.push_back(job_taking(101, "10gb:1", 72000, {1}));
   RebalanceOptions migrate;
   migrate.migrate = true;
   const auto changes = plan_rebalance(view, gpus, speeds, migrate);
@@ -150,9 +151,9 @@ TEST(Rebalance, BusyInstancesAndStoppingJobsAreNeverTouched) {
   sched::ClusterView view;
   std::vector<RebalanceGpu> gpus{gpu_with(0, "3g.71gb@4+1g.18gb@0", &view)};
   gpus[0].gpu.state.instances[0].busy = true;  // something outside the scheduler runs there
-  view.jobs.push_back(job(1, "10gb:1", 36000, {1}));
+  view.jobs.push_back(job_taking(1, "10gb:1", 36000, {1}));
   view.jobs[0].stopping = true;
-  for (int i = 2; i < 10; ++i) view.jobs.push_back(job(i, "10gb:1"));
+  for (int i = 2; i < 10; ++i) view.jobs.push_back(job_taking(i, "10gb:1"));
   RebalanceOptions migrate;
   migrate.migrate = true;
   const auto changes = plan_rebalance(view, gpus, speeds, migrate);

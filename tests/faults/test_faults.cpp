@@ -82,7 +82,9 @@ void kill_at_random_points(const std::string& kind, const std::string& target, c
       EXPECT_GE(*now, reported) << kind << ", kill " << kill << ": a reported version was lost";
       EXPECT_LE(*now, reported + 1) << kind << ", kill " << kill;
     }
-    if (previous && now) EXPECT_GE(*now, *previous) << kind << ", kill " << kill << ": went back";
+    if (previous && now) {
+      EXPECT_GE(*now, *previous) << kind << ", kill " << kill << ": went back";
+    }
     if (now && (!previous || *now > *previous)) ++advanced;
     previous = now;
   }

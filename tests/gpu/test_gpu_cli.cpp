@@ -25,18 +25,10 @@ ProcessResult ragmig(std::vector<std::string> args, const std::string& nvml = ""
   return r;
 }
 
-nlohmann::json parse_json(const ProcessResult& r) {
-  // stdout and stderr share the pipe: take the JSON object, not a message around it.
-  const size_t begin = r.output.find('{');
-  const size_t end = r.output.rfind('}');
-  EXPECT_TRUE(begin != std::string::npos && end != std::string::npos) << r.output;
-  return nlohmann::json::parse(r.output.substr(begin, end + 1 - begin));
-}
-
 TEST(GpusCli, WithoutNvmlReportsCpuSlotsAndThatNvmlIsAbsent) {
   const auto r = ragmig({"gpus", "--json", "--cpu-slots", "3"}, "/no/such/libnvidia-ml.so.1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto j = parse_json(r);
+  const auto j = output_json(r);
   EXPECT_FALSE(j["nvml"]["available"].get<bool>());
   EXPECT_EQ(j["nvml"]["status"], "absent");
   EXPECT_NE(j["nvml"]["detail"].get<std::string>().find("/no/such/libnvidia-ml.so.1"), std::string::npos);
@@ -50,7 +42,7 @@ TEST(GpusCli, WithoutNvmlReportsCpuSlotsAndThatNvmlIsAbsent) {
 TEST(GpusCli, ABrokenNvmlLibraryIsNamedAndFallsBack) {
   const auto r = ragmig({"gpus", "--json", "--cpu-slots", "1"}, "libz.so.1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto j = parse_json(r);
+  const auto j = output_json(r);
   EXPECT_EQ(j["nvml"]["status"], "broken");
   EXPECT_NE(j["nvml"]["detail"].get<std::string>().find("lacks the symbol nvmlInit_v2"), std::string::npos) << r.output;
   EXPECT_EQ(j["slots"].size(), 1u);
@@ -59,7 +51,7 @@ TEST(GpusCli, ABrokenNvmlLibraryIsNamedAndFallsBack) {
 TEST(GpusCli, AnNvmlWithoutDriverIsReported) {
   const auto r = ragmig({"gpus", "--json", "--cpu-slots", "1"}, NVML_WITHOUT_DRIVER);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto j = parse_json(r);
+  const auto j = output_json(r);
   EXPECT_EQ(j["nvml"]["status"], "init_failed");
   EXPECT_NE(j["nvml"]["detail"].get<std::string>().find("Driver Not Loaded"), std::string::npos) << r.output;
   EXPECT_TRUE(j["cpu_fallback"].get<bool>());
@@ -68,7 +60,7 @@ TEST(GpusCli, AnNvmlWithoutDriverIsReported) {
 TEST(GpusCli, ThisMachine) {
   const auto r = ragmig({"gpus", "--json", "--cpu-slots", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto j = parse_json(r);
+  const auto j = output_json(r);
   if (!j["nvml"]["available"].get<bool>()) {
     EXPECT_TRUE(j["cpu_fallback"].get<bool>());
     EXPECT_EQ(j["slots"].size(), 2u);
@@ -102,7 +94,7 @@ TEST(MigCli, LayoutsCountsOfA100) {
   const auto r = ragmig({"mig", "layouts", "--gpu", "A100-40GB", "--maximal", "--profiles",
                          "1g.5gb,2g.10gb,3g.20gb,4g.20gb,7g.40gb", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto j = parse_json(r);
+  const auto j = output_json(r);
   EXPECT_EQ(j["count"], 19);
   EXPECT_EQ(j["mixes"], 14);
 }
@@ -115,7 +107,7 @@ TEST(MigCli, PlanThatCannotPlaceEverythingExitsNonZero) {
 
   const auto j_run = ragmig({"mig", "plan", "--gpu", "H200", "--demand", "1g.18gb:5,3g.71gb:1", "--json"});
   EXPECT_EQ(j_run.exit_code, 1);
-  const auto j = parse_json(j_run);
+  const auto j = output_json(j_run);
   EXPECT_FALSE(j["complete"].get<bool>());
   ASSERT_EQ(j["unplaced"].size(), 1u);
   EXPECT_EQ(j["unplaced"][0]["job"], "1g.18gb");
@@ -190,7 +182,7 @@ TEST(MigCli, MigModeOffIsNotChangedWithoutEnableMig) {
   const std::string plan = (dir / "plan.json").string();
   auto made = ragmig({"mig", "plan", "--gpu", "H200", "--demand", "7g.141gb:1", "--json"});
   ASSERT_EQ(made.exit_code, 0) << made.output;
-  auto j = parse_json(made);
+  auto j = output_json(made);
   j["gpus"][0]["mig_enabled"] = false;
   j["gpus"][0]["steps"].insert(j["gpus"][0]["steps"].begin(), nlohmann::json{{"op", "enable_mig"}});
   write_file_atomic(plan, j.dump(2));
@@ -210,7 +202,7 @@ TEST(MigCli, BadPlanFileNamesTheKey) {
   const std::string plan = (dir / "plan.json").string();
   auto made = ragmig({"mig", "plan", "--gpu", "H200", "--demand", "3g.71gb:1", "--json"});
   ASSERT_EQ(made.exit_code, 0) << made.output;
-  auto j = parse_json(made);
+  auto j = output_json(made);
   j["gpus"][0]["steps"][0]["instance"] = "3g.71gb@2";
   write_file_atomic(plan, j.dump());
   const auto r = ragmig({"mig", "apply", plan});

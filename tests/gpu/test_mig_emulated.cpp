@@ -82,13 +82,6 @@ class Emulated : public ::testing::Test {
   ScratchDir dir_;
 };
 
-json parse_json(const ProcessResult& r) {
-  const size_t begin = r.output.find('{');
-  const size_t end = r.output.rfind('}');
-  EXPECT_TRUE(begin != std::string::npos && end != std::string::npos) << r.output;
-  return json::parse(r.output.substr(begin, end + 1 - begin));
-}
-
 size_t position(const std::vector<std::string>& calls, const std::string& prefix) {
   const auto it =
       std::find_if(calls.begin(), calls.end(), [&](const std::string& c) { return c.rfind(prefix, 0) == 0; });
@@ -100,7 +93,7 @@ TEST_F(Emulated, GpusListsTheGpuItsInstancesAndSlotsAndChangesNothing) {
   const std::string before = read_file(path());
   const auto r = ragmig({"gpus", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const json j = parse_json(r);
+  const json j = output_json(r);
   EXPECT_TRUE(j["nvml"]["available"].get<bool>()) << r.output;
   EXPECT_FALSE(j["cpu_fallback"].get<bool>());
   ASSERT_EQ(j["gpus"].size(), 1u);
@@ -154,7 +147,7 @@ json whole_h200_state() {
 
 TEST_F(Emulated, AWholeGpuWithMigOffIsOneSlot) {
   write(whole_h200_state());
-  const json j = parse_json(ragmig({"gpus", "--json"}));
+  const json j = output_json(ragmig({"gpus", "--json"}));
   ASSERT_EQ(j["slots"].size(), 1u);
   EXPECT_EQ(j["slots"][0]["id"], "gpu:0");
   EXPECT_EQ(j["slots"][0]["kind"], "gpu");
@@ -168,10 +161,10 @@ TEST_F(Emulated, AWholeGpuWithMigOffIsOneSlot) {
 // --cpu-slots 1` offered only gpu:0 and CPU jobs waited as unrunnable.
 TEST_F(Emulated, CpuSlotsGivenByNumberSitBesideTheGpus) {
   write(whole_h200_state());
-  const json plain = parse_json(ragmig({"gpus", "--json"}));
+  const json plain = output_json(ragmig({"gpus", "--json"}));
   ASSERT_EQ(plain["slots"].size(), 1u);
   EXPECT_EQ(plain["slots"][0]["id"], "gpu:0");
-  const json both = parse_json(ragmig({"gpus", "--json", "--cpu-slots", "2"}));
+  const json both = output_json(ragmig({"gpus", "--json", "--cpu-slots", "2"}));
   ASSERT_EQ(both["slots"].size(), 3u);
   EXPECT_EQ(both["slots"][0]["id"], "gpu:0");
   EXPECT_EQ(both["slots"][1]["id"], "cpu:0");
@@ -206,7 +199,7 @@ TEST_F(Emulated, PlanForTheMachineThenExecuteIt) {
                                          "create_gi gpu=0 profile=9 start=4", "create_ci gpu=0 gi=1 profile=2"}));
 
   // The new instance is a slot with its own MIG UUID.
-  const json j = parse_json(ragmig({"gpus", "--json"}));
+  const json j = output_json(ragmig({"gpus", "--json"}));
   ASSERT_EQ(j["slots"].size(), 2u);
   EXPECT_EQ(j["slots"][1]["profile"], "3g.71gb");
   EXPECT_EQ(j["slots"][1]["cuda_visible_devices"].get<std::string>().rfind("MIG-", 0), 0u);
@@ -309,7 +302,7 @@ TEST_F(Emulated, AMigModeChangeThatNeedsAResetStopsBeforeAnyInstance) {
   EXPECT_NE(r.output.find("nvidia-smi -r -i 0"), std::string::npos) << r.output;
   EXPECT_EQ(position(calls(), "create_gi"), std::string::npos);
   // Until the reset, `ragmig gpus` shows the change as pending and nothing can be applied.
-  const json j = parse_json(ragmig({"gpus", "--json"}));
+  const json j = output_json(ragmig({"gpus", "--json"}));
   EXPECT_TRUE(j["gpus"][0]["mig_pending_reset"].get<bool>());
   const auto again = ragmig({"mig", "apply", file("plan.json"), "--execute", "--enable-mig"});
   EXPECT_EQ(again.exit_code, 1) << again.output;
@@ -339,7 +332,7 @@ TEST_F(Emulated, A100With7InstancesFromEmpty) {
   const auto r = ragmig({"mig", "apply", file("plan.json"), "--execute"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(layout(), (std::vector<std::string>{"19@0", "19@1", "19@2", "19@3", "19@4", "19@5", "19@6"}));
-  const json j = parse_json(ragmig({"gpus", "--json"}));
+  const json j = output_json(ragmig({"gpus", "--json"}));
   ASSERT_EQ(j["slots"].size(), 7u);
   for (const auto& s : j["slots"]) {
     EXPECT_EQ(s["profile"], "1g.5gb");

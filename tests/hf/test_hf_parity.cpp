@@ -190,7 +190,7 @@ TEST(HfLive, RagmigFoldersLoadUnmodifiedInSentenceTransformersAndTransformers) {
     testing::ScratchDir scratch;
     auto net = random_encoder(tok, c.pooling, c.normalize, c.shared);
     const fs::path dir = scratch / "model";
-    model::save_model_folder(dir.string(), net, tok.vocab, {c.norm, 24});
+    model::save_model_folder(dir.string(), net, tok.vocab, {c.norm, 24, {}});
     const auto texts = fixture_texts();
     const json theirs = embed_in_python(dir, texts, scratch.path());
 

@@ -24,7 +24,7 @@ SearchSpace parse_space(const std::string& body) {
   return parse_sweep(text, "/tmp/space.toml").space;
 }
 
-std::string error_of(const std::string& body) {
+std::string space_error_of(const std::string& body) {
   try {
     parse_space(body);
   } catch (const ConfigError& e) {
@@ -119,7 +119,7 @@ TEST(SearchSpace, ErrorsNameTheKey) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.body);
-    const std::string message = error_of(c.body);
+    const std::string message = space_error_of(c.body);
     EXPECT_NE(message.find(c.expected), std::string::npos) << message;
     EXPECT_EQ(message.rfind("/tmp/space.toml: ", 0), 0u) << message;
   }

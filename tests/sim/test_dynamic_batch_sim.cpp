@@ -27,7 +27,7 @@ std::vector<SimJob> resizable_jobs(int count, double fixed_share, double gap_s =
   return jobs;
 }
 
-SimResult run(const std::vector<SimJob>& jobs, const std::string& cluster, const std::string& policy) {
+SimResult run_resizing(const std::vector<SimJob>& jobs, const std::string& cluster, const std::string& policy) {
   SimOptions options;
   options.policy = policy;
   options.keep_timeline = true;
@@ -43,9 +43,9 @@ int count_outcome(const SimResult& r, const std::string& outcome) {
 TEST(SimDynamicBatch, JobsTooBigForEverySliceStartSmallerAndFinish) {
   const auto jobs = resizable_jobs(14, 0.2);
   // Seven 1g.5gb slices per GPU: 5 GB, where each job asks for 10.
-  const auto plain = run(jobs, "2xA100-40GB:mig=7x1g.5gb", "fifo");
+  const auto plain = run_resizing(jobs, "2xA100-40GB:mig=7x1g.5gb", "fifo");
   EXPECT_EQ(plain.unplaceable, 14);
-  const auto dynamic = run(jobs, "2xA100-40GB:mig=7x1g.5gb", "fifo+dynbatch");
+  const auto dynamic = run_resizing(jobs, "2xA100-40GB:mig=7x1g.5gb", "fifo+dynbatch");
   EXPECT_EQ(dynamic.unplaceable, 0);
   EXPECT_EQ(dynamic.metrics.jobs, 14u);
   EXPECT_EQ(count_outcome(dynamic, "done"), 14);
@@ -56,7 +56,7 @@ TEST(SimDynamicBatch, AWrongPriorEndsInOutOfMemoryThatTheSchedulerLearnsFrom) {
   // 30 % fixed: batch 21 (what the prior says 5 GB holds) needs 5,424 MiB. Each job runs out of memory once,
   // is retried at half that batch raised to its least (16: 4,864 MiB), and finishes.
   const auto jobs = resizable_jobs(7, 0.3);
-  const auto r = run(jobs, "1xA100-40GB:mig=7x1g.5gb", "fifo+dynbatch");
+  const auto r = run_resizing(jobs, "1xA100-40GB:mig=7x1g.5gb", "fifo+dynbatch");
   EXPECT_EQ(r.metrics.jobs, 7u);
   EXPECT_EQ(count_outcome(r, "out of memory"), 7);
   EXPECT_EQ(count_outcome(r, "done"), 7);
@@ -66,7 +66,7 @@ TEST(SimDynamicBatch, OutOfMemoryAtTheLeastBatchWithNowhereBiggerFails) {
   // 35 % fixed: 21 runs out of memory, then 16 (its least: 5,248 MiB on 5,120), and no slice holds 10 GB: the
   // jobs fail instead of waiting for a slot that will never come.
   const auto jobs = resizable_jobs(7, 0.35);
-  const auto r = run(jobs, "1xA100-40GB:mig=7x1g.5gb", "fifo+dynbatch");
+  const auto r = run_resizing(jobs, "1xA100-40GB:mig=7x1g.5gb", "fifo+dynbatch");
   EXPECT_EQ(count_outcome(r, "out of memory"), 14);
   EXPECT_EQ(count_outcome(r, "done"), 0);
 }
@@ -75,8 +75,8 @@ TEST(SimDynamicBatch, NeverSlowerThanWaitingOnAMixedLayout) {
   // One 3g.20gb and four 1g.5gb slices: without dynamic batch the jobs queue for the one slice that holds
   // them; with it they also use the small ones.
   const auto jobs = resizable_jobs(10, 0.2, 60);
-  const auto plain = run(jobs, "1xA100-40GB:mig=3g.20gb+1g.5gb+1g.5gb+1g.5gb+1g.5gb", "fifo");
-  const auto dynamic = run(jobs, "1xA100-40GB:mig=3g.20gb+1g.5gb+1g.5gb+1g.5gb+1g.5gb", "fifo+dynbatch");
+  const auto plain = run_resizing(jobs, "1xA100-40GB:mig=3g.20gb+1g.5gb+1g.5gb+1g.5gb+1g.5gb", "fifo");
+  const auto dynamic = run_resizing(jobs, "1xA100-40GB:mig=3g.20gb+1g.5gb+1g.5gb+1g.5gb+1g.5gb", "fifo+dynbatch");
   ASSERT_EQ(plain.metrics.jobs, 10u);
   ASSERT_EQ(dynamic.metrics.jobs, 10u);
   EXPECT_LT(dynamic.metrics.avg_jct, 0.7 * plain.metrics.avg_jct);

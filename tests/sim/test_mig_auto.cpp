@@ -24,7 +24,7 @@ ThroughputModel sweep_model() {
       "sweep table")});
 }
 
-SimResult run(const std::vector<SimJob>& jobs, const std::string& cluster, const std::string& policy,
+SimResult run_mig_auto(const std::vector<SimJob>& jobs, const std::string& cluster, const std::string& policy,
               const ThroughputModel& model, bool migrate, double min_interval_s = 600) {
   SimOptions options;
   options.policy = policy;
@@ -38,9 +38,9 @@ TEST(MigAuto, ARetrieverSweepRunsTwiceAsFastAsOnWholeGpusAndNearTheWorkBound) {
   const auto jobs = generate_sweep(60, model, 1);
   const double bound = work_bound_s(jobs, 2, model);
   for (const std::string policy : {"fifo", "las"}) {
-    const auto whole = run(jobs, "2xH200", policy, model, false);
-    const auto packed = run(jobs, "2xH200:mig=auto", policy, model, false);
-    const auto moved = run(jobs, "2xH200:mig=auto", policy, model, true);
+    const auto whole = run_mig_auto(jobs, "2xH200", policy, model, false);
+    const auto packed = run_mig_auto(jobs, "2xH200:mig=auto", policy, model, false);
+    const auto moved = run_mig_auto(jobs, "2xH200:mig=auto", policy, model, true);
     EXPECT_LT(packed.metrics.avg_jct, whole.metrics.avg_jct) << policy;
     EXPECT_LT(2 * moved.metrics.avg_jct, whole.metrics.avg_jct) << policy;
     EXPECT_GT(moved.migrations, 0) << policy;
@@ -64,8 +64,8 @@ TEST(MigAuto, NoWorseThanWholeGpusWhenPackingGainsNothing) {
     jobs.push_back(j);
   }
   for (bool migrate : {false, true}) {
-    const auto whole = run(jobs, "2xH200", "fifo", linear, false);
-    const auto automatic = run(jobs, "2xH200:mig=auto", "fifo", linear, migrate);
+    const auto whole = run_mig_auto(jobs, "2xH200", "fifo", linear, false);
+    const auto automatic = run_mig_auto(jobs, "2xH200:mig=auto", "fifo", linear, migrate);
     EXPECT_LE(automatic.metrics.avg_jct, 1.02 * whole.metrics.avg_jct) << migrate;
     EXPECT_LE(automatic.metrics.makespan, 1.02 * whole.metrics.makespan) << migrate;
   }
@@ -101,7 +101,7 @@ TEST(MigAuto, AnAlternatingQueueDoesNotMakeItThrash) {
       EXPECT_GE(moves[i] - moves[i - 1], 900 - 1e-6) << "moves at " << moves[i - 1] << " and " << moves[i];
     }
   }
-  const auto whole = run(jobs, "1xH200", "fifo", model, false);
+  const auto whole = run_mig_auto(jobs, "1xH200", "fifo", model, false);
   EXPECT_LT(r.metrics.avg_jct, whole.metrics.avg_jct);
 }
 

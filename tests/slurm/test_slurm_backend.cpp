@@ -105,7 +105,9 @@ TEST_F(SlurmBackend, JobsRunOnTheClustersGresAndFailuresAreNamed) {
   EXPECT_NE(rank0.find(slots[0].get<std::string>() + "\n"), std::string::npos) << "RAGMIG_SLOT by rank: " << rank0;
   EXPECT_NE(rank1.find(slots[1].get<std::string>() + "\n"), std::string::npos) << "RAGMIG_SLOT by rank: " << rank1;
   for (const auto& f : std::filesystem::directory_iterator(gang_run / "attempts"))
-    if (f.path().extension() == ".sbatch") EXPECT_NE(read_file(f.path()).find("--gpus-per-task=1g.18gb:1"), std::string::npos);
+    if (f.path().extension() == ".sbatch") {
+      EXPECT_NE(read_file(f.path()).find("--gpus-per-task=1g.18gb:1"), std::string::npos);
+    }
 
   // sbatch's own refusal, named, and not retried; an unknown partition refused before anything is submitted.
   const int64_t odd = submit({"--slots", "cpu:1", "--cmd", "true"});
@@ -294,9 +296,10 @@ TEST_F(SlurmBackend, AGangAcrossTwoNodesFollowsOneProcess) {
   const auto nodes = run_process({find_program("squeue"), "-h", "-t", "all", "-j", slurm_id(gang), "-o", "%N"});
   EXPECT_EQ(nodes.output, fmt::format("{0},{0}b\n", cluster_->host())) << "one task on each node";
   for (const auto& e : events_of(gang))
-    if (e["event"] == "start")
+    if (e["event"] == "start") {
       EXPECT_EQ(e["parallel"]["master"].get<std::string>().substr(0, cluster_->host().size() + 1), cluster_->host() + ":")
           << "rank 0 listens on the first node of the step";
+    }
   const double worst = worst_loss_gap(gang, one, 20);
   std::printf("2 replicas on 2 Slurm nodes vs 1 process, 20 steps: max |loss diff| = %.3g\n", worst);
   EXPECT_LT(worst, 1e-4);

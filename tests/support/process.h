@@ -14,12 +14,24 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace ragmig::testing {
 
 struct ProcessResult {
   int exit_code = -1;  ///< exit status, or 128 + signal when killed
   std::string output;  ///< stdout and stderr together
 };
+
+/// The JSON object a command printed: stdout and stderr share the pipe, so the text from its first '{' to its
+/// last '}'. Throws, quoting the output, when there is none.
+inline nlohmann::json output_json(const ProcessResult& r) {
+  const size_t begin = r.output.find('{');
+  const size_t end = r.output.rfind('}');
+  if (begin == std::string::npos || end == std::string::npos || end < begin)
+    throw std::runtime_error("no JSON object in the command's output: " + r.output);
+  return nlohmann::json::parse(r.output.substr(begin, end + 1 - begin));
+}
 
 /// Runs argv (no shell) to completion.
 inline ProcessResult run_process(const std::vector<std::string>& argv) {
