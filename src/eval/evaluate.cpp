@@ -27,7 +27,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-
 // The judgments of the queries `ids` only.
 Judgments restrict_to(const Judgments& judgments, const std::vector<std::string>& ids) {
   Judgments out;
