@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <thread>
 
+#include "core/clock.h"
 #include "core/error.h"
 
 namespace ragmig::monitor {
@@ -23,7 +24,7 @@ AlertHook::AlertHook(std::string command, double timeout_s, Log log)
 AlertHook::~AlertHook() {
   // The alerts of the scheduler's last moments still go out, within one time limit for them all.
   const auto t0 = std::chrono::steady_clock::now();
-  const auto now = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  const auto now = [&] { return seconds_since(t0); };
   for (auto& r : running_) r.started_at = 0;  // on this clock
   while (running() > 0 && now() < timeout_s_) {
     reap(now());

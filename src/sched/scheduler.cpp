@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "core/atomic_file.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "sched/dynamic_batch.h"
 #include "sched/placement.h"
@@ -666,7 +667,7 @@ void Scheduler::write_slot_status(double now) {
 void Scheduler::step() {
   const auto pass_start = std::chrono::steady_clock::now();
   pass();
-  if (listener_) listener_->on_pass(std::chrono::duration<double>(std::chrono::steady_clock::now() - pass_start).count());
+  if (listener_) listener_->on_pass(seconds_since(pass_start));
 }
 
 void Scheduler::pass() {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/clock.h"
 #include "model/embed.h"
 
 namespace ragmig::serve {
@@ -142,7 +143,7 @@ void Batcher::embed(std::vector<Entry>& batch) {
       error = std::current_exception();
     }
     if (forward_seconds_)
-      forward_seconds_->observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      forward_seconds_->observe(seconds_since(t0));
     if (batch_texts_) batch_texts_->observe(static_cast<double>(end - begin));
     if (batch_tokens_) batch_tokens_->observe(static_cast<double>((end - begin) * lengths[end - 1]));
     if (tokens_ && !error) tokens_->inc(static_cast<double>(tokens));

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/stop_signal.h"
 #include "model/lora.h"
@@ -172,7 +173,7 @@ class Service {
         .inc();
     metrics_.histogram("ragmig_serve_request_seconds", "Request latency in seconds, by endpoint",
                        monitor::exponential_buckets(0.001, 2, 16), {{"endpoint", endpoint}})
-        .observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        .observe(seconds_since(t0));
   }
 
   ServeOptions options_;

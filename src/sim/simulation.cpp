@@ -12,6 +12,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "gpu/mig_catalog.h"
 #include "sched/dynamic_batch.h"
@@ -192,7 +193,7 @@ SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, 
     t.insert(t.end(), result.timeline.begin(), result.timeline.end());
     result.timeline = std::move(t);
   }
-  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  result.wall_s = seconds_since(wall_start);
   return result;
 }
 

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "text/pairs.h"
 
@@ -75,7 +76,7 @@ RecallResult evaluate_recall(model::DualEncoder& model, const text::WordPieceTok
   result.queries = q.size(0);
   result.passages = p.size(0);
   result.recall = sum / static_cast<double>(q.size(0));
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = seconds_since(start);
   return result;
 }
 

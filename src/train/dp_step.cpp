@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "train/contrastive_loss.h"
 #include "train/rng_state.h"
@@ -21,7 +22,7 @@ auto timed(double& seconds, const torch::Device& device, Fn&& fn) {
   finish_device_work(device);
   const auto t0 = Clock::now();
   auto out = fn();
-  seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+  seconds += seconds_since(t0);
   return out;
 }
 

@@ -5,6 +5,8 @@
 
 #include <cstdio>
 
+#include "core/clock.h"
+
 namespace ragmig::train {
 
 ProgressLine::ProgressLine(int64_t total, int64_t first, bool terminal)
@@ -18,7 +20,7 @@ std::string ProgressLine::format_duration(double seconds) {
 }
 
 void ProgressLine::update(int64_t step, double loss, double samples_per_s) {
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double elapsed = seconds_since(start_);
   const int64_t done = step - first_;
   const double eta = done > 0 ? elapsed / static_cast<double>(done) * static_cast<double>(total_ - step) : 0;
   const std::string text = fmt::format("step {}/{}  loss {:.4f}  {:.1f} samples/s  elapsed {}  ETA {}", step, total_,
