@@ -58,7 +58,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-
 // `local_rank` spreads local replicas over the visible GPUs (one GPU each when the scheduler pinned them).
 torch::Device pick_device(const std::string& name, int local_rank) {
   if (name == "cpu") return torch::kCPU;

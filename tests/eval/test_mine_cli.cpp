@@ -35,7 +35,7 @@ TEST(MineCli, SciFactBm25NegativesAreNeverJudgedRelevantAndCarryTheCorpusText) {
   const auto r = run_mine({"--data", scifact.string(), "--out", out.string(), "--negatives", "4", "--depth", "30",
                            "--skip-top", "1", "--no-cache", "--threads", "1", "--json", "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto summary = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  const auto summary = output_json(r);
   const auto beir = text::read_beir(scifact.string());
   const auto judged = eval::judgments_from(text::read_qrels(text::qrels_path(scifact.string(), "train")));
   const auto rows = rows_of(out);

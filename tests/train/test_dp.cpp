@@ -335,7 +335,7 @@ TEST_F(DataParallel, TheSchedulerRunsAGangAndRequeuesItWhenAReplicaDies) {
   EXPECT_EQ(done[0]["samples"], 40 * 16);
   auto status = run_ragmig({"status", "--state", state, "1", "--json"});
   ASSERT_EQ(status.exit_code, 0) << status.output;
-  const auto j = nlohmann::json::parse(status.output.substr(status.output.find('{')));
+  const auto j = output_json(status);
   EXPECT_EQ(j.dump().find("\"failed\""), std::string::npos) << j.dump(1);  // requeued, never failed
 }
 
