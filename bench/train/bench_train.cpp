@@ -7,7 +7,7 @@
 //     <= 256 tokens), the same pairs batched as the trainer batches them with train.length_grouping = 0
 //     (shuffled, each batch padded to its longest) and with grouping: what padding costs, what grouping saves.
 // Each figure comes with GFLOP/s on real tokens (3x the forward FLOPs) and its share of the matmul peak
-// measured in the same run.
+// measured in the same run. Then the dropout table (dropout_table.h; alone with --dropout).
 #include <fmt/format.h>
 
 #include <array>
@@ -25,6 +25,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/bench_support.h"
+#include "dropout_table.h"
 #include "model/cpu_allocator.h"
 #include "model/dual_encoder.h"
 #include "model/packaged_models.h"
@@ -224,9 +225,15 @@ int main(int argc, char** argv) {
   app.add_option("--data", data, "BEIR folder of the real-length part (its train qrels)")->capture_default_str();
   app.add_option("--model", model_ref, "the vocabulary of the real-length part (empty: skip that part)")->capture_default_str();
   app.add_flag("--quick", quick, "fewer steps (a smoke run)");
+  bool dropout_only = false;
+  app.add_flag("--dropout", dropout_only, "only the dropout table (keyed dropout beside LibTorch's)");
   CLI11_PARSE(app, argc, argv);
   at::set_num_threads(threads);
   model::set_up_cpu_memory();  // as ragmig-torch does (model/cpu_allocator.h)
+  if (dropout_only) {
+    print_dropout_table(quick ? 0.2 : 1.0);
+    return 0;
+  }
 
   const bool bf16 = model::cpu_has_native_bf16();
   const double peak32 = std::max(matmul_gflops(torch::kFloat32, 1024, 2), matmul_gflops(torch::kFloat32, 2048, 2));
@@ -303,6 +310,7 @@ int main(int argc, char** argv) {
                bf16 ? "bf16" : "fp32", bf16 ? "bf16" : "fp32", g[best] / s[best + 1], g[best] / s[1],
                g[best] / s[best], g[best + 1] / s[best + 1]);
   }
+  print_dropout_table(quick ? 0.2 : 1.0);
   std::filesystem::remove_all(dir);
   return failures == 0 ? 0 : 1;
 }

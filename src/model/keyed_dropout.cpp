@@ -3,14 +3,11 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Dispatch.h>
-#include <ATen/Parallel.h>
 
-#include <algorithm>
-#include <cmath>
 #include <mutex>
 
 #include "core/error.h"
-#include "core/splitmix.h"
+#include "model/keyed_dropout_kernels.h"
 
 namespace ragmig::model {
 namespace {
@@ -18,71 +15,25 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// Calls f(first, count, m, kept) over [0, n) in blocks, m[j] the mask's value of element first + j: 0 or
-// 1 / (1 - p), and kept[q] the four keep bits of elements first + 4q .. first + 4q + 3 (bit k: element 4q + k).
-// Blocks run in parallel and start at multiples of 8 elements; the values come from the hashes in a tight
-// branch-free loop, and f's loop over a block vectorises (one loop doing both ran at ~3 ns an element).
-template <typename F>
-void for_each_mask_block(int64_t n, double p, uint64_t key, const F& f) {
-  RAGMIG_CHECK(p >= 0 && p < 1, "dropout probability in [0, 1)");
-  // Element i keeps when its 16-bit uniform u (four per hash of (key, i / 4)) is >= drop, so P(drop) =
-  // drop / 65536, p rounded to the nearest 1/65536.
-  const auto drop = static_cast<uint32_t>(std::lround(p * 65536.0));
-  const auto scale = static_cast<float>(1.0 / (1.0 - p));
-  constexpr int64_t kGrain = 1 << 15;  // elements per task, a multiple of 4
-  constexpr int64_t kBlock = 1024;     // hashes per block: 16 KB of values
-  at::parallel_for(0, (n + 3) / 4, kGrain / 4, [&](int64_t begin, int64_t end) {
-    float m[4 * kBlock];
-    uint8_t kept[kBlock];
-    for (int64_t h0 = begin; h0 < end; h0 += kBlock) {
-      const int64_t h1 = std::min(end, h0 + kBlock);
-      for (int64_t h = h0; h < h1; ++h) {
-        const uint64_t r = splitmix64(key ^ splitmix64(static_cast<uint64_t>(h)));
-        float* v = m + 4 * (h - h0);
-        uint8_t bits = 0;
-        for (int k = 0; k < 4; ++k) {
-          const bool keep = ((r >> (16 * k)) & 0xFFFFu) >= drop;
-          v[k] = static_cast<float>(keep) * scale;
-          bits |= static_cast<uint8_t>(keep) << k;
-        }
-        kept[h - h0] = bits;
-      }
-      f(4 * h0, std::min(4 * h1, n) - 4 * h0, m, kept);
-    }
-  });
+// The value a kept element is multiplied by: 1 / (1 - p) in float, then in the tensor's dtype (the mask's value).
+template <typename T>
+T keep_scale(double p) {
+  return static_cast<T>(static_cast<float>(1.0 / (1.0 - p)));
 }
 
-// out[i] = in[i] * mask[i], the mask's value in the tensors' dtype (as x * mask.to(dtype) computes it); with
-// `bits`, also bit i % 8 of bits[i / 8] = whether element i was kept. Tasks and blocks start at multiples of 8.
-void multiply_by_mask(const torch::Tensor& in, torch::Tensor& out, double p, uint64_t key, uint8_t* bits) {
+// out[i] = in[i] * the mask's value kept in bits (model/keyed_dropout_kernels.h); out may be in.
+void multiply_by_bits(const torch::Tensor& in, torch::Tensor& out, const uint8_t* bits, double p) {
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, in.scalar_type(), "keyed_dropout", [&] {
-    const scalar_t* x = in.data_ptr<scalar_t>();
-    scalar_t* y = out.data_ptr<scalar_t>();
-    for_each_mask_block(in.numel(), p, key, [&](int64_t first, int64_t count, const float* m, const uint8_t* kept) {
-      for (int64_t j = 0; j < count; ++j) y[first + j] = x[first + j] * static_cast<scalar_t>(m[j]);
-      if (!bits) return;
-      const int64_t hashes = (count + 3) / 4;
-      for (int64_t q = 0; q < hashes; q += 2)
-        bits[(first + 4 * q) / 8] = kept[q] | (q + 1 < hashes ? kept[q + 1] << 4 : 0);
-    });
+    multiply_by_mask_bits(in.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), bits, in.numel(),
+                          keep_scale<scalar_t>(p));
   });
 }
 
-// out[i] = in[i] * (the mask's value kept in bits), the same product as multiply_by_mask's, without hashing.
-void multiply_by_bits(const torch::Tensor& in, torch::Tensor& out, const torch::Tensor& bits, double p) {
-  const int64_t n = in.numel();
-  RAGMIG_CHECK(bits.scalar_type() == torch::kUInt8 && bits.numel() == (n + 7) / 8, "dropout bits of this tensor");
-  const uint8_t* b = bits.data_ptr<uint8_t>();
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, in.scalar_type(), "keyed_dropout_bits", [&] {
-    const scalar_t* x = in.data_ptr<scalar_t>();
-    scalar_t* y = out.data_ptr<scalar_t>();
-    const auto scale = static_cast<scalar_t>(static_cast<float>(1.0 / (1.0 - p)));  // the mask's, as it rounds
-    const scalar_t values[2] = {static_cast<scalar_t>(0.0f), scale};
-    at::parallel_for(0, (n + 7) / 8, 1 << 12, [&](int64_t begin, int64_t end) {
-      for (int64_t byte = begin; byte < end; ++byte)
-        for (int64_t k = 0, i = 8 * byte; k < 8 && i < n; ++k, ++i) y[i] = x[i] * values[(b[byte] >> k) & 1];
-    });
-  });
+// The bits of x's mask, checked against x.
+const uint8_t* bits_of(const torch::Tensor& x, const torch::Tensor& bits) {
+  RAGMIG_CHECK(bits.scalar_type() == torch::kUInt8 && bits.is_contiguous() && bits.numel() == (x.numel() + 7) / 8,
+               "dropout bits of this tensor");
+  return bits.data_ptr<uint8_t>();
 }
 
 // x * mask, keeping the mask as bits: backward multiplies the gradient by the same mask.
@@ -133,19 +84,15 @@ uint64_t keyed_dropout_key() {
 }
 
 torch::Tensor keyed_dropout_mask(int64_t n, double p, uint64_t key, torch::ScalarType dtype) {
-  torch::Tensor mask = torch::empty({n}, torch::kFloat);
-  float* out = mask.data_ptr<float>();
-  for_each_mask_block(n, p, key, [&](int64_t first, int64_t count, const float* m, const uint8_t*) {
-    std::copy(m, m + count, out + first);
-  });
-  return dtype == torch::kFloat ? mask : mask.to(dtype);
+  torch::Tensor bits = torch::empty({(n + 7) / 8}, torch::kUInt8);
+  fill_keep_bits(n, p, key, bits.data_ptr<uint8_t>());
+  torch::Tensor mask = torch::ones({n}, dtype);
+  multiply_by_bits(mask, mask, bits.data_ptr<uint8_t>(), p);
+  return mask;
 }
 
 torch::Tensor keyed_dropout_apply(const torch::Tensor& x, double p, uint64_t key) {
-  const torch::Tensor in = x.contiguous();
-  torch::Tensor out = torch::empty_like(in);
-  multiply_by_mask(in, out, p, key, nullptr);
-  return out;
+  return keyed_dropout_apply_keeping_bits(x, p, key).first;
 }
 
 std::pair<torch::Tensor, torch::Tensor> keyed_dropout_apply_keeping_bits(const torch::Tensor& x, double p,
@@ -153,20 +100,21 @@ std::pair<torch::Tensor, torch::Tensor> keyed_dropout_apply_keeping_bits(const t
   const torch::Tensor in = x.contiguous();
   torch::Tensor out = torch::empty_like(in);
   torch::Tensor bits = torch::empty({(in.numel() + 7) / 8}, torch::kUInt8);
-  multiply_by_mask(in, out, p, key, bits.data_ptr<uint8_t>());
+  fill_keep_bits(in.numel(), p, key, bits.data_ptr<uint8_t>());
+  multiply_by_bits(in, out, bits.data_ptr<uint8_t>(), p);
   return {out, bits};
 }
 
 torch::Tensor keyed_dropout_apply_bits(const torch::Tensor& x, const torch::Tensor& bits, double p) {
   const torch::Tensor in = x.contiguous();
   torch::Tensor out = torch::empty_like(in);
-  multiply_by_bits(in, out, bits, p);
+  multiply_by_bits(in, out, bits_of(in, bits), p);
   return out;
 }
 
 void keyed_dropout_apply_bits_(torch::Tensor& x, const torch::Tensor& bits, double p) {
   RAGMIG_CHECK(x.is_contiguous(), "keyed_dropout_apply_bits_ needs a contiguous tensor");
-  multiply_by_bits(x, x, bits, p);
+  multiply_by_bits(x, x, bits_of(x, bits), p);
 }
 
 torch::Tensor keyed_dropout_saving_bits(AutogradContext* ctx, const torch::Tensor& x, double p, uint64_t key) {

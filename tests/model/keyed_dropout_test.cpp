@@ -4,10 +4,16 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cfloat>
+#include <cmath>
+#include <cstring>
 #include <functional>
+#include <type_traits>
 #include <vector>
 
+#include "core/splitmix.h"
 #include "model/keyed_dropout.h"
+#include "model/keyed_dropout_kernels.h"
 #include "train/autocast_guard.h"
 
 namespace ragmig::model {
@@ -97,6 +103,33 @@ TEST(KeyedDropout, ApplyingTheKeyIsMultiplyingByItsMask) {
     EXPECT_TRUE(torch::equal(g_in_place, g * keyed_dropout_mask_like(g, 0.2, 5))) << dtype;
   }
   EXPECT_THROW(keyed_dropout_apply_bits(torch::ones({9}), torch::zeros({1}, torch::kUInt8), 0.2), std::exception);
+}
+
+// The vectorised product (AVX2, where this CPU has it) equals the scalar one byte for byte: every bf16 bit pattern
+// (NaNs, infinities, subnormals, both zeros) against kept and dropped bits, fp32 edge values and random ones, a
+// tail that is not a whole byte of bits, and in place.
+TEST(KeyedDropout, TheVectorisedMaskProductEqualsTheScalarOneOnEveryValue) {
+  RecordProperty("vectorised", mask_bits_vectorised<float>() ? "avx2" : "no");
+  auto check = [](const auto* x, int64_t n, auto scale) {
+    using T = std::remove_const_t<std::remove_pointer_t<decltype(x)>>;
+    std::vector<uint8_t> bits((n + 7) / 8);
+    for (size_t b = 0; b < bits.size(); ++b) bits[b] = static_cast<uint8_t>(splitmix64(b));
+    std::vector<T> fast(n), slow(n), in_place(x, x + n);
+    multiply_by_mask_bits(x, fast.data(), bits.data(), n, scale);
+    multiply_by_mask_bits_scalar(x, slow.data(), bits.data(), n, scale);
+    multiply_by_mask_bits(in_place.data(), in_place.data(), bits.data(), n, scale);
+    EXPECT_EQ(std::memcmp(fast.data(), slow.data(), n * sizeof(T)), 0);
+    EXPECT_EQ(std::memcmp(in_place.data(), slow.data(), n * sizeof(T)), 0);
+  };
+  std::vector<uint16_t> patterns(2 * 65536 + 5);  // every pattern twice, under other bits; a tail of 5
+  for (size_t i = 0; i < patterns.size(); ++i) patterns[i] = static_cast<uint16_t>(i * 40503u);
+  for (const float scale : {1.0f / 0.9f, 1.0f / 0.7f, 2.0f})
+    check(reinterpret_cast<const c10::BFloat16*>(patterns.data()), static_cast<int64_t>(patterns.size()),
+          c10::BFloat16(scale));
+  std::vector<float> floats = {std::nanf("1"), -std::nanf("7"), INFINITY, -INFINITY, 0.0f, -0.0f, 1e-45f, -1e-40f,
+                               FLT_MAX, -FLT_MAX, FLT_MIN, 1.0f, -3.5f};
+  for (int i = 0; i < 100003; ++i) floats.push_back(static_cast<float>(splitmix64(i) % 2000001) / 1000.0f - 1000.0f);
+  check(floats.data(), static_cast<int64_t>(floats.size()), 1.0f / 0.9f);
 }
 
 // The graph nodes that keep the mask's bits (keyed_dropout with a gradient, keyed_dropout_matmul) give the outputs of

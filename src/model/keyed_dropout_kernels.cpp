@@ -1,0 +1,145 @@
+// Keyed dropout's CPU loops (see keyed_dropout_kernels.h). Compiled with OpenMP, outside the unity batches and
+// without the precompiled <torch/torch.h> (src/model/CMakeLists.txt): it includes no LibTorch header.
+#include "model/keyed_dropout_kernels.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+
+#include "core/error.h"
+#include "core/splitmix.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define RAGMIG_MASK_BITS_AVX2 1
+#endif
+
+namespace ragmig::model {
+namespace {
+
+// Units of work below which a loop stays on the calling thread: 32K elements (as LibTorch's own grain).
+constexpr int64_t kGrainBytes = 1 << 12;
+
+// fn(begin, end) over [0, n) in one contiguous range per thread, on LibTorch's intra-op threads when n is large
+// enough (an OpenMP region inside another runs on one thread, as at::parallel_for's does).
+template <typename F>
+void for_each_range(int64_t n, const F& fn) {
+  if (n <= kGrainBytes || omp_in_parallel() || omp_get_max_threads() == 1) {
+    fn(int64_t{0}, n);
+    return;
+  }
+#pragma omp parallel
+  {
+    const int64_t threads = std::min<int64_t>(omp_get_num_threads(), (n + kGrainBytes - 1) / kGrainBytes);
+    const int64_t chunk = (n + threads - 1) / threads, begin = omp_get_thread_num() * chunk;
+    if (begin < n) fn(begin, std::min(n, begin + chunk));
+  }
+}
+
+#ifdef RAGMIG_MASK_BITS_AVX2
+#define RAGMIG_AVX2 __attribute__((target("avx2")))
+
+bool cpu_has_avx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+
+// The mask's 8 values of one byte of bits: lane k = bit k ? scale : +0.
+RAGMIG_AVX2 inline __m256 mask_lanes(uint8_t byte, __m256 scale) {
+  const __m256i lane_bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  const __m256i set = _mm256_and_si256(_mm256_set1_epi32(byte), lane_bit);
+  return _mm256_and_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(set, lane_bit)), scale);
+}
+
+// Elements [0, 8 * bytes). Each lane's product is mulss's, as the scalar loop's and LibTorch's own.
+RAGMIG_AVX2 void multiply_avx2(const float* x, float* y, const uint8_t* bits, int64_t bytes, float scale) {
+  const __m256 s = _mm256_set1_ps(scale);
+  for (int64_t b = 0; b < bytes; ++b)
+    _mm256_storeu_ps(y + 8 * b, _mm256_mul_ps(_mm256_loadu_ps(x + 8 * b), mask_lanes(bits[b], s)));
+}
+
+// bf16 as its 16 bits: widened to float, multiplied in float, rounded back as c10::BFloat16(float) rounds
+// ((u + 0x7FFF + (u >> 16 & 1)) >> 16, NaN as 0x7FC0).
+RAGMIG_AVX2 void multiply_avx2(const uint16_t* x, uint16_t* y, const uint8_t* bits, int64_t bytes, float scale) {
+  const __m256 s = _mm256_set1_ps(scale);
+  const __m256i one = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7FFF), nan = _mm256_set1_epi32(0x7FC0);
+  for (int64_t b = 0; b < bytes; ++b) {
+    const __m128i in = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + 8 * b));
+    const __m256 p = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(in), 16)),
+                                   mask_lanes(bits[b], s));
+    const __m256i u = _mm256_castps_si256(p);
+    const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), one);
+    __m256i r = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, bias), odd), 16);
+    r = _mm256_blendv_epi8(r, nan, _mm256_castps_si256(_mm256_cmp_ps(p, p, _CMP_UNORD_Q)));
+    // 32 -> 16 bits: packus packs within each 128-bit half ([r0-3 r0-3 | r4-7 r4-7]); the permute joins r0-3, r4-7.
+    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0xD8);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + 8 * b), _mm256_castsi256_si128(packed));
+  }
+}
+#endif
+
+}  // namespace
+
+template <typename T>
+void multiply_by_mask_bits_scalar(const T* x, T* y, const uint8_t* bits, int64_t n, T scale) {
+  const T values[2] = {static_cast<T>(0.0f), scale};
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * values[(bits[i / 8] >> (i % 8)) & 1];
+}
+
+template <typename T>
+bool mask_bits_vectorised() {
+#ifdef RAGMIG_MASK_BITS_AVX2
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, c10::BFloat16>) return cpu_has_avx2();
+#endif
+  return false;
+}
+
+void fill_keep_bits(int64_t n, double p, uint64_t key, uint8_t* bits) {
+  RAGMIG_CHECK(p >= 0 && p < 1, "dropout probability in [0, 1)");
+  const auto drop = static_cast<uint32_t>(std::lround(p * 65536.0));
+  const auto nibble = [&](int64_t h) {
+    const uint64_t r = splitmix64(key ^ splitmix64(static_cast<uint64_t>(h)));
+    uint32_t kept = 0;
+    for (int k = 0; k < 4; ++k) kept |= static_cast<uint32_t>(((r >> (16 * k)) & 0xFFFFu) >= drop) << k;
+    return kept;
+  };
+  for_each_range((n + 7) / 8, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) bits[b] = static_cast<uint8_t>(nibble(2 * b) | nibble(2 * b + 1) << 4);
+  });
+  if (n % 8) bits[n / 8] &= static_cast<uint8_t>((1u << (n % 8)) - 1);
+}
+
+template <typename T>
+void multiply_by_mask_bits(const T* x, T* y, const uint8_t* bits, int64_t n, T scale) {
+  [[maybe_unused]] const bool vectorised = mask_bits_vectorised<T>();
+  for_each_range((n + 7) / 8, [&](int64_t begin, int64_t end) {
+    const int64_t first = 8 * begin, count = std::min(8 * end, n) - first;
+    int64_t done = 0;
+#ifdef RAGMIG_MASK_BITS_AVX2
+    if (vectorised) {
+      done = count / 8 * 8;
+      if constexpr (std::is_same_v<T, float>) {
+        multiply_avx2(x + first, y + first, bits + begin, count / 8, scale);
+      } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
+        multiply_avx2(reinterpret_cast<const uint16_t*>(x + first), reinterpret_cast<uint16_t*>(y + first),
+                      bits + begin, count / 8, static_cast<float>(scale));
+      }
+    }
+#endif
+    multiply_by_mask_bits_scalar(x + first + done, y + first + done, bits + begin + done / 8, count - done, scale);
+  });
+}
+
+#define RAGMIG_MASK_BITS_TYPE(T)                                                                      \
+  template void multiply_by_mask_bits<T>(const T*, T*, const uint8_t*, int64_t, T);                 \
+  template void multiply_by_mask_bits_scalar<T>(const T*, T*, const uint8_t*, int64_t, T);          \
+  template bool mask_bits_vectorised<T>();
+RAGMIG_MASK_BITS_TYPE(float)
+RAGMIG_MASK_BITS_TYPE(double)
+RAGMIG_MASK_BITS_TYPE(c10::BFloat16)
+RAGMIG_MASK_BITS_TYPE(c10::Half)
+#undef RAGMIG_MASK_BITS_TYPE
+
+}  // namespace ragmig::model

@@ -1,0 +1,41 @@
+// The CPU loops of keyed dropout (model/keyed_dropout.h), without LibTorch: a mask's keep bits from its key, and
+// the product of a tensor's elements with a mask kept as bits, which every CPU keyed dropout runs in forward and
+// again in backward.
+//
+// Both run on LibTorch's intra-op threads: this file is compiled with OpenMP, the runtime LibTorch's CPU kernels
+// use (the same libgomp, its thread count set by at::set_num_threads). at::parallel_for itself could not be used:
+// it is a header template whose parallel branch exists only in translation units compiled with -fopenmp, and in
+// ragmig's (built without, to share one precompiled header) it ran on the calling thread alone.
+//
+// Each product is rounded to the element type as LibTorch's `x * mask` rounds it (bf16 and half: the product in
+// float, rounded to the nearest even, c10's NaN), so the result equals x * mask bit for bit. Where the CPU has AVX2,
+// fp32 and bf16 run 8 elements at a time: the library is built for baseline x86-64, where GCC vectorises neither
+// bf16's rounding nor the bit unpacking (bf16 ran at ~2.5 ns an element, 6-9x LibTorch's own x * mask).
+#pragma once
+
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
+
+#include <cstdint>
+
+namespace ragmig::model {
+
+/// bits[i / 8] bit i % 8 = whether element i of the mask for (p, key) is kept, i in [0, n); bits past n are 0.
+/// Element i keeps when its 16-bit uniform u (four per hash of (key, i / 4)) is >= p rounded to 1/65536, so
+/// P(drop) = p at that resolution. Pure: the same bits whatever the thread count. p in [0, 1).
+void fill_keep_bits(int64_t n, double p, uint64_t key, uint8_t* bits);
+
+/// y[i] = x[i] * (bit i % 8 of bits[i / 8] ? scale : 0) for i in [0, n), rounded to T; y may be x. T: float,
+/// double, c10::BFloat16 or c10::Half.
+template <typename T>
+void multiply_by_mask_bits(const T* x, T* y, const uint8_t* bits, int64_t n, T scale);
+
+/// The same product on the calling thread, one element at a time: what the vectorised path must equal (tests).
+template <typename T>
+void multiply_by_mask_bits_scalar(const T* x, T* y, const uint8_t* bits, int64_t n, T scale);
+
+/// Whether multiply_by_mask_bits runs its AVX2 version for T on this CPU.
+template <typename T>
+bool mask_bits_vectorised();
+
+}  // namespace ragmig::model
