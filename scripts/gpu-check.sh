@@ -1,33 +1,67 @@
 #!/usr/bin/env bash
-# Issue 15's GPU checklist in one go, on the lent GPU machine, after `bash .gpu/build.sh && . /opt/b/env.sh`
-# (scripts/gpu-prepare.sh fills .gpu/ here first). Each stage has its own time limit and log under $OUT, so a
-# slow stage costs only itself; a summary line per stage goes to stdout.
+# The GPU checklist of issues 15, 16 and 17 in one device call, on the lent GPU machine, after
+# `bash .gpu/build.sh && . /opt/b/env.sh` (scripts/gpu-prepare.sh fills .gpu/ here first):
 #   bash .gpu/build.sh && . /opt/b/env.sh && bash scripts/gpu-check.sh
+# A session's device time is short (15 min in all, starts included; 10 min a call), so the stages share one
+# budget, BUDGET_S seconds from the start (default 420: with the ~2 min build, one call), and run in STAGES' order,
+# each within its own limit and what is left of the budget; a stage with under 20 s left is skipped (the two
+# benchmarks start no run that could outlast their stage). Each logs to $OUT/NAME.log; a summary line per stage
+# goes to stdout.
+#   cuda    ctest -L cuda (issue 15)
+#   train   BERT-base from scratch, bf16, GradCache, 40 steps, a checkpoint every 10 (pruning keeps the newest)
+#   slices  bench/mig/slice_speed.sh: ragmig's job types per MIG slice size (issue 17's last measurement)
+#   bench   bench/train/gpu.sh: training speed beside sentence-transformers, MFU (issue 16)
+#   dp      bench_dp --device cuda (issue 15, point 5)
+#   hf      ctest -L hf
+#   all     the rest of the suite (ALL_LIMIT, default 200 s)
+# e.g. STAGES="slices bench" BUDGET_S=480 bash scripts/gpu-check.sh
 set -u
+cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu-check}
 mkdir -p "$OUT"
 B=${BUILD:-/opt/b}
 R=$B/src/apps/ragmig
-stage() {  # stage NAME SECONDS COMMAND...: runs it with a limit, logs to $OUT/NAME.log, prints rc and wall time
+DEADLINE=$((SECONDS + ${BUDGET_S:-420}))
+stage() {  # stage NAME SECONDS COMMAND...: runs it within min(SECONDS, what is left) as $STAGE_LIMIT; logs, prints rc
   local name=$1 limit=$2 t0=$SECONDS
   shift 2
-  timeout "$limit" "$@" > "$OUT/$name.log" 2>&1
-  echo "== $name: rc=$? in $((SECONDS - t0)) s"
+  [ $((DEADLINE - SECONDS)) -lt "$limit" ] && limit=$((DEADLINE - SECONDS))
+  if [ "$limit" -lt 20 ]; then echo "== $name: skipped (budget spent)"; return; fi
+  STAGE_LIMIT=$limit timeout "$limit" "$@" > "$OUT/$name.log" 2>&1
+  echo "== $name: rc=$? in $((SECONDS - t0)) s (limit $limit s)"
 }
+export R B OUT
 nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
 python3 -c 'import torch, transformers, sentence_transformers as st; print("torch", torch.__version__, "cuda", torch.version.cuda, "transformers", transformers.__version__, "sentence-transformers", st.__version__)' 2>&1 | tee "$OUT/versions.txt"
-stage ctest-cuda 120 bash -c "cd $B && ctest -L cuda -j4 --output-on-failure"
-grep -E 'tests passed|tests failed|\(Failed|\(SEGFAULT|\(Subprocess' "$OUT/ctest-cuda.log"
-# BERT-base from scratch on SQuAD, bf16, GradCache: 40 steps with a checkpoint every 10 (pruning keeps the newest).
-stage train-bert-base 90 "$R" train examples/train-bert-base-gpu.toml --run-dir /tmp/bb --set train.max_steps=40 \
-  --set train.batch_size=256 --set train.checkpoint_every=10 --set train.log_every=10 --set 'eval.split=""'
-ls /tmp/bb >> "$OUT/train-bert-base.log" 2>&1
-grep -h '"progress"' /tmp/bb/events.jsonl | tail -2 | cut -c1-400
-ls /tmp/bb | tr '\n' ' '; echo
-grep -h '"start"' /tmp/bb/events.jsonl | head -1 | cut -c1-600
-stage bench-dp 150 "$B/bench/dp/bench_dp" --device cuda
-cat "$OUT/bench-dp.log"
-stage ctest-hf 100 bash -c "cd $B && ctest -L hf -j4 --output-on-failure"
-grep -E 'tests passed|tests failed|\(Failed|\(SEGFAULT' "$OUT/ctest-hf.log"
-stage ctest-all "${ALL_LIMIT:-200}" bash -c "cd $B && ctest -j16 --output-on-failure -LE 'cuda|hf' --timeout 180"
-grep -E 'tests passed|tests failed|\(Failed|\(SEGFAULT|\(Timeout|Not Run' "$OUT/ctest-all.log" | head -40
+for s in ${STAGES:-cuda train slices bench dp hf all}; do
+  case $s in
+    cuda)
+      stage ctest-cuda 120 bash -c "cd $B && ctest -L cuda -j4 --output-on-failure"
+      grep -E 'tests passed|tests failed|\(Failed|\(SEGFAULT|\(Subprocess' "$OUT/ctest-cuda.log" ;;
+    train)
+      rm -rf /tmp/bb
+      stage train-bert-base 90 "$R" train examples/train-bert-base-gpu.toml --run-dir /tmp/bb --set train.max_steps=40 \
+        --set train.batch_size=256 --set train.checkpoint_every=10 --set train.log_every=10 --set 'eval.split=""'
+      grep -h '"progress"' /tmp/bb/events.jsonl | tail -2 | cut -c1-400
+      ls /tmp/bb /tmp/bb/checkpoints 2>&1 | tr '\n' ' '; echo
+      grep -h '"start"' /tmp/bb/events.jsonl | head -1 | cut -c1-600 ;;
+    slices)
+      stage slices 240 bash -c \
+        'OUT=$OUT/slices RUN_LIMIT=60 BUDGET_S=$((STAGE_LIMIT - 75)) RAGMIG=$R bash bench/mig/slice_speed.sh'
+      tail -25 "$OUT/slices.log" ;;
+    bench)
+      stage train-gpu 240 bash -c \
+        'OUT=$OUT/train-gpu ROW_LIMIT=90 BUDGET_S=$((STAGE_LIMIT - 110)) RAGMIG=$R bash bench/train/gpu.sh'
+      tail -30 "$OUT/train-gpu.log" ;;
+    dp)
+      stage bench-dp 150 "$B/bench/dp/bench_dp" --device cuda
+      cat "$OUT/bench-dp.log" ;;
+    hf)
+      stage ctest-hf 100 bash -c "cd $B && ctest -L hf -j4 --output-on-failure"
+      grep -E 'tests passed|tests failed|\(Failed|\(SEGFAULT' "$OUT/ctest-hf.log" ;;
+    all)
+      stage ctest-all "${ALL_LIMIT:-200}" bash -c "cd $B && ctest -j16 --output-on-failure -LE 'cuda|hf' --timeout 180"
+      grep -E 'tests passed|tests failed|\(Failed|\(SEGFAULT|\(Timeout|Not Run' "$OUT/ctest-all.log" | head -40 ;;
+    *) echo "== $s: unknown stage (cuda train slices bench dp hf all)" ;;
+  esac
+done
