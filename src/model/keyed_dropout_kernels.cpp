@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 
 #include "core/error.h"
@@ -36,6 +37,31 @@ void for_each_range(int64_t n, const F& fn) {
     const int64_t chunk = (n + threads - 1) / threads, begin = omp_get_thread_num() * chunk;
     if (begin < n) fn(begin, std::min(n, begin + chunk));
   }
+}
+
+// Element i keeps when its 16-bit uniform u (four per hash of (key, i / 4)) is >= drop = p in 1/65536ths.
+uint32_t drop_threshold(double p) {
+  RAGMIG_CHECK(p >= 0 && p < 1, "dropout probability in [0, 1)");
+  return static_cast<uint32_t>(std::lround(p * 65536.0));
+}
+
+// The keep bits of hash h's four elements (bit k: element 4h + k).
+inline uint32_t keep_nibble(uint64_t key, int64_t h, uint32_t drop) {
+  const uint64_t r = splitmix64(key ^ splitmix64(static_cast<uint64_t>(h)));
+  uint32_t kept = 0;
+  for (int k = 0; k < 4; ++k) kept |= static_cast<uint32_t>(((r >> (16 * k)) & 0xFFFFu) >= drop) << k;
+  return kept;
+}
+
+// bits[b] for b in [begin, end): hashes 2b and 2b + 1.
+void fill_bytes(int64_t begin, int64_t end, uint32_t drop, uint64_t key, uint8_t* bits) {
+  for (int64_t b = begin; b < end; ++b)
+    bits[b] = static_cast<uint8_t>(keep_nibble(key, 2 * b, drop) | keep_nibble(key, 2 * b + 1, drop) << 4);
+}
+
+// Bits past element n - 1 (in its byte) are 0.
+void clear_past(int64_t n, uint8_t* bits) {
+  if (n % 8) bits[n / 8] &= static_cast<uint8_t>((1u << (n % 8)) - 1);
 }
 
 #ifdef RAGMIG_MASK_BITS_AVX2
@@ -78,6 +104,47 @@ RAGMIG_AVX2 void multiply_avx2(const uint16_t* x, uint16_t* y, const uint8_t* bi
     _mm_storeu_si128(reinterpret_cast<__m128i*>(y + 8 * b), _mm256_castsi256_si128(packed));
   }
 }
+
+// 64-bit lanes times a constant, modulo 2^64: AVX2 multiplies 32 x 32 -> 64 bits only.
+RAGMIG_AVX2 inline __m256i multiply_lanes(__m256i a, uint64_t c) {
+  const __m256i lo = _mm256_set1_epi64x(static_cast<int64_t>(c & 0xFFFFFFFFu));
+  const __m256i hi = _mm256_set1_epi64x(static_cast<int64_t>(c >> 32));
+  const __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), lo), _mm256_mul_epu32(a, hi));
+  return _mm256_add_epi64(_mm256_mul_epu32(a, lo), _mm256_slli_epi64(cross, 32));
+}
+
+// splitmix64 (core/splitmix.h) of four lanes.
+RAGMIG_AVX2 inline __m256i splitmix_lanes(__m256i x) {
+  x = _mm256_add_epi64(x, _mm256_set1_epi64x(static_cast<int64_t>(0x9E3779B97F4A7C15ull)));
+  x = multiply_lanes(_mm256_xor_si256(x, _mm256_srli_epi64(x, 30)), 0xBF58476D1CE4E5B9ull);
+  x = multiply_lanes(_mm256_xor_si256(x, _mm256_srli_epi64(x, 27)), 0x94D049BB133111EBull);
+  return _mm256_xor_si256(x, _mm256_srli_epi64(x, 31));
+}
+
+// fill_bytes eight hashes (four bytes) at a time from `begin`; returns where it stopped (the rest: fill_bytes).
+// drop <= 0xFFFF: each 16-bit uniform u keeps when max(u, drop) == u (unsigned).
+RAGMIG_AVX2 int64_t fill_bytes_avx2(int64_t begin, int64_t end, uint32_t drop, uint64_t key, uint8_t* bits) {
+  const __m256i k = _mm256_set1_epi64x(static_cast<int64_t>(key));
+  const __m256i d = _mm256_set1_epi16(static_cast<int16_t>(static_cast<uint16_t>(drop)));
+  const __m256i eight = _mm256_set1_epi64x(8);
+  __m256i h0 = _mm256_add_epi64(_mm256_set1_epi64x(2 * begin), _mm256_setr_epi64x(0, 1, 2, 3));
+  __m256i h1 = _mm256_add_epi64(h0, _mm256_set1_epi64x(4));
+  int64_t b = begin;
+  for (; b + 4 <= end; b += 4) {
+    const __m256i r0 = splitmix_lanes(_mm256_xor_si256(k, splitmix_lanes(h0)));
+    const __m256i r1 = splitmix_lanes(_mm256_xor_si256(k, splitmix_lanes(h1)));
+    const __m256i keep0 = _mm256_cmpeq_epi16(_mm256_max_epu16(r0, d), r0);
+    const __m256i keep1 = _mm256_cmpeq_epi16(_mm256_max_epu16(r1, d), r1);
+    // 16-bit lanes -> bytes in hash order (packs works per 128-bit half; the permute restores the order), then one
+    // bit each: bit 4j + f = field f of hash 2b + j, the layout fill_bytes writes.
+    const __m256i bytes = _mm256_permute4x64_epi64(_mm256_packs_epi16(keep0, keep1), 0xD8);
+    const auto word = static_cast<uint32_t>(_mm256_movemask_epi8(bytes));
+    std::memcpy(bits + b, &word, 4);
+    h0 = _mm256_add_epi64(h0, eight);
+    h1 = _mm256_add_epi64(h1, eight);
+  }
+  return b;
+}
 #endif
 
 }  // namespace
@@ -96,19 +163,21 @@ bool mask_bits_vectorised() {
   return false;
 }
 
+void fill_keep_bits_scalar(int64_t n, double p, uint64_t key, uint8_t* bits) {
+  fill_bytes(0, (n + 7) / 8, drop_threshold(p), key, bits);
+  clear_past(n, bits);
+}
+
 void fill_keep_bits(int64_t n, double p, uint64_t key, uint8_t* bits) {
-  RAGMIG_CHECK(p >= 0 && p < 1, "dropout probability in [0, 1)");
-  const auto drop = static_cast<uint32_t>(std::lround(p * 65536.0));
-  const auto nibble = [&](int64_t h) {
-    const uint64_t r = splitmix64(key ^ splitmix64(static_cast<uint64_t>(h)));
-    uint32_t kept = 0;
-    for (int k = 0; k < 4; ++k) kept |= static_cast<uint32_t>(((r >> (16 * k)) & 0xFFFFu) >= drop) << k;
-    return kept;
-  };
+  const uint32_t drop = drop_threshold(p);
   for_each_range((n + 7) / 8, [&](int64_t begin, int64_t end) {
-    for (int64_t b = begin; b < end; ++b) bits[b] = static_cast<uint8_t>(nibble(2 * b) | nibble(2 * b + 1) << 4);
+    int64_t done = begin;
+#ifdef RAGMIG_MASK_BITS_AVX2
+    if (cpu_has_avx2() && drop <= 0xFFFF) done = fill_bytes_avx2(begin, end, drop, key, bits);
+#endif
+    fill_bytes(done, end, drop, key, bits);
   });
-  if (n % 8) bits[n / 8] &= static_cast<uint8_t>((1u << (n % 8)) - 1);
+  clear_past(n, bits);
 }
 
 template <typename T>

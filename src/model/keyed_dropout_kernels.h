@@ -9,8 +9,9 @@
 //
 // Each product is rounded to the element type as LibTorch's `x * mask` rounds it (bf16 and half: the product in
 // float, rounded to the nearest even, c10's NaN), so the result equals x * mask bit for bit. Where the CPU has AVX2,
-// fp32 and bf16 run 8 elements at a time: the library is built for baseline x86-64, where GCC vectorises neither
-// bf16's rounding nor the bit unpacking (bf16 ran at ~2.5 ns an element, 6-9x LibTorch's own x * mask).
+// fp32 and bf16 run 8 elements at a time, and the hashes four at a time: the library is built for baseline x86-64,
+// where GCC vectorises neither bf16's rounding nor the bit unpacking (bf16 ran at ~2.5 ns an element, 6-9x
+// LibTorch's own x * mask) nor 64-bit multiplies.
 #pragma once
 
 #include <c10/util/BFloat16.h>
@@ -25,6 +26,9 @@ namespace ragmig::model {
 /// P(drop) = p at that resolution. Pure: the same bits whatever the thread count. p in [0, 1).
 void fill_keep_bits(int64_t n, double p, uint64_t key, uint8_t* bits);
 
+/// The same bits on the calling thread, one hash at a time: what the vectorised path must equal (tests).
+void fill_keep_bits_scalar(int64_t n, double p, uint64_t key, uint8_t* bits);
+
 /// y[i] = x[i] * (bit i % 8 of bits[i / 8] ? scale : 0) for i in [0, n), rounded to T; y may be x. T: float,
 /// double, c10::BFloat16 or c10::Half.
 template <typename T>
@@ -34,7 +38,7 @@ void multiply_by_mask_bits(const T* x, T* y, const uint8_t* bits, int64_t n, T s
 template <typename T>
 void multiply_by_mask_bits_scalar(const T* x, T* y, const uint8_t* bits, int64_t n, T scale);
 
-/// Whether multiply_by_mask_bits runs its AVX2 version for T on this CPU.
+/// Whether multiply_by_mask_bits runs its AVX2 version for T on this CPU (fill_keep_bits does where float does).
 template <typename T>
 bool mask_bits_vectorised();
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -130,6 +131,23 @@ TEST(KeyedDropout, TheVectorisedMaskProductEqualsTheScalarOneOnEveryValue) {
                                FLT_MAX, -FLT_MAX, FLT_MIN, 1.0f, -3.5f};
   for (int i = 0; i < 100003; ++i) floats.push_back(static_cast<float>(splitmix64(i) % 2000001) / 1000.0f - 1000.0f);
   check(floats.data(), static_cast<int64_t>(floats.size()), 1.0f / 0.9f);
+}
+
+// The vectorised, threaded mask bits equal the scalar ones: at rates down to the finest (drop = 65535 of 65536)
+// and the one past it (every element dropped), for lengths that end mid-byte, and over ranges that start where
+// LibTorch's threads split them.
+TEST(KeyedDropout, TheVectorisedMaskBitsEqualTheScalarOnes) {
+  for (const double p : {0.0, 0.1, 0.5, 65535.0 / 65536.0, 1.0 - 0.4 / 65536.0}) {
+    for (const int64_t n : {int64_t{1}, int64_t{61}, int64_t{1000003}}) {
+      std::vector<uint8_t> fast((n + 7) / 8), slow((n + 7) / 8);
+      fill_keep_bits(n, p, 0xC0FFEE + n, fast.data());
+      fill_keep_bits_scalar(n, p, 0xC0FFEE + n, slow.data());
+      EXPECT_EQ(fast, slow) << p << " " << n;
+    }
+  }
+  std::vector<uint8_t> none(125);
+  fill_keep_bits(1000, 1.0 - 0.4 / 65536.0, 3, none.data());
+  EXPECT_EQ(std::count(none.begin(), none.end(), 0), 125);  // rounded to 65536 / 65536: all dropped
 }
 
 // The graph nodes that keep the mask's bits (keyed_dropout with a gradient, keyed_dropout_matmul) give the outputs of
