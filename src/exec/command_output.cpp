@@ -1,4 +1,6 @@
 // run_command (see command_output.h): fork/exec with two pipes read through poll(), so neither fills up.
+// The command runs in its own process group, and the time limit's kill goes to the group: a site's sbatch is
+// often a wrapper script, and killing the script alone would leave what it started running.
 #include "exec/command_output.h"
 
 #include <fcntl.h>
@@ -33,6 +35,7 @@ CommandOutput run_command(const std::vector<std::string>& argv, double timeout_s
     throw IoError(std::string("fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
+    ::setpgid(0, 0);
     const int null_fd = ::open("/dev/null", O_RDONLY);
     ::dup2(null_fd, 0);
     ::dup2(out_pipe[1], 1);
@@ -44,6 +47,7 @@ CommandOutput run_command(const std::vector<std::string>& argv, double timeout_s
     (void)!::write(2, why.data(), why.size());
     ::_exit(127);
   }
+  ::setpgid(pid, pid);  // as the child does: whichever runs first, the group exists before any kill
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
   CommandOutput result;
@@ -55,7 +59,7 @@ CommandOutput run_command(const std::vector<std::string>& argv, double timeout_s
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       timed_out = true;
-      ::kill(pid, SIGKILL);
+      ::kill(-pid, SIGKILL);
       break;
     }
     const int ready = ::poll(fds, 2, static_cast<int>(left.count()));

@@ -12,8 +12,8 @@ struct CommandOutput {
   std::string out, err;
 };
 
-/// Runs argv (argv[0] found in PATH) with stdin from /dev/null, and waits at most `timeout_s`. Throws IoError
-/// only when no process can be started at all.
+/// Runs argv (argv[0] found in PATH) with stdin from /dev/null, and waits at most `timeout_s`; then kills it
+/// and every process it started (its own process group). Throws IoError only when no process can be started.
 CommandOutput run_command(const std::vector<std::string>& argv, double timeout_s = 30);
 
 }  // namespace ragmig::exec

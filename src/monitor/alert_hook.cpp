@@ -1,5 +1,8 @@
 // fork + exec of /bin/sh with a pipe for stdin. The JSON line is far below a pipe's buffer, so writing it
 // never waits on the child; SIGPIPE is avoided by ignoring EPIPE (a command that does not read stdin).
+// Each command runs in its own process group, and a kill goes to the group: `sh -c "notify.sh"` forks, and
+// killing the shell alone would leave notify.sh (and whatever it started) running on, holding the
+// scheduler's stdout and stderr.
 #include "monitor/alert_hook.h"
 
 #include <fcntl.h>
@@ -31,7 +34,7 @@ AlertHook::~AlertHook() {
     if (running() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   for (const auto& r : running_) {
-    ::kill(r.pid, SIGKILL);
+    ::kill(-r.pid, SIGKILL);
     ::waitpid(r.pid, nullptr, 0);
   }
   if (!waiting_.empty() && log_) log_(fmt::format("alert exec: {} alerts not delivered: `{}` took too long", waiting_.size(), command_));
@@ -57,11 +60,13 @@ void AlertHook::start(const std::string& json, double now) {
     throw IoError(std::string("alert exec: fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
+    ::setpgid(0, 0);
     ::dup2(fds[0], STDIN_FILENO);  // dup2 clears O_CLOEXEC on the copy
     ::signal(SIGPIPE, SIG_DFL);
     ::execl("/bin/sh", "sh", "-c", command_.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
+  ::setpgid(pid, pid);  // as the child does: whichever runs first, the group exists before any kill
   ::close(fds[0]);
   const std::string line = json + "\n";
   const sighandler_t previous = ::signal(SIGPIPE, SIG_IGN);
@@ -85,7 +90,7 @@ void AlertHook::reap(double now) {
       continue;
     }
     if (now - it->started_at > timeout_s_) {
-      ::kill(it->pid, SIGKILL);
+      ::kill(-it->pid, SIGKILL);
       if (log_) log_(fmt::format("alert exec: `{}` ran over {:.0f} s; killed", command_, timeout_s_));
       ::waitpid(it->pid, &status, 0);
       it = running_.erase(it);

@@ -1,6 +1,6 @@
 // `[alerts] exec`: a user's command (mail, chat, a pager) run by `sh -c` for each alert change, with the
 // alert as one JSON line on its stdin. It runs beside the scheduler, never blocking its loop: started and
-// left alone, reaped on later calls, and killed if it outlives its time limit. One runs at a time, so that a
+// left alone, reaped on later calls, and killed with all it started if it outlives its time limit. One runs at a time, so that a
 // chat hears "firing" before "cleared"; the others wait their turn in order.
 #pragma once
 
@@ -24,7 +24,8 @@ class AlertHook {
 
   /// Runs the command with `json` (one line) on stdin: now, or once the commands before it have ended.
   void run(const std::string& json, double now);
-  /// Reaps a command that ended, kills (SIGKILL) one past its time limit, and starts the next waiting one.
+  /// Reaps a command that ended, kills (SIGKILL) one past its time limit with its process group, and starts
+  /// the next waiting one.
   void reap(double now);
   /// Commands running or waiting.
   size_t running() const { return running_.size() + waiting_.size(); }

@@ -9,6 +9,7 @@
 
 #include "core/atomic_file.h"
 #include "monitor/alert_hook.h"
+#include "support/process.h"
 #include "support/test_support.h"
 
 namespace ragmig::monitor {
@@ -54,7 +55,11 @@ TEST(AlertHook, FailuresAreLoggedAndSlowCommandsKilledWithoutBlocking) {
   ASSERT_EQ(log.size(), 1u);
   EXPECT_NE(log[0].find("exited 3"), std::string::npos) << log[0];
 
-  AlertHook slow("sleep 30", 0.3, [&](const std::string& l) { log.push_back(l); });
+  // The shell forks (a pipeline, a script, a background job): the kill reaches what it started too.
+  testing::ScratchDir dir;
+  const fs::path pid_file = dir / "sleep.pid";
+  AlertHook slow("sleep 30 & echo $! > '" + pid_file.string() + "'; wait", 0.3,
+                 [&](const std::string& l) { log.push_back(l); });
   const double t0 = seconds();
   slow.run("{}", t0);
   EXPECT_LT(seconds() - t0, 1.0) << "run() waited for the command";
@@ -63,6 +68,11 @@ TEST(AlertHook, FailuresAreLoggedAndSlowCommandsKilledWithoutBlocking) {
   EXPECT_LT(seconds() - t0, 5.0);
   ASSERT_EQ(log.size(), 2u);
   EXPECT_NE(log[1].find("killed"), std::string::npos) << log[1];
+  ASSERT_TRUE(fs::exists(pid_file));
+  std::string sleep_pid = read_file(pid_file);
+  sleep_pid.erase(sleep_pid.find_last_not_of('\n') + 1);
+  EXPECT_TRUE(testing::process_gone_within(sleep_pid, 5))
+      << "`sleep 30` (pid " << sleep_pid << ") outlived the killed command";
 
   // A command that never reads its stdin does not hurt the writer (no SIGPIPE).
   AlertHook deaf("true", 30, [&](const std::string& l) { log.push_back(l); });

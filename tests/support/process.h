@@ -9,6 +9,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -31,6 +33,20 @@ inline nlohmann::json output_json(const ProcessResult& r) {
   if (begin == std::string::npos || end == std::string::npos || end < begin)
     throw std::runtime_error("no JSON object in the command's output: " + r.output);
   return nlohmann::json::parse(r.output.substr(begin, end + 1 - begin));
+}
+
+/// Whether process `pid` is gone within `limit_s`: no /proc entry, or a zombie waiting for its (new) parent,
+/// often init, to reap it.
+inline bool process_gone_within(const std::string& pid, double limit_s) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
+  while (std::chrono::steady_clock::now() < until) {
+    std::ifstream in("/proc/" + pid + "/stat");
+    const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t paren = stat.rfind(')');  // "pid (comm) S ...": comm may hold spaces and parentheses
+    if (stat.empty() || (paren != std::string::npos && stat.compare(paren + 1, 2, " Z") == 0)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
 }
 
 /// Runs argv (no shell) to completion.
