@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <iterator>
 #include <new>
 
 namespace ragmig {
@@ -12,9 +13,9 @@ namespace {
 
 constexpr std::size_t kPage = 4096;
 
-void* map_block(std::size_t size) {
+char* map_block(std::size_t size) {
   void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return p == MAP_FAILED ? nullptr : p;
+  return p == MAP_FAILED ? nullptr : static_cast<char*>(p);
 }
 
 }  // namespace
@@ -35,23 +36,28 @@ void* BlockCache::allocate(std::size_t n) {
   const std::size_t size = size_class(n);
   std::lock_guard lock(mutex_);
   Block* block = nullptr;
-  if (auto it = free_.find(size); it != free_.end() && !it->second.empty()) {
-    block = it->second.back();
-    it->second.pop_back();
-    idle_.erase(block->idle_at);
+  if (auto fit = idle_by_size_.lower_bound(size); fit != idle_by_size_.end()) {
+    block = fit->second;
+    make_busy(block);
+    if (block->size > size) {  // the rest stays idle, as its own block
+      Block* rest = new Block{block->ptr + size, block->size - size, false, {}, {}};
+      block->size = size;
+      blocks_.emplace(rest->ptr, rest);
+      make_idle(rest);
+    }
     ++stats_.hits;
   } else {
     const auto bound = [&] {
       return static_cast<std::size_t>(slack_ * static_cast<double>(std::max(stats_.peak_in_use, stats_.in_use + size)));
     };
-    while (!idle_.empty() && stats_.mapped + size > bound()) unmap_idle(idle_.back());
-    void* p = map_block(size);
+    while (!lru_.empty() && stats_.mapped + size > bound()) unmap_idle(lru_.back());
+    char* p = map_block(size);
     if (!p) {  // the kernel refused: give back all that is idle and try once more
       unmap_all_idle();
       p = map_block(size);
       if (!p) throw std::bad_alloc();
     }
-    block = new Block{p, size, {}};
+    block = new Block{p, size, false, {}, {}};
     blocks_.emplace(p, block);
     stats_.mapped += size;
     stats_.peak_mapped = std::max(stats_.peak_mapped, stats_.mapped);
@@ -64,13 +70,31 @@ void* BlockCache::allocate(std::size_t n) {
 
 bool BlockCache::release(void* p) {
   std::lock_guard lock(mutex_);
-  auto it = blocks_.find(p);
-  if (it == blocks_.end()) return false;
+  auto it = blocks_.find(static_cast<char*>(p));
+  if (it == blocks_.end() || it->second->idle) return false;
   Block* block = it->second;
   stats_.in_use -= block->size;
-  free_[block->size].push_back(block);
-  idle_.push_front(block);
-  block->idle_at = idle_.begin();
+  // Merge with idle neighbours whose memory adjoins (one mapping split before, or two the kernel placed side by
+  // side: munmap takes any range of pages).
+  if (auto next = std::next(it); next != blocks_.end() && next->second->idle &&
+                                 block->ptr + block->size == next->second->ptr) {
+    Block* after = next->second;
+    make_busy(after);
+    block->size += after->size;
+    blocks_.erase(next);
+    delete after;
+  }
+  if (it != blocks_.begin()) {
+    Block* before = std::prev(it)->second;
+    if (before->idle && before->ptr + before->size == block->ptr) {
+      make_busy(before);
+      before->size += block->size;
+      blocks_.erase(it);
+      delete block;
+      block = before;
+    }
+  }
+  make_idle(block);
   return true;
 }
 
@@ -84,10 +108,21 @@ BlockCacheStats BlockCache::stats() const {
   return stats_;
 }
 
+void BlockCache::make_idle(Block* b) {
+  b->idle = true;
+  lru_.push_front(b);
+  b->lru_at = lru_.begin();
+  b->by_size_at = idle_by_size_.emplace(b->size, b);
+}
+
+void BlockCache::make_busy(Block* b) {
+  b->idle = false;
+  lru_.erase(b->lru_at);
+  idle_by_size_.erase(b->by_size_at);
+}
+
 void BlockCache::unmap_idle(Block* b) {
-  auto& same_class = free_[b->size];
-  same_class.erase(std::find(same_class.begin(), same_class.end(), b));
-  idle_.erase(b->idle_at);
+  make_busy(b);
   blocks_.erase(b->ptr);
   ::munmap(b->ptr, b->size);
   stats_.mapped -= b->size;
@@ -96,7 +131,7 @@ void BlockCache::unmap_idle(Block* b) {
 }
 
 void BlockCache::unmap_all_idle() {
-  while (!idle_.empty()) unmap_idle(idle_.back());
+  while (!lru_.empty()) unmap_idle(lru_.back());
 }
 
 }  // namespace ragmig

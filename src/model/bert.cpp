@@ -175,7 +175,10 @@ BertIntermediateImpl::BertIntermediateImpl(const BertConfig& c) : relu_(c.hidden
 
 torch::Tensor BertIntermediateImpl::forward(const torch::Tensor& x) {
   auto h = dense(x);
-  return relu_ ? torch::relu(h) : torch::gelu(h);  // gelu's default is the exact erf form, as HF's "gelu"
+  // Without autograd (evaluation, GradCache's first pass) the activation overwrites h: one intermediate-sized
+  // buffer less per layer, the same numbers. gelu's default is the exact erf form, as HF's "gelu".
+  if (!h.requires_grad()) return relu_ ? h.relu_() : at::gelu_(h);
+  return relu_ ? torch::relu(h) : torch::gelu(h);
 }
 
 BertLayerImpl::BertLayerImpl(const BertConfig& c) {

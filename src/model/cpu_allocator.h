@@ -4,9 +4,9 @@
 // each step faults its activations in again (measured: 85 s of system time in 118 s of a fine-tune's wall).
 // glibc's heap set to keep freed memory (core/heap_reuse.h) is fast but fragments: the same fine-tune peaked at
 // 4.96 GB for 3.7 GB of tensors. Tensors of 64 KiB and more now come from a core/block_cache.h cache instead:
-// freed blocks kept for the next step, each its own mapping (nothing to fragment), never more than the most in
-// use at once: 4.14 GB at the same speed, and 3.86 GB where a LoRA fine-tune took 5.55 GB. Smaller tensors come
-// from LibTorch's allocator as before. README ("LoRA adapters") has the measurements and the commands.
+// freed memory kept for the next step (best fit, split and merged), never more than the most in use at once:
+// 4.14 GB at the same speed, and 3.86 GB where a LoRA fine-tune took 5.55 GB. Smaller tensors come from
+// LibTorch's allocator as before. README ("Where the memory goes") has the measurements and the commands.
 #pragma once
 
 #include <optional>

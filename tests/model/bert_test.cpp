@@ -174,5 +174,44 @@ TEST(Bert, Bf16AutocastRunsAndStaysClose) {
   EXPECT_LT(diff, 0.15f);
 }
 
+// Without autograd (evaluation, GradCache's first pass) the intermediate activation runs in place on the dense
+// layer's output: the numbers must be the ones the out-of-place op gives with autograd on, bit for bit.
+TEST(Bert, WithoutAutogradTheSameNumbersAsWithIt) {
+  for (const std::string act : {"gelu", "relu"}) {
+    for (const bool bf16 : {false, true}) {
+      SCOPED_TRACE(act + (bf16 ? " bf16" : " fp32"));
+      BertConfig c = tiny_config();
+      c.hidden_act = act;
+      torch::manual_seed(5);
+      BertModel model(c);
+      model->eval();
+      auto ids = torch::randint(1, 50, {3, 11}, torch::kLong);
+      auto mask = torch::ones({3, 11}, torch::kLong);
+      mask[2].slice(0, 4).fill_(0);
+      set_cpu_bf16_autocast(bf16);
+      torch::Tensor with_grad, no_grad, inference;
+      try {
+        with_grad = model->forward(ids, mask);
+        {
+          torch::NoGradGuard guard;
+          no_grad = model->forward(ids, mask);
+        }
+        {
+          c10::InferenceMode guard;
+          inference = model->forward(ids, mask);
+        }
+      } catch (...) {
+        set_cpu_bf16_autocast(false);
+        throw;
+      }
+      set_cpu_bf16_autocast(false);
+      at::autocast::clear_cache();
+      ASSERT_TRUE(with_grad.requires_grad());
+      EXPECT_TRUE(torch::equal(with_grad.detach(), no_grad));
+      EXPECT_TRUE(torch::equal(with_grad.detach(), inference));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ragmig::model
