@@ -1,7 +1,7 @@
 // `[alerts] exec`: a user's command (mail, chat, a pager) run by `sh -c` for each alert change, with the
 // alert as one JSON line on its stdin. It runs beside the scheduler, never blocking its loop: started and
-// left alone, reaped on later calls, and killed with all it started if it outlives its time limit. One runs at a time, so that a
-// chat hears "firing" before "cleared"; the others wait their turn in order.
+// left alone, reaped on later calls, and killed with all it started if it outlives its time limit. One runs
+// at a time, so that a chat hears "firing" before "cleared"; the others wait their turn in order.
 #pragma once
 
 #include <sys/types.h>

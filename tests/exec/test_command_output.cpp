@@ -38,13 +38,15 @@ TEST(CommandOutput, TheTimeLimitKillsTheCommandAndWhatItStarted) {
   testing::ScratchDir dir;
   const std::string pid_file = (dir / "sleep.pid").string();
   const auto t0 = std::chrono::steady_clock::now();
-  const CommandOutput r = run_command({"sh", "-c", "sleep 30 & echo $! > '" + pid_file + "'; echo started; wait"}, 0.5);
+  const CommandOutput r =
+      run_command({"sh", "-c", "sleep 30 & echo $! > '" + pid_file + "'; echo started; wait"}, 0.5);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10.0);
   EXPECT_EQ(r.exit_code, 124);
   EXPECT_EQ(r.out, "started\n");
   std::string pid = read_file(pid_file);
   pid.erase(pid.find_last_not_of('\n') + 1);
-  EXPECT_TRUE(testing::process_gone_within(pid, 5)) << "`sleep 30` (pid " << pid << ") outlived the timed-out command";
+  EXPECT_TRUE(testing::process_gone_within(pid, 5))
+      << "`sleep 30` (pid " << pid << ") outlived the timed-out command";
 }
 
 }  // namespace
