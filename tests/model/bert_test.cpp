@@ -4,10 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include <ATen/autocast_mode.h>
-
 #include "core/error.h"
 #include "support/tiny_bert.h"
+#include "train/autocast_guard.h"
 
 namespace ragmig::model {
 namespace {
@@ -138,17 +137,6 @@ TEST(Bert, GradientsReachEveryParameterButThePaddingRow) {
   EXPECT_GT(g[1].abs().max().item<float>(), 0.0f);
 }
 
-// LibTorch 2.4 replaced the CPU-specific autocast setters with device-generic ones.
-void set_cpu_bf16_autocast(bool on) {
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-  at::autocast::set_autocast_enabled(at::kCPU, on);
-  at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
-#else
-  at::autocast::set_cpu_enabled(on);
-  at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-#endif
-}
-
 TEST(Bert, Bf16AutocastRunsAndStaysClose) {
   torch::manual_seed(4);
   BertModel model(tiny_config());
@@ -158,16 +146,11 @@ TEST(Bert, Bf16AutocastRunsAndStaysClose) {
   mask[1].slice(0, 5).fill_(0);
   torch::NoGradGuard no_grad;
   auto ref = model->forward(ids, mask);
-  set_cpu_bf16_autocast(true);
   torch::Tensor low;
-  try {
+  {
+    train::AutocastGuard autocast(torch::kCPU, true);
     low = model->forward(ids, mask);
-  } catch (...) {
-    set_cpu_bf16_autocast(false);
-    throw;
   }
-  set_cpu_bf16_autocast(false);
-  at::autocast::clear_cache();
   EXPECT_TRUE(torch::isfinite(low).all().item<bool>());
   const float diff = (low.to(torch::kFloat) - ref).abs().max().item<float>();
   EXPECT_GT(diff, 0.0f);  // autocast really ran the matmuls in bf16
@@ -188,9 +171,9 @@ TEST(Bert, WithoutAutogradTheSameNumbersAsWithIt) {
       auto ids = torch::randint(1, 50, {3, 11}, torch::kLong);
       auto mask = torch::ones({3, 11}, torch::kLong);
       mask[2].slice(0, 4).fill_(0);
-      set_cpu_bf16_autocast(bf16);
       torch::Tensor with_grad, no_grad, inference;
-      try {
+      {
+        train::AutocastGuard autocast(torch::kCPU, bf16);
         with_grad = model->forward(ids, mask);
         {
           torch::NoGradGuard guard;
@@ -200,12 +183,7 @@ TEST(Bert, WithoutAutogradTheSameNumbersAsWithIt) {
           c10::InferenceMode guard;
           inference = model->forward(ids, mask);
         }
-      } catch (...) {
-        set_cpu_bf16_autocast(false);
-        throw;
       }
-      set_cpu_bf16_autocast(false);
-      at::autocast::clear_cache();
       ASSERT_TRUE(with_grad.requires_grad());
       EXPECT_TRUE(torch::equal(with_grad.detach(), no_grad));
       EXPECT_TRUE(torch::equal(with_grad.detach(), inference));
