@@ -28,6 +28,7 @@ Command add_lora_command(CLI::App& root) {
                    model::save_model_folder(args->out, base.model, base.vocab,
                                            {.normalization = base.normalization,
                                             .max_length = base.max_length,
+                                            .prompts = adapter.prompts.value_or(base.prompts),
                                             .training = std::nullopt});
                    fmt::print("{}: {} with {} ({} LoRA parameters, r = {}) merged in\n", args->out, args->base,
                               args->adapter, adapter.query.parameter_count() + (adapter.passage ? adapter.passage->parameter_count() : 0),

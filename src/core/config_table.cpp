@@ -24,7 +24,7 @@ std::string type_name(const ConfigTable::Target& t) {
         if constexpr (std::is_same_v<T, int64_t>) return "integer";
         if constexpr (std::is_same_v<T, double>) return "number";
         if constexpr (std::is_same_v<T, bool>) return "boolean";
-        if constexpr (std::is_same_v<T, std::string>) return "string";
+        if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, std::optional<std::string>>) return "string";
         if constexpr (std::is_same_v<T, std::vector<int64_t>>) return "integers";
         return "strings";
       },
@@ -35,8 +35,9 @@ std::string value_text(const ConfigTable::Target& t) {
   return std::visit(
       [](auto* p) -> std::string {
         using T = std::remove_pointer_t<decltype(p)>;
-        if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, std::vector<std::string>> ||
-                      std::is_same_v<T, std::vector<int64_t>>)
+        if constexpr (std::is_same_v<T, std::optional<std::string>>) return *p ? nlohmann::json(**p).dump() : "(unset)";
+        else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, std::vector<std::string>> ||
+                           std::is_same_v<T, std::vector<int64_t>>)
           return nlohmann::json(*p).dump();
         else if constexpr (std::is_same_v<T, bool>) return *p ? "true" : "false";
         else if constexpr (std::is_same_v<T, double>) return fmt::format("{}", *p);
@@ -82,7 +83,7 @@ void assign(ConfigTable::Field& field, const toml::node& n, const std::string& s
         } else if constexpr (std::is_same_v<T, bool>) {
           if (!n.is_boolean()) fail();
           *p = n.as_boolean()->get();
-        } else if constexpr (std::is_same_v<T, std::string>) {
+        } else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, std::optional<std::string>>) {
           if (!n.is_string()) fail();
           *p = n.as_string()->get();
         } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
@@ -120,6 +121,9 @@ void ConfigTable::add(const std::string& key, int64_t& target, const std::string
 void ConfigTable::add(const std::string& key, double& target, const std::string& help) { add_field(key, &target, help); }
 void ConfigTable::add(const std::string& key, bool& target, const std::string& help) { add_field(key, &target, help); }
 void ConfigTable::add(const std::string& key, std::string& target, const std::string& help) {
+  add_field(key, &target, help);
+}
+void ConfigTable::add(const std::string& key, std::optional<std::string>& target, const std::string& help) {
   add_field(key, &target, help);
 }
 void ConfigTable::add(const std::string& key, std::vector<std::string>& target, const std::string& help) {
@@ -183,6 +187,8 @@ void ConfigTable::apply_override(const std::string& assignment) {
   std::string value = assignment.substr(eq + 1);
   Field* f = find(key);
   if (!f) throw ConfigError("--set: unknown key '" + key + "' (see `--help` for the keys)");
+  const bool text = std::holds_alternative<std::string*>(f->target) ||
+                    std::holds_alternative<std::optional<std::string>*>(f->target);
   toml::table parsed;
   try {
     parsed = toml::parse("v = " + value);
@@ -190,13 +196,13 @@ void ConfigTable::apply_override(const std::string& assignment) {
     // Digits TOML refuses are a number too large for it, not a word: say so rather than "got a string".
     const bool digits = !value.empty() && value.find_first_not_of("+-0123456789_") == std::string::npos &&
                         value.find_first_of("0123456789") != std::string::npos;
-    if (digits && !std::holds_alternative<std::string*>(f->target))
+    if (digits && !text)
       throw ConfigError(fmt::format("--set {}: integer out of range (from {} to {}): {}", key,
                                     std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), value));
     parsed = toml::table{{"v", value}};  // a bare word: take it as a string
   }
   // A string field takes the text as written, so `--set data.path=1` stays "1".
-  if (std::holds_alternative<std::string*>(f->target) && !parsed["v"].is_string()) parsed = toml::table{{"v", value}};
+  if (text && !parsed["v"].is_string()) parsed = toml::table{{"v", value}};
   assign(*f, *parsed.get("v"), "--set " + key);
 }
 
@@ -209,7 +215,13 @@ nlohmann::json ConfigTable::to_json() const {
         if (c == '.') c = '/';
       return s;
     }());
-    std::visit([&](auto* p) { out[ptr] = *p; }, f.target);
+    std::visit(
+        [&](auto* p) {
+          using T = std::remove_pointer_t<decltype(p)>;
+          if constexpr (std::is_same_v<T, std::optional<std::string>>) out[ptr] = *p ? nlohmann::json(**p) : nlohmann::json();
+          else out[ptr] = *p;
+        },
+        f.target);
   }
   return out;
 }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -14,8 +15,8 @@ namespace ragmig {
 
 class ConfigTable {
  public:
-  using Target = std::variant<int64_t*, double*, bool*, std::string*, std::vector<std::string>*,
-                              std::vector<int64_t>*>;
+  using Target = std::variant<int64_t*, double*, bool*, std::string*, std::optional<std::string>*,
+                              std::vector<std::string>*, std::vector<int64_t>*>;
   struct Field {
     std::string key;   ///< dotted key, "section.name"
     std::string help;  ///< one line for --help
@@ -27,6 +28,8 @@ class ConfigTable {
   void add(const std::string& key, double& target, const std::string& help);
   void add(const std::string& key, bool& target, const std::string& help);
   void add(const std::string& key, std::string& target, const std::string& help);
+  /// A string that may be left unset (null in to_json; `--set key=` sets it to "", which is not unset).
+  void add(const std::string& key, std::optional<std::string>& target, const std::string& help);
   /// A TOML array of strings, e.g. argv = ["ragmig", "train"].
   void add(const std::string& key, std::vector<std::string>& target, const std::string& help);
   /// A TOML array of integers, e.g. at_steps = [25, 75].

@@ -47,6 +47,11 @@ DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup&
   // A LoRA adapter folder embeds with its base model's weights too: both are hashed.
   if (cache.enabled() && model::is_adapter_folder(setup.model_dir))
     model_key = hash_parts({model_key, hash_folder(model::resolve_model_reference(model::adapter_base(setup.model_dir)))});
+  // The folder's own prompts are in its hash; a prompt given on the command line is keyed apart.
+  const auto with_prompt = [](std::vector<std::string> parts, const std::optional<std::string>& prompt) {
+    if (prompt) parts.push_back("prompt:" + *prompt);
+    return parts;
+  };
   auto embed_cached = [&](const std::string& what, const std::vector<std::string>& texts, bool queries,
                           const std::string& key) -> index::FloatMatrix {
     const std::string path = cache.enabled() ? cache.path(what, key, ".emb") : "";
@@ -60,13 +65,15 @@ DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup&
     return m;
   };
   const std::string passages_key =
-      cache.enabled() ? hash_parts({kEmbeddingVersion, model_key, hash_file(in.corpus_file),
-                                    std::to_string(setup.embed.max_passage_tokens) + precision_key})
+      cache.enabled() ? hash_parts(with_prompt({kEmbeddingVersion, model_key, hash_file(in.corpus_file),
+                                                std::to_string(setup.embed.max_passage_tokens) + precision_key},
+                                               setup.embed.passage_prompt))
                       : "";
   out.doc_vectors = embed_cached("passages", *in.passages, false, passages_key);
   const std::string queries_key =
-      cache.enabled() ? hash_parts({kEmbeddingVersion, model_key, hash_file(in.queries_file), in.query_ids_key,
-                                    std::to_string(setup.embed.max_query_tokens) + precision_key})
+      cache.enabled() ? hash_parts(with_prompt({kEmbeddingVersion, model_key, hash_file(in.queries_file),
+                                                in.query_ids_key, std::to_string(setup.embed.max_query_tokens) + precision_key},
+                                               setup.embed.query_prompt))
                       : "";
   out.query_vectors = embed_cached("queries", *in.queries, true, queries_key);
   out.embed_seconds = seconds_since(t_embed);

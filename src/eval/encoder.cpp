@@ -32,6 +32,7 @@ struct Encoder::Impl {
   std::string device_name;
   EmbedOptions options;
   model::PrecisionChoice precision;
+  text::Prompts prompts;
 
   Impl(model::LoadedModel m, const std::string& dev, const EmbedOptions& o)
       : loaded(std::move(m)), tokenizer(loaded.vocab, loaded.normalization), device(dev), device_name(dev), options(o) {}
@@ -54,6 +55,9 @@ Encoder::Encoder(const std::string& model_dir, const std::string& device, const 
   if (impl_->loaded.max_length > 0) limit = std::min(limit, impl_->loaded.max_length);
   impl_->options.max_query_tokens = std::min(options.max_query_tokens, limit);
   impl_->options.max_passage_tokens = std::min(options.max_passage_tokens, limit);
+  impl_->prompts = impl_->loaded.prompts;
+  if (options.query_prompt) impl_->prompts.query = *options.query_prompt;
+  if (options.passage_prompt) impl_->prompts.passage = *options.passage_prompt;
 }
 
 Encoder::~Encoder() = default;
@@ -63,11 +67,12 @@ std::string Encoder::precision() const { return model::to_string(impl_->precisio
 const std::string& Encoder::precision_reason() const { return impl_->precision.reason; }
 int64_t Encoder::max_query_tokens() const { return impl_->options.max_query_tokens; }
 int64_t Encoder::max_passage_tokens() const { return impl_->options.max_passage_tokens; }
+const text::Prompts& Encoder::prompts() const { return impl_->prompts; }
 
 index::FloatMatrix Encoder::embed(const std::vector<std::string>& texts, bool queries) {
   const int64_t max_tokens = queries ? impl_->options.max_query_tokens : impl_->options.max_passage_tokens;
   torch::Tensor t = model::embed_texts(impl_->loaded.model, impl_->tokenizer, texts, queries, max_tokens,
-                                       impl_->options.batch_size, impl_->device)
+                                       impl_->options.batch_size, impl_->device, impl_->prompts.of(queries))
                         .contiguous();
   index::FloatMatrix m;
   if (t.dim() != 2 || t.size(0) == 0) return m;

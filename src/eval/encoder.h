@@ -6,10 +6,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "index/matrix.h"
+#include "text/prompts.h"
 
 namespace ragmig::eval {
 
@@ -18,6 +20,8 @@ struct EmbedOptions {
   int64_t max_query_tokens = 64;     ///< capped at the model's positions and the folder's max_seq_length
   int64_t max_passage_tokens = 256;  ///< likewise
   std::string precision = "auto";    ///< auto | fp32 | bf16 (model::choose_precision)
+  /// Put before queries / passages (text/prompts.h); unset: the model folder's own.
+  std::optional<std::string> query_prompt, passage_prompt;
 };
 
 /// "auto" becomes "cuda" when LibTorch sees a GPU, else "cpu"; "cuda[:n]" without CUDA is a DeviceError;
@@ -40,6 +44,8 @@ class Encoder {
   /// The token limits in force after capping, which cached embeddings are keyed by.
   int64_t max_query_tokens() const;
   int64_t max_passage_tokens() const;
+  /// The prompts in force: the options' where set, else the folder's. Cached embeddings are keyed by them too.
+  const text::Prompts& prompts() const;
 
  private:
   struct Impl;

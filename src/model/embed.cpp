@@ -5,6 +5,7 @@
 #include <limits>
 #include <numeric>
 
+#include "text/prompts.h"
 #include "text/token_batch.h"
 
 namespace ragmig::model {
@@ -42,9 +43,11 @@ std::vector<std::pair<size_t, size_t>> least_padding_batches(const std::vector<s
 
 torch::Tensor embed_texts(DualEncoder& model, const text::WordPieceTokenizer& tokenizer,
                           const std::vector<std::string>& texts, bool queries, int64_t max_tokens,
-                          int64_t batch_size, const torch::Device& device) {
+                          int64_t batch_size, const torch::Device& device, std::string_view prompt) {
   std::vector<std::vector<int32_t>> seqs(texts.size());
-  for (size_t i = 0; i < texts.size(); ++i) seqs[i] = tokenizer.encode(texts[i], max_tokens);
+  for (size_t i = 0; i < texts.size(); ++i)
+    seqs[i] = prompt.empty() ? tokenizer.encode(texts[i], max_tokens)
+                             : tokenizer.encode(text::with_prompt(prompt, texts[i]), max_tokens);
   // Similar lengths together: far less padding to encode.
   std::vector<int64_t> order(texts.size());
   std::iota(order.begin(), order.end(), 0);

@@ -270,6 +270,7 @@ void save_adapter_folder(const std::string& dir, const DualAdapter& adapter,
       fs::create_directory(fs::path(tmp) / "passage");
       write_peft_adapter((fs::path(tmp) / "passage").string(), *adapter.passage, base_path + "/passage");
     }
+    if (adapter.prompts) write_prompts_file(tmp, *adapter.prompts);
     nlohmann::json info = {{"base_model", base}, {"format_version", kModelFolderFormatVersion}};
     if (training) info["training"] = to_json(*training);
     write_file_atomic(fs::path(tmp) / "ragmig.json", info.dump(2) + "\n");
@@ -281,6 +282,7 @@ DualAdapter load_adapter_folder(const std::string& dir) {
   out.query = read_peft_adapter(dir);
   out.base = adapter_base(dir);
   if (is_adapter_folder((fs::path(dir) / "passage").string())) out.passage = read_peft_adapter((fs::path(dir) / "passage").string());
+  if (fs::exists(fs::path(dir) / "config_sentence_transformers.json")) out.prompts = read_prompts(dir);
   return out;
 }
 

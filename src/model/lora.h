@@ -19,6 +19,7 @@
 #include "model/bert.h"
 #include "model/dual_encoder.h"
 #include "model/training_record.h"
+#include "text/prompts.h"
 
 namespace ragmig::model {
 
@@ -105,6 +106,9 @@ struct DualAdapter {
   std::string base;  ///< the base model as given (a folder or package:NAME)
   LoraAdapter query;
   std::optional<LoraAdapter> passage;
+  /// The prompts the adapter was trained with, where they are its own (config_sentence_transformers.json in
+  /// its folder); none: its base model's.
+  std::optional<text::Prompts> prompts;
 };
 
 /// Writes the adapter folder (whole, into place, as save_model_folder does). base is the reference the user

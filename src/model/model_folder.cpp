@@ -36,7 +36,7 @@ void write_tower(const fs::path& folder, BertModel& tower, const std::vector<std
   write_safetensors((folder / "model.safetensors").string(), file);
   const int64_t max_length = options.max_length > 0 ? options.max_length : spec.bert.max_position_embeddings;
   write_sentence_transformer_files(folder.string(), vocab, options.normalization, max_length, spec.bert.hidden_size,
-                                   to_string(spec.pooling), spec.normalize);
+                                   to_string(spec.pooling), spec.normalize, options.prompts);
 }
 
 void fsync_folder(const fs::path& folder) {
@@ -235,6 +235,7 @@ LoadedModel load_model_folder(const std::string& dir) {
       throw DataError(dir + ": its base model " + base + " is an adapter folder itself; expected a model folder");
     LoadedModel loaded = load_model_folder(base);
     merge_dual_adapter(loaded.model, adapter);
+    if (adapter.prompts) loaded.prompts = *adapter.prompts;
     return loaded;
   }
   EncoderSpec spec;
@@ -259,7 +260,7 @@ LoadedModel load_model_folder(const std::string& dir) {
                       " differs from " + (folder / "vocab.txt").string());
   }
 
-  LoadedModel loaded{DualEncoder(spec), std::move(tok.vocab), tok.normalization, tok.max_length};
+  LoadedModel loaded{DualEncoder(spec), std::move(tok.vocab), tok.normalization, tok.max_length, read_prompts(dir)};
   BertModel query = loaded.model->query_tower();
   load_bert_weights(query, (folder / "model.safetensors").string());
   if (!spec.shared_towers) {

@@ -29,6 +29,7 @@ inline constexpr int kModelFolderFormatVersion = 1;
 struct SaveOptions {
   text::TextNormalization normalization;
   int64_t max_length = 0;
+  text::Prompts prompts;  ///< config_sentence_transformers.json's prompts (st_folder.h)
   std::optional<TrainingQueries> training;  ///< ragmig.json's "training" (training_record.h); none = not written
 };
 
@@ -45,6 +46,7 @@ struct LoadedModel {
   std::vector<std::string> vocab;
   text::TextNormalization normalization;
   int64_t max_length = 0;  ///< the folder's longest input in tokens; 0 = not said
+  text::Prompts prompts;   ///< put before queries and passages (read_prompts; an adapter folder's own, else its base's)
 };
 
 /// Loads a folder written by save_model_folder, a LoRA adapter folder (lora.h: its base model with the adapter
@@ -52,7 +54,7 @@ struct LoadedModel {
 /// whose tensors carry a "bert." prefix: the heads outside it are ignored, as are "pooler.*" and
 /// "embeddings.position_ids") or by sentence-transformers' save. Pooling and normalisation come from
 /// ragmig.json, else modules.json and its Pooling module, else mean pooling, normalised; the tokenizer
-/// from read_folder_tokenizer (of the Transformer module's folder). F32, F16,
+/// from read_folder_tokenizer (of the Transformer module's folder); the prompts from read_prompts. F32, F16,
 /// BF16 and F64 tensors are converted to float32. Throws DataError naming the file and tensor or key for
 /// missing, unexpected or mis-shaped tensors, and "vocabulary and model mismatch: ..." when vocab.txt has
 /// more lines than vocab_size or the word embeddings do not have vocab_size rows; IoError if a file is missing.

@@ -89,6 +89,9 @@ std::string pooling_of(const json& pc, const fs::path& file) {
 
 void write_json(const fs::path& path, const json& j) { write_file_atomic(path, j.dump(2) + "\n"); }
 
+// The names sentence-transformers' encode_query and encode_document look up first.
+json prompts_json(const text::Prompts& prompts) { return {{"query", prompts.query}, {"document", prompts.passage}}; }
+
 }  // namespace
 
 json read_json_file(const std::string& path) {
@@ -166,7 +169,11 @@ std::optional<SentenceTransformerLayout> read_sentence_transformer_layout(const 
     } else if (cls == "Pooling" && !pooling) {
       pooling = true;
       const fs::path pc = folder / path / "config.json";
-      layout.pooling = pooling_of(read_json_file(pc.string()), pc);
+      const json config = read_json_file(pc.string());
+      layout.pooling = pooling_of(config, pc);
+      if (!get_bool(config, "include_prompt", pc).value_or(true))
+        throw DataError(pc.string() + ": key \"include_prompt\": false is not supported (ragmig pools over the "
+                        "prompt's tokens too, as sentence-transformers does by default)");
     } else if (cls == "Normalize") {
       layout.normalize = true;
     } else {
@@ -179,9 +186,36 @@ std::optional<SentenceTransformerLayout> read_sentence_transformer_layout(const 
   return layout;
 }
 
+text::Prompts read_prompts(const std::string& dir) {
+  const fs::path path = fs::path(dir) / "config_sentence_transformers.json";
+  const auto config = read_optional(path);
+  text::Prompts out;
+  if (!config) return out;
+  const auto prompts = config->find("prompts");
+  if (prompts == config->end() || prompts->is_null()) return out;
+  if (!prompts->is_object()) throw DataError(path.string() + ": key \"prompts\": expected an object of name: prompt");
+  const auto prompt = [&](const std::string& name) -> std::string {
+    const auto it = prompts->find(name);
+    if (it == prompts->end() || it->is_null()) return "";
+    if (!it->is_string()) throw DataError(path.string() + ": key \"prompts." + name + "\": expected a string or null");
+    return it->get<std::string>();
+  };
+  for (const auto& item : prompts->items()) prompt(item.key());  // every value checked, used or not
+  out.query = prompt("query");
+  for (const char* name : {"document", "passage", "corpus"})
+    if (out.passage.empty()) out.passage = prompt(name);
+  return out;
+}
+
+void write_prompts_file(const std::string& dir, const text::Prompts& prompts) {
+  write_json(fs::path(dir) / "config_sentence_transformers.json",
+             {{"prompts", prompts_json(prompts)}, {"default_prompt_name", nullptr}});
+}
+
 void write_sentence_transformer_files(const std::string& dir, const std::vector<std::string>& vocab,
                                       const text::TextNormalization& normalization, int64_t max_length,
-                                      int64_t hidden_size, const std::string& pooling, bool normalize) {
+                                      int64_t hidden_size, const std::string& pooling, bool normalize,
+                                      const text::Prompts& prompts) {
   const fs::path folder(dir);
   const auto has = [&](const std::string& t) { return std::find(vocab.begin(), vocab.end(), t) != vocab.end(); };
   json special = {{"unk_token", "[UNK]"}, {"sep_token", "[SEP]"}, {"pad_token", "[PAD]"}, {"cls_token", "[CLS]"}};
@@ -212,7 +246,10 @@ void write_sentence_transformer_files(const std::string& dir, const std::vector<
               {"pooling_mode_max_tokens", false},
               {"pooling_mode_mean_sqrt_len_tokens", false}});
   if (normalize) fs::create_directories(folder / "2_Normalize");
-  write_json(folder / "config_sentence_transformers.json", {{"similarity_fn_name", normalize ? "cosine" : "dot"}});
+  write_json(folder / "config_sentence_transformers.json",
+             {{"prompts", prompts_json(prompts)},
+              {"default_prompt_name", nullptr},
+              {"similarity_fn_name", normalize ? "cosine" : "dot"}});
 }
 
 }  // namespace ragmig::model

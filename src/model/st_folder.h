@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "text/prompts.h"
 #include "text/wordpiece.h"
 
 namespace ragmig::model {
@@ -45,17 +46,29 @@ struct SentenceTransformerLayout {
 
 /// Reads modules.json (old and new sentence-transformers type names) and the Pooling module's config.json
 /// (the pooling_mode_* flags of sentence-transformers 2-5 or pooling_mode of 6). Throws DataError naming the
-/// file for a module ragmig does not run (Dense, a non-Transformer encoder, ...) or a pooling other than
-/// mean or CLS.
+/// file for a module ragmig does not run (Dense, a non-Transformer encoder, ...), a pooling other than
+/// mean or CLS, or include_prompt = false (pooling that leaves the prompt's tokens out).
 std::optional<SentenceTransformerLayout> read_sentence_transformer_layout(const std::string& dir);
+
+/// The prompts of config_sentence_transformers.json's "prompts" (text/prompts.h): the query prompt is "query",
+/// the passage prompt the first non-empty one of "document", "passage" and "corpus" (sentence-transformers'
+/// encode_document looks for those names in that order, but takes the first present even when it is empty,
+/// which drops an e5-style {"query", "passage"} pair's passage prompt). No file, no "prompts" or null values:
+/// none. Throws DataError naming the file and key for a value that is not a string or null.
+text::Prompts read_prompts(const std::string& dir);
+
+/// Writes config_sentence_transformers.json with `prompts` alone (an adapter folder's own prompts), atomically.
+void write_prompts_file(const std::string& dir, const text::Prompts& prompts);
 
 /// Writes, atomically each, the tokenizer and sentence-transformers files of one tower's folder, so that
 /// AutoTokenizer, AutoModel and SentenceTransformer(dir) load it as it is: tokenizer_config.json,
 /// special_tokens_map.json, sentence_bert_config.json (max_seq_length = `max_length`), modules.json,
-/// 1_Pooling/config.json and, when `normalize`, 2_Normalize/. config.json, vocab.txt and the weights are
-/// the caller's. Throws IoError.
+/// 1_Pooling/config.json, config_sentence_transformers.json (the similarity, and `prompts` as "query" and
+/// "document", which encode_query and encode_document use) and, when `normalize`, 2_Normalize/. config.json,
+/// vocab.txt and the weights are the caller's. Throws IoError.
 void write_sentence_transformer_files(const std::string& dir, const std::vector<std::string>& vocab,
                                       const text::TextNormalization& normalization, int64_t max_length,
-                                      int64_t hidden_size, const std::string& pooling, bool normalize);
+                                      int64_t hidden_size, const std::string& pooling, bool normalize,
+                                      const text::Prompts& prompts = {});
 
 }  // namespace ragmig::model

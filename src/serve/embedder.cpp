@@ -47,12 +47,16 @@ Embedder::Embedder(const std::string& model_reference, const EmbedderOptions& op
   const int64_t limit = loaded_.max_length > 0 ? std::min(loaded_.max_length, spec.bert.max_position_embeddings)
                                                : spec.bert.max_position_embeddings;
   max_tokens_ = options.max_tokens > 0 ? std::min(options.max_tokens, limit) : limit;
+  prompts_ = loaded_.prompts;
+  if (options.query_prompt) prompts_.query = *options.query_prompt;
+  if (options.passage_prompt) prompts_.passage = *options.passage_prompt;
 }
 
 std::vector<int32_t> Embedder::tokenize(const std::string& text, Mode mode, bool truncate) const {
-  const std::string& prefix = mode == Mode::Query ? options_.query_prefix : options_.passage_prefix;
+  const std::string& prompt = prompts_.of(mode == Mode::Query);
   // One token over the limit is enough to know the text is too long: the tokenizer stops there.
-  return tokenizer_.encode(prefix.empty() ? text : prefix + text, truncate ? max_tokens_ : max_tokens_ + 1);
+  const int64_t limit = truncate ? max_tokens_ : max_tokens_ + 1;
+  return prompt.empty() ? tokenizer_.encode(text, limit) : tokenizer_.encode(text::with_prompt(prompt, text), limit);
 }
 
 std::vector<float> Embedder::embed(const std::vector<const TextItem*>& items) {

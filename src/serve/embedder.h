@@ -14,6 +14,7 @@
 #include "model/lora.h"
 #include "model/model_folder.h"
 #include "serve/embed_request.h"
+#include "text/prompts.h"
 #include "text/wordpiece.h"
 
 namespace ragmig::serve {
@@ -36,8 +37,8 @@ struct TextItem {
 struct EmbedderOptions {
   std::string device = "auto";     ///< auto (CUDA if LibTorch sees a GPU) | cpu | cuda | cuda:N
   std::string precision = "auto";  ///< auto | fp32 | bf16 (model::choose_precision)
-  std::string query_prefix;        ///< put before query texts (e5's "query: "); none by default
-  std::string passage_prefix;
+  /// Put before query / passage texts (e5's "query: ", text/prompts.h); unset: the model folder's prompts.
+  std::optional<std::string> query_prompt, passage_prompt;
   int64_t max_tokens = 0;          ///< longest input, [CLS] and [SEP] included; 0 = the model's own limit
 };
 
@@ -63,6 +64,8 @@ class Embedder {
   int64_t dim() const { return dim_; }
   bool normalize() const { return normalize_; }
   int64_t max_tokens() const { return max_tokens_; }
+  /// The prompts in force (the options' where set, else the folder's).
+  const text::Prompts& prompts() const { return prompts_; }
   const std::string& precision() const { return precision_; }
   std::string device() const { return device_.str(); }
 
@@ -75,6 +78,7 @@ class Embedder {
   std::string precision_;
   int64_t dim_ = 0, max_tokens_ = 0;
   bool normalize_ = true;
+  text::Prompts prompts_;
 };
 
 }  // namespace ragmig::serve

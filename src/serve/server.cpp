@@ -47,7 +47,7 @@ class Service {
   explicit Service(const ServeOptions& o)
       : options_(o),
         name_(o.name.empty() ? default_name(o.model) : o.name),
-        embedder_(o.model, EmbedderOptions{o.device, o.precision, o.query_prefix, o.passage_prefix, o.max_tokens}),
+        embedder_(o.model, EmbedderOptions{o.device, o.precision, o.query_prompt, o.passage_prompt, o.max_tokens}),
         cache_(static_cast<size_t>(o.adapter_cache_mb * 1024 * 1024),
                [this](const std::string& name) { return embedder_.load_adapter((fs::path(options_.adapters) / name).string(), name); },
                &metrics_),

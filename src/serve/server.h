@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace ragmig::serve {
@@ -22,7 +23,7 @@ struct ServeOptions {
   int threads = 0;              ///< LibTorch intra-op threads (0 = all cores)
   int64_t max_tokens = 0;       ///< longest input in tokens (0 = the model's)
   std::string oversize = "truncate";  ///< truncate | refuse: what happens to longer inputs (TEI's truncate wins)
-  std::string query_prefix, passage_prefix;
+  std::optional<std::string> query_prompt, passage_prompt;  ///< unset: the model folder's (text/prompts.h)
   bool matryoshka = false;      ///< allow OpenAI's `dimensions` below the model's (truncate, renormalise)
   int64_t max_batch_tokens = 16384;
   double max_wait_ms = 5;

@@ -8,6 +8,7 @@
 #include "model/dual_encoder.h"
 #include "model/embed.h"
 #include "text/beir.h"
+#include "text/prompts.h"
 #include "text/wordpiece.h"
 
 namespace ragmig::train {
@@ -22,6 +23,7 @@ struct RecallOptions {
   int64_t batch_size = 128;
   int64_t max_query_tokens = 32;
   int64_t max_passage_tokens = 128;
+  text::Prompts prompts;  ///< put before queries and passages (text/prompts.h)
 };
 
 struct RecallResult {

@@ -35,6 +35,10 @@ ConfigTable make_config_table(TrainConfig& c) {
   t.add("model.pooling", c.model.pooling, "mean | cls");
   t.add("model.normalize", c.model.normalize, "L2-normalise embeddings");
   t.add("model.shared_towers", c.model.shared_towers, "one encoder for queries and passages (false = two)");
+  t.add("model.query_prompt", c.model.query_prompt,
+        "text put before every query, e.g. \"query: \" (unset = model.init's prompt, if any; \"\" = none); saved with the model");
+  t.add("model.passage_prompt", c.model.passage_prompt,
+        "text put before every passage, e.g. \"passage: \" (unset = model.init's prompt, if any; \"\" = none)");
 
   t.add("train.max_steps", c.train.max_steps, "optimiser steps (0 = save the untrained model)");
   t.add("train.batch_size", c.train.batch_size, "query-passage pairs per step; all are in-batch negatives");

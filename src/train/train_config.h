@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,8 @@ struct ModelConfig {
   std::string pooling = "mean";   ///< mean | cls
   bool normalize = true;          ///< L2-normalise embeddings
   bool shared_towers = true;      ///< one encoder for queries and passages, or two
+  /// Put before every query / passage (text/prompts.h); unset: model.init's prompts (none from scratch).
+  std::optional<std::string> query_prompt, passage_prompt;
 };
 
 struct TrainOptions {

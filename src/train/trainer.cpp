@@ -313,6 +313,10 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   const text::WordPieceTokenizer tokenizer(
       choose_vocabulary(cfg, run_vocab, init ? &*init : nullptr, examples, beir ? &*beir : nullptr, vocab_origin),
       init ? init->normalization : text::TextNormalization{});
+  // Like its tokenizer settings, a pretrained start brings its prompts; the config's replace them.
+  text::Prompts prompts = init ? init->prompts : text::Prompts{};
+  if (cfg.model.query_prompt) prompts.query = *cfg.model.query_prompt;
+  if (cfg.model.passage_prompt) prompts.passage = *cfg.model.passage_prompt;
 
   torch::manual_seed(static_cast<uint64_t>(cfg.train.seed));
   model::DualEncoder net = init ? init->model : model::DualEncoder(spec_from_config(cfg.model, tokenizer));
@@ -351,7 +355,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   std::vector<torch::Tensor> trainable;
   for (const auto& p : net->parameters())
     if (p.requires_grad()) trainable.push_back(p);
-  const TokenizedData data = tokenize(examples, tokenizer, cfg.data);
+  const TokenizedData data = tokenize(examples, tokenizer, cfg.data, prompts);
   std::vector<int64_t> example_tokens(static_cast<size_t>(data.examples()));
   for (size_t i = 0; i < example_tokens.size(); ++i)
     example_tokens[i] = static_cast<int64_t>(data.queries[i].size() +
@@ -607,6 +611,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                  {"held_out_queries", held_out},
                  {"passages", static_cast<int64_t>(data.passages.size())},
                  {"vocab", vocab_origin},
+                 {"prompts", {{"query", prompts.query}, {"passage", prompts.passage}}},
                  {"parallel", parallel_info},
                  {"config", resolved_config}});
   say(fmt::format("ragmig train: {} examples{}, {} distinct passages, {:.2f}M parameters, {} ({}), {} threads{}{}",
@@ -637,6 +642,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
     ro.batch_size = cfg.eval.batch_size;
     ro.max_query_tokens = cfg.data.max_query_tokens;
     ro.max_passage_tokens = cfg.data.max_passage_tokens;
+    ro.prompts = prompts;
     if (!eval_qrels) eval_qrels = text::read_qrels(text::qrels_path(cfg.data.beir, cfg.eval.split));
     // A bf16 base computes under autocast only; otherwise evaluation stays in fp32, as before.
     const RecallResult r = [&] {
@@ -899,11 +905,14 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   }
 
   const std::string model_dir = (run / "model").string();
-  if (cfg.lora.rank > 0)
-    model::save_adapter_folder(model_dir, model::own_dual_adapter(net, lora, cfg.model.init), loaded_examples.queries);
-  else
+  if (cfg.lora.rank > 0) {
+    model::DualAdapter adapter = model::own_dual_adapter(net, lora, cfg.model.init);
+    if (prompts != init->prompts) adapter.prompts = prompts;  // else the base's, wherever the adapter is loaded
+    model::save_adapter_folder(model_dir, adapter, loaded_examples.queries);
+  } else {
     model::save_model_folder(model_dir, net, tokenizer.vocab(),
-                             {tokenizer.normalization(), cfg.data.max_passage_tokens, loaded_examples.queries});
+                             {tokenizer.normalization(), cfg.data.max_passage_tokens, prompts, loaded_examples.queries});
+  }
   nlohmann::json done = {{"event", "done"}, {"step", step}, {"samples", samples}, {"loss", loss}, {"model", model_dir}};
   if (!cfg.eval.split.empty()) {
     const RecallResult r = evaluate(step);

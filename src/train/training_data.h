@@ -13,6 +13,7 @@
 #include "model/training_record.h"
 #include "text/beir.h"
 #include "text/pairs.h"
+#include "text/prompts.h"
 #include "text/wordpiece.h"
 #include "train/grad_step.h"
 #include "train/train_config.h"
@@ -45,8 +46,9 @@ TrainingExamples load_examples(const DataConfig& cfg, const text::BeirFolder* be
 std::vector<std::string> vocabulary_texts(const std::vector<text::TrainingExample>& examples,
                                           const text::BeirFolder* beir);
 
+/// Token ids of every query and distinct passage, `prompts` first (text/prompts.h), within cfg's token limits.
 TokenizedData tokenize(const std::vector<text::TrainingExample>& examples, const text::WordPieceTokenizer& tokenizer,
-                       const DataConfig& cfg);
+                       const DataConfig& cfg, const text::Prompts& prompts = {});
 
 /// The batch of examples `rows`: queries, their positives, then `hard_negatives` negatives per query. Where
 /// an example has more negatives than asked (a mined pool), a different draw of them is taken at every step;

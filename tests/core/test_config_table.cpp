@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "core/error.h"
 
 namespace ragmig {
@@ -160,6 +162,25 @@ TEST(ConfigTable, FuzzedInputOnlyEverThrowsConfigError) {
     } catch (const ConfigError&) {
     }
   }
+}
+
+TEST(ConfigTable, AnOptionalStringIsUnsetUntilGivenAndEmptyIsAValue) {
+  std::optional<std::string> prompt;
+  ConfigTable t;
+  t.add("model.query_prompt", prompt, "a prompt");
+  EXPECT_TRUE(t.to_json()["model"]["query_prompt"].is_null());
+  EXPECT_NE(t.help_text().find("(unset)"), std::string::npos) << t.help_text();
+  t.load_string("[model]\nquery_prompt = \"query: \"\n", "a.toml");
+  EXPECT_EQ(prompt, "query: ");
+  t.apply_override("model.query_prompt=");
+  EXPECT_EQ(prompt, "") << "--set key= gives the empty string, not unset";
+  EXPECT_EQ(t.to_json()["model"]["query_prompt"], "");
+  t.apply_override("model.query_prompt=12");
+  EXPECT_EQ(prompt, "12") << "a string key takes the text as written";
+  t.apply_override("model.query_prompt=search_query: ");
+  EXPECT_EQ(prompt, "search_query: ");
+  EXPECT_NE(error_of([&] { t.load_string("[model]\nquery_prompt = 3\n", "b.toml"); }).find("b.toml:2: key 'model.query_prompt' expects a string"),
+            std::string::npos);
 }
 
 }  // namespace

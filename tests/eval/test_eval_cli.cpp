@@ -88,6 +88,15 @@ TEST(EvalCli, SecondDenseEvaluationComesFromTheCache) {
   EXPECT_EQ(j2["ndcg@10"], j1["ndcg@10"]);
   EXPECT_EQ(j2["recall@100"], j1["recall@100"]);
 
+  // A prompt given on the command line is another key for its side only; the folder's own are in its hash.
+  auto prompted = args;
+  prompted.insert(prompted.end(), {"--query-prompt", "lava "});
+  const auto jp = eval_json(run_eval(prompted));
+  EXPECT_EQ(jp["cache"]["queries"], "miss");
+  EXPECT_EQ(jp["cache"]["passages"], "hit");
+  EXPECT_NE(jp["ndcg@10"], nullptr);
+  EXPECT_EQ(eval_json(run_eval(prompted))["cache"]["queries"], "hit");
+
   // Another model is another key: embedded afresh, not served the first model's vectors.
   write_random_model(dir / "model2", 2);
   auto other = args;

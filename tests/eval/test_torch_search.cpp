@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <random>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "eval/encoder.h"
 #include "eval/torch_search.h"
@@ -75,6 +77,42 @@ TEST(Encoder, BatchedEmbeddingEqualsOneTextAtATime) {
   }
   EXPECT_EQ(encoder.embed({}, true).rows, 0);
   EXPECT_THROW(Encoder((dir / "nowhere").string(), "cpu", o), Error);
+}
+
+// The folder's prompts (config_sentence_transformers.json) go before every text of their side; the options'
+// replace them, "" with none.
+TEST(Encoder, PromptsFromTheFolderOrTheOptionsGoBeforeEveryText) {
+  testing::ScratchDir dir;
+  const auto model = dir / "model";
+  testing::write_random_model(model);
+  write_file_atomic(model / "config_sentence_transformers.json", R"({"prompts": {"query": "lava ", "document": "the coral "}})");
+  EmbedOptions o;
+  Encoder prompted(model.string(), "cpu", o);
+  EXPECT_EQ(prompted.prompts(), (text::Prompts{"lava ", "the coral "}));
+  o.query_prompt = "";
+  o.passage_prompt = "";
+  Encoder plain(model.string(), "cpu", o);
+  EXPECT_EQ(plain.prompts(), text::Prompts{});
+
+  const std::vector<std::string> texts = {"forests", "rivers carry sediment to the sea", ""};
+  const auto prefixed = [&](const std::string& prompt) {
+    std::vector<std::string> out;
+    for (const auto& t : texts) out.push_back(prompt + t);
+    return out;
+  };
+  const auto max_diff = [](const index::FloatMatrix& a, const index::FloatMatrix& b) {
+    EXPECT_EQ(a.data.size(), b.data.size());
+    double d = 0;
+    for (size_t i = 0; i < a.data.size() && i < b.data.size(); ++i) d = std::max(d, double(std::abs(a.data[i] - b.data[i])));
+    return d;
+  };
+  EXPECT_LE(max_diff(prompted.embed(texts, true), plain.embed(prefixed("lava "), true)), 1e-6);
+  EXPECT_LE(max_diff(prompted.embed(texts, false), plain.embed(prefixed("the coral "), false)), 1e-6);
+  EXPECT_GT(max_diff(prompted.embed(texts, true), plain.embed(texts, true)), 1e-3) << "the prompt changes the embedding";
+
+  o.query_prompt = "glaciers ";
+  o.passage_prompt.reset();
+  EXPECT_EQ(Encoder(model.string(), "cpu", o).prompts(), (text::Prompts{"glaciers ", "the coral "}));
 }
 
 TEST(Encoder, NanEmbeddingsAreAnErrorNotScores) {

@@ -3,6 +3,8 @@
   st: SentenceTransformer(folder).encode(texts)              (modules.json: pooling, Normalize, max_seq_length)
   hf: AutoTokenizer + AutoModel, pooled as 1_Pooling/config.json says, L2-normalised when modules.json lists
       Normalize, truncated at sentence_bert_config.json's max_seq_length
+  st_query, st_document: SentenceTransformer's encode_query / encode_document (their prompts, if any)
+  st_prompts: {name: encode(texts, prompt_name=name)} for every non-empty prompt the folder has
 A folder with separate towers (ragmig's passage/ beside the query tower) also gets passage_st and passage_hf.
 Usage: embed_folder.py FOLDER TEXTS.json OUT.json     (TEXTS.json: a JSON list of strings)"""
 import json, os, sys
@@ -38,8 +40,15 @@ def main():
     for prefix, path in (("", folder), ("passage_", os.path.join(folder, "passage"))):
         if not os.path.isdir(path):
             continue
-        out[prefix + "st"] = SentenceTransformer(path, device="cpu").encode(texts, convert_to_tensor=True).tolist()
+        st = SentenceTransformer(path, device="cpu")
+        out[prefix + "st"] = st.encode(texts, convert_to_tensor=True).tolist()
         out[prefix + "hf"] = embed_hf(path, texts).tolist()
+        if prefix:
+            continue
+        out["st_query"] = st.encode_query(texts, convert_to_tensor=True).tolist()
+        out["st_document"] = st.encode_document(texts, convert_to_tensor=True).tolist()
+        out["st_prompts"] = {name: st.encode(texts, prompt_name=name, convert_to_tensor=True).tolist()
+                             for name, prompt in st.prompts.items() if prompt}
     with open(out_path, "w") as f:
         json.dump(out, f)
 

@@ -194,7 +194,7 @@ TEST(HfLive, RagmigFoldersLoadUnmodifiedInSentenceTransformersAndTransformers) {
     testing::ScratchDir scratch;
     auto net = random_encoder(tok, c.pooling, c.normalize, c.shared);
     const fs::path dir = scratch / "model";
-    model::save_model_folder(dir.string(), net, tok.vocab, {c.norm, 24, {}});
+    model::save_model_folder(dir.string(), net, tok.vocab, model::SaveOptions{c.norm, 24, {}, {}});
     const auto texts = fixture_texts();
     const json theirs = embed_in_python(dir, texts, scratch.path());
 
@@ -212,6 +212,36 @@ TEST(HfLive, RagmigFoldersLoadUnmodifiedInSentenceTransformersAndTransformers) {
       EXPECT_GT(max_abs_diff(p, theirs["st"]), 1e-3) << "the towers differ, so the check above means something";
     }
   }
+}
+
+// Prompts both ways: a folder ragmig writes with prompts embeds in sentence-transformers' encode_query and
+// encode_document as in ragmig; a folder with e5's {"query", "passage"} prompts embeds in ragmig as
+// sentence-transformers does with those prompt names (its encode_document would take the empty "document"
+// default instead: st_folder.h). Texts past the length limit show the prompt's tokens count toward it.
+TEST(HfLive, PromptsMatchSentenceTransformersBothWays) {
+  REQUIRE_PYTHON_LIBRARIES();
+  const auto tok = model::read_folder_tokenizer((kFixture / "hf").string());
+  testing::ScratchDir scratch;
+  const fs::path dir = scratch / "model";
+  auto net = random_encoder(tok, model::Pooling::Mean, true, true);
+  model::save_model_folder(dir.string(), net, tok.vocab, model::SaveOptions{{}, 24, {"query: ", "passage: "}, {}});
+  const auto texts = fixture_texts();
+  json theirs = embed_in_python(dir, texts, scratch.path());
+  eval::Encoder written(dir.string(), "cpu", long_limits());
+  ASSERT_EQ(written.prompts(), (text::Prompts{"query: ", "passage: "}));
+  const auto q = written.embed(texts, true), p = written.embed(texts, false);
+  EXPECT_LE(checked_diff("ragmig folder with prompts, encode_query", q, theirs["st_query"]), kTolerance);
+  EXPECT_LE(checked_diff("ragmig folder with prompts, encode_document", p, theirs["st_document"]), kTolerance);
+  EXPECT_GT(max_abs_diff(q, theirs["st"]), 1e-3) << "the prompt changes the embedding, so the parity above means something";
+  EXPECT_GT(max_abs_diff(q, theirs["st_document"]), 1e-3) << "and the two prompts differ";
+
+  write_file_atomic(dir / "config_sentence_transformers.json",
+                    R"({"prompts": {"query": "query: ", "passage": "passage: "}, "default_prompt_name": null})");
+  theirs = embed_in_python(dir, texts, scratch.path());
+  eval::Encoder e5(dir.string(), "cpu", long_limits());
+  EXPECT_EQ(e5.prompts(), (text::Prompts{"query: ", "passage: "}));
+  EXPECT_LE(checked_diff("e5-style prompts, query", e5.embed(texts, true), theirs["st_prompts"]["query"]), kTolerance);
+  EXPECT_LE(checked_diff("e5-style prompts, passage", e5.embed(texts, false), theirs["st_prompts"]["passage"]), kTolerance);
 }
 
 // A BEIR folder of three passages and two queries, judged for both the train and the test split.

@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
@@ -301,7 +302,9 @@ TEST(ModelFolder, TrainingQueriesRoundTripAndBadOnesAreNamed) {
   DualEncoder model(tiny_spec(false));
   save_model_folder(dir.string(), model, tiny_vocab());
   EXPECT_FALSE(read_training_queries(dir.string())) << "no training recorded, none read";
-  save_model_folder(dir.string(), model, tiny_vocab(), {{}, 0, TrainingQueries{"train", {"q1", "q7"}}});
+  SaveOptions options;
+  options.training = TrainingQueries{"train", {"q1", "q7"}};
+  save_model_folder(dir.string(), model, tiny_vocab(), options);
   const auto back = read_training_queries(dir.string());
   ASSERT_TRUE(back);
   EXPECT_EQ(back->split, "train");
@@ -420,6 +423,69 @@ TEST(SentenceTransformerFolder, WhatRagmigCannotRunIsNamed) {
   EXPECT_THAT(message_of(), ::testing::HasSubstr("tokenizer_config.json: key \"do_lower_case\": expected true, false or null"));
   write_file_atomic(dir / "tokenizer_config.json", R"({"do_lower_case": false})");
   EXPECT_FALSE(load_model_folder(dir.string()).normalization.lower_case);
+}
+
+TEST(SentenceTransformerFolder, PromptsRoundTripAndFollowSentenceTransformersNames) {
+  ScratchDir scratch;
+  const auto dir = scratch / "model";
+  DualEncoder model(tiny_spec(false));
+  save_model_folder(dir.string(), model, tiny_vocab());
+  EXPECT_EQ(load_model_folder(dir.string()).prompts, text::Prompts{}) << "none unless given";
+  SaveOptions options;
+  options.prompts = {"query: ", "passage: "};
+  save_model_folder(dir.string(), model, tiny_vocab(), options);
+  EXPECT_EQ(load_model_folder(dir.string()).prompts, (text::Prompts{"query: ", "passage: "}));
+  // Under the names sentence-transformers' encode_query and encode_document look up, in both towers' folders.
+  for (const auto& folder : {dir, dir / "passage"}) {
+    const auto st = nlohmann::json::parse(read_file(folder / "config_sentence_transformers.json"));
+    EXPECT_EQ(st["prompts"], nlohmann::json::parse(R"({"query": "query: ", "document": "passage: "})")) << folder;
+  }
+
+  const auto prompts_of = [&](const std::string& config) {
+    write_file_atomic(dir / "config_sentence_transformers.json", config);
+    return read_prompts(dir.string());
+  };
+  // e5's names; "document" before "passage" before "corpus"; empty and null ones are no prompt.
+  EXPECT_EQ(prompts_of(R"({"prompts": {"query": "query: ", "passage": "passage: "}})"), (text::Prompts{"query: ", "passage: "}));
+  EXPECT_EQ(prompts_of(R"({"prompts": {"corpus": "c: ", "document": "d: ", "passage": "p: "}})"), (text::Prompts{"", "d: "}));
+  EXPECT_EQ(prompts_of(R"({"prompts": {"query": null, "document": "", "passage": "p: "}, "default_prompt_name": null})"),
+            (text::Prompts{"", "p: "}));
+  EXPECT_EQ(prompts_of(R"({"prompts": {"classification": "c: "}})"), text::Prompts{});
+  EXPECT_EQ(prompts_of(R"({"similarity_fn_name": "cosine"})"), text::Prompts{});
+  fs::remove(dir / "config_sentence_transformers.json");
+  EXPECT_EQ(read_prompts(dir.string()), text::Prompts{}) << "no file, no prompts";
+
+  const auto message_of = [&](const std::string& config) {
+    try {
+      prompts_of(config);
+    } catch (const DataError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string file = (dir / "config_sentence_transformers.json").string();
+  EXPECT_EQ(message_of(R"({"prompts": ["query: "]})"), file + ": key \"prompts\": expected an object of name: prompt");
+  EXPECT_EQ(message_of(R"({"prompts": {"query": "q: ", "clustering": 3}})"),
+            file + ": key \"prompts.clustering\": expected a string or null");
+  EXPECT_THAT(message_of(R"({"prompts": )"), ::testing::HasSubstr(file + ": not valid JSON"));
+}
+
+TEST(SentenceTransformerFolder, PoolingWithoutThePromptIsRefusedByName) {
+  ScratchDir scratch;
+  const auto dir = scratch / "model";
+  DualEncoder model(tiny_spec(true));
+  save_model_folder(dir.string(), model, tiny_vocab());
+  fs::remove(dir / "ragmig.json");
+  const fs::path pooling = dir / "1_Pooling" / "config.json";
+  write_file_atomic(pooling, R"({"pooling_mode_mean_tokens": true, "include_prompt": true})");
+  EXPECT_NO_THROW(load_model_folder(dir.string()));
+  write_file_atomic(pooling, R"({"pooling_mode_mean_tokens": true, "include_prompt": false})");
+  try {
+    load_model_folder(dir.string());
+    ADD_FAILURE() << "include_prompt = false loaded";
+  } catch (const DataError& e) {
+    EXPECT_THAT(e.what(), ::testing::AllOf(::testing::HasSubstr(pooling.string()), ::testing::HasSubstr("include_prompt")));
+  }
 }
 
 TEST(SentenceTransformerFolder, VocabularyFromTokenizerJson) {

@@ -79,6 +79,25 @@ TEST(Embedder, MixedAdaptersInOneBatchEqualOneByOne) {
   EXPECT_GT(max_diff(e.embed({&base_item}), e.embed({&items[0]})), 1e-3);
 }
 
+// The model folder's prompts go before query and passage texts alike (input_type / TEI's prompt_name choose the
+// side); --query-prompt / --passage-prompt replace them, "" with none.
+TEST(Embedder, TheFolderPromptsGoFirstUnlessTheOptionsReplaceThem) {
+  Fixture f;
+  write_file_atomic(f.model() / "config_sentence_transformers.json", R"({"prompts": {"query": "gene ", "document": "the red "}})");
+  Embedder e(f.model().string(), fp32());
+  EXPECT_EQ(e.prompts(), (text::Prompts{"gene ", "the red "}));
+  EmbedderOptions none = fp32();
+  none.query_prompt = "";
+  none.passage_prompt = "";
+  Embedder plain(f.model().string(), none);
+  EXPECT_EQ(e.tokenize("cat", Mode::Query, true), plain.tokenize("gene cat", Mode::Query, true));
+  EXPECT_EQ(e.tokenize("cat", Mode::Passage, true), plain.tokenize("the red cat", Mode::Passage, true));
+  EXPECT_NE(e.tokenize("cat", Mode::Query, true), plain.tokenize("cat", Mode::Query, true));
+  EmbedderOptions replaced = fp32();
+  replaced.query_prompt = "drug ";
+  EXPECT_EQ(Embedder(f.model().string(), replaced).prompts(), (text::Prompts{"drug ", "the red "}));
+}
+
 TEST(Embedder, AnAdapterOfAnotherModelIsRefusedOnLoad) {
   Fixture f;
   ScratchDir other;

@@ -118,6 +118,35 @@ TEST(TrainCli, LoraOnAnAdapterFolderAsksForAMergeFirst) {
   EXPECT_FALSE(std::filesystem::exists(dir / "run"));
 }
 
+// Prompts: the config's where given, else model.init's; logged in the start event and saved with the model,
+// where sentence-transformers' encode_query / encode_document find them.
+TEST(TrainCli, PromptsComeFromTheConfigOrTheInitFolderAndAreSaved) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  write_squad_pairs(dir / "pairs.jsonl", 240);
+  write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl"));
+  const auto train = [&](const std::string& run, std::vector<std::string> set) {
+    std::vector<std::string> argv = {"train", (dir / "cfg.toml").string(), "--run-dir", (dir / run).string(), "--quiet",
+                                     "--set", "train.max_steps=0"};
+    for (auto& s : set) argv.insert(argv.end(), {"--set", s});
+    const auto r = run_ragmig(argv);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    const auto saved = nlohmann::json::parse(read_file(dir / run / "model" / "config_sentence_transformers.json"));
+    EXPECT_EQ(start_event(dir / run)["prompts"], nlohmann::json({{"query", saved["prompts"]["query"]},
+                                                                 {"passage", saved["prompts"]["document"]}}))
+        << "the start event says what the model was saved with";
+    return saved["prompts"];
+  };
+  EXPECT_EQ(train("scratch", {}), nlohmann::json::parse(R"({"query": "", "document": ""})")) << "none by default";
+  EXPECT_EQ(train("base", {"model.query_prompt=query: ", "model.passage_prompt=passage: "}),
+            nlohmann::json::parse(R"({"query": "query: ", "document": "passage: "})"));
+  const std::string init = "model.init=" + (dir / "base" / "model").string();
+  EXPECT_EQ(train("inherited", {init}), nlohmann::json::parse(R"({"query": "query: ", "document": "passage: "})"));
+  EXPECT_EQ(train("replaced", {init, "model.query_prompt=search_query: ", "model.passage_prompt="}),
+            nlohmann::json::parse(R"({"query": "search_query: ", "document": ""})"))
+      << "an empty prompt in the config drops the folder's";
+}
+
 // A run folder's result.json that is not what a finished run writes: named, and the folder left as it was.
 TEST(TrainCli, AMalformedResultFileIsNamed) {
   RAGMIG_REQUIRE_DATA("beir/squad-train");

@@ -77,6 +77,27 @@ TEST(AssembleBatch, CountsTheRealTokensOnTheHostAsTheMasksHoldThem) {
   EXPECT_EQ(b.real_tokens, b.q_mask.sum().item<int64_t>() + b.p_mask.sum().item<int64_t>());
 }
 
+TEST(Tokenize, PromptsGoFirstAndCountTowardTheTokenLimits) {
+  // ids: [PAD] 0, [UNK] 1, [CLS] 2, [SEP] 3, query 4, : 5, passage 6, hello 7, world 8
+  const text::WordPieceTokenizer tok({"[PAD]", "[UNK]", "[CLS]", "[SEP]", "query", ":", "passage", "hello", "world"});
+  const std::vector<text::TrainingExample> examples = {{"q1", "hello", "world", {"hello world"}, 0}};
+  DataConfig cfg;
+  cfg.max_query_tokens = 8;
+  cfg.max_passage_tokens = 8;
+  using Ids = std::vector<int32_t>;
+  const TokenizedData plain = tokenize(examples, tok, cfg);
+  EXPECT_EQ(plain.queries[0], (Ids{2, 7, 3}));
+  EXPECT_EQ(plain.passages, (std::vector<Ids>{{2, 8, 3}, {2, 7, 8, 3}}));
+
+  const TokenizedData prompted = tokenize(examples, tok, cfg, {"query: ", "passage: "});
+  EXPECT_EQ(prompted.queries[0], (Ids{2, 4, 5, 7, 3}));
+  EXPECT_EQ(prompted.passages, (std::vector<Ids>{{2, 6, 5, 8, 3}, {2, 6, 5, 7, 8, 3}})) << "positives and negatives alike";
+
+  cfg.max_query_tokens = 4;
+  EXPECT_EQ(tokenize(examples, tok, cfg, {"query: ", ""}).queries[0], (Ids{2, 4, 5, 3})) << "the prompt fills the limit first";
+  EXPECT_EQ(tokenize(examples, tok, cfg, {"query: ", ""}).passages[0], (Ids{2, 8, 3})) << "no passage prompt";
+}
+
 TEST(StepLosses, ReadsEachLossOnceInStepOrder) {
   StepLosses losses;
   EXPECT_TRUE(losses.read().empty());

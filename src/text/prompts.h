@@ -1,0 +1,30 @@
+// Prompts: the texts a model puts before every query and every passage it embeds (e5's "query: " and
+// "passage: ", nomic's "search_query: "), as sentence-transformers' prompts. A model trained with them
+// retrieves well only with them, so they travel with the model folder (config_sentence_transformers.json)
+// and every path that tokenises for a model — training, its recall checks, `ragmig eval`, `ragmig mine`,
+// `ragmig serve` — puts them first. The prompt's tokens count toward the token limit, as in
+// sentence-transformers, which also prepends the prompt to the text before tokenising.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace ragmig::text {
+
+struct Prompts {
+  std::string query;    ///< before each query; empty = none
+  std::string passage;  ///< before each passage (document); empty = none
+  bool operator==(const Prompts&) const = default;
+
+  const std::string& of(bool queries) const { return queries ? query : passage; }
+};
+
+/// `prompt` followed by `text`.
+inline std::string with_prompt(std::string_view prompt, std::string_view text) {
+  std::string out;
+  out.reserve(prompt.size() + text.size());
+  out.append(prompt).append(text);
+  return out;
+}
+
+}  // namespace ragmig::text
