@@ -20,9 +20,11 @@ void add_retrieval_options(CLI::App* sub, eval::EvalOptions& o, bool& no_cache) 
   sub->add_option("--max-query-tokens", o.dense.embed.max_query_tokens, "query token limit")->capture_default_str();
   sub->add_option("--max-passage-tokens", o.dense.embed.max_passage_tokens, "passage token limit")->capture_default_str();
   sub->add_option("--query-prompt", o.dense.embed.query_prompt,
-                  "text put before every query, e.g. \"query: \" (default: the model folder's prompt, if any; \"\" = none)");
+                  "text put before every query, e.g. \"query: \" (default: the model folder's prompt, if any; "
+                  "\"\" = none)");
   sub->add_option("--passage-prompt", o.dense.embed.passage_prompt,
-                  "text put before every passage, e.g. \"passage: \" (default: the model folder's prompt, if any; \"\" = none)");
+                  "text put before every passage, e.g. \"passage: \" (default: the model folder's prompt, if any; "
+                  "\"\" = none)");
 }
 
 void prepare_retrieval(eval::EvalOptions& o, bool no_cache) {

@@ -22,7 +22,8 @@ Command add_serve_command(CLI::App& root) {
   sub->add_option("--max-tokens", o->max_tokens, "longest input in tokens (0 = the model's)")->capture_default_str();
   sub->add_option("--oversize", o->oversize, "truncate | refuse longer inputs (TEI's truncate field wins)")->capture_default_str();
   sub->add_option("--query-prompt,--query-prefix", o->query_prompt,
-                  "text put before queries (input_type query), e.g. \"query: \" (default: the model folder's prompt; \"\" = none)");
+                  "text put before queries (input_type query), e.g. \"query: \" (default: the model folder's prompt; "
+                  "\"\" = none)");
   sub->add_option("--passage-prompt,--passage-prefix", o->passage_prompt,
                   "text put before passages (default: the model folder's prompt; \"\" = none)");
   sub->add_flag("--matryoshka", o->matryoshka, "allow `dimensions` below the model's (truncated, renormalised)");

@@ -218,8 +218,10 @@ nlohmann::json ConfigTable::to_json() const {
     std::visit(
         [&](auto* p) {
           using T = std::remove_pointer_t<decltype(p)>;
-          if constexpr (std::is_same_v<T, std::optional<std::string>>) out[ptr] = *p ? nlohmann::json(**p) : nlohmann::json();
-          else out[ptr] = *p;
+          if constexpr (std::is_same_v<T, std::optional<std::string>>)
+            out[ptr] = *p ? nlohmann::json(**p) : nlohmann::json();
+          else
+            out[ptr] = *p;
         },
         f.target);
   }

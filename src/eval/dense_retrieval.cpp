@@ -72,7 +72,8 @@ DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup&
   out.doc_vectors = embed_cached("passages", *in.passages, false, passages_key);
   const std::string queries_key =
       cache.enabled() ? hash_parts(with_prompt({kEmbeddingVersion, model_key, hash_file(in.queries_file),
-                                                in.query_ids_key, std::to_string(setup.embed.max_query_tokens) + precision_key},
+                                                in.query_ids_key,
+                                                std::to_string(setup.embed.max_query_tokens) + precision_key},
                                                setup.embed.query_prompt))
                       : "";
   out.query_vectors = embed_cached("queries", *in.queries, true, queries_key);

@@ -55,9 +55,7 @@ Encoder::Encoder(const std::string& model_dir, const std::string& device, const 
   if (impl_->loaded.max_length > 0) limit = std::min(limit, impl_->loaded.max_length);
   impl_->options.max_query_tokens = std::min(options.max_query_tokens, limit);
   impl_->options.max_passage_tokens = std::min(options.max_passage_tokens, limit);
-  impl_->prompts = impl_->loaded.prompts;
-  if (options.query_prompt) impl_->prompts.query = *options.query_prompt;
-  if (options.passage_prompt) impl_->prompts.passage = *options.passage_prompt;
+  impl_->prompts = text::replaced(impl_->loaded.prompts, options.query_prompt, options.passage_prompt);
 }
 
 Encoder::~Encoder() = default;

@@ -47,9 +47,7 @@ Embedder::Embedder(const std::string& model_reference, const EmbedderOptions& op
   const int64_t limit = loaded_.max_length > 0 ? std::min(loaded_.max_length, spec.bert.max_position_embeddings)
                                                : spec.bert.max_position_embeddings;
   max_tokens_ = options.max_tokens > 0 ? std::min(options.max_tokens, limit) : limit;
-  prompts_ = loaded_.prompts;
-  if (options.query_prompt) prompts_.query = *options.query_prompt;
-  if (options.passage_prompt) prompts_.passage = *options.passage_prompt;
+  prompts_ = text::replaced(loaded_.prompts, options.query_prompt, options.passage_prompt);
 }
 
 std::vector<int32_t> Embedder::tokenize(const std::string& text, Mode mode, bool truncate) const {

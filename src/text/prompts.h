@@ -6,6 +6,7 @@
 // sentence-transformers, which also prepends the prompt to the text before tokenising.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,15 @@ struct Prompts {
 
   const std::string& of(bool queries) const { return queries ? query : passage; }
 };
+
+/// `base` with each prompt that is set replacing its own ("" = none; unset = base's): a model folder's prompts
+/// under a config's or command line's.
+inline Prompts replaced(Prompts base, const std::optional<std::string>& query,
+                        const std::optional<std::string>& passage) {
+  if (query) base.query = *query;
+  if (passage) base.passage = *passage;
+  return base;
+}
 
 /// `prompt` followed by `text`.
 inline std::string with_prompt(std::string_view prompt, std::string_view text) {

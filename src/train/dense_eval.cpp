@@ -55,10 +55,10 @@ RecallResult evaluate_recall(model::DualEncoder& model, const text::WordPieceTok
   std::vector<std::string> queries;
   for (int64_t row : query_rows) queries.push_back(beir.queries[static_cast<size_t>(row)].text);
 
-  torch::Tensor p =
-      embed_texts(model, tokenizer, passages, false, opts.max_passage_tokens, opts.batch_size, device, opts.prompts.passage);
-  torch::Tensor q =
-      embed_texts(model, tokenizer, queries, true, opts.max_query_tokens, opts.batch_size, device, opts.prompts.query);
+  torch::Tensor p = embed_texts(model, tokenizer, passages, false, opts.max_passage_tokens, opts.batch_size, device,
+                                opts.prompts.passage);
+  torch::Tensor q = embed_texts(model, tokenizer, queries, true, opts.max_query_tokens, opts.batch_size, device,
+                                opts.prompts.query);
 
   const int64_t k = std::min<int64_t>(opts.k, p.size(0));
   double sum = 0;

@@ -36,7 +36,8 @@ ConfigTable make_config_table(TrainConfig& c) {
   t.add("model.normalize", c.model.normalize, "L2-normalise embeddings");
   t.add("model.shared_towers", c.model.shared_towers, "one encoder for queries and passages (false = two)");
   t.add("model.query_prompt", c.model.query_prompt,
-        "text put before every query, e.g. \"query: \" (unset = model.init's prompt, if any; \"\" = none); saved with the model");
+        "text put before every query, e.g. \"query: \" (unset = model.init's prompt, if any; \"\" = none); saved with "
+        "the model");
   t.add("model.passage_prompt", c.model.passage_prompt,
         "text put before every passage, e.g. \"passage: \" (unset = model.init's prompt, if any; \"\" = none)");
 

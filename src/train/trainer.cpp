@@ -314,9 +314,8 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
       choose_vocabulary(cfg, run_vocab, init ? &*init : nullptr, examples, beir ? &*beir : nullptr, vocab_origin),
       init ? init->normalization : text::TextNormalization{});
   // Like its tokenizer settings, a pretrained start brings its prompts; the config's replace them.
-  text::Prompts prompts = init ? init->prompts : text::Prompts{};
-  if (cfg.model.query_prompt) prompts.query = *cfg.model.query_prompt;
-  if (cfg.model.passage_prompt) prompts.passage = *cfg.model.passage_prompt;
+  const text::Prompts prompts =
+      text::replaced(init ? init->prompts : text::Prompts{}, cfg.model.query_prompt, cfg.model.passage_prompt);
 
   torch::manual_seed(static_cast<uint64_t>(cfg.train.seed));
   model::DualEncoder net = init ? init->model : model::DualEncoder(spec_from_config(cfg.model, tokenizer));
@@ -911,7 +910,8 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
     model::save_adapter_folder(model_dir, adapter, loaded_examples.queries);
   } else {
     model::save_model_folder(model_dir, net, tokenizer.vocab(),
-                             {tokenizer.normalization(), cfg.data.max_passage_tokens, prompts, loaded_examples.queries});
+                             {tokenizer.normalization(), cfg.data.max_passage_tokens, prompts,
+                              loaded_examples.queries});
   }
   nlohmann::json done = {{"event", "done"}, {"step", step}, {"samples", samples}, {"loss", loss}, {"model", model_dir}};
   if (!cfg.eval.split.empty()) {

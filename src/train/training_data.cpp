@@ -85,7 +85,8 @@ std::vector<std::string> vocabulary_texts(const std::vector<text::TrainingExampl
 TokenizedData tokenize(const std::vector<text::TrainingExample>& examples, const text::WordPieceTokenizer& tokenizer,
                        const DataConfig& cfg, const text::Prompts& prompts) {
   const auto encode = [&](const std::string& prompt, const std::string& text, int64_t max_tokens) {
-    return prompt.empty() ? tokenizer.encode(text, max_tokens) : tokenizer.encode(text::with_prompt(prompt, text), max_tokens);
+    return prompt.empty() ? tokenizer.encode(text, max_tokens)
+                          : tokenizer.encode(text::with_prompt(prompt, text), max_tokens);
   };
   TokenizedData data;
   std::unordered_map<int64_t, int64_t> positive_row;       // positive_key -> passage row

@@ -179,8 +179,8 @@ TEST(ConfigTable, AnOptionalStringIsUnsetUntilGivenAndEmptyIsAValue) {
   EXPECT_EQ(prompt, "12") << "a string key takes the text as written";
   t.apply_override("model.query_prompt=search_query: ");
   EXPECT_EQ(prompt, "search_query: ");
-  EXPECT_NE(error_of([&] { t.load_string("[model]\nquery_prompt = 3\n", "b.toml"); }).find("b.toml:2: key 'model.query_prompt' expects a string"),
-            std::string::npos);
+  const std::string e = error_of([&] { t.load_string("[model]\nquery_prompt = 3\n", "b.toml"); });
+  EXPECT_NE(e.find("b.toml:2: key 'model.query_prompt' expects a string"), std::string::npos) << e;
 }
 
 }  // namespace

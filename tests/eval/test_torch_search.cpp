@@ -85,7 +85,8 @@ TEST(Encoder, PromptsFromTheFolderOrTheOptionsGoBeforeEveryText) {
   testing::ScratchDir dir;
   const auto model = dir / "model";
   testing::write_random_model(model);
-  write_file_atomic(model / "config_sentence_transformers.json", R"({"prompts": {"query": "lava ", "document": "the coral "}})");
+  write_file_atomic(model / "config_sentence_transformers.json",
+                    R"({"prompts": {"query": "lava ", "document": "the coral "}})");
   EmbedOptions o;
   Encoder prompted(model.string(), "cpu", o);
   EXPECT_EQ(prompted.prompts(), (text::Prompts{"lava ", "the coral "}));
@@ -103,12 +104,14 @@ TEST(Encoder, PromptsFromTheFolderOrTheOptionsGoBeforeEveryText) {
   const auto max_diff = [](const index::FloatMatrix& a, const index::FloatMatrix& b) {
     EXPECT_EQ(a.data.size(), b.data.size());
     double d = 0;
-    for (size_t i = 0; i < a.data.size() && i < b.data.size(); ++i) d = std::max(d, double(std::abs(a.data[i] - b.data[i])));
+    for (size_t i = 0; i < a.data.size() && i < b.data.size(); ++i)
+      d = std::max(d, static_cast<double>(std::abs(a.data[i] - b.data[i])));
     return d;
   };
   EXPECT_LE(max_diff(prompted.embed(texts, true), plain.embed(prefixed("lava "), true)), 1e-6);
   EXPECT_LE(max_diff(prompted.embed(texts, false), plain.embed(prefixed("the coral "), false)), 1e-6);
-  EXPECT_GT(max_diff(prompted.embed(texts, true), plain.embed(texts, true)), 1e-3) << "the prompt changes the embedding";
+  EXPECT_GT(max_diff(prompted.embed(texts, true), plain.embed(texts, true)), 1e-3)
+      << "the prompt changes the embedding";
 
   o.query_prompt = "glaciers ";
   o.passage_prompt.reset();

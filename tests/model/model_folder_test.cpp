@@ -446,8 +446,10 @@ TEST(SentenceTransformerFolder, PromptsRoundTripAndFollowSentenceTransformersNam
     return read_prompts(dir.string());
   };
   // e5's names; "document" before "passage" before "corpus"; empty and null ones are no prompt.
-  EXPECT_EQ(prompts_of(R"({"prompts": {"query": "query: ", "passage": "passage: "}})"), (text::Prompts{"query: ", "passage: "}));
-  EXPECT_EQ(prompts_of(R"({"prompts": {"corpus": "c: ", "document": "d: ", "passage": "p: "}})"), (text::Prompts{"", "d: "}));
+  EXPECT_EQ(prompts_of(R"({"prompts": {"query": "query: ", "passage": "passage: "}})"),
+            (text::Prompts{"query: ", "passage: "}));
+  EXPECT_EQ(prompts_of(R"({"prompts": {"corpus": "c: ", "document": "d: ", "passage": "p: "}})"),
+            (text::Prompts{"", "d: "}));
   EXPECT_EQ(prompts_of(R"({"prompts": {"query": null, "document": "", "passage": "p: "}, "default_prompt_name": null})"),
             (text::Prompts{"", "p: "}));
   EXPECT_EQ(prompts_of(R"({"prompts": {"classification": "c: "}})"), text::Prompts{});
@@ -484,7 +486,8 @@ TEST(SentenceTransformerFolder, PoolingWithoutThePromptIsRefusedByName) {
     load_model_folder(dir.string());
     ADD_FAILURE() << "include_prompt = false loaded";
   } catch (const DataError& e) {
-    EXPECT_THAT(e.what(), ::testing::AllOf(::testing::HasSubstr(pooling.string()), ::testing::HasSubstr("include_prompt")));
+    EXPECT_THAT(e.what(),
+                ::testing::AllOf(::testing::HasSubstr(pooling.string()), ::testing::HasSubstr("include_prompt")));
   }
 }
 

@@ -83,7 +83,8 @@ TEST(Embedder, MixedAdaptersInOneBatchEqualOneByOne) {
 // side); --query-prompt / --passage-prompt replace them, "" with none.
 TEST(Embedder, TheFolderPromptsGoFirstUnlessTheOptionsReplaceThem) {
   Fixture f;
-  write_file_atomic(f.model() / "config_sentence_transformers.json", R"({"prompts": {"query": "gene ", "document": "the red "}})");
+  write_file_atomic(f.model() / "config_sentence_transformers.json",
+                    R"({"prompts": {"query": "gene ", "document": "the red "}})");
   Embedder e(f.model().string(), fp32());
   EXPECT_EQ(e.prompts(), (text::Prompts{"gene ", "the red "}));
   EmbedderOptions none = fp32();

@@ -91,10 +91,12 @@ TEST(Tokenize, PromptsGoFirstAndCountTowardTheTokenLimits) {
 
   const TokenizedData prompted = tokenize(examples, tok, cfg, {"query: ", "passage: "});
   EXPECT_EQ(prompted.queries[0], (Ids{2, 4, 5, 7, 3}));
-  EXPECT_EQ(prompted.passages, (std::vector<Ids>{{2, 6, 5, 8, 3}, {2, 6, 5, 7, 8, 3}})) << "positives and negatives alike";
+  EXPECT_EQ(prompted.passages, (std::vector<Ids>{{2, 6, 5, 8, 3}, {2, 6, 5, 7, 8, 3}}))
+      << "positives and negatives alike";
 
   cfg.max_query_tokens = 4;
-  EXPECT_EQ(tokenize(examples, tok, cfg, {"query: ", ""}).queries[0], (Ids{2, 4, 5, 3})) << "the prompt fills the limit first";
+  EXPECT_EQ(tokenize(examples, tok, cfg, {"query: ", ""}).queries[0], (Ids{2, 4, 5, 3}))
+      << "the prompt fills the limit first";
   EXPECT_EQ(tokenize(examples, tok, cfg, {"query: ", ""}).passages[0], (Ids{2, 8, 3})) << "no passage prompt";
 }
 
