@@ -64,6 +64,25 @@ const Field kFields[] = {
     {"initializer_range", &BertConfig::initializer_range},
 };
 
+// DistilBERT's config under its own key names, so that an error names the key the file has.
+BertConfig distilbert_config(const nlohmann::json& j, const std::string& source) {
+  BertConfig c;
+  c.num_hidden_layers = 6;  // DistilBERT's default; the other defaults are BERT-base's too
+  read_value(j, source, "vocab_size", c.vocab_size);
+  read_value(j, source, "dim", c.hidden_size);
+  read_value(j, source, "n_layers", c.num_hidden_layers);
+  read_value(j, source, "n_heads", c.num_attention_heads);
+  read_value(j, source, "hidden_dim", c.intermediate_size);
+  read_value(j, source, "activation", c.hidden_act);
+  read_value(j, source, "dropout", c.hidden_dropout_prob);
+  read_value(j, source, "attention_dropout", c.attention_probs_dropout_prob);
+  read_value(j, source, "max_position_embeddings", c.max_position_embeddings);
+  read_value(j, source, "pad_token_id", c.pad_token_id);
+  read_value(j, source, "initializer_range", c.initializer_range);
+  c.validate(source + " (DistilBERT, read as BERT: dim = hidden_size, n_heads = num_attention_heads, ...)");
+  return c;
+}
+
 }  // namespace
 
 void BertConfig::validate(const std::string& source) const {
@@ -102,6 +121,11 @@ nlohmann::json to_json(const BertConfig& c) {
 
 BertConfig bert_config_from_json(const nlohmann::json& j, const std::string& source) {
   if (!j.is_object()) throw DataError(source + ": expected a JSON object");
+  std::string model_type = "bert";
+  read_value(j, source, "model_type", model_type);
+  if (model_type == "distilbert") return distilbert_config(j, source);
+  if (model_type != "bert")
+    fail(source, "model_type", "\"" + model_type + "\" is not supported (ragmig runs BERT encoders: bert, distilbert)");
   BertConfig c;
   for (const auto& f : kFields) std::visit([&](auto member) { read_value(j, source, f.key, c.*member); }, f.member);
   // Relative position embeddings change the attention math; loading such weights into the absolute

@@ -36,7 +36,10 @@ nlohmann::json to_json(const BertConfig& config);
 
 /// Reads a config.json object. Missing keys keep their defaults and unknown keys are ignored (HF configs
 /// carry many); a key of the wrong type, a "position_embedding_type" other than "absolute", or a config
-/// that fails validate() throws DataError naming `source` and the key.
+/// that fails validate() throws DataError naming `source` and the key. "model_type": "distilbert" reads
+/// DistilBERT's keys (dim, n_layers, n_heads, hidden_dim, activation, dropout, attention_dropout; its defaults
+/// where absent): DistilBERT is BERT without token types, which load_bert_weights gives zero embeddings. Any
+/// other model_type than "bert" (or none) is refused by name.
 BertConfig bert_config_from_json(const nlohmann::json& json, const std::string& source);
 
 }  // namespace ragmig::model

@@ -105,6 +105,24 @@ bool read_ragmig_json(const fs::path& path, EncoderSpec& spec) {
   return true;
 }
 
+// DistilBERT's tensor names (after its "distilbert." prefix) under BERT's: the same computation, BERT without
+// token types. A name that is not DistilBERT's comes back as it is, to be refused by name.
+std::string bert_name_of_distilbert(const std::string& name) {
+  static const std::vector<std::pair<std::string, std::string>> kParts = {
+      {"attention.q_lin.", "attention.self.query."},     {"attention.k_lin.", "attention.self.key."},
+      {"attention.v_lin.", "attention.self.value."},     {"attention.out_lin.", "attention.output.dense."},
+      {"sa_layer_norm.", "attention.output.LayerNorm."}, {"ffn.lin1.", "intermediate.dense."},
+      {"ffn.lin2.", "output.dense."},                    {"output_layer_norm.", "output.LayerNorm."}};
+  const std::string layers = "transformer.layer.";
+  if (!starts_with(name, layers)) return name;  // embeddings.{word,position}_embeddings, embeddings.LayerNorm
+  const size_t dot = name.find('.', layers.size());
+  if (dot == std::string::npos) return name;
+  const std::string index = name.substr(layers.size(), dot - layers.size()), rest = name.substr(dot + 1);
+  for (const auto& [distil, bert] : kParts)
+    if (starts_with(rest, distil)) return "encoder.layer." + index + "." + bert + rest.substr(distil.size());
+  return name;
+}
+
 void check_vocab_fits(const std::vector<std::string>& vocab, const BertConfig& config, const std::string& where) {
   // HF allows vocab_size > the vocabulary (rows reserved for added tokens), never fewer rows than tokens.
   if (static_cast<int64_t>(vocab.size()) > config.vocab_size)
@@ -123,9 +141,12 @@ std::map<std::string, torch::Tensor> bert_state(BertModel& tower) {
 
 void load_bert_weights(BertModel& tower, const std::string& path) {
   SafetensorsFile file = read_safetensors(path);
-  bool prefixed = false;
-  for (const auto& [name, raw] : file.tensors)
+  bool prefixed = false, distil_prefixed = false, distil = false;
+  for (const auto& [name, raw] : file.tensors) {
     if (starts_with(name, "bert.")) prefixed = true;
+    if (starts_with(name, "distilbert.")) distil_prefixed = true;
+    if (starts_with(name, "transformer.layer.") || starts_with(name, "distilbert.transformer.layer.")) distil = true;
+  }
 
   auto params = tower->named_parameters();
   std::set<std::string> loaded;
@@ -136,6 +157,11 @@ void load_bert_weights(BertModel& tower, const std::string& path) {
       if (!starts_with(name, "bert.")) continue;  // a task head (cls.*, classifier.*, qa_outputs.*)
       name = name.substr(5);
     }
+    if (distil_prefixed) {
+      if (!starts_with(name, "distilbert.")) continue;  // a head (vocab_projector, pre_classifier, ...)
+      name = name.substr(11);
+    }
+    if (distil) name = bert_name_of_distilbert(name);
     if (starts_with(name, "pooler.") || name == "embeddings.position_ids") continue;
     auto* target = params.find(name);
     if (!target)
@@ -155,6 +181,11 @@ void load_bert_weights(BertModel& tower, const std::string& path) {
     if (!torch::isfinite(*target).all().item<bool>())
       throw DataError(path + ": tensor \"" + stored_name + "\" holds NaN or infinite values");
     loaded.insert(name);
+  }
+  // DistilBERT has no token types: BERT's token-type embeddings of zero compute what it does.
+  if (const std::string types = "embeddings.token_type_embeddings.weight"; distil && !loaded.count(types)) {
+    params[types].zero_();
+    loaded.insert(types);
   }
   std::string missing;
   int n_missing = 0;

@@ -50,12 +50,12 @@ struct LoadedModel {
 };
 
 /// Loads a folder written by save_model_folder, a LoRA adapter folder (lora.h: its base model with the adapter
-/// merged in), a folder written by transformers' save_pretrained (BertModel, or BertForX
-/// whose tensors carry a "bert." prefix: the heads outside it are ignored, as are "pooler.*" and
-/// "embeddings.position_ids") or by sentence-transformers' save. Pooling and normalisation come from
-/// ragmig.json, else modules.json and its Pooling module, else mean pooling, normalised; the tokenizer
-/// from read_folder_tokenizer (of the Transformer module's folder); the prompts from read_prompts. F32, F16,
-/// BF16 and F64 tensors are converted to float32. Throws DataError naming the file and tensor or key for
+/// merged in), a folder written by transformers' save_pretrained (BertModel or DistilBertModel, or BertForX /
+/// DistilBertForX whose tensors carry a "bert." / "distilbert." prefix: the heads outside it are ignored, as
+/// are "pooler.*" and "embeddings.position_ids") or by sentence-transformers' save. Pooling and normalisation
+/// come from ragmig.json, else modules.json and its Pooling module, else mean pooling, normalised; the
+/// tokenizer from read_folder_tokenizer (of the Transformer module's folder); the prompts from read_prompts.
+/// F32, F16, BF16 and F64 tensors are converted to float32. Throws DataError naming the file and tensor or key for
 /// missing, unexpected or mis-shaped tensors, and "vocabulary and model mismatch: ..." when vocab.txt has
 /// more lines than vocab_size or the word embeddings do not have vocab_size rows; IoError if a file is missing.
 /// The model is returned in training mode, as torch modules are built.
@@ -63,7 +63,9 @@ LoadedModel load_model_folder(const std::string& dir);
 
 /// The tower's parameters under HF BertModel names, float32, contiguous, on the CPU.
 std::map<std::string, torch::Tensor> bert_state(BertModel& tower);
-/// Copies the tensors of a safetensors file into `tower`, with the name handling of load_model_folder.
+/// Copies the tensors of a safetensors file into `tower`, with the name handling of load_model_folder; a
+/// DistilBERT checkpoint's names (transformer.layer.N.attention.q_lin, ...) are read as BERT's, and its token
+/// type embeddings, which it does not have, are zero.
 void load_bert_weights(BertModel& tower, const std::string& safetensors_path);
 
 }  // namespace ragmig::model

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "model/bert_config.h"
 #include "model/st_folder.h"
 
 namespace fs = std::filesystem;
@@ -36,17 +37,19 @@ std::vector<fs::path> site_packages_of(const fs::path& root) {
   return out;
 }
 
-// A BERT folder: config.json says model_type "bert" and a vocabulary is there.
+// A BERT folder: config.json says model_type "bert" (or "distilbert", read as BERT) and a vocabulary is there.
 bool describe(const fs::path& folder, PackagedModel& m) {
   std::error_code ec;
   if (!fs::is_regular_file(folder / "config.json", ec)) return false;
   if (!fs::exists(folder / "vocab.txt", ec) && !fs::exists(folder / "tokenizer.json", ec)) return false;
   try {
     const auto j = read_json_file((folder / "config.json").string());
-    if (!j.is_object() || j.value("model_type", "") != "bert") return false;
-    m.model_type = "bert";
-    m.hidden_size = j.value("hidden_size", int64_t{0});
-    m.layers = j.value("num_hidden_layers", int64_t{0});
+    if (!j.is_object()) return false;
+    m.model_type = j.value("model_type", "");
+    if (m.model_type != "bert" && m.model_type != "distilbert") return false;
+    const BertConfig config = bert_config_from_json(j, (folder / "config.json").string());
+    m.hidden_size = config.hidden_size;
+    m.layers = config.num_hidden_layers;
   } catch (const std::exception&) {
     return false;  // not a model folder after all; the listing skips it
   }

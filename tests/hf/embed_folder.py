@@ -2,7 +2,7 @@
 """Embeds texts with a model folder the way the Python libraries do, for tests/hf/test_hf_parity.cpp:
   st: SentenceTransformer(folder).encode(texts)              (modules.json: pooling, Normalize, max_seq_length)
   hf: AutoTokenizer + AutoModel, pooled as 1_Pooling/config.json says, L2-normalised when modules.json lists
-      Normalize, truncated at sentence_bert_config.json's max_seq_length
+      Normalize, truncated at sentence_bert_config.json's max_seq_length (else model_max_length)
   st_query, st_document: SentenceTransformer's encode_query / encode_document (their prompts, if any)
   st_prompts: {name: encode(texts, prompt_name=name)} for every non-empty prompt the folder has
 A folder with separate towers (ragmig's passage/ beside the query tower) also gets passage_st and passage_hf.
@@ -19,10 +19,15 @@ def embed_hf(folder, texts, model=None):
     pooling = json.load(open(os.path.join(folder, "1_Pooling", "config.json")))
     cls = pooling.get("pooling_mode") == "cls" or pooling.get("pooling_mode_cls_token", False)
     normalize = any(m["type"].endswith("Normalize") for m in modules)
-    max_len = json.load(open(os.path.join(folder, "sentence_bert_config.json")))["max_seq_length"]
     tok = AutoTokenizer.from_pretrained(folder)
-    model = (model or AutoModel.from_pretrained(folder, add_pooling_layer=False)).eval()
-    b = tok(texts, padding=True, truncation=True, max_length=max_len, return_tensors="pt")
+    # sentence-transformers 6 keeps the limit in tokenizer_config.json's model_max_length, earlier ones here.
+    max_len = json.load(open(os.path.join(folder, "sentence_bert_config.json"))).get("max_seq_length",
+                                                                                   tok.model_max_length)
+    config = json.load(open(os.path.join(folder, "config.json")))
+    bert = config.get("model_type") == "bert"  # DistilBERT has neither a pooler nor token types
+    model = (model or AutoModel.from_pretrained(folder, **({"add_pooling_layer": False} if bert else {}))).eval()
+    b = tok(texts, padding=True, truncation=True, max_length=max_len, return_tensors="pt",
+            return_token_type_ids=bert)
     with torch.no_grad():
         h = model(**b).last_hidden_state
     if cls:

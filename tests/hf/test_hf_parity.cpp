@@ -232,7 +232,8 @@ TEST(HfLive, PromptsMatchSentenceTransformersBothWays) {
   const auto q = written.embed(texts, true), p = written.embed(texts, false);
   EXPECT_LE(checked_diff("ragmig folder with prompts, encode_query", q, theirs["st_query"]), kTolerance);
   EXPECT_LE(checked_diff("ragmig folder with prompts, encode_document", p, theirs["st_document"]), kTolerance);
-  EXPECT_GT(max_abs_diff(q, theirs["st"]), 1e-3) << "the prompt changes the embedding, so the parity above means something";
+  EXPECT_GT(max_abs_diff(q, theirs["st"]), 1e-3)
+      << "the prompt changes the embedding, so the parity above means something";
   EXPECT_GT(max_abs_diff(q, theirs["st_document"]), 1e-3) << "and the two prompts differ";
 
   write_file_atomic(dir / "config_sentence_transformers.json",
@@ -240,8 +241,36 @@ TEST(HfLive, PromptsMatchSentenceTransformersBothWays) {
   theirs = embed_in_python(dir, texts, scratch.path());
   eval::Encoder e5(dir.string(), "cpu", long_limits());
   EXPECT_EQ(e5.prompts(), (text::Prompts{"query: ", "passage: "}));
-  EXPECT_LE(checked_diff("e5-style prompts, query", e5.embed(texts, true), theirs["st_prompts"]["query"]), kTolerance);
-  EXPECT_LE(checked_diff("e5-style prompts, passage", e5.embed(texts, false), theirs["st_prompts"]["passage"]), kTolerance);
+  const json& by_name = theirs["st_prompts"];
+  EXPECT_LE(checked_diff("e5-style prompts, query", e5.embed(texts, true), by_name["query"]), kTolerance);
+  EXPECT_LE(checked_diff("e5-style prompts, passage", e5.embed(texts, false), by_name["passage"]), kTolerance);
+}
+
+// DistilBERT (BERT without token types) as transformers and sentence-transformers save it: ragmig embeds it as
+// sentence-transformers does, and the BERT folder ragmig writes of it (token-type embeddings of zero) embeds
+// the same in sentence-transformers, so a DistilBERT retriever fine-tuned by ragmig is a plain BERT folder.
+TEST(HfLive, ADistilBertFolderEmbedsAsInSentenceTransformersAndIsWrittenAsBert) {
+  REQUIRE_PYTHON_LIBRARIES();
+  testing::ScratchDir scratch;
+  const auto made = testing::run_process({RAGMIG_PYTHON_PATH, RAGMIG_SOURCE_DIR "/tests/hf/distilbert_folder.py",
+                                          (scratch / "distil").string(), (kFixture / "hf").string()});
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  const fs::path st_folder = scratch / "distil" / "st";
+  const auto texts = fixture_texts();
+  const json theirs = embed_in_python(st_folder, texts, scratch.path());
+  eval::Encoder enc(st_folder.string(), "cpu", long_limits());
+  const auto mine = enc.embed(texts, false);
+  EXPECT_LE(checked_diff("DistilBERT, sentence-transformers", mine, theirs["st"]), kTolerance);
+  EXPECT_LE(checked_diff("DistilBERT, transformers", mine, theirs["hf"]), kTolerance);
+
+  auto loaded = model::load_model_folder(st_folder.string());
+  EXPECT_EQ(loaded.model->spec().bert.num_hidden_layers, 2);
+  EXPECT_EQ(loaded.max_length, 24);
+  model::save_model_folder((scratch / "bert").string(), loaded.model, loaded.vocab,
+                           model::SaveOptions{loaded.normalization, loaded.max_length, {}, {}});
+  EXPECT_EQ(json::parse(read_file(scratch / "bert" / "config.json"))["model_type"], "bert");
+  const json rewritten = embed_in_python(scratch / "bert", texts, scratch.path());
+  EXPECT_LE(checked_diff("DistilBERT written as BERT, sentence-transformers", mine, rewritten["st"]), kTolerance);
 }
 
 // A BEIR folder of three passages and two queries, judged for both the train and the test split.

