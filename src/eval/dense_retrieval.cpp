@@ -1,8 +1,11 @@
 // Dense retrieval for evaluation (see dense_retrieval.h).
 #include "eval/dense_retrieval.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "core/clock.h"
 #include "core/error.h"
@@ -10,6 +13,7 @@
 #include "index/dense_index.h"
 #include "index/dense_spec.h"
 #include "model/lora.h"
+#include "model/model_folder.h"
 #include "model/packaged_models.h"
 #include "model/precision.h"
 
@@ -40,6 +44,11 @@ DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup&
       model::choose_precision(setup.embed.precision, out.device != "cpu", model::cpu_has_native_bf16(), "--precision");
   out.precision = model::to_string(precision.precision);
   out.precision_reason = precision.reason;
+  out.prompts =
+      text::replaced(model::folder_prompts(setup.model_dir), setup.embed.query_prompt, setup.embed.passage_prompt);
+  if (out.prompts != text::Prompts{})
+    log(fmt::format("prompts: {} before queries, {} before passages", nlohmann::json(out.prompts.query).dump(),
+                    nlohmann::json(out.prompts.passage).dump()));
   // fp32 keys are those of before precision was a choice; bf16 embeddings are cached apart.
   const std::string precision_key = precision.precision == model::Precision::Fp32 ? "" : "-" + out.precision;
   // Keys use the requested token limits; the model's cap is a function of the model, which is hashed too.

@@ -46,6 +46,7 @@ struct DenseRetrieval {
   std::vector<std::string> warnings;
   std::string device;
   std::string precision, precision_reason;  ///< what the embedder computed in, and why (model::choose_precision)
+  text::Prompts prompts;                    ///< what went before queries and passages (the folder's or the options')
 };
 
 struct DenseInputs {

@@ -255,6 +255,12 @@ void write_folder_atomically(const std::string& dir, const std::function<void(co
   }
 }
 
+text::Prompts folder_prompts(const std::string& dir) {
+  if (is_adapter_folder(dir) && !fs::exists(fs::path(dir) / "config_sentence_transformers.json"))
+    return read_prompts(resolve_model_reference(adapter_base(dir)));
+  return read_prompts(dir);
+}
+
 LoadedModel load_model_folder(const std::string& dir) {
   const fs::path top(dir);
   if (!fs::is_directory(top)) throw InputFileError(dir + ": model folder not found");

@@ -61,6 +61,10 @@ struct LoadedModel {
 /// The model is returned in training mode, as torch modules are built.
 LoadedModel load_model_folder(const std::string& dir);
 
+/// The prompts load_model_folder(dir) would give, without reading any weights: an adapter folder's own, else its
+/// base's; a model folder's (read_prompts). Throws as those do.
+text::Prompts folder_prompts(const std::string& dir);
+
 /// The tower's parameters under HF BertModel names, float32, contiguous, on the CPU.
 std::map<std::string, torch::Tensor> bert_state(BertModel& tower);
 /// Copies the tensors of a safetensors file into `tower`, with the name handling of load_model_folder; a

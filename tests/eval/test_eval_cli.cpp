@@ -92,6 +92,8 @@ TEST(EvalCli, SecondDenseEvaluationComesFromTheCache) {
   auto prompted = args;
   prompted.insert(prompted.end(), {"--query-prompt", "lava "});
   const auto jp = eval_json(run_eval(prompted));
+  EXPECT_EQ(j1["prompts"], nlohmann::json({{"query", ""}, {"passage", ""}}));
+  EXPECT_EQ(jp["prompts"], nlohmann::json({{"query", "lava "}, {"passage", ""}})) << "the output says which were used";
   EXPECT_EQ(jp["cache"]["queries"], "miss");
   EXPECT_EQ(jp["cache"]["passages"], "hit");
   EXPECT_NE(jp["ndcg@10"], nullptr);

@@ -323,6 +323,35 @@ TEST(LoraFolder, AnAdapterFolderLoadsAsItsBaseWithTheAdapterMerged) {
   EXPECT_NO_THROW(load_model_folder((dir / "base").string()));
 }
 
+// An adapter folder brings its base's prompts unless it records its own (a training whose prompts differed).
+TEST(LoraFolder, AnAdapterHasItsBasesPromptsUnlessItRecordsItsOwn) {
+  testing::ScratchDir dir;
+  EncoderSpec es;
+  es.bert = testing::tiny_bert_config(50, kHidden, 4, 16);
+  DualEncoder base(es);
+  std::vector<std::string> vocab = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+  for (int i = 5; i < 50; ++i) vocab.push_back("w" + std::to_string(i));
+  SaveOptions options;
+  options.prompts = {"query: ", "passage: "};
+  save_model_folder((dir / "base").string(), base, vocab, options);
+
+  DualAdapter adapter;
+  adapter.base = (dir / "base").string();
+  adapter.query = random_adapter(spec(4, {"query", "value"}), 17);
+  save_adapter_folder((dir / "inherits").string(), adapter);
+  EXPECT_FALSE(fs::exists(dir / "inherits" / "config_sentence_transformers.json"));
+  EXPECT_EQ(load_adapter_folder((dir / "inherits").string()).prompts, std::nullopt);
+  EXPECT_EQ(load_model_folder((dir / "inherits").string()).prompts, options.prompts);
+  EXPECT_EQ(folder_prompts((dir / "inherits").string()), options.prompts) << "the same without loading weights";
+
+  adapter.prompts = text::Prompts{"search_query: ", ""};
+  save_adapter_folder((dir / "own").string(), adapter);
+  EXPECT_EQ(load_adapter_folder((dir / "own").string()).prompts, adapter.prompts);
+  EXPECT_EQ(load_model_folder((dir / "own").string()).prompts, *adapter.prompts);
+  EXPECT_EQ(folder_prompts((dir / "own").string()), *adapter.prompts);
+  EXPECT_EQ(folder_prompts((dir / "base").string()), options.prompts);
+}
+
 TEST(LoraFolder, SeparateTowersTrainAndSaveAnAdapterEach) {
   testing::ScratchDir dir;
   torch::manual_seed(4);
