@@ -50,8 +50,9 @@ Embedder::Embedder(const std::string& model_reference, const EmbedderOptions& op
   prompts_ = text::replaced(loaded_.prompts, options.query_prompt, options.passage_prompt);
 }
 
-std::vector<int32_t> Embedder::tokenize(const std::string& text, Mode mode, bool truncate) const {
-  const std::string& prompt = prompts_.of(mode == Mode::Query);
+std::vector<int32_t> Embedder::tokenize(const std::string& text, Mode mode, bool truncate,
+                                        const ServedAdapter* adapter) const {
+  const std::string& prompt = (adapter ? adapter->prompts : prompts_).of(mode == Mode::Query);
   // One token over the limit is enough to know the text is too long: the tokenizer stops there.
   const int64_t limit = truncate ? max_tokens_ : max_tokens_ + 1;
   return prompt.empty() ? tokenizer_.encode(text, limit) : tokenizer_.encode(text::with_prompt(prompt, text), limit);
@@ -111,6 +112,8 @@ std::shared_ptr<const ServedAdapter> Embedder::load_adapter(const std::string& d
   served->name = name;
   served->query = converted(read.query, device_, dtype_);
   if (read.passage) served->passage = converted(*read.passage, device_, dtype_);
+  served->prompts =
+      text::replaced(read.prompts.value_or(loaded_.prompts), options_.query_prompt, options_.passage_prompt);
   // Checked now, on load: a misfit adapter is the client's 4xx, not a failed batch of other clients' texts.
   model::BertModel query = loaded_.model->query_tower();
   model::BertModel passage = loaded_.model->passage_tower();

@@ -24,6 +24,7 @@ struct ServedAdapter {
   std::string name;
   model::LoraAdapter query;
   std::optional<model::LoraAdapter> passage;
+  text::Prompts prompts;  ///< its texts' prompts: the command line's, else the adapter folder's own, else the base's
   size_t bytes = 0;  ///< what its tensors take
 };
 
@@ -49,9 +50,11 @@ class Embedder {
   /// Loads the model folder (or package:NAME). Throws as model::load_model_folder.
   Embedder(const std::string& model_reference, const EmbedderOptions& options);
 
-  /// Token ids of `text` in `mode` (its prefix first), at most max_tokens() of them when `truncate`; without
-  /// truncation an input longer than that comes back whole, for the caller to refuse.
-  std::vector<int32_t> tokenize(const std::string& text, Mode mode, bool truncate) const;
+  /// Token ids of `text` in `mode` (the prompt of `adapter`, or of the base model when null, first), at most
+  /// max_tokens() of them when `truncate`; without truncation an input longer than that comes back whole, for
+  /// the caller to refuse.
+  std::vector<int32_t> tokenize(const std::string& text, Mode mode, bool truncate,
+                                const ServedAdapter* adapter = nullptr) const;
 
   /// Pooled embeddings of `items`, row i for items[i], float32 [n * dim()], not normalised (normalize() says
   /// whether the model normalises). One padded forward per tower present.
@@ -64,7 +67,7 @@ class Embedder {
   int64_t dim() const { return dim_; }
   bool normalize() const { return normalize_; }
   int64_t max_tokens() const { return max_tokens_; }
-  /// The prompts in force (the options' where set, else the folder's).
+  /// The base model's prompts in force (the options' where set, else the folder's).
   const text::Prompts& prompts() const { return prompts_; }
   const std::string& precision() const { return precision_; }
   std::string device() const { return device_.str(); }

@@ -66,7 +66,7 @@ class Service {
       std::vector<TextItem> items(r.texts.size());
       int64_t tokens = 0;
       for (size_t i = 0; i < r.texts.size(); ++i) {
-        items[i] = {embedder_.tokenize(r.texts[i], r.mode, truncate), adapter, r.mode};
+        items[i] = {embedder_.tokenize(r.texts[i], r.mode, truncate, adapter.get()), adapter, r.mode};
         if (static_cast<int64_t>(items[i].ids.size()) > embedder_.max_tokens())
           throw RequestError(schema == Schema::OpenAI ? 400 : 413,
                              fmt::format("{}[{}] is longer than the model's {} tokens (send truncate, or start the server "

@@ -96,7 +96,22 @@ TEST(Embedder, TheFolderPromptsGoFirstUnlessTheOptionsReplaceThem) {
   EXPECT_NE(e.tokenize("cat", Mode::Query, true), plain.tokenize("cat", Mode::Query, true));
   EmbedderOptions replaced = fp32();
   replaced.query_prompt = "drug ";
-  EXPECT_EQ(Embedder(f.model().string(), replaced).prompts(), (text::Prompts{"drug ", "the red "}));
+  Embedder r(f.model().string(), replaced);
+  EXPECT_EQ(r.prompts(), (text::Prompts{"drug ", "the red "}));
+
+  // An adapter folder's own prompts (written where its training's differ from the base's) go before its texts;
+  // one without has the base's; the command line's replace either.
+  const auto alpha = e.load_adapter((f.adapters() / "alpha").string(), "alpha");
+  EXPECT_EQ(alpha->prompts, e.prompts());
+  model::DualAdapter own = model::load_adapter_folder((f.adapters() / "alpha").string());
+  own.prompts = text::Prompts{"protein ", ""};
+  model::save_adapter_folder((f.adapters() / "own").string(), own);
+  const auto with_own = e.load_adapter((f.adapters() / "own").string(), "own");
+  EXPECT_EQ(with_own->prompts, (text::Prompts{"protein ", ""}));
+  EXPECT_EQ(e.tokenize("cat", Mode::Query, true, with_own.get()), plain.tokenize("protein cat", Mode::Query, true));
+  EXPECT_EQ(e.tokenize("cat", Mode::Passage, true, with_own.get()), plain.tokenize("cat", Mode::Passage, true));
+  EXPECT_EQ(e.tokenize("cat", Mode::Query, true, alpha.get()), e.tokenize("cat", Mode::Query, true));
+  EXPECT_EQ(r.load_adapter((f.adapters() / "own").string(), "own")->prompts, (text::Prompts{"drug ", ""}));
 }
 
 TEST(Embedder, AnAdapterOfAnotherModelIsRefusedOnLoad) {
