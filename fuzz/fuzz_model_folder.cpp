@@ -1,7 +1,8 @@
 // Fuzzes what ragmig reads from a model folder without LibTorch (model/st_folder.cpp, bert_config.cpp): the
 // first input byte picks the file that gets the rest (config.json, vocab.txt, tokenizer.json,
-// tokenizer_config.json, sentence_bert_config.json, modules.json, 1_Pooling/config.json), the others keep
-// small valid contents. Then the folder is read as model_folder.cpp reads it and a tokenizer is built from it.
+// tokenizer_config.json, sentence_bert_config.json, modules.json, 1_Pooling/config.json,
+// config_sentence_transformers.json), the others keep small valid contents. Then the folder is read as
+// model_folder.cpp reads it and a tokenizer is built from it, which tokenises a text with the folder's prompts.
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -9,12 +10,14 @@
 #include "fuzz_support.h"
 #include "model/bert_config.h"
 #include "model/st_folder.h"
+#include "text/prompts.h"
 #include "text/wordpiece.h"
 
 namespace {
 
 const char* const kFiles[] = {"config.json",  "vocab.txt",  "tokenizer.json", "tokenizer_config.json",
-                              "sentence_bert_config.json", "modules.json", "1_Pooling/config.json"};
+                              "sentence_bert_config.json", "modules.json", "1_Pooling/config.json",
+                              "config_sentence_transformers.json"};
 const char* const kValid[] = {
     R"({"model_type": "bert", "vocab_size": 16, "hidden_size": 8, "num_hidden_layers": 1,
 "num_attention_heads": 2, "intermediate_size": 16, "max_position_embeddings": 32, "hidden_act": "gelu"})",
@@ -26,6 +29,7 @@ const char* const kValid[] = {
     R"([{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
 {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}])",
     R"({"word_embedding_dimension": 8, "pooling_mode_mean_tokens": true})",
+    R"({"prompts": {"query": "query: ", "document": "passage: "}, "default_prompt_name": null})",
 };
 constexpr size_t kCount = sizeof(kFiles) / sizeof(kFiles[0]);
 
@@ -48,7 +52,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ragmig::fuzz::expect_typed_errors([&] {
     const auto tok = ragmig::model::read_folder_tokenizer(dir.string());
     const ragmig::text::WordPieceTokenizer tokenizer(tok.vocab, tok.normalization);
-    tokenizer.encode("The cats sat, naïvely, on 东京's mats.", tok.max_length > 0 ? tok.max_length : 16);
+    const ragmig::text::Prompts prompts = ragmig::model::read_prompts(dir.string());
+    for (const bool queries : {true, false})
+      tokenizer.encode(ragmig::text::with_prompt(prompts.of(queries), "The cats sat, naïvely, on 东京's mats."),
+                       tok.max_length > 0 ? tok.max_length : 16);
   });
   return 0;
 }
