@@ -54,8 +54,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const ragmig::text::WordPieceTokenizer tokenizer(tok.vocab, tok.normalization);
     const ragmig::text::Prompts prompts = ragmig::model::read_prompts(dir.string());
     for (const bool queries : {true, false})
-      tokenizer.encode(ragmig::text::with_prompt(prompts.of(queries), "The cats sat, naïvely, on 东京's mats."),
-                       tok.max_length > 0 ? tok.max_length : 16);
+      ragmig::text::encode_with_prompt(tokenizer, prompts.of(queries), "The cats sat, naïvely, on 东京's mats.",
+                                       tok.max_length > 0 ? tok.max_length : 16);
   });
   return 0;
 }

@@ -45,9 +45,7 @@ torch::Tensor embed_texts(DualEncoder& model, const text::WordPieceTokenizer& to
                           const std::vector<std::string>& texts, bool queries, int64_t max_tokens,
                           int64_t batch_size, const torch::Device& device, std::string_view prompt) {
   std::vector<std::vector<int32_t>> seqs(texts.size());
-  for (size_t i = 0; i < texts.size(); ++i)
-    seqs[i] = prompt.empty() ? tokenizer.encode(texts[i], max_tokens)
-                             : tokenizer.encode(text::with_prompt(prompt, texts[i]), max_tokens);
+  for (size_t i = 0; i < texts.size(); ++i) seqs[i] = text::encode_with_prompt(tokenizer, prompt, texts[i], max_tokens);
   // Similar lengths together: far less padding to encode.
   std::vector<int64_t> order(texts.size());
   std::iota(order.begin(), order.end(), 0);

@@ -282,8 +282,13 @@ DualAdapter load_adapter_folder(const std::string& dir) {
   out.query = read_peft_adapter(dir);
   out.base = adapter_base(dir);
   if (is_adapter_folder((fs::path(dir) / "passage").string())) out.passage = read_peft_adapter((fs::path(dir) / "passage").string());
-  if (fs::exists(fs::path(dir) / "config_sentence_transformers.json")) out.prompts = read_prompts(dir);
+  out.prompts = adapter_prompts(dir);
   return out;
+}
+
+std::optional<text::Prompts> adapter_prompts(const std::string& dir) {
+  if (!fs::exists(fs::path(dir) / "config_sentence_transformers.json")) return std::nullopt;
+  return read_prompts(dir);
 }
 
 DualAdapter own_dual_adapter(DualEncoder& net, const LoraSpec& spec, const std::string& base) {

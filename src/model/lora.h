@@ -115,6 +115,9 @@ struct DualAdapter {
 /// gave; adapter_config.json gets its resolved path; `training` goes into ragmig.json (training_record.h).
 void save_adapter_folder(const std::string& dir, const DualAdapter& adapter,
                          const std::optional<TrainingQueries>& training = std::nullopt);
+/// An adapter folder's own prompts (a config_sentence_transformers.json beside its adapter files, written where
+/// its training's differed from its base's); none: its base model's apply.
+std::optional<text::Prompts> adapter_prompts(const std::string& dir);
 /// Reads an adapter folder that ragmig or peft wrote; the base comes from ragmig.json, else from
 /// adapter_config.json's base_model_name_or_path.
 DualAdapter load_adapter_folder(const std::string& dir);

@@ -256,9 +256,9 @@ void write_folder_atomically(const std::string& dir, const std::function<void(co
 }
 
 text::Prompts folder_prompts(const std::string& dir) {
-  if (is_adapter_folder(dir) && !fs::exists(fs::path(dir) / "config_sentence_transformers.json"))
-    return read_prompts(resolve_model_reference(adapter_base(dir)));
-  return read_prompts(dir);
+  if (!is_adapter_folder(dir)) return read_prompts(dir);
+  if (auto own = adapter_prompts(dir)) return *own;
+  return read_prompts(resolve_model_reference(adapter_base(dir)));
 }
 
 LoadedModel load_model_folder(const std::string& dir) {

@@ -55,7 +55,7 @@ std::vector<int32_t> Embedder::tokenize(const std::string& text, Mode mode, bool
   const std::string& prompt = (adapter ? adapter->prompts : prompts_).of(mode == Mode::Query);
   // One token over the limit is enough to know the text is too long: the tokenizer stops there.
   const int64_t limit = truncate ? max_tokens_ : max_tokens_ + 1;
-  return prompt.empty() ? tokenizer_.encode(text, limit) : tokenizer_.encode(text::with_prompt(prompt, text), limit);
+  return text::encode_with_prompt(tokenizer_, prompt, text, limit);
 }
 
 std::vector<float> Embedder::embed(const std::vector<const TextItem*>& items) {

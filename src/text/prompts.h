@@ -6,9 +6,13 @@
 // sentence-transformers, which also prepends the prompt to the text before tokenising.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "text/wordpiece.h"
 
 namespace ragmig::text {
 
@@ -29,12 +33,15 @@ inline Prompts replaced(Prompts base, const std::optional<std::string>& query,
   return base;
 }
 
-/// `prompt` followed by `text`.
-inline std::string with_prompt(std::string_view prompt, std::string_view text) {
-  std::string out;
-  out.reserve(prompt.size() + text.size());
-  out.append(prompt).append(text);
-  return out;
+/// The token ids of `prompt` followed by `text`, at most `max_len` of them (WordPieceTokenizer::encode): the one
+/// place every path that tokenises for a model puts the prompt first.
+inline std::vector<int32_t> encode_with_prompt(const WordPieceTokenizer& tokenizer, std::string_view prompt,
+                                               std::string_view text, int64_t max_len) {
+  if (prompt.empty()) return tokenizer.encode(text, max_len);
+  std::string prompted;
+  prompted.reserve(prompt.size() + text.size());
+  prompted.append(prompt).append(text);
+  return tokenizer.encode(prompted, max_len);
 }
 
 }  // namespace ragmig::text

@@ -84,23 +84,21 @@ std::vector<std::string> vocabulary_texts(const std::vector<text::TrainingExampl
 
 TokenizedData tokenize(const std::vector<text::TrainingExample>& examples, const text::WordPieceTokenizer& tokenizer,
                        const DataConfig& cfg, const text::Prompts& prompts) {
-  const auto encode = [&](const std::string& prompt, const std::string& text, int64_t max_tokens) {
-    return prompt.empty() ? tokenizer.encode(text, max_tokens)
-                          : tokenizer.encode(text::with_prompt(prompt, text), max_tokens);
-  };
   TokenizedData data;
   std::unordered_map<int64_t, int64_t> positive_row;       // positive_key -> passage row
   std::unordered_map<std::string, int64_t> negative_row;   // negative text -> passage row
   for (const auto& e : examples) {
-    data.queries.push_back(encode(prompts.query, e.query, cfg.max_query_tokens));
+    data.queries.push_back(text::encode_with_prompt(tokenizer, prompts.query, e.query, cfg.max_query_tokens));
     auto [it, fresh] = positive_row.try_emplace(e.positive_key, static_cast<int64_t>(data.passages.size()));
-    if (fresh) data.passages.push_back(encode(prompts.passage, e.positive, cfg.max_passage_tokens));
+    if (fresh)
+      data.passages.push_back(text::encode_with_prompt(tokenizer, prompts.passage, e.positive, cfg.max_passage_tokens));
     data.positive.push_back(it->second);
     data.positive_key.push_back(e.positive_key);
     std::vector<int64_t> negs;
     for (const auto& n : e.negatives) {
       auto [nit, nfresh] = negative_row.try_emplace(n, static_cast<int64_t>(data.passages.size()));
-      if (nfresh) data.passages.push_back(encode(prompts.passage, n, cfg.max_passage_tokens));
+      if (nfresh)
+        data.passages.push_back(text::encode_with_prompt(tokenizer, prompts.passage, n, cfg.max_passage_tokens));
       negs.push_back(nit->second);
     }
     data.negatives.push_back(std::move(negs));
