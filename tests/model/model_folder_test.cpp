@@ -378,12 +378,18 @@ TEST(ModelFolder, NanOrInfiniteWeightsAreNamed) {
   }
 }
 
-TEST(SentenceTransformerFolder, LayoutWithoutRagmigJsonDecidesPoolingAndNormalisation) {
-  ScratchDir scratch;
+// A tiny shared-tower folder as sentence-transformers would have saved it: ragmig's files less ragmig.json.
+fs::path sentence_transformers_folder(const ScratchDir& scratch) {
   const auto dir = scratch / "model";
   DualEncoder model(tiny_spec(true));
   save_model_folder(dir.string(), model, tiny_vocab());
-  fs::remove(dir / "ragmig.json");  // as sentence-transformers would have saved it
+  fs::remove(dir / "ragmig.json");
+  return dir;
+}
+
+TEST(SentenceTransformerFolder, LayoutWithoutRagmigJsonDecidesPoolingAndNormalisation) {
+  ScratchDir scratch;
+  const auto dir = sentence_transformers_folder(scratch);
   write_file_atomic(dir / "1_Pooling" / "config.json", R"({"embedding_dimension": 16, "pooling_mode": "cls"})");
   write_file_atomic(dir / "modules.json", R"([{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.base.modules.transformer.Transformer"},
     {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.sentence_transformer.modules.pooling.Pooling"}])");
@@ -394,10 +400,7 @@ TEST(SentenceTransformerFolder, LayoutWithoutRagmigJsonDecidesPoolingAndNormalis
 
 TEST(SentenceTransformerFolder, WhatRagmigCannotRunIsNamed) {
   ScratchDir scratch;
-  const auto dir = scratch / "model";
-  DualEncoder model(tiny_spec(true));
-  save_model_folder(dir.string(), model, tiny_vocab());
-  fs::remove(dir / "ragmig.json");
+  const auto dir = sentence_transformers_folder(scratch);
   const auto message_of = [&] {
     try {
       load_model_folder(dir.string());
@@ -474,10 +477,7 @@ TEST(SentenceTransformerFolder, PromptsRoundTripAndFollowSentenceTransformersNam
 
 TEST(SentenceTransformerFolder, PoolingWithoutThePromptIsRefusedByName) {
   ScratchDir scratch;
-  const auto dir = scratch / "model";
-  DualEncoder model(tiny_spec(true));
-  save_model_folder(dir.string(), model, tiny_vocab());
-  fs::remove(dir / "ragmig.json");
+  const auto dir = sentence_transformers_folder(scratch);
   const fs::path pooling = dir / "1_Pooling" / "config.json";
   write_file_atomic(pooling, R"({"pooling_mode_mean_tokens": true, "include_prompt": true})");
   EXPECT_NO_THROW(load_model_folder(dir.string()));
