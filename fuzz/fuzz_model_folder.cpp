@@ -1,8 +1,9 @@
 // Fuzzes what ragmig reads from a model folder without LibTorch (model/st_folder.cpp, bert_config.cpp): the
 // first input byte picks the file that gets the rest (config.json, vocab.txt, tokenizer.json,
 // tokenizer_config.json, sentence_bert_config.json, modules.json, 1_Pooling/config.json,
-// config_sentence_transformers.json), the others keep small valid contents. Then the folder is read as
-// model_folder.cpp reads it and a tokenizer is built from it, which tokenises a text with the folder's prompts.
+// config_sentence_transformers.json, special_tokens_map.json), the others keep small valid contents. Then the
+// folder is read as model_folder.cpp reads it and a tokenizer is built from it (with the folder's special
+// tokens), which tokenises a text with the folder's prompts.
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -17,11 +18,11 @@ namespace {
 
 const char* const kFiles[] = {"config.json",  "vocab.txt",  "tokenizer.json", "tokenizer_config.json",
                               "sentence_bert_config.json", "modules.json", "1_Pooling/config.json",
-                              "config_sentence_transformers.json"};
+                              "config_sentence_transformers.json", "special_tokens_map.json"};
 const char* const kValid[] = {
     R"({"model_type": "bert", "vocab_size": 16, "hidden_size": 8, "num_hidden_layers": 1,
 "num_attention_heads": 2, "intermediate_size": 16, "max_position_embeddings": 32, "hidden_act": "gelu"})",
-    "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\n##s\na\n",
+    "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\n##s\na\n<s>\n<pad>\n</s>\n<mask>\n",
     R"({"model": {"type": "WordPiece", "vocab": {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4}},
 "normalizer": {"type": "BertNormalizer", "lowercase": true}})",
     R"({"do_lower_case": true, "model_max_length": 512})",
@@ -30,6 +31,7 @@ const char* const kValid[] = {
 {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}])",
     R"({"word_embedding_dimension": 8, "pooling_mode_mean_tokens": true})",
     R"({"prompts": {"query": "query: ", "document": "passage: "}, "default_prompt_name": null})",
+    R"({"cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]", "unk_token": "[UNK]"})",
 };
 constexpr size_t kCount = sizeof(kFiles) / sizeof(kFiles[0]);
 
@@ -51,7 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ragmig::fuzz::expect_typed_errors([&] { ragmig::model::read_sentence_transformer_layout(dir.string()); });
   ragmig::fuzz::expect_typed_errors([&] {
     const auto tok = ragmig::model::read_folder_tokenizer(dir.string());
-    const ragmig::text::WordPieceTokenizer tokenizer(tok.vocab, tok.normalization);
+    const ragmig::text::WordPieceTokenizer tokenizer(tok.vocab, tok.normalization, tok.special);
     const ragmig::text::Prompts prompts = ragmig::model::read_prompts(dir.string());
     for (const bool queries : {true, false})
       ragmig::text::encode_with_prompt(tokenizer, prompts.of(queries), "The cats sat, naïvely, on 东京's mats.",

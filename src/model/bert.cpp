@@ -67,6 +67,32 @@ bool fused_attention_available() {
 #endif
 }
 
+torch::Tensor relative_position_buckets(int64_t length, int64_t num_buckets, int64_t max_distance) {
+  const auto positions = torch::arange(length, torch::kLong);
+  const auto relative = positions.unsqueeze(0) - positions.unsqueeze(1);  // (i, j): j - i
+  const int64_t half = num_buckets / 2, max_exact = half / 2;
+  auto n = -relative;
+  auto bucket = (n < 0).to(torch::kLong) * half;
+  n = n.abs();
+  // As HF (and T5): log(n / max_exact) / log(max_distance / max_exact) * (half - max_exact), in float32 (the
+  // Python scalars become float32 operands), truncated; n < max_exact never takes this branch.
+  auto large = max_exact + (torch::log(n.to(torch::kFloat) / max_exact) /
+                            std::log(static_cast<double>(max_distance) / static_cast<double>(max_exact)) *
+                            static_cast<double>(half - max_exact))
+                               .to(torch::kLong);
+  large = torch::clamp_max(large, half - 1);
+  return bucket + torch::where(n < max_exact, n, large);
+}
+
+const torch::Tensor& AttentionBatch::score_bias(torch::ScalarType dtype) const {
+  if (score_bias_cache.defined() && score_bias_cache.scalar_type() == dtype) return score_bias_cache;
+  auto bias = additive_attention_mask(mask, dtype);
+  // The padding mask's lowest value plus a bias rounds back to the lowest value: masked stays masked.
+  if (position_bias.defined()) bias = position_bias.to(dtype) + bias;
+  score_bias_cache = bias;
+  return score_bias_cache;
+}
+
 torch::Tensor additive_attention_mask(const torch::Tensor& attention_mask, torch::ScalarType dtype) {
   const auto b = attention_mask.size(0), l = attention_mask.size(1);
   auto masked = (attention_mask == 0).view({b, 1, 1, l});
@@ -84,13 +110,15 @@ BertEmbeddingsImpl::BertEmbeddingsImpl(const BertConfig& c) : dropout_(c.hidden_
       "word_embeddings",
       torch::nn::Embedding(torch::nn::EmbeddingOptions(c.vocab_size, c.hidden_size).padding_idx(c.pad_token_id)));
   position_embeddings = register_module("position_embeddings", make_embedding(c.max_position_embeddings, c.hidden_size));
-  token_type_embeddings = register_module("token_type_embeddings", make_embedding(c.type_vocab_size, c.hidden_size));
+  if (c.type_vocab_size > 0)
+    token_type_embeddings = register_module("token_type_embeddings", make_embedding(c.type_vocab_size, c.hidden_size));
   LayerNorm = register_module("LayerNorm", make_layer_norm(c));
 }
 
 torch::Tensor BertEmbeddingsImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                                           const torch::Tensor& positions) {
-  auto x = word_embeddings(input_ids) + token_type_embeddings(token_type_ids);
+  auto x = word_embeddings(input_ids);
+  if (token_type_embeddings) x = x + token_type_embeddings(token_type_ids);
   x = x + position_embeddings(positions);
   x = LayerNorm(x);
   return model::keyed_dropout(x, dropout_, is_training());
@@ -106,10 +134,10 @@ BertSelfAttentionImpl::BertSelfAttentionImpl(const BertConfig& c)
 
 namespace {
 
-// The padded attention: q, k, v [B, L, H] and mask [B, L] -> context [B, L, H].
+// The padded attention: q, k, v [B, L, H] -> context [B, L, H], the scores biased by batch.score_bias.
 torch::Tensor padded_attention(const torch::Tensor& q_in, const torch::Tensor& k_in, const torch::Tensor& v_in,
-                               const torch::Tensor& attention_mask, AttentionImpl impl, int64_t heads, int64_t head_dim,
-                               double dropout, bool training) {
+                               const AttentionBatch& batch, int64_t heads, int64_t head_dim, double dropout,
+                               bool training) {
   const auto b = q_in.size(0), l = q_in.size(1);
   auto split = [&](const torch::Tensor& x) { return x.view({b, l, heads, head_dim}).transpose(1, 2); };
   auto q = split(q_in), k = split(k_in), v = split(v_in);
@@ -118,14 +146,13 @@ torch::Tensor padded_attention(const torch::Tensor& q_in, const torch::Tensor& k
   // With dropout on the probabilities, LibTorch's CPU attention falls back to its plain path with a bernoulli_
   // mask: the plain path below is the same computation with model/keyed_dropout.h's masks.
   const bool cpu_dropout = training && dropout > 0 && q.device().is_cpu();
-  if (impl == AttentionImpl::Fused && !cpu_dropout) {
-    auto mask = additive_attention_mask(attention_mask, q.scalar_type());
-    context = at::scaled_dot_product_attention(q, k, v, mask, training ? dropout : 0.0, false);
-  }
+  if (batch.impl == AttentionImpl::Fused && !cpu_dropout)
+    context = at::scaled_dot_product_attention(q, k, v, batch.score_bias(q.scalar_type()), training ? dropout : 0.0,
+                                               false);
 #endif
   if (!context.defined()) {
     auto scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(head_dim));
-    scores = scores + additive_attention_mask(attention_mask, scores.scalar_type());
+    scores = scores + batch.score_bias(scores.scalar_type());
     const auto probs = torch::softmax(scores, -1);
     context = model::keyed_dropout_matmul(probs, v, dropout, training);
   }
@@ -137,16 +164,16 @@ torch::Tensor padded_attention(const torch::Tensor& q_in, const torch::Tensor& k
 torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const AttentionBatch& batch) {
   auto q = query(hidden), k = key(hidden), v = value(hidden);
   const double dropout = is_training() ? dropout_ : 0.0;
-  if (!batch.packed) return padded_attention(q, k, v, batch.mask, batch.impl, heads_, head_dim_, dropout_, is_training());
+  if (!batch.packed) return padded_attention(q, k, v, batch, heads_, head_dim_, dropout_, is_training());
   const Packing& p = *batch.packed;
   const auto n = q.size(0);
-  if (batch.impl == AttentionImpl::Fused) {
+  if (batch.impl == AttentionImpl::Fused && !batch.position_bias.defined()) {  // flash attention takes no bias
     auto split = [&](const torch::Tensor& x) { return x.view({n, heads_, head_dim_}); };
     auto context = varlen_attention(split(q), split(k), split(v), p, dropout);
     if (context.defined()) return context.reshape({n, heads_ * head_dim_});
   }
-  return pack(padded_attention(unpack(q, p), unpack(k, p), unpack(v, p), batch.mask, batch.impl, heads_, head_dim_,
-                               dropout_, is_training()),
+  return pack(padded_attention(unpack(q, p), unpack(k, p), unpack(v, p), batch, heads_, head_dim_, dropout_,
+                               is_training()),
               p);
 }
 
@@ -195,9 +222,18 @@ torch::Tensor BertLayerImpl::forward(const torch::Tensor& hidden, const Attentio
 BertEncoderImpl::BertEncoderImpl(const BertConfig& c) {
   layer = register_module("layer", torch::nn::ModuleList());
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) layer->push_back(BertLayer(c));
+  if (c.mpnet())
+    relative_attention_bias = register_module("relative_attention_bias",
+                                              make_embedding(c.relative_attention_num_buckets, c.num_attention_heads));
 }
 
-torch::Tensor BertEncoderImpl::forward(torch::Tensor hidden, const AttentionBatch& batch) {
+torch::Tensor BertEncoderImpl::forward(torch::Tensor hidden, AttentionBatch batch) {
+  if (relative_attention_bias) {
+    // MPNet's compute_position_bias: positions 0..L-1 whatever the padding, one bias for all layers, 32 buckets
+    // (its default argument, which HF's encoder never overrides with the config's number).
+    const auto buckets = relative_position_buckets(batch.mask.size(1), 32).to(hidden.device());
+    batch.position_bias = relative_attention_bias(buckets).permute({2, 0, 1}).unsqueeze(0);
+  }
   for (const auto& m : *layer) hidden = m->as<BertLayerImpl>()->forward(hidden, batch);
   return hidden;
 }
@@ -235,9 +271,9 @@ torch::Tensor BertModelImpl::forward(const torch::Tensor& input_ids, const torch
   if (input_ids.dim() != 2) throw DataError("BERT input_ids must be [batch, length], got " + std::to_string(input_ids.dim()) + " dims");
   if (!attention_mask.defined() || attention_mask.sizes() != input_ids.sizes())
     throw DataError("BERT attention_mask must have the shape of input_ids");
-  if (input_ids.size(1) > config_.max_position_embeddings)
-    throw DataError("sequence length " + std::to_string(input_ids.size(1)) + " exceeds max_position_embeddings " +
-                    std::to_string(config_.max_position_embeddings));
+  if (input_ids.size(1) > config_.max_tokens())
+    throw DataError("sequence length " + std::to_string(input_ids.size(1)) + " exceeds the model's " +
+                    std::to_string(config_.max_tokens()) + " positions (max_position_embeddings)");
   if (at::isFloatingType(input_ids.scalar_type())) throw DataError("BERT input_ids must be integers");
   auto ids = input_ids.to(torch::kLong);
   torch::Tensor types;
@@ -247,11 +283,15 @@ torch::Tensor BertModelImpl::forward(const torch::Tensor& input_ids, const torch
   } else {
     types = torch::zeros_like(ids);
   }
-  auto positions = torch::arange(ids.size(1), ids.options()).unsqueeze(0);
-  if (!unpad_) return encoder->forward(embeddings(ids, types, positions), AttentionBatch{attention_mask, nullptr, attention_impl_});
+  auto positions = torch::arange(ids.size(1), ids.options()).add_(config_.position_offset()).unsqueeze(0);
+  AttentionBatch batch;
+  batch.mask = attention_mask;
+  batch.impl = attention_impl_;
+  if (!unpad_) return encoder->forward(embeddings(ids, types, positions), batch);
   const Packing packing = make_packing(attention_mask);
+  batch.packed = &packing;
   auto hidden = embeddings(pack(ids, packing), pack(types, packing), pack(positions.expand_as(ids), packing));
-  return unpack(encoder->forward(hidden, AttentionBatch{attention_mask, &packing, attention_impl_}), packing);
+  return unpack(encoder->forward(hidden, batch), packing);
 }
 
 }  // namespace ragmig::model

@@ -1,6 +1,8 @@
 // A BERT encoder written as torch::nn modules whose parameter names are exactly those of Hugging Face's
 // BertModel (embeddings.*, encoder.layer.{i}.*; no pooler), so weights move between the two by name.
-// Post-LN layers, exact (erf) GELU, dropout where HF has it, HF's initialisation.
+// Post-LN layers, exact (erf) GELU, dropout where HF has it, HF's initialisation. An MPNet config adds
+// MPNetModel's relative position bias (encoder.relative_attention_bias) and position numbering; its other
+// tensors keep BERT's names here (tensor_names.h maps them to MPNet's).
 #pragma once
 
 #include <torch/torch.h>
@@ -23,12 +25,23 @@ bool fused_attention_available();
 /// value keeps bf16/fp16 scores from overflowing.
 torch::Tensor additive_attention_mask(const torch::Tensor& attention_mask, torch::ScalarType dtype);
 
-/// What every attention layer of one forward pass shares: the mask, and the packing when the hidden states are
-/// packed (unpad.h: [N, H] instead of [B, L, H]).
+/// MPNet's (and T5's) bucket of each relative position, [length, length] int64 on the CPU: entry (i, j) buckets
+/// j - i, num_buckets / 2 per direction, the nearer half exact and the rest logarithmic up to max_distance. The
+/// float32 operations of HF's relative_position_bucket, so the buckets agree where the logarithm rounds.
+torch::Tensor relative_position_buckets(int64_t length, int64_t num_buckets, int64_t max_distance = 128);
+
+/// What every attention layer of one forward pass shares: the mask, the packing when the hidden states are
+/// packed (unpad.h: [N, H] instead of [B, L, H]) and MPNet's position bias.
 struct AttentionBatch {
   torch::Tensor mask;               ///< [B, L], 1 = token
   const Packing* packed = nullptr;  ///< set: hidden states are the real tokens only
   AttentionImpl impl = AttentionImpl::Fused;
+  torch::Tensor position_bias;      ///< [1, heads, L, L] added to every layer's scores (MPNet), or undefined
+
+  /// What every layer adds to its scores, in `dtype`: additive_attention_mask [B, 1, 1, L], plus position_bias
+  /// ([B, heads, L, L] then). Built by the first layer and reused by the others, so autograd keeps one copy.
+  const torch::Tensor& score_bias(torch::ScalarType dtype) const;
+  mutable torch::Tensor score_bias_cache;  ///< score_bias's; not set by callers
 };
 
 /// Whether packed attention on a GPU runs as variable-length flash attention over the packed tokens (no padding
@@ -42,7 +55,8 @@ class BertEmbeddingsImpl : public torch::nn::Module {
   /// ids, token types and positions of one shape ([B, L] or packed [N]; positions may broadcast) -> [..., H].
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids, const torch::Tensor& positions);
 
-  torch::nn::Embedding word_embeddings{nullptr}, position_embeddings{nullptr}, token_type_embeddings{nullptr};
+  torch::nn::Embedding word_embeddings{nullptr}, position_embeddings{nullptr};
+  torch::nn::Embedding token_type_embeddings{nullptr};  ///< none (and token types ignored) for MPNet
   torch::nn::LayerNorm LayerNorm{nullptr};  // HF's name, capital letters included
 
  private:
@@ -111,13 +125,15 @@ class BertLayerImpl : public torch::nn::Module {
 };
 TORCH_MODULE(BertLayer);
 
-/// HF's BertEncoder: the list of layers, named "layer" so parameters read encoder.layer.{i}.*.
+/// HF's BertEncoder: the list of layers, named "layer" so parameters read encoder.layer.{i}.*; MPNet's
+/// encoder also holds relative_attention_bias [buckets, heads], which it turns into batch.position_bias.
 class BertEncoderImpl : public torch::nn::Module {
  public:
   explicit BertEncoderImpl(const BertConfig& config);
-  torch::Tensor forward(torch::Tensor hidden, const AttentionBatch& batch);
+  torch::Tensor forward(torch::Tensor hidden, AttentionBatch batch);
 
   torch::nn::ModuleList layer{nullptr};
+  torch::nn::Embedding relative_attention_bias{nullptr};  ///< MPNet only
 };
 TORCH_MODULE(BertEncoder);
 
@@ -130,9 +146,10 @@ class BertModelImpl : public torch::nn::Module {
   explicit BertModelImpl(const BertConfig& config);
 
   /// input_ids and attention_mask [B,L] int64 (mask 1 = token, 0 = padding); token_type_ids [B,L] int64
-  /// or undefined for all zeros. Returns the last hidden state [B,L,H]. Throws DataError on bad shapes or
-  /// L > max_position_embeddings. Unpadded (set_unpad), the padding positions of the result are zeros (HF
-  /// computes values there that no pooling reads); the real tokens' states are the same up to float rounding.
+  /// or undefined for all zeros (MPNet ignores them). Returns the last hidden state [B,L,H]. Throws DataError
+  /// on bad shapes or L > config().max_tokens(). Unpadded (set_unpad), the padding positions of the result are
+  /// zeros (HF computes values there that no pooling reads); the real tokens' states are the same up to float
+  /// rounding.
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
                         const torch::Tensor& token_type_ids = {});
 

@@ -3,6 +3,7 @@
 #include "model/bert_config.h"
 
 #include <limits>
+#include <string_view>
 #include <variant>
 
 #include "core/error.h"
@@ -83,6 +84,22 @@ BertConfig distilbert_config(const nlohmann::json& j, const std::string& source)
   return c;
 }
 
+// MPNetConfig: BertConfig's keys less type_vocab_size, plus relative_attention_num_buckets; MPNet's defaults.
+BertConfig mpnet_config(const nlohmann::json& j, const std::string& source) {
+  BertConfig c;
+  c.model_type = "mpnet";
+  c.vocab_size = 30527;
+  c.max_position_embeddings = 514;
+  c.pad_token_id = 1;
+  c.type_vocab_size = 0;
+  for (const auto& f : kFields)
+    if (std::string_view(f.key) != "type_vocab_size")
+      std::visit([&](auto member) { read_value(j, source, f.key, c.*member); }, f.member);
+  read_value(j, source, "relative_attention_num_buckets", c.relative_attention_num_buckets);
+  c.validate(source);
+  return c;
+}
+
 }  // namespace
 
 void BertConfig::validate(const std::string& source) const {
@@ -95,7 +112,17 @@ void BertConfig::validate(const std::string& source) const {
   positive("num_attention_heads", num_attention_heads);
   positive("intermediate_size", intermediate_size);
   positive("max_position_embeddings", max_position_embeddings);
-  positive("type_vocab_size", type_vocab_size);
+  if (model_type != "bert" && model_type != "mpnet")
+    fail(source, "model_type", "\"" + model_type + "\" is not supported (\"bert\" or \"mpnet\")");
+  if (mpnet()) {
+    if (type_vocab_size != 0) fail(source, "type_vocab_size", "MPNet has no token types (expected 0)");
+    // HF's MPNet computes 32 buckets whatever the config says: fewer rows would be read past their end.
+    if (relative_attention_num_buckets < 32)
+      fail(source, "relative_attention_num_buckets",
+           "must be at least 32 (MPNet's buckets), got " + std::to_string(relative_attention_num_buckets));
+  } else {
+    positive("type_vocab_size", type_vocab_size);
+  }
   if (hidden_size % num_attention_heads != 0)
     fail(source, "hidden_size", "hidden_size " + std::to_string(hidden_size) +
                                     " is not a multiple of num_attention_heads " + std::to_string(num_attention_heads));
@@ -111,11 +138,19 @@ void BertConfig::validate(const std::string& source) const {
   if (pad_token_id < 0 || pad_token_id >= vocab_size)
     fail(source, "pad_token_id", std::to_string(pad_token_id) + " is outside the vocabulary [0, " +
                                      std::to_string(vocab_size) + ")");
+  if (max_tokens() < 1)
+    fail(source, "max_position_embeddings", std::to_string(max_position_embeddings) +
+                                                " leaves no position after MPNet's first, " +
+                                                std::to_string(position_offset()));
 }
 
 nlohmann::json to_json(const BertConfig& c) {
   nlohmann::json j = {{"model_type", "bert"}, {"architectures", {"BertModel"}}, {"position_embedding_type", "absolute"}};
-  for (const auto& f : kFields) std::visit([&](auto member) { j[f.key] = c.*member; }, f.member);
+  if (c.mpnet()) j = {{"model_type", "mpnet"}, {"architectures", {"MPNetModel"}},
+                      {"relative_attention_num_buckets", c.relative_attention_num_buckets}};
+  for (const auto& f : kFields)
+    if (!c.mpnet() || std::string_view(f.key) != "type_vocab_size")
+      std::visit([&](auto member) { j[f.key] = c.*member; }, f.member);
   return j;
 }
 
@@ -124,8 +159,10 @@ BertConfig bert_config_from_json(const nlohmann::json& j, const std::string& sou
   std::string model_type = "bert";
   read_value(j, source, "model_type", model_type);
   if (model_type == "distilbert") return distilbert_config(j, source);
+  if (model_type == "mpnet") return mpnet_config(j, source);
   if (model_type != "bert")
-    fail(source, "model_type", "\"" + model_type + "\" is not supported (ragmig runs BERT encoders: bert, distilbert)");
+    fail(source, "model_type",
+         "\"" + model_type + "\" is not supported (ragmig runs BERT encoders: bert, distilbert, mpnet)");
   BertConfig c;
   for (const auto& f : kFields) std::visit([&](auto member) { read_value(j, source, f.key, c.*member); }, f.member);
   // Relative position embeddings change the attention math; loading such weights into the absolute

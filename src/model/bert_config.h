@@ -1,5 +1,6 @@
 // The shape of a BERT encoder, with Hugging Face's BertConfig key names and defaults, so that config.json
-// files move unchanged between ragmig and Hugging Face tools. Torch-free.
+// files move unchanged between ragmig and Hugging Face tools; MPNet's (BERT plus a relative position bias) too.
+// Torch-free.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,10 @@
 namespace ragmig::model {
 
 struct BertConfig {
+  /// "bert", or "mpnet": MPNet (all-mpnet-base-v2, multi-qa-mpnet-*) adds a relative position bias, learnt per
+  /// head and shared by all layers, to every attention score; numbers positions from 2 (as RoBERTa) and has no
+  /// token types (type_vocab_size 0). DistilBERT is read as "bert".
+  std::string model_type = "bert";
   int64_t vocab_size = 30522;
   int64_t hidden_size = 768;
   int64_t num_hidden_layers = 12;
@@ -22,16 +27,27 @@ struct BertConfig {
   double layer_norm_eps = 1e-12;
   int64_t pad_token_id = 0;
   double initializer_range = 0.02;
+  /// MPNet's rows of relative_attention_bias; HF's MPNet buckets positions into the first 32 whatever this says.
+  int64_t relative_attention_num_buckets = 32;
 
-  /// Throws DataError naming `source` and the offending key: sizes must be positive, hidden_size divisible
-  /// by num_attention_heads, dropouts in [0, 1), hidden_act "gelu" or "relu", pad_token_id < vocab_size.
+  bool mpnet() const { return model_type == "mpnet"; }
+  /// The position_embeddings row of the first token: 0, or 2 for MPNet (HF's MPNetEmbeddings: its padding_idx,
+  /// 1 whatever pad_token_id says, + 1).
+  int64_t position_offset() const { return mpnet() ? 2 : 0; }
+  /// The longest input in tokens: max_position_embeddings less position_offset() (MPNet's 514 rows: 512).
+  int64_t max_tokens() const { return max_position_embeddings - position_offset(); }
+
+  /// Throws DataError naming `source` and the offending key: sizes must be positive (type_vocab_size 0 for
+  /// MPNet), hidden_size divisible by num_attention_heads, dropouts in [0, 1), hidden_act "gelu" or "relu",
+  /// pad_token_id < vocab_size, model_type "bert" or "mpnet", MPNet's buckets at least 32 and its positions more
+  /// than position_offset().
   void validate(const std::string& source = "bert config") const;
 
   bool operator==(const BertConfig&) const = default;
 };
 
 /// config.json content: every BertConfig key plus "model_type": "bert", "architectures": ["BertModel"]
-/// and "position_embedding_type": "absolute".
+/// and "position_embedding_type": "absolute"; for MPNet, MPNetConfig's keys and "architectures": ["MPNetModel"].
 nlohmann::json to_json(const BertConfig& config);
 
 /// Reads a config.json object. Missing keys keep their defaults and unknown keys are ignored (HF configs
@@ -39,7 +55,9 @@ nlohmann::json to_json(const BertConfig& config);
 /// that fails validate() throws DataError naming `source` and the key. "model_type": "distilbert" reads
 /// DistilBERT's keys (dim, n_layers, n_heads, hidden_dim, activation, dropout, attention_dropout; its defaults
 /// where absent): DistilBERT is BERT without token types, which load_bert_weights gives zero embeddings. Any
-/// other model_type than "bert" (or none) is refused by name.
+/// "model_type": "mpnet" reads MPNetConfig's keys with its defaults (vocab_size 30527, max_position_embeddings
+/// 514, pad_token_id 1, relative_attention_num_buckets 32). Any other model_type than "bert" (or none) is
+/// refused by name.
 BertConfig bert_config_from_json(const nlohmann::json& json, const std::string& source);
 
 }  // namespace ragmig::model

@@ -11,6 +11,7 @@
 #include "model/model_folder.h"
 #include "model/packaged_models.h"
 #include "model/st_folder.h"
+#include "model/tensor_names.h"
 #include "model/torch_safetensors.h"
 
 namespace fs = std::filesystem;
@@ -33,6 +34,13 @@ LoraLinear layer_for(const std::map<std::string, LoraLinear>& layers, const std:
     throw DataError(fmt::format("LoRA adapter for \"{}\": lora_A {} and lora_B {} do not fit its weight {}", name,
                                 shape_text(f.a.sizes()), shape_text(f.b.sizes()), shape_text(w.sizes())));
   return it->second;
+}
+
+// An MPNet adapter fits only an MPNet tower: its names, read as BERT's, would otherwise land on a BERT base
+// without complaint.
+void check_family(BertModel& tower, const LoraAdapter& adapter) {
+  if (adapter.model_type == "mpnet" && !tower->config().mpnet())
+    throw DataError("the LoRA adapter was trained on an MPNet model; this base model is " + tower->config().model_type);
 }
 
 std::map<std::string, LoraLinear> layer_map(BertModel& tower) {
@@ -112,8 +120,9 @@ std::vector<std::pair<std::string, LoraLinear>> linear_layers(BertModel& tower) 
 int64_t attach_lora(BertModel& tower, const LoraSpec& spec) {
   for (auto& p : tower->parameters()) p.requires_grad_(false);
   int64_t trainable = 0;
+  const std::string& family = tower->config().model_type;
   for (auto& [name, layer] : linear_layers(tower)) {
-    if (!targets_module(spec, name)) continue;
+    if (!targets_module(spec, name) && !targets_module(spec, hf_tensor_name(family, name))) continue;
     layer->add_lora(spec.rank, spec.scaling(), spec.dropout);
     trainable += layer->lora_A->weight.numel() + layer->lora_B->weight.numel();
   }
@@ -130,6 +139,7 @@ int64_t attach_lora(BertModel& tower, const LoraSpec& spec) {
 LoraAdapter own_adapter(BertModel& tower, const LoraSpec& spec) {
   LoraAdapter adapter;
   adapter.spec = spec;
+  adapter.model_type = tower->config().model_type;
   for (auto& [name, layer] : linear_layers(tower))
     if (layer->has_lora())
       adapter.layers[name] = {layer->lora_A->weight.detach().to(torch::kCPU, torch::kFloat).clone(),
@@ -138,6 +148,7 @@ LoraAdapter own_adapter(BertModel& tower, const LoraSpec& spec) {
 }
 
 void merge_adapter(BertModel& tower, const LoraAdapter& adapter) {
+  check_family(tower, adapter);
   const auto layers = layer_map(tower);
   torch::NoGradGuard no_grad;
   const double s = adapter.spec.scaling();
@@ -151,6 +162,7 @@ void merge_adapter(BertModel& tower, const LoraAdapter& adapter) {
 }
 
 void check_adapter_fits(BertModel& tower, const LoraAdapter& adapter) {
+  check_family(tower, adapter);
   const auto layers = layer_map(tower);
   for (const auto& [name, f] : adapter.layers) layer_for(layers, name, f);
 }
@@ -160,6 +172,7 @@ AdapterRouting::AdapterRouting(BertModel tower, const std::vector<AdapterRange>&
   std::map<std::string, std::vector<LoraRoute>> routes;
   for (const auto& r : ranges) {
     if (!r.adapter) continue;
+    check_family(tower, *r.adapter);
     for (const auto& [name, f] : r.adapter->layers) {
       layer_for(layers, name, f);
       routes[name].push_back({r.begin, r.end, f.a, f.b, r.adapter->spec.scaling()});
@@ -211,8 +224,13 @@ LoraAdapter read_peft_adapter(const std::string& dir) {
   for (auto& [stored, t] : load_tensors(weights_path)) {
     std::string name = stored;
     if (name.starts_with(kPeftPrefix)) name = name.substr(std::string(kPeftPrefix).size());
-    if (name.starts_with("bert.")) name = name.substr(5);  // an adapter trained on BertForX
-    if (name.starts_with("pooler.")) continue;               // ragmig's encoders pool without BERT's pooler
+    for (const std::string model : {"bert.", "mpnet."})  // an adapter trained on BertForX / MPNetForX
+      if (name.starts_with(model)) name = name.substr(model.size());
+    if (name.starts_with("pooler.")) continue;  // ragmig's encoders pool without BERT's pooler
+    if (const std::string mpnet = ragmig_tensor_name("mpnet", name); mpnet != name) {
+      adapter.model_type = "mpnet";
+      name = mpnet;
+    }
     if (!t.is_floating_point()) throw DataError(weights_path + ": tensor \"" + stored + "\" is not floating point");
     if (name.ends_with(".lora_A.weight")) a[name.substr(0, name.size() - 14)] = t.to(torch::kFloat);
     else if (name.ends_with(".lora_B.weight")) b[name.substr(0, name.size() - 14)] = t.to(torch::kFloat);
@@ -249,8 +267,11 @@ void write_peft_adapter(const std::string& dir, const LoraAdapter& adapter, cons
                            {"inference_mode", true},
                            {"task_type", nullptr}};
   config["target_modules"] = s.target_regex.empty() ? nlohmann::json(s.targets) : nlohmann::json(s.target_regex);
+  if (adapter.model_type != "bert") config["target_modules"] = nlohmann::json::array();
   std::map<std::string, torch::Tensor> tensors;
-  for (const auto& [name, f] : adapter.layers) {
+  for (const auto& [ragmig_name, f] : adapter.layers) {
+    const std::string name = hf_tensor_name(adapter.model_type, ragmig_name);
+    if (adapter.model_type != "bert") config["target_modules"].push_back(name);
     tensors[kPeftPrefix + name + ".lora_A.weight"] = f.a.to(torch::kCPU, torch::kFloat).contiguous();
     tensors[kPeftPrefix + name + ".lora_B.weight"] = f.b.to(torch::kCPU, torch::kFloat).contiguous();
   }

@@ -3,6 +3,9 @@
 // (alpha / r, or alpha / sqrt(r) with rsLoRA) and PEFT's folder (adapter_config.json, adapter_model.safetensors
 // with tensors named base_model.model.<module>.lora_A.weight / .lora_B.weight).
 //
+// Module names are ragmig's (BERT's, bert.h); an MPNet base's adapter is written and read under MPNet's
+// (attention.attn.q, ...; tensor_names.h), which PEFT finds on MPNetModel.
+//
 // An adapter folder of a ragmig dual encoder is a PEFT folder for the query (or shared) tower, plus passage/,
 // another, when the towers are separate; ragmig.json names the base model as the user did (package:NAME stays
 // portable across machines), adapter_config.json as PEFT wants it (the resolved path).
@@ -27,7 +30,8 @@ struct LoraSpec {
   int64_t rank = 8;
   double alpha = 16;
   double dropout = 0.0;
-  /// PEFT's target_modules as a list; module names are HF BertModel's ("encoder.layer.0.attention.self.query").
+  /// PEFT's target_modules as a list; module names are HF BertModel's ("encoder.layer.0.attention.self.query"),
+  /// or for an MPNet base also MPNet's ("encoder.layer.0.attention.attn.q"): either names a layer.
   std::vector<std::string> targets{"query", "key", "value"};
   /// PEFT's target_modules as one string: a regular expression the whole module name must match. Wins if set.
   std::string target_regex;
@@ -48,7 +52,10 @@ struct LoraAdapter {
     torch::Tensor b;  ///< [out, r]
   };
   LoraSpec spec;
-  std::map<std::string, Factors> layers;
+  std::map<std::string, Factors> layers;  ///< by ragmig's module name
+  /// The base model's family (BertConfig::model_type): "mpnet" writes MPNet's module names and, as
+  /// target_modules, the adapted modules' full names (PEFT matches those on MPNetModel whatever the targets were).
+  std::string model_type = "bert";
 
   int64_t parameter_count() const;
 };
@@ -62,7 +69,7 @@ int64_t attach_lora(BertModel& tower, const LoraSpec& spec);
 /// The tower's own adapters (see attach_lora) as float32 CPU copies.
 LoraAdapter own_adapter(BertModel& tower, const LoraSpec& spec);
 /// Adds `adapter` to the weights (W += s B A) of a tower without adapters. Throws DataError naming the
-/// module if the adapter does not fit the tower.
+/// module if the adapter does not fit the tower, or if it is an MPNet adapter and the tower is not MPNet.
 void merge_adapter(BertModel& tower, const LoraAdapter& adapter);
 
 /// Throws DataError naming the layer if `adapter` names a layer the tower lacks or its factors do not fit.
@@ -94,7 +101,8 @@ bool is_adapter_folder(const std::string& dir);
 /// base_model_name_or_path. Reads no tensors. Throws DataError if neither names one.
 std::string adapter_base(const std::string& dir);
 
-/// Reads one PEFT LoRA folder. Throws DataError naming the file and key or tensor for what ragmig cannot
+/// Reads one PEFT LoRA folder (MPNet's module names, and a "bert." / "mpnet." model prefix, read as ragmig's).
+/// Throws DataError naming the file and key or tensor for what ragmig cannot
 /// apply (another peft_type, DoRA, biases, fan_in_fan_out, modules_to_save, per-layer rank or alpha
 /// patterns), IoError if a file is missing.
 LoraAdapter read_peft_adapter(const std::string& dir);

@@ -14,6 +14,7 @@
 
 #include "model/lora.h"
 #include "model/packaged_models.h"
+#include "model/tensor_names.h"
 
 #include "core/atomic_file.h"
 #include "core/error.h"
@@ -31,12 +32,17 @@ void write_tower(const fs::path& folder, BertModel& tower, const std::vector<std
   std::string vocab_text;
   for (const auto& token : vocab) vocab_text += token + "\n";
   write_file_atomic(folder / "vocab.txt", vocab_text);
-  auto file = to_safetensors(bert_state(tower));
+  std::map<std::string, torch::Tensor> state;
+  for (auto& [name, tensor] : bert_state(tower))
+    state.emplace(hf_tensor_name(tower->config().model_type, name), std::move(tensor));
+  auto file = to_safetensors(state);
   file.metadata["format"] = "pt";  // what HF's loaders look for to treat the file as PyTorch weights
   write_safetensors((folder / "model.safetensors").string(), file);
-  const int64_t max_length = options.max_length > 0 ? options.max_length : spec.bert.max_position_embeddings;
-  write_sentence_transformer_files(folder.string(), vocab, options.normalization, max_length, spec.bert.hidden_size,
-                                   to_string(spec.pooling), spec.normalize, options.prompts);
+  const int64_t max_length = options.max_length > 0 ? options.max_length : spec.bert.max_tokens();
+  const char* tokenizer_class = spec.bert.mpnet() ? "MPNetTokenizer" : "BertTokenizer";
+  write_sentence_transformer_files(folder.string(), vocab, options.normalization, options.special_tokens,
+                                   tokenizer_class, max_length, spec.bert.hidden_size, to_string(spec.pooling),
+                                   spec.normalize, options.prompts);
 }
 
 void fsync_folder(const fs::path& folder) {
@@ -105,24 +111,6 @@ bool read_ragmig_json(const fs::path& path, EncoderSpec& spec) {
   return true;
 }
 
-// DistilBERT's tensor names (after its "distilbert." prefix) under BERT's: the same computation, BERT without
-// token types. A name that is not DistilBERT's comes back as it is, to be refused by name.
-std::string bert_name_of_distilbert(const std::string& name) {
-  static const std::vector<std::pair<std::string, std::string>> kParts = {
-      {"attention.q_lin.", "attention.self.query."},     {"attention.k_lin.", "attention.self.key."},
-      {"attention.v_lin.", "attention.self.value."},     {"attention.out_lin.", "attention.output.dense."},
-      {"sa_layer_norm.", "attention.output.LayerNorm."}, {"ffn.lin1.", "intermediate.dense."},
-      {"ffn.lin2.", "output.dense."},                    {"output_layer_norm.", "output.LayerNorm."}};
-  const std::string layers = "transformer.layer.";
-  if (!starts_with(name, layers)) return name;  // embeddings.{word,position}_embeddings, embeddings.LayerNorm
-  const size_t dot = name.find('.', layers.size());
-  if (dot == std::string::npos) return name;
-  const std::string index = name.substr(layers.size(), dot - layers.size()), rest = name.substr(dot + 1);
-  for (const auto& [distil, bert] : kParts)
-    if (starts_with(rest, distil)) return "encoder.layer." + index + "." + bert + rest.substr(distil.size());
-  return name;
-}
-
 void check_vocab_fits(const std::vector<std::string>& vocab, const BertConfig& config, const std::string& where) {
   // HF allows vocab_size > the vocabulary (rows reserved for added tokens), never fewer rows than tokens.
   if (static_cast<int64_t>(vocab.size()) > config.vocab_size)
@@ -141,10 +129,13 @@ std::map<std::string, torch::Tensor> bert_state(BertModel& tower) {
 
 void load_bert_weights(BertModel& tower, const std::string& path) {
   SafetensorsFile file = read_safetensors(path);
-  bool prefixed = false, distil_prefixed = false, distil = false;
+  // An encoder inside a task model (BertForX, MPNetForX, ...) carries its model's prefix; the heads beside it
+  // (cls.*, classifier.*, lm_head.*, ...) are ignored.
+  std::string prefix;
+  bool distil = false;
   for (const auto& [name, raw] : file.tensors) {
-    if (starts_with(name, "bert.")) prefixed = true;
-    if (starts_with(name, "distilbert.")) distil_prefixed = true;
+    for (const char* p : {"bert.", "distilbert.", "mpnet."})
+      if (starts_with(name, p)) prefix = p;
     if (starts_with(name, "transformer.layer.") || starts_with(name, "distilbert.transformer.layer.")) distil = true;
   }
 
@@ -152,20 +143,14 @@ void load_bert_weights(BertModel& tower, const std::string& path) {
   std::set<std::string> loaded;
   torch::NoGradGuard no_grad;
   for (const auto& [stored_name, raw] : file.tensors) {
-    std::string name = stored_name;
-    if (prefixed) {
-      if (!starts_with(name, "bert.")) continue;  // a task head (cls.*, classifier.*, qa_outputs.*)
-      name = name.substr(5);
-    }
-    if (distil_prefixed) {
-      if (!starts_with(name, "distilbert.")) continue;  // a head (vocab_projector, pre_classifier, ...)
-      name = name.substr(11);
-    }
-    if (distil) name = bert_name_of_distilbert(name);
+    if (!starts_with(stored_name, prefix)) continue;  // a task head
+    const std::string name =
+        ragmig_tensor_name(distil ? "distilbert" : tower->config().model_type, stored_name.substr(prefix.size()));
     if (starts_with(name, "pooler.") || name == "embeddings.position_ids") continue;
     auto* target = params.find(name);
     if (!target)
-      throw DataError(path + ": unexpected tensor \"" + stored_name + "\" (not a parameter of a BERT encoder with this config)");
+      throw DataError(path + ": unexpected tensor \"" + stored_name + "\" (not a parameter of " +
+                      (tower->config().mpnet() ? "an MPNet" : "a BERT") + " encoder with this config)");
     if (raw.dtype != DType::F32 && raw.dtype != DType::F16 && raw.dtype != DType::BF16 && raw.dtype != DType::F64)
       throw DataError(path + ": tensor \"" + stored_name + "\" has dtype " + to_string(raw.dtype) +
                       " (expected F32, F16, BF16 or F64)");
@@ -191,11 +176,12 @@ void load_bert_weights(BertModel& tower, const std::string& path) {
   int n_missing = 0;
   for (const auto& p : params) {
     if (loaded.count(p.key()) || is_lora_parameter(p.key())) continue;
-    if (n_missing++ < 5) missing += (missing.empty() ? "\"" : ", \"") + p.key() + "\"";
+    if (n_missing++ < 5)
+      missing += (missing.empty() ? "\"" : ", \"") + hf_tensor_name(tower->config().model_type, p.key()) + "\"";
   }
   if (n_missing > 0)
     throw DataError(path + ": " + std::to_string(n_missing) + " tensor(s) missing, e.g. " + missing +
-                    (prefixed ? " (after removing the \"bert.\" prefix)" : ""));
+                    (prefix.empty() ? "" : " (after removing the \"" + prefix + "\" prefix)"));
 }
 
 void save_model_folder(const std::string& dir, DualEncoder& model, const std::vector<std::string>& vocab,
@@ -255,6 +241,15 @@ void write_folder_atomically(const std::string& dir, const std::function<void(co
   }
 }
 
+SaveOptions save_options_of(const LoadedModel& loaded) {
+  SaveOptions options;
+  options.normalization = loaded.normalization;
+  options.max_length = loaded.max_length;
+  options.prompts = loaded.prompts;
+  options.special_tokens = loaded.special_tokens;
+  return options;
+}
+
 text::Prompts folder_prompts(const std::string& dir) {
   if (!is_adapter_folder(dir)) return read_prompts(dir);
   if (auto own = adapter_prompts(dir)) return *own;
@@ -297,7 +292,8 @@ LoadedModel load_model_folder(const std::string& dir) {
                       " differs from " + (folder / "vocab.txt").string());
   }
 
-  LoadedModel loaded{DualEncoder(spec), std::move(tok.vocab), tok.normalization, tok.max_length, read_prompts(dir)};
+  LoadedModel loaded{DualEncoder(spec), std::move(tok.vocab), tok.normalization, tok.max_length, read_prompts(dir),
+                     tok.special};
   BertModel query = loaded.model->query_tower();
   load_bert_weights(query, (folder / "model.safetensors").string());
   if (!spec.shared_towers) {

@@ -25,12 +25,13 @@ inline constexpr int kModelFolderFormatVersion = 1;
 /// never appears under `dir`. Throws DataError if vocab has more tokens than the config's vocab_size (or a
 /// token with a line break), IoError if writing fails.
 /// The tokenizer settings written beside the weights: the normalisation, and the longest input
-/// (sentence_bert_config.json's max_seq_length; 0 = the model's max_position_embeddings).
+/// (sentence_bert_config.json's max_seq_length; 0 = the model's max_tokens()).
 struct SaveOptions {
   text::TextNormalization normalization;
   int64_t max_length = 0;
   text::Prompts prompts;  ///< config_sentence_transformers.json's prompts (st_folder.h)
   std::optional<TrainingQueries> training;  ///< ragmig.json's "training" (training_record.h); none = not written
+  text::SpecialTokens special_tokens;       ///< the tokenizer's [CLS], [SEP], ... by name (MPNet's <s>, </s>, ...)
 };
 
 void save_model_folder(const std::string& dir, DualEncoder& model, const std::vector<std::string>& vocab,
@@ -47,7 +48,11 @@ struct LoadedModel {
   text::TextNormalization normalization;
   int64_t max_length = 0;  ///< the folder's longest input in tokens; 0 = not said
   text::Prompts prompts;   ///< put before queries and passages (read_prompts; an adapter folder's own, else its base's)
+  text::SpecialTokens special_tokens;  ///< the tokenizer's (read_folder_tokenizer)
 };
+
+/// What writing `loaded` back keeps of its folder: the tokenizer settings, the length and the prompts.
+SaveOptions save_options_of(const LoadedModel& loaded);
 
 /// Loads a folder written by save_model_folder, a LoRA adapter folder (lora.h: its base model with the adapter
 /// merged in), a folder written by transformers' save_pretrained (BertModel or DistilBertModel, or BertForX /
@@ -65,7 +70,8 @@ LoadedModel load_model_folder(const std::string& dir);
 /// base's; a model folder's (read_prompts). Throws as those do.
 text::Prompts folder_prompts(const std::string& dir);
 
-/// The tower's parameters under HF BertModel names, float32, contiguous, on the CPU.
+/// The tower's parameters under ragmig's names (HF BertModel's; hf_tensor_name gives MPNet's), float32,
+/// contiguous, on the CPU.
 std::map<std::string, torch::Tensor> bert_state(BertModel& tower);
 /// Copies the tensors of a safetensors file into `tower`, with the name handling of load_model_folder; a
 /// DistilBERT checkpoint's names (transformer.layer.N.attention.q_lin, ...) are read as BERT's, and its token

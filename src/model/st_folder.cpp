@@ -66,6 +66,30 @@ std::vector<std::string> vocab_from_tokenizer_json(const json& tj, const fs::pat
   return tokens;
 }
 
+// A special token's name: a string, or an AddedToken as transformers 4 serialised it ({"content": ...}).
+std::optional<std::string> token_name(const json& j, const std::string& key, const fs::path& file) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_object() && it->contains("content") && (*it)["content"].is_string())
+    return (*it)["content"].get<std::string>();
+  throw DataError(file.string() + ": key \"" + key + "\": expected a token (a string, or {\"content\": string})");
+}
+
+// Each name the file gives, in place of the default; the file that names the cls token wins as a whole.
+bool read_special_tokens(const json& j, const fs::path& file, text::SpecialTokens& out) {
+  if (!j.is_object()) return false;
+  bool any = false;
+  using T = text::SpecialTokens;
+  for (auto [key, member] : {std::pair{"cls_token", &T::cls}, {"sep_token", &T::sep}, {"pad_token", &T::pad},
+                             {"unk_token", &T::unk}, {"mask_token", &T::mask}})
+    if (auto name = token_name(j, key, file)) {
+      out.*member = *name;
+      any = true;
+    }
+  return any;
+}
+
 // The module types sentence-transformers 2-5 and 6 write, by the class name at their end.
 std::string module_class(const std::string& type) { return type.substr(type.rfind('.') + 1); }
 
@@ -140,6 +164,9 @@ FolderTokenizer read_folder_tokenizer(const std::string& dir) {
   if (tc)
     if (const auto n = get_number(*tc, "model_max_length", tc_path); n && *n < kNoLimitSentinel)
       out.max_length = static_cast<int64_t>(*n);
+  const fs::path sm_path = folder / "special_tokens_map.json";
+  if (!(tc && read_special_tokens(*tc, tc_path, out.special)))
+    if (const auto sm = read_optional(sm_path)) read_special_tokens(*sm, sm_path, out.special);
   if (const auto sb = read_optional(sb_path)) {
     if (const auto n = get_number(*sb, "max_seq_length", sb_path)) {
       // sentence-transformers counts [CLS] and [SEP] in max_seq_length, as ragmig does.
@@ -213,15 +240,16 @@ void write_prompts_file(const std::string& dir, const text::Prompts& prompts) {
 }
 
 void write_sentence_transformer_files(const std::string& dir, const std::vector<std::string>& vocab,
-                                      const text::TextNormalization& normalization, int64_t max_length,
-                                      int64_t hidden_size, const std::string& pooling, bool normalize,
-                                      const text::Prompts& prompts) {
+                                      const text::TextNormalization& normalization, const text::SpecialTokens& tokens,
+                                      const std::string& tokenizer_class, int64_t max_length, int64_t hidden_size,
+                                      const std::string& pooling, bool normalize, const text::Prompts& prompts) {
   const fs::path folder(dir);
   const auto has = [&](const std::string& t) { return std::find(vocab.begin(), vocab.end(), t) != vocab.end(); };
-  json special = {{"unk_token", "[UNK]"}, {"sep_token", "[SEP]"}, {"pad_token", "[PAD]"}, {"cls_token", "[CLS]"}};
-  if (has("[MASK]")) special["mask_token"] = "[MASK]";
+  json special = {
+      {"unk_token", tokens.unk}, {"sep_token", tokens.sep}, {"pad_token", tokens.pad}, {"cls_token", tokens.cls}};
+  if (has(tokens.mask)) special["mask_token"] = tokens.mask;
   json tc = special;
-  tc["tokenizer_class"] = "BertTokenizer";
+  tc["tokenizer_class"] = tokenizer_class;
   tc["do_lower_case"] = normalization.lower_case;
   tc["strip_accents"] = normalization.strip_accents == normalization.lower_case ? json() : json(normalization.strip_accents);
   tc["tokenize_chinese_chars"] = normalization.split_cjk;

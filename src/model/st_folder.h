@@ -26,15 +26,18 @@ struct FolderTokenizer {
   std::vector<std::string> vocab;        ///< token of id i
   text::TextNormalization normalization;
   int64_t max_length = 0;                ///< longest input in tokens, [CLS] and [SEP] included; 0 = not said
+  text::SpecialTokens special;           ///< the names of [CLS], [SEP], ... (MPNet's <s>, </s>, ...)
 };
 
 /// Reads the tokenizer of a BERT folder: the vocabulary from vocab.txt, else from tokenizer.json's WordPiece
 /// model (as transformers 5 saves it); the normalisation from tokenizer.json's BertNormalizer, else
 /// tokenizer_config.json (do_lower_case, strip_accents, tokenize_chinese_chars), else uncased BERT's; the
 /// length from sentence_bert_config.json's max_seq_length, else tokenizer_config.json's model_max_length
-/// (ignored when it is transformers' "no limit" sentinel). sentence_bert_config.json's do_lower_case = true
-/// lower-cases too. Throws IoError when there is no vocabulary, DataError naming the file and key for a
-/// value of the wrong type, a non-WordPiece tokenizer.json or ids that leave gaps.
+/// (ignored when it is transformers' "no limit" sentinel); the special tokens' names from tokenizer_config.json,
+/// else special_tokens_map.json (cls_token, sep_token, pad_token, unk_token, mask_token: a string or an
+/// AddedToken's {"content": ...}), else BERT's. sentence_bert_config.json's do_lower_case = true lower-cases
+/// too. Throws IoError when there is no vocabulary, DataError naming the file and key for a value of the wrong
+/// type, a non-WordPiece tokenizer.json or ids that leave gaps.
 FolderTokenizer read_folder_tokenizer(const std::string& dir);
 
 /// What modules.json and its module folders say about the embedding (nullopt: no modules.json).
@@ -61,14 +64,14 @@ text::Prompts read_prompts(const std::string& dir);
 void write_prompts_file(const std::string& dir, const text::Prompts& prompts);
 
 /// Writes, atomically each, the tokenizer and sentence-transformers files of one tower's folder, so that
-/// AutoTokenizer, AutoModel and SentenceTransformer(dir) load it as it is: tokenizer_config.json,
-/// special_tokens_map.json, sentence_bert_config.json (max_seq_length = `max_length`), modules.json,
-/// 1_Pooling/config.json, config_sentence_transformers.json (the similarity, and `prompts` as "query" and
-/// "document", which encode_query and encode_document use) and, when `normalize`, 2_Normalize/. config.json,
-/// vocab.txt and the weights are the caller's. Throws IoError.
+/// AutoTokenizer, AutoModel and SentenceTransformer(dir) load it as it is: tokenizer_config.json (with
+/// `tokenizer_class`, e.g. BertTokenizer or MPNetTokenizer), special_tokens_map.json, sentence_bert_config.json
+/// (max_seq_length = `max_length`), modules.json, 1_Pooling/config.json, config_sentence_transformers.json (the
+/// similarity, and `prompts` as "query" and "document", which encode_query and encode_document use) and, when
+/// `normalize`, 2_Normalize/. config.json, vocab.txt and the weights are the caller's. Throws IoError.
 void write_sentence_transformer_files(const std::string& dir, const std::vector<std::string>& vocab,
-                                      const text::TextNormalization& normalization, int64_t max_length,
-                                      int64_t hidden_size, const std::string& pooling, bool normalize,
-                                      const text::Prompts& prompts = {});
+                                      const text::TextNormalization& normalization, const text::SpecialTokens& special,
+                                      const std::string& tokenizer_class, int64_t max_length, int64_t hidden_size,
+                                      const std::string& pooling, bool normalize, const text::Prompts& prompts = {});
 
 }  // namespace ragmig::model

@@ -33,7 +33,7 @@ model::LoraAdapter converted(const model::LoraAdapter& a, const torch::Device& d
 
 Embedder::Embedder(const std::string& model_reference, const EmbedderOptions& options)
     : loaded_(model::load_model_folder(model::resolve_model_reference(model_reference))),
-      tokenizer_(loaded_.vocab, loaded_.normalization),
+      tokenizer_(loaded_.vocab, loaded_.normalization, loaded_.special_tokens),
       options_(options),
       device_(pick_device(options.device)) {
   const auto choice = model::choose_precision(options.precision, device_.is_cuda(), model::cpu_has_native_bf16(), "--precision");
@@ -44,8 +44,8 @@ Embedder::Embedder(const std::string& model_reference, const EmbedderOptions& op
   const auto& spec = loaded_.model->spec();
   dim_ = spec.bert.hidden_size;
   normalize_ = spec.normalize;
-  const int64_t limit = loaded_.max_length > 0 ? std::min(loaded_.max_length, spec.bert.max_position_embeddings)
-                                               : spec.bert.max_position_embeddings;
+  const int64_t limit =
+      loaded_.max_length > 0 ? std::min(loaded_.max_length, spec.bert.max_tokens()) : spec.bert.max_tokens();
   max_tokens_ = options.max_tokens > 0 ? std::min(options.max_tokens, limit) : limit;
   prompts_ = text::replaced(loaded_.prompts, options.query_prompt, options.passage_prompt);
 }

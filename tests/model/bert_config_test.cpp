@@ -99,8 +99,39 @@ TEST(BertConfig, ReadsADistilBertConfigAsBertAndRefusesOtherModelTypes) {
       << "DistilBERT's defaults where a key is absent";
   expect_error({{"model_type", "distilbert"}, {"dim", "768"}}, "dim");
   expect_error({{"model_type", "distilbert"}, {"dim", 100}, {"n_heads", 3}}, "hidden_size");
-  expect_error({{"model_type", "mpnet"}}, "model_type");
+  expect_error({{"model_type", "roberta"}}, "model_type");
   expect_error({{"model_type", 3}}, "model_type");
+}
+
+TEST(BertConfig, ReadsAndWritesAnMPNetConfig) {
+  // sentence-transformers/all-mpnet-base-v2's config.json.
+  const auto j = nlohmann::json::parse(R"({
+    "_name_or_path": "microsoft/mpnet-base", "architectures": ["MPNetForMaskedLM"],
+    "attention_probs_dropout_prob": 0.1, "bos_token_id": 0, "eos_token_id": 2, "hidden_act": "gelu",
+    "hidden_dropout_prob": 0.1, "hidden_size": 768, "initializer_range": 0.02, "intermediate_size": 3072,
+    "layer_norm_eps": 1e-05, "max_position_embeddings": 514, "model_type": "mpnet", "num_attention_heads": 12,
+    "num_hidden_layers": 12, "pad_token_id": 1, "relative_attention_num_buckets": 32, "torch_dtype": "float32",
+    "transformers_version": "4.8.2", "vocab_size": 30527})");
+  const BertConfig c = bert_config_from_json(j, "all-mpnet-base-v2");
+  EXPECT_TRUE(c.mpnet());
+  EXPECT_EQ(c.vocab_size, 30527);
+  EXPECT_EQ(c.layer_norm_eps, 1e-5);
+  EXPECT_EQ(c.type_vocab_size, 0) << "no token types";
+  EXPECT_EQ(c.position_offset(), 2);
+  EXPECT_EQ(c.max_tokens(), 512);
+  const auto written = to_json(c);
+  EXPECT_EQ(written["model_type"], "mpnet");
+  EXPECT_EQ(written["architectures"], nlohmann::json::array({"MPNetModel"}));
+  EXPECT_FALSE(written.contains("type_vocab_size"));
+  EXPECT_FALSE(written.contains("position_embedding_type"));
+  EXPECT_EQ(bert_config_from_json(written, "again"), c);
+  EXPECT_EQ(bert_config_from_json(nlohmann::json{{"model_type", "mpnet"}}, "x").pad_token_id, 1) << "MPNet's defaults";
+  expect_error({{"model_type", "mpnet"}, {"relative_attention_num_buckets", 16}}, "relative_attention_num_buckets");
+  expect_error({{"model_type", "mpnet"}, {"max_position_embeddings", 2}}, "max_position_embeddings");
+  BertConfig bert;  // BERT's positions and token types are unchanged
+  EXPECT_EQ(bert.position_offset(), 0);
+  EXPECT_EQ(bert.max_tokens(), 512);
+  EXPECT_FALSE(to_json(bert).contains("relative_attention_num_buckets"));
 }
 
 TEST(BertConfig, ErrorsNameSourceAndKey) {

@@ -191,5 +191,117 @@ TEST(Bert, WithoutAutogradTheSameNumbersAsWithIt) {
   }
 }
 
+// --- MPNet: BERT plus a relative position bias (its parity with transformers: tests/hf) ------------------------
+
+BertConfig tiny_mpnet_config() {
+  BertConfig c = tiny_config();
+  c.model_type = "mpnet";
+  c.type_vocab_size = 0;
+  c.pad_token_id = 1;
+  c.max_position_embeddings = 42;
+  return c;
+}
+
+TEST(MPNet, BucketsAreExactNearAndLogarithmicFar) {
+  const auto b = relative_position_buckets(600, 32);
+  EXPECT_EQ(b.sizes(), (std::vector<int64_t>{600, 600}));
+  for (int64_t d = 0; d < 8; ++d) {
+    EXPECT_EQ(b[0][d].item<int64_t>(), d == 0 ? 0 : 16 + d) << "a key " << d << " after the query";
+    EXPECT_EQ(b[d][0].item<int64_t>(), d) << "a key " << d << " before the query";
+  }
+  EXPECT_EQ(b[0][8].item<int64_t>(), 24);   // 8 + floor(log(8/8) / log(16) * 8)
+  EXPECT_EQ(b[19][0].item<int64_t>(), 10);  // 8 + floor(log(19/8) / log(16) * 8) = 8 + floor(2.50)
+  EXPECT_EQ(b[599][0].item<int64_t>(), 15) << "far distances share the last bucket";
+  EXPECT_EQ(b[0][599].item<int64_t>(), 31);
+  EXPECT_TRUE(torch::equal(b[5].slice(0, 0, 20), b[6].slice(0, 1, 21))) << "only the distance counts";
+}
+
+TEST(MPNet, ParametersAreBertsLessTokenTypesPlusTheRelativeBias) {
+  BertModel model(tiny_mpnet_config());
+  auto params = model->named_parameters();
+  EXPECT_EQ(params.find("embeddings.token_type_embeddings.weight"), nullptr);
+  ASSERT_NE(params.find("encoder.relative_attention_bias.weight"), nullptr);
+  EXPECT_EQ(params["encoder.relative_attention_bias.weight"].sizes(), (std::vector<int64_t>{32, 4}));
+  EXPECT_NE(params.find("encoder.layer.1.attention.self.query.weight"), nullptr);
+}
+
+// The bias moves the attention (so a wrong bias cannot pass the parity tests by being too small), positions
+// start at 2 and the longest input is max_position_embeddings - 2.
+TEST(MPNet, PositionsStartAtTwoAndTheBiasCounts) {
+  torch::manual_seed(6);
+  BertModel model(tiny_mpnet_config());
+  model->eval();
+  torch::NoGradGuard no_grad;
+  auto ids = torch::randint(3, 50, {2, 40}, torch::kLong);
+  auto mask = torch::ones({2, 40}, torch::kLong);
+  const auto out = model->forward(ids, mask);
+  EXPECT_TRUE(torch::isfinite(out).all().item<bool>());
+  EXPECT_THROW(model->forward(torch::randint(3, 50, {1, 41}, torch::kLong), torch::ones({1, 41}, torch::kLong)),
+               DataError);
+  // Rows 0 and 1 of the position embeddings are never read.
+  model->embeddings->position_embeddings->weight.slice(0, 0, 2).fill_(100);
+  EXPECT_TRUE(torch::equal(model->forward(ids, mask), out));
+  model->encoder->relative_attention_bias->weight.normal_(0.0, 2.0);
+  EXPECT_GT((model->forward(ids, mask) - out).abs().max().item<float>(), 1e-3f);
+}
+
+// Fused (SDPA with the bias as its mask) and manual attention, padded and unpadded: the same outputs and the
+// same gradients, the relative bias's included; padding changes nothing on the real tokens.
+TEST(MPNet, EveryAttentionPathAgreesInValueAndGradient) {
+  torch::manual_seed(7);
+  BertModel model(tiny_mpnet_config());
+  auto ids = torch::randint(3, 50, {3, 12}, torch::kLong);
+  auto mask = torch::ones({3, 12}, torch::kLong);
+  mask[1].slice(0, 7).fill_(0);
+  mask[2].slice(0, 3).fill_(0);
+  ids.masked_fill_(mask == 0, 1);
+  model->eval();  // no dropout: the paths must agree exactly up to rounding
+  struct Run {
+    torch::Tensor out, bias_grad, query_grad;
+  };
+  auto run = [&](AttentionImpl impl, bool unpad) {
+    model->set_attention_impl(impl);
+    model->set_unpad(unpad);
+    model->zero_grad();
+    const auto out = model->forward(ids, mask) * mask.unsqueeze(-1);
+    out.pow(2).sum().backward();
+    return Run{out.detach(), model->encoder->relative_attention_bias->weight.grad().clone(),
+               model->named_parameters()["encoder.layer.0.attention.self.query.weight"].grad().clone()};
+  };
+  const Run manual = run(AttentionImpl::Manual, false);
+  EXPECT_GT(manual.bias_grad.abs().max().item<float>(), 0.0f);
+  for (const auto& [impl, unpad] : {std::pair{AttentionImpl::Fused, false}, {AttentionImpl::Fused, true},
+                                    {AttentionImpl::Manual, true}}) {
+    SCOPED_TRACE(std::string(impl == AttentionImpl::Fused ? "fused" : "manual") + (unpad ? ", unpadded" : ""));
+    const Run r = run(impl, unpad);
+    EXPECT_TRUE(torch::allclose(r.out, manual.out, 1e-5, 1e-5));
+    EXPECT_TRUE(torch::allclose(r.bias_grad, manual.bias_grad, 1e-4, 1e-4));
+    EXPECT_TRUE(torch::allclose(r.query_grad, manual.query_grad, 1e-4, 1e-4));
+  }
+  // Row 1 alone, unpadded: the same as within the padded batch.
+  model->set_unpad(false);
+  torch::NoGradGuard no_grad;
+  const auto alone = model->forward(ids[1].slice(0, 0, 7).unsqueeze(0), torch::ones({1, 7}, torch::kLong));
+  EXPECT_TRUE(torch::allclose(alone[0], manual.out[1].slice(0, 0, 7), 1e-5, 1e-5));
+}
+
+TEST(MPNet, Bf16AutocastRunsAndStaysClose) {
+  torch::manual_seed(8);
+  BertModel model(tiny_mpnet_config());
+  model->eval();
+  auto ids = torch::randint(3, 50, {2, 9}, torch::kLong);
+  auto mask = torch::ones({2, 9}, torch::kLong);
+  mask[1].slice(0, 5).fill_(0);
+  torch::NoGradGuard no_grad;
+  const auto ref = model->forward(ids, mask);
+  torch::Tensor low;
+  {
+    train::AutocastGuard autocast(torch::kCPU, true);
+    low = model->forward(ids, mask);
+  }
+  EXPECT_TRUE(torch::isfinite(low).all().item<bool>());
+  EXPECT_LT((low.to(torch::kFloat) - ref).abs().max().item<float>(), 0.15f);
+}
+
 }  // namespace
 }  // namespace ragmig::model

@@ -526,5 +526,99 @@ TEST(SentenceTransformerFolder, VocabularyFromTokenizerJson) {
   EXPECT_THROW(load_model_folder(dir.string()), IoError);
 }
 
+// MPNet's tokenizer names its special tokens (<s>, </s>, <pad>) in tokenizer_config.json, as a string or as
+// transformers 4's AddedToken object, else in special_tokens_map.json; a ragmig-written folder keeps them.
+TEST(SentenceTransformerFolder, SpecialTokensAreTheFoldersOwn) {
+  ScratchDir scratch;
+  const auto dir = scratch / "model";
+  EncoderSpec spec = tiny_spec(true);
+  spec.bert.model_type = "mpnet";
+  spec.bert.type_vocab_size = 0;
+  spec.bert.pad_token_id = 1;
+  DualEncoder model(spec);
+  std::vector<std::string> vocab = {"<s>", "<pad>", "</s>", "<unk>", "[UNK]"};
+  for (int i = 5; i < 39; ++i) vocab.push_back("tok" + std::to_string(i));
+  vocab.push_back("<mask>");
+  const text::SpecialTokens mpnet{"<s>", "</s>", "<pad>", "[UNK]", "<mask>"};
+  SaveOptions options;
+  options.special_tokens = mpnet;
+  save_model_folder(dir.string(), model, vocab, options);
+  EXPECT_EQ(read_folder_tokenizer(dir.string()).special, mpnet);
+  const auto tc = nlohmann::json::parse(read_file(dir / "tokenizer_config.json"));
+  EXPECT_EQ(tc["tokenizer_class"], "MPNetTokenizer");
+  EXPECT_EQ(tc["pad_token"], "<pad>");
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir / "special_tokens_map.json"))["mask_token"], "<mask>");
+  auto loaded = load_model_folder(dir.string());
+  EXPECT_EQ(loaded.special_tokens, mpnet);
+  const text::WordPieceTokenizer tok(loaded.vocab, loaded.normalization, loaded.special_tokens);
+  EXPECT_EQ(tok.encode("tok7", 8), (std::vector<int32_t>{0, 7, 2}));
+  EXPECT_EQ(tok.pad_id(), 1);
+  EXPECT_EQ(tok.mask_id(), 39);
+
+  // transformers 4's AddedToken objects; without tokenizer_config.json's names, special_tokens_map.json's.
+  nlohmann::json objects = tc;
+  objects["cls_token"] = {{"__type", "AddedToken"}, {"content", "<s>"}, {"lstrip", false}};
+  write_file_atomic(dir / "tokenizer_config.json", objects.dump());
+  EXPECT_EQ(read_folder_tokenizer(dir.string()).special, mpnet);
+  nlohmann::json bare = {{"do_lower_case", true}};
+  write_file_atomic(dir / "tokenizer_config.json", bare.dump());
+  EXPECT_EQ(read_folder_tokenizer(dir.string()).special, mpnet);
+  fs::remove(dir / "special_tokens_map.json");
+  EXPECT_EQ(read_folder_tokenizer(dir.string()).special, text::SpecialTokens{}) << "BERT's by default";
+  try {
+    const text::WordPieceTokenizer bert_tokens(vocab, {}, read_folder_tokenizer(dir.string()).special);
+    ADD_FAILURE() << "no DataError";
+  } catch (const DataError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("no [CLS] token (the cls token)"));
+  }
+
+  bare["sep_token"] = 3;
+  write_file_atomic(dir / "tokenizer_config.json", bare.dump());
+  try {
+    read_folder_tokenizer(dir.string());
+    ADD_FAILURE() << "no DataError";
+  } catch (const DataError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("tokenizer_config.json: key \"sep_token\""));
+  }
+}
+
+// An MPNet folder holds MPNet's tensor names (attention.attn.q, ...), and an MPNetForMaskedLM checkpoint's
+// "mpnet." prefix and lm_head are read as BertForMaskedLM's are.
+TEST(ModelFolder, MPNetTensorsHaveMPNetsNames) {
+  ScratchDir scratch;
+  const auto dir = scratch / "mpnet";
+  EncoderSpec spec = tiny_spec(true);
+  spec.bert.model_type = "mpnet";
+  spec.bert.type_vocab_size = 0;
+  spec.bert.pad_token_id = 1;
+  spec.bert.max_position_embeddings = 26;
+  torch::manual_seed(12);
+  DualEncoder model(spec);
+  randomize(model);
+  save_model_folder(dir.string(), model, tiny_vocab());
+  const auto file = read_safetensors((dir / "model.safetensors").string());
+  for (const char* name : {"encoder.layer.1.attention.attn.q.weight", "encoder.layer.1.attention.attn.o.bias",
+                           "encoder.layer.0.attention.LayerNorm.weight", "encoder.layer.0.intermediate.dense.weight",
+                           "encoder.relative_attention_bias.weight"})
+    EXPECT_TRUE(file.tensors.count(name)) << name;
+  EXPECT_FALSE(file.tensors.count("encoder.layer.0.attention.self.query.weight"));
+  EXPECT_FALSE(file.tensors.count("embeddings.token_type_embeddings.weight"));
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir / "sentence_bert_config.json"))["max_seq_length"], 24)
+      << "26 positions less MPNet's first two";
+  auto loaded = load_model_folder(dir.string());
+  expect_same_outputs(model, loaded.model);
+
+  edit_weights(dir, [](SafetensorsFile& f) {
+    SafetensorsFile lm;
+    for (auto& [name, raw] : f.tensors) lm.tensors["mpnet." + name] = raw;
+    lm.tensors["lm_head.bias"] = to_raw(torch::zeros({40}));
+    f = lm;
+  });
+  auto from_lm = load_model_folder(dir.string());
+  expect_same_outputs(model, from_lm.model);
+  edit_weights(dir, [](SafetensorsFile& f) { f.tensors.erase("mpnet.encoder.layer.1.attention.attn.k.bias"); });
+  expect_data_error(dir.string(), "encoder.layer.1.attention.attn.k.bias");
+}
+
 }  // namespace
 }  // namespace ragmig::model

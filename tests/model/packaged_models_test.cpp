@@ -33,6 +33,7 @@ TEST(PackagedModels, FindsBertFoldersInsidePackagesOfEachSitePackages) {
   make_model(site / "distil_pkg" / "model", "distilbert", 0);         // DistilBERT, read as BERT:
   write_file_atomic(site / "distil_pkg" / "model" / "config.json",
                     R"({"model_type": "distilbert", "dim": 768, "n_layers": 6})");
+  make_model(site / "mpnet_pkg" / "model", "mpnet", 12);             // MPNet (all-mpnet-base-v2's family)
   fs::create_directories(site / "no_vocab" / "model");               // config without a vocabulary
   write_file_atomic(site / "no_vocab" / "model" / "config.json", R"({"model_type": "bert"})");
   make_model(site / "broken" / "model", "bert", 2);
@@ -44,7 +45,7 @@ TEST(PackagedModels, FindsBertFoldersInsidePackagesOfEachSitePackages) {
   make_model(plain / "extra" / "model", "bert", 2);
 
   const auto models = find_packaged_models({venv.string(), (scratch / "missing").string(), plain.string()});
-  ASSERT_EQ(models.size(), 4u);
+  ASSERT_EQ(models.size(), 5u);
   EXPECT_EQ(models[0].name, "deep-pkg");
   EXPECT_EQ(models[0].layers, 12);
   EXPECT_EQ(models[1].name, "distil-pkg");
@@ -56,7 +57,9 @@ TEST(PackagedModels, FindsBertFoldersInsidePackagesOfEachSitePackages) {
   EXPECT_EQ(models[2].layers, 6);
   EXPECT_EQ(models[2].hidden_size, 384);
   EXPECT_TRUE(models[2].sentence_transformers);
-  EXPECT_EQ(models[3].name, "extra");
+  EXPECT_EQ(models[3].name, "mpnet-pkg");
+  EXPECT_EQ(models[3].model_type, "mpnet");
+  EXPECT_EQ(models[4].name, "extra");
 }
 
 TEST(PackagedModels, ReferencesResolveThroughTheSearchPath) {

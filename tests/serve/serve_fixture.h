@@ -33,7 +33,9 @@ inline void write_tiny_model(const std::filesystem::path& dir) {
   model::EncoderSpec spec;
   spec.bert = tiny_bert_config(static_cast<int64_t>(vocab.size()), 32, 4, 32);
   model::DualEncoder net(spec);
-  model::save_model_folder(dir.string(), net, vocab, model::SaveOptions{{}, 32, {}, {}});
+  model::SaveOptions options;
+  options.max_length = 32;
+  model::save_model_folder(dir.string(), net, vocab, options);
 }
 
 /// A random adapter (B not zero) for the tiny model, saved under adapters/<name>.
