@@ -106,9 +106,9 @@ int main(int argc, char** argv) {
       python, RAGMIG_SOURCE_DIR, batch, threads, min_seconds, model::to_string(choice.precision), family));
   failures += py.empty();
   const nlohmann::json py_shape = py.empty() ? nlohmann::json::object() : nlohmann::json::parse(py);
-  fmt::print("MiniLM-L6 shape (6x384, FFN 1536{}), batch {}, every token real; transformers = {}, SDPA, {}\n",
-             family == "mpnet" ? ", MPNet" : "", batch, family == "mpnet" ? "MPNetModel" : "BertModel",
-             model::to_string(choice.precision));
+  fmt::print("MiniLM-L6 shape (6x384, FFN 1536{}), batch {}, every token real; transformers = {}, {}\n",
+             family == "mpnet" ? ", MPNet" : "", batch,
+             family == "mpnet" ? "MPNetModel (plain attention)" : "BertModel, SDPA", model::to_string(choice.precision));
   fmt::print("{:>6} {:>12} {:>10} {:>9} {:>7}   {:>16} {:>9}   {:>9}\n", "tokens", "ragmig p/s", "tokens/s", "GFLOP/s",
              "% peak", "transformers p/s", "GFLOP/s", "ragmig/py");
   for (const int64_t len : lengths) {
