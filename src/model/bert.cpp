@@ -67,8 +67,9 @@ bool fused_attention_available() {
 #endif
 }
 
-torch::Tensor relative_position_buckets(int64_t length, int64_t num_buckets, int64_t max_distance) {
-  const auto positions = torch::arange(length, torch::kLong);
+torch::Tensor relative_position_buckets(int64_t length, int64_t num_buckets, int64_t max_distance,
+                                        torch::Device device) {
+  const auto positions = torch::arange(length, torch::TensorOptions().dtype(torch::kLong).device(device));
   const auto relative = positions.unsqueeze(0) - positions.unsqueeze(1);  // (i, j): j - i
   const int64_t half = num_buckets / 2, max_exact = half / 2;
   auto n = -relative;
@@ -231,7 +232,7 @@ torch::Tensor BertEncoderImpl::forward(torch::Tensor hidden, AttentionBatch batc
   if (relative_attention_bias) {
     // MPNet's compute_position_bias: positions 0..L-1 whatever the padding, one bias for all layers, 32 buckets
     // (its default argument, which HF's encoder never overrides with the config's number).
-    const auto buckets = relative_position_buckets(batch.mask.size(1), 32).to(hidden.device());
+    const auto buckets = relative_position_buckets(batch.mask.size(1), 32, 128, hidden.device());
     batch.position_bias = relative_attention_bias(buckets).permute({2, 0, 1}).unsqueeze(0);
   }
   for (const auto& m : *layer) hidden = m->as<BertLayerImpl>()->forward(hidden, batch);

@@ -25,10 +25,12 @@ bool fused_attention_available();
 /// value keeps bf16/fp16 scores from overflowing.
 torch::Tensor additive_attention_mask(const torch::Tensor& attention_mask, torch::ScalarType dtype);
 
-/// MPNet's (and T5's) bucket of each relative position, [length, length] int64 on the CPU: entry (i, j) buckets
+/// MPNet's (and T5's) bucket of each relative position, [length, length] int64 on `device`: entry (i, j) buckets
 /// j - i, num_buckets / 2 per direction, the nearer half exact and the rest logarithmic up to max_distance. The
-/// float32 operations of HF's relative_position_bucket, so the buckets agree where the logarithm rounds.
-torch::Tensor relative_position_buckets(int64_t length, int64_t num_buckets, int64_t max_distance = 128);
+/// float32 operations of HF's relative_position_bucket, on the device HF runs them on (the hidden states'), so
+/// the buckets agree where the logarithm rounds, and no table crosses from the host per forward pass.
+torch::Tensor relative_position_buckets(int64_t length, int64_t num_buckets, int64_t max_distance = 128,
+                                        torch::Device device = torch::kCPU);
 
 /// What every attention layer of one forward pass shares: the mask, the packing when the hidden states are
 /// packed (unpad.h: [N, H] instead of [B, L, H]) and MPNet's position bias.

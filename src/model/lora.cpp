@@ -131,7 +131,8 @@ int64_t attach_lora(BertModel& tower, const LoraSpec& spec) {
     for (const auto& t : spec.targets) names += (names.empty() ? "" : ", ") + t;
     throw ConfigError("lora.targets: no linear layer of the model matches " +
                       (spec.target_regex.empty() ? names : spec.target_regex) +
-                      " (BERT's are query, key, value, attention.output.dense, intermediate.dense, output.dense)");
+                      " (BERT's are query, key, value, attention.output.dense, intermediate.dense, output.dense;"
+                      " MPNet's also q, k, v, o)");
   }
   return trainable;
 }

@@ -112,6 +112,58 @@ TEST(Cuda, UnpaddedTowersAndTheFusedStepMatchThePaddedPerParameterOnes) {
     EXPECT_LT((p.value() - pb[p.key()]).abs().max().item<double>(), 1e-5) << p.key();
 }
 
+// MPNet on the GPU: its relative position bias goes into SDPA's mask (the memory-efficient kernel, which takes a
+// bias and returns its gradient), and unpadded MPNet towers pad around that kernel (flash attention takes no
+// bias). fp32 on the GPU matches the CPU; bf16 unpadded matches bf16 padded, the bias's gradient included.
+TEST(Cuda, MPNetTowersMatchTheCpuAndTheirUnpaddedSelves) {
+  RAGMIG_REQUIRE_CUDA();
+  const torch::Device gpu(torch::kCUDA, 0);
+  model::EncoderSpec spec;
+  spec.bert = testing::tiny_bert_config(100, 64, 4, 66);
+  spec.bert.model_type = "mpnet";
+  spec.bert.type_vocab_size = 0;
+  spec.bert.pad_token_id = 1;
+  spec.bert.hidden_dropout_prob = spec.bert.attention_probs_dropout_prob = 0.0;
+  torch::manual_seed(4);
+  model::DualEncoder cpu(spec);
+  {
+    torch::NoGradGuard no_grad;
+    cpu->query_tower()->encoder->relative_attention_bias->weight.normal_(0.0, 2.0);
+  }
+  auto ids = torch::randint(5, 100, {8, 40}, torch::kLong);
+  auto mask = (torch::arange(40).unsqueeze(0) < torch::randint(1, 41, {8, 1})).to(torch::kLong);
+  torch::Tensor on_cpu;
+  {
+    torch::NoGradGuard no_grad;
+    cpu->eval();
+    on_cpu = cpu->encode_passages(ids, mask);
+  }
+  model::DualEncoder padded(spec), unpadded(spec);
+  {
+    torch::NoGradGuard no_grad;
+    auto from = cpu->named_parameters();
+    for (auto* net : {&padded, &unpadded})
+      for (auto& p : (*net)->named_parameters()) p.value().copy_(from[p.key()]);
+  }
+  padded->to(gpu);
+  unpadded->to(gpu);
+  padded->eval();
+  unpadded->query_tower()->set_unpad(true);
+  {
+    torch::NoGradGuard no_grad;
+    EXPECT_LT((padded->encode_passages(ids.to(gpu), mask.to(gpu)).cpu() - on_cpu).abs().max().item<double>(), 1e-4);
+  }
+  auto grads = [&](model::DualEncoder& net) {
+    AutocastGuard autocast(gpu, true);
+    net->zero_grad();
+    net->encode_passages(ids.to(gpu), mask.to(gpu)).pow(2).sum().backward();
+    return net->query_tower()->encoder->relative_attention_bias->weight.grad().to(torch::kCPU, torch::kFloat);
+  };
+  const auto a = grads(padded), b = grads(unpadded);
+  EXPECT_GT(a.abs().max().item<double>(), 0.0);
+  EXPECT_LT((a - b).norm().item<double>() / a.norm().item<double>(), 5e-2) << "relative bias gradient error";
+}
+
 TEST(Cuda, TrainRunsOnTheGpu) {
   RAGMIG_REQUIRE_CUDA();
   RAGMIG_REQUIRE_DATA("beir/squad-train");
