@@ -194,10 +194,7 @@ TEST(Bert, WithoutAutogradTheSameNumbersAsWithIt) {
 // --- MPNet: BERT plus a relative position bias (its parity with transformers: tests/hf) ------------------------
 
 BertConfig tiny_mpnet_config() {
-  BertConfig c = tiny_config();
-  c.model_type = "mpnet";
-  c.type_vocab_size = 0;
-  c.pad_token_id = 1;
+  BertConfig c = testing::as_mpnet(tiny_config());
   c.max_position_embeddings = 42;
   return c;
 }

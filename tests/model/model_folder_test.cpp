@@ -532,9 +532,7 @@ TEST(SentenceTransformerFolder, SpecialTokensAreTheFoldersOwn) {
   ScratchDir scratch;
   const auto dir = scratch / "model";
   EncoderSpec spec = tiny_spec(true);
-  spec.bert.model_type = "mpnet";
-  spec.bert.type_vocab_size = 0;
-  spec.bert.pad_token_id = 1;
+  spec.bert = testing::as_mpnet(spec.bert);
   DualEncoder model(spec);
   std::vector<std::string> vocab = {"<s>", "<pad>", "</s>", "<unk>", "[UNK]"};
   for (int i = 5; i < 39; ++i) vocab.push_back("tok" + std::to_string(i));
@@ -588,9 +586,7 @@ TEST(ModelFolder, MPNetTensorsHaveMPNetsNames) {
   ScratchDir scratch;
   const auto dir = scratch / "mpnet";
   EncoderSpec spec = tiny_spec(true);
-  spec.bert.model_type = "mpnet";
-  spec.bert.type_vocab_size = 0;
-  spec.bert.pad_token_id = 1;
+  spec.bert = testing::as_mpnet(spec.bert);
   spec.bert.max_position_embeddings = 26;
   torch::manual_seed(12);
   DualEncoder model(spec);

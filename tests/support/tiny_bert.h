@@ -18,4 +18,13 @@ inline model::BertConfig tiny_bert_config(int64_t vocab, int64_t hidden, int64_t
   return c;
 }
 
+/// `c` as an MPNet config (model/bert_config.h): the relative position bias, positions from 2, no token types,
+/// MPNet's padding id.
+inline model::BertConfig as_mpnet(model::BertConfig c) {
+  c.model_type = "mpnet";
+  c.type_vocab_size = 0;
+  c.pad_token_id = 1;
+  return c;
+}
+
 }  // namespace ragmig::testing

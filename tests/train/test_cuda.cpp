@@ -119,10 +119,7 @@ TEST(Cuda, MPNetTowersMatchTheCpuAndTheirUnpaddedSelves) {
   RAGMIG_REQUIRE_CUDA();
   const torch::Device gpu(torch::kCUDA, 0);
   model::EncoderSpec spec;
-  spec.bert = testing::tiny_bert_config(100, 64, 4, 66);
-  spec.bert.model_type = "mpnet";
-  spec.bert.type_vocab_size = 0;
-  spec.bert.pad_token_id = 1;
+  spec.bert = testing::as_mpnet(testing::tiny_bert_config(100, 64, 4, 66));
   spec.bert.hidden_dropout_prob = spec.bert.attention_probs_dropout_prob = 0.0;
   torch::manual_seed(4);
   model::DualEncoder cpu(spec);
