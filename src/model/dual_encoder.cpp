@@ -2,16 +2,28 @@
 // a bf16 sum over hundreds of tokens loses the precision that a cosine similarity then depends on.
 #include "model/dual_encoder.h"
 
+#include <cmath>
+#include <utility>
+
 #include "core/error.h"
 
 namespace ragmig::model {
 
-std::string to_string(Pooling pooling) { return pooling == Pooling::Mean ? "mean" : "cls"; }
+namespace {
+const std::pair<Pooling, const char*> kPoolingNames[] = {
+    {Pooling::Mean, "mean"}, {Pooling::Cls, "cls"}, {Pooling::Max, "max"}, {Pooling::MeanSqrtLen, "mean_sqrt_len_tokens"}};
+}  // namespace
+
+std::string to_string(Pooling pooling) {
+  for (const auto& [p, name] : kPoolingNames)
+    if (p == pooling) return name;
+  return "?";
+}
 
 Pooling parse_pooling(const std::string& text) {
-  if (text == "mean") return Pooling::Mean;
-  if (text == "cls") return Pooling::Cls;
-  throw DataError("unknown pooling \"" + text + "\" (expected \"mean\" or \"cls\")");
+  for (const auto& [p, name] : kPoolingNames)
+    if (text == name) return p;
+  throw DataError("unknown pooling \"" + text + "\" (expected mean, cls, max or mean_sqrt_len_tokens)");
 }
 
 torch::Tensor pool(const torch::Tensor& hidden, const torch::Tensor& attention_mask, Pooling pooling) {
@@ -19,10 +31,12 @@ torch::Tensor pool(const torch::Tensor& hidden, const torch::Tensor& attention_m
   const auto dtype = at::promote_types(hidden.scalar_type(), torch::kFloat);
   auto h = hidden.to(dtype);
   if (pooling == Pooling::Cls) return h.select(1, 0);
-  auto weights = (attention_mask != 0).to(dtype).unsqueeze(-1);  // [B,L,1]
+  const auto real = (attention_mask != 0).unsqueeze(-1);  // [B,L,1]
+  if (pooling == Pooling::Max) return h.masked_fill(real.logical_not(), -INFINITY).amax(1);
+  auto weights = real.to(dtype);
   auto sum = (h * weights).sum(1);
   auto count = weights.sum(1).clamp_min(1.0);
-  return sum / count;
+  return pooling == Pooling::Mean ? sum / count : sum / count.sqrt();
 }
 
 DualEncoderImpl::DualEncoderImpl(const EncoderSpec& spec) : spec_(spec) {

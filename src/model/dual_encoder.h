@@ -1,5 +1,6 @@
 // The dual encoder that ragmig trains: BERT towers for queries and passages (one shared tower or two),
-// pooled to one vector per text (mean over real tokens, or the [CLS] position) and optionally L2-normalised.
+// pooled to one vector per text (mean over real tokens, the [CLS] position, the maximum over real tokens, or
+// sentence-transformers' mean_sqrt_len_tokens) and optionally L2-normalised.
 #pragma once
 
 #include <string>
@@ -10,9 +11,9 @@
 
 namespace ragmig::model {
 
-enum class Pooling { Mean, Cls };
+enum class Pooling { Mean, Cls, Max, MeanSqrtLen };
 
-/// "mean" | "cls".
+/// "mean" | "cls" | "max" | "mean_sqrt_len_tokens" (sentence-transformers' pooling_mode names).
 std::string to_string(Pooling pooling);
 /// Inverse of to_string; throws DataError for anything else.
 Pooling parse_pooling(const std::string& text);
@@ -26,7 +27,9 @@ struct EncoderSpec {
 
 /// Pools a last hidden state [B,L,H] with its attention mask [B,L] into [B,H] float32. Mean averages the
 /// mask==1 positions only (a sequence with no such position gives zeros), so padding never changes a
-/// sequence's vector; Cls takes position 0.
+/// sequence's vector; Cls takes position 0; Max the largest value of each dimension over the mask==1 positions
+/// (-inf with none, as sentence-transformers); MeanSqrtLen the sum over them divided by the square root of their
+/// number.
 torch::Tensor pool(const torch::Tensor& hidden, const torch::Tensor& attention_mask, Pooling pooling);
 
 class DualEncoderImpl : public torch::nn::Module {

@@ -97,18 +97,22 @@ std::string pooling_of(const json& pc, const fs::path& file) {
   if (const auto it = pc.find("pooling_mode"); it != pc.end()) {  // sentence-transformers 6
     if (!it->is_string()) throw DataError(file.string() + ": key \"pooling_mode\": expected a string");
     const std::string mode = it->get<std::string>();
-    if (mode == "mean" || mode == "cls") return mode;
-    throw DataError(file.string() + ": key \"pooling_mode\": \"" + mode + "\" is not supported (ragmig pools mean or cls)");
+    if (mode == "mean" || mode == "cls" || mode == "max" || mode == "mean_sqrt_len_tokens") return mode;
+    throw DataError(file.string() + ": key \"pooling_mode\": \"" + mode +
+                    "\" is not supported (ragmig pools mean, cls, max or mean_sqrt_len_tokens)");
   }
   std::vector<std::string> on;
   for (const auto& [key, value] : pc.items())
     if (key.rfind("pooling_mode_", 0) == 0 && value.is_boolean() && value.get<bool>()) on.push_back(key);
   if (on == std::vector<std::string>{"pooling_mode_mean_tokens"}) return "mean";
   if (on == std::vector<std::string>{"pooling_mode_cls_token"}) return "cls";
+  if (on == std::vector<std::string>{"pooling_mode_max_tokens"}) return "max";
+  if (on == std::vector<std::string>{"pooling_mode_mean_sqrt_len_tokens"}) return "mean_sqrt_len_tokens";
   std::string list;
   for (const auto& k : on) list += (list.empty() ? "" : ", ") + k;
   throw DataError(file.string() + ": pooling " + (list.empty() ? "none" : list) +
-                  " is not supported (ragmig pools with pooling_mode_mean_tokens or pooling_mode_cls_token alone)");
+                  " is not supported (ragmig pools with one of pooling_mode_mean_tokens, pooling_mode_cls_token,"
+                  " pooling_mode_max_tokens, pooling_mode_mean_sqrt_len_tokens)");
 }
 
 void write_json(const fs::path& path, const json& j) { write_file_atomic(path, j.dump(2) + "\n"); }
@@ -271,8 +275,8 @@ void write_sentence_transformer_files(const std::string& dir, const std::vector<
              {{"word_embedding_dimension", hidden_size},
               {"pooling_mode_cls_token", pooling == "cls"},
               {"pooling_mode_mean_tokens", pooling == "mean"},
-              {"pooling_mode_max_tokens", false},
-              {"pooling_mode_mean_sqrt_len_tokens", false}});
+              {"pooling_mode_max_tokens", pooling == "max"},
+              {"pooling_mode_mean_sqrt_len_tokens", pooling == "mean_sqrt_len_tokens"}});
   if (normalize) fs::create_directories(folder / "2_Normalize");
   write_json(folder / "config_sentence_transformers.json",
              {{"prompts", prompts_json(prompts)},

@@ -43,14 +43,14 @@ FolderTokenizer read_folder_tokenizer(const std::string& dir);
 /// What modules.json and its module folders say about the embedding (nullopt: no modules.json).
 struct SentenceTransformerLayout {
   std::string transformer_path;  ///< the folder of the BERT files, relative ("" = the folder itself)
-  std::string pooling;           ///< "mean" | "cls"
+  std::string pooling;           ///< "mean" | "cls" | "max" | "mean_sqrt_len_tokens"
   bool normalize = false;
 };
 
 /// Reads modules.json (old and new sentence-transformers type names) and the Pooling module's config.json
 /// (the pooling_mode_* flags of sentence-transformers 2-5 or pooling_mode of 6). Throws DataError naming the
 /// file for a module ragmig does not run (Dense, a non-Transformer encoder, ...), a pooling other than
-/// mean or CLS, or include_prompt = false (pooling that leaves the prompt's tokens out).
+/// mean, CLS, max or mean_sqrt_len_tokens (one of them alone), or include_prompt = false (pooling that leaves the prompt's tokens out).
 std::optional<SentenceTransformerLayout> read_sentence_transformer_layout(const std::string& dir);
 
 /// The prompts of config_sentence_transformers.json's "prompts" (text/prompts.h): the query prompt is "query",

@@ -32,7 +32,7 @@ ConfigTable make_config_table(TrainConfig& c) {
   t.add("model.intermediate_size", c.model.intermediate_size, "feed-forward size of a new model");
   t.add("model.max_position", c.model.max_position, "position embeddings of a new model");
   t.add("model.dropout", c.model.dropout, "dropout of a new model (hidden and attention)");
-  t.add("model.pooling", c.model.pooling, "mean | cls");
+  t.add("model.pooling", c.model.pooling, "mean | cls | max | mean_sqrt_len_tokens");
   t.add("model.normalize", c.model.normalize, "L2-normalise embeddings");
   t.add("model.shared_towers", c.model.shared_towers, "one encoder for queries and passages (false = two)");
   t.add("model.query_prompt", c.model.query_prompt,
@@ -144,7 +144,9 @@ void validate(const TrainConfig& c) {
   require(c.model.max_position >= std::max(c.data.max_query_tokens, c.data.max_passage_tokens),
           "model.max_position", "must be >= data.max_query_tokens and data.max_passage_tokens");
   require(c.model.dropout >= 0 && c.model.dropout < 1, "model.dropout", "must be in [0, 1)");
-  require(c.model.pooling == "mean" || c.model.pooling == "cls", "model.pooling", "expected mean or cls");
+  require(c.model.pooling == "mean" || c.model.pooling == "cls" || c.model.pooling == "max" ||
+              c.model.pooling == "mean_sqrt_len_tokens",
+          "model.pooling", "expected mean, cls, max or mean_sqrt_len_tokens");
   require(c.train.max_steps >= 0, "train.max_steps", "must be >= 0");
   require(c.train.batch_size >= 2, "train.batch_size", "must be >= 2 (in-batch negatives)");
   require(c.train.accumulation == "none" || c.train.accumulation == "plain" || c.train.accumulation == "gradcache",

@@ -34,7 +34,7 @@ struct ModelConfig {
   int64_t intermediate_size = 512;
   int64_t max_position = 512;
   double dropout = 0.1;
-  std::string pooling = "mean";   ///< mean | cls
+  std::string pooling = "mean";   ///< mean | cls | max | mean_sqrt_len_tokens
   bool normalize = true;          ///< L2-normalise embeddings
   bool shared_towers = true;      ///< one encoder for queries and passages, or two
   /// Put before every query / passage (text/prompts.h); unset: model.init's prompts (none from scratch).

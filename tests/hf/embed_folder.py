@@ -17,7 +17,10 @@ def embed_hf(folder, texts, model=None):
     """`model` (default: AutoModel of the folder) embeds, pooled and normalised as the folder says."""
     modules = json.load(open(os.path.join(folder, "modules.json")))
     pooling = json.load(open(os.path.join(folder, "1_Pooling", "config.json")))
-    cls = pooling.get("pooling_mode") == "cls" or pooling.get("pooling_mode_cls_token", False)
+    # sentence-transformers 6's pooling_mode, else the flag of 2-5 that is on.
+    legacy = {"pooling_mode_cls_token": "cls", "pooling_mode_max_tokens": "max",
+              "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len_tokens"}
+    mode = pooling.get("pooling_mode") or next((m for flag, m in legacy.items() if pooling.get(flag)), "mean")
     normalize = any(m["type"].endswith("Normalize") for m in modules)
     tok = AutoTokenizer.from_pretrained(folder)
     # sentence-transformers 6 keeps the limit in tokenizer_config.json's model_max_length, earlier ones here.
@@ -30,10 +33,14 @@ def embed_hf(folder, texts, model=None):
             return_token_type_ids=bert)
     with torch.no_grad():
         h = model(**b).last_hidden_state
-    if cls:
+    m = b["attention_mask"].unsqueeze(-1).float()
+    if mode == "cls":
         e = h[:, 0]
+    elif mode == "max":
+        e = h.masked_fill(m == 0, float("-inf")).max(1).values
+    elif mode == "mean_sqrt_len_tokens":
+        e = (h * m).sum(1) / m.sum(1).sqrt()
     else:
-        m = b["attention_mask"].unsqueeze(-1).float()
         e = (h * m).sum(1) / m.sum(1)
     return torch.nn.functional.normalize(e, dim=-1) if normalize else e
 

@@ -189,7 +189,9 @@ TEST(HfLive, RagmigFoldersLoadUnmodifiedInSentenceTransformersAndTransformers) {
     text::TextNormalization norm;
   };
   for (const Case& c : {Case{"mean-normalised-shared", model::Pooling::Mean, true, true, {true, true, true}},
-                        Case{"cls-raw-separate-cased", model::Pooling::Cls, false, false, {false, true, true}}}) {
+                        Case{"cls-raw-separate-cased", model::Pooling::Cls, false, false, {false, true, true}},
+                        Case{"max-raw-shared", model::Pooling::Max, false, true, {true, true, true}},
+                        Case{"mean_sqrt_len-raw-shared", model::Pooling::MeanSqrtLen, false, true, {true, true, true}}}) {
     SCOPED_TRACE(c.name);
     testing::ScratchDir scratch;
     auto net = random_encoder(tok, c.pooling, c.normalize, c.shared);

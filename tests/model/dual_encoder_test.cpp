@@ -17,9 +17,23 @@ EncoderSpec tiny_spec() {
 }
 
 TEST(Pooling, NamesRoundTrip) {
-  for (const char* s : {"mean", "cls"}) EXPECT_EQ(to_string(parse_pooling(s)), s);
-  EXPECT_THROW(parse_pooling("max"), DataError);
+  for (const char* s : {"mean", "cls", "max", "mean_sqrt_len_tokens"}) EXPECT_EQ(to_string(parse_pooling(s)), s);
+  EXPECT_THROW(parse_pooling("weightedmean"), DataError);
   EXPECT_THROW(parse_pooling("Mean"), DataError);
+}
+
+// Max and mean_sqrt_len_tokens over the real tokens only, by hand on a small hidden state.
+TEST(Pooling, MaxAndMeanSqrtLenReadOnlyTheRealTokens) {
+  const auto hidden = torch::tensor({{{1.0f, -2.0f}, {3.0f, -5.0f}, {100.0f, 100.0f}},
+                                     {{-1.0f, 4.0f}, {-3.0f, 0.0f}, {-2.0f, 2.0f}}});
+  const auto mask = torch::tensor({{1, 1, 0}, {1, 1, 1}}, torch::kLong);
+  EXPECT_TRUE(torch::equal(pool(hidden, mask, Pooling::Max), torch::tensor({{3.0f, -2.0f}, {-1.0f, 4.0f}})));
+  const auto sqrt_len = pool(hidden, mask, Pooling::MeanSqrtLen);
+  EXPECT_TRUE(torch::allclose(sqrt_len, torch::tensor({{4.0f / std::sqrt(2.0f), -7.0f / std::sqrt(2.0f)},
+                                                       {-6.0f / std::sqrt(3.0f), 6.0f / std::sqrt(3.0f)}})));
+  EXPECT_TRUE(torch::allclose(sqrt_len, pool(hidden, mask, Pooling::Mean) * mask.sum(1, true).to(torch::kFloat).sqrt()));
+  EXPECT_TRUE(torch::isinf(pool(hidden, torch::zeros_like(mask), Pooling::Max)).all().item<bool>())
+      << "no real token: -inf, as sentence-transformers";
 }
 
 TEST(DualEncoder, TowerNames) {
@@ -93,7 +107,7 @@ TEST(DualEncoder, ClsPoolingPicksPositionZero) {
 
 TEST(DualEncoder, NormalizeGivesUnitNorm) {
   EncoderSpec s = tiny_spec();
-  for (Pooling p : {Pooling::Mean, Pooling::Cls}) {
+  for (Pooling p : {Pooling::Mean, Pooling::Cls, Pooling::Max, Pooling::MeanSqrtLen}) {
     s.pooling = p;
     torch::manual_seed(13);
     DualEncoder model(s);

@@ -281,7 +281,7 @@ TEST(ModelFolder, BadRagmigJsonAndConfig) {
   const auto dir = scratch / "model";
   DualEncoder model(tiny_spec(true));
   save_model_folder(dir.string(), model, tiny_vocab());
-  write_file_atomic(dir / "ragmig.json", R"({"pooling": "max"})");
+  write_file_atomic(dir / "ragmig.json", R"({"pooling": "weightedmean"})");
   expect_data_error(dir.string(), "\"pooling\"");
   write_file_atomic(dir / "ragmig.json", R"({"normalize": "yes"})");
   expect_data_error(dir.string(), "\"normalize\"");
@@ -410,8 +410,13 @@ TEST(SentenceTransformerFolder, WhatRagmigCannotRunIsNamed) {
     return std::string("no error");
   };
   const std::string pooling = (dir / "1_Pooling" / "config.json").string();
+  write_file_atomic(pooling, R"({"pooling_mode_max_tokens": true, "pooling_mode_mean_tokens": true})");
+  EXPECT_THAT(message_of(), ::testing::AllOf(::testing::HasSubstr(pooling),
+                                             ::testing::HasSubstr("pooling_mode_max_tokens, pooling_mode_mean_tokens")));
   write_file_atomic(pooling, R"({"pooling_mode_max_tokens": true})");
-  EXPECT_THAT(message_of(), ::testing::AllOf(::testing::HasSubstr(pooling), ::testing::HasSubstr("pooling_mode_max_tokens")));
+  EXPECT_EQ(load_model_folder(dir.string()).model->spec().pooling, Pooling::Max);
+  write_file_atomic(pooling, R"({"pooling_mode": "mean_sqrt_len_tokens"})");
+  EXPECT_EQ(load_model_folder(dir.string()).model->spec().pooling, Pooling::MeanSqrtLen);
   write_file_atomic(pooling, R"({"pooling_mode": "lasttoken"})");
   EXPECT_THAT(message_of(), ::testing::HasSubstr("\"lasttoken\" is not supported"));
   write_file_atomic(pooling, R"({"pooling_mode": "mean"})");
