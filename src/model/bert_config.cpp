@@ -140,8 +140,8 @@ void BertConfig::validate(const std::string& source) const {
                                      std::to_string(vocab_size) + ")");
   if (max_tokens() < 1)
     fail(source, "max_position_embeddings", std::to_string(max_position_embeddings) +
-                                                " leaves no position after MPNet's first, " +
-                                                std::to_string(position_offset()));
+                                                " leaves no position (MPNet's first position is row " +
+                                                std::to_string(position_offset()) + ")");
 }
 
 nlohmann::json to_json(const BertConfig& c) {

@@ -76,7 +76,8 @@ std::optional<std::string> token_name(const json& j, const std::string& key, con
   throw DataError(file.string() + ": key \"" + key + "\": expected a token (a string, or {\"content\": string})");
 }
 
-// Each name the file gives, in place of the default; the file that names the cls token wins as a whole.
+// Each name the file gives replaces the default; returns whether it gave any (then special_tokens_map.json, the
+// older place for them, is not read).
 bool read_special_tokens(const json& j, const fs::path& file, text::SpecialTokens& out) {
   if (!j.is_object()) return false;
   bool any = false;
