@@ -3,28 +3,8 @@
 #include "model/dual_encoder.h"
 
 #include <cmath>
-#include <utility>
-
-#include "core/error.h"
 
 namespace ragmig::model {
-
-namespace {
-const std::pair<Pooling, const char*> kPoolingNames[] = {
-    {Pooling::Mean, "mean"}, {Pooling::Cls, "cls"}, {Pooling::Max, "max"}, {Pooling::MeanSqrtLen, "mean_sqrt_len_tokens"}};
-}  // namespace
-
-std::string to_string(Pooling pooling) {
-  for (const auto& [p, name] : kPoolingNames)
-    if (p == pooling) return name;
-  return "?";
-}
-
-Pooling parse_pooling(const std::string& text) {
-  for (const auto& [p, name] : kPoolingNames)
-    if (text == name) return p;
-  throw DataError("unknown pooling \"" + text + "\" (expected mean, cls, max or mean_sqrt_len_tokens)");
-}
 
 torch::Tensor pool(const torch::Tensor& hidden, const torch::Tensor& attention_mask, Pooling pooling) {
   // At least float32 (bf16 under autocast is widened; float64, used by exactness tests, is kept).

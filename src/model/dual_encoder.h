@@ -8,15 +8,9 @@
 
 #include "model/bert.h"
 #include "model/bert_config.h"
+#include "model/pooling_mode.h"
 
 namespace ragmig::model {
-
-enum class Pooling { Mean, Cls, Max, MeanSqrtLen };
-
-/// "mean" | "cls" | "max" | "mean_sqrt_len_tokens" (sentence-transformers' pooling_mode names).
-std::string to_string(Pooling pooling);
-/// Inverse of to_string; throws DataError for anything else.
-Pooling parse_pooling(const std::string& text);
 
 struct EncoderSpec {
   BertConfig bert;

@@ -225,8 +225,7 @@ LoraAdapter read_peft_adapter(const std::string& dir) {
   for (auto& [stored, t] : load_tensors(weights_path)) {
     std::string name = stored;
     if (name.starts_with(kPeftPrefix)) name = name.substr(std::string(kPeftPrefix).size());
-    for (const std::string model : {"bert.", "mpnet."})  // an adapter trained on BertForX / MPNetForX
-      if (name.starts_with(model)) name = name.substr(model.size());
+    name = name.substr(hf_model_prefix(name).size());  // an adapter trained on BertForX / MPNetForX / ...
     if (name.starts_with("pooler.")) continue;  // ragmig's encoders pool without BERT's pooler
     if (const std::string mpnet = ragmig_tensor_name("mpnet", name); mpnet != name) {
       adapter.model_type = "mpnet";

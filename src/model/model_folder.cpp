@@ -134,8 +134,7 @@ void load_bert_weights(BertModel& tower, const std::string& path) {
   std::string prefix;
   bool distil = false;
   for (const auto& [name, raw] : file.tensors) {
-    for (const char* p : {"bert.", "distilbert.", "mpnet."})
-      if (starts_with(name, p)) prefix = p;
+    if (const std::string p = hf_model_prefix(name); !p.empty()) prefix = p;
     if (starts_with(name, "transformer.layer.") || starts_with(name, "distilbert.transformer.layer.")) distil = true;
   }
 

@@ -9,6 +9,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/json_errors.h"
+#include "model/pooling_mode.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -98,9 +99,9 @@ std::string pooling_of(const json& pc, const fs::path& file) {
   if (const auto it = pc.find("pooling_mode"); it != pc.end()) {  // sentence-transformers 6
     if (!it->is_string()) throw DataError(file.string() + ": key \"pooling_mode\": expected a string");
     const std::string mode = it->get<std::string>();
-    if (mode == "mean" || mode == "cls" || mode == "max" || mode == "mean_sqrt_len_tokens") return mode;
-    throw DataError(file.string() + ": key \"pooling_mode\": \"" + mode +
-                    "\" is not supported (ragmig pools mean, cls, max or mean_sqrt_len_tokens)");
+    if (pooling_named(mode)) return mode;
+    throw DataError(file.string() + ": key \"pooling_mode\": \"" + mode + "\" is not supported (ragmig pools " +
+                    pooling_choices() + ")");
   }
   std::vector<std::string> on;
   for (const auto& [key, value] : pc.items())

@@ -50,7 +50,8 @@ struct SentenceTransformerLayout {
 /// Reads modules.json (old and new sentence-transformers type names) and the Pooling module's config.json
 /// (the pooling_mode_* flags of sentence-transformers 2-5 or pooling_mode of 6). Throws DataError naming the
 /// file for a module ragmig does not run (Dense, a non-Transformer encoder, ...), a pooling other than
-/// mean, CLS, max or mean_sqrt_len_tokens (one of them alone), or include_prompt = false (pooling that leaves the prompt's tokens out).
+/// mean, CLS, max or mean_sqrt_len_tokens (one of them alone), or include_prompt = false (pooling that leaves
+/// the prompt's tokens out).
 std::optional<SentenceTransformerLayout> read_sentence_transformer_layout(const std::string& dir);
 
 /// The prompts of config_sentence_transformers.json's "prompts" (text/prompts.h): the query prompt is "query",

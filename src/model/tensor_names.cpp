@@ -50,6 +50,12 @@ std::string rename_layer_part(const std::string& name, const Parts& parts, bool 
 
 }  // namespace
 
+std::string hf_model_prefix(const std::string& name) {
+  for (const char* prefix : {"bert.", "distilbert.", "mpnet."})
+    if (name.starts_with(prefix)) return prefix;
+  return "";
+}
+
 std::string hf_tensor_name(const std::string& model_type, const std::string& name) {
   if (model_type != "mpnet") return name;
   return rename_layer_part(name, kMPNetParts, true, "encoder.layer.", "encoder.layer.");

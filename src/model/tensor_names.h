@@ -7,6 +7,10 @@
 
 namespace ragmig::model {
 
+/// The prefix a task model (BertForX, DistilBertForX, MPNetForX) puts before its encoder's names: "bert.",
+/// "distilbert." or "mpnet." where `name` starts with one, else "".
+std::string hf_model_prefix(const std::string& name);
+
 /// The Hugging Face name of ragmig's tensor or module `name` in a checkpoint of the family `model_type`
 /// (config.json's: "bert", "mpnet"): for MPNet encoder.layer.N.attention.self.query ->
 /// encoder.layer.N.attention.attn.q (key k, value v, attention.output.dense o, attention.output.LayerNorm ->

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "model/packaged_models.h"
+#include "model/pooling_mode.h"
 
 namespace ragmig::train {
 
@@ -144,9 +145,8 @@ void validate(const TrainConfig& c) {
   require(c.model.max_position >= std::max(c.data.max_query_tokens, c.data.max_passage_tokens),
           "model.max_position", "must be >= data.max_query_tokens and data.max_passage_tokens");
   require(c.model.dropout >= 0 && c.model.dropout < 1, "model.dropout", "must be in [0, 1)");
-  require(c.model.pooling == "mean" || c.model.pooling == "cls" || c.model.pooling == "max" ||
-              c.model.pooling == "mean_sqrt_len_tokens",
-          "model.pooling", "expected mean, cls, max or mean_sqrt_len_tokens");
+  require(model::pooling_named(c.model.pooling).has_value(), "model.pooling",
+          "expected " + model::pooling_choices());
   require(c.train.max_steps >= 0, "train.max_steps", "must be >= 0");
   require(c.train.batch_size >= 2, "train.batch_size", "must be >= 2 (in-batch negatives)");
   require(c.train.accumulation == "none" || c.train.accumulation == "plain" || c.train.accumulation == "gradcache",

@@ -3,12 +3,12 @@
 tests/hf/test_hf_parity.cpp: OUT/hf (DistilBertModel.save_pretrained + the tokenizer of TOKENIZER_DIR) and OUT/st
 (a SentenceTransformer of it: mean pooling, Normalize, max_seq_length 24, saved with .save).
 Usage: distilbert_folder.py OUT TOKENIZER_DIR"""
-import os
 import sys
 
 import torch
-from sentence_transformers import SentenceTransformer, models
 from transformers import AutoTokenizer, DistilBertConfig, DistilBertModel
+
+from random_folder import perturb, save_both  # beside this file
 
 
 def main():
@@ -18,15 +18,8 @@ def main():
     config = DistilBertConfig(vocab_size=len(tok), dim=32, n_layers=2, n_heads=4, hidden_dim=64,
                               max_position_embeddings=40)
     model = DistilBertModel(config)
-    with torch.no_grad():  # larger than the initialiser's 0.02, so that every tensor matters to the output
-        for p in model.parameters():
-            p.add_(torch.randn_like(p) * 0.2)
-    hf = os.path.join(out, "hf")
-    model.save_pretrained(hf)
-    tok.save_pretrained(hf)
-    st = SentenceTransformer(modules=[models.Transformer(hf, max_seq_length=24), models.Pooling(32, "mean"),
-                                      models.Normalize()], device="cpu")
-    st.save(os.path.join(out, "st"))
+    perturb(model)
+    save_both(model, tok, out, max_seq_length=24, dim=32)
 
 
 if __name__ == "__main__":

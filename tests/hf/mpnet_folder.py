@@ -10,8 +10,9 @@ import os
 import sys
 
 import torch
-from sentence_transformers import SentenceTransformer, models
 from transformers import MPNetConfig, MPNetModel, MPNetTokenizer
+
+from random_folder import perturb, save_both  # beside this file
 
 
 def main():
@@ -23,16 +24,10 @@ def main():
     config = MPNetConfig(vocab_size=len(tokens), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                          intermediate_size=64, max_position_embeddings=66)
     model = MPNetModel(config, add_pooling_layer=False)
-    with torch.no_grad():  # larger than the initialiser's 0.02, so that every tensor matters to the output
-        for p in model.parameters():
-            p.add_(torch.randn_like(p) * 0.2)
+    perturb(model)
+    with torch.no_grad():
         model.encoder.relative_attention_bias.weight.mul_(10)  # a bias that moves the attention visibly
-    hf = os.path.join(out, "hf")
-    model.save_pretrained(hf)
-    tok.save_pretrained(hf)
-    st = SentenceTransformer(modules=[models.Transformer(hf, max_seq_length=40), models.Pooling(32, "mean"),
-                                      models.Normalize()], device="cpu")
-    st.save(os.path.join(out, "st"))
+    save_both(model, tok, out, max_seq_length=40, dim=32)
 
 
 if __name__ == "__main__":
