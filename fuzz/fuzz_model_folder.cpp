@@ -1,9 +1,11 @@
 // Fuzzes what ragmig reads from a model folder without LibTorch (model/st_folder.cpp, bert_config.cpp): the
 // first input byte picks the file that gets the rest (config.json, vocab.txt, tokenizer.json,
 // tokenizer_config.json, sentence_bert_config.json, modules.json, 1_Pooling/config.json,
-// config_sentence_transformers.json, special_tokens_map.json), the others keep small valid contents. Then the
-// folder is read as model_folder.cpp reads it and a tokenizer is built from it (with the folder's special
-// tokens), which tokenises a text with the folder's prompts.
+// config_sentence_transformers.json, special_tokens_map.json, vocab.json, merges.txt), the others keep small valid
+// contents. Then the folder is read as model_folder.cpp reads it and a tokenizer is built from it (WordPiece;
+// byte-level BPE for a BPE tokenizer.json, vocab.json or merges.txt; Unigram, with its normaliser and SentencePiece
+// charsmap, for a Unigram tokenizer.json; with the folder's special tokens), which tokenises a text with the
+// folder's prompts.
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -12,13 +14,14 @@
 #include "model/bert_config.h"
 #include "model/st_folder.h"
 #include "text/prompts.h"
-#include "text/wordpiece.h"
+#include "text/tokenizer.h"
 
 namespace {
 
 const char* const kFiles[] = {"config.json",  "vocab.txt",  "tokenizer.json", "tokenizer_config.json",
                               "sentence_bert_config.json", "modules.json", "1_Pooling/config.json",
-                              "config_sentence_transformers.json", "special_tokens_map.json"};
+                              "config_sentence_transformers.json", "special_tokens_map.json", "vocab.json",
+                              "merges.txt"};
 const char* const kValid[] = {
     R"({"model_type": "bert", "vocab_size": 16, "hidden_size": 8, "num_hidden_layers": 1,
 "num_attention_heads": 2, "intermediate_size": 16, "max_position_embeddings": 32, "hidden_act": "gelu"})",
@@ -32,6 +35,8 @@ const char* const kValid[] = {
     R"({"word_embedding_dimension": 8, "pooling_mode_mean_tokens": true})",
     R"({"prompts": {"query": "query: ", "document": "passage: "}, "default_prompt_name": null})",
     R"({"cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]", "unk_token": "[UNK]"})",
+    R"({"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3, "<mask>": 4, "a": 5, "b": 6, "ab": 7, "\u0120": 8})",
+    "#version: 0.2\na b\n",
 };
 constexpr size_t kCount = sizeof(kFiles) / sizeof(kFiles[0]);
 
@@ -44,8 +49,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t i = 0; i < kCount; ++i)
     if (i == which) ragmig::fuzz::write_input(std::string("model/") + kFiles[i], data + 1, size - 1);
     else ragmig::fuzz::write_input(std::string("model/") + kFiles[i], kValid[i]);
-  // Without vocab.txt the vocabulary comes from tokenizer.json: its reader is reached only then.
-  if (which == 2) std::filesystem::remove(dir / "vocab.txt");
+  // Without vocab.txt the vocabulary comes from tokenizer.json: its reader is reached only then; without both,
+  // from vocab.json + merges.txt.
+  if (which == 2 || which >= 9) std::filesystem::remove(dir / "vocab.txt");
+  if (which >= 9) std::filesystem::remove(dir / "tokenizer.json");
   ragmig::fuzz::expect_typed_errors([&] {
     const std::string config = (dir / "config.json").string();
     ragmig::model::bert_config_from_json(ragmig::model::read_json_file(config), config);
@@ -53,7 +60,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ragmig::fuzz::expect_typed_errors([&] { ragmig::model::read_sentence_transformer_layout(dir.string()); });
   ragmig::fuzz::expect_typed_errors([&] {
     const auto tok = ragmig::model::read_folder_tokenizer(dir.string());
-    const ragmig::text::WordPieceTokenizer tokenizer(tok.vocab, tok.normalization, tok.special);
+    const auto tokenizer_ptr = ragmig::text::make_tokenizer(tok.spec);
+    const ragmig::text::Tokenizer& tokenizer = *tokenizer_ptr;
     const ragmig::text::Prompts prompts = ragmig::model::read_prompts(dir.string());
     for (const bool queries : {true, false})
       ragmig::text::encode_with_prompt(tokenizer, prompts.of(queries), "The cats sat, naïvely, on 东京's mats.",

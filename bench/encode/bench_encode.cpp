@@ -31,7 +31,7 @@
 #include "model/st_folder.h"
 #include "text/beir.h"
 #include "text/pairs.h"
-#include "text/wordpiece.h"
+#include "text/tokenizer.h"
 
 #include "common/bench_support.h"
 
@@ -146,11 +146,11 @@ int main(int argc, char** argv) {
   eval::Encoder encoder(model_dir, "cpu", eo);
   // Real tokens, as the encoder will see them, for the FLOP count (padding is not useful work).
   const model::FolderTokenizer ft = model::read_folder_tokenizer(model_dir);
-  const text::WordPieceTokenizer tokenizer(ft.vocab, ft.normalization, ft.special);
+  const auto tokenizer = text::make_tokenizer(ft.spec);
   const model::BertConfig bert = model::load_model_folder(model_dir).model->spec().bert;
   double flops = 0, tokens = 0;
   for (const auto& t : texts) {
-    const auto n = static_cast<int64_t>(tokenizer.encode(t, encoder.max_passage_tokens()).size());
+    const auto n = static_cast<int64_t>(tokenizer->encode(t, encoder.max_passage_tokens()).size());
     tokens += static_cast<double>(n);
     flops += encoder_flops(bert, n);
   }

@@ -175,7 +175,8 @@ void write_batches(const std::string& path, const std::vector<IdBatch>& batches)
 std::vector<IdBatch> squad_batches(const std::string& beir_dir, const std::string& model_ref, int64_t n, int64_t batch,
                                    int64_t length_grouping) {
   const auto tok = model::read_folder_tokenizer(model::resolve_model_reference(model_ref));
-  const text::WordPieceTokenizer tokenizer(tok.vocab, tok.normalization);
+  const auto tokenizer_ptr = text::make_tokenizer(tok.spec);
+  const text::Tokenizer& tokenizer = *tokenizer_ptr;
   train::DataConfig cfg;
   cfg.beir = beir_dir;
   cfg.max_examples = 20 * n;

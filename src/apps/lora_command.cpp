@@ -27,7 +27,7 @@ Command add_lora_command(CLI::App& root) {
                    model::merge_dual_adapter(base.model, adapter);
                    model::SaveOptions options = model::save_options_of(base);
                    options.prompts = adapter.prompts.value_or(base.prompts);
-                   model::save_model_folder(args->out, base.model, base.vocab, options);
+                   model::save_model_folder(args->out, base.model, base.tokenizer, options);
                    fmt::print("{}: {} with {} ({} LoRA parameters, r = {}) merged in\n", args->out, args->base,
                               args->adapter, adapter.query.parameter_count() + (adapter.passage ? adapter.passage->parameter_count() : 0),
                               adapter.query.spec.rank);

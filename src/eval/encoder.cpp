@@ -11,7 +11,7 @@
 #include "model/embed.h"
 #include "model/model_folder.h"
 #include "model/precision.h"
-#include "text/wordpiece.h"
+#include "text/tokenizer.h"
 
 namespace ragmig::eval {
 
@@ -27,7 +27,7 @@ std::string resolve_device(const std::string& device) {
 
 struct Encoder::Impl {
   model::LoadedModel loaded;
-  text::WordPieceTokenizer tokenizer;
+  std::unique_ptr<const text::Tokenizer> tokenizer;
   torch::Device device;
   std::string device_name;
   EmbedOptions options;
@@ -36,7 +36,7 @@ struct Encoder::Impl {
 
   Impl(model::LoadedModel m, const std::string& dev, const EmbedOptions& o)
       : loaded(std::move(m)),
-        tokenizer(loaded.vocab, loaded.normalization, loaded.special_tokens),
+        tokenizer(text::make_tokenizer(loaded.tokenizer)),
         device(dev),
         device_name(dev),
         options(o) {}
@@ -73,7 +73,7 @@ const text::Prompts& Encoder::prompts() const { return impl_->prompts; }
 
 index::FloatMatrix Encoder::embed(const std::vector<std::string>& texts, bool queries) {
   const int64_t max_tokens = queries ? impl_->options.max_query_tokens : impl_->options.max_passage_tokens;
-  torch::Tensor t = model::embed_texts(impl_->loaded.model, impl_->tokenizer, texts, queries, max_tokens,
+  torch::Tensor t = model::embed_texts(impl_->loaded.model, *impl_->tokenizer, texts, queries, max_tokens,
                                        impl_->options.batch_size, impl_->device, impl_->prompts.of(queries))
                         .contiguous();
   index::FloatMatrix m;

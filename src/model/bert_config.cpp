@@ -112,8 +112,9 @@ void BertConfig::validate(const std::string& source) const {
   positive("num_attention_heads", num_attention_heads);
   positive("intermediate_size", intermediate_size);
   positive("max_position_embeddings", max_position_embeddings);
-  if (model_type != "bert" && model_type != "mpnet")
-    fail(source, "model_type", "\"" + model_type + "\" is not supported (\"bert\" or \"mpnet\")");
+  if (model_type != "bert" && !roberta() && model_type != "mpnet")
+    fail(source, "model_type",
+         "\"" + model_type + "\" is not supported (\"bert\", \"roberta\", \"xlm-roberta\" or \"mpnet\")");
   if (mpnet()) {
     if (type_vocab_size != 0) fail(source, "type_vocab_size", "MPNet has no token types (expected 0)");
     // HF's MPNet computes 32 buckets whatever the config says: fewer rows would be read past their end.
@@ -140,12 +141,16 @@ void BertConfig::validate(const std::string& source) const {
                                      std::to_string(vocab_size) + ")");
   if (max_tokens() < 1)
     fail(source, "max_position_embeddings", std::to_string(max_position_embeddings) +
-                                                " leaves no position (MPNet's first position is row " +
+                                                " leaves no position (the first position is row " +
                                                 std::to_string(position_offset()) + ")");
 }
 
 nlohmann::json to_json(const BertConfig& c) {
   nlohmann::json j = {{"model_type", "bert"}, {"architectures", {"BertModel"}}, {"position_embedding_type", "absolute"}};
+  if (c.roberta())
+    j = {{"model_type", c.model_type},
+         {"architectures", {c.model_type == "roberta" ? "RobertaModel" : "XLMRobertaModel"}},
+         {"position_embedding_type", "absolute"}};
   if (c.mpnet()) j = {{"model_type", "mpnet"}, {"architectures", {"MPNetModel"}},
                       {"relative_attention_num_buckets", c.relative_attention_num_buckets}};
   for (const auto& f : kFields)
@@ -160,10 +165,16 @@ BertConfig bert_config_from_json(const nlohmann::json& j, const std::string& sou
   read_value(j, source, "model_type", model_type);
   if (model_type == "distilbert") return distilbert_config(j, source);
   if (model_type == "mpnet") return mpnet_config(j, source);
-  if (model_type != "bert")
-    fail(source, "model_type",
-         "\"" + model_type + "\" is not supported (ragmig runs BERT encoders: bert, distilbert, mpnet)");
   BertConfig c;
+  c.model_type = model_type;
+  if (!c.roberta() && model_type != "bert")
+    fail(source, "model_type", "\"" + model_type +
+                                   "\" is not supported (ragmig runs BERT encoders: bert, distilbert, roberta, "
+                                   "xlm-roberta, mpnet)");
+  if (c.roberta()) {  // RobertaConfig's defaults where they differ from BertConfig's
+    if (model_type == "roberta") c.vocab_size = 50265;
+    c.pad_token_id = 1;
+  }
   for (const auto& f : kFields) std::visit([&](auto member) { read_value(j, source, f.key, c.*member); }, f.member);
   // Relative position embeddings change the attention math; loading such weights into the absolute
   // encoder would run but compute something else.

@@ -10,9 +10,10 @@
 namespace ragmig::model {
 
 struct BertConfig {
-  /// "bert", or "mpnet": MPNet (all-mpnet-base-v2, multi-qa-mpnet-*) adds a relative position bias, learnt per
-  /// head and shared by all layers, to every attention score; numbers positions from 2 (as RoBERTa) and has no
-  /// token types (type_vocab_size 0). DistilBERT is read as "bert".
+  /// "bert"; "roberta" or "xlm-roberta": BERT numbering positions from pad_token_id + 1 (RoBERTa,
+  /// all-distilroberta-v1; XLM-R, multilingual-e5, paraphrase-multilingual-*); or "mpnet": MPNet (all-mpnet-base-v2, multi-qa-mpnet-*) adds a relative position bias,
+  /// learnt per head and shared by all layers, to every attention score; numbers positions from 2 (as RoBERTa)
+  /// and has no token types (type_vocab_size 0). DistilBERT is read as "bert".
   std::string model_type = "bert";
   int64_t vocab_size = 30522;
   int64_t hidden_size = 768;
@@ -31,23 +32,27 @@ struct BertConfig {
   int64_t relative_attention_num_buckets = 32;
 
   bool mpnet() const { return model_type == "mpnet"; }
-  /// The position_embeddings row of the first token: 0, or 2 for MPNet (HF's MPNetEmbeddings: its padding_idx,
-  /// 1 whatever pad_token_id says, + 1).
-  int64_t position_offset() const { return mpnet() ? 2 : 0; }
+  bool roberta() const { return model_type == "roberta" || model_type == "xlm-roberta"; }
+  /// The position_embeddings row of the first token: 0; pad_token_id + 1 for RoBERTa (HF's
+  /// create_position_ids_from_input_ids); 2 for MPNet (HF's MPNetEmbeddings: its padding_idx, 1 whatever
+  /// pad_token_id says, + 1).
+  int64_t position_offset() const { return mpnet() ? 2 : roberta() ? pad_token_id + 1 : 0; }
   /// The longest input in tokens: max_position_embeddings less position_offset() (MPNet's 514 rows: 512).
   int64_t max_tokens() const { return max_position_embeddings - position_offset(); }
 
   /// Throws DataError naming `source` and the offending key: sizes must be positive (type_vocab_size 0 for
   /// MPNet), hidden_size divisible by num_attention_heads, dropouts in [0, 1), hidden_act "gelu" or "relu",
-  /// pad_token_id < vocab_size, model_type "bert" or "mpnet", MPNet's buckets at least 32 and its positions more
-  /// than position_offset().
+  /// pad_token_id < vocab_size, model_type "bert", "roberta", "xlm-roberta" or "mpnet", MPNet's buckets at least 32 and the
+  /// positions more than position_offset().
   void validate(const std::string& source = "bert config") const;
 
   bool operator==(const BertConfig&) const = default;
 };
 
 /// config.json content: every BertConfig key plus "model_type": "bert", "architectures": ["BertModel"]
-/// and "position_embedding_type": "absolute"; for MPNet, MPNetConfig's keys and "architectures": ["MPNetModel"].
+/// and "position_embedding_type": "absolute" (RoBERTa: "roberta", ["RobertaModel"]; XLM-R: "xlm-roberta",
+/// ["XLMRobertaModel"]); for MPNet, MPNetConfig's keys
+/// and "architectures": ["MPNetModel"].
 nlohmann::json to_json(const BertConfig& config);
 
 /// Reads a config.json object. Missing keys keep their defaults and unknown keys are ignored (HF configs
@@ -56,8 +61,8 @@ nlohmann::json to_json(const BertConfig& config);
 /// DistilBERT's keys (dim, n_layers, n_heads, hidden_dim, activation, dropout, attention_dropout; its defaults
 /// where absent): DistilBERT is BERT without token types, which load_bert_weights gives zero embeddings. Any
 /// "model_type": "mpnet" reads MPNetConfig's keys with its defaults (vocab_size 30527, max_position_embeddings
-/// 514, pad_token_id 1, relative_attention_num_buckets 32). Any other model_type than "bert" (or none) is
-/// refused by name.
+/// 514, pad_token_id 1, relative_attention_num_buckets 32); "roberta" and "xlm-roberta" BertConfig's keys with
+/// RobertaConfig's defaults (pad_token_id 1; vocab_size 50265 for RoBERTa). Any other model_type than "bert" (or none) is refused by name.
 BertConfig bert_config_from_json(const nlohmann::json& json, const std::string& source);
 
 }  // namespace ragmig::model

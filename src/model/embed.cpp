@@ -41,7 +41,7 @@ std::vector<std::pair<size_t, size_t>> least_padding_batches(const std::vector<s
   return out;
 }
 
-torch::Tensor embed_texts(DualEncoder& model, const text::WordPieceTokenizer& tokenizer,
+torch::Tensor embed_texts(DualEncoder& model, const text::Tokenizer& tokenizer,
                           const std::vector<std::string>& texts, bool queries, int64_t max_tokens,
                           int64_t batch_size, const torch::Device& device, std::string_view prompt) {
   std::vector<std::vector<int32_t>> seqs(texts.size());

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "model/dual_encoder.h"
-#include "text/wordpiece.h"
+#include "text/tokenizer.h"
 
 namespace ragmig::model {
 
@@ -31,7 +31,7 @@ std::vector<std::pair<size_t, size_t>> least_padding_batches(const std::vector<s
 /// included: batch_size texts of the longest length, more of shorter ones (at least one text). Returns [N, D] float32 on the CPU,
 /// row i for texts[i]; no texts gives an empty [0, 0] tensor. The model's training mode is restored.
 /// `prompt` goes before every text (text/prompts.h), its tokens within max_tokens.
-torch::Tensor embed_texts(DualEncoder& model, const text::WordPieceTokenizer& tokenizer,
+torch::Tensor embed_texts(DualEncoder& model, const text::Tokenizer& tokenizer,
                           const std::vector<std::string>& texts, bool queries, int64_t max_tokens,
                           int64_t batch_size, const torch::Device& device, std::string_view prompt = {});
 

@@ -26,12 +26,16 @@ namespace {
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
-void write_tower(const fs::path& folder, BertModel& tower, const std::vector<std::string>& vocab,
+// The tokenizer class transformers builds for the folder.
+const char* tokenizer_class(const text::TokenizerSpec& tokenizer, const BertConfig& config) {
+  if (tokenizer.kind == text::TokenizerKind::kByteBpe) return "RobertaTokenizer";
+  if (tokenizer.kind == text::TokenizerKind::kUnigram) return "XLMRobertaTokenizer";
+  return config.mpnet() ? "MPNetTokenizer" : "BertTokenizer";
+}
+
+void write_tower(const fs::path& folder, BertModel& tower, const text::TokenizerSpec& tokenizer,
                  const EncoderSpec& spec, const SaveOptions& options) {
   write_file_atomic(folder / "config.json", to_json(tower->config()).dump(2) + "\n");
-  std::string vocab_text;
-  for (const auto& token : vocab) vocab_text += token + "\n";
-  write_file_atomic(folder / "vocab.txt", vocab_text);
   std::map<std::string, torch::Tensor> state;
   for (auto& [name, tensor] : bert_state(tower))
     state.emplace(hf_tensor_name(tower->config().model_type, name), std::move(tensor));
@@ -39,10 +43,8 @@ void write_tower(const fs::path& folder, BertModel& tower, const std::vector<std
   file.metadata["format"] = "pt";  // what HF's loaders look for to treat the file as PyTorch weights
   write_safetensors((folder / "model.safetensors").string(), file);
   const int64_t max_length = options.max_length > 0 ? options.max_length : spec.bert.max_tokens();
-  const char* tokenizer_class = spec.bert.mpnet() ? "MPNetTokenizer" : "BertTokenizer";
-  write_sentence_transformer_files(folder.string(), vocab, options.normalization, options.special_tokens,
-                                   tokenizer_class, max_length, spec.bert.hidden_size, to_string(spec.pooling),
-                                   spec.normalize, options.prompts);
+  write_sentence_transformer_files(folder.string(), tokenizer, tokenizer_class(tokenizer, spec.bert), max_length,
+                                   spec.bert.hidden_size, to_string(spec.pooling), spec.normalize, options.prompts);
 }
 
 void fsync_folder(const fs::path& folder) {
@@ -183,22 +185,19 @@ void load_bert_weights(BertModel& tower, const std::string& path) {
                     (prefix.empty() ? "" : " (after removing the \"" + prefix + "\" prefix)"));
 }
 
-void save_model_folder(const std::string& dir, DualEncoder& model, const std::vector<std::string>& vocab,
+void save_model_folder(const std::string& dir, DualEncoder& model, const text::TokenizerSpec& tokenizer,
                        const SaveOptions& options) {
   const EncoderSpec& spec = model->spec();
-  check_vocab_fits(vocab, spec.bert, "the vocabulary to save");
-  for (const auto& token : vocab)
-    if (token.find('\n') != std::string::npos || token.find('\r') != std::string::npos)
-      throw DataError(dir + ": vocabulary token with a line break cannot be written to vocab.txt");
+  check_vocab_fits(tokenizer.vocab, spec.bert, "the vocabulary to save");
 
   write_folder_atomically(dir, [&](const std::string& folder) {
     const fs::path tmp(folder);
     BertModel query = model->query_tower();
-    write_tower(tmp, query, vocab, spec, options);
+    write_tower(tmp, query, tokenizer, spec, options);
     if (!spec.shared_towers) {
       fs::create_directory(tmp / "passage");
       BertModel passage = model->passage_tower();
-      write_tower(tmp / "passage", passage, vocab, spec, options);
+      write_tower(tmp / "passage", passage, tokenizer, spec, options);
       fsync_folder(tmp / "passage");
     }
     nlohmann::json info = {{"pooling", to_string(spec.pooling)},
@@ -242,10 +241,8 @@ void write_folder_atomically(const std::string& dir, const std::function<void(co
 
 SaveOptions save_options_of(const LoadedModel& loaded) {
   SaveOptions options;
-  options.normalization = loaded.normalization;
   options.max_length = loaded.max_length;
   options.prompts = loaded.prompts;
-  options.special_tokens = loaded.special_tokens;
   return options;
 }
 
@@ -279,20 +276,18 @@ LoadedModel load_model_folder(const std::string& dir) {
     }
   spec.bert = read_config(folder);
   FolderTokenizer tok = read_folder_tokenizer(folder.string());
-  check_vocab_fits(tok.vocab, spec.bert,
-                   (fs::exists(folder / "vocab.txt") ? folder / "vocab.txt" : folder / "tokenizer.json").string());
+  check_vocab_fits(tok.spec.vocab, spec.bert, tok.vocab_file);
 
   if (!spec.shared_towers) {
     const fs::path passage = folder / "passage";
     if (!(read_config(passage) == spec.bert))
       throw DataError((passage / "config.json").string() + ": the passage tower's config differs from the query tower's");
-    if (fs::exists(passage / "vocab.txt") && read_vocab_file((passage / "vocab.txt").string()) != tok.vocab)
-      throw DataError("vocabulary and model mismatch: " + (passage / "vocab.txt").string() +
-                      " differs from " + (folder / "vocab.txt").string());
+    if (fs::exists(passage / "vocab.txt") || fs::exists(passage / "vocab.json") || fs::exists(passage / "tokenizer.json"))
+      if (const FolderTokenizer own = read_folder_tokenizer(passage.string()); own.spec.vocab != tok.spec.vocab)
+        throw DataError("vocabulary and model mismatch: " + own.vocab_file + " differs from " + tok.vocab_file);
   }
 
-  LoadedModel loaded{DualEncoder(spec), std::move(tok.vocab), tok.normalization, tok.max_length, read_prompts(dir),
-                     tok.special};
+  LoadedModel loaded{DualEncoder(spec), std::move(tok.spec), tok.max_length, read_prompts(dir)};
   BertModel query = loaded.model->query_tower();
   load_bert_weights(query, (folder / "model.safetensors").string());
   if (!spec.shared_towers) {

@@ -1,4 +1,4 @@
-// Model folders that Hugging Face tools read: config.json, vocab.txt and model.safetensors (HF BERT names,
+// Model folders that Hugging Face tools read: config.json, the vocabulary and model.safetensors (HF names,
 // float32), the tokenizer and sentence-transformers files (st_folder.h), so that AutoModel, AutoTokenizer and
 // SentenceTransformer load them as they are, plus ragmig.json for what they do not know (shared or separate
 // towers). With separate towers the query tower sits at the top, a whole sentence-transformers folder (so HF
@@ -22,19 +22,18 @@ inline constexpr int kModelFolderFormatVersion = 1;
 
 /// Writes the folder: every file atomically into `dir` + ".tmp-<pid>", then the whole folder is renamed into
 /// place (swapping atomically with an existing folder where the OS allows), so a half-written model folder
-/// never appears under `dir`. Throws DataError if vocab has more tokens than the config's vocab_size (or a
-/// token with a line break), IoError if writing fails.
-/// The tokenizer settings written beside the weights: the normalisation, and the longest input
-/// (sentence_bert_config.json's max_seq_length; 0 = the model's max_tokens()).
+/// never appears under `dir`. The tokenizer's files are written beside each tower's weights
+/// (write_sentence_transformer_files). Throws DataError if the vocabulary has more tokens than the config's
+/// vocab_size (or a token its files cannot hold), IoError if writing fails.
+/// What is written beside the weights besides the tokenizer: the longest input (sentence_bert_config.json's
+/// max_seq_length; 0 = the model's max_tokens()), the prompts and the training record.
 struct SaveOptions {
-  text::TextNormalization normalization;
   int64_t max_length = 0;
   text::Prompts prompts;  ///< config_sentence_transformers.json's prompts (st_folder.h)
   std::optional<TrainingQueries> training;  ///< ragmig.json's "training" (training_record.h); none = not written
-  text::SpecialTokens special_tokens;       ///< the tokenizer's [CLS], [SEP], ... by name (MPNet's <s>, </s>, ...)
 };
 
-void save_model_folder(const std::string& dir, DualEncoder& model, const std::vector<std::string>& vocab,
+void save_model_folder(const std::string& dir, DualEncoder& model, const text::TokenizerSpec& tokenizer,
                        const SaveOptions& options = {});
 
 /// Creates `dir` + ".tmp-<pid>", lets `fill` write into it, then renames it into place (swapping atomically with
@@ -44,14 +43,12 @@ void write_folder_atomically(const std::string& dir, const std::function<void(co
 
 struct LoadedModel {
   DualEncoder model;
-  std::vector<std::string> vocab;
-  text::TextNormalization normalization;
+  text::TokenizerSpec tokenizer;  ///< read_folder_tokenizer's
   int64_t max_length = 0;  ///< the folder's longest input in tokens; 0 = not said
   text::Prompts prompts;   ///< put before queries and passages (read_prompts; an adapter folder's own, else its base's)
-  text::SpecialTokens special_tokens;  ///< the tokenizer's (read_folder_tokenizer)
 };
 
-/// What writing `loaded` back keeps of its folder: the tokenizer settings, the length and the prompts.
+/// What writing `loaded` back (with loaded.tokenizer) keeps of its folder: the length and the prompts.
 SaveOptions save_options_of(const LoadedModel& loaded);
 
 /// Loads a folder written by save_model_folder, a LoRA adapter folder (lora.h: its base model with the adapter

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/json_errors.h"
 #include "model/pooling_mode.h"
+#include "model/unigram_json.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -47,24 +48,103 @@ void set_normalization(text::TextNormalization& n, std::optional<bool> lower, st
   if (cjk) n.split_cjk = *cjk;
 }
 
-std::vector<std::string> vocab_from_tokenizer_json(const json& tj, const fs::path& file) {
-  const auto model = tj.find("model");
-  if (model == tj.end() || !model->is_object() || model->value("type", "") != "WordPiece")
-    throw DataError(file.string() + ": key \"model\": expected a WordPiece (BERT) tokenizer");
-  const auto vocab = model->find("vocab");
-  if (vocab == model->end() || !vocab->is_object())
-    throw DataError(file.string() + ": key \"model.vocab\": expected an object of token: id");
-  std::vector<std::string> tokens(vocab->size());
-  std::vector<bool> seen(vocab->size(), false);
-  for (const auto& [token, id] : vocab->items()) {
+// j[key], or null when absent, without copying it.
+const json& member(const json& j, const char* key) {
+  static const json kNull;
+  const auto it = j.find(key);
+  return it == j.end() ? kNull : *it;
+}
+
+// token: id, every id of 0..n-1 once (tokenizer.json's model.vocab, vocab.json).
+std::vector<std::string> vocab_from_ids(const json& vocab, const fs::path& file, const std::string& key) {
+  const std::string where = file.string() + (key.empty() ? "" : ": key \"" + key + "\"");
+  if (!vocab.is_object()) throw DataError(where + ": expected an object of token: id");
+  std::vector<std::string> tokens(vocab.size());
+  std::vector<bool> seen(vocab.size(), false);
+  for (const auto& [token, id] : vocab.items()) {
     if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<uint64_t>() >= tokens.size() ||
         seen[id.get<size_t>()])
-      throw DataError(file.string() + ": key \"model.vocab\": token \"" + token + "\" has id " + id.dump() +
-                      " (expected each of 0.." + std::to_string(tokens.size() - 1) + " once)");
+      throw DataError(where + ": token \"" + token + "\" has id " + id.dump() + " (expected each of 0.." +
+                      std::to_string(tokens.size() - 1) + " once)");
     seen[id.get<size_t>()] = true;
     tokens[id.get<size_t>()] = token;
   }
   return tokens;
+}
+
+using Merges = std::vector<std::pair<std::string, std::string>>;
+
+// "left right" (merges.txt, older tokenizer.json files); false if it is not two halves.
+bool split_merge(std::string_view line, std::pair<std::string, std::string>& out) {
+  const size_t space = line.find(' ');
+  if (space == std::string_view::npos || space == 0 || space + 1 == line.size() ||
+      line.find(' ', space + 1) != std::string_view::npos)
+    return false;
+  out = {std::string(line.substr(0, space)), std::string(line.substr(space + 1))};
+  return true;
+}
+
+// tokenizer.json's model.merges: ["left right", ...] or, since tokenizers 0.20, [["left", "right"], ...].
+Merges merges_from_json(const json& merges, const fs::path& file) {
+  if (!merges.is_array()) throw DataError(file.string() + ": key \"model.merges\": expected an array of merges");
+  Merges out;
+  out.reserve(merges.size());
+  for (size_t i = 0; i < merges.size(); ++i) {
+    const json& m = merges[i];
+    std::pair<std::string, std::string> merge;
+    if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string())
+      merge = {m[0].get<std::string>(), m[1].get<std::string>()};
+    else if (!m.is_string() || !split_merge(m.get_ref<const std::string&>(), merge))
+      throw DataError(file.string() + ": key \"model.merges[" + std::to_string(i) +
+                      "]\": expected \"left right\" or [\"left\", \"right\"], got " + m.dump());
+    out.push_back(std::move(merge));
+  }
+  return out;
+}
+
+// merges.txt: an optional "#version" line, then "left right" per line.
+Merges read_merges_file(const fs::path& file) {
+  const std::string text = read_file(file.string());
+  Merges out;
+  size_t start = 0, line_no = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + start, end - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    ++line_no;
+    start = end + 1;
+    if (line.starts_with("#version")) continue;
+    std::pair<std::string, std::string> merge;
+    if (!split_merge(line, merge))
+      throw DataError(file.string(), static_cast<int64_t>(line_no),
+                      "expected a merge \"left right\", got \"" + std::string(line) + "\"");
+    out.push_back(std::move(merge));
+  }
+  return out;
+}
+
+// What ragmig's ByteBpeTokenizer runs of a tokenizer.json BPE model: no normaliser, a ByteLevel pre-tokenizer
+// with GPT-2's split, no subword affixes, dropout or byte fallback. Returns the pre-tokenizer's add_prefix_space.
+bool check_byte_level_bpe(const json& tj, const fs::path& file) {
+  const auto fail = [&](const std::string& key, const std::string& what) {
+    throw DataError(file.string() + ": key \"" + key + "\": " + what +
+                    " (ragmig runs byte-level BPE as RoBERTa's: no normalizer, a ByteLevel pre_tokenizer)");
+  };
+  if (const auto n = tj.find("normalizer"); n != tj.end() && !n->is_null())
+    fail("normalizer", "a " + n->value("type", std::string("?")) + " normalizer is not supported");
+  const auto pre = tj.find("pre_tokenizer");
+  if (pre == tj.end() || !pre->is_object() || pre->value("type", "") != "ByteLevel")
+    fail("pre_tokenizer", "expected a ByteLevel pre-tokenizer");
+  if (!get_bool(*pre, "use_regex", file).value_or(true)) fail("pre_tokenizer.use_regex", "false is not supported");
+  const json& model = tj["model"];
+  for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"})
+    if (const auto it = model.find(key); it != model.end() && !it->is_null() && *it != "")
+      fail(std::string("model.") + key, it->dump() + " is not supported");
+  if (const auto it = model.find("dropout"); it != model.end() && !it->is_null() && *it != 0.0)
+    fail("model.dropout", it->dump() + " is not supported");
+  if (get_bool(model, "byte_fallback", file).value_or(false)) fail("model.byte_fallback", "true is not supported");
+  return get_bool(*pre, "add_prefix_space", file).value_or(false);
 }
 
 // A special token's name: a string, or an AddedToken as transformers 4 serialised it ({"content": ...}).
@@ -151,35 +231,78 @@ std::vector<std::string> read_vocab_file(const std::string& path) {
 FolderTokenizer read_folder_tokenizer(const std::string& dir) {
   const fs::path folder(dir);
   FolderTokenizer out;
+  text::TokenizerSpec& spec = out.spec;
   const fs::path tj_path = folder / "tokenizer.json", tc_path = folder / "tokenizer_config.json",
-                 sb_path = folder / "sentence_bert_config.json";
+                 sb_path = folder / "sentence_bert_config.json", vj_path = folder / "vocab.json",
+                 merges_path = folder / "merges.txt";
   const auto tj = read_optional(tj_path);
   const auto tc = read_optional(tc_path);
-  if (fs::exists(folder / "vocab.txt")) out.vocab = read_vocab_file((folder / "vocab.txt").string());
-  else if (tj) out.vocab = vocab_from_tokenizer_json(*tj, tj_path);
-  else throw IoError(dir + ": no vocab.txt nor tokenizer.json (a BERT WordPiece vocabulary is needed)");
+  const json* tj_model = nullptr;
+  if (tj) {
+    const auto model = tj->find("model");
+    const std::string type = model != tj->end() && model->is_object() ? model->value("type", "") : "";
+    if (type != "WordPiece" && type != "BPE" && type != "Unigram")
+      throw DataError(tj_path.string() + ": key \"model\": expected a WordPiece (BERT), BPE (RoBERTa) or Unigram (XLM-R) "
+                      "tokenizer" + (type.empty() ? std::string() : ", got " + type));
+    tj_model = &*model;
+  }
+  std::optional<bool> prefix_space;  // tokenizer.json's pre-tokenizer's
+  if (tj_model && (*tj_model)["type"] == "Unigram") {
+    spec = unigram_from_tokenizer_json(*tj, tj_path.string());
+    out.vocab_file = tj_path.string();
+  } else if (tj_model && (*tj_model)["type"] == "BPE") {
+    spec.kind = text::TokenizerKind::kByteBpe;
+    prefix_space = check_byte_level_bpe(*tj, tj_path);
+    spec.vocab = vocab_from_ids(member(*tj_model, "vocab"), tj_path, "model.vocab");
+    spec.merges = merges_from_json(member(*tj_model, "merges"), tj_path);
+    out.vocab_file = tj_path.string();
+  } else if (fs::exists(folder / "vocab.txt")) {
+    out.vocab_file = (folder / "vocab.txt").string();
+    spec.vocab = read_vocab_file(out.vocab_file);
+  } else if (fs::exists(vj_path) && fs::exists(merges_path)) {
+    spec.kind = text::TokenizerKind::kByteBpe;
+    spec.vocab = vocab_from_ids(read_json_file(vj_path.string()), vj_path, "");
+    spec.merges = read_merges_file(merges_path);
+    out.vocab_file = vj_path.string();
+  } else if (tj_model) {
+    spec.vocab = vocab_from_ids(member(*tj_model, "vocab"), tj_path, "model.vocab");
+    out.vocab_file = tj_path.string();
+  } else {
+    throw IoError(dir + ": no vocab.txt, tokenizer.json nor vocab.json + merges.txt (a tokenizer is needed)");
+  }
 
-  const auto normalizer = tj ? tj->find("normalizer") : json::const_iterator();
-  if (tj && normalizer != tj->end() && normalizer->is_object() && normalizer->value("type", "") == "BertNormalizer") {
-    set_normalization(out.normalization, get_bool(*normalizer, "lowercase", tj_path),
+  if (spec.kind == text::TokenizerKind::kUnigram) {
+    // unigram_from_tokenizer_json has set all there is.
+  } else if (spec.kind == text::TokenizerKind::kByteBpe) {
+    spec.special = text::roberta_special_tokens();
+    spec.add_prefix_space = (tc ? get_bool(*tc, "add_prefix_space", tc_path) : std::nullopt)
+                                .value_or(prefix_space.value_or(false));
+  } else if (const auto normalizer = tj ? tj->find("normalizer") : json::const_iterator();
+             tj && normalizer != tj->end() && normalizer->is_object() &&
+             normalizer->value("type", "") == "BertNormalizer") {
+    set_normalization(spec.normalization, get_bool(*normalizer, "lowercase", tj_path),
                       get_bool(*normalizer, "strip_accents", tj_path), get_bool(*normalizer, "handle_chinese_chars", tj_path));
   } else if (tc) {
-    set_normalization(out.normalization, get_bool(*tc, "do_lower_case", tc_path), get_bool(*tc, "strip_accents", tc_path),
+    set_normalization(spec.normalization, get_bool(*tc, "do_lower_case", tc_path), get_bool(*tc, "strip_accents", tc_path),
                       get_bool(*tc, "tokenize_chinese_chars", tc_path));
   }
   if (tc)
     if (const auto n = get_number(*tc, "model_max_length", tc_path); n && *n < kNoLimitSentinel)
       out.max_length = static_cast<int64_t>(*n);
   const fs::path sm_path = folder / "special_tokens_map.json";
-  if (!(tc && read_special_tokens(*tc, tc_path, out.special)))
-    if (const auto sm = read_optional(sm_path)) read_special_tokens(*sm, sm_path, out.special);
+  if (!(tc && read_special_tokens(*tc, tc_path, spec.special)))
+    if (const auto sm = read_optional(sm_path)) read_special_tokens(*sm, sm_path, spec.special);
   if (const auto sb = read_optional(sb_path)) {
     if (const auto n = get_number(*sb, "max_seq_length", sb_path)) {
       // sentence-transformers counts [CLS] and [SEP] in max_seq_length, as ragmig does.
       if (*n < 2) throw DataError(sb_path.string() + ": key \"max_seq_length\": expected at least 2");
       out.max_length = static_cast<int64_t>(*n);
     }
-    if (get_bool(*sb, "do_lower_case", sb_path).value_or(false)) out.normalization.lower_case = true;
+    if (get_bool(*sb, "do_lower_case", sb_path).value_or(false)) {
+      if (spec.kind != text::TokenizerKind::kWordPiece)
+        throw DataError(sb_path.string() + ": key \"do_lower_case\": true is supported for WordPiece tokenizers only");
+      spec.normalization.lower_case = true;
+    }
   }
   return out;
 }
@@ -245,21 +368,57 @@ void write_prompts_file(const std::string& dir, const text::Prompts& prompts) {
              {{"prompts", prompts_json(prompts)}, {"default_prompt_name", nullptr}});
 }
 
-void write_sentence_transformer_files(const std::string& dir, const std::vector<std::string>& vocab,
-                                      const text::TextNormalization& normalization, const text::SpecialTokens& tokens,
+void write_sentence_transformer_files(const std::string& dir, const text::TokenizerSpec& tokenizer,
                                       const std::string& tokenizer_class, int64_t max_length, int64_t hidden_size,
                                       const std::string& pooling, bool normalize, const text::Prompts& prompts) {
   const fs::path folder(dir);
+  const std::vector<std::string>& vocab = tokenizer.vocab;
+  const bool bpe = tokenizer.kind == text::TokenizerKind::kByteBpe;
+  const bool unigram = tokenizer.kind == text::TokenizerKind::kUnigram;
+  if (unigram) {
+    write_json(folder / "tokenizer.json", unigram_tokenizer_json(tokenizer));
+  } else if (bpe) {
+    json ids = json::object();
+    for (size_t i = 0; i < vocab.size(); ++i) ids[vocab[i]] = i;
+    write_json(folder / "vocab.json", ids);
+    std::string merges = "#version: 0.2\n";
+    for (const auto& [left, right] : tokenizer.merges) {
+      if (left.find_first_of(" \r\n") != std::string::npos || right.find_first_of(" \r\n") != std::string::npos)
+        throw DataError(dir + ": merge \"" + left + "\" \"" + right + "\" cannot be written to merges.txt (a space "
+                        "or line break in a half)");
+      merges.append(left).append(" ").append(right).append("\n");
+    }
+    write_file_atomic(folder / "merges.txt", merges);
+  } else {
+    std::string text;
+    for (const auto& token : vocab) {
+      if (token.find_first_of("\r\n") != std::string::npos)
+        throw DataError(dir + ": vocabulary token with a line break cannot be written to vocab.txt");
+      text.append(token).append("\n");
+    }
+    write_file_atomic(folder / "vocab.txt", text);
+  }
+  const text::SpecialTokens& tokens = tokenizer.special;
   const auto has = [&](const std::string& t) { return std::find(vocab.begin(), vocab.end(), t) != vocab.end(); };
   json special = {
       {"unk_token", tokens.unk}, {"sep_token", tokens.sep}, {"pad_token", tokens.pad}, {"cls_token", tokens.cls}};
+  if (bpe || unigram) {  // RobertaTokenizer's and XLMRobertaTokenizer's bos and eos are their cls and sep
+    special["bos_token"] = tokens.cls;
+    special["eos_token"] = tokens.sep;
+  }
   if (has(tokens.mask)) special["mask_token"] = tokens.mask;
   json tc = special;
   tc["tokenizer_class"] = tokenizer_class;
-  tc["do_lower_case"] = normalization.lower_case;
-  tc["strip_accents"] = normalization.strip_accents == normalization.lower_case ? json() : json(normalization.strip_accents);
-  tc["tokenize_chinese_chars"] = normalization.split_cjk;
-  tc["do_basic_tokenize"] = true;
+  if (bpe) {
+    tc["add_prefix_space"] = tokenizer.add_prefix_space;
+  } else if (!unigram) {
+    const text::TextNormalization& normalization = tokenizer.normalization;
+    tc["do_lower_case"] = normalization.lower_case;
+    tc["strip_accents"] =
+        normalization.strip_accents == normalization.lower_case ? json() : json(normalization.strip_accents);
+    tc["tokenize_chinese_chars"] = normalization.split_cjk;
+    tc["do_basic_tokenize"] = true;
+  }
   tc["model_max_length"] = max_length;
   write_json(folder / "tokenizer_config.json", tc);
   write_json(folder / "special_tokens_map.json", special);

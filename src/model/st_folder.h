@@ -1,5 +1,6 @@
 // The files beside config.json and model.safetensors that Hugging Face tokenizers and sentence-transformers
-// read: tokenizer_config.json, special_tokens_map.json, tokenizer.json (read only), sentence_bert_config.json,
+// read: vocab.txt (WordPiece) or vocab.json + merges.txt (byte-level BPE), tokenizer_config.json,
+// special_tokens_map.json, tokenizer.json (read only), sentence_bert_config.json,
 // modules.json, 1_Pooling/config.json, 2_Normalize/. Torch-free: what they say about the tokenizer and the
 // embedding, read from and written to a folder.
 #pragma once
@@ -11,7 +12,7 @@
 #include <vector>
 
 #include "text/prompts.h"
-#include "text/wordpiece.h"
+#include "text/tokenizer.h"
 
 namespace ragmig::model {
 
@@ -23,21 +24,25 @@ std::vector<std::string> read_vocab_file(const std::string& path);
 
 /// What a folder says about its tokenizer.
 struct FolderTokenizer {
-  std::vector<std::string> vocab;        ///< token of id i
-  text::TextNormalization normalization;
-  int64_t max_length = 0;                ///< longest input in tokens, [CLS] and [SEP] included; 0 = not said
-  text::SpecialTokens special;           ///< the names of [CLS], [SEP], ... (MPNet's <s>, </s>, ...)
+  text::TokenizerSpec spec;  ///< the vocabulary, special tokens' names (MPNet's <s>, </s>, ...) and settings
+  int64_t max_length = 0;    ///< longest input in tokens, [CLS] and [SEP] included; 0 = not said
+  std::string vocab_file;    ///< the file the vocabulary came from (for messages)
 };
 
-/// Reads the tokenizer of a BERT folder: the vocabulary from vocab.txt, else from tokenizer.json's WordPiece
-/// model (as transformers 5 saves it); the normalisation from tokenizer.json's BertNormalizer, else
-/// tokenizer_config.json (do_lower_case, strip_accents, tokenize_chinese_chars), else uncased BERT's; the
+/// Reads the tokenizer of a folder. Byte-level BPE (RoBERTa's) from tokenizer.json's BPE model (with a
+/// ByteLevel pre-tokenizer and no normaliser), else from vocab.json + merges.txt; add_prefix_space from
+/// tokenizer_config.json, else tokenizer.json's pre-tokenizer, else false. Otherwise WordPiece: the vocabulary
+/// from vocab.txt, else from tokenizer.json's WordPiece model (as transformers 5 saves it); the normalisation
+/// from tokenizer.json's BertNormalizer, else tokenizer_config.json (do_lower_case, strip_accents,
+/// tokenize_chinese_chars), else uncased BERT's. Then for both: the
 /// length from sentence_bert_config.json's max_seq_length, else tokenizer_config.json's model_max_length
 /// (ignored when it is transformers' "no limit" sentinel); the special tokens' names from tokenizer_config.json,
 /// else special_tokens_map.json (cls_token, sep_token, pad_token, unk_token, mask_token: a string or an
-/// AddedToken's {"content": ...}), else BERT's. sentence_bert_config.json's do_lower_case = true lower-cases
-/// too. Throws IoError when there is no vocabulary, DataError naming the file and key for a value of the wrong
-/// type, a non-WordPiece tokenizer.json or ids that leave gaps.
+/// AddedToken's {"content": ...}), else BERT's (RoBERTa's for BPE). sentence_bert_config.json's do_lower_case =
+/// true lower-cases a WordPiece tokenizer too. Throws IoError when there is no vocabulary, DataError naming the
+/// file and key (or merges.txt's line) for a value of the wrong type, a tokenizer.json model other than WordPiece
+/// or BPE, a BPE tokenizer ragmig does not run (a normaliser, no ByteLevel pre-tokenizer, subword affixes,
+/// dropout, byte fallback) or ids that leave gaps.
 FolderTokenizer read_folder_tokenizer(const std::string& dir);
 
 /// What modules.json and its module folders say about the embedding (nullopt: no modules.json).
@@ -65,13 +70,14 @@ text::Prompts read_prompts(const std::string& dir);
 void write_prompts_file(const std::string& dir, const text::Prompts& prompts);
 
 /// Writes, atomically each, the tokenizer and sentence-transformers files of one tower's folder, so that
-/// AutoTokenizer, AutoModel and SentenceTransformer(dir) load it as it is: tokenizer_config.json (with
-/// `tokenizer_class`, e.g. BertTokenizer or MPNetTokenizer), special_tokens_map.json, sentence_bert_config.json
+/// AutoTokenizer, AutoModel and SentenceTransformer(dir) load it as it is: the vocabulary (vocab.txt, or
+/// vocab.json + merges.txt for byte-level BPE), tokenizer_config.json (with `tokenizer_class`, e.g.
+/// BertTokenizer, MPNetTokenizer or RobertaTokenizer), special_tokens_map.json, sentence_bert_config.json
 /// (max_seq_length = `max_length`), modules.json, 1_Pooling/config.json, config_sentence_transformers.json (the
 /// similarity, and `prompts` as "query" and "document", which encode_query and encode_document use) and, when
-/// `normalize`, 2_Normalize/. config.json, vocab.txt and the weights are the caller's. Throws IoError.
-void write_sentence_transformer_files(const std::string& dir, const std::vector<std::string>& vocab,
-                                      const text::TextNormalization& normalization, const text::SpecialTokens& special,
+/// `normalize`, 2_Normalize/. config.json and the weights are the caller's. Throws DataError for a token
+/// vocab.txt or merges.txt cannot hold (a line break; a space in a merge's half), IoError.
+void write_sentence_transformer_files(const std::string& dir, const text::TokenizerSpec& tokenizer,
                                       const std::string& tokenizer_class, int64_t max_length, int64_t hidden_size,
                                       const std::string& pooling, bool normalize, const text::Prompts& prompts = {});
 

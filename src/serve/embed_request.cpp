@@ -1,7 +1,10 @@
 #include "serve/embed_request.h"
 
-#include <cstring>
 #include <fmt/format.h>
+
+#include <cstring>
+
+#include "core/base64.h"
 
 namespace ragmig::serve {
 namespace {
@@ -100,21 +103,6 @@ EmbedRequest parse_tei_request(const std::string& body, const RequestLimits& lim
   r.truncate = optional_bool(j, "truncate", 422);
   r.mode = parse_mode(optional_string(j, "prompt_name", 422), "prompt_name", 422);
   return r;
-}
-
-std::string base64_encode(const void* data, size_t size) {
-  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  const auto* p = static_cast<const unsigned char*>(data);
-  std::string out;
-  out.reserve((size + 2) / 3 * 4);
-  for (size_t i = 0; i < size; i += 3) {
-    const uint32_t n = (uint32_t{p[i]} << 16) | (i + 1 < size ? uint32_t{p[i + 1]} << 8 : 0) | (i + 2 < size ? p[i + 2] : 0);
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += i + 1 < size ? kAlphabet[(n >> 6) & 63] : '=';
-    out += i + 2 < size ? kAlphabet[n & 63] : '=';
-  }
-  return out;
 }
 
 std::string openai_response(const std::vector<float>& rows, int64_t dim, const std::string& model, bool base64,

@@ -65,7 +65,4 @@ std::string openai_error(const std::string& message, const std::string& type, co
 /// TEI's error body: {"error", "error_type"}.
 std::string tei_error(const std::string& message, const std::string& error_type);
 
-/// Base64 (RFC 4648, padded) of bytes.
-std::string base64_encode(const void* data, size_t size);
-
 }  // namespace ragmig::serve

@@ -33,7 +33,7 @@ model::LoraAdapter converted(const model::LoraAdapter& a, const torch::Device& d
 
 Embedder::Embedder(const std::string& model_reference, const EmbedderOptions& options)
     : loaded_(model::load_model_folder(model::resolve_model_reference(model_reference))),
-      tokenizer_(loaded_.vocab, loaded_.normalization, loaded_.special_tokens),
+      tokenizer_(text::make_tokenizer(loaded_.tokenizer)),
       options_(options),
       device_(pick_device(options.device)) {
   const auto choice = model::choose_precision(options.precision, device_.is_cuda(), model::cpu_has_native_bf16(), "--precision");
@@ -55,7 +55,7 @@ std::vector<int32_t> Embedder::tokenize(const std::string& text, Mode mode, bool
   const std::string& prompt = (adapter ? adapter->prompts : prompts_).of(mode == Mode::Query);
   // One token over the limit is enough to know the text is too long: the tokenizer stops there.
   const int64_t limit = truncate ? max_tokens_ : max_tokens_ + 1;
-  return text::encode_with_prompt(tokenizer_, prompt, text, limit);
+  return text::encode_with_prompt(*tokenizer_, prompt, text, limit);
 }
 
 std::vector<float> Embedder::embed(const std::vector<const TextItem*>& items) {
@@ -89,7 +89,7 @@ std::vector<float> Embedder::embed(const std::vector<const TextItem*>& items) {
       if (!ranges.empty() && ranges.back().adapter == adapter) ranges.back().end = row + 1;
       else ranges.push_back({row, row + 1, adapter});
     }
-    text::TokenBatch tb = text::make_token_batch(seqs, tokenizer_.pad_id());
+    text::TokenBatch tb = text::make_token_batch(seqs, tokenizer_->pad_id());
     auto ids = torch::from_blob(tb.ids.data(), {tb.rows, tb.cols}, torch::kLong).to(device_);
     auto mask = torch::from_blob(tb.mask.data(), {tb.rows, tb.cols}, torch::kLong).to(device_);
     torch::Tensor pooled;

@@ -15,7 +15,7 @@
 #include "model/model_folder.h"
 #include "serve/embed_request.h"
 #include "text/prompts.h"
-#include "text/wordpiece.h"
+#include "text/tokenizer.h"
 
 namespace ragmig::serve {
 
@@ -74,7 +74,7 @@ class Embedder {
 
  private:
   model::LoadedModel loaded_;
-  text::WordPieceTokenizer tokenizer_;
+  std::unique_ptr<const text::Tokenizer> tokenizer_;
   EmbedderOptions options_;
   torch::Device device_;
   torch::ScalarType dtype_ = torch::kFloat;

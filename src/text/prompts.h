@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "text/wordpiece.h"
+#include "text/tokenizer.h"
 
 namespace ragmig::text {
 
@@ -33,9 +33,9 @@ inline Prompts replaced(Prompts base, const std::optional<std::string>& query,
   return base;
 }
 
-/// The token ids of `prompt` followed by `text`, at most `max_len` of them (WordPieceTokenizer::encode): the one
+/// The token ids of `prompt` followed by `text`, at most `max_len` of them (Tokenizer::encode): the one
 /// place every path that tokenises for a model puts the prompt first.
-inline std::vector<int32_t> encode_with_prompt(const WordPieceTokenizer& tokenizer, std::string_view prompt,
+inline std::vector<int32_t> encode_with_prompt(const Tokenizer& tokenizer, std::string_view prompt,
                                                std::string_view text, int64_t max_len) {
   if (prompt.empty()) return tokenizer.encode(text, max_len);
   std::string prompted;

@@ -100,6 +100,59 @@ CharClass char_class(char32_t cp) {
   return static_cast<CharClass>(*(it - 1) & 7u);
 }
 
+namespace {
+
+// unicode_tables' grapheme classes: Grapheme_Cluster_Break values, Extended_Pictographic as bit 4.
+enum GraphemeBreak : uint8_t { kOther, kCR, kLF, kControl, kExtend, kZWJ, kRI, kPrepend, kSpacingMark, kL, kV, kT, kLV, kLVT };
+constexpr uint8_t kPictographic = 16;
+
+uint8_t grapheme_class(char32_t cp) {
+  if (cp > 0x10FFFF) return kControl;
+  const uint32_t key = (static_cast<uint32_t>(cp) << 5) | 31u;
+  const uint32_t* it = std::upper_bound(ud::kGraphemeRuns, ud::kGraphemeRuns + ud::kGraphemeRunsCount, key);
+  return static_cast<uint8_t>(*(it - 1) & 31u);
+}
+
+}  // namespace
+
+size_t grapheme_end(std::string_view s, size_t pos) {
+  char32_t cp = decode_utf8(s, pos);
+  uint8_t prev = grapheme_class(cp);
+  bool emoji_zwj = (prev & kPictographic) != 0;  // GB11: ExtPict Extend* ZWJ so far (ZWJ seen: prev is kZWJ)
+  int regional = (prev & 31) == kRI ? 1 : 0;     // GB12/13: regional indicators in a row
+  while (pos < s.size()) {
+    size_t next = pos;
+    const uint8_t cur_full = grapheme_class(decode_utf8(s, next));
+    const uint8_t a = prev & 31, b = cur_full & 31;
+    bool join;
+    if (a == kCR && b == kLF) join = true;                                                      // GB3
+    else if (a == kCR || a == kLF || a == kControl || b == kCR || b == kLF || b == kControl) join = false;  // GB4, GB5
+    else if (a == kL && (b == kL || b == kV || b == kLV || b == kLVT)) join = true;             // GB6
+    else if ((a == kLV || a == kV) && (b == kV || b == kT)) join = true;                        // GB7
+    else if ((a == kLVT || a == kT) && b == kT) join = true;                                    // GB8
+    else if (b == kExtend || b == kZWJ || b == kSpacingMark) join = true;                       // GB9, GB9a
+    else if (a == kPrepend) join = true;                                                        // GB9b
+    else if (a == kZWJ && emoji_zwj && (cur_full & kPictographic)) join = true;                 // GB11
+    else if (a == kRI && b == kRI) join = regional % 2 == 1;                                    // GB12, GB13
+    else join = false;                                                                          // GB999
+    if (!join) break;
+    // Track GB11's ExtPict Extend* ZWJ and GB12's run of regional indicators.
+    if (cur_full & kPictographic) emoji_zwj = true;
+    else if (b != kExtend && b != kZWJ) emoji_zwj = false;
+    regional = b == kRI ? regional + 1 : 0;
+    prev = cur_full;
+    pos = next;
+  }
+  return pos;
+}
+
+SplitClass split_class(char32_t cp) {
+  if (cp > 0x10FFFF) return SplitClass::kOther;
+  const uint32_t key = (static_cast<uint32_t>(cp) << 2) | 3u;
+  const uint32_t* it = std::upper_bound(ud::kSplitRuns, ud::kSplitRuns + ud::kSplitRunsCount, key);
+  return static_cast<SplitClass>(*(it - 1) & 3u);
+}
+
 char32_t to_lower(char32_t cp) {
   if (cp < 128) return (cp >= 'A' && cp <= 'Z') ? cp + 32 : cp;
   const ud::LowerRun* end = ud::kLowerRuns + ud::kLowerRunsCount;

@@ -1,5 +1,6 @@
 // The Unicode facts BERT-style text processing needs, without ICU: robust UTF-8 decoding, the character
-// classes of Hugging Face's BasicTokenizer, simple lower-casing and NFD accent stripping (Mn marks removed).
+// classes of Hugging Face's BasicTokenizer and of GPT-2's split pattern, simple lower-casing, NFD accent
+// stripping (Mn marks removed) and extended grapheme clusters.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +21,9 @@ enum class CharClass : uint8_t {
   kMark = 5,        ///< Unicode Mn (non-spacing marks, removed when accents are stripped)
 };
 
+/// The classes of GPT-2's split pattern (byte-level BPE): \p{L}, \p{N}, \s (Unicode's White_Space).
+enum class SplitClass : uint8_t { kOther = 0, kLetter = 1, kNumber = 2, kSpace = 3 };
+
 inline constexpr char32_t kReplacementChar = 0xFFFD;
 
 /// Decodes the code point at `pos` and advances `pos`. Malformed input (bad lead or continuation bytes,
@@ -33,6 +37,14 @@ void append_utf8(std::string& out, char32_t cp);
 size_t count_code_points(std::string_view s);
 
 CharClass char_class(char32_t cp);
+
+SplitClass split_class(char32_t cp);
+
+/// The end (byte offset) of the extended grapheme cluster of `s` that starts at `pos` (< s.size()): Unicode's
+/// UAX #29 rules GB3-GB13 (CR LF, controls, Hangul syllables, extend and ZWJ, spacing marks, prepends, emoji ZWJ
+/// sequences, flag pairs) without GB9c's Indic conjuncts, whose clusters of 3-byte letters no tokenizer step
+/// that looks at clusters (under 6 bytes) can tell apart.
+size_t grapheme_end(std::string_view s, size_t pos);
 
 /// Simple (one-to-one) lower-case mapping, as Python's str.lower() except U+0130, which maps to "i"
 /// (Python gives "i" + U+0307, and the mark is stripped right after).

@@ -21,6 +21,10 @@ struct StripMulti {
 extern const char kUnicodeVersion[];
 extern const uint32_t kClassRuns[];
 extern const size_t kClassRunsCount;
+extern const uint32_t kGraphemeRuns[];
+extern const size_t kGraphemeRunsCount;
+extern const uint32_t kSplitRuns[];
+extern const size_t kSplitRunsCount;
 extern const LowerRun kLowerRuns[];
 extern const size_t kLowerRunsCount;
 extern const uint32_t kStripSingle[];  // pairs: code point, replacement

@@ -18,29 +18,12 @@ WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, const Tex
 
 WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, const TextNormalization& normalization,
                                        const SpecialTokens& special, const std::string& source)
-    : vocab_(std::move(vocab)), norm_(normalization), special_(special) {
-  if (vocab_.size() > static_cast<size_t>(INT32_MAX)) throw DataError(source + ": vocabulary too large");
-  ids_.reserve(vocab_.size());
-  for (size_t i = 0; i < vocab_.size(); ++i) {
-    const std::string& token = vocab_[i];
-    auto [it, inserted] = ids_.emplace(token, static_cast<int32_t>(i));
-    if (!inserted)
-      throw DataError(source, static_cast<int64_t>(i) + 1,
-                      "duplicate token '" + token + "' (first at line " + std::to_string(it->second + 1) + ")");
+    : Tokenizer(word_piece_spec(std::move(vocab), normalization, special), source) {
+  for (const std::string& token : this->vocab()) {
     std::string_view body = token;
     if (body.starts_with("##")) body.remove_prefix(2);
     max_token_chars_ = std::max(max_token_chars_, count_code_points(body));
   }
-  const auto require = [&](const std::string& name, const char* role) {
-    const int32_t id = find(name);
-    if (id < 0) throw DataError(source + ": vocabulary has no " + name + " token (the " + role + " token)");
-    return id;
-  };
-  cls_id_ = require(special_.cls, "cls");
-  sep_id_ = require(special_.sep, "sep");
-  pad_id_ = require(special_.pad, "pad");
-  unk_id_ = require(special_.unk, "unk");
-  mask_id_ = find(special_.mask);
 }
 
 WordPieceTokenizer WordPieceTokenizer::from_file(const std::string& vocab_txt, bool lower_case) {
@@ -52,27 +35,20 @@ WordPieceTokenizer WordPieceTokenizer::from_file(const std::string& vocab_txt, b
   return WordPieceTokenizer(std::move(vocab), TextNormalization{lower_case, lower_case, true}, {}, reader.path());
 }
 
-void WordPieceTokenizer::save(const std::string& vocab_txt) const {
+void write_vocab_txt(const std::string& path, const std::vector<std::string>& vocab) {
   std::string bytes;
-  for (const std::string& token : vocab_) {
+  for (const std::string& token : vocab) {
     bytes += token;
     bytes += '\n';
   }
-  write_file_atomic(vocab_txt, bytes);
+  write_file_atomic(path, bytes);
 }
 
-int32_t WordPieceTokenizer::find(std::string_view token) const {
-  auto it = ids_.find(token);
-  return it == ids_.end() ? -1 : it->second;
-}
-
-int32_t WordPieceTokenizer::id_of(std::string_view token) const {
-  const int32_t id = find(token);
-  return id < 0 ? unk_id_ : id;
-}
+void WordPieceTokenizer::save(const std::string& vocab_txt) const { write_vocab_txt(vocab_txt, vocab()); }
 
 template <typename Emit>
 void WordPieceTokenizer::for_each_word(std::string_view text, Emit&& emit) const {
+  const TextNormalization& norm = normalization();
   std::string word;
   bool go_on = true;
   const auto flush = [&] {
@@ -98,15 +74,15 @@ void WordPieceTokenizer::for_each_word(std::string_view text, Emit&& emit) const
       flush();
       continue;
     }
-    if (cls == CharClass::kCjk && norm_.split_cjk) {
+    if (cls == CharClass::kCjk && norm.split_cjk) {
       // Lower-casing never changes an ideograph, but NFD maps the compatibility ones to unified ones.
-      emit_alone(norm_.strip_accents && strip_accents(cp, parts) == 1 ? parts[0] : cp);
+      emit_alone(norm.strip_accents && strip_accents(cp, parts) == 1 ? parts[0] : cp);
       continue;
     }
     // Lower, then NFD without marks; the pieces may themselves be punctuation (U+037E -> ';').
-    const char32_t c = norm_.lower_case ? to_lower(cp) : cp;
+    const char32_t c = norm.lower_case ? to_lower(cp) : cp;
     int n = 1;
-    if (norm_.strip_accents) n = strip_accents(c, parts);
+    if (norm.strip_accents) n = strip_accents(c, parts);
     else parts[0] = c;
     for (int i = 0; i < n && go_on; ++i) {
       if (char_class(parts[i]) == CharClass::kPunct) emit_alone(parts[i]);
@@ -136,7 +112,7 @@ void WordPieceTokenizer::word_piece_ids(std::string_view word, std::vector<int32
   bounds.push_back(word.size());
   const size_t n_chars = bounds.size() - 1;
   if (n_chars > kMaxInputCharsPerWord) {
-    out.push_back(unk_id_);
+    out.push_back(unk_id());
     return;
   }
   const size_t first_out = out.size();
@@ -158,7 +134,7 @@ void WordPieceTokenizer::word_piece_ids(std::string_view word, std::vector<int32
     }
     if (found < 0) {
       out.resize(first_out);
-      out.push_back(unk_id_);
+      out.push_back(unk_id());
       return;
     }
     out.push_back(found);
@@ -175,24 +151,6 @@ std::vector<int32_t> WordPieceTokenizer::encode_pieces(std::string_view text, in
     return ids.size() < limit;
   });
   if (ids.size() > limit) ids.resize(limit);
-  return ids;
-}
-
-std::vector<std::string> WordPieceTokenizer::tokenize(std::string_view text) const {
-  std::vector<std::string> pieces;
-  for (int32_t id : encode_pieces(text)) pieces.push_back(vocab_[static_cast<size_t>(id)]);
-  return pieces;
-}
-
-std::vector<int32_t> WordPieceTokenizer::encode(std::string_view text, int64_t max_len) const {
-  if (max_len < 2) throw ConfigError("max_len must be at least 2 (room for [CLS] and [SEP]), got " +
-                                     std::to_string(max_len));
-  std::vector<int32_t> ids;
-  ids.reserve(static_cast<size_t>(std::min<int64_t>(max_len, 512)));
-  ids.push_back(cls_id_);
-  std::vector<int32_t> pieces = encode_pieces(text, max_len - 2);
-  ids.insert(ids.end(), pieces.begin(), pieces.end());
-  ids.push_back(sep_id_);
   return ids;
 }
 

@@ -13,7 +13,7 @@
 
 namespace ragmig::train {
 
-RecallResult evaluate_recall(model::DualEncoder& model, const text::WordPieceTokenizer& tokenizer,
+RecallResult evaluate_recall(model::DualEncoder& model, const text::Tokenizer& tokenizer,
                              const text::BeirFolder& beir, const text::Qrels& qrels, const RecallOptions& opts,
                              const torch::Device& device) {
   const auto start = std::chrono::steady_clock::now();

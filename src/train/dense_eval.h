@@ -9,7 +9,7 @@
 #include "model/embed.h"
 #include "text/beir.h"
 #include "text/prompts.h"
-#include "text/wordpiece.h"
+#include "text/tokenizer.h"
 
 namespace ragmig::train {
 
@@ -35,7 +35,7 @@ struct RecallResult {
 
 /// Embeds the corpus (or the sub-corpus) and the qrels' queries (in eval mode, batches sorted by length) and searches
 /// exactly (chunked matmul + top-k). Relevant = qrels score > 0; unknown ids throw DataError(file:line).
-RecallResult evaluate_recall(model::DualEncoder& model, const text::WordPieceTokenizer& tokenizer,
+RecallResult evaluate_recall(model::DualEncoder& model, const text::Tokenizer& tokenizer,
                              const text::BeirFolder& beir, const text::Qrels& qrels, const RecallOptions& opts,
                              const torch::Device& device);
 

@@ -33,6 +33,7 @@
 #include "model/precision.h"
 #include "text/batch_sampler.h"
 #include "text/vocab_builder.h"
+#include "text/wordpiece.h"
 #include "train/autocast_guard.h"
 #include "train/batch_balancer.h"
 #include "train/batch_resize.h"
@@ -79,31 +80,31 @@ double rss_mb() {
   return static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
 }
 
-// The vocabulary of this run: the run folder's own (resuming), the initial model's, a given file, or one
-// built from the data. Reads only; the caller writes run/vocab.txt once the input has been checked.
-std::vector<std::string> choose_vocabulary(const TrainConfig& cfg, const std::string& run_vocab,
-                                           const model::LoadedModel* init,
-                                           const std::vector<text::TrainingExample>& examples,
-                                           const text::BeirFolder* beir, std::string& origin) {
-  if (fs::exists(run_vocab)) {
-    origin = "run folder";
-    return text::WordPieceTokenizer::from_file(run_vocab).vocab();
-  }
+// The tokenizer of this run: the initial model's (WordPiece or BPE, with its settings), else a WordPiece
+// vocabulary: the run folder's own (resuming), a given file, or one built from the data. Reads only; the caller
+// writes run/vocab.txt once the input has been checked.
+text::TokenizerSpec choose_tokenizer(const TrainConfig& cfg, const std::string& run_vocab,
+                                     const model::LoadedModel* init, const std::vector<text::TrainingExample>& examples,
+                                     const text::BeirFolder* beir, std::string& origin) {
   if (init) {
     origin = cfg.model.init;
-    return init->vocab;
+    return init->tokenizer;
+  }
+  if (fs::exists(run_vocab)) {
+    origin = "run folder";
+    return text::WordPieceTokenizer::from_file(run_vocab).spec();
   }
   if (!cfg.model.vocab.empty()) {
     origin = cfg.model.vocab;
-    return text::WordPieceTokenizer::from_file(cfg.model.vocab).vocab();
+    return text::WordPieceTokenizer::from_file(cfg.model.vocab).spec();
   }
   origin = "built from the training data";
   text::VocabBuilderOptions vo;
   vo.vocab_size = cfg.model.vocab_size;
-  return text::build_wordpiece_vocab(vocabulary_texts(examples, beir), vo);
+  return text::word_piece_spec(text::build_wordpiece_vocab(vocabulary_texts(examples, beir), vo));
 }
 
-model::EncoderSpec spec_from_config(const ModelConfig& m, const text::WordPieceTokenizer& tok) {
+model::EncoderSpec spec_from_config(const ModelConfig& m, const text::Tokenizer& tok) {
   model::EncoderSpec spec;
   spec.bert.vocab_size = tok.vocab_size();
   spec.bert.hidden_size = m.hidden_size;
@@ -310,9 +311,9 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                         "first (ragmig lora merge BASE " + cfg.model.init + " MERGED) and start from MERGED");
     init = model::load_model_folder(folder);
   }
-  const text::WordPieceTokenizer tokenizer(
-      choose_vocabulary(cfg, run_vocab, init ? &*init : nullptr, examples, beir ? &*beir : nullptr, vocab_origin),
-      init ? init->normalization : text::TextNormalization{}, init ? init->special_tokens : text::SpecialTokens{});
+  const std::unique_ptr<const text::Tokenizer> owned_tokenizer = text::make_tokenizer(
+      choose_tokenizer(cfg, run_vocab, init ? &*init : nullptr, examples, beir ? &*beir : nullptr, vocab_origin));
+  const text::Tokenizer& tokenizer = *owned_tokenizer;
   // Like its tokenizer settings, a pretrained start brings its prompts; the config's replace them.
   const text::Prompts prompts =
       text::replaced(init ? init->prompts : text::Prompts{}, cfg.model.query_prompt, cfg.model.passage_prompt);
@@ -372,7 +373,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   std::optional<EventLog> events;
   if (lead) {
     fs::create_directories(run);
-    if (!fs::exists(run_vocab)) tokenizer.save(run_vocab);
+    if (!init && !fs::exists(run_vocab)) text::write_vocab_txt(run_vocab, tokenizer.vocab());
     write_file_atomic(run / "config.json", resolved_config.dump(2) + "\n");
     events.emplace((run / "events.jsonl").string());
   }
@@ -909,9 +910,8 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
     if (prompts != init->prompts) adapter.prompts = prompts;  // else the base's, wherever the adapter is loaded
     model::save_adapter_folder(model_dir, adapter, loaded_examples.queries);
   } else {
-    model::save_model_folder(model_dir, net, tokenizer.vocab(),
-                             {tokenizer.normalization(), cfg.data.max_passage_tokens, prompts,
-                              loaded_examples.queries, tokenizer.special_tokens()});
+    model::save_model_folder(model_dir, net, tokenizer.spec(),
+                             {cfg.data.max_passage_tokens, prompts, loaded_examples.queries});
   }
   nlohmann::json done = {{"event", "done"}, {"step", step}, {"samples", samples}, {"loss", loss}, {"model", model_dir}};
   if (!cfg.eval.split.empty()) {

@@ -82,7 +82,7 @@ std::vector<std::string> vocabulary_texts(const std::vector<text::TrainingExampl
   return texts;
 }
 
-TokenizedData tokenize(const std::vector<text::TrainingExample>& examples, const text::WordPieceTokenizer& tokenizer,
+TokenizedData tokenize(const std::vector<text::TrainingExample>& examples, const text::Tokenizer& tokenizer,
                        const DataConfig& cfg, const text::Prompts& prompts) {
   TokenizedData data;
   std::unordered_map<int64_t, int64_t> positive_row;       // positive_key -> passage row

@@ -14,7 +14,7 @@
 #include "text/beir.h"
 #include "text/pairs.h"
 #include "text/prompts.h"
-#include "text/wordpiece.h"
+#include "text/tokenizer.h"
 #include "train/grad_step.h"
 #include "train/train_config.h"
 
@@ -47,7 +47,7 @@ std::vector<std::string> vocabulary_texts(const std::vector<text::TrainingExampl
                                           const text::BeirFolder* beir);
 
 /// Token ids of every query and distinct passage, `prompts` first (text/prompts.h), within cfg's token limits.
-TokenizedData tokenize(const std::vector<text::TrainingExample>& examples, const text::WordPieceTokenizer& tokenizer,
+TokenizedData tokenize(const std::vector<text::TrainingExample>& examples, const text::Tokenizer& tokenizer,
                        const DataConfig& cfg, const text::Prompts& prompts = {});
 
 /// The batch of examples `rows`: queries, their positives, then `hard_negatives` negatives per query. Where

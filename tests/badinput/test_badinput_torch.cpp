@@ -55,7 +55,7 @@ TEST(BadInputTorch, Row1EvalRefusesAModelWithNanWeights) {
     torch::NoGradGuard no_grad;
     m->named_parameters()["query.encoder.layer.0.attention.self.key.weight"][1][2] = std::numeric_limits<float>::quiet_NaN();
   }
-  model::save_model_folder((dir / "model").string(), m, toy_vocab());
+  model::save_model_folder((dir / "model").string(), m, ragmig::text::word_piece_spec(toy_vocab()));
   const auto r = run_eval({"--data", (dir / "beir").string(), "--retriever", "dense", "--model", (dir / "model").string(),
                            "--no-cache", "--device", "cpu"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
@@ -82,7 +82,7 @@ TEST(BadInputTorch, Row1AnyNonFiniteValueInAnyTensorIsNamed) {
       torch::NoGradGuard no_grad;
       item.value().view(-1)[at] = bad[trial % 3];
     }
-    model::save_model_folder((dir / "m").string(), m, toy_vocab());
+    model::save_model_folder((dir / "m").string(), m, ragmig::text::word_piece_spec(toy_vocab()));
     try {
       model::load_model_folder((dir / "m").string());
       ADD_FAILURE() << "loaded " << item.key() << " with " << bad[trial % 3] << " at " << at;

@@ -54,7 +54,7 @@ inline void write_random_model(const std::filesystem::path& dir, uint64_t seed =
   model::EncoderSpec spec;
   spec.bert = tiny_bert_config(80, 32, 2, 64);
   model::DualEncoder m(spec);
-  model::save_model_folder(dir.string(), m, toy_vocab());
+  model::save_model_folder(dir.string(), m, ragmig::text::word_piece_spec(toy_vocab()));
 }
 
 inline ProcessResult run_eval(std::vector<std::string> args) {

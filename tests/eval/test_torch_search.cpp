@@ -128,7 +128,7 @@ TEST(Encoder, NanEmbeddingsAreAnErrorNotScores) {
     torch::NoGradGuard no_grad;
     net->named_parameters()["query.embeddings.word_embeddings.weight"].fill_(3e38f);
   }
-  model::save_model_folder((dir / "model").string(), net, testing::toy_vocab());
+  model::save_model_folder((dir / "model").string(), net, ragmig::text::word_piece_spec(testing::toy_vocab()));
   Encoder encoder((dir / "model").string(), "cpu", EmbedOptions{});
   try {
     encoder.embed({"lava", "the coral"}, true);

@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
       ready();
       do {
         set_model_version(model, ++version);
-        model::save_model_folder(path, model, fault_vocab());
+        model::save_model_folder(path, model, ragmig::text::word_piece_spec(fault_vocab()));
         wrote(version);
       } while (!once);
     } else if (kind == "bm25") {

@@ -20,6 +20,7 @@
 #include "model/st_folder.h"
 #include "support/process.h"
 #include "support/test_support.h"
+#include "text/wordpiece.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -77,14 +78,14 @@ eval::EmbedOptions long_limits() {
 
 TEST(HfFixture, FoldersDescribeTheirTokenizerAndPooling) {
   const auto hf = model::read_folder_tokenizer((kFixture / "hf").string());  // tokenizer.json only, no vocab.txt
-  EXPECT_EQ(hf.vocab.size(), 3506u);
-  EXPECT_EQ(hf.vocab[2], "[CLS]");
-  EXPECT_EQ(hf.normalization, (text::TextNormalization{true, true, true}));
+  EXPECT_EQ(hf.spec.vocab.size(), 3506u);
+  EXPECT_EQ(hf.spec.vocab[2], "[CLS]");
+  EXPECT_EQ(hf.spec.normalization, (text::TextNormalization{true, true, true}));
   EXPECT_EQ(hf.max_length, 0) << "transformers' no-limit sentinel is no limit";
   EXPECT_FALSE(model::read_sentence_transformer_layout((kFixture / "hf").string()));
 
   const auto st = model::read_folder_tokenizer((kFixture / "st").string());
-  EXPECT_EQ(st.normalization, (text::TextNormalization{false, true, true}));
+  EXPECT_EQ(st.spec.normalization, (text::TextNormalization{false, true, true}));
   EXPECT_EQ(st.max_length, 16);
   const auto layout = model::read_sentence_transformer_layout((kFixture / "st").string());
   ASSERT_TRUE(layout);
@@ -96,7 +97,7 @@ TEST(HfFixture, FoldersDescribeTheirTokenizerAndPooling) {
 TEST(HfFixture, TokenIdsMatchTransformers) {
   for (const std::string name : {"hf", "st"}) {
     const auto folder = model::read_folder_tokenizer((kFixture / name).string());
-    const text::WordPieceTokenizer tok(folder.vocab, folder.normalization);
+    const text::WordPieceTokenizer tok(folder.spec.vocab, folder.spec.normalization);
     const auto texts = fixture_texts();
     const json& ids = expected()[name]["ids"];
     const int64_t max_len = expected()[name]["max_length"];
@@ -163,7 +164,7 @@ json embed_in_python(const fs::path& folder, const std::vector<std::string>& tex
 model::DualEncoder random_encoder(const model::FolderTokenizer& tok, model::Pooling pooling, bool normalize,
                                   bool shared) {
   model::EncoderSpec spec;
-  spec.bert.vocab_size = static_cast<int64_t>(tok.vocab.size());
+  spec.bert.vocab_size = static_cast<int64_t>(tok.spec.vocab.size());
   spec.bert.hidden_size = 32;
   spec.bert.num_hidden_layers = 2;
   spec.bert.num_attention_heads = 4;
@@ -197,16 +198,15 @@ TEST(HfLive, RagmigFoldersLoadUnmodifiedInSentenceTransformersAndTransformers) {
     auto net = random_encoder(tok, c.pooling, c.normalize, c.shared);
     const fs::path dir = scratch / "model";
     model::SaveOptions options;
-    options.normalization = c.norm;
     options.max_length = 24;
-    model::save_model_folder(dir.string(), net, tok.vocab, options);
+    model::save_model_folder(dir.string(), net, text::word_piece_spec(tok.spec.vocab, c.norm), options);
     const auto texts = fixture_texts();
     const json theirs = embed_in_python(dir, texts, scratch.path());
 
     auto loaded = model::load_model_folder(dir.string());
-    EXPECT_EQ(loaded.normalization, c.norm);
+    EXPECT_EQ(loaded.tokenizer.normalization, c.norm);
     EXPECT_EQ(loaded.max_length, 24);
-    const text::WordPieceTokenizer wp(loaded.vocab, loaded.normalization);
+    const text::WordPieceTokenizer wp(loaded.tokenizer.vocab, loaded.tokenizer.normalization);
     const auto q = to_matrix(model::embed_texts(loaded.model, wp, texts, true, 24, 8, torch::kCPU));
     EXPECT_LE(checked_diff(std::string(c.name) + ", sentence-transformers", q, theirs["st"]), kTolerance);
     EXPECT_LE(checked_diff(std::string(c.name) + ", transformers", q, theirs["hf"]), kTolerance);
@@ -232,7 +232,7 @@ TEST(HfLive, PromptsMatchSentenceTransformersBothWays) {
   model::SaveOptions options;
   options.max_length = 24;
   options.prompts = {"query: ", "passage: "};
-  model::save_model_folder(dir.string(), net, tok.vocab, options);
+  model::save_model_folder(dir.string(), net, tok.spec, options);
   const auto texts = fixture_texts();
   json theirs = embed_in_python(dir, texts, scratch.path());
   eval::Encoder written(dir.string(), "cpu", long_limits());
@@ -274,7 +274,7 @@ TEST(HfLive, ADistilBertFolderEmbedsAsInSentenceTransformersAndIsWrittenAsBert) 
   auto loaded = model::load_model_folder(st_folder.string());
   EXPECT_EQ(loaded.model->spec().bert.num_hidden_layers, 2);
   EXPECT_EQ(loaded.max_length, 24);
-  model::save_model_folder((scratch / "bert").string(), loaded.model, loaded.vocab, model::save_options_of(loaded));
+  model::save_model_folder((scratch / "bert").string(), loaded.model, loaded.tokenizer, model::save_options_of(loaded));
   EXPECT_EQ(json::parse(read_file(scratch / "bert" / "config.json"))["model_type"], "bert");
   const json rewritten = embed_in_python(scratch / "bert", texts, scratch.path());
   EXPECT_LE(checked_diff("DistilBERT written as BERT, sentence-transformers", mine, rewritten["st"]), kTolerance);
@@ -289,9 +289,9 @@ TEST(HfLive, AnMPNetFolderEmbedsAsInSentenceTransformersAndIsWrittenBackAsMPNet)
   const fs::path st_folder = scratch / "mpnet" / "st";
   auto loaded = model::load_model_folder(st_folder.string());
   EXPECT_TRUE(loaded.model->spec().bert.mpnet());
-  EXPECT_EQ(loaded.special_tokens, (text::SpecialTokens{"<s>", "</s>", "<pad>", "[UNK]", "<mask>"}));
+  EXPECT_EQ(loaded.tokenizer.special, (text::SpecialTokens{"<s>", "</s>", "<pad>", "[UNK]", "<mask>"}));
   EXPECT_EQ(loaded.max_length, 40);
-  const text::WordPieceTokenizer tok(loaded.vocab, loaded.normalization, loaded.special_tokens);
+  const text::WordPieceTokenizer tok(loaded.tokenizer.vocab, loaded.tokenizer.normalization, loaded.tokenizer.special);
   EXPECT_EQ(tok.encode("a", 8).front(), 0) << "<s> first";
   EXPECT_EQ(tok.pad_id(), 1);
 
@@ -306,7 +306,7 @@ TEST(HfLive, AnMPNetFolderEmbedsAsInSentenceTransformersAndIsWrittenBackAsMPNet)
   EXPECT_LE(checked_diff("MPNet, sentence-transformers", mine, theirs["st"]), kTolerance);
   EXPECT_LE(checked_diff("MPNet, transformers", mine, theirs["hf"]), kTolerance);
 
-  model::save_model_folder((scratch / "again").string(), loaded.model, loaded.vocab, model::save_options_of(loaded));
+  model::save_model_folder((scratch / "again").string(), loaded.model, loaded.tokenizer, model::save_options_of(loaded));
   const json config = json::parse(read_file(scratch / "again" / "config.json"));
   EXPECT_EQ(config["model_type"], "mpnet");
   EXPECT_EQ(json::parse(read_file(scratch / "again" / "tokenizer_config.json"))["cls_token"], "<s>");
@@ -530,6 +530,141 @@ TEST(HfLive, AnMPNetBaseFineTunesAndTrainsLoraAdaptersPeftLoads) {
   EXPECT_LE(checked_diff("peft LoRA adapter on MPNet, ragmig", theirs_adapted,
                          peft_embed(base, dir / "peft", texts, dir.path())),
             kTolerance);
+}
+
+// Texts that exercise the tokenizers' splitting and normalising: contractions, runs of spaces, tabs and line
+// breaks (CR LF too), digits, accents (composed and combining), compatibility characters, CJK, Cyrillic, Hangul,
+// Devanagari, Arabic, emoji with modifiers and flags, empty and blank texts, and one past every length limit.
+std::vector<std::string> tokenizer_texts() {
+  auto texts = fixture_texts();
+  for (const char* t : {"it's we've they'll I'm you'd she'S", "  two  spaces   three\tand\ttabs \n\nlines\n",
+                        "trailing   ", " 'quoted' ?!... 3.14159 and 2,500 items", "naïve café Ünïcödé ß straße",
+                        "cafe\u0301 e\u0301 \r\nCRLF", "ｆｕｌｌｗｉｄｔｈ ①②③ ﬁ Ⅻ", "東京は日本の首都です и Москва",
+                        "한국어 텍스트 नमस्ते दुनिया مرحبا", "emoji 😀👍🏽 🇫🇷 mixed", "x", "", "\n", "   "})
+    texts.emplace_back(t);
+  std::string long_text;
+  for (int i = 0; i < 60; ++i) long_text += "word" + std::to_string(i) + " ";
+  texts.push_back(long_text);
+  return texts;
+}
+
+// ragmig's ids for each text against `theirs` (the same texts' ids from the Python libraries), <s> and </s>
+// included, untruncated.
+void expect_same_ids(const text::TokenizerSpec& spec, const std::vector<std::string>& texts, const json& theirs,
+                     const std::string& what) {
+  const auto tok = text::make_tokenizer(spec);
+  ASSERT_EQ(theirs.size(), texts.size()) << what;
+  for (size_t i = 0; i < texts.size(); ++i)
+    if (const json mine = tok->encode(texts[i], 1 << 20); mine != theirs[i])
+      ADD_FAILURE() << what << ", text " << i << " \"" << texts[i].substr(0, 80) << "\": ragmig " << mine.dump().substr(0, 300)
+                    << ", theirs " << theirs[i].dump().substr(0, 300);
+}
+
+// What every encoder family's folder must do: embed as sentence-transformers and transformers do, be written back
+// under its family's model_type (both libraries embedding the copy alike), fine-tune into a folder
+// sentence-transformers loads, and train a LoRA adapter peft puts on the base.
+void expect_family_round_trips(const fs::path& st_folder, const std::vector<std::string>& texts, const fs::path& dir,
+                               const std::string& family, const std::string& model_type) {
+  auto loaded = model::load_model_folder(st_folder.string());
+  EXPECT_EQ(loaded.model->spec().bert.model_type, model_type);
+  EXPECT_EQ(loaded.max_length, 40);
+  const json theirs = embed_in_python(st_folder, texts, dir);
+  eval::Encoder enc(st_folder.string(), "cpu", long_limits());
+  const auto mine = enc.embed(texts, false);
+  EXPECT_LE(checked_diff(family + ", sentence-transformers", mine, theirs["st"]), kTolerance);
+  EXPECT_LE(checked_diff(family + ", transformers", mine, theirs["hf"]), kTolerance);
+
+  model::save_model_folder((dir / "again").string(), loaded.model, loaded.tokenizer, model::save_options_of(loaded));
+  EXPECT_EQ(json::parse(read_file(dir / "again" / "config.json"))["model_type"], model_type);
+  EXPECT_EQ(model::read_folder_tokenizer((dir / "again").string()).spec, loaded.tokenizer);
+  const json rewritten = embed_in_python(dir / "again", texts, dir);
+  EXPECT_LE(checked_diff(family + " written by ragmig, sentence-transformers", mine, rewritten["st"]), kTolerance);
+  EXPECT_LE(checked_diff(family + " written by ragmig, transformers", mine, rewritten["hf"]), kTolerance);
+
+  const std::string base = st_folder.string();
+  const fs::path tuned = fine_tune(dir / "full", base, "lr = 1e-2\nprecision = \"fp32\"\n");
+  ASSERT_FALSE(tuned.empty());
+  const auto tuned_mine = eval::Encoder(tuned.string(), "cpu", long_limits()).embed(texts, false);
+  EXPECT_LE(checked_diff("fine-tuned " + family + ", sentence-transformers", tuned_mine,
+                         embed_in_python(tuned, texts, dir)["st"]),
+            kTolerance);
+  EXPECT_GT(max_abs_diff(tuned_mine, rows_of(mine)), 1e-3) << "the fine-tune moved the weights";
+
+  const fs::path adapter = fine_tune(dir / "lora", base, "lr = 1e-2\nprecision = \"fp32\"\n",
+                                     "[lora]\nrank = 4\nalpha = 8\n");
+  ASSERT_FALSE(adapter.empty());
+  const auto adapted = eval::Encoder(adapter.string(), "cpu", long_limits()).embed(texts, false);
+  EXPECT_LE(checked_diff("ragmig LoRA adapter on " + family + ", peft", adapted, peft_embed(base, adapter, texts, dir)),
+            kTolerance);
+  EXPECT_GT(max_abs_diff(adapted, rows_of(mine)), 1e-4) << "training moved the adapter";
+}
+
+// A RoBERTa folder (byte-level BPE, positions from pad + 1; DistilRoBERTa's and all-distilroberta-v1's
+// architecture, small and random): transformers' ids with and without add_prefix_space; written back as
+// vocab.json + merges.txt, which both libraries read.
+TEST(HfLive, ARobertaFolderTokenizesEmbedsFineTunesAndTrainsAdaptersAsTransformers) {
+  REQUIRE_PYTHON_LIBRARIES();
+  testing::ScratchDir dir;
+  const auto texts = tokenizer_texts();
+  write_file_atomic(dir / "texts.json", json(texts).dump());
+  const auto made = testing::run_process({RAGMIG_PYTHON_PATH, RAGMIG_SOURCE_DIR "/tests/hf/roberta_folder.py",
+                                          (dir / "roberta").string(), (kFixture / "hf").string(),
+                                          (dir / "texts.json").string()});
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  const fs::path st_folder = dir / "roberta" / "st";
+  const model::FolderTokenizer folder = model::read_folder_tokenizer(st_folder.string());
+  EXPECT_EQ(folder.spec.kind, text::TokenizerKind::kByteBpe);
+  EXPECT_EQ(folder.spec.special, text::roberta_special_tokens());
+  EXPECT_FALSE(folder.spec.add_prefix_space);
+  EXPECT_EQ(folder.vocab_file, (st_folder / "tokenizer.json").string());
+  EXPECT_EQ(model::read_folder_tokenizer((dir / "roberta" / "hf").string()).spec, folder.spec);
+  const json ids = json::parse(read_file(dir / "roberta" / "ids.json"));
+  expect_same_ids(folder.spec, texts, ids["plain"], "RobertaTokenizer");
+  text::TokenizerSpec prefixed = folder.spec;
+  prefixed.add_prefix_space = true;
+  expect_same_ids(prefixed, texts, ids["prefix_space"], "RobertaTokenizer, add_prefix_space");
+
+  expect_family_round_trips(st_folder, texts, dir.path(), "RoBERTa", "roberta");
+  EXPECT_TRUE(fs::exists(dir / "again" / "merges.txt"));
+  EXPECT_EQ(json::parse(read_file(dir / "again" / "tokenizer_config.json"))["tokenizer_class"], "RobertaTokenizer");
+}
+
+// An XLM-R folder (SentencePiece Unigram with SentencePiece's real nmt_nfkc charsmap; multilingual-e5's and
+// paraphrase-multilingual-*'s architecture, small and random): transformers' ids as transformers 5 converts the
+// SentencePiece model (WhitespaceSplit + Metaspace) and as the hub's XLM-R files have it (Precompiled then
+// Replace " {2,}", Metaspace alone); written back as tokenizer.json.
+TEST(HfLive, AnXlmRobertaFolderTokenizesEmbedsFineTunesAndTrainsAdaptersAsTransformers) {
+  REQUIRE_PYTHON_LIBRARIES();
+  if (python_output("import importlib.util as u\n"
+                    "if u.find_spec('sentencepiece') and u.find_spec('google.protobuf'): print('ok')").empty()) {
+    if (std::getenv("RAGMIG_REQUIRE_PYTHON")) FAIL() << "sentencepiece / protobuf are not installed";
+    GTEST_SKIP() << "sentencepiece / protobuf are not installed (requirements.txt)";
+  }
+  testing::ScratchDir dir;
+  const auto texts = tokenizer_texts();
+  write_file_atomic(dir / "texts.json", json(texts).dump());
+  const auto made = testing::run_process({RAGMIG_PYTHON_PATH, RAGMIG_SOURCE_DIR "/tests/hf/xlmr_folder.py",
+                                          (dir / "xlmr").string(), (kFixture / "hf").string(),
+                                          (dir / "texts.json").string()});
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  const fs::path st_folder = dir / "xlmr" / "st";
+  const model::FolderTokenizer folder = model::read_folder_tokenizer(st_folder.string());
+  EXPECT_EQ(folder.spec.kind, text::TokenizerKind::kUnigram);
+  EXPECT_EQ(folder.spec.special, text::roberta_special_tokens());
+  ASSERT_EQ(folder.spec.normalizer.size(), 1u);
+  EXPECT_EQ(folder.spec.normalizer[0].kind, text::NormalizerStep::Kind::kPrecompiled);
+  EXPECT_TRUE(folder.spec.pre_tokenizer.whitespace_split);
+  EXPECT_GE(text::make_tokenizer(folder.spec)->mask_id(), 0) << "<mask>, an added token past the vocabulary";
+  const json ids = json::parse(read_file(dir / "xlmr" / "ids.json"));
+  expect_same_ids(folder.spec, texts, ids["converted"], "XLMRobertaTokenizer");
+  const model::FolderTokenizer hub = model::read_folder_tokenizer((dir / "xlmr" / "hub").string());
+  ASSERT_EQ(hub.spec.normalizer.size(), 2u);
+  EXPECT_EQ(hub.spec.normalizer[1].kind, text::NormalizerStep::Kind::kReplaceSpaceRuns);
+  EXPECT_FALSE(hub.spec.pre_tokenizer.whitespace_split);
+  expect_same_ids(hub.spec, texts, ids["hub"], "the hub's XLM-R tokenizer.json");
+
+  expect_family_round_trips(st_folder, texts, dir.path(), "XLM-R", "xlm-roberta");
+  EXPECT_EQ(json::parse(read_file(dir / "again" / "tokenizer_config.json"))["tokenizer_class"], "XLMRobertaTokenizer");
 }
 
 }  // namespace

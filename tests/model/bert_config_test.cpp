@@ -99,7 +99,7 @@ TEST(BertConfig, ReadsADistilBertConfigAsBertAndRefusesOtherModelTypes) {
       << "DistilBERT's defaults where a key is absent";
   expect_error({{"model_type", "distilbert"}, {"dim", "768"}}, "dim");
   expect_error({{"model_type", "distilbert"}, {"dim", 100}, {"n_heads", 3}}, "hidden_size");
-  expect_error({{"model_type", "roberta"}}, "model_type");
+  expect_error({{"model_type", "deberta-v2"}}, "model_type");
   expect_error({{"model_type", 3}}, "model_type");
 }
 
@@ -132,6 +132,34 @@ TEST(BertConfig, ReadsAndWritesAnMPNetConfig) {
   EXPECT_EQ(bert.position_offset(), 0);
   EXPECT_EQ(bert.max_tokens(), 512);
   EXPECT_FALSE(to_json(bert).contains("relative_attention_num_buckets"));
+}
+
+TEST(BertConfig, ReadsAndWritesARobertaConfig) {
+  // sentence-transformers/all-distilroberta-v1's config.json.
+  const auto j = nlohmann::json::parse(R"({
+    "_name_or_path": "distilroberta-base", "architectures": ["RobertaModel"], "attention_probs_dropout_prob": 0.1,
+    "bos_token_id": 0, "eos_token_id": 2, "gradient_checkpointing": false, "hidden_act": "gelu",
+    "hidden_dropout_prob": 0.1, "hidden_size": 768, "initializer_range": 0.02, "intermediate_size": 3072,
+    "layer_norm_eps": 1e-05, "max_position_embeddings": 514, "model_type": "roberta", "num_attention_heads": 12,
+    "num_hidden_layers": 6, "pad_token_id": 1, "position_embedding_type": "absolute", "transformers_version": "4.8.2",
+    "type_vocab_size": 1, "use_cache": true, "vocab_size": 50265})");
+  const BertConfig c = bert_config_from_json(j, "all-distilroberta-v1");
+  EXPECT_TRUE(c.roberta());
+  EXPECT_EQ(c.num_hidden_layers, 6);
+  EXPECT_EQ(c.type_vocab_size, 1);
+  EXPECT_EQ(c.position_offset(), 2) << "pad_token_id + 1";
+  EXPECT_EQ(c.max_tokens(), 512);
+  const auto written = to_json(c);
+  EXPECT_EQ(written["model_type"], "roberta");
+  EXPECT_EQ(written["architectures"], nlohmann::json::array({"RobertaModel"}));
+  EXPECT_EQ(bert_config_from_json(written, "again"), c);
+  const BertConfig defaults = bert_config_from_json(nlohmann::json{{"model_type", "roberta"}}, "x");
+  EXPECT_EQ(defaults.vocab_size, 50265) << "RobertaConfig's defaults";
+  EXPECT_EQ(defaults.pad_token_id, 1);
+  BertConfig other_pad = c;
+  other_pad.pad_token_id = 0;
+  EXPECT_EQ(other_pad.position_offset(), 1);
+  expect_error({{"model_type", "roberta"}, {"max_position_embeddings", 2}}, "max_position_embeddings");
 }
 
 TEST(BertConfig, ErrorsNameSourceAndKey) {

@@ -279,7 +279,7 @@ TEST(LoraFolder, AnAdapterFolderLoadsAsItsBaseWithTheAdapterMerged) {
   DualEncoder base(es);
   std::vector<std::string> vocab = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
   for (int i = 5; i < 50; ++i) vocab.push_back("w" + std::to_string(i));
-  save_model_folder((dir / "base").string(), base, vocab);
+  save_model_folder((dir / "base").string(), base, text::word_piece_spec(vocab));
 
   const LoraSpec s = spec(4, {"query", "value"});
   DualAdapter adapter;
@@ -298,7 +298,7 @@ TEST(LoraFolder, AnAdapterFolderLoadsAsItsBaseWithTheAdapterMerged) {
   expected.model->eval();
   torch::NoGradGuard no_grad;
   EXPECT_LT((loaded.model->encode_queries(ids, mask) - expected.model->encode_queries(ids, mask)).abs().max().item<double>(), 1e-6);
-  EXPECT_EQ(loaded.vocab, vocab);
+  EXPECT_EQ(loaded.tokenizer.vocab, vocab);
 
   // Shared towers take no passage adapter.
   adapter.passage = adapter.query;
@@ -333,7 +333,7 @@ TEST(LoraFolder, AnAdapterHasItsBasesPromptsUnlessItRecordsItsOwn) {
   for (int i = 5; i < 50; ++i) vocab.push_back("w" + std::to_string(i));
   SaveOptions options;
   options.prompts = {"query: ", "passage: "};
-  save_model_folder((dir / "base").string(), base, vocab, options);
+  save_model_folder((dir / "base").string(), base, text::word_piece_spec(vocab), options);
 
   DualAdapter adapter;
   adapter.base = (dir / "base").string();
@@ -361,7 +361,7 @@ TEST(LoraFolder, SeparateTowersTrainAndSaveAnAdapterEach) {
   DualEncoder base(es);
   std::vector<std::string> vocab = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
   for (int i = 5; i < 50; ++i) vocab.push_back("w" + std::to_string(i));
-  save_model_folder((dir / "base").string(), base, vocab);
+  save_model_folder((dir / "base").string(), base, text::word_piece_spec(vocab));
 
   // What the trainer does: an adapter on each tower, trained apart (here: set apart).
   LoadedModel net = load_model_folder((dir / "base").string());

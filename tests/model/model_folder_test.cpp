@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,9 @@
 #include "core/error.h"
 #include "support/test_support.h"
 #include "support/tiny_bert.h"
+#include "text/byte_bpe.h"
+#include "text/unicode.h"
+#include "text/wordpiece.h"
 
 namespace ragmig::model {
 namespace {
@@ -82,7 +86,7 @@ TEST(ModelFolder, SharedTowersLayoutAndRoundTrip) {
   torch::manual_seed(1);
   DualEncoder model(tiny_spec(true));
   randomize(model);
-  save_model_folder(dir.string(), model, tiny_vocab());
+  save_model_folder(dir.string(), model, text::word_piece_spec(tiny_vocab()));
 
   for (const char* f : {"config.json", "vocab.txt", "model.safetensors", "ragmig.json", "modules.json",
                         "sentence_bert_config.json", "1_Pooling/config.json", "2_Normalize", "tokenizer_config.json",
@@ -121,7 +125,7 @@ TEST(ModelFolder, SharedTowersLayoutAndRoundTrip) {
                            model->named_parameters()["query.encoder.layer.1.output.dense.weight"]));
 
   auto loaded = load_model_folder(dir.string());
-  EXPECT_EQ(loaded.vocab, tiny_vocab());
+  EXPECT_EQ(loaded.tokenizer.vocab, tiny_vocab());
   EXPECT_EQ(loaded.model->spec().bert, model->spec().bert);
   EXPECT_TRUE(loaded.model->spec().shared_towers);
   EXPECT_EQ(loaded.model->spec().pooling, Pooling::Mean);
@@ -140,7 +144,7 @@ TEST(ModelFolder, SeparateTowersRoundTrip) {
   torch::manual_seed(2);
   DualEncoder model(spec);
   randomize(model);
-  save_model_folder(dir.string() + "/", model, tiny_vocab());  // a trailing slash names the same folder
+  save_model_folder(dir.string() + "/", model, text::word_piece_spec(tiny_vocab()));  // a trailing slash names the same folder
 
   for (const char* f : {"config.json", "vocab.txt", "model.safetensors", "ragmig.json", "passage/config.json",
                         "passage/vocab.txt", "passage/model.safetensors"})
@@ -168,13 +172,13 @@ TEST(ModelFolder, SavingReplacesAnOldFolder) {
   const auto dir = scratch / "model";
   torch::manual_seed(3);
   DualEncoder first(tiny_spec(false));
-  save_model_folder(dir.string(), first, tiny_vocab());
+  save_model_folder(dir.string(), first, text::word_piece_spec(tiny_vocab()));
   DualEncoder second(tiny_spec(true));
   randomize(second);
-  save_model_folder(dir.string(), second, tiny_vocab(40));
+  save_model_folder(dir.string(), second, text::word_piece_spec(tiny_vocab(40)));
   EXPECT_FALSE(fs::exists(dir / "passage"));  // nothing of the old folder survives
   auto loaded = load_model_folder(dir.string());
-  EXPECT_EQ(loaded.vocab.size(), 40u);
+  EXPECT_EQ(loaded.tokenizer.vocab.size(), 40u);
   expect_same_outputs(second, loaded.model);
   for (const auto& entry : fs::directory_iterator(scratch.path()))
     EXPECT_EQ(entry.path().filename(), "model") << "left behind: " << entry.path();
@@ -184,11 +188,11 @@ TEST(ModelFolder, VocabularyAndModelMismatch) {
   ScratchDir scratch;
   const auto dir = scratch / "model";
   DualEncoder model(tiny_spec(true));
-  EXPECT_THROW(save_model_folder(dir.string(), model, tiny_vocab(41)), DataError);
+  EXPECT_THROW(save_model_folder(dir.string(), model, text::word_piece_spec(tiny_vocab(41))), DataError);
   EXPECT_FALSE(fs::exists(dir));
-  EXPECT_THROW(save_model_folder(dir.string(), model, {"a", "b\nc"}), DataError);
+  EXPECT_THROW(save_model_folder(dir.string(), model, text::word_piece_spec({"a", "b\nc"})), DataError);
 
-  save_model_folder(dir.string(), model, tiny_vocab());
+  save_model_folder(dir.string(), model, text::word_piece_spec(tiny_vocab()));
   // More vocab.txt lines than vocab_size.
   std::string vocab = read_file(dir / "vocab.txt");
   write_file_atomic(dir / "vocab.txt", vocab + "x1\nx2\nx3\n");
@@ -205,7 +209,7 @@ TEST(ModelFolder, MissingExtraAndMisShapedTensorsAreNamed) {
   ScratchDir scratch;
   const auto dir = scratch / "model";
   DualEncoder model(tiny_spec(true));
-  save_model_folder(dir.string(), model, tiny_vocab());
+  save_model_folder(dir.string(), model, text::word_piece_spec(tiny_vocab()));
   const auto good = read_file(dir / "model.safetensors");
 
   edit_weights(dir, [](SafetensorsFile& f) { f.tensors.erase("encoder.layer.1.attention.self.key.bias"); });
@@ -243,7 +247,7 @@ TEST(ModelFolder, ReadsHuggingFaceCheckpoints) {
   torch::manual_seed(4);
   DualEncoder model(tiny_spec(true));
   randomize(model);
-  save_model_folder(dir.string(), model, tiny_vocab());
+  save_model_folder(dir.string(), model, text::word_piece_spec(tiny_vocab()));
   fs::remove(dir / "ragmig.json");
   edit_weights(dir, [](SafetensorsFile& f) {
     SafetensorsFile hf;
@@ -280,7 +284,7 @@ TEST(ModelFolder, BadRagmigJsonAndConfig) {
   ScratchDir scratch;
   const auto dir = scratch / "model";
   DualEncoder model(tiny_spec(true));
-  save_model_folder(dir.string(), model, tiny_vocab());
+  save_model_folder(dir.string(), model, text::word_piece_spec(tiny_vocab()));
   write_file_atomic(dir / "ragmig.json", R"({"pooling": "weightedmean"})");
   expect_data_error(dir.string(), "\"pooling\"");
   write_file_atomic(dir / "ragmig.json", R"({"normalize": "yes"})");
@@ -300,11 +304,11 @@ TEST(ModelFolder, TrainingQueriesRoundTripAndBadOnesAreNamed) {
   ScratchDir scratch;
   const auto dir = scratch / "model";
   DualEncoder model(tiny_spec(false));
-  save_model_folder(dir.string(), model, tiny_vocab());
+  save_model_folder(dir.string(), model, text::word_piece_spec(tiny_vocab()));
   EXPECT_FALSE(read_training_queries(dir.string())) << "no training recorded, none read";
   SaveOptions options;
   options.training = TrainingQueries{"train", {"q1", "q7"}};
-  save_model_folder(dir.string(), model, tiny_vocab(), options);
+  save_model_folder(dir.string(), model, text::word_piece_spec(tiny_vocab()), options);
   const auto back = read_training_queries(dir.string());
   ASSERT_TRUE(back);
   EXPECT_EQ(back->split, "train");
@@ -366,7 +370,7 @@ TEST(ModelFolder, NanOrInfiniteWeightsAreNamed) {
       torch::NoGradGuard no_grad;
       model->named_parameters()["query.encoder.layer.1.intermediate.dense.weight"][3][5] = bad;
     }
-    save_model_folder(dir.string(), model, tiny_vocab());
+    save_model_folder(dir.string(), model, text::word_piece_spec(tiny_vocab()));
     try {
       load_model_folder(dir.string());
       ADD_FAILURE() << "loaded a model with " << bad;
@@ -382,7 +386,7 @@ TEST(ModelFolder, NanOrInfiniteWeightsAreNamed) {
 fs::path sentence_transformers_folder(const ScratchDir& scratch) {
   const auto dir = scratch / "model";
   DualEncoder model(tiny_spec(true));
-  save_model_folder(dir.string(), model, tiny_vocab());
+  save_model_folder(dir.string(), model, text::word_piece_spec(tiny_vocab()));
   fs::remove(dir / "ragmig.json");
   return dir;
 }
@@ -430,18 +434,18 @@ TEST(SentenceTransformerFolder, WhatRagmigCannotRunIsNamed) {
   write_file_atomic(dir / "tokenizer_config.json", R"({"do_lower_case": "yes"})");
   EXPECT_THAT(message_of(), ::testing::HasSubstr("tokenizer_config.json: key \"do_lower_case\": expected true, false or null"));
   write_file_atomic(dir / "tokenizer_config.json", R"({"do_lower_case": false})");
-  EXPECT_FALSE(load_model_folder(dir.string()).normalization.lower_case);
+  EXPECT_FALSE(load_model_folder(dir.string()).tokenizer.normalization.lower_case);
 }
 
 TEST(SentenceTransformerFolder, PromptsRoundTripAndFollowSentenceTransformersNames) {
   ScratchDir scratch;
   const auto dir = scratch / "model";
   DualEncoder model(tiny_spec(false));
-  save_model_folder(dir.string(), model, tiny_vocab());
+  save_model_folder(dir.string(), model, text::word_piece_spec(tiny_vocab()));
   EXPECT_EQ(load_model_folder(dir.string()).prompts, text::Prompts{}) << "none unless given";
   SaveOptions options;
   options.prompts = {"query: ", "passage: "};
-  save_model_folder(dir.string(), model, tiny_vocab(), options);
+  save_model_folder(dir.string(), model, text::word_piece_spec(tiny_vocab()), options);
   EXPECT_EQ(load_model_folder(dir.string()).prompts, (text::Prompts{"query: ", "passage: "}));
   // Under the names sentence-transformers' encode_query and encode_document look up, in both towers' folders.
   for (const auto& folder : {dir, dir / "passage"}) {
@@ -500,7 +504,7 @@ TEST(SentenceTransformerFolder, VocabularyFromTokenizerJson) {
   ScratchDir scratch;
   const auto dir = scratch / "model";
   DualEncoder model(tiny_spec(true));
-  save_model_folder(dir.string(), model, tiny_vocab());
+  save_model_folder(dir.string(), model, text::word_piece_spec(tiny_vocab()));
   fs::remove(dir / "vocab.txt");  // as transformers 5 saves a tokenizer
   nlohmann::json vocab = nlohmann::json::object();
   for (size_t i = 0; i < tiny_vocab().size(); ++i) vocab[tiny_vocab()[i]] = i;
@@ -509,8 +513,8 @@ TEST(SentenceTransformerFolder, VocabularyFromTokenizerJson) {
                        {"model", {{"type", "WordPiece"}, {"vocab", vocab}}}};
   write_file_atomic(dir / "tokenizer.json", tj.dump());
   auto loaded = load_model_folder(dir.string());
-  EXPECT_EQ(loaded.vocab, tiny_vocab());
-  EXPECT_EQ(loaded.normalization, (text::TextNormalization{false, false, false})) << "tokenizer.json wins";
+  EXPECT_EQ(loaded.tokenizer.vocab, tiny_vocab());
+  EXPECT_EQ(loaded.tokenizer.normalization, (text::TextNormalization{false, false, false})) << "tokenizer.json wins";
 
   tj["model"]["vocab"]["[PAD]"] = 1;  // two tokens with id 1, none with 0
   write_file_atomic(dir / "tokenizer.json", tj.dump());
@@ -524,11 +528,154 @@ TEST(SentenceTransformerFolder, VocabularyFromTokenizerJson) {
         }
       },
       DataError);
-  tj["model"]["type"] = "BPE";
+  tj["model"]["type"] = "WordLevel";
   write_file_atomic(dir / "tokenizer.json", tj.dump());
-  EXPECT_THROW(load_model_folder(dir.string()), DataError);
+  expect_data_error(dir.string(), "expected a WordPiece (BERT), BPE (RoBERTa) or Unigram (XLM-R) tokenizer, got WordLevel");
   fs::remove(dir / "tokenizer.json");
   EXPECT_THROW(load_model_folder(dir.string()), IoError);
+}
+
+// RoBERTa's special tokens, the 256 byte characters, and "ab" from the one merge.
+text::TokenizerSpec byte_level_spec() {
+  text::TokenizerSpec spec;
+  spec.kind = text::TokenizerKind::kByteBpe;
+  spec.special = text::roberta_special_tokens();
+  spec.vocab = {"<s>", "<pad>", "</s>", "<unk>", "<mask>"};
+  for (int b = 0; b < 256; ++b) {
+    spec.vocab.emplace_back();
+    text::append_utf8(spec.vocab.back(), text::ByteBpeTokenizer::byte_char(static_cast<uint8_t>(b)));
+  }
+  spec.vocab.push_back("ab");
+  spec.merges = {{"a", "b"}};
+  return spec;
+}
+
+// A RoBERTa folder: vocab.json + merges.txt (what transformers' RobertaTokenizer reads), model_type "roberta",
+// positions from pad + 1; read back as written, also from a tokenizer.json (transformers 5's only tokenizer file),
+// whose BPE pipelines ragmig does not run are refused by key.
+TEST(ModelFolder, RobertaFoldersKeepTheirByteLevelTokenizer) {
+  ScratchDir scratch;
+  const auto dir = scratch / "model";
+  EncoderSpec spec = tiny_spec(false);
+  spec.bert.model_type = "roberta";
+  spec.bert.vocab_size = 262;
+  spec.bert.pad_token_id = 1;
+  DualEncoder model(spec);
+  randomize(model);
+  text::TokenizerSpec tokenizer = byte_level_spec();
+  tokenizer.add_prefix_space = true;
+  save_model_folder(dir.string(), model, tokenizer);
+  for (const fs::path folder : {dir, dir / "passage"}) {
+    EXPECT_TRUE(fs::exists(folder / "vocab.json"));
+    EXPECT_EQ(read_file(folder / "merges.txt"), "#version: 0.2\na b\n");
+    EXPECT_FALSE(fs::exists(folder / "vocab.txt"));
+    const auto tc = nlohmann::json::parse(read_file(folder / "tokenizer_config.json"));
+    EXPECT_EQ(tc["tokenizer_class"], "RobertaTokenizer");
+    EXPECT_EQ(tc["add_prefix_space"], true);
+    EXPECT_EQ(tc["bos_token"], "<s>");
+    EXPECT_FALSE(tc.contains("do_lower_case"));
+  }
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir / "config.json"))["model_type"], "roberta");
+  auto loaded = load_model_folder(dir.string());
+  EXPECT_EQ(loaded.tokenizer, tokenizer);
+  EXPECT_TRUE(loaded.model->spec().bert.roberta());
+  expect_same_outputs(model, loaded.model);
+  EXPECT_EQ(text::make_tokenizer(loaded.tokenizer)->encode("ab", 8), (std::vector<int32_t>{0, 37, 261, 2}))
+      << "<s> Ġ ab </s>: the prefix space";
+
+  // merges.txt's lines are checked; the passage tower's vocabulary must be the query tower's.
+  write_file_atomic(dir / "merges.txt", "#version: 0.2\na b\nab\n");
+  expect_data_error(dir.string(), "merges.txt:3: expected a merge \"left right\", got \"ab\"");
+  write_file_atomic(dir / "merges.txt", "a b\n");
+  auto vocab = nlohmann::json::parse(read_file(dir / "passage" / "vocab.json"));
+  vocab.erase("ab");
+  vocab["ba"] = 261;
+  write_file_atomic(dir / "passage" / "vocab.json", vocab.dump());
+  expect_data_error(dir.string(), "passage/vocab.json differs from");
+  fs::remove(dir / "passage" / "vocab.json");
+
+  // transformers 5 writes tokenizer.json alone; it wins over vocab.json + merges.txt.
+  nlohmann::json ids = nlohmann::json::object();
+  for (size_t i = 0; i < tokenizer.vocab.size(); ++i) ids[tokenizer.vocab[i]] = i;
+  nlohmann::json tj = {{"normalizer", nullptr},
+                       {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}},
+                       {"model", {{"type", "BPE"}, {"vocab", ids}, {"merges", nlohmann::json::array({nlohmann::json::array({"a", "b"})})}, {"dropout", nullptr},
+                                  {"continuing_subword_prefix", ""}, {"end_of_word_suffix", ""}}}};
+  write_file_atomic(dir / "tokenizer.json", tj.dump());
+  fs::remove(dir / "tokenizer_config.json");
+  auto from_json = read_folder_tokenizer(dir.string());
+  EXPECT_EQ(from_json.vocab_file, (dir / "tokenizer.json").string());
+  EXPECT_FALSE(from_json.spec.add_prefix_space) << "the pre-tokenizer's, with no tokenizer_config.json";
+  from_json.spec.add_prefix_space = true;
+  EXPECT_EQ(from_json.spec, tokenizer);
+  tj["model"]["merges"] = nlohmann::json::array({"a b"});  // the older form of a merge
+  write_file_atomic(dir / "tokenizer.json", tj.dump());
+  EXPECT_EQ(read_folder_tokenizer(dir.string()).spec.merges, tokenizer.merges);
+  const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> refused = {
+      {[](nlohmann::json& j) { j["model"]["merges"] = nlohmann::json::array({"ab"}); }, "key \"model.merges[0]\""},
+      {[](nlohmann::json& j) { j["normalizer"] = {{"type", "NFC"}}; }, "key \"normalizer\": a NFC normalizer"},
+      {[](nlohmann::json& j) { j["pre_tokenizer"] = {{"type", "Metaspace"}}; }, "key \"pre_tokenizer\""},
+      {[](nlohmann::json& j) { j["model"]["continuing_subword_prefix"] = "##"; }, "model.continuing_subword_prefix"},
+      {[](nlohmann::json& j) { j["model"]["dropout"] = 0.1; }, "model.dropout"},
+      {[](nlohmann::json& j) { j["model"]["byte_fallback"] = true; }, "model.byte_fallback"},
+      {[](nlohmann::json& j) { j["model"]["vocab"]["<s>"] = 1; }, "key \"model.vocab\": token"},
+  };
+  for (const auto& [edit, message] : refused) {
+    nlohmann::json bad = tj;
+    edit(bad);
+    write_file_atomic(dir / "tokenizer.json", bad.dump());
+    expect_data_error(dir.string(), message);
+  }
+}
+
+// An XLM-R folder: the Unigram tokenizer (scores, normaliser steps, Metaspace) written as tokenizer.json, which is
+// also where transformers 5 keeps it, and read back as written; pipelines ragmig does not run are refused by key.
+TEST(ModelFolder, XlmRobertaFoldersKeepTheirUnigramTokenizer) {
+  ScratchDir scratch;
+  const auto dir = scratch / "model";
+  EncoderSpec spec = tiny_spec(true);
+  spec.bert.model_type = "xlm-roberta";
+  spec.bert.pad_token_id = 1;
+  DualEncoder model(spec);
+  text::TokenizerSpec tokenizer;
+  tokenizer.kind = text::TokenizerKind::kUnigram;
+  tokenizer.special = text::roberta_special_tokens();
+  tokenizer.vocab = {"<s>", "<pad>", "</s>", "<unk>", "\u2581a", "b", "<mask>"};
+  tokenizer.scores = {0, 0, 0, 0, -1.5, -2.25, 0};
+  tokenizer.normalizer = {{text::NormalizerStep::Kind::kPrecompiled, std::string(4, '\0'), "", false, false},
+                          {text::NormalizerStep::Kind::kReplaceSpaceRuns, "", " ", false, false},
+                          {text::NormalizerStep::Kind::kStrip, "", "", false, true}};
+  tokenizer.pre_tokenizer.whitespace_split = true;
+  tokenizer.pre_tokenizer.prepend = text::MetaspaceSplit::Prepend::kFirst;
+  save_model_folder(dir.string(), model, tokenizer);
+  EXPECT_FALSE(fs::exists(dir / "vocab.txt"));
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir / "tokenizer_config.json"))["tokenizer_class"], "XLMRobertaTokenizer");
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir / "config.json"))["architectures"][0], "XLMRobertaModel");
+  auto loaded = load_model_folder(dir.string());
+  EXPECT_EQ(loaded.tokenizer, tokenizer);
+  EXPECT_EQ(loaded.model->spec().bert.position_offset(), 2);
+  EXPECT_EQ(text::make_tokenizer(loaded.tokenizer)->encode("a b", 8), (std::vector<int32_t>{0, 4, 5, 2}));
+
+  const auto tj = nlohmann::json::parse(read_file(dir / "tokenizer.json"));
+  const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> refused = {
+      {[](nlohmann::json& j) { j["normalizer"] = {{"type", "NFKC"}}; }, "key \"normalizer\": normalizer NFKC"},
+      {[](nlohmann::json& j) { j["normalizer"]["normalizers"][1]["pattern"] = {{"Regex", "\\s+"}}; },
+       "key \"normalizer.normalizers[1].pattern\""},
+      {[](nlohmann::json& j) { j["normalizer"]["normalizers"][0]["precompiled_charsmap"] = "!!"; }, "not base64"},
+      {[](nlohmann::json& j) { j["pre_tokenizer"] = {{"type", "Whitespace"}}; }, "key \"pre_tokenizer\""},
+      {[](nlohmann::json& j) { j["pre_tokenizer"]["pretokenizers"][1]["prepend_scheme"] = "sometimes"; },
+       "pre_tokenizer.prepend_scheme"},
+      {[](nlohmann::json& j) { j["model"]["vocab"][4] = {"\u2581a"}; }, "key \"model.vocab[4]\": expected [piece, score]"},
+      {[](nlohmann::json& j) { j["model"]["byte_fallback"] = true; }, "model.byte_fallback"},
+      {[](nlohmann::json& j) { j["added_tokens"].push_back({{"id", 9}, {"content", "<extra>"}}); },
+       "token \"<extra>\" has id 9, expected 7"},
+  };
+  for (const auto& [edit, message] : refused) {
+    nlohmann::json bad = tj;
+    edit(bad);
+    write_file_atomic(dir / "tokenizer.json", bad.dump());
+    expect_data_error(dir.string(), message);
+  }
 }
 
 // MPNet's tokenizer names its special tokens (<s>, </s>, <pad>) in tokenizer_config.json, as a string or as
@@ -543,17 +690,16 @@ TEST(SentenceTransformerFolder, SpecialTokensAreTheFoldersOwn) {
   for (int i = 5; i < 39; ++i) vocab.push_back("tok" + std::to_string(i));
   vocab.push_back("<mask>");
   const text::SpecialTokens mpnet{"<s>", "</s>", "<pad>", "[UNK]", "<mask>"};
-  SaveOptions options;
-  options.special_tokens = mpnet;
-  save_model_folder(dir.string(), model, vocab, options);
-  EXPECT_EQ(read_folder_tokenizer(dir.string()).special, mpnet);
+  save_model_folder(dir.string(), model, text::word_piece_spec(vocab, {}, mpnet));
+  EXPECT_EQ(read_folder_tokenizer(dir.string()).spec.special, mpnet);
   const auto tc = nlohmann::json::parse(read_file(dir / "tokenizer_config.json"));
   EXPECT_EQ(tc["tokenizer_class"], "MPNetTokenizer");
   EXPECT_EQ(tc["pad_token"], "<pad>");
   EXPECT_EQ(nlohmann::json::parse(read_file(dir / "special_tokens_map.json"))["mask_token"], "<mask>");
   auto loaded = load_model_folder(dir.string());
-  EXPECT_EQ(loaded.special_tokens, mpnet);
-  const text::WordPieceTokenizer tok(loaded.vocab, loaded.normalization, loaded.special_tokens);
+  EXPECT_EQ(loaded.tokenizer.special, mpnet);
+  const auto tok_ptr = text::make_tokenizer(loaded.tokenizer);
+  const text::Tokenizer& tok = *tok_ptr;
   EXPECT_EQ(tok.encode("tok7", 8), (std::vector<int32_t>{0, 7, 2}));
   EXPECT_EQ(tok.pad_id(), 1);
   EXPECT_EQ(tok.mask_id(), 39);
@@ -562,14 +708,14 @@ TEST(SentenceTransformerFolder, SpecialTokensAreTheFoldersOwn) {
   nlohmann::json objects = tc;
   objects["cls_token"] = {{"__type", "AddedToken"}, {"content", "<s>"}, {"lstrip", false}};
   write_file_atomic(dir / "tokenizer_config.json", objects.dump());
-  EXPECT_EQ(read_folder_tokenizer(dir.string()).special, mpnet);
+  EXPECT_EQ(read_folder_tokenizer(dir.string()).spec.special, mpnet);
   nlohmann::json bare = {{"do_lower_case", true}};
   write_file_atomic(dir / "tokenizer_config.json", bare.dump());
-  EXPECT_EQ(read_folder_tokenizer(dir.string()).special, mpnet);
+  EXPECT_EQ(read_folder_tokenizer(dir.string()).spec.special, mpnet);
   fs::remove(dir / "special_tokens_map.json");
-  EXPECT_EQ(read_folder_tokenizer(dir.string()).special, text::SpecialTokens{}) << "BERT's by default";
+  EXPECT_EQ(read_folder_tokenizer(dir.string()).spec.special, text::SpecialTokens{}) << "BERT's by default";
   try {
-    const text::WordPieceTokenizer bert_tokens(vocab, {}, read_folder_tokenizer(dir.string()).special);
+    const text::WordPieceTokenizer bert_tokens(vocab, {}, read_folder_tokenizer(dir.string()).spec.special);
     ADD_FAILURE() << "no DataError";
   } catch (const DataError& e) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("no [CLS] token (the cls token)"));
@@ -596,7 +742,7 @@ TEST(ModelFolder, MPNetTensorsHaveMPNetsNames) {
   torch::manual_seed(12);
   DualEncoder model(spec);
   randomize(model);
-  save_model_folder(dir.string(), model, tiny_vocab());
+  save_model_folder(dir.string(), model, text::word_piece_spec(tiny_vocab()));
   const auto file = read_safetensors((dir / "model.safetensors").string());
   for (const char* name : {"encoder.layer.1.attention.attn.q.weight", "encoder.layer.1.attention.attn.o.bias",
                            "encoder.layer.0.attention.LayerNorm.weight", "encoder.layer.0.intermediate.dense.weight",

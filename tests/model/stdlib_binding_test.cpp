@@ -79,7 +79,7 @@ TEST(StdlibBinding, ModelFolderReplacementRemovesTheOldFolder) {
   const std::string dir = (scratch / "model").string();
   for (int i = 0; i < 3; ++i) {
     DualEncoder model(spec);
-    save_model_folder(dir, model, vocab);
+    save_model_folder(dir, model, text::word_piece_spec(vocab));
   }
   int entries = 0;
   for (const auto& e : fs::directory_iterator(scratch.path())) entries += e.exists() ? 1 : 0;

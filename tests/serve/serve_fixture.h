@@ -35,7 +35,7 @@ inline void write_tiny_model(const std::filesystem::path& dir) {
   model::DualEncoder net(spec);
   model::SaveOptions options;
   options.max_length = 32;
-  model::save_model_folder(dir.string(), net, vocab, options);
+  model::save_model_folder(dir.string(), net, ragmig::text::word_piece_spec(vocab), options);
 }
 
 /// A random adapter (B not zero) for the tiny model, saved under adapters/<name>.

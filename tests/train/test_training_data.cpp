@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 
+#include "text/wordpiece.h"
 #include "train/step_losses.h"
 #include "train/training_data.h"
 

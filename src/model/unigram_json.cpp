@@ -1,0 +1,205 @@
+#include "model/unigram_json.h"
+
+#include "core/base64.h"
+#include "core/error.h"
+
+using nlohmann::json;
+
+namespace ragmig::model {
+namespace {
+
+using text::MetaspaceSplit;
+using text::NormalizerStep;
+
+[[noreturn]] void refuse(const std::string& file, const std::string& key, const std::string& what) {
+  throw DataError(file + ": key \"" + key + "\": " + what);
+}
+
+std::string string_key(const json& j, const char* key, const std::string& file, const std::string& where) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) refuse(file, where + "." + key, "expected a string");
+  return it->get<std::string>();
+}
+
+bool bool_key(const json& j, const char* key, bool fallback, const std::string& file, const std::string& where) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  if (!it->is_boolean()) refuse(file, where + "." + key, "expected true or false");
+  return it->get<bool>();
+}
+
+NormalizerStep normalizer_step(const json& n, const std::string& file, const std::string& where) {
+  const std::string type = n.is_object() ? n.value("type", "") : "";
+  NormalizerStep step;
+  if (type == "Precompiled") {
+    step.kind = NormalizerStep::Kind::kPrecompiled;
+    const auto decoded = base64_decode(string_key(n, "precompiled_charsmap", file, where));
+    if (!decoded) refuse(file, where + ".precompiled_charsmap", "not base64");
+    step.text = *decoded;
+  } else if (type == "Replace") {
+    const auto pattern = n.find("pattern");
+    step.content = string_key(n, "content", file, where);
+    if (pattern != n.end() && pattern->is_object() && pattern->contains("String")) {
+      step.kind = NormalizerStep::Kind::kReplace;
+      step.text = string_key(*pattern, "String", file, where + ".pattern");
+    } else if (pattern != n.end() && pattern->is_object() && pattern->value("Regex", "") == " {2,}") {
+      step.kind = NormalizerStep::Kind::kReplaceSpaceRuns;
+    } else {
+      refuse(file, where + ".pattern", "expected {\"String\": ...} or {\"Regex\": \" {2,}\"} (the only regex ragmig runs)");
+    }
+  } else if (type == "Strip") {
+    step.kind = NormalizerStep::Kind::kStrip;
+    step.left = bool_key(n, "strip_left", false, file, where);
+    step.right = bool_key(n, "strip_right", false, file, where);
+  } else {
+    refuse(file, where, "normalizer " + (type.empty() ? n.dump() : type) +
+                          " is not supported (ragmig runs Precompiled, Replace and Strip, alone or in a Sequence)");
+  }
+  return step;
+}
+
+MetaspaceSplit pre_tokenizer(const json& tj, const std::string& file) {
+  const auto pre = tj.find("pre_tokenizer");
+  const json* metaspace = pre != tj.end() ? &*pre : nullptr;
+  MetaspaceSplit m;
+  if (metaspace && metaspace->is_object() && metaspace->value("type", "") == "Sequence") {
+    const auto list = metaspace->find("pretokenizers");
+    if (!(list != metaspace->end() && list->is_array() && list->size() == 2 && (*list)[0].is_object() &&
+          (*list)[0].value("type", "") == "WhitespaceSplit"))
+      refuse(file, "pre_tokenizer", "expected Metaspace, or a Sequence of WhitespaceSplit and Metaspace");
+    m.whitespace_split = true;
+    metaspace = &(*list)[1];
+  }
+  if (!metaspace || !metaspace->is_object() || metaspace->value("type", "") != "Metaspace")
+    refuse(file, "pre_tokenizer", "expected Metaspace, or a Sequence of WhitespaceSplit and Metaspace");
+  m.replacement = string_key(*metaspace, "replacement", file, "pre_tokenizer");
+  m.split = bool_key(*metaspace, "split", true, file, "pre_tokenizer");
+  if (const auto scheme = metaspace->find("prepend_scheme"); scheme != metaspace->end() && !scheme->is_null()) {
+    const std::string s = scheme->is_string() ? scheme->get<std::string>() : "";
+    if (s == "always") m.prepend = MetaspaceSplit::Prepend::kAlways;
+    else if (s == "first") m.prepend = MetaspaceSplit::Prepend::kFirst;
+    else if (s == "never") m.prepend = MetaspaceSplit::Prepend::kNever;
+    else refuse(file, "pre_tokenizer.prepend_scheme", "expected \"always\", \"first\" or \"never\", got " + scheme->dump());
+  } else {  // tokenizers before 0.15: add_prefix_space
+    m.prepend = bool_key(*metaspace, "add_prefix_space", true, file, "pre_tokenizer") ? MetaspaceSplit::Prepend::kAlways
+                                                                                    : MetaspaceSplit::Prepend::kNever;
+  }
+  return m;
+}
+
+const char* prepend_name(MetaspaceSplit::Prepend p) {
+  switch (p) {
+    case MetaspaceSplit::Prepend::kAlways: return "always";
+    case MetaspaceSplit::Prepend::kFirst: return "first";
+    case MetaspaceSplit::Prepend::kNever: return "never";
+  }
+  return "always";
+}
+
+json step_json(const NormalizerStep& step) {
+  switch (step.kind) {
+    case NormalizerStep::Kind::kPrecompiled:
+      return {{"type", "Precompiled"}, {"precompiled_charsmap", base64_encode(step.text.data(), step.text.size())}};
+    case NormalizerStep::Kind::kReplace:
+      return {{"type", "Replace"}, {"pattern", {{"String", step.text}}}, {"content", step.content}};
+    case NormalizerStep::Kind::kReplaceSpaceRuns:
+      return {{"type", "Replace"}, {"pattern", {{"Regex", " {2,}"}}}, {"content", step.content}};
+    case NormalizerStep::Kind::kStrip:
+      return {{"type", "Strip"}, {"strip_left", step.left}, {"strip_right", step.right}};
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+text::TokenizerSpec unigram_from_tokenizer_json(const json& tj, const std::string& file) {
+  text::TokenizerSpec spec;
+  spec.kind = text::TokenizerKind::kUnigram;
+  spec.special = text::roberta_special_tokens();
+  const json& model = tj.at("model");
+  if (bool_key(model, "byte_fallback", false, file, "model")) refuse(file, "model.byte_fallback", "true is not supported");
+  const auto vocab = model.find("vocab");
+  if (vocab == model.end() || !vocab->is_array()) refuse(file, "model.vocab", "expected an array of [piece, score]");
+  for (size_t i = 0; i < vocab->size(); ++i) {
+    const json& entry = (*vocab)[i];
+    if (!entry.is_array() || entry.size() != 2 || !entry[0].is_string() || !entry[1].is_number())
+      refuse(file, "model.vocab[" + std::to_string(i) + "]", "expected [piece, score], got " + entry.dump());
+    spec.vocab.push_back(entry[0].get<std::string>());
+    spec.scores.push_back(entry[1].get<double>());
+  }
+  // Added tokens past the model's vocabulary (XLM-R's <mask>) take the ids that follow it.
+  if (const auto added = tj.find("added_tokens"); added != tj.end() && added->is_array()) {
+    std::map<int64_t, std::string> extra;
+    for (const json& t : *added)
+      if (t.is_object() && t.contains("id") && t["id"].is_number_integer() && t.contains("content") &&
+          t["content"].is_string() && t["id"].get<int64_t>() >= static_cast<int64_t>(spec.vocab.size()))
+        extra.emplace(t["id"].get<int64_t>(), t["content"].get<std::string>());
+    for (const auto& [id, content] : extra) {
+      if (id != static_cast<int64_t>(spec.vocab.size()))
+        refuse(file, "added_tokens", "token \"" + content + "\" has id " + std::to_string(id) + ", expected " +
+                                       std::to_string(spec.vocab.size()) + " (ids must follow the vocabulary's)");
+      spec.vocab.push_back(content);
+      spec.scores.push_back(0.0);
+    }
+  }
+  if (const auto n = tj.find("normalizer"); n != tj.end() && !n->is_null()) {
+    if (n->is_object() && n->value("type", "") == "Sequence") {
+      const auto list = n->find("normalizers");
+      if (list == n->end() || !list->is_array()) refuse(file, "normalizer.normalizers", "expected an array");
+      for (size_t i = 0; i < list->size(); ++i)
+        spec.normalizer.push_back(normalizer_step((*list)[i], file, "normalizer.normalizers[" + std::to_string(i) + "]"));
+    } else {
+      spec.normalizer.push_back(normalizer_step(*n, file, "normalizer"));
+    }
+  }
+  spec.pre_tokenizer = pre_tokenizer(tj, file);
+  return spec;
+}
+
+json unigram_tokenizer_json(const text::TokenizerSpec& spec) {
+  json vocab = json::array();
+  for (size_t i = 0; i < spec.vocab.size(); ++i) vocab.push_back({spec.vocab[i], spec.scores[i]});
+  const auto id_of = [&](const std::string& token) -> int64_t {
+    for (size_t i = 0; i < spec.vocab.size(); ++i)
+      if (spec.vocab[i] == token) return static_cast<int64_t>(i);
+    return -1;
+  };
+  json added = json::array();
+  for (const std::string* token : {&spec.special.cls, &spec.special.pad, &spec.special.sep, &spec.special.unk,
+                                   &spec.special.mask})
+    if (const int64_t id = id_of(*token); id >= 0)
+      added.push_back({{"id", id}, {"content", *token}, {"single_word", false}, {"lstrip", false},
+                       {"rstrip", false}, {"normalized", false}, {"special", true}});
+  json normalizer = nullptr;
+  if (!spec.normalizer.empty()) {
+    normalizer = {{"type", "Sequence"}, {"normalizers", json::array()}};
+    for (const NormalizerStep& step : spec.normalizer) normalizer["normalizers"].push_back(step_json(step));
+  }
+  const MetaspaceSplit& m = spec.pre_tokenizer;
+  const json metaspace = {{"type", "Metaspace"}, {"replacement", m.replacement},
+                          {"prepend_scheme", prepend_name(m.prepend)}, {"split", m.split}};
+  const json pre = m.whitespace_split ? json{{"type", "Sequence"},
+                                             {"pretokenizers", json::array({{{"type", "WhitespaceSplit"}}, metaspace})}}
+                                      : metaspace;
+  const auto special = [](const std::string& token) { return json{{"SpecialToken", {{"id", token}, {"type_id", 0}}}}; };
+  const auto sequence = [](const char* id) { return json{{"Sequence", {{"id", id}, {"type_id", 0}}}}; };
+  const std::string& cls = spec.special.cls;
+  const std::string& sep = spec.special.sep;
+  const json post = {
+      {"type", "TemplateProcessing"},
+      {"single", json::array({special(cls), sequence("A"), special(sep)})},
+      {"pair", json::array({special(cls), sequence("A"), special(sep), special(sep), sequence("B"), special(sep)})},
+      {"special_tokens", {{cls, {{"id", cls}, {"ids", {id_of(cls)}}, {"tokens", {cls}}}},
+                          {sep, {{"id", sep}, {"ids", {id_of(sep)}}, {"tokens", {sep}}}}}}};
+  return {{"version", "1.0"},
+          {"truncation", nullptr},
+          {"padding", nullptr},
+          {"added_tokens", added},
+          {"normalizer", normalizer},
+          {"pre_tokenizer", pre},
+          {"post_processor", post},
+          {"decoder", metaspace},
+          {"model", {{"type", "Unigram"}, {"unk_id", id_of(spec.special.unk)}, {"vocab", vocab}, {"byte_fallback", false}}}};
+}
+
+}  // namespace ragmig::model

@@ -1,0 +1,171 @@
+// ByteBpeTokenizer: GPT-2's split pattern by hand (no regex engine), then BPE merges with a heap, so that a
+// piece of n bytes costs O(n log n) however long it is.
+#include "text/byte_bpe.h"
+
+#include <queue>
+
+#include "core/error.h"
+#include "text/unicode.h"
+
+namespace ragmig::text {
+namespace {
+
+bool printable(uint8_t b) { return (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174; }
+
+uint64_t pair_key(int32_t left, int32_t right) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
+}
+
+// The code points of `text` and their byte offsets, with the text's size after the last.
+void decode(std::string_view text, std::vector<char32_t>& cps, std::vector<size_t>& at) {
+  cps.reserve(text.size());
+  at.reserve(text.size() + 1);
+  for (size_t pos = 0; pos < text.size();) {
+    at.push_back(pos);
+    cps.push_back(decode_utf8(text, pos));
+  }
+  at.push_back(text.size());
+}
+
+bool is_contraction_letter(char32_t c) { return c == 's' || c == 't' || c == 'm' || c == 'd'; }
+
+// Calls piece(first, last) with the byte range of each match of GPT-2's pattern, in order, until it returns
+// false. `cps` are the text's code points and `at` their byte offsets (at.back() = the text's size).
+template <typename Piece>
+void split_gpt2(const std::vector<char32_t>& cps, const std::vector<size_t>& at, Piece&& piece) {
+  const size_t n = cps.size();
+  const auto cls = [&](size_t k) { return split_class(cps[k]); };
+  size_t i = 0;
+  while (i < n) {
+    size_t j = i;
+    if (cps[i] == '\'' && i + 1 < n) {  // 's 't 're 've 'm 'll 'd
+      const char32_t a = cps[i + 1], b = i + 2 < n ? cps[i + 2] : 0;
+      if (is_contraction_letter(a)) j = i + 2;
+      else if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) j = i + 3;
+    }
+    if (j == i) {
+      const size_t k = cps[i] == ' ' && i + 1 < n && cls(i + 1) != SplitClass::kSpace ? i + 1 : i;
+      const SplitClass c = cls(k);
+      if (c != SplitClass::kSpace) {  // ' ?\p{L}+', ' ?\p{N}+' or ' ?[^\s\p{L}\p{N}]+'
+        j = k;
+        while (j < n && cls(j) == c) ++j;
+      } else {  // '\s+(?!\S)': a run of spaces less its last before a non-space; else '\s+'
+        while (j < n && cls(j) == SplitClass::kSpace) ++j;
+        if (j < n && j - i > 1) --j;
+      }
+    }
+    if (!piece(at[i], at[j])) return;
+    i = j;
+  }
+}
+
+}  // namespace
+
+char32_t ByteBpeTokenizer::byte_char(uint8_t byte) {
+  static const std::array<char32_t, 256> table = [] {
+    std::array<char32_t, 256> t{};
+    char32_t next = 256;
+    for (int b = 0; b < 256; ++b) t[b] = printable(static_cast<uint8_t>(b)) ? static_cast<char32_t>(b) : next++;
+    return t;
+  }();
+  return table[byte];
+}
+
+ByteBpeTokenizer::ByteBpeTokenizer(const TokenizerSpec& spec, const std::string& source) : Tokenizer(spec, source) {
+  std::string ch;
+  for (int b = 0; b < 256; ++b) {
+    ch.clear();
+    append_utf8(ch, byte_char(static_cast<uint8_t>(b)));
+    const int32_t id = find(ch);
+    byte_ids_[b] = id < 0 ? unk_id() : id;
+  }
+  merges_.reserve(spec.merges.size());
+  for (size_t r = 0; r < spec.merges.size(); ++r) {
+    const auto& [left, right] = spec.merges[r];
+    const int32_t l = find(left), rt = find(right), result = find(left + right);
+    if (l < 0 || rt < 0 || result < 0)
+      throw DataError(source + ": merge " + std::to_string(r + 1) + " (\"" + left + "\" \"" + right + "\"): \"" +
+                      (l < 0 ? left : rt < 0 ? right : left + right) + "\" is not in the vocabulary");
+    merges_.insert_or_assign(pair_key(l, rt), Merge{static_cast<int32_t>(r), result});  // a repeat: its last rank, as in tokenizers
+  }
+}
+
+void ByteBpeTokenizer::merge(std::vector<int32_t>& symbols) const {
+  const int32_t n = static_cast<int32_t>(symbols.size());
+  if (n < 2) return;
+  // A doubly linked list over the symbols; merging folds the right one into the left one.
+  std::vector<int32_t> prev(n), next(n);
+  for (int32_t i = 0; i < n; ++i) {
+    prev[i] = i - 1;
+    next[i] = i + 1 < n ? i + 1 : -1;
+  }
+  struct Candidate {
+    int32_t rank, pos, left, right, result;
+    bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap;
+  const auto offer = [&](int32_t pos) {
+    if (pos < 0 || next[pos] < 0) return;
+    const auto it = merges_.find(pair_key(symbols[pos], symbols[next[pos]]));
+    if (it != merges_.end())
+      heap.push({it->second.rank, pos, symbols[pos], symbols[next[pos]], it->second.result});
+  };
+  for (int32_t i = 0; i + 1 < n; ++i) offer(i);
+  std::vector<bool> gone(n, false);
+  while (!heap.empty()) {
+    const Candidate c = heap.top();
+    heap.pop();
+    // Stale when either symbol has changed since the candidate was offered.
+    if (gone[c.pos] || next[c.pos] < 0 || symbols[c.pos] != c.left || symbols[next[c.pos]] != c.right) continue;
+    const int32_t right = next[c.pos];
+    symbols[c.pos] = c.result;
+    gone[right] = true;
+    next[c.pos] = next[right];
+    if (next[right] >= 0) prev[next[right]] = c.pos;
+    offer(prev[c.pos]);
+    offer(c.pos);
+  }
+  int32_t kept = 0;
+  for (int32_t i = 0; i < n; ++i)
+    if (!gone[i]) symbols[kept++] = symbols[i];
+  symbols.resize(kept);
+}
+
+std::vector<std::string_view> ByteBpeTokenizer::pre_tokenize(std::string_view text) {
+  std::vector<char32_t> cps;
+  std::vector<size_t> at;
+  decode(text, cps, at);
+  std::vector<std::string_view> pieces;
+  split_gpt2(cps, at, [&](size_t first, size_t last) {
+    pieces.push_back(text.substr(first, last - first));
+    return true;
+  });
+  return pieces;
+}
+
+std::vector<int32_t> ByteBpeTokenizer::encode_pieces(std::string_view text, int64_t max_pieces) const {
+  std::vector<int32_t> ids;
+  const size_t limit = max_pieces < 0 ? SIZE_MAX : static_cast<size_t>(max_pieces);
+  if (limit == 0) return ids;
+  std::string prefixed;
+  if (spec().add_prefix_space && !text.empty() && !text.starts_with(' ')) {
+    prefixed.reserve(text.size() + 1);
+    prefixed.append(" ").append(text);
+    text = prefixed;
+  }
+  std::vector<char32_t> cps;
+  std::vector<size_t> at;
+  decode(text, cps, at);
+  std::vector<int32_t> symbols;
+  split_gpt2(cps, at, [&](size_t first, size_t last) {
+    symbols.clear();
+    for (size_t b = first; b < last; ++b) symbols.push_back(byte_ids_[static_cast<uint8_t>(text[b])]);
+    merge(symbols);
+    ids.insert(ids.end(), symbols.begin(), symbols.end());
+    return ids.size() < limit;
+  });
+  if (ids.size() > limit) ids.resize(limit);
+  return ids;
+}
+
+}  // namespace ragmig::text

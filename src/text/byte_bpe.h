@@ -1,0 +1,48 @@
+// Byte-level BPE compatible with Hugging Face's RobertaTokenizer (GPT-2's scheme, as the tokenizers library
+// runs it with a ByteLevel pre-tokenizer and a BPE model): a space before a non-empty text that does not start
+// with one when add_prefix_space says so; the text split by GPT-2's pattern ('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+);
+// each piece's UTF-8 bytes written as GPT-2's byte characters ("Ġ" for a space); the merge rules applied, the
+// first-listed first and leftmost first among equals; <s> ids... </s>.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "text/tokenizer.h"
+
+namespace ragmig::text {
+
+class ByteBpeTokenizer : public Tokenizer {
+ public:
+  /// Throws DataError for what Tokenizer refuses, and naming the merge (its 1-based position) whose halves or
+  /// result are not vocabulary tokens.
+  explicit ByteBpeTokenizer(const TokenizerSpec& spec, const std::string& source = "vocabulary");
+
+  /// At most `max_pieces` ids when that is >= 0. Invalid UTF-8 bytes are encoded as the bytes they are; a byte
+  /// whose character is not in the vocabulary becomes the unk token. Special tokens written in the text are
+  /// not kept whole (Hugging Face keeps them).
+  std::vector<int32_t> encode_pieces(std::string_view text, int64_t max_pieces = -1) const override;
+
+  /// GPT-2's split of `text` (no space added): the pieces merges stay within, as byte ranges of `text`.
+  static std::vector<std::string_view> pre_tokenize(std::string_view text);
+
+  /// GPT-2's character for a byte: printable Latin-1 bytes stand for themselves, the others for U+0100 onwards.
+  static char32_t byte_char(uint8_t byte);
+
+ private:
+  struct Merge {
+    int32_t rank;
+    int32_t result;
+  };
+  // Merges the symbols of one piece in place.
+  void merge(std::vector<int32_t>& symbols) const;
+
+  std::array<int32_t, 256> byte_ids_{};               // the id of each byte's character, or unk
+  std::unordered_map<uint64_t, Merge> merges_;        // (left id << 32 | right id) -> rank, merged id
+};
+
+}  // namespace ragmig::text

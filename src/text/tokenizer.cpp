@@ -1,0 +1,79 @@
+// The shared half of the tokenizers: the vocabulary's id map, the special tokens and [CLS] ... [SEP].
+#include "text/tokenizer.h"
+
+#include "core/error.h"
+#include "text/byte_bpe.h"
+#include "text/unigram.h"
+#include "text/wordpiece.h"
+
+namespace ragmig::text {
+
+SpecialTokens roberta_special_tokens() { return {"<s>", "</s>", "<pad>", "<unk>", "<mask>"}; }
+
+TokenizerSpec word_piece_spec(std::vector<std::string> vocab, const TextNormalization& normalization,
+                              const SpecialTokens& special) {
+  TokenizerSpec spec;
+  spec.vocab = std::move(vocab);
+  spec.normalization = normalization;
+  spec.special = special;
+  return spec;
+}
+
+Tokenizer::Tokenizer(TokenizerSpec spec, const std::string& source) : spec_(std::move(spec)) {
+  const std::vector<std::string>& vocab = spec_.vocab;
+  if (vocab.size() > static_cast<size_t>(INT32_MAX)) throw DataError(source + ": vocabulary too large");
+  ids_.reserve(vocab.size());
+  for (size_t i = 0; i < vocab.size(); ++i) {
+    auto [it, inserted] = ids_.emplace(vocab[i], static_cast<int32_t>(i));
+    if (!inserted)
+      throw DataError(source, static_cast<int64_t>(i) + 1,
+                      "duplicate token '" + vocab[i] + "' (first at line " + std::to_string(it->second + 1) + ")");
+  }
+  const auto require = [&](const std::string& name, const char* role) {
+    const int32_t id = find(name);
+    if (id < 0) throw DataError(source + ": vocabulary has no " + name + " token (the " + role + " token)");
+    return id;
+  };
+  cls_id_ = require(spec_.special.cls, "cls");
+  sep_id_ = require(spec_.special.sep, "sep");
+  pad_id_ = require(spec_.special.pad, "pad");
+  unk_id_ = require(spec_.special.unk, "unk");
+  mask_id_ = find(spec_.special.mask);
+}
+
+int32_t Tokenizer::find(std::string_view token) const {
+  auto it = ids_.find(token);
+  return it == ids_.end() ? -1 : it->second;
+}
+
+int32_t Tokenizer::id_of(std::string_view token) const {
+  const int32_t id = find(token);
+  return id < 0 ? unk_id_ : id;
+}
+
+std::vector<std::string> Tokenizer::tokenize(std::string_view text) const {
+  std::vector<std::string> pieces;
+  for (int32_t id : encode_pieces(text)) pieces.push_back(spec_.vocab[static_cast<size_t>(id)]);
+  return pieces;
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, int64_t max_len) const {
+  if (max_len < 2)
+    throw ConfigError("max_len must be at least 2 (room for " + spec_.special.cls + " and " + spec_.special.sep +
+                      "), got " + std::to_string(max_len));
+  std::vector<int32_t> ids;
+  ids.reserve(static_cast<size_t>(std::min<int64_t>(max_len, 512)));
+  ids.push_back(cls_id_);
+  std::vector<int32_t> pieces = encode_pieces(text, max_len - 2);
+  ids.insert(ids.end(), pieces.begin(), pieces.end());
+  ids.push_back(sep_id_);
+  return ids;
+}
+
+std::unique_ptr<Tokenizer> make_tokenizer(const TokenizerSpec& spec) {
+  if (spec.kind == TokenizerKind::kByteBpe) return std::make_unique<ByteBpeTokenizer>(spec);
+  if (spec.kind == TokenizerKind::kUnigram) return std::make_unique<UnigramTokenizer>(spec);
+  return std::make_unique<WordPieceTokenizer>(spec.vocab, spec.normalization, spec.special);
+}
+
+}  // namespace ragmig::text

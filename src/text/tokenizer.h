@@ -1,0 +1,137 @@
+// What every tokenizer of a model gives the rest of ragmig: text -> [CLS] piece ids... [SEP] under a length
+// limit, and the ids of its special tokens. Three kinds sit behind it: WordPiece (BERT, MPNet, DistilBERT:
+// wordpiece.h), byte-level BPE (RoBERTa, DistilRoBERTa: byte_bpe.h) and SentencePiece Unigram (XLM-R,
+// multilingual-e5, paraphrase-multilingual-*: unigram.h). A TokenizerSpec is the plain data one is built from
+// and that a model folder reads and writes (model/st_folder.h).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace ragmig::text {
+
+/// How BertTokenizer normalises text before it splits words: Hugging Face's do_lower_case, strip_accents
+/// (whose null means "as do_lower_case") and tokenize_chinese_chars.
+struct TextNormalization {
+  bool lower_case = true;
+  bool strip_accents = true;
+  bool split_cjk = true;
+  bool operator==(const TextNormalization&) const = default;
+};
+
+/// The tokens a tokenizer puts around texts and pads with, by name: BERT's, or a folder's own (MPNet's
+/// tokenizer_config.json says cls "<s>", sep "</s>", pad "<pad>", unk "[UNK]", mask "<mask>").
+struct SpecialTokens {
+  std::string cls = "[CLS]", sep = "[SEP]", pad = "[PAD]", unk = "[UNK]", mask = "[MASK]";
+  bool operator==(const SpecialTokens&) const = default;
+};
+
+/// RoBERTa's: <s>, </s>, <pad>, <unk>, <mask>.
+SpecialTokens roberta_special_tokens();
+
+enum class TokenizerKind {
+  kWordPiece,  ///< BertTokenizer: normalisation, then greedy longest-match pieces with "##" continuations
+  kByteBpe,    ///< RobertaTokenizer / GPT-2's: bytes as characters, split GPT-2's way, then BPE merges
+  kUnigram,    ///< XLMRobertaTokenizer / SentencePiece's: normalise, mark spaces, the best-scoring pieces
+};
+
+/// One step of a Unigram tokenizer's normaliser (tokenizer.json's "normalizer", a Sequence of these).
+struct NormalizerStep {
+  enum class Kind {
+    kPrecompiled,      ///< SentencePiece's charsmap (precompiled_charsmap.h); `text` holds its bytes
+    kReplace,          ///< every `text` -> `content`
+    kReplaceSpaceRuns, ///< every run of two or more spaces -> `content` (the Regex " {2,}")
+    kStrip,            ///< whitespace off the left and/or right end
+  };
+  Kind kind = Kind::kPrecompiled;
+  std::string text, content;
+  bool left = false, right = false;  ///< kStrip's ends
+  bool operator==(const NormalizerStep&) const = default;
+};
+
+/// How a Unigram tokenizer cuts normalised text into the pieces it tokenises (tokenizer.json's "pre_tokenizer":
+/// an optional WhitespaceSplit, then Metaspace).
+struct MetaspaceSplit {
+  enum class Prepend { kAlways, kFirst, kNever };
+  bool whitespace_split = false;        ///< split at whitespace first, dropping it (transformers 5's XLM-R)
+  std::string replacement = "\u2581";   ///< what spaces become: "▁"
+  Prepend prepend = Prepend::kAlways;   ///< a replacement before each piece (kFirst: the text's first only)
+  bool split = true;                    ///< cut before every replacement
+  bool operator==(const MetaspaceSplit&) const = default;
+};
+
+/// Everything a tokenizer is built from.
+struct TokenizerSpec {
+  TokenizerKind kind = TokenizerKind::kWordPiece;
+  std::vector<std::string> vocab;  ///< token of id i
+  SpecialTokens special;
+  TextNormalization normalization;  ///< WordPiece only
+  /// Byte-level BPE only: the merge rules, the first applied first; both halves and their concatenation are
+  /// vocabulary tokens (in the byte-as-character alphabet, "Ġ" for a space).
+  std::vector<std::pair<std::string, std::string>> merges;
+  bool add_prefix_space = false;  ///< byte-level BPE only: a space before a non-empty text not starting with one
+  std::vector<double> scores;              ///< Unigram only: each token's log probability
+  std::vector<NormalizerStep> normalizer;  ///< Unigram only, applied in order
+  MetaspaceSplit pre_tokenizer;            ///< Unigram only
+  bool operator==(const TokenizerSpec&) const = default;
+};
+
+/// A WordPiece spec (BERT's special tokens and uncased normalisation unless given).
+TokenizerSpec word_piece_spec(std::vector<std::string> vocab, const TextNormalization& normalization = {},
+                              const SpecialTokens& special = {});
+
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+  Tokenizer(const Tokenizer&) = default;
+  Tokenizer(Tokenizer&&) = default;
+
+  /// Piece ids without [CLS]/[SEP]; at most `max_pieces` of them when that is >= 0, and tokenizing stops there,
+  /// so long passages cost little.
+  virtual std::vector<int32_t> encode_pieces(std::string_view text, int64_t max_pieces = -1) const = 0;
+  /// [CLS] piece ids... [SEP], with the pieces truncated so the total is at most max_len (max_len >= 2, else
+  /// ConfigError).
+  std::vector<int32_t> encode(std::string_view text, int64_t max_len) const;
+  /// The pieces of encode_pieces as strings.
+  std::vector<std::string> tokenize(std::string_view text) const;
+
+  int32_t cls_id() const { return cls_id_; }
+  int32_t sep_id() const { return sep_id_; }
+  int32_t pad_id() const { return pad_id_; }
+  int32_t unk_id() const { return unk_id_; }
+  /// The id of the mask token, or -1 when the vocabulary has none.
+  int32_t mask_id() const { return mask_id_; }
+  const TokenizerSpec& spec() const { return spec_; }
+  const SpecialTokens& special_tokens() const { return spec_.special; }
+  int64_t vocab_size() const { return static_cast<int64_t>(spec_.vocab.size()); }
+  const std::vector<std::string>& vocab() const { return spec_.vocab; }
+  /// unk_id() when the token is not in the vocabulary.
+  int32_t id_of(std::string_view token) const;
+  /// -1 when the token is not in the vocabulary.
+  int32_t find(std::string_view token) const;
+
+ protected:
+  /// Throws DataError naming `source` (and the line, id + 1, of a duplicate token) for duplicates or a missing
+  /// cls/sep/pad/unk token (the mask token is optional).
+  Tokenizer(TokenizerSpec spec, const std::string& source);
+
+ private:
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+
+  TokenizerSpec spec_;
+  std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> ids_;
+  int32_t cls_id_ = -1, sep_id_ = -1, pad_id_ = -1, unk_id_ = -1, mask_id_ = -1;
+};
+
+/// The tokenizer of `spec`'s kind. Throws DataError as the constructors do.
+std::unique_ptr<Tokenizer> make_tokenizer(const TokenizerSpec& spec);
+
+}  // namespace ragmig::text

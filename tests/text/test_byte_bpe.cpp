@@ -1,0 +1,129 @@
+// ByteBpeTokenizer: GPT-2's split against Python's `regex` module running GPT-2's pattern (outputs checked by
+// hand), the byte alphabet, merge order and truncation on a vocabulary built here. tests/hf checks whole texts
+// against transformers' RobertaTokenizer.
+#include "text/byte_bpe.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include <set>
+
+#include "text/unicode.h"
+#include "text_test_util.h"
+
+namespace ragmig::text {
+namespace {
+
+using Strings = std::vector<std::string>;
+using Views = std::vector<std::string_view>;
+
+// GPT-2's character of each byte, as UTF-8.
+std::string byte_token(uint8_t b) {
+  std::string s;
+  append_utf8(s, ByteBpeTokenizer::byte_char(b));
+  return s;
+}
+
+// RoBERTa's special tokens, then the 256 byte characters (ids 5..260), then the merges' results in order.
+TokenizerSpec spec_with(const std::vector<std::pair<std::string, std::string>>& merges) {
+  TokenizerSpec spec;
+  spec.kind = TokenizerKind::kByteBpe;
+  spec.special = roberta_special_tokens();
+  spec.vocab = {"<s>", "<pad>", "</s>", "<unk>", "<mask>"};
+  for (int b = 0; b < 256; ++b) spec.vocab.push_back(byte_token(static_cast<uint8_t>(b)));
+  for (const auto& [l, r] : merges) spec.vocab.push_back(l + r);
+  spec.merges = merges;
+  return spec;
+}
+
+int32_t byte_id(char c) { return 5 + static_cast<uint8_t>(c); }
+
+TEST(ByteBpe, ByteAlphabetIsGpt2s) {
+  EXPECT_EQ(ByteBpeTokenizer::byte_char('a'), U'a');
+  EXPECT_EQ(ByteBpeTokenizer::byte_char('!'), U'!');
+  EXPECT_EQ(ByteBpeTokenizer::byte_char(' '), U'\u0120') << "Ġ";
+  EXPECT_EQ(ByteBpeTokenizer::byte_char('\n'), U'\u010A') << "Ċ";
+  EXPECT_EQ(ByteBpeTokenizer::byte_char(0), U'\u0100');
+  EXPECT_EQ(ByteBpeTokenizer::byte_char(0xAD), U'\u0143') << "the soft hyphen is not printable";
+  EXPECT_EQ(ByteBpeTokenizer::byte_char(0xFF), U'\u00FF');
+  std::set<char32_t> seen;
+  for (int b = 0; b < 256; ++b) seen.insert(ByteBpeTokenizer::byte_char(static_cast<uint8_t>(b)));
+  EXPECT_EQ(seen.size(), 256u) << "one character per byte";
+}
+
+TEST(ByteBpe, SplitsAsGpt2sPattern) {
+  const std::vector<std::pair<std::string, Views>> cases = {
+      {"Hello world's  end\n\nok 123abc?!", {"Hello", " world", "'s", " ", " end", "\n", "\n", "ok", " 123", "abc", "?!"}},
+      {"it's I'M we've 'll", {"it", "'s", " I", "'", "M", " we", "'ve", " '", "ll"}},
+      {"  lead", {" ", " lead"}},
+      {"a\t\tb ", {"a", "\t", "\t", "b", " "}},
+      {"naïve 东京2024 ½", {"naïve", " 东京", "2024", " ½"}},
+      {"x\u00a0y\u3000z", {"x", "\u00a0", "y", "\u3000", "z"}},
+      {"?'s", {"?'", "s"}},
+      {"", {}},
+  };
+  for (const auto& [text, pieces] : cases) EXPECT_EQ(ByteBpeTokenizer::pre_tokenize(text), pieces) << text;
+}
+
+TEST(ByteBpe, MergesApplyInRankOrderLeftmostFirst) {
+  // "b c" outranks "a b", so "abc" is a + bc, and "a bc" then joins them.
+  const ByteBpeTokenizer tok(spec_with({{"b", "c"}, {"a", "b"}, {"a", "bc"}, {"x", "x"}}));
+  const int32_t bc = 261, ab = 262, abc = 263, xx = 264;
+  EXPECT_EQ(tok.encode_pieces("abc"), (std::vector<int32_t>{abc}));
+  EXPECT_EQ(tok.encode_pieces("ab"), (std::vector<int32_t>{ab}));
+  EXPECT_EQ(tok.encode_pieces("xxx"), (std::vector<int32_t>{xx, byte_id('x')})) << "leftmost pair first";
+  EXPECT_EQ(tok.encode_pieces("ab c"), (std::vector<int32_t>{ab, byte_id(' '), byte_id('c')}))
+      << "no merge across pieces";
+  EXPECT_EQ(tok.encode("abc", 8), (std::vector<int32_t>{0, abc, 2})) << "<s> ... </s>";
+  EXPECT_EQ(tok.pad_id(), 1);
+  EXPECT_EQ(tok.mask_id(), 4);
+  EXPECT_EQ(tok.tokenize("ab c"), (Strings{"ab", "Ġ", "c"}));
+}
+
+TEST(ByteBpe, LongPiecesMergeFullyAndTruncationStopsEarly) {
+  const ByteBpeTokenizer tok(spec_with({{"a", "a"}, {"aa", "aa"}, {"aaaa", "aaaa"}}));
+  const int32_t a8 = 263;
+  const std::vector<int32_t> ids = tok.encode_pieces(std::string(8 * 1000, 'a'));
+  EXPECT_EQ(ids, std::vector<int32_t>(1000, a8));
+  EXPECT_EQ(tok.encode_pieces("a b c d", 2), (std::vector<int32_t>{byte_id('a'), byte_id(' ')}));
+  EXPECT_EQ(tok.encode("a b c d", 3), (std::vector<int32_t>{0, byte_id('a'), 2}));
+  EXPECT_TRUE(tok.encode_pieces("a b", 0).empty());
+}
+
+TEST(ByteBpe, PrefixSpaceAndRawBytes) {
+  TokenizerSpec spec = spec_with({{"Ġ", "a"}});
+  const int32_t space_a = 261;
+  EXPECT_EQ(ByteBpeTokenizer(spec).encode_pieces("a"), (std::vector<int32_t>{byte_id('a')}));
+  spec.add_prefix_space = true;
+  const ByteBpeTokenizer prefixed(spec);
+  EXPECT_EQ(prefixed.encode_pieces("a"), (std::vector<int32_t>{space_a}));
+  EXPECT_EQ(prefixed.encode_pieces(" a"), (std::vector<int32_t>{space_a})) << "no second space";
+  EXPECT_TRUE(prefixed.encode_pieces("").empty()) << "none before an empty text";
+  // Invalid UTF-8 is encoded as the bytes it is; é is two bytes.
+  EXPECT_EQ(prefixed.encode_pieces("\xff"), (std::vector<int32_t>{byte_id(' '), byte_id('\xff')}));
+  EXPECT_EQ(ByteBpeTokenizer(spec_with({})).encode_pieces("é").size(), 2u);
+}
+
+TEST(ByteBpe, RefusesMergesOutsideTheVocabularyByPosition) {
+  TokenizerSpec spec = spec_with({{"a", "b"}});
+  spec.merges.push_back({"q", "z"});  // "qz" is not in the vocabulary
+  testing::expect_error<DataError>([&] { ByteBpeTokenizer tok(spec, "tokenizer.json"); },
+                                   {"tokenizer.json: merge 2 (\"q\" \"z\"): \"qz\" is not in the vocabulary"});
+  spec = spec_with({});
+  spec.vocab.erase(spec.vocab.begin() + 3);  // <unk>
+  testing::expect_error<DataError>([&] { ByteBpeTokenizer tok(spec); }, {"no <unk> token"});
+  // A byte whose character is missing becomes <unk>.
+  spec = spec_with({});
+  spec.vocab[static_cast<size_t>(byte_id('~'))] = "tilde";
+  EXPECT_EQ(ByteBpeTokenizer(spec).encode_pieces("~"), (std::vector<int32_t>{3}));
+}
+
+TEST(ByteBpe, MakeTokenizerBuildsTheSpecsKind) {
+  const auto bpe = make_tokenizer(spec_with({{"a", "b"}}));
+  EXPECT_NE(dynamic_cast<const ByteBpeTokenizer*>(bpe.get()), nullptr);
+  EXPECT_EQ(bpe->encode_pieces("ab").size(), 1u);
+  EXPECT_EQ(bpe->spec().merges.size(), 1u);
+}
+
+}  // namespace
+}  // namespace ragmig::text
