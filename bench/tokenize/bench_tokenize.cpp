@@ -33,10 +33,12 @@ int main(int argc, char** argv) {
   std::string work = (std::filesystem::temp_directory_path() / "ragmig-bench-tokenize").string();
   int64_t docs = 0;
   double min_seconds = 2;
-  app.add_option("--python", python, "Python with tokenizers, transformers and sentence-transformers")->capture_default_str();
+  app.add_option("--python", python, "Python with tokenizers, transformers and sentencepiece")
+      ->capture_default_str();
   app.add_option("--data", data, "BEIR folder whose corpus is tokenised")->capture_default_str();
   app.add_option("--wordpiece", wordpiece, "the WordPiece model folder")->capture_default_str();
-  app.add_option("--work", work, "where the trained BPE and Unigram tokenizers go (reused when there)")->capture_default_str();
+  app.add_option("--work", work, "where the trained BPE and Unigram tokenizers go (reused when there)")
+      ->capture_default_str();
   app.add_option("--docs", docs, "documents to tokenise (0 = all)")->capture_default_str();
   app.add_option("--seconds", min_seconds, "least seconds per timing")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -100,7 +102,8 @@ int main(int argc, char** argv) {
       }
       if (!first.empty()) fmt::print(stderr, "{}: {}\n", name, first);
     }
-    const double rate = static_cast<double>(texts.size()) / s, loop = ref.value("loop", 0.0), batch = ref.value("batch", 0.0);
+    const double rate = static_cast<double>(texts.size()) / s;
+    const double loop = ref.value("loop", 0.0), batch = ref.value("batch", 0.0);
     fmt::print("{:<10} {:>8} {:>12.0f} {:>11.0f}   {:>13.0f} {:>14.0f}   {:>9.2f}x {:>10.2f}x   {:>5}/{}\n", name,
                tokenizer->vocab_size(), rate, rate * static_cast<double>(tokens) / static_cast<double>(texts.size()),
                loop, batch, loop > 0 ? rate / loop : 0.0, batch > 0 ? rate / batch : 0.0, same, texts.size());

@@ -23,7 +23,8 @@ std::string base64_encode(const void* data, size_t size) {
   std::string out;
   out.reserve((size + 2) / 3 * 4);
   for (size_t i = 0; i < size; i += 3) {
-    const uint32_t n = (uint32_t{p[i]} << 16) | (i + 1 < size ? uint32_t{p[i + 1]} << 8 : 0) | (i + 2 < size ? p[i + 2] : 0);
+    const uint32_t n = (uint32_t{p[i]} << 16) | (i + 1 < size ? uint32_t{p[i + 1]} << 8 : 0) |
+                       (i + 2 < size ? p[i + 2] : 0);
     out += kAlphabet[(n >> 18) & 63];
     out += kAlphabet[(n >> 12) & 63];
     out += i + 1 < size ? kAlphabet[(n >> 6) & 63] : '=';

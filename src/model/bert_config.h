@@ -11,9 +11,10 @@ namespace ragmig::model {
 
 struct BertConfig {
   /// "bert"; "roberta" or "xlm-roberta": BERT numbering positions from pad_token_id + 1 (RoBERTa,
-  /// all-distilroberta-v1; XLM-R, multilingual-e5, paraphrase-multilingual-*); or "mpnet": MPNet (all-mpnet-base-v2, multi-qa-mpnet-*) adds a relative position bias,
-  /// learnt per head and shared by all layers, to every attention score; numbers positions from 2 (as RoBERTa)
-  /// and has no token types (type_vocab_size 0). DistilBERT is read as "bert".
+  /// all-distilroberta-v1; XLM-R, multilingual-e5, paraphrase-multilingual-*); or "mpnet": MPNet
+  /// (all-mpnet-base-v2, multi-qa-mpnet-*) adds a relative position bias, learnt per head and shared by all
+  /// layers, to every attention score; numbers positions from 2 (as RoBERTa) and has no token types
+  /// (type_vocab_size 0). DistilBERT is read as "bert".
   std::string model_type = "bert";
   int64_t vocab_size = 30522;
   int64_t hidden_size = 768;
@@ -42,8 +43,8 @@ struct BertConfig {
 
   /// Throws DataError naming `source` and the offending key: sizes must be positive (type_vocab_size 0 for
   /// MPNet), hidden_size divisible by num_attention_heads, dropouts in [0, 1), hidden_act "gelu" or "relu",
-  /// pad_token_id < vocab_size, model_type "bert", "roberta", "xlm-roberta" or "mpnet", MPNet's buckets at least 32 and the
-  /// positions more than position_offset().
+  /// pad_token_id < vocab_size, model_type "bert", "roberta", "xlm-roberta" or "mpnet", MPNet's buckets at
+  /// least 32 and the positions more than position_offset().
   void validate(const std::string& source = "bert config") const;
 
   bool operator==(const BertConfig&) const = default;
@@ -51,8 +52,7 @@ struct BertConfig {
 
 /// config.json content: every BertConfig key plus "model_type": "bert", "architectures": ["BertModel"]
 /// and "position_embedding_type": "absolute" (RoBERTa: "roberta", ["RobertaModel"]; XLM-R: "xlm-roberta",
-/// ["XLMRobertaModel"]); for MPNet, MPNetConfig's keys
-/// and "architectures": ["MPNetModel"].
+/// ["XLMRobertaModel"]); for MPNet, MPNetConfig's keys and "architectures": ["MPNetModel"].
 nlohmann::json to_json(const BertConfig& config);
 
 /// Reads a config.json object. Missing keys keep their defaults and unknown keys are ignored (HF configs
@@ -62,7 +62,8 @@ nlohmann::json to_json(const BertConfig& config);
 /// where absent): DistilBERT is BERT without token types, which load_bert_weights gives zero embeddings. Any
 /// "model_type": "mpnet" reads MPNetConfig's keys with its defaults (vocab_size 30527, max_position_embeddings
 /// 514, pad_token_id 1, relative_attention_num_buckets 32); "roberta" and "xlm-roberta" BertConfig's keys with
-/// RobertaConfig's defaults (pad_token_id 1; vocab_size 50265 for RoBERTa). Any other model_type than "bert" (or none) is refused by name.
+/// RobertaConfig's defaults (pad_token_id 1; vocab_size 50265 for RoBERTa). Any other model_type than "bert"
+/// (or none) is refused by name.
 BertConfig bert_config_from_json(const nlohmann::json& json, const std::string& source);
 
 }  // namespace ragmig::model

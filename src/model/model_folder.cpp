@@ -282,7 +282,8 @@ LoadedModel load_model_folder(const std::string& dir) {
     const fs::path passage = folder / "passage";
     if (!(read_config(passage) == spec.bert))
       throw DataError((passage / "config.json").string() + ": the passage tower's config differs from the query tower's");
-    if (fs::exists(passage / "vocab.txt") || fs::exists(passage / "vocab.json") || fs::exists(passage / "tokenizer.json"))
+    if (fs::exists(passage / "vocab.txt") || fs::exists(passage / "vocab.json") ||
+        fs::exists(passage / "tokenizer.json"))
       if (const FolderTokenizer own = read_folder_tokenizer(passage.string()); own.spec.vocab != tok.spec.vocab)
         throw DataError("vocabulary and model mismatch: " + own.vocab_file + " differs from " + tok.vocab_file);
   }

@@ -242,8 +242,9 @@ FolderTokenizer read_folder_tokenizer(const std::string& dir) {
     const auto model = tj->find("model");
     const std::string type = model != tj->end() && model->is_object() ? model->value("type", "") : "";
     if (type != "WordPiece" && type != "BPE" && type != "Unigram")
-      throw DataError(tj_path.string() + ": key \"model\": expected a WordPiece (BERT), BPE (RoBERTa) or Unigram (XLM-R) "
-                      "tokenizer" + (type.empty() ? std::string() : ", got " + type));
+      throw DataError(tj_path.string() +
+                      ": key \"model\": expected a WordPiece (BERT), BPE (RoBERTa) or Unigram (XLM-R) tokenizer" +
+                      (type.empty() ? std::string() : ", got " + type));
     tj_model = &*model;
   }
   std::optional<bool> prefix_space;  // tokenizer.json's pre-tokenizer's

@@ -45,7 +45,8 @@ NormalizerStep normalizer_step(const json& n, const std::string& file, const std
     } else if (pattern != n.end() && pattern->is_object() && pattern->value("Regex", "") == " {2,}") {
       step.kind = NormalizerStep::Kind::kReplaceSpaceRuns;
     } else {
-      refuse(file, where + ".pattern", "expected {\"String\": ...} or {\"Regex\": \" {2,}\"} (the only regex ragmig runs)");
+      refuse(file, where + ".pattern",
+             "expected {\"String\": ...} or {\"Regex\": \" {2,}\"} (the only regex ragmig runs)");
     }
   } else if (type == "Strip") {
     step.kind = NormalizerStep::Kind::kStrip;
@@ -79,7 +80,9 @@ MetaspaceSplit pre_tokenizer(const json& tj, const std::string& file) {
     if (s == "always") m.prepend = MetaspaceSplit::Prepend::kAlways;
     else if (s == "first") m.prepend = MetaspaceSplit::Prepend::kFirst;
     else if (s == "never") m.prepend = MetaspaceSplit::Prepend::kNever;
-    else refuse(file, "pre_tokenizer.prepend_scheme", "expected \"always\", \"first\" or \"never\", got " + scheme->dump());
+    else
+      refuse(file, "pre_tokenizer.prepend_scheme",
+             "expected \"always\", \"first\" or \"never\", got " + scheme->dump());
   } else {  // tokenizers before 0.15: add_prefix_space
     m.prepend = bool_key(*metaspace, "add_prefix_space", true, file, "pre_tokenizer") ? MetaspaceSplit::Prepend::kAlways
                                                                                     : MetaspaceSplit::Prepend::kNever;
@@ -117,7 +120,8 @@ text::TokenizerSpec unigram_from_tokenizer_json(const json& tj, const std::strin
   spec.kind = text::TokenizerKind::kUnigram;
   spec.special = text::roberta_special_tokens();
   const json& model = tj.at("model");
-  if (bool_key(model, "byte_fallback", false, file, "model")) refuse(file, "model.byte_fallback", "true is not supported");
+  if (bool_key(model, "byte_fallback", false, file, "model"))
+    refuse(file, "model.byte_fallback", "true is not supported");
   const auto vocab = model.find("vocab");
   if (vocab == model.end() || !vocab->is_array()) refuse(file, "model.vocab", "expected an array of [piece, score]");
   for (size_t i = 0; i < vocab->size(); ++i) {
@@ -147,7 +151,8 @@ text::TokenizerSpec unigram_from_tokenizer_json(const json& tj, const std::strin
       const auto list = n->find("normalizers");
       if (list == n->end() || !list->is_array()) refuse(file, "normalizer.normalizers", "expected an array");
       for (size_t i = 0; i < list->size(); ++i)
-        spec.normalizer.push_back(normalizer_step((*list)[i], file, "normalizer.normalizers[" + std::to_string(i) + "]"));
+        spec.normalizer.push_back(
+            normalizer_step((*list)[i], file, "normalizer.normalizers[" + std::to_string(i) + "]"));
     } else {
       spec.normalizer.push_back(normalizer_step(*n, file, "normalizer"));
     }
@@ -199,7 +204,8 @@ json unigram_tokenizer_json(const text::TokenizerSpec& spec) {
           {"pre_tokenizer", pre},
           {"post_processor", post},
           {"decoder", metaspace},
-          {"model", {{"type", "Unigram"}, {"unk_id", id_of(spec.special.unk)}, {"vocab", vocab}, {"byte_fallback", false}}}};
+          {"model",
+           {{"type", "Unigram"}, {"unk_id", id_of(spec.special.unk)}, {"vocab", vocab}, {"byte_fallback", false}}}};
 }
 
 }  // namespace ragmig::model

@@ -86,7 +86,8 @@ ByteBpeTokenizer::ByteBpeTokenizer(const TokenizerSpec& spec, const std::string&
     if (l < 0 || rt < 0 || result < 0)
       throw DataError(source + ": merge " + std::to_string(r + 1) + " (\"" + left + "\" \"" + right + "\"): \"" +
                       (l < 0 ? left : rt < 0 ? right : left + right) + "\" is not in the vocabulary");
-    merges_.insert_or_assign(pair_key(l, rt), Merge{static_cast<int32_t>(r), result});  // a repeat: its last rank, as in tokenizers
+    // A repeated rule takes its last rank, as in the tokenizers library.
+    merges_.insert_or_assign(pair_key(l, rt), Merge{static_cast<int32_t>(r), result});
   }
 }
 

@@ -1,6 +1,7 @@
 // Byte-level BPE compatible with Hugging Face's RobertaTokenizer (GPT-2's scheme, as the tokenizers library
 // runs it with a ByteLevel pre-tokenizer and a BPE model): a space before a non-empty text that does not start
-// with one when add_prefix_space says so; the text split by GPT-2's pattern ('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+);
+// with one when add_prefix_space says so; the text split by GPT-2's pattern
+// ('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+);
 // each piece's UTF-8 bytes written as GPT-2's byte characters ("Ġ" for a space); the merge rules applied, the
 // first-listed first and leftmost first among equals; <s> ids... </s>.
 #pragma once

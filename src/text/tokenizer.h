@@ -43,10 +43,10 @@ enum class TokenizerKind {
 /// One step of a Unigram tokenizer's normaliser (tokenizer.json's "normalizer", a Sequence of these).
 struct NormalizerStep {
   enum class Kind {
-    kPrecompiled,      ///< SentencePiece's charsmap (precompiled_charsmap.h); `text` holds its bytes
-    kReplace,          ///< every `text` -> `content`
-    kReplaceSpaceRuns, ///< every run of two or more spaces -> `content` (the Regex " {2,}")
-    kStrip,            ///< whitespace off the left and/or right end
+    kPrecompiled,       ///< SentencePiece's charsmap (precompiled_charsmap.h); `text` holds its bytes
+    kReplace,           ///< every `text` -> `content`
+    kReplaceSpaceRuns,  ///< every run of two or more spaces -> `content` (the Regex " {2,}")
+    kStrip,             ///< whitespace off the left and/or right end
   };
   Kind kind = Kind::kPrecompiled;
   std::string text, content;
@@ -58,10 +58,10 @@ struct NormalizerStep {
 /// an optional WhitespaceSplit, then Metaspace).
 struct MetaspaceSplit {
   enum class Prepend { kAlways, kFirst, kNever };
-  bool whitespace_split = false;        ///< split at whitespace first, dropping it (transformers 5's XLM-R)
-  std::string replacement = "\u2581";   ///< what spaces become: "▁"
-  Prepend prepend = Prepend::kAlways;   ///< a replacement before each piece (kFirst: the text's first only)
-  bool split = true;                    ///< cut before every replacement
+  bool whitespace_split = false;       ///< split at whitespace first, dropping it (transformers 5's XLM-R)
+  std::string replacement = "\u2581";  ///< what spaces become: "▁"
+  Prepend prepend = Prepend::kAlways;  ///< a replacement before each piece (kFirst: the text's first only)
+  bool split = true;                   ///< cut before every replacement
   bool operator==(const MetaspaceSplit&) const = default;
 };
 

@@ -103,7 +103,9 @@ CharClass char_class(char32_t cp) {
 namespace {
 
 // unicode_tables' grapheme classes: Grapheme_Cluster_Break values, Extended_Pictographic as bit 4.
-enum GraphemeBreak : uint8_t { kOther, kCR, kLF, kControl, kExtend, kZWJ, kRI, kPrepend, kSpacingMark, kL, kV, kT, kLV, kLVT };
+enum GraphemeBreak : uint8_t {
+  kOther, kCR, kLF, kControl, kExtend, kZWJ, kRI, kPrepend, kSpacingMark, kL, kV, kT, kLV, kLVT
+};
 constexpr uint8_t kPictographic = 16;
 
 uint8_t grapheme_class(char32_t cp) {

@@ -80,7 +80,7 @@ double rss_mb() {
   return static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
 }
 
-// The tokenizer of this run: the initial model's (WordPiece or BPE, with its settings), else a WordPiece
+// The tokenizer of this run: the initial model's (of any kind, with its settings), else a WordPiece
 // vocabulary: the run folder's own (resuming), a given file, or one built from the data. Reads only; the caller
 // writes run/vocab.txt once the input has been checked.
 text::TokenizerSpec choose_tokenizer(const TrainConfig& cfg, const std::string& run_vocab,

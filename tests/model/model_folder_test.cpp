@@ -565,7 +565,7 @@ TEST(ModelFolder, RobertaFoldersKeepTheirByteLevelTokenizer) {
   text::TokenizerSpec tokenizer = byte_level_spec();
   tokenizer.add_prefix_space = true;
   save_model_folder(dir.string(), model, tokenizer);
-  for (const fs::path folder : {dir, dir / "passage"}) {
+  for (const fs::path& folder : {dir, dir / "passage"}) {
     EXPECT_TRUE(fs::exists(folder / "vocab.json"));
     EXPECT_EQ(read_file(folder / "merges.txt"), "#version: 0.2\na b\n");
     EXPECT_FALSE(fs::exists(folder / "vocab.txt"));

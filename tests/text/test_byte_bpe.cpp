@@ -69,7 +69,8 @@ TEST(ByteBpe, MergesApplyInRankOrderLeftmostFirst) {
   // "b c" outranks "a b", so "abc" is a + bc, and "a bc" then joins them.
   const ByteBpeTokenizer tok(spec_with({{"b", "c"}, {"a", "b"}, {"a", "bc"}, {"x", "x"}}));
   const int32_t bc = 261, ab = 262, abc = 263, xx = 264;
-  EXPECT_EQ(tok.encode_pieces("abc"), (std::vector<int32_t>{abc}));
+  EXPECT_EQ(tok.encode_pieces("abc"), (std::vector<int32_t>{abc})) << "a b first would leave ab + c";
+  EXPECT_EQ(tok.encode_pieces("bc"), (std::vector<int32_t>{bc}));
   EXPECT_EQ(tok.encode_pieces("ab"), (std::vector<int32_t>{ab}));
   EXPECT_EQ(tok.encode_pieces("xxx"), (std::vector<int32_t>{xx, byte_id('x')})) << "leftmost pair first";
   EXPECT_EQ(tok.encode_pieces("ab c"), (std::vector<int32_t>{ab, byte_id(' '), byte_id('c')}))
