@@ -36,6 +36,8 @@ ConfigTable make_config_table(TrainConfig& c) {
   t.add("model.pooling", c.model.pooling, "mean | cls | max | mean_sqrt_len_tokens");
   t.add("model.normalize", c.model.normalize, "L2-normalise embeddings");
   t.add("model.shared_towers", c.model.shared_towers, "one encoder for queries and passages (false = two)");
+  t.add("model.freeze_embeddings", c.model.freeze_embeddings,
+        "keep model.init's embedding tables as they are (no gradients or optimiser state for them)");
   t.add("model.query_prompt", c.model.query_prompt,
         "text put before every query, e.g. \"query: \" (unset = model.init's prompt, if any; \"\" = none); saved with "
         "the model");
@@ -174,6 +176,8 @@ void validate(const TrainConfig& c) {
   require(c.train.precision == "auto" || c.train.precision == "fp32" || c.train.precision == "bf16",
           "train.precision", "expected auto, fp32 or bf16");
   require(c.train.optimizer == "adamw" || c.train.optimizer == "sgd", "train.optimizer", "expected adamw or sgd");
+  require(!c.model.freeze_embeddings || !c.model.init.empty(), "model.freeze_embeddings",
+          "needs model.init: it keeps a pretrained model's embeddings");
   require(c.lora.rank >= 0, "lora.rank", "must be >= 0");
   require(c.lora.rank == 0 || !c.model.init.empty(), "lora.rank", "needs model.init: LoRA adapts a pretrained model");
   require(c.lora.dropout >= 0 && c.lora.dropout < 1, "lora.dropout", "must be in [0, 1)");

@@ -327,14 +327,13 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   if (bert.max_tokens() < std::max(cfg.data.max_query_tokens, cfg.data.max_passage_tokens))
     throw ConfigError(fmt::format("data.max_passage_tokens / data.max_query_tokens exceed the model's {} positions",
                                   bert.max_tokens()));
-  int64_t lora_parameters = 0;
   const model::LoraSpec lora = lora_spec(cfg.lora);
-  if (cfg.lora.rank > 0) {
+  if (cfg.lora.rank > 0) {  // the start event counts the adapters' parameters among the trainable ones
     model::BertModel query = net->query_tower();
-    lora_parameters = model::attach_lora(query, lora);
+    model::attach_lora(query, lora);
     if (!net->spec().shared_towers) {
       model::BertModel passage = net->passage_tower();
-      lora_parameters += model::attach_lora(passage, lora);
+      model::attach_lora(passage, lora);
     }
   }
   const bool base_bf16 = cfg.lora.rank > 0 && cfg.lora.base_precision == "bf16";
@@ -346,6 +345,10 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
     for (auto& p : net->parameters())
       if (!p.requires_grad()) p.set_data(p.to(torch::kBFloat16));
   }
+  if (cfg.model.freeze_embeddings)
+    for (const auto& item : net->named_parameters())
+      if (item.key().find("embeddings.") != std::string::npos && item.key().find("LayerNorm") == std::string::npos)
+        item.value().requires_grad_(false);
   net->to(device);
   net->train();
   const bool unpad = cfg.train.unpad == "on" || (cfg.train.unpad == "auto" && device.is_cuda());
@@ -583,8 +586,11 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
     if (!loaded && rank > 0) torch::manual_seed(splitmix64(static_cast<uint64_t>(t.seed) ^ splitmix64(static_cast<uint64_t>(rank))));
   }
 
-  int64_t params = 0;
-  for (const auto& p : net->parameters()) params += p.numel();
+  int64_t params = 0, trainable_params = 0;
+  for (const auto& p : net->parameters()) {
+    params += p.numel();
+    if (p.requires_grad()) trainable_params += p.numel();
+  }
   nlohmann::json parallel_info = nullptr;
   if (comm)
     parallel_info = {{"replicas", world}, {"mode", par.mode}, {"backend", comm->backend()},
@@ -606,7 +612,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                  {"unpad", unpad},
                  {"optimizer_step", fused_step ? "fused" : "per-parameter"},
                  {"parameters", params},
-                 {"trainable_parameters", cfg.lora.rank > 0 ? lora_parameters : params},
+                 {"trainable_parameters", trainable_params},
                  {"examples", data.examples()},
                  {"held_out_queries", held_out},
                  {"passages", static_cast<int64_t>(data.passages.size())},

@@ -147,6 +147,58 @@ TEST(Resume, LoraSigtermThenRestartGivesBitIdenticalAdapters) {
   EXPECT_LT(biggest, std::filesystem::file_size(dir / "base/model/model.safetensors"));
 }
 
+// model.freeze_embeddings on a pretrained start (a tiny model trained first): the same bit-exact resume, the
+// embedding tables leave the run exactly as they came in while every other weight trained, and the start event
+// counts only the trained weights.
+TEST(Resume, FrozenEmbeddingsStayAsLoadedAndResumeBitIdentically) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  write_squad_pairs(dir / "pairs.jsonl", 240);
+  write_file_atomic(dir / "base.toml", tiny_config(dir / "pairs.jsonl"));
+  auto base = run_ragmig({"train", (dir / "base.toml").string(), "--run-dir", (dir / "base").string(), "--quiet",
+                          "--set", "train.max_steps=3"});
+  ASSERT_EQ(base.exit_code, 0) << base.output;
+  write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl"));
+  const std::vector<std::string> set = {"--set", "model.init=" + (dir / "base" / "model").string(), "--set",
+                                        "model.freeze_embeddings=true"};
+  auto ref = run_ragmig(with(set, {"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "ref").string(), "--quiet"}));
+  ASSERT_EQ(ref.exit_code, 0) << ref.output;
+  const auto run = dir / "stopped";
+  for (int64_t stop_at : {0, 17})
+    ASSERT_EQ(run_and_stop(dir / "cfg.toml", run, stop_at, set), 75)
+        << "stop at " << stop_at << ": " << read_file(run.string() + ".log");
+  auto rest = run_ragmig(with(set, {"train", (dir / "cfg.toml").string(), "--run-dir", run.string(), "--quiet"}));
+  ASSERT_EQ(rest.exit_code, 0) << rest.output;
+  EXPECT_TRUE(read_file(dir / "ref/model/model.safetensors") == read_file(run / "model/model.safetensors"))
+      << "weights differ after resume";
+
+  const auto before = model::load_tensors((dir / "base/model/model.safetensors").string());
+  const auto after = model::load_tensors((run / "model/model.safetensors").string());
+  int frozen = 0, trained = 0;
+  for (const auto& [name, t] : after) {
+    const bool table = name.find("embeddings.") != std::string::npos && name.find("LayerNorm") == std::string::npos;
+    const bool same = torch::equal(t, before.at(name));
+    if (table) {
+      EXPECT_TRUE(same) << name << " changed";
+      ++frozen;
+    } else {
+      trained += !same;
+    }
+  }
+  EXPECT_EQ(frozen, 3) << "word, position and token-type tables";
+  EXPECT_GT(trained, 10);
+  const auto start = start_event(dir / "ref");
+  int64_t tables = 0;
+  for (const auto& [name, t] : before)
+    if (name.find("embeddings.") != std::string::npos && name.find("LayerNorm") == std::string::npos) tables += t.numel();
+  EXPECT_EQ(start["trainable_parameters"].get<int64_t>(), start["parameters"].get<int64_t>() - tables);
+
+  const auto scratch = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "bad").string(), "--quiet",
+                                   "--set", "model.freeze_embeddings=true"});
+  EXPECT_EQ(scratch.exit_code, 2);
+  EXPECT_NE(scratch.output.find("model.freeze_embeddings"), std::string::npos) << scratch.output;
+}
+
 // A Resize (control.json, as the scheduler writes it) at a known step, with runs stopped before it and after
 // it: the same weights, byte for byte, as a run never stopped; every step after it at the new batch size and
 // the LR scaled by the square-root rule.
