@@ -38,6 +38,33 @@ inline void write_tiny_model(const std::filesystem::path& dir) {
   model::save_model_folder(dir.string(), net, ragmig::text::word_piece_spec(vocab), options);
 }
 
+/// A random tiny XLM-R (positions from pad + 1) whose SentencePiece Unigram tokenizer knows "▁" + each of
+/// fixture_words() and their letters, mean pooling, normalised, max 32 tokens.
+inline void write_tiny_xlmr_model(const std::filesystem::path& dir) {
+  text::TokenizerSpec tokenizer;
+  tokenizer.kind = text::TokenizerKind::kUnigram;
+  tokenizer.special = text::roberta_special_tokens();
+  tokenizer.vocab = {"<s>", "<pad>", "</s>", "<unk>", "<mask>", "\u2581"};
+  tokenizer.scores = {0, 0, 0, 0, 0, -4};
+  for (const auto& w : fixture_words()) {
+    tokenizer.vocab.push_back("\u2581" + w);
+    tokenizer.scores.push_back(-2);
+  }
+  for (char c = 'a'; c <= 'z'; ++c) {
+    tokenizer.vocab.emplace_back(1, c);
+    tokenizer.scores.push_back(-5);
+  }
+  torch::manual_seed(5);
+  model::EncoderSpec spec;
+  spec.bert = tiny_bert_config(static_cast<int64_t>(tokenizer.vocab.size()), 32, 4, 34);
+  spec.bert.model_type = "xlm-roberta";
+  spec.bert.pad_token_id = 1;
+  model::DualEncoder net(spec);
+  model::SaveOptions options;
+  options.max_length = 32;
+  model::save_model_folder(dir.string(), net, tokenizer, options);
+}
+
 /// A random adapter (B not zero) for the tiny model, saved under adapters/<name>.
 inline void write_tiny_adapter(const std::filesystem::path& model, const std::filesystem::path& adapters,
                                const std::string& name, uint64_t seed, std::vector<std::string> targets = {"query", "value", "dense"}) {

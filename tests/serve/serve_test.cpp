@@ -1,7 +1,8 @@
 // The embedding server on a tiny real model: adapters mixed in one forward pass equal one at a time, the
 // adapter cache evicts the least recently used, the batcher answers every request with its own rows and refuses
 // past its queue; then the real `ragmig serve` process over real HTTP: both schemas, base64, bad requests,
-// oversize inputs, unknown adapters, overload 503, slow clients and SIGTERM draining. The Python clients
+// oversize inputs, unknown adapters, an XLM-R folder (Unigram tokenizer), overload 503, slow clients and SIGTERM
+// draining. The Python clients
 // (openai, prometheus-client) and curl: serve_clients_test.cpp.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -14,7 +15,9 @@
 #include <future>
 #include <nlohmann/json.hpp>
 
+#include "core/base64.h"
 #include "core/error.h"
+#include "model/embed.h"
 #include "serve/adapter_cache.h"
 #include "serve/batcher.h"
 #include "serve/embedder.h"
@@ -236,22 +239,7 @@ TEST(ServeProcess, AnswersBothSchemasAdaptersAndBadRequests) {
   // base64 is the same floats, little-endian.
   const json b64 = post_json(c, "/v1/embeddings", {{"input", texts}, {"encoding_format", "base64"}}, 200);
   const std::string s = b64["data"][1]["embedding"];
-  const std::string raw = [&] {
-    std::string out;
-    const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    uint32_t acc = 0;
-    int bits = 0;
-    for (char ch : s) {
-      if (ch == '=') break;
-      acc = (acc << 6) | static_cast<uint32_t>(alphabet.find(ch));
-      bits += 6;
-      if (bits >= 8) {
-        bits -= 8;
-        out += static_cast<char>((acc >> bits) & 0xff);
-      }
-    }
-    return out;
-  }();
+  const std::string raw = base64_decode(s).value_or("");
   ASSERT_EQ(raw.size(), 32 * sizeof(float));
   for (size_t k = 0; k < 32; ++k) {
     float v;
@@ -305,6 +293,33 @@ TEST(ServeProcess, AnswersBothSchemasAdaptersAndBadRequests) {
 
   server.process().signal(SIGTERM);
   EXPECT_EQ(server.process().wait(), 0) << server.log();
+}
+
+// An XLM-R folder (Unigram tokenizer, positions from pad + 1) served: the rows equal the eval path's embeddings of
+// the same texts, and the token counts are the tokenizer's.
+TEST(ServeProcess, ServesAnXlmRobertaFolderAsTheEvalPathEmbedsIt) {
+  ScratchDir dir;
+  testing::write_tiny_xlmr_model(dir / "xlmr");
+  testing::Server server(dir / "serve.log", {"--model", (dir / "xlmr").string(), "--precision", "fp32"});
+  ASSERT_GT(server.port(), 0) << server.log();
+  auto c = server.client();
+  const std::vector<std::string> texts = {"the cat sat", "protein  gene trial", "a zebra!", ""};
+  const json served = post_json(c, "/v1/embeddings", {{"input", texts}, {"input_type", "passage"}}, 200);
+  ASSERT_EQ(served["data"].size(), texts.size());
+
+  auto loaded = model::load_model_folder((dir / "xlmr").string());
+  loaded.model->eval();
+  const auto tokenizer = text::make_tokenizer(loaded.tokenizer);
+  int64_t tokens = 0;
+  for (const auto& t : texts) tokens += static_cast<int64_t>(tokenizer->encode(t, 32).size());
+  EXPECT_EQ(served["usage"]["prompt_tokens"], tokens);
+  // <s> ▁a ▁ z e b r a <unk> </s>: "▁a" is a word of the vocabulary, "zebra" only its letters, "!" nothing.
+  EXPECT_EQ(tokenizer->encode("a zebra!", 32), (std::vector<int32_t>{0, 12, 5, 47, 26, 23, 39, 22, 3, 2}));
+  const torch::Tensor mine = model::embed_texts(loaded.model, *tokenizer, texts, false, 32, 8, torch::kCPU);
+  for (size_t i = 0; i < texts.size(); ++i)
+    for (int64_t k = 0; k < mine.size(1); ++k)
+      EXPECT_NEAR(served["data"][i]["embedding"][k].get<double>(), mine[static_cast<int64_t>(i)][k].item<double>(), 1e-5)
+          << texts[i];
 }
 
 TEST(ServeProcess, OverloadIs503WithRetryAfterAndSigtermDrainsInFlightRequests) {
