@@ -2,8 +2,7 @@
 // adapter cache evicts the least recently used, the batcher answers every request with its own rows and refuses
 // past its queue; then the real `ragmig serve` process over real HTTP: both schemas, base64, bad requests,
 // oversize inputs, unknown adapters, an XLM-R folder (Unigram tokenizer), overload 503, slow clients and SIGTERM
-// draining. The Python clients
-// (openai, prometheus-client) and curl: serve_clients_test.cpp.
+// draining. The Python clients (openai, prometheus-client) and curl: serve_clients_test.cpp.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/socket.h>
