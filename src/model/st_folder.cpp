@@ -172,6 +172,24 @@ bool read_special_tokens(const json& j, const fs::path& file, text::SpecialToken
   return any;
 }
 
+// The special tokens that take the whitespace beside them (lstrip / rstrip) per tokenizer.json's added_tokens,
+// else tokenizer_config.json's added_tokens_decoder (transformers' record of the same).
+void read_token_stripping(const std::optional<json>& tj, const std::optional<json>& tc, text::TokenizerSpec& spec) {
+  const json* list = tj ? &member(*tj, "added_tokens") : nullptr;
+  if ((!list || !list->is_array()) && tc) list = &member(*tc, "added_tokens_decoder");
+  if (!list || !(list->is_array() || list->is_object())) return;
+  const text::SpecialTokens& s = spec.special;
+  for (const auto& t : *list) {
+    if (!t.is_object() || !t.contains("content") || !t["content"].is_string()) continue;
+    const std::string name = t["content"].get<std::string>();
+    if (name != s.cls && name != s.sep && name != s.pad && name != s.unk && name != s.mask) continue;
+    if (t.value("lstrip", false) == true) spec.lstrip.push_back(name);
+    if (t.value("rstrip", false) == true) spec.rstrip.push_back(name);
+  }
+  std::sort(spec.lstrip.begin(), spec.lstrip.end());
+  std::sort(spec.rstrip.begin(), spec.rstrip.end());
+}
+
 // The module types sentence-transformers 2-5 and 6 write, by the class name at their end.
 std::string module_class(const std::string& type) { return type.substr(type.rfind('.') + 1); }
 
@@ -293,6 +311,7 @@ FolderTokenizer read_folder_tokenizer(const std::string& dir) {
   const fs::path sm_path = folder / "special_tokens_map.json";
   if (!(tc && read_special_tokens(*tc, tc_path, spec.special)))
     if (const auto sm = read_optional(sm_path)) read_special_tokens(*sm, sm_path, spec.special);
+  read_token_stripping(tj, tc, spec);
   if (const auto sb = read_optional(sb_path)) {
     if (const auto n = get_number(*sb, "max_seq_length", sb_path)) {
       // sentence-transformers counts [CLS] and [SEP] in max_seq_length, as ragmig does.
@@ -421,6 +440,18 @@ void write_sentence_transformer_files(const std::string& dir, const text::Tokeni
     tc["do_basic_tokenize"] = true;
   }
   tc["model_max_length"] = max_length;
+  if (!tokenizer.lstrip.empty() || !tokenizer.rstrip.empty()) {  // only then: BERT's folders stay as they were
+    const auto listed = [](const std::vector<std::string>& names, const std::string& name) {
+      return std::find(names.begin(), names.end(), name) != names.end();
+    };
+    json decoder = json::object();
+    for (const std::string* t : {&tokens.cls, &tokens.pad, &tokens.sep, &tokens.unk, &tokens.mask})
+      if (const auto it = std::find(vocab.begin(), vocab.end(), *t); it != vocab.end())
+        decoder[std::to_string(it - vocab.begin())] = {
+            {"content", *t}, {"lstrip", listed(tokenizer.lstrip, *t)}, {"rstrip", listed(tokenizer.rstrip, *t)},
+            {"normalized", false}, {"single_word", false}, {"special", true}};
+    tc["added_tokens_decoder"] = decoder;
+  }
   write_json(folder / "tokenizer_config.json", tc);
   write_json(folder / "special_tokens_map.json", special);
   write_json(folder / "sentence_bert_config.json", {{"max_seq_length", max_length}, {"do_lower_case", false}});

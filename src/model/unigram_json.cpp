@@ -1,5 +1,7 @@
 #include "model/unigram_json.h"
 
+#include <algorithm>
+
 #include "core/base64.h"
 #include "core/error.h"
 
@@ -173,8 +175,10 @@ json unigram_tokenizer_json(const text::TokenizerSpec& spec) {
   for (const std::string* token : {&spec.special.cls, &spec.special.pad, &spec.special.sep, &spec.special.unk,
                                    &spec.special.mask})
     if (const int64_t id = id_of(*token); id >= 0)
-      added.push_back({{"id", id}, {"content", *token}, {"single_word", false}, {"lstrip", false},
-                       {"rstrip", false}, {"normalized", false}, {"special", true}});
+      added.push_back({{"id", id}, {"content", *token}, {"single_word", false},
+                       {"lstrip", std::find(spec.lstrip.begin(), spec.lstrip.end(), *token) != spec.lstrip.end()},
+                       {"rstrip", std::find(spec.rstrip.begin(), spec.rstrip.end(), *token) != spec.rstrip.end()},
+                       {"normalized", false}, {"special", true}});
   json normalizer = nullptr;
   if (!spec.normalizer.empty()) {
     normalizer = {{"type", "Sequence"}, {"normalizers", json::array()}};

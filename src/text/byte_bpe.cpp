@@ -144,10 +144,7 @@ std::vector<std::string_view> ByteBpeTokenizer::pre_tokenize(std::string_view te
   return pieces;
 }
 
-std::vector<int32_t> ByteBpeTokenizer::encode_pieces(std::string_view text, int64_t max_pieces) const {
-  std::vector<int32_t> ids;
-  const size_t limit = max_pieces < 0 ? SIZE_MAX : static_cast<size_t>(max_pieces);
-  if (limit == 0) return ids;
+void ByteBpeTokenizer::encode_text(std::string_view text, size_t limit, std::vector<int32_t>& ids) const {
   std::string prefixed;
   if (spec().add_prefix_space && !text.empty() && !text.starts_with(' ')) {
     prefixed.reserve(text.size() + 1);
@@ -165,8 +162,6 @@ std::vector<int32_t> ByteBpeTokenizer::encode_pieces(std::string_view text, int6
     ids.insert(ids.end(), symbols.begin(), symbols.end());
     return ids.size() < limit;
   });
-  if (ids.size() > limit) ids.resize(limit);
-  return ids;
 }
 
 }  // namespace ragmig::text

@@ -23,11 +23,6 @@ class ByteBpeTokenizer : public Tokenizer {
   /// result are not vocabulary tokens.
   explicit ByteBpeTokenizer(const TokenizerSpec& spec, const std::string& source = "vocabulary");
 
-  /// At most `max_pieces` ids when that is >= 0. Invalid UTF-8 bytes are encoded as the bytes they are; a byte
-  /// whose character is not in the vocabulary becomes the unk token. Special tokens written in the text are
-  /// not kept whole (Hugging Face keeps them).
-  std::vector<int32_t> encode_pieces(std::string_view text, int64_t max_pieces = -1) const override;
-
   /// GPT-2's split of `text` (no space added): the pieces merges stay within, as byte ranges of `text`.
   static std::vector<std::string_view> pre_tokenize(std::string_view text);
 
@@ -39,6 +34,9 @@ class ByteBpeTokenizer : public Tokenizer {
     int32_t rank;
     int32_t result;
   };
+  // Invalid UTF-8 bytes are encoded as the bytes they are; a byte whose character is not in the vocabulary
+  // becomes the unk token.
+  void encode_text(std::string_view text, size_t limit, std::vector<int32_t>& out) const override;
   // Merges the symbols of one piece in place.
   void merge(std::vector<int32_t>& symbols) const;
 

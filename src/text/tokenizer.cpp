@@ -1,7 +1,10 @@
 // The shared half of the tokenizers: the vocabulary's id map, the special tokens and [CLS] ... [SEP].
 #include "text/tokenizer.h"
 
+#include <algorithm>
+
 #include "core/error.h"
+#include "text/unicode.h"
 #include "text/byte_bpe.h"
 #include "text/unigram.h"
 #include "text/wordpiece.h"
@@ -39,6 +42,63 @@ Tokenizer::Tokenizer(TokenizerSpec spec, const std::string& source) : spec_(std:
   pad_id_ = require(spec_.special.pad, "pad");
   unk_id_ = require(spec_.special.unk, "unk");
   mask_id_ = find(spec_.special.mask);
+  const auto listed = [](const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  for (const std::string* name : {&spec_.special.cls, &spec_.special.sep, &spec_.special.pad, &spec_.special.unk,
+                                  &spec_.special.mask}) {
+    const int32_t id = find(*name);
+    const bool seen = std::any_of(specials_.begin(), specials_.end(), [&](const Special& s) { return s.name == *name; });
+    if (id >= 0 && !name->empty() && !seen)
+      specials_.push_back({*name, id, listed(spec_.lstrip, *name), listed(spec_.rstrip, *name)});
+  }
+  std::stable_sort(specials_.begin(), specials_.end(),
+                   [](const Special& a, const Special& b) { return a.name.size() > b.name.size(); });
+}
+
+namespace {
+
+bool is_space_at_end(std::string_view s, size_t& end) {  // steps `end` back over one whitespace code point
+  size_t start = end - 1;
+  while (start > 0 && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) --start;
+  size_t pos = start;
+  if (split_class(decode_utf8(s, pos)) != SplitClass::kSpace || pos != end) return false;
+  end = start;
+  return true;
+}
+
+}  // namespace
+
+std::vector<int32_t> Tokenizer::encode_pieces(std::string_view text, int64_t max_pieces) const {
+  std::vector<int32_t> ids;
+  const size_t limit = max_pieces < 0 ? SIZE_MAX : static_cast<size_t>(max_pieces);
+  size_t start = 0;  // of the text not yet tokenised
+  while (ids.size() < limit) {
+    // The leftmost special token from `start`, the longest where several begin there.
+    size_t at = std::string_view::npos;
+    const Special* hit = nullptr;
+    for (const Special& s : specials_)
+      if (const size_t p = text.find(s.name, start); p < at) {
+        at = p;
+        hit = &s;
+      }
+    size_t end = hit ? at : text.size();
+    if (hit && hit->lstrip)
+      while (end > start && is_space_at_end(text, end)) {
+      }
+    if (end > start) encode_text(text.substr(start, end - start), limit, ids);
+    if (!hit) break;
+    if (ids.size() < limit) ids.push_back(hit->id);
+    start = at + hit->name.size();
+    if (hit->rstrip)
+      while (start < text.size()) {
+        size_t next = start;
+        if (split_class(decode_utf8(text, next)) != SplitClass::kSpace) break;
+        start = next;
+      }
+  }
+  if (ids.size() > limit) ids.resize(limit);
+  return ids;
 }
 
 int32_t Tokenizer::find(std::string_view token) const {

@@ -78,6 +78,9 @@ struct TokenizerSpec {
   std::vector<double> scores;              ///< Unigram only: each token's log probability
   std::vector<NormalizerStep> normalizer;  ///< Unigram only, applied in order
   MetaspaceSplit pre_tokenizer;            ///< Unigram only
+  /// Special tokens (by name) that take the whitespace before / after them where a text contains them
+  /// (tokenizer.json's added_tokens' lstrip / rstrip, as roberta-base's <mask> on the hub).
+  std::vector<std::string> lstrip, rstrip;
   bool operator==(const TokenizerSpec&) const = default;
 };
 
@@ -92,8 +95,11 @@ class Tokenizer {
   Tokenizer(Tokenizer&&) = default;
 
   /// Piece ids without [CLS]/[SEP]; at most `max_pieces` of them when that is >= 0, and tokenizing stops there,
-  /// so long passages cost little.
-  virtual std::vector<int32_t> encode_pieces(std::string_view text, int64_t max_pieces = -1) const = 0;
+  /// so long passages cost little. Special tokens written in the text (the five names of special_tokens(),
+  /// leftmost and longest first) keep their ids, as Hugging Face's tokenizers keep them; the text between them is
+  /// tokenised piece by piece (each a text of its own, as there), less the whitespace an lstrip / rstrip token
+  /// takes.
+  std::vector<int32_t> encode_pieces(std::string_view text, int64_t max_pieces = -1) const;
   /// [CLS] piece ids... [SEP], with the pieces truncated so the total is at most max_len (max_len >= 2, else
   /// ConfigError).
   std::vector<int32_t> encode(std::string_view text, int64_t max_len) const;
@@ -119,6 +125,8 @@ class Tokenizer {
   /// Throws DataError naming `source` (and the line, id + 1, of a duplicate token) for duplicates or a missing
   /// cls/sep/pad/unk token (the mask token is optional).
   Tokenizer(TokenizerSpec spec, const std::string& source);
+  /// The ids of text without special tokens, appended to `out` until it holds `limit`.
+  virtual void encode_text(std::string_view text, size_t limit, std::vector<int32_t>& out) const = 0;
 
  private:
   struct StringHash {
@@ -126,8 +134,15 @@ class Tokenizer {
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
 
+  struct Special {
+    std::string name;
+    int32_t id;
+    bool lstrip, rstrip;
+  };
+
   TokenizerSpec spec_;
   std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> ids_;
+  std::vector<Special> specials_;  // the special tokens the vocabulary has, longest name first
   int32_t cls_id_ = -1, sep_id_ = -1, pad_id_ = -1, unk_id_ = -1, mask_id_ = -1;
 };
 

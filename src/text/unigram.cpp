@@ -198,16 +198,11 @@ void UnigramTokenizer::segment(std::string_view piece, std::vector<int32_t>& out
   out.insert(out.end(), ids.rbegin(), ids.rend());
 }
 
-std::vector<int32_t> UnigramTokenizer::encode_pieces(std::string_view text, int64_t max_pieces) const {
-  std::vector<int32_t> ids;
-  const size_t limit = max_pieces < 0 ? SIZE_MAX : static_cast<size_t>(max_pieces);
-  if (limit == 0) return ids;
+void UnigramTokenizer::encode_text(std::string_view text, size_t limit, std::vector<int32_t>& ids) const {
   for (const std::string& piece : pre_tokenize(normalize(text))) {
     segment(piece, ids);
     if (ids.size() >= limit) break;
   }
-  if (ids.size() > limit) ids.resize(limit);
-  return ids;
 }
 
 }  // namespace ragmig::text

@@ -24,15 +24,13 @@ class UnigramTokenizer : public Tokenizer {
   /// to one or are not finite, or a damaged precompiled charsmap.
   explicit UnigramTokenizer(const TokenizerSpec& spec, const std::string& source = "vocabulary");
 
-  /// At most `max_pieces` ids when that is >= 0. Special tokens written in the text are not kept whole.
-  std::vector<int32_t> encode_pieces(std::string_view text, int64_t max_pieces = -1) const override;
-
   /// The text after the normaliser's steps.
   std::string normalize(std::string_view text) const;
   /// The pieces the pre-tokenizer cuts normalised text into ("▁Hello", "▁world").
   std::vector<std::string> pre_tokenize(std::string_view normalized) const;
 
  private:
+  void encode_text(std::string_view text, size_t limit, std::vector<int32_t>& out) const override;
   // Appends the best segmentation of one piece.
   void segment(std::string_view piece, std::vector<int32_t>& out) const;
 

@@ -142,16 +142,11 @@ void WordPieceTokenizer::word_piece_ids(std::string_view word, std::vector<int32
   }
 }
 
-std::vector<int32_t> WordPieceTokenizer::encode_pieces(std::string_view text, int64_t max_pieces) const {
-  std::vector<int32_t> ids;
-  const size_t limit = max_pieces < 0 ? SIZE_MAX : static_cast<size_t>(max_pieces);
-  if (limit == 0) return ids;
+void WordPieceTokenizer::encode_text(std::string_view text, size_t limit, std::vector<int32_t>& ids) const {
   for_each_word(text, [&](std::string_view w) {
     word_piece_ids(w, ids);
     return ids.size() < limit;
   });
-  if (ids.size() > limit) ids.resize(limit);
-  return ids;
 }
 
 }  // namespace ragmig::text

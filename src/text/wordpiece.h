@@ -31,12 +31,10 @@ class WordPieceTokenizer : public Tokenizer {
 
   /// BasicTokenizer: drops NUL, U+FFFD, invalid UTF-8 and control characters, splits on whitespace, puts
   /// each CJK ideograph on its own (split_cjk), lower-cases (lower_case), strips accents (strip_accents:
-  /// NFD minus Mn marks) and splits off every punctuation character. Unlike the slow Python tokenizer it does not NFC-compose
-  /// first (as BertTokenizerFast), and special tokens written in the text are not kept whole.
+  /// NFD minus Mn marks) and splits off every punctuation character. Unlike the slow Python tokenizer it does
+  /// not NFC-compose first (as BertTokenizerFast), and special tokens in the text are split like other words
+  /// (encode_pieces keeps them whole before this runs).
   std::vector<std::string> basic_tokenize(std::string_view text) const;
-  /// Word pieces, "##" marking continuations; a word longer than 100 code points, or one the vocabulary
-  /// cannot cover entirely, becomes a single [UNK]. At most `max_pieces` when that is >= 0.
-  std::vector<int32_t> encode_pieces(std::string_view text, int64_t max_pieces = -1) const override;
 
   bool lower_case() const { return spec().normalization.lower_case; }
   const TextNormalization& normalization() const { return spec().normalization; }
@@ -44,6 +42,9 @@ class WordPieceTokenizer : public Tokenizer {
  private:
   WordPieceTokenizer(std::vector<std::string> vocab, const TextNormalization& normalization,
                      const SpecialTokens& special, const std::string& source);
+  // Word pieces, "##" marking continuations; a word longer than 100 code points, or one the vocabulary cannot
+  // cover entirely, becomes a single [UNK].
+  void encode_text(std::string_view text, size_t limit, std::vector<int32_t>& out) const override;
   // Calls emit(word) for each basic token; emit returns false to stop early.
   template <typename Emit>
   void for_each_word(std::string_view text, Emit&& emit) const;

@@ -3,7 +3,8 @@
 a byte-level BPE (tokenizers' ByteLevelBPETokenizer, RoBERTa's special tokens) trained on TOKENIZER_DIR's WordPiece
 vocabulary as text; OUT/hf (RobertaModel.save_pretrained + RobertaTokenizer.save_pretrained: tokenizer.json) and
 OUT/st (a SentenceTransformer of it: mean pooling, Normalize, max_seq_length 40, saved with .save). With TEXTS.json,
-also OUT/ids.json: {"plain": [ids of each text], "prefix_space": [the same with add_prefix_space=True]}, as
+also OUT/ids.json: {"plain": [ids of each text], "prefix_space": [the same with add_prefix_space=True],
+"lstrip_mask": [the same with <mask> taking the whitespace before it, as roberta-base's on the hub]}, as
 transformers' RobertaTokenizer encodes them, <s> and </s> included, untruncated.
 Usage: roberta_folder.py OUT TOKENIZER_DIR [TEXTS.json]"""
 import json
@@ -12,7 +13,7 @@ import sys
 import tempfile
 
 import torch
-from tokenizers import ByteLevelBPETokenizer
+from tokenizers import AddedToken, ByteLevelBPETokenizer
 from transformers import RobertaConfig, RobertaModel, RobertaTokenizer
 
 from random_folder import perturb, save_both  # beside this file
@@ -40,7 +41,9 @@ def main():
     if len(sys.argv) > 3:
         texts = json.load(open(sys.argv[3], encoding="utf-8"))
         prefixed = RobertaTokenizer.from_pretrained(files, add_prefix_space=True)
-        ids = {"plain": [tok(t)["input_ids"] for t in texts], "prefix_space": [prefixed(t)["input_ids"] for t in texts]}
+        masked = RobertaTokenizer.from_pretrained(files, mask_token=AddedToken("<mask>", lstrip=True, rstrip=False))
+        ids = {"plain": [tok(t)["input_ids"] for t in texts], "prefix_space": [prefixed(t)["input_ids"] for t in texts],
+               "lstrip_mask": [masked(t)["input_ids"] for t in texts]}
         json.dump(ids, open(os.path.join(out, "ids.json"), "w"))
 
 

@@ -534,13 +534,16 @@ TEST(HfLive, AnMPNetBaseFineTunesAndTrainsLoraAdaptersPeftLoads) {
 
 // Texts that exercise the tokenizers' splitting and normalising: contractions, runs of spaces, tabs and line
 // breaks (CR LF too), digits, accents (composed and combining), compatibility characters, CJK, Cyrillic, Hangul,
-// Devanagari, Arabic, emoji with modifiers and flags, empty and blank texts, and one past every length limit.
+// Devanagari, Arabic, emoji with modifiers and flags, empty and blank texts, special tokens written in the text
+// (RoBERTa's and BERT's; not RoBERTa's <pad>, which shifts the positions transformers counts from non-pad ids),
+// and one past every length limit.
 std::vector<std::string> tokenizer_texts() {
   auto texts = fixture_texts();
   for (const char* t : {"it's we've they'll I'm you'd she'S", "  two  spaces   three\tand\ttabs \n\nlines\n",
                         "trailing   ", " 'quoted' ?!... 3.14159 and 2,500 items", "naïve café Ünïcödé ß straße",
                         "cafe\u0301 e\u0301 \r\nCRLF", "ｆｕｌｌｗｉｄｔｈ ①②③ ﬁ Ⅻ", "東京は日本の首都です и Москва",
-                        "한국어 텍스트 नमस्ते दुनिया مرحبا", "emoji 😀👍🏽 🇫🇷 mixed", "x", "", "\n", "   "})
+                        "한국어 텍스트 नमस्ते दुनिया مرحبا", "emoji 😀👍🏽 🇫🇷 mixed", "x", "", "\n", "   ",
+                        "hello <mask> world </s>x<s> <unk>", "[CLS] a [SEP] b  [MASK]c [UNK] [PAD]"})
     texts.emplace_back(t);
   std::string long_text;
   for (int i = 0; i < 60; ++i) long_text += "word" + std::to_string(i) + " ";
@@ -599,6 +602,23 @@ void expect_family_round_trips(const fs::path& st_folder, const std::vector<std:
   EXPECT_GT(max_abs_diff(adapted, rows_of(mine)), 1e-4) << "training moved the adapter";
 }
 
+// WordPiece on the same texts, BERT's special tokens written in them included: the fixture's tokenizer.json as
+// the tokenizers library (transformers' fast BertTokenizer) encodes them.
+TEST(HfLive, WordPieceIdsAreTheTokenizersLibrarysWithSpecialTokensInTheText) {
+  REQUIRE_PYTHON_LIBRARIES();
+  testing::ScratchDir dir;
+  const auto texts = tokenizer_texts();
+  write_file_atomic(dir / "texts.json", json(texts).dump());
+  const std::string theirs = python_output(
+      "import json; from tokenizers import Tokenizer\n"
+      "t = Tokenizer.from_file('" + (kFixture / "hf" / "tokenizer.json").string() + "')\n"
+      "t.no_padding(); t.no_truncation()\n"
+      "print(json.dumps([t.encode(x).ids for x in json.load(open('" + (dir / "texts.json").string() + "'))]))");
+  ASSERT_FALSE(theirs.empty());
+  expect_same_ids(model::read_folder_tokenizer((kFixture / "hf").string()).spec, texts, json::parse(theirs),
+                  "BertTokenizerFast");
+}
+
 // A RoBERTa folder (byte-level BPE, positions from pad + 1; DistilRoBERTa's and all-distilroberta-v1's
 // architecture, small and random): transformers' ids with and without add_prefix_space; written back as
 // vocab.json + merges.txt, which both libraries read.
@@ -623,6 +643,9 @@ TEST(HfLive, ARobertaFolderTokenizesEmbedsFineTunesAndTrainsAdaptersAsTransforme
   text::TokenizerSpec prefixed = folder.spec;
   prefixed.add_prefix_space = true;
   expect_same_ids(prefixed, texts, ids["prefix_space"], "RobertaTokenizer, add_prefix_space");
+  text::TokenizerSpec masked = folder.spec;
+  masked.lstrip = {"<mask>"};
+  expect_same_ids(masked, texts, ids["lstrip_mask"], "RobertaTokenizer, <mask> with lstrip");
 
   expect_family_round_trips(st_folder, texts, dir.path(), "RoBERTa", "roberta");
   EXPECT_TRUE(fs::exists(dir / "again" / "merges.txt"));

@@ -564,6 +564,7 @@ TEST(ModelFolder, RobertaFoldersKeepTheirByteLevelTokenizer) {
   randomize(model);
   text::TokenizerSpec tokenizer = byte_level_spec();
   tokenizer.add_prefix_space = true;
+  tokenizer.lstrip = {"<mask>"};  // kept in tokenizer_config.json's added_tokens_decoder
   save_model_folder(dir.string(), model, tokenizer);
   for (const fs::path& folder : {dir, dir / "passage"}) {
     EXPECT_TRUE(fs::exists(folder / "vocab.json"));
@@ -574,6 +575,7 @@ TEST(ModelFolder, RobertaFoldersKeepTheirByteLevelTokenizer) {
     EXPECT_EQ(tc["add_prefix_space"], true);
     EXPECT_EQ(tc["bos_token"], "<s>");
     EXPECT_FALSE(tc.contains("do_lower_case"));
+    EXPECT_EQ(tc["added_tokens_decoder"]["4"]["lstrip"], true);
   }
   EXPECT_EQ(nlohmann::json::parse(read_file(dir / "config.json"))["model_type"], "roberta");
   auto loaded = load_model_folder(dir.string());
@@ -607,6 +609,7 @@ TEST(ModelFolder, RobertaFoldersKeepTheirByteLevelTokenizer) {
   EXPECT_EQ(from_json.vocab_file, (dir / "tokenizer.json").string());
   EXPECT_FALSE(from_json.spec.add_prefix_space) << "the pre-tokenizer's, with no tokenizer_config.json";
   from_json.spec.add_prefix_space = true;
+  from_json.spec.lstrip = {"<mask>"};
   EXPECT_EQ(from_json.spec, tokenizer);
   tj["model"]["merges"] = nlohmann::json::array({"a b"});  // the older form of a merge
   write_file_atomic(dir / "tokenizer.json", tj.dump());
@@ -647,6 +650,8 @@ TEST(ModelFolder, XlmRobertaFoldersKeepTheirUnigramTokenizer) {
                           {text::NormalizerStep::Kind::kStrip, "", "", false, true}};
   tokenizer.pre_tokenizer.whitespace_split = true;
   tokenizer.pre_tokenizer.prepend = text::MetaspaceSplit::Prepend::kFirst;
+  tokenizer.lstrip = {"<mask>"};
+  tokenizer.rstrip = {"</s>"};
   save_model_folder(dir.string(), model, tokenizer);
   EXPECT_FALSE(fs::exists(dir / "vocab.txt"));
   EXPECT_EQ(nlohmann::json::parse(read_file(dir / "tokenizer_config.json"))["tokenizer_class"], "XLMRobertaTokenizer");

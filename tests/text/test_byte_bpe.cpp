@@ -119,6 +119,22 @@ TEST(ByteBpe, RefusesMergesOutsideTheVocabularyByPosition) {
   EXPECT_EQ(ByteBpeTokenizer(spec).encode_pieces("~"), (std::vector<int32_t>{3}));
 }
 
+// Special tokens written in a text keep their ids, the text around them is tokenised piece by piece (each its own
+// text, so add_prefix_space puts a space before each), and an lstrip token takes the whitespace before it.
+TEST(ByteBpe, SpecialTokensInTheTextKeepTheirIds) {
+  TokenizerSpec spec = spec_with({{"a", "b"}});
+  const int32_t ab = 261;
+  EXPECT_EQ(ByteBpeTokenizer(spec).encode_pieces("ab<mask></s>ab"), (std::vector<int32_t>{ab, 4, 2, ab}));
+  EXPECT_EQ(ByteBpeTokenizer(spec).encode_pieces("ab <mask>"), (std::vector<int32_t>{ab, byte_id(' '), 4}));
+  EXPECT_EQ(ByteBpeTokenizer(spec).encode_pieces("<s"), (std::vector<int32_t>{byte_id('<'), byte_id('s')}));
+  spec.lstrip = {"<mask>"};
+  spec.rstrip = {"</s>"};
+  EXPECT_EQ(ByteBpeTokenizer(spec).encode_pieces("ab \t<mask></s>  ab"), (std::vector<int32_t>{ab, 4, 2, ab}));
+  EXPECT_EQ(ByteBpeTokenizer(spec).encode_pieces("<pad><pad>ab", 2), (std::vector<int32_t>{1, 1})) << "the limit";
+  spec.add_prefix_space = true;
+  EXPECT_EQ(ByteBpeTokenizer(spec).encode_pieces("<s>ab"), (std::vector<int32_t>{0, byte_id(' '), ab}));
+}
+
 TEST(ByteBpe, MakeTokenizerBuildsTheSpecsKind) {
   const auto bpe = make_tokenizer(spec_with({{"a", "b"}}));
   EXPECT_NE(dynamic_cast<const ByteBpeTokenizer*>(bpe.get()), nullptr);

@@ -110,6 +110,12 @@ TEST(Unigram, UnknownCharactersFuseIntoOneUnk) {
   EXPECT_EQ(tok.encode_pieces("xaé"), (Ids{4, 3, 5, 3}));
 }
 
+TEST(Unigram, SpecialTokensInTheTextKeepTheirIdsAndEachPieceItsOwnPrefix) {
+  TokenizerSpec spec = unigram_spec({{"\u2581a", -1}, {"<mask>", 0}});
+  EXPECT_EQ(UnigramTokenizer(spec).encode_pieces("a<mask>a </s>"), (Ids{4, 5, 4, 3, 2}))
+      << "▁a <mask> ▁a ▁(unknown) </s>";
+}
+
 TEST(Unigram, MetaspaceAndWhitespaceSplit) {
   TokenizerSpec spec = unigram_spec({{"\u2581", -3}, {"\u2581a", -1}, {"b", -1}});
   EXPECT_EQ(UnigramTokenizer(spec).pre_tokenize("a  b"), (Strings{"\u2581a", "\u2581", "\u2581b"}));
