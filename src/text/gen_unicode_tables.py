@@ -104,29 +104,20 @@ def emit_u32_list(name, values, per_line):
     print()
 
 
+def run_starts(classes, bits):
+    """(first code point << bits) | class for each run of equal classes, code point by code point."""
+    runs, prev = [], None
+    for cp, k in enumerate(classes):
+        if k != prev:
+            runs.append((cp << bits) | k)
+            prev = k
+    return runs
+
+
 def main():
-    runs = []
-    prev = None
-    for cp in range(MAX_CP):
-        k = char_class(cp)
-        if k != prev:
-            runs.append((cp << 3) | k)
-            prev = k
-
-    split_runs = []
-    prev = None
-    for cp in range(MAX_CP):
-        k = split_class(cp)
-        if k != prev:
-            split_runs.append((cp << 2) | k)
-            prev = k
-
-    grapheme_runs = []
-    prev = None
-    for cp, k in enumerate(grapheme_classes()):
-        if k != prev:
-            grapheme_runs.append((cp << 5) | k)
-            prev = k
+    runs = run_starts((char_class(cp) for cp in range(MAX_CP)), 3)
+    split_runs = run_starts((split_class(cp) for cp in range(MAX_CP)), 2)
+    grapheme_runs = run_starts(grapheme_classes(), 5)
 
     lower_runs = []  # (first, last, delta, stride)
     for cp in range(MAX_CP):

@@ -72,6 +72,17 @@ void expect_data_error(const std::string& dir, const std::string& must_contain) 
   }
 }
 
+// Each edit of `tj`, written as dir/tokenizer.json, makes loading the folder fail with its message.
+void expect_edits_refused(const fs::path& dir, const nlohmann::json& tj,
+                          const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>>& edits) {
+  for (const auto& [edit, message] : edits) {
+    nlohmann::json bad = tj;
+    edit(bad);
+    write_file_atomic(dir / "tokenizer.json", bad.dump());
+    expect_data_error(dir.string(), message);
+  }
+}
+
 // Rewrites dir/model.safetensors through `edit`.
 template <typename F>
 void edit_weights(const fs::path& dir, F edit) {
@@ -623,12 +634,7 @@ TEST(ModelFolder, RobertaFoldersKeepTheirByteLevelTokenizer) {
       {[](nlohmann::json& j) { j["model"]["byte_fallback"] = true; }, "model.byte_fallback"},
       {[](nlohmann::json& j) { j["model"]["vocab"]["<s>"] = 1; }, "key \"model.vocab\": token"},
   };
-  for (const auto& [edit, message] : refused) {
-    nlohmann::json bad = tj;
-    edit(bad);
-    write_file_atomic(dir / "tokenizer.json", bad.dump());
-    expect_data_error(dir.string(), message);
-  }
+  expect_edits_refused(dir, tj, refused);
 }
 
 // An XLM-R folder: the Unigram tokenizer (scores, normaliser steps, Metaspace) written as tokenizer.json, which is
@@ -675,12 +681,7 @@ TEST(ModelFolder, XlmRobertaFoldersKeepTheirUnigramTokenizer) {
       {[](nlohmann::json& j) { j["added_tokens"].push_back({{"id", 9}, {"content", "<extra>"}}); },
        "token \"<extra>\" has id 9, expected 7"},
   };
-  for (const auto& [edit, message] : refused) {
-    nlohmann::json bad = tj;
-    edit(bad);
-    write_file_atomic(dir / "tokenizer.json", bad.dump());
-    expect_data_error(dir.string(), message);
-  }
+  expect_edits_refused(dir, tj, refused);
 }
 
 // MPNet's tokenizer names its special tokens (<s>, </s>, <pad>) in tokenizer_config.json, as a string or as
