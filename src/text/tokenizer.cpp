@@ -56,19 +56,6 @@ Tokenizer::Tokenizer(TokenizerSpec spec, const std::string& source) : spec_(std:
                    [](const Special& a, const Special& b) { return a.name.size() > b.name.size(); });
 }
 
-namespace {
-
-bool is_space_at_end(std::string_view s, size_t& end) {  // steps `end` back over one whitespace code point
-  size_t start = end - 1;
-  while (start > 0 && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) --start;
-  size_t pos = start;
-  if (split_class(decode_utf8(s, pos)) != SplitClass::kSpace || pos != end) return false;
-  end = start;
-  return true;
-}
-
-}  // namespace
-
 std::vector<int32_t> Tokenizer::encode_pieces(std::string_view text, int64_t max_pieces) const {
   std::vector<int32_t> ids;
   const size_t limit = max_pieces < 0 ? SIZE_MAX : static_cast<size_t>(max_pieces);
@@ -83,19 +70,12 @@ std::vector<int32_t> Tokenizer::encode_pieces(std::string_view text, int64_t max
         hit = &s;
       }
     size_t end = hit ? at : text.size();
-    if (hit && hit->lstrip)
-      while (end > start && is_space_at_end(text, end)) {
-      }
+    if (hit && hit->lstrip) end = start + trailing_white_space_start(text.substr(start, end - start));
     if (end > start) encode_text(text.substr(start, end - start), limit, ids);
     if (!hit) break;
     if (ids.size() < limit) ids.push_back(hit->id);
     start = at + hit->name.size();
-    if (hit->rstrip)
-      while (start < text.size()) {
-        size_t next = start;
-        if (split_class(decode_utf8(text, next)) != SplitClass::kSpace) break;
-        start = next;
-      }
+    if (hit->rstrip) start += leading_white_space_end(text.substr(start));
   }
   if (ids.size() > limit) ids.resize(limit);
   return ids;

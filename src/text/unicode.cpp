@@ -155,6 +155,28 @@ SplitClass split_class(char32_t cp) {
   return static_cast<SplitClass>(*(it - 1) & 3u);
 }
 
+size_t leading_white_space_end(std::string_view s) {
+  size_t pos = 0;
+  while (pos < s.size()) {
+    size_t next = pos;
+    if (split_class(decode_utf8(s, next)) != SplitClass::kSpace) break;
+    pos = next;
+  }
+  return pos;
+}
+
+size_t trailing_white_space_start(std::string_view s) {
+  size_t end = s.size();
+  while (end > 0) {
+    size_t start = end - 1;
+    while (start > 0 && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) --start;
+    size_t pos = start;
+    if (split_class(decode_utf8(s, pos)) != SplitClass::kSpace || pos != end) break;
+    end = start;
+  }
+  return end;
+}
+
 char32_t to_lower(char32_t cp) {
   if (cp < 128) return (cp >= 'A' && cp <= 'Z') ? cp + 32 : cp;
   const ud::LowerRun* end = ud::kLowerRuns + ud::kLowerRunsCount;

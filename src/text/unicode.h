@@ -40,6 +40,11 @@ CharClass char_class(char32_t cp);
 
 SplitClass split_class(char32_t cp);
 
+/// The byte offset where the White_Space code points (split_class kSpace) that start `s` end.
+size_t leading_white_space_end(std::string_view s);
+/// The byte offset where the White_Space code points that end `s` begin.
+size_t trailing_white_space_start(std::string_view s);
+
 /// The end (byte offset) of the extended grapheme cluster of `s` that starts at `pos` (< s.size()): Unicode's
 /// UAX #29 rules GB3-GB13 (CR LF, controls, Hangul syllables, extend and ZWJ, spacing marks, prepends, emoji ZWJ
 /// sequences, flag pairs) without GB9c's Indic conjuncts, whose clusters of 3-byte letters no tokenizer step

@@ -38,29 +38,6 @@ void replace_space_runs(std::string& s, std::string_view to) {
   s = std::move(out);
 }
 
-// Byte offset where whitespace at the start (left) or end (right) of `s` ends.
-size_t strip_left(std::string_view s) {
-  size_t pos = 0;
-  while (pos < s.size()) {
-    size_t next = pos;
-    if (!is_white_space(decode_utf8(s, next))) break;
-    pos = next;
-  }
-  return pos;
-}
-
-size_t strip_right(std::string_view s) {
-  size_t end = s.size();
-  while (end > 0) {
-    size_t start = end - 1;
-    while (start > 0 && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) --start;
-    size_t pos = start;
-    if (!is_white_space(decode_utf8(s, pos)) || pos != end) break;
-    end = start;
-  }
-  return end;
-}
-
 }  // namespace
 
 UnigramTokenizer::UnigramTokenizer(const TokenizerSpec& spec, const std::string& source) : Tokenizer(spec, source) {
@@ -100,8 +77,8 @@ std::string UnigramTokenizer::normalize(std::string_view text) const {
       case NormalizerStep::Kind::kReplace: replace_all(s, step.text, step.content); break;
       case NormalizerStep::Kind::kReplaceSpaceRuns: replace_space_runs(s, step.content); break;
       case NormalizerStep::Kind::kStrip: {
-        const size_t end = step.right ? strip_right(s) : s.size();
-        const size_t begin = step.left ? strip_left(std::string_view(s).substr(0, end)) : 0;
+        const size_t end = step.right ? trailing_white_space_start(s) : s.size();
+        const size_t begin = step.left ? leading_white_space_end(std::string_view(s).substr(0, end)) : 0;
         s = s.substr(begin, end - begin);
         break;
       }

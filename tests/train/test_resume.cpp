@@ -108,16 +108,23 @@ INSTANTIATE_TEST_SUITE_P(Accumulation, ResumeTest,
                                            ResumeCase{"unpadded_gradcache", "gradcache", 0, "on"}),
                          [](const auto& info) { return info.param.name; });
 
+// A tiny model trained for 3 steps on dir/pairs.jsonl (written here) into dir/base: the pretrained start of the
+// LoRA and frozen-embedding runs. False, with the failure recorded, if it did not train.
+bool train_tiny_base(const std::filesystem::path& dir) {
+  write_squad_pairs(dir / "pairs.jsonl", 240);
+  write_file_atomic(dir / "base.toml", tiny_config(dir / "pairs.jsonl"));
+  const auto base = run_ragmig({"train", (dir / "base.toml").string(), "--run-dir", (dir / "base").string(),
+                                "--quiet", "--set", "train.max_steps=3"});
+  EXPECT_EQ(base.exit_code, 0) << base.output;
+  return base.exit_code == 0;
+}
+
 // LoRA on a pretrained start (here a tiny model trained first), with GradCache: the same story, and what is
 // saved is the adapter alone.
 TEST(Resume, LoraSigtermThenRestartGivesBitIdenticalAdapters) {
   RAGMIG_REQUIRE_DATA("beir/squad-train");
   ScratchDir dir;
-  write_squad_pairs(dir / "pairs.jsonl", 240);
-  write_file_atomic(dir / "base.toml", tiny_config(dir / "pairs.jsonl"));
-  auto base = run_ragmig({"train", (dir / "base.toml").string(), "--run-dir", (dir / "base").string(), "--quiet",
-                          "--set", "train.max_steps=3"});
-  ASSERT_EQ(base.exit_code, 0) << base.output;
+  ASSERT_TRUE(train_tiny_base(dir.path()));
   write_file_atomic(dir / "cfg.toml",
                     tiny_config(dir / "pairs.jsonl", "accumulation = \"gradcache\"\nchunk_size = 4\n") +
                         "[lora]\nrank = 4\ntargets = [\"query\", \"value\", \"dense\"]\n");
@@ -153,11 +160,7 @@ TEST(Resume, LoraSigtermThenRestartGivesBitIdenticalAdapters) {
 TEST(Resume, FrozenEmbeddingsStayAsLoadedAndResumeBitIdentically) {
   RAGMIG_REQUIRE_DATA("beir/squad-train");
   ScratchDir dir;
-  write_squad_pairs(dir / "pairs.jsonl", 240);
-  write_file_atomic(dir / "base.toml", tiny_config(dir / "pairs.jsonl"));
-  auto base = run_ragmig({"train", (dir / "base.toml").string(), "--run-dir", (dir / "base").string(), "--quiet",
-                          "--set", "train.max_steps=3"});
-  ASSERT_EQ(base.exit_code, 0) << base.output;
+  ASSERT_TRUE(train_tiny_base(dir.path()));
   write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl"));
   const std::vector<std::string> set = {"--set", "model.init=" + (dir / "base" / "model").string(), "--set",
                                         "model.freeze_embeddings=true"};
