@@ -1,7 +1,8 @@
 // Fuzzes what ragmig reads from a model folder without LibTorch (model/st_folder.cpp, bert_config.cpp): the
 // first input byte picks the file that gets the rest (config.json, vocab.txt, tokenizer.json,
 // tokenizer_config.json, sentence_bert_config.json, modules.json, 1_Pooling/config.json,
-// config_sentence_transformers.json, special_tokens_map.json, vocab.json, merges.txt), the others keep small valid
+// config_sentence_transformers.json, special_tokens_map.json, vocab.json, merges.txt, 2_Dense/config.json), the
+// others keep small valid
 // contents. Then the folder is read as model_folder.cpp reads it and a tokenizer is built from it (WordPiece;
 // byte-level BPE for a BPE tokenizer.json, vocab.json or merges.txt; Unigram, with its normaliser and SentencePiece
 // charsmap, for a Unigram tokenizer.json; with the folder's special tokens), which tokenises a text with the
@@ -21,7 +22,7 @@ namespace {
 const char* const kFiles[] = {"config.json",  "vocab.txt",  "tokenizer.json", "tokenizer_config.json",
                               "sentence_bert_config.json", "modules.json", "1_Pooling/config.json",
                               "config_sentence_transformers.json", "special_tokens_map.json", "vocab.json",
-                              "merges.txt"};
+                              "merges.txt", "2_Dense/config.json"};
 const char* const kValid[] = {
     R"({"model_type": "bert", "vocab_size": 16, "hidden_size": 8, "num_hidden_layers": 1,
 "num_attention_heads": 2, "intermediate_size": 16, "max_position_embeddings": 32, "hidden_act": "gelu"})",
@@ -31,12 +32,15 @@ const char* const kValid[] = {
     R"({"do_lower_case": true, "model_max_length": 512})",
     R"({"max_seq_length": 128, "do_lower_case": false})",
     R"([{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-{"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}])",
+{"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+{"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"},
+{"idx": 3, "name": "3", "path": "3_Normalize", "type": "sentence_transformers.models.Normalize"}])",
     R"({"word_embedding_dimension": 8, "pooling_mode_mean_tokens": true})",
     R"({"prompts": {"query": "query: ", "document": "passage: "}, "default_prompt_name": null})",
     R"({"cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]", "unk_token": "[UNK]"})",
     R"({"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3, "<mask>": 4, "a": 5, "b": 6, "ab": 7, "\u0120": 8})",
     "#version: 0.2\na b\n",
+    R"({"in_features": 8, "out_features": 4, "bias": true, "activation_function": "torch.nn.modules.activation.Tanh"})",
 };
 constexpr size_t kCount = sizeof(kFiles) / sizeof(kFiles[0]);
 
@@ -51,8 +55,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     else ragmig::fuzz::write_input(std::string("model/") + kFiles[i], kValid[i]);
   // Without vocab.txt the vocabulary comes from tokenizer.json: its reader is reached only then; without both,
   // from vocab.json + merges.txt.
-  if (which == 2 || which >= 9) std::filesystem::remove(dir / "vocab.txt");
-  if (which >= 9) std::filesystem::remove(dir / "tokenizer.json");
+  const bool bpe_files = which == 9 || which == 10;
+  if (which == 2 || bpe_files) std::filesystem::remove(dir / "vocab.txt");
+  if (bpe_files) std::filesystem::remove(dir / "tokenizer.json");
   ragmig::fuzz::expect_typed_errors([&] {
     const std::string config = (dir / "config.json").string();
     ragmig::model::bert_config_from_json(ragmig::model::read_json_file(config), config);

@@ -22,21 +22,35 @@ torch::Tensor pool(const torch::Tensor& hidden, const torch::Tensor& attention_m
 DualEncoderImpl::DualEncoderImpl(const EncoderSpec& spec) : spec_(spec) {
   query_ = register_module("query", BertModel(spec_.bert));
   if (!spec_.shared_towers) passage_ = register_module("passage", BertModel(spec_.bert));
+  if (spec_.dense) {
+    query_dense_ = register_module("query_dense", Dense(*spec_.dense));
+    if (!spec_.shared_towers) passage_dense_ = register_module("passage_dense", Dense(*spec_.dense));
+  }
 }
 
-torch::Tensor DualEncoderImpl::encode(BertModel& tower, const torch::Tensor& ids, const torch::Tensor& mask) {
-  auto pooled = pool(tower->forward(ids, mask), mask, spec_.pooling);
+torch::Tensor DualEncoderImpl::project(const torch::Tensor& pooled, bool passage) {
+  Dense dense = passage ? passage_dense() : query_dense();
+  if (!dense) return pooled;
+  // The layer's own dtype in (bf16 when the model is, float32 under autocast, which then computes in bf16),
+  // at least float32 out, as pooling gives.
+  const auto y = dense->forward(pooled.to(dense->parameters().front().scalar_type()));
+  return y.to(at::promote_types(y.scalar_type(), torch::kFloat));
+}
+
+torch::Tensor DualEncoderImpl::encode(bool passage, const torch::Tensor& ids, const torch::Tensor& mask) {
+  BertModel tower = passage ? passage_tower() : query_;
+  auto pooled = project(pool(tower->forward(ids, mask), mask, spec_.pooling), passage);
   if (!spec_.normalize) return pooled;
   namespace F = torch::nn::functional;
   return F::normalize(pooled, F::NormalizeFuncOptions().p(2).dim(1).eps(1e-12));
 }
 
 torch::Tensor DualEncoderImpl::encode_queries(const torch::Tensor& ids, const torch::Tensor& mask) {
-  return encode(query_, ids, mask);
+  return encode(false, ids, mask);
 }
 
 torch::Tensor DualEncoderImpl::encode_passages(const torch::Tensor& ids, const torch::Tensor& mask) {
-  return encode(passage_ ? passage_ : query_, ids, mask);
+  return encode(true, ids, mask);
 }
 
 }  // namespace ragmig::model

@@ -1,12 +1,15 @@
 // The dual encoder that ragmig trains: BERT towers for queries and passages (one shared tower or two),
 // pooled to one vector per text (mean over real tokens, the [CLS] position, the maximum over real tokens, or
-// sentence-transformers' mean_sqrt_len_tokens) and optionally L2-normalised.
+// sentence-transformers' mean_sqrt_len_tokens), optionally through a Dense layer (one per tower), and
+// optionally L2-normalised.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <torch/torch.h>
 
 #include "model/bert.h"
+#include "model/dense.h"
 #include "model/bert_config.h"
 #include "model/pooling_mode.h"
 
@@ -15,8 +18,12 @@ namespace ragmig::model {
 struct EncoderSpec {
   BertConfig bert;
   Pooling pooling = Pooling::Mean;
+  std::optional<DenseConfig> dense;  ///< a Dense layer after pooling (sentence-transformers' Dense module)
   bool normalize = true;
   bool shared_towers = true;
+
+  /// The size of the embeddings: the Dense layer's out_features, else the hidden size.
+  int64_t embedding_dim() const { return dense ? dense->out_features : bert.hidden_size; }
 };
 
 /// Pools a last hidden state [B,L,H] with its attention mask [B,L] into [B,H] float32. Mean averages the
@@ -32,7 +39,8 @@ class DualEncoderImpl : public torch::nn::Module {
   /// towers the passage tower is initialised after, and independently of, the query tower.
   explicit DualEncoderImpl(const EncoderSpec& spec);
 
-  /// ids, mask [B,L] int64 -> [B,H] float32, pooled then (if spec.normalize) L2-normalised.
+  /// ids, mask [B,L] int64 -> [B,D] float32 (D = spec.embedding_dim()), pooled, through the Dense layer, then
+  /// (if spec.normalize) L2-normalised.
   torch::Tensor encode_queries(const torch::Tensor& ids, const torch::Tensor& mask);
   torch::Tensor encode_passages(const torch::Tensor& ids, const torch::Tensor& mask);
 
@@ -42,13 +50,22 @@ class DualEncoderImpl : public torch::nn::Module {
   BertModel query_tower() const { return query_; }
   /// Registered as "passage" with separate towers; the query tower when shared.
   BertModel passage_tower() const { return passage_ ? passage_ : query_; }
+  /// The Dense layer after the query tower's pooling ("query_dense"; "passage_dense" is the passage tower's with
+  /// separate towers, else the same): null without spec.dense.
+  Dense query_dense() const { return query_dense_; }
+  Dense passage_dense() const { return passage_dense_ ? passage_dense_ : query_dense_; }
+  /// A tower's pooled vectors [B,H] (any float dtype) through its Dense layer, as at least float32; `pooled`
+  /// itself without one.
+  torch::Tensor project(const torch::Tensor& pooled, bool passage);
 
  private:
-  torch::Tensor encode(BertModel& tower, const torch::Tensor& ids, const torch::Tensor& mask);
+  torch::Tensor encode(bool passage, const torch::Tensor& ids, const torch::Tensor& mask);
 
   EncoderSpec spec_;
   BertModel query_{nullptr};
   BertModel passage_{nullptr};  // null when the towers are shared
+  Dense query_dense_{nullptr};   // null without spec.dense
+  Dense passage_dense_{nullptr};  // null without spec.dense or when the towers are shared
 };
 TORCH_MODULE(DualEncoder);
 

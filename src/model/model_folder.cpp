@@ -33,7 +33,7 @@ const char* tokenizer_class(const text::TokenizerSpec& tokenizer, const BertConf
   return config.mpnet() ? "MPNetTokenizer" : "BertTokenizer";
 }
 
-void write_tower(const fs::path& folder, BertModel& tower, const text::TokenizerSpec& tokenizer,
+void write_tower(const fs::path& folder, BertModel& tower, Dense& dense, const text::TokenizerSpec& tokenizer,
                  const EncoderSpec& spec, const SaveOptions& options) {
   write_file_atomic(folder / "config.json", to_json(tower->config()).dump(2) + "\n");
   std::map<std::string, torch::Tensor> state;
@@ -43,8 +43,14 @@ void write_tower(const fs::path& folder, BertModel& tower, const text::Tokenizer
   file.metadata["format"] = "pt";  // what HF's loaders look for to treat the file as PyTorch weights
   write_safetensors((folder / "model.safetensors").string(), file);
   const int64_t max_length = options.max_length > 0 ? options.max_length : spec.bert.max_tokens();
+  SentenceTransformerLayout layout;
+  layout.pooling = to_string(spec.pooling);
+  layout.dense = spec.dense;
+  layout.normalize = spec.normalize;
   write_sentence_transformer_files(folder.string(), tokenizer, tokenizer_class(tokenizer, spec.bert), max_length,
-                                   spec.bert.hidden_size, to_string(spec.pooling), spec.normalize, options.prompts);
+                                   spec.bert.hidden_size, layout, options.prompts);
+  if (dense)
+    save_tensors((folder / kDenseModuleFolder / "model.safetensors").string(), dense_state(dense), {{"format", "pt"}});
 }
 
 void fsync_folder(const fs::path& folder) {
@@ -111,6 +117,17 @@ bool read_ragmig_json(const fs::path& path, EncoderSpec& spec) {
     spec.shared_towers = it->get<bool>();
   }
   return true;
+}
+
+// A Dense module's weights: model.safetensors, as sentence-transformers saves them (safe_serialization, its
+// default; older releases wrote pytorch_model.bin).
+std::string dense_weights_file(const fs::path& folder) {
+  const fs::path file = folder / "model.safetensors";
+  if (!fs::exists(file) && fs::exists(folder / "pytorch_model.bin"))
+    throw DataError((folder / "pytorch_model.bin").string() + ": a pickled PyTorch file, which ragmig does not read; "
+                    "save the model once with sentence-transformers (safe_serialization, its default) to write "
+                    "model.safetensors beside it");
+  return file.string();
 }
 
 void check_vocab_fits(const std::vector<std::string>& vocab, const BertConfig& config, const std::string& where) {
@@ -193,11 +210,13 @@ void save_model_folder(const std::string& dir, DualEncoder& model, const text::T
   write_folder_atomically(dir, [&](const std::string& folder) {
     const fs::path tmp(folder);
     BertModel query = model->query_tower();
-    write_tower(tmp, query, tokenizer, spec, options);
+    Dense query_dense = model->query_dense();
+    write_tower(tmp, query, query_dense, tokenizer, spec, options);
     if (!spec.shared_towers) {
       fs::create_directory(tmp / "passage");
       BertModel passage = model->passage_tower();
-      write_tower(tmp / "passage", passage, tokenizer, spec, options);
+      Dense passage_dense = model->passage_dense();
+      write_tower(tmp / "passage", passage, passage_dense, tokenizer, spec, options);
       fsync_folder(tmp / "passage");
     }
     nlohmann::json info = {{"pooling", to_string(spec.pooling)},
@@ -268,20 +287,32 @@ LoadedModel load_model_folder(const std::string& dir) {
   }
   EncoderSpec spec;
   fs::path folder = top;  // where the BERT files are
-  if (!read_ragmig_json(top / "ragmig.json", spec))
-    if (const auto st = read_sentence_transformer_layout(dir)) {
-      spec.pooling = parse_pooling(st->pooling);
-      spec.normalize = st->normalize;
-      folder = top / st->transformer_path;
-    }
+  const auto st = read_sentence_transformer_layout(dir);
+  if (!read_ragmig_json(top / "ragmig.json", spec) && st) {
+    spec.pooling = parse_pooling(st->pooling);
+    spec.normalize = st->normalize;
+  }
+  if (st) {
+    folder = top / st->transformer_path;
+    spec.dense = st->dense;
+  }
   spec.bert = read_config(folder);
+  if (spec.dense && spec.dense->in_features != spec.bert.hidden_size)
+    throw DataError((top / st->dense_path / "config.json").string() + ": key \"in_features\": " +
+                    std::to_string(spec.dense->in_features) + ", but the encoder's hidden_size is " +
+                    std::to_string(spec.bert.hidden_size));
   FolderTokenizer tok = read_folder_tokenizer(folder.string());
   check_vocab_fits(tok.spec.vocab, spec.bert, tok.vocab_file);
 
+  const fs::path passage = folder / "passage";
+  std::optional<SentenceTransformerLayout> passage_st;
   if (!spec.shared_towers) {
-    const fs::path passage = folder / "passage";
     if (!(read_config(passage) == spec.bert))
       throw DataError((passage / "config.json").string() + ": the passage tower's config differs from the query tower's");
+    passage_st = read_sentence_transformer_layout(passage.string());
+    if ((passage_st ? passage_st->dense : std::nullopt) != spec.dense)
+      throw DataError((passage / "modules.json").string() + ": the passage tower's Dense module differs from the "
+                      "query tower's");
     if (fs::exists(passage / "vocab.txt") || fs::exists(passage / "vocab.json") ||
         fs::exists(passage / "tokenizer.json"))
       if (const FolderTokenizer own = read_folder_tokenizer(passage.string()); own.spec.vocab != tok.spec.vocab)
@@ -292,8 +323,16 @@ LoadedModel load_model_folder(const std::string& dir) {
   BertModel query = loaded.model->query_tower();
   load_bert_weights(query, (folder / "model.safetensors").string());
   if (!spec.shared_towers) {
-    BertModel passage = loaded.model->passage_tower();
-    load_bert_weights(passage, (folder / "passage" / "model.safetensors").string());
+    BertModel passage_tower = loaded.model->passage_tower();
+    load_bert_weights(passage_tower, (passage / "model.safetensors").string());
+  }
+  if (spec.dense) {
+    Dense dense = loaded.model->query_dense();
+    load_dense_weights(dense, dense_weights_file(top / st->dense_path));
+    if (!spec.shared_towers) {
+      Dense passage_dense = loaded.model->passage_dense();
+      load_dense_weights(passage_dense, dense_weights_file(passage / passage_st->dense_path));
+    }
   }
   return loaded;
 }

@@ -23,8 +23,9 @@ inline constexpr int kModelFolderFormatVersion = 1;
 /// Writes the folder: every file atomically into `dir` + ".tmp-<pid>", then the whole folder is renamed into
 /// place (swapping atomically with an existing folder where the OS allows), so a half-written model folder
 /// never appears under `dir`. The tokenizer's files are written beside each tower's weights
-/// (write_sentence_transformer_files). Throws DataError if the vocabulary has more tokens than the config's
-/// vocab_size (or a token its files cannot hold), IoError if writing fails.
+/// (write_sentence_transformer_files), and a Dense layer as sentence-transformers' 2_Dense module. Throws
+/// DataError if the vocabulary has more tokens than the config's vocab_size (or a token its files cannot hold),
+/// IoError if writing fails.
 /// What is written beside the weights besides the tokenizer: the longest input (sentence_bert_config.json's
 /// max_seq_length; 0 = the model's max_tokens()), the prompts and the training record.
 struct SaveOptions {
@@ -55,7 +56,9 @@ SaveOptions save_options_of(const LoadedModel& loaded);
 /// merged in), a folder written by transformers' save_pretrained (BertModel or DistilBertModel, or BertForX /
 /// DistilBertForX whose tensors carry a "bert." / "distilbert." prefix: the heads outside it are ignored, as
 /// are "pooler.*" and "embeddings.position_ids") or by sentence-transformers' save. Pooling and normalisation
-/// come from ragmig.json, else modules.json and its Pooling module, else mean pooling, normalised; the
+/// come from ragmig.json, else modules.json and its Pooling module, else mean pooling, normalised; a Dense
+/// module (LaBSE's, distiluse-base-multilingual's) from modules.json, its weights from its folder's
+/// model.safetensors (sentence-transformers' names; a pickled pytorch_model.bin alone is refused by name); the
 /// tokenizer from read_folder_tokenizer (of the Transformer module's folder); the prompts from read_prompts.
 /// F32, F16, BF16 and F64 tensors are converted to float32. Throws DataError naming the file and tensor or key for
 /// missing, unexpected or mis-shaped tensors, and "vocabulary and model mismatch: ..." when vocab.txt has

@@ -333,16 +333,25 @@ std::optional<SentenceTransformerLayout> read_sentence_transformer_layout(const 
   if (!modules) return std::nullopt;
   if (!modules->is_array()) throw DataError(modules_path.string() + ": expected a JSON array of modules");
   SentenceTransformerLayout layout;
+  // The modules ragmig runs, in the one order it runs them; each at most once (Normalize may repeat: a no-op).
+  const std::vector<std::string> order = {"Transformer", "Pooling", "Dense", "Normalize"};
+  std::ptrdiff_t last = -1;  // index into `order` of the module before
   bool transformer = false, pooling = false;
   for (const auto& m : *modules) {
     if (!m.is_object() || !m.contains("type") || !m["type"].is_string())
       throw DataError(modules_path.string() + ": every module needs a \"type\" string");
     const std::string type = m["type"].get<std::string>(), cls = module_class(type);
     const std::string path = m.value("path", "");
-    if (cls == "Transformer" && !transformer) {
+    const std::ptrdiff_t at = std::find(order.begin(), order.end(), cls) - order.begin();
+    if (at == std::ssize(order) || at < last || (at == last && cls != "Normalize"))
+      throw DataError(modules_path.string() + ": module " + type +
+                      (at == std::ssize(order) ? " is not supported" : " is not supported here") +
+                      " (ragmig runs a Transformer, a Pooling, at most one Dense and Normalize, in that order)");
+    last = at;
+    if (cls == "Transformer") {
       transformer = true;
       layout.transformer_path = path;
-    } else if (cls == "Pooling" && !pooling) {
+    } else if (cls == "Pooling") {
       pooling = true;
       const fs::path pc = folder / path / "config.json";
       const json config = read_json_file(pc.string());
@@ -350,11 +359,13 @@ std::optional<SentenceTransformerLayout> read_sentence_transformer_layout(const 
       if (!get_bool(config, "include_prompt", pc).value_or(true))
         throw DataError(pc.string() + ": key \"include_prompt\": false is not supported (ragmig pools over the "
                         "prompt's tokens too, as sentence-transformers does by default)");
-    } else if (cls == "Normalize") {
-      layout.normalize = true;
+    } else if (cls == "Dense") {
+      if (!pooling) throw DataError(modules_path.string() + ": module " + type + " comes before the Pooling module");
+      const fs::path dc = folder / path / "config.json";
+      layout.dense = dense_config_from_json(read_json_file(dc.string()), dc.string());
+      layout.dense_path = path;
     } else {
-      throw DataError(modules_path.string() + ": module " + type +
-                      " is not supported (ragmig runs Transformer, Pooling and Normalize)");
+      layout.normalize = true;
     }
   }
   if (!transformer) throw DataError(modules_path.string() + ": no Transformer module");
@@ -390,7 +401,7 @@ void write_prompts_file(const std::string& dir, const text::Prompts& prompts) {
 
 void write_sentence_transformer_files(const std::string& dir, const text::TokenizerSpec& tokenizer,
                                       const std::string& tokenizer_class, int64_t max_length, int64_t hidden_size,
-                                      const std::string& pooling, bool normalize, const text::Prompts& prompts) {
+                                      const SentenceTransformerLayout& layout, const text::Prompts& prompts) {
   const fs::path folder(dir);
   const std::vector<std::string>& vocab = tokenizer.vocab;
   const bool bpe = tokenizer.kind == text::TokenizerKind::kByteBpe;
@@ -456,25 +467,37 @@ void write_sentence_transformer_files(const std::string& dir, const text::Tokeni
   write_json(folder / "special_tokens_map.json", special);
   write_json(folder / "sentence_bert_config.json", {{"max_seq_length", max_length}, {"do_lower_case", false}});
 
-  json modules = json::array({
-      {{"idx", 0}, {"name", "0"}, {"path", ""}, {"type", "sentence_transformers.models.Transformer"}},
-      {{"idx", 1}, {"name", "1"}, {"path", "1_Pooling"}, {"type", "sentence_transformers.models.Pooling"}},
-  });
-  if (normalize)
-    modules.push_back({{"idx", 2}, {"name", "2"}, {"path", "2_Normalize"}, {"type", "sentence_transformers.models.Normalize"}});
+  json modules = json::array();
+  // sentence-transformers' own naming: module i of class C in folder "i_C" (the Transformer in the top folder).
+  const auto add_module = [&](const std::string& cls) {
+    const std::string idx = std::to_string(modules.size());
+    modules.push_back({{"idx", modules.size()},
+                       {"name", idx},
+                       {"path", cls == "Transformer" ? "" : idx + "_" + cls},
+                       {"type", "sentence_transformers.models." + cls}});
+    return modules.back()["path"].get<std::string>();
+  };
+  add_module("Transformer");
+  add_module("Pooling");
+  if (layout.dense) {
+    const std::string path = add_module("Dense");
+    fs::create_directories(folder / path);
+    write_json(folder / path / "config.json", to_json(*layout.dense));
+  }
+  if (layout.normalize) fs::create_directories(folder / add_module("Normalize"));
   write_json(folder / "modules.json", modules);
   fs::create_directories(folder / "1_Pooling");
+  const std::string& pooling = layout.pooling;
   write_json(folder / "1_Pooling" / "config.json",
              {{"word_embedding_dimension", hidden_size},
               {"pooling_mode_cls_token", pooling == "cls"},
               {"pooling_mode_mean_tokens", pooling == "mean"},
               {"pooling_mode_max_tokens", pooling == "max"},
               {"pooling_mode_mean_sqrt_len_tokens", pooling == "mean_sqrt_len_tokens"}});
-  if (normalize) fs::create_directories(folder / "2_Normalize");
   write_json(folder / "config_sentence_transformers.json",
              {{"prompts", prompts_json(prompts)},
               {"default_prompt_name", nullptr},
-              {"similarity_fn_name", normalize ? "cosine" : "dot"}});
+              {"similarity_fn_name", layout.normalize ? "cosine" : "dot"}});
 }
 
 }  // namespace ragmig::model

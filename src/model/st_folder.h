@@ -1,8 +1,8 @@
 // The files beside config.json and model.safetensors that Hugging Face tokenizers and sentence-transformers
 // read: vocab.txt (WordPiece) or vocab.json + merges.txt (byte-level BPE), tokenizer_config.json,
-// special_tokens_map.json, tokenizer.json (read only), sentence_bert_config.json,
-// modules.json, 1_Pooling/config.json, 2_Normalize/. Torch-free: what they say about the tokenizer and the
-// embedding, read from and written to a folder.
+// special_tokens_map.json, tokenizer.json, sentence_bert_config.json, modules.json, 1_Pooling/config.json,
+// 2_Dense/config.json, 2_Normalize/ (3_Normalize/ after a Dense module). Torch-free: what they say about the
+// tokenizer and the embedding, read from and written to a folder (a Dense module's weights are model_folder's).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "model/dense_config.h"
 #include "text/prompts.h"
 #include "text/tokenizer.h"
 
@@ -49,14 +50,17 @@ FolderTokenizer read_folder_tokenizer(const std::string& dir);
 struct SentenceTransformerLayout {
   std::string transformer_path;  ///< the folder of the BERT files, relative ("" = the folder itself)
   std::string pooling;           ///< "mean" | "cls" | "max" | "mean_sqrt_len_tokens"
+  std::optional<DenseConfig> dense;  ///< a Dense module after pooling
+  std::string dense_path;            ///< its folder, relative (its config.json and model.safetensors)
   bool normalize = false;
 };
 
-/// Reads modules.json (old and new sentence-transformers type names) and the Pooling module's config.json
-/// (the pooling_mode_* flags of sentence-transformers 2-5 or pooling_mode of 6). Throws DataError naming the
-/// file for a module ragmig does not run (Dense, a non-Transformer encoder, ...), a pooling other than
-/// mean, CLS, max or mean_sqrt_len_tokens (one of them alone), or include_prompt = false (pooling that leaves
-/// the prompt's tokens out).
+/// Reads modules.json (old and new sentence-transformers type names), the Pooling module's config.json
+/// (the pooling_mode_* flags of sentence-transformers 2-5 or pooling_mode of 6) and a Dense module's
+/// config.json. Throws DataError naming the file for a module ragmig does not run (a second Dense, a
+/// non-Transformer encoder, ...), modules out of the order Transformer, Pooling, Dense, Normalize, a pooling
+/// other than mean, CLS, max or mean_sqrt_len_tokens (one of them alone), include_prompt = false (pooling that
+/// leaves the prompt's tokens out) or a Dense config dense_config_from_json refuses.
 std::optional<SentenceTransformerLayout> read_sentence_transformer_layout(const std::string& dir);
 
 /// The prompts of config_sentence_transformers.json's "prompts" (text/prompts.h): the query prompt is "query",
@@ -74,11 +78,16 @@ void write_prompts_file(const std::string& dir, const text::Prompts& prompts);
 /// vocab.json + merges.txt for byte-level BPE), tokenizer_config.json (with `tokenizer_class`, e.g.
 /// BertTokenizer, MPNetTokenizer or RobertaTokenizer), special_tokens_map.json, sentence_bert_config.json
 /// (max_seq_length = `max_length`), modules.json, 1_Pooling/config.json, config_sentence_transformers.json (the
-/// similarity, and `prompts` as "query" and "document", which encode_query and encode_document use) and, when
-/// `normalize`, 2_Normalize/. config.json and the weights are the caller's. Throws DataError for a token
+/// similarity, and `prompts` as "query" and "document", which encode_query and encode_document use), with
+/// `layout.dense` 2_Dense/config.json and, when `layout.normalize`, 2_Normalize/ (3_Normalize/ after a Dense).
+/// layout's paths are not read: the files go where sentence-transformers puts them. config.json and the weights
+/// (the encoder's, the Dense module's 2_Dense/model.safetensors) are the caller's. Throws DataError for a token
 /// vocab.txt or merges.txt cannot hold (a line break; a space in a merge's half), IoError.
 void write_sentence_transformer_files(const std::string& dir, const text::TokenizerSpec& tokenizer,
                                       const std::string& tokenizer_class, int64_t max_length, int64_t hidden_size,
-                                      const std::string& pooling, bool normalize, const text::Prompts& prompts = {});
+                                      const SentenceTransformerLayout& layout, const text::Prompts& prompts = {});
+
+/// Where write_sentence_transformer_files puts a Dense module: "2_Dense".
+inline constexpr const char* kDenseModuleFolder = "2_Dense";
 
 }  // namespace ragmig::model

@@ -42,7 +42,7 @@ Embedder::Embedder(const std::string& model_reference, const EmbedderOptions& op
   loaded_.model->to(device_, dtype_);
   loaded_.model->eval();
   const auto& spec = loaded_.model->spec();
-  dim_ = spec.bert.hidden_size;
+  dim_ = spec.embedding_dim();
   normalize_ = spec.normalize;
   const int64_t limit =
       loaded_.max_length > 0 ? std::min(loaded_.max_length, spec.bert.max_tokens()) : spec.bert.max_tokens();
@@ -97,6 +97,7 @@ std::vector<float> Embedder::embed(const std::vector<const TextItem*>& items) {
       model::AdapterRouting routing(tower, ranges);
       pooled = model::pool(tower->forward(ids, mask), mask, loaded_.model->spec().pooling);
     }
+    pooled = loaded_.model->project(pooled, !query_tower);
     pooled = pooled.to(torch::kCPU, torch::kFloat).contiguous();
     const float* p = pooled.data_ptr<float>();
     for (size_t i = begin; i < end; ++i)

@@ -335,6 +335,9 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
       model::BertModel passage = net->passage_tower();
       model::attach_lora(passage, lora);
     }
+    // The adapters alone train: a Dense layer after pooling stays the base's, as in peft on the encoder.
+    for (const auto& item : net->named_parameters())
+      if (!model::is_lora_parameter(item.key())) item.value().requires_grad_(false);
   }
   const bool base_bf16 = cfg.lora.rank > 0 && cfg.lora.base_precision == "bf16";
   if (base_bf16) {

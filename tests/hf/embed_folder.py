@@ -1,16 +1,32 @@
 #!/usr/bin/env python3
 """Embeds texts with a model folder the way the Python libraries do, for tests/hf/test_hf_parity.cpp:
   st: SentenceTransformer(folder).encode(texts)              (modules.json: pooling, Normalize, max_seq_length)
-  hf: AutoTokenizer + AutoModel, pooled as 1_Pooling/config.json says, L2-normalised when modules.json lists
+  hf: AutoTokenizer + AutoModel, pooled as 1_Pooling/config.json says, through a Dense module's layer (its
+      config.json and model.safetensors read here, with torch.nn), L2-normalised when modules.json lists
       Normalize, truncated at sentence_bert_config.json's max_seq_length (else model_max_length)
   st_query, st_document: SentenceTransformer's encode_query / encode_document (their prompts, if any)
   st_prompts: {name: encode(texts, prompt_name=name)} for every non-empty prompt the folder has
 A folder with separate towers (ragmig's passage/ beside the query tower) also gets passage_st and passage_hf.
 Usage: embed_folder.py FOLDER TEXTS.json OUT.json     (TEXTS.json: a JSON list of strings)"""
+import importlib
 import json, os, sys
 import torch
+from safetensors.torch import load_file
 from sentence_transformers import SentenceTransformer
 from transformers import AutoModel, AutoTokenizer
+
+
+def dense(folder, e):
+    """e through the Dense module in `folder` by hand: activation(linear(e)) (+ e, or its bias-free projection,
+    with use_residual)."""
+    config = json.load(open(os.path.join(folder, "config.json")))
+    weights = load_file(os.path.join(folder, "model.safetensors"))
+    module, _, cls = config.get("activation_function", "torch.nn.modules.activation.Tanh").rpartition(".")
+    activation = getattr(importlib.import_module(module), cls)()
+    out = activation(torch.nn.functional.linear(e, weights["linear.weight"], weights.get("linear.bias")))
+    if config.get("use_residual"):
+        out = out + (torch.nn.functional.linear(e, weights["residual.weight"]) if "residual.weight" in weights else e)
+    return out
 
 
 def embed_hf(folder, texts, model=None):
@@ -42,6 +58,10 @@ def embed_hf(folder, texts, model=None):
         e = (h * m).sum(1) / m.sum(1).sqrt()
     else:
         e = (h * m).sum(1) / m.sum(1)
+    for module in modules:
+        if module["type"].endswith("Dense"):
+            with torch.no_grad():
+                e = dense(os.path.join(folder, module["path"]), e)
     return torch.nn.functional.normalize(e, dim=-1) if normalize else e
 
 

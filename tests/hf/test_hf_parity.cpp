@@ -3,6 +3,7 @@
 // the token ids and embeddings they computed for texts that probe the tokenizer. Live (RAGMIG_PYTHON with
 // the pinned packages; in CI always): folders ragmig writes, embedded by those libraries through
 // tests/hf/embed_folder.py, and the packaged pretrained all-MiniLM-L6-v2 embedded by both sides.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -14,10 +15,12 @@
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
+#include "core/error.h"
 #include "eval/encoder.h"
 #include "model/embed.h"
 #include "model/model_folder.h"
 #include "model/st_folder.h"
+#include "model/torch_safetensors.h"
 #include "support/process.h"
 #include "support/test_support.h"
 #include "text/wordpiece.h"
@@ -688,6 +691,44 @@ TEST(HfLive, AnXlmRobertaFolderTokenizesEmbedsFineTunesAndTrainsAdaptersAsTransf
 
   expect_family_round_trips(st_folder, texts, dir.path(), "XLM-R", "xlm-roberta");
   EXPECT_EQ(json::parse(read_file(dir / "again" / "tokenizer_config.json"))["tokenizer_class"], "XLMRobertaTokenizer");
+}
+
+// sentence-transformers' Dense module after pooling, in the layouts of LaBSE (CLS, Dense tanh, Normalize) and
+// distiluse-base-multilingual (mean, a smaller Dense tanh, no Normalize) and with use_residual (small and random):
+// ragmig embeds as sentence-transformers does, and the LaBSE-like folder goes the whole way round (written back,
+// fine-tuned with its Dense layer, a LoRA adapter over the frozen one).
+TEST(HfLive, DenseModulesEmbedAsInSentenceTransformersAndTrain) {
+  REQUIRE_PYTHON_LIBRARIES();
+  testing::ScratchDir dir;
+  const auto texts = tokenizer_texts();
+  write_file_atomic(dir / "texts.json", json(texts).dump());
+  const auto made = testing::run_process({RAGMIG_PYTHON_PATH, RAGMIG_SOURCE_DIR "/tests/hf/dense_folder.py",
+                                          (dir / "dense").string(), (kFixture / "hf").string(),
+                                          (dir / "texts.json").string()});
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  const json theirs = json::parse(read_file(dir / "dense" / "embeddings.json"));
+  for (const auto& [name, dim] : {std::pair{"distiluse", 24}, std::pair{"residual", 20}, std::pair{"labse", 32}}) {
+    const auto mine = eval::Encoder((dir / "dense" / name).string(), "cpu", long_limits()).embed(texts, false);
+    EXPECT_EQ(mine.cols, dim) << name;
+    EXPECT_LE(checked_diff(std::string("Dense module, ") + name + ", sentence-transformers", mine, theirs[name]),
+              kTolerance);
+  }
+  try {
+    model::load_model_folder((dir / "dense" / "pickled").string());
+    ADD_FAILURE() << "a pickled Dense module loaded";
+  } catch (const DataError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr((dir / "dense" / "pickled" / "2_Dense" / "pytorch_model.bin").string()));
+  }
+
+  const fs::path labse = dir / "dense" / "labse";
+  expect_family_round_trips(labse, texts, dir.path(), "LaBSE-like BERT + Dense", "bert");
+  const auto dense_weight = [](const fs::path& folder) {
+    return model::load_tensors((folder / "2_Dense" / "model.safetensors").string()).at("linear.weight");
+  };
+  EXPECT_TRUE(torch::equal(dense_weight(dir / "again"), dense_weight(labse)));
+  EXPECT_FALSE(torch::allclose(dense_weight(dir / "full" / "run" / "model"), dense_weight(labse)))
+      << "the full fine-tune trains the Dense layer too";
+  EXPECT_FALSE(fs::exists(dir / "lora" / "run" / "model" / "2_Dense")) << "an adapter carries no Dense layer";
 }
 
 }  // namespace

@@ -135,6 +135,41 @@ TEST(Embedder, AnAdapterOfAnotherModelIsRefusedOnLoad) {
   }
 }
 
+// A folder with a Dense layer after pooling (sentence-transformers' Dense module) and separate towers: served rows
+// have the Dense layer's size and are what the eval path embeds, the query side through an adapter's query part.
+TEST(Embedder, EachTowersDenseLayerFollowsPoolingAndTheAdapter) {
+  ScratchDir dir;
+  std::vector<std::string> vocab = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+  for (const auto& w : testing::fixture_words()) vocab.push_back(w);
+  torch::manual_seed(6);
+  model::EncoderSpec spec;
+  spec.bert = testing::tiny_bert_config(static_cast<int64_t>(vocab.size()), 32, 4, 32);
+  spec.dense = model::DenseConfig{32, 20, true, model::Activation::Tanh, false};
+  spec.normalize = false;  // rows as served, before the server's normalisation
+  spec.shared_towers = false;
+  model::DualEncoder net(spec);
+  model::save_model_folder((dir / "model").string(), net, text::word_piece_spec(vocab));
+  testing::write_tiny_adapter(dir / "model", dir.path(), "alpha", 1);
+
+  Embedder e((dir / "model").string(), fp32());
+  EXPECT_EQ(e.dim(), 20);
+  const auto alpha = e.load_adapter((dir / "alpha").string(), "alpha");
+  const std::vector<std::string> texts = {"the cat sat on the mat", "protein cell gene", "a red house"};
+  auto merged = model::load_model_folder((dir / "alpha").string());
+  const auto tokenizer = text::make_tokenizer(merged.tokenizer);
+  for (const Mode mode : {Mode::Query, Mode::Passage}) {
+    std::vector<TextItem> items;
+    for (const auto& t : texts) items.push_back({e.tokenize(t, mode, true), alpha, mode});
+    std::vector<const TextItem*> all;
+    for (const auto& item : items) all.push_back(&item);
+    const auto served = e.embed(all);
+    const torch::Tensor mine =
+        model::embed_texts(merged.model, *tokenizer, texts, mode == Mode::Query, 32, 8, torch::kCPU).contiguous();
+    EXPECT_LT(max_diff(served, std::vector<float>(mine.data_ptr<float>(), mine.data_ptr<float>() + mine.numel())), 1e-5)
+        << (mode == Mode::Query ? "queries" : "passages");
+  }
+}
+
 TEST(AdapterCache, KeepsTheMostRecentlyUsedUnderTheBudgetAndCounts) {
   Fixture f;
   Embedder e(f.model().string(), fp32());

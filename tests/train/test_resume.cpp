@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/atomic_file.h"
+#include "model/model_folder.h"
 #include "model/torch_safetensors.h"
 #include "train/train_config.h"
 #include "train_fixture.h"
@@ -200,6 +201,40 @@ TEST(Resume, FrozenEmbeddingsStayAsLoadedAndResumeBitIdentically) {
                                    "--set", "model.freeze_embeddings=true"});
   EXPECT_EQ(scratch.exit_code, 2);
   EXPECT_NE(scratch.output.find("model.freeze_embeddings"), std::string::npos) << scratch.output;
+}
+
+// A pretrained start with sentence-transformers' Dense module after pooling (the tiny base given one, 16 -> 12):
+// the Dense layer trains with the encoder, resumes bit-identically and is written back as 2_Dense.
+TEST(Resume, ADenseLayerTrainsWithTheEncoderAndResumesBitIdentically) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  ASSERT_TRUE(train_tiny_base(dir.path()));
+  {
+    auto base = model::load_model_folder((dir / "base" / "model").string());
+    model::EncoderSpec spec = base.model->spec();
+    spec.dense = model::DenseConfig{spec.bert.hidden_size, 12, true, model::Activation::Tanh, false};
+    torch::manual_seed(3);
+    model::DualEncoder net(spec);
+    torch::NoGradGuard no_grad;
+    for (auto& p : base.model->named_parameters()) net->named_parameters()[p.key()].copy_(p.value());
+    model::save_model_folder((dir / "dense").string(), net, base.tokenizer, model::save_options_of(base));
+  }
+  write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl"));
+  const std::vector<std::string> set = {"--set", "model.init=" + (dir / "dense").string()};
+  auto ref = run_ragmig(with(set, {"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "ref").string(), "--quiet"}));
+  ASSERT_EQ(ref.exit_code, 0) << ref.output;
+  const auto run = dir / "stopped";
+  for (int64_t stop_at : {0, 17})
+    ASSERT_EQ(run_and_stop(dir / "cfg.toml", run, stop_at, set), 75)
+        << "stop at " << stop_at << ": " << read_file(run.string() + ".log");
+  auto rest = run_ragmig(with(set, {"train", (dir / "cfg.toml").string(), "--run-dir", run.string(), "--quiet"}));
+  ASSERT_EQ(rest.exit_code, 0) << rest.output;
+  for (const char* file : {"model.safetensors", "2_Dense/model.safetensors"})
+    EXPECT_TRUE(read_file(dir / "ref/model" / file) == read_file(run / "model" / file)) << file << " differs after resume";
+  const auto before = model::load_tensors((dir / "dense/2_Dense/model.safetensors").string());
+  const auto after = model::load_tensors((run / "model/2_Dense/model.safetensors").string());
+  EXPECT_FALSE(torch::equal(before.at("linear.weight"), after.at("linear.weight"))) << "the Dense layer trained";
+  EXPECT_EQ(start_event(dir / "ref")["trainable_parameters"], start_event(dir / "ref")["parameters"]);
 }
 
 // A Resize (control.json, as the scheduler writes it) at a known step, with runs stopped before it and after
