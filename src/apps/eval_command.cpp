@@ -99,6 +99,10 @@ Command add_eval_command(CLI::App& root) {
   sub->add_option("--model", o.dense.model_dir, "model folder (dense, hybrid, rerank): from `ragmig train`, transformers or sentence-transformers, or package:NAME (`ragmig models`)");
   sub->add_option("--index", o.dense.index_spec, "dense index: Flat (exact), HNSW32, IVF1024,PQ32, LSH, ... with optional (efSearch=..) or (nprobe=..)")
       ->capture_default_str();
+  sub->add_option("--dimensions", o.dense.dimensions,
+                  "search with the leading N dimensions of each embedding (a Matryoshka-trained model: "
+                  "train.matryoshka_dims), renormalised when the model normalises; 0 = all")
+      ->capture_default_str();
   sub->add_option("--bm25", o.bm25_spec, "BM25 spec, e.g. BM25(k1=0.9,b=0.4) or BM25(k1=0.9,b=0.4,fields=multi)")->capture_default_str();
   sub->add_option("--fusion", o.fusion_spec,
                   "hybrid fusion: RRF(k=60), Linear(alpha=0.5) (alpha weighs dense), or auto: the best of a grid "

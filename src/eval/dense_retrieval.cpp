@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -25,6 +27,23 @@ namespace {
 constexpr const char* kEmbeddingVersion = "embed-v2";
 
 }  // namespace
+
+index::FloatMatrix leading_dimensions(const index::FloatMatrix& m, int64_t dims) {
+  bool unit = true;
+  for (int64_t r = 0; r < m.rows && unit; ++r) {
+    double norm = 0;
+    for (int64_t c = 0; c < m.cols; ++c) norm += static_cast<double>(m.row(r)[c]) * m.row(r)[c];
+    unit = std::abs(std::sqrt(norm) - 1.0) < 1e-3;
+  }
+  index::FloatMatrix out(m.rows, dims);
+  for (int64_t r = 0; r < m.rows; ++r) {
+    double norm = 0;
+    for (int64_t c = 0; c < dims; ++c) norm += static_cast<double>(m.row(r)[c]) * m.row(r)[c];
+    const double scale = unit ? 1.0 / std::max(std::sqrt(norm), 1e-12) : 1.0;
+    for (int64_t c = 0; c < dims; ++c) out.row(r)[c] = static_cast<float>(m.row(r)[c] * scale);
+  }
+  return out;
+}
 
 DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup& setup, const EvalCache& cache,
                          const std::function<void(const std::string&)>& log) {
@@ -86,6 +105,13 @@ DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup&
                                                setup.embed.query_prompt))
                       : "";
   out.query_vectors = embed_cached("queries", *in.queries, true, queries_key);
+  if (setup.dimensions > 0) {
+    if (setup.dimensions > out.doc_vectors.cols)
+      throw ConfigError(fmt::format("--dimensions {}: the model's embeddings have {} dimensions", setup.dimensions,
+                                    out.doc_vectors.cols));
+    out.doc_vectors = leading_dimensions(out.doc_vectors, setup.dimensions);
+    out.query_vectors = leading_dimensions(out.query_vectors, setup.dimensions);
+  }
   out.embed_seconds = seconds_since(t_embed);
   if (depth <= 0) return out;
 
@@ -104,8 +130,10 @@ DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup&
   index::DenseSpec build_spec = spec;
   build_spec.ef_search = 0;
   build_spec.nprobe = 0;
+  std::vector<std::string> index_key = {passages_key, index::to_string(build_spec)};
+  if (setup.dimensions > 0) index_key.push_back("dimensions:" + std::to_string(setup.dimensions));
   const std::string index_path =
-      cache.enabled() ? cache.path("index", hash_parts({passages_key, index::to_string(build_spec)}) + "-" + file_safe(spec.factory()), ".faiss")
+      cache.enabled() ? cache.path("index", hash_parts(index_key) + "-" + file_safe(spec.factory()), ".faiss")
                       : "";
   const auto t_index = std::chrono::steady_clock::now();
   std::optional<index::DenseIndex> ann;

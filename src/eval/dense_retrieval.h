@@ -23,6 +23,9 @@ struct DenseSetup {
   std::string device = "auto";
   EmbedOptions embed;
   int threads = 0;
+  /// Search with the leading this many dimensions of each embedding (a Matryoshka-trained model's smaller index;
+  /// leading_dimensions); 0 = all.
+  int64_t dimensions = 0;
 };
 
 /// An ANN index measured against exact search on the same query embeddings.
@@ -56,7 +59,14 @@ struct DenseInputs {
   std::string query_ids_key;                  ///< identifies which queries (hash of their ids)
 };
 
-/// Embeds (or loads) and searches to `depth` (0 = embed only). `log` receives one line per stage.
+/// The first `dims` columns of every row of `m` (dims <= m.cols), renormalised to unit length when every row of
+/// `m` is a unit vector (within 1e-3): a model that normalises compares by cosine, and so does its prefix, as
+/// Matryoshka training compared them (train/contrastive_loss.h); a dot-product model's prefixes stay as they are.
+index::FloatMatrix leading_dimensions(const index::FloatMatrix& m, int64_t dims);
+
+/// Embeds (or loads) and searches to `depth` (0 = embed only); with setup.dimensions, doc_vectors and
+/// query_vectors hold the leading dimensions only (the cache keeps whole embeddings). Throws ConfigError when
+/// setup.dimensions exceeds the model's. `log` receives one line per stage.
 DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup& setup, const EvalCache& cache,
                          const std::function<void(const std::string&)>& log);
 

@@ -204,6 +204,7 @@ void validate(const EvalOptions& o) {
   if (o.k < 1) throw ConfigError("--k must be at least 1");
   if (o.candidates < 1) throw ConfigError("--candidates must be at least 1");
   if (o.max_queries < 0) throw ConfigError("--max-queries must be >= 0");
+  if (o.dense.dimensions < 0) throw ConfigError("--dimensions must be >= 0");
   if (o.metrics.empty()) throw ConfigError("no metrics to compute");
   const bool needs_model = o.retriever != RetrieverKind::kBm25;
   if (needs_model && o.dense.model_dir.empty())
@@ -460,6 +461,7 @@ nlohmann::json EvalResult::to_json() const {
     j["precision_reason"] = precision_reason;
     j["prompts"] = {{"query", prompts.query}, {"passage", prompts.passage}};
     if (options.retriever != RetrieverKind::kRerank) j["index"] = options.dense.index_spec;
+    if (options.dense.dimensions > 0) j["dimensions"] = options.dense.dimensions;
     if (options.retriever == RetrieverKind::kHybrid)
       j["fusion"] = fusion_choice ? index::to_string(fusion_choice->chosen) : options.fusion_spec;
     if (options.retriever != RetrieverKind::kDense) j["candidates"] = options.candidates;

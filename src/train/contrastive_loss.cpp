@@ -20,6 +20,25 @@ torch::Tensor info_nce_loss(const torch::Tensor& q, const torch::Tensor& p, cons
   return torch::nn::functional::cross_entropy(logits, labels);
 }
 
+torch::Tensor contrastive_loss(const torch::Tensor& q, const torch::Tensor& p, const torch::Tensor& negs,
+                               const torch::Tensor& scale, const MatryoshkaLoss& matryoshka) {
+  if (matryoshka.dims.empty()) return info_nce_loss(q, p, negs, scale);
+  namespace F = torch::nn::functional;
+  const auto prefix = [&](const torch::Tensor& x, int64_t d) {
+    if (!x.defined()) return x;
+    const torch::Tensor head = x.narrow(1, 0, d);
+    return matryoshka.renormalize ? F::normalize(head, F::NormalizeFuncOptions().p(2).dim(1).eps(1e-12)) : head;
+  };
+  torch::Tensor total;
+  for (const int64_t d : matryoshka.dims) {
+    TORCH_CHECK(d > 0 && d <= q.size(1), "contrastive_loss: a Matryoshka size of ", d, " for ", q.size(1),
+                "-dimensional embeddings");
+    const torch::Tensor loss = info_nce_loss(prefix(q, d), prefix(p, d), prefix(negs, d), scale);
+    total = total.defined() ? total + loss : loss;
+  }
+  return total;
+}
+
 torch::Tensor info_nce_loss_reference(const torch::Tensor& q, const torch::Tensor& p, const torch::Tensor& negs,
                                       const torch::Tensor& scale) {
   torch::Tensor c = candidates(p, negs).to(torch::kFloat64);

@@ -12,6 +12,8 @@
 
 #include <functional>
 
+#include "train/contrastive_loss.h"
+
 namespace ragmig::train {
 
 enum class Tower { Query, Passage };
@@ -27,12 +29,14 @@ struct PairBatch {
   int64_t queries() const { return q_ids.size(0); }
 };
 
-/// Each returns the batch's loss, a detached float64 scalar on the batch's device (reading it, `.item()`, waits
-/// for the device: a trainer reads it only when it reports); gradients accumulate into the parameters and into
-/// `scale` if it needs grad.
-torch::Tensor backward_full(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale);
-torch::Tensor backward_plain(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale, int64_t chunk);
+/// Each returns the batch's loss (contrastive_loss: InfoNCE, or its Matryoshka sum), a detached float64 scalar
+/// on the batch's device (reading it, `.item()`, waits for the device: a trainer reads it only when it reports);
+/// gradients accumulate into the parameters and into `scale` if it needs grad.
+torch::Tensor backward_full(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale,
+                            const MatryoshkaLoss& matryoshka = {});
+torch::Tensor backward_plain(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale, int64_t chunk,
+                             const MatryoshkaLoss& matryoshka = {});
 torch::Tensor backward_grad_cache(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale,
-                                  int64_t chunk);
+                                  int64_t chunk, const MatryoshkaLoss& matryoshka = {});
 
 }  // namespace ragmig::train

@@ -61,6 +61,10 @@ ConfigTable make_config_table(TrainConfig& c) {
   t.add("train.max_grad_norm", c.train.max_grad_norm, "gradient clipping norm (0 = off)");
   t.add("train.temperature", c.train.temperature, "InfoNCE temperature (initial value if learned)");
   t.add("train.learn_temperature", c.train.learn_temperature, "learn the temperature");
+  t.add("train.matryoshka_dims", c.train.matryoshka_dims,
+        "Matryoshka loss: the InfoNCE loss summed over these leading sizes of the embeddings, e.g. [384, 128, 64] "
+        "(include the full size to train it too), so that truncated embeddings retrieve well (`ragmig eval "
+        "--dimensions`, `ragmig serve --matryoshka`); [] = off");
   t.add("train.seed", c.train.seed, "seed for weights, dropout and data order");
   t.add("train.threads", c.train.threads, "CPU threads (0 = all cores)");
   t.add("train.device", c.train.device, "auto | cpu | cuda | cuda:N");
@@ -170,6 +174,12 @@ void validate(const TrainConfig& c) {
   require(c.train.warmup_steps >= 0, "train.warmup_steps", "must be >= 0");
   require(c.train.max_grad_norm >= 0, "train.max_grad_norm", "must be >= 0");
   require(c.train.temperature > 0, "train.temperature", "must be positive");
+  for (size_t i = 0; i < c.train.matryoshka_dims.size(); ++i) {
+    require(c.train.matryoshka_dims[i] > 0, "train.matryoshka_dims", "sizes must be positive");
+    for (size_t j = 0; j < i; ++j)
+      require(c.train.matryoshka_dims[j] != c.train.matryoshka_dims[i], "train.matryoshka_dims",
+              "lists " + std::to_string(c.train.matryoshka_dims[i]) + " twice");
+  }
   require(c.train.threads >= 0, "train.threads", "must be >= 0");
   require(c.train.device == "auto" || c.train.device == "cpu" || c.train.device.rfind("cuda", 0) == 0,
           "train.device", "expected auto, cpu, cuda or cuda:N");

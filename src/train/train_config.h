@@ -58,6 +58,8 @@ struct TrainOptions {
   double max_grad_norm = 1.0;         ///< 0 = no clipping
   double temperature = 0.05;
   bool learn_temperature = false;
+  /// Matryoshka: the loss summed over these leading sizes of the embeddings (contrastive_loss.h); {} = off.
+  std::vector<int64_t> matryoshka_dims;
   int64_t seed = 42;
   int64_t threads = 0;                ///< intra-op threads (0 = all cores)
   std::string device = "auto";        ///< auto | cpu | cuda | cuda:N

@@ -354,6 +354,12 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
         item.value().requires_grad_(false);
   net->to(device);
   net->train();
+  // Prefixes of normalised embeddings are compared by cosine, as the whole ones are.
+  const MatryoshkaLoss matryoshka{cfg.train.matryoshka_dims, net->spec().normalize};
+  for (const int64_t d : matryoshka.dims)
+    if (d > net->spec().embedding_dim())
+      throw ConfigError(fmt::format("config key 'train.matryoshka_dims': {} exceeds the model's {} embedding "
+                                    "dimensions", d, net->spec().embedding_dim()));
   const bool unpad = cfg.train.unpad == "on" || (cfg.train.unpad == "auto" && device.is_cuda());
   net->query_tower()->set_unpad(unpad);
   net->passage_tower()->set_unpad(unpad);
@@ -636,9 +642,9 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   };
   // One batch's gradients by train.accumulation; its loss stays on the device (grad_step.h).
   const auto backward_local = [&](const PairBatch& batch, const torch::Tensor& scale) {
-    if (t.accumulation == "gradcache") return backward_grad_cache(encode, batch, scale, chunk);
-    if (t.accumulation == "plain") return backward_plain(encode, batch, scale, chunk);
-    return backward_full(encode, batch, scale);
+    if (t.accumulation == "gradcache") return backward_grad_cache(encode, batch, scale, chunk, matryoshka);
+    if (t.accumulation == "plain") return backward_plain(encode, batch, scale, chunk, matryoshka);
+    return backward_full(encode, batch, scale, matryoshka);
   };
 
   // recall@k on eval.split: after the last step, and after each of eval.at_steps (a sweep's ASHA rungs).
@@ -792,7 +798,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
       double contribution = 0, step_loss = 0;
       if (global_negatives) {
         step_loss = backward_global_batch(encode, batch, scale, *comm, sizes, t.accumulation == "gradcache", chunk,
-                                     comm_s);
+                                          comm_s, matryoshka);
         contribution = step_loss / world;
       } else {
         contribution = backward_local(batch, scale).item<double>() * share;

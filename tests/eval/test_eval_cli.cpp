@@ -61,6 +61,43 @@ TEST(EvalCli, TableOutputAndChosenMetrics) {
   EXPECT_EQ(r.output.find("recall@100"), std::string::npos) << r.output;
 }
 
+// --dimensions: the leading N dimensions of the cached whole embeddings (nothing embedded again), the index keyed
+// by the size; all of them is the plain evaluation; more than the model has is refused.
+TEST(EvalCli, DimensionsSearchWithTheLeadingPartOfCachedEmbeddings) {
+  ScratchDir dir;
+  write_toy_beir(dir / "beir");
+  write_random_model(dir / "model");
+  const std::vector<std::string> args = {"--data", (dir / "beir").string(), "--retriever", "dense", "--model",
+                                         (dir / "model").string(), "--index", "HNSW32", "--json", "--cache",
+                                         (dir / "cache").string(), "--device", "cpu"};
+  const auto with = [&](const std::string& dims) {
+    auto a = args;
+    a.insert(a.end(), {"--dimensions", dims});
+    return a;
+  };
+  const auto whole = eval_json(run_eval(args));
+  const auto all32 = eval_json(run_eval(with("32")));
+  EXPECT_EQ(all32["ndcg@10"], whole["ndcg@10"]);
+  EXPECT_EQ(all32["recall@100"], whole["recall@100"]);
+  EXPECT_EQ(all32["dimensions"], 32);
+  EXPECT_FALSE(whole.contains("dimensions"));
+
+  const auto first = run_eval(with("4"));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const auto four = eval_json(first);
+  EXPECT_EQ(four["dimensions"], 4);
+  EXPECT_EQ(four["cache"]["passages"], "hit");
+  EXPECT_EQ(four["cache"]["queries"], "hit");
+  EXPECT_EQ(four["cache"]["index"], "miss") << "an index of 4-dimensional vectors is another entry";
+  EXPECT_EQ(first.output.find("embedding"), std::string::npos) << first.output;
+  EXPECT_EQ(eval_json(run_eval(with("4")))["cache"]["index"], "hit");
+
+  const auto too_many = run_eval(with("33"));
+  EXPECT_EQ(too_many.exit_code, 2) << too_many.output;
+  EXPECT_NE(too_many.output.find("--dimensions 33: the model's embeddings have 32 dimensions"), std::string::npos)
+      << too_many.output;
+}
+
 TEST(EvalCli, SecondDenseEvaluationComesFromTheCache) {
   ScratchDir dir;
   write_toy_beir(dir / "beir");

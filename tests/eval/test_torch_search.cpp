@@ -8,6 +8,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "eval/dense_retrieval.h"
 #include "eval/encoder.h"
 #include "eval/torch_search.h"
 #include "eval_fixture.h"
@@ -51,6 +52,22 @@ TEST(TorchSearchEdges, KIsCappedAndDimensionsMustAgree) {
   EXPECT_THROW(torch_exact_search(random_matrix(2, 3, 5), docs, 3, o), DataError);
   o.device = "tpu";
   EXPECT_THROW(torch_exact_search(queries, docs, 3, o), ConfigError);
+}
+
+// A prefix of unit vectors is renormalised (cosine, as a normalising model compares); a prefix of raw vectors is
+// kept as it is (dot product).
+TEST(LeadingDimensions, RenormalisesThePrefixesOfUnitVectorsOnly) {
+  index::FloatMatrix unit(2, 4), raw(2, 4);
+  unit.data = {0.5f, 0.5f, 0.5f, 0.5f, 0.6f, 0.0f, 0.8f, 0.0f};
+  raw.data = {3.0f, 4.0f, 1.0f, 2.0f, 1.0f, 1.0f, 1.0f, 1.0f};
+  const index::FloatMatrix u = leading_dimensions(unit, 2), r = leading_dimensions(raw, 2);
+  ASSERT_EQ(u.cols, 2);
+  EXPECT_NEAR(u.data[0], std::sqrt(0.5), 1e-6);
+  EXPECT_NEAR(u.data[1], std::sqrt(0.5), 1e-6);
+  EXPECT_NEAR(u.data[2], 1.0, 1e-6);
+  EXPECT_NEAR(u.data[3], 0.0, 1e-6);
+  EXPECT_EQ(r.data, (std::vector<float>{3.0f, 4.0f, 1.0f, 1.0f}));
+  EXPECT_EQ(leading_dimensions(unit, 4).data, unit.data);
 }
 
 TEST(Encoder, BatchedEmbeddingEqualsOneTextAtATime) {

@@ -91,6 +91,28 @@ TEST_P(GradCacheTest, EqualsFullBatchGradientsWithoutDropout) {
 INSTANTIATE_TEST_SUITE_P(Chunks, GradCacheTest,
                          ::testing::Combine(::testing::Bool(), ::testing::Values<int64_t>(1, 5, 12), ::testing::Bool()));
 
+// The Matryoshka loss through GradCache and plain accumulation: GradCache keeps the full-batch gradients
+// (the loss is a function of the cached embeddings like any other), and every size moves them.
+TEST(GradCache, EqualsFullBatchGradientsOfTheMatryoshkaLoss) {
+  torch::manual_seed(12);
+  TestEncoder s(tiny_spec(0.0, true));
+  s.net->to(torch::kFloat64);
+  const PairBatch batch = random_batch(12, 1);
+  const auto scale = torch::full({}, 20.0, torch::kFloat64);
+  const MatryoshkaLoss matryoshka{{16, 8, 4}, true};
+  s.net->zero_grad();
+  const double full = backward_full(s.encode, batch, scale, matryoshka).item<double>();
+  const auto g_full = grads_of(s.net);
+  s.net->zero_grad();
+  const double cached = backward_grad_cache(s.encode, batch, scale, 5, matryoshka).item<double>();
+  EXPECT_NEAR(full, cached, 1e-10);
+  EXPECT_LT(max_diff(g_full, grads_of(s.net)), 1e-10);
+  s.net->zero_grad();
+  const double plain = backward_full(s.encode, batch, scale).item<double>();
+  EXPECT_GT(full, plain + 1e-3) << "three sizes' losses, not one";
+  EXPECT_GT(max_diff(g_full, grads_of(s.net)), 1e-4);
+}
+
 TEST(GradCache, ReplaysDropoutMasksChunkForChunk) {
   // With dropout on, the reference is the same chunked forward kept in one graph: GradCache must match it,
   // which it can only do if its second pass draws the first pass's masks.

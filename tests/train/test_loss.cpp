@@ -50,6 +50,35 @@ TEST(InfoNce, HandComputedTwoByTwo) {
   EXPECT_NEAR(with_neg.item<double>(), std::log(2.0), 1e-6);
 }
 
+// The Matryoshka loss is the sum over sizes d of the reference InfoNCE on each d-prefix, renormalised for a cosine
+// model and as it is for a dot-product one; without sizes it is InfoNCE itself.
+TEST(MatryoshkaLoss, SumsTheReferenceLossOfEachPrefix) {
+  torch::manual_seed(4);
+  namespace F = torch::nn::functional;
+  const auto unit = [](const torch::Tensor& x) { return F::normalize(x, F::NormalizeFuncOptions().dim(1)); };
+  const auto q = unit(torch::randn({6, 12}, torch::kDouble)), p = unit(torch::randn({6, 12}, torch::kDouble));
+  const auto negs = unit(torch::randn({4, 12}, torch::kDouble));
+  const auto scale = torch::full({}, 20.0, torch::kDouble);
+  EXPECT_EQ(contrastive_loss(q, p, negs, scale, {}).item<double>(), info_nce_loss(q, p, negs, scale).item<double>());
+  for (const bool renormalize : {true, false}) {
+    const MatryoshkaLoss m{{12, 5, 2}, renormalize};
+    double expected = 0;
+    for (const int64_t d : m.dims) {
+      const auto head = [&](const torch::Tensor& x) {
+        const auto h = x.narrow(1, 0, d);
+        return renormalize ? unit(h) : h;
+      };
+      expected += info_nce_loss_reference(head(q), head(p), head(negs), scale).item<double>();
+    }
+    EXPECT_NEAR(contrastive_loss(q, p, negs, scale, m).item<double>(), expected, 1e-9) << renormalize;
+  }
+  // Prefixes of unit vectors are not unit vectors: renormalising changes the small sizes' terms.
+  EXPECT_GT(std::abs(contrastive_loss(q, p, negs, scale, {{2}, true}).item<double>() -
+                     contrastive_loss(q, p, negs, scale, {{2}, false}).item<double>()),
+            1e-3);
+  EXPECT_THROW(contrastive_loss(q, p, negs, scale, {{13}, true}), c10::Error);
+}
+
 struct LrCase {
   int64_t step, total, warmup;
   double expected;
