@@ -1,36 +1,52 @@
 // Dense module configs (see dense_config.h).
 #include "model/dense_config.h"
 
-#include <utility>
-
 #include "core/error.h"
 
 namespace ragmig::model {
 namespace {
 
-// torch.nn's module path of each class: what sentence-transformers' fullname() writes.
-const std::pair<Activation, const char*> kActivations[] = {
-    {Activation::Identity, "torch.nn.modules.linear.Identity"},
-    {Activation::Tanh, "torch.nn.modules.activation.Tanh"},
-    {Activation::ReLU, "torch.nn.modules.activation.ReLU"},
-    {Activation::GELU, "torch.nn.modules.activation.GELU"},
-    {Activation::Sigmoid, "torch.nn.modules.activation.Sigmoid"},
-    {Activation::SiLU, "torch.nn.modules.activation.SiLU"}};
+// Each activation's config name and torch.nn's module path of its class (what sentence-transformers' fullname()
+// writes).
+struct ActivationNames {
+  Activation activation;
+  const char* name;
+  const char* torch_class;
+};
+const ActivationNames kActivations[] = {{Activation::Identity, "identity", "torch.nn.modules.linear.Identity"},
+                                        {Activation::Tanh, "tanh", "torch.nn.modules.activation.Tanh"},
+                                        {Activation::ReLU, "relu", "torch.nn.modules.activation.ReLU"},
+                                        {Activation::GELU, "gelu", "torch.nn.modules.activation.GELU"},
+                                        {Activation::Sigmoid, "sigmoid", "torch.nn.modules.activation.Sigmoid"},
+                                        {Activation::SiLU, "silu", "torch.nn.modules.activation.SiLU"}};
 
 std::string_view class_of(std::string_view path) { return path.substr(path.rfind('.') + 1); }
 
 }  // namespace
 
 std::string torch_class_name(Activation activation) {
-  for (const auto& [a, name] : kActivations)
-    if (a == activation) return name;
+  for (const auto& a : kActivations)
+    if (a.activation == activation) return a.torch_class;
   return "?";
 }
 
 std::optional<Activation> activation_named(std::string_view class_name) {
   if (class_name.rfind("torch.nn.", 0) != 0) return std::nullopt;
-  for (const auto& [a, name] : kActivations)
-    if (class_name == name || class_name == "torch.nn." + std::string(class_of(name))) return a;
+  for (const auto& a : kActivations)
+    if (class_name == a.torch_class || class_name == "torch.nn." + std::string(class_of(a.torch_class)))
+      return a.activation;
+  return std::nullopt;
+}
+
+std::string to_string(Activation activation) {
+  for (const auto& a : kActivations)
+    if (a.activation == activation) return a.name;
+  return "?";
+}
+
+std::optional<Activation> activation_from_string(std::string_view name) {
+  for (const auto& a : kActivations)
+    if (name == a.name) return a.activation;
   return std::nullopt;
 }
 

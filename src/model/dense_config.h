@@ -19,6 +19,10 @@ std::string torch_class_name(Activation activation);
 /// The activation of a class name: the torch.nn path sentence-transformers writes or a shorter "torch.nn.Tanh";
 /// nullopt for any other.
 std::optional<Activation> activation_named(std::string_view class_name);
+/// "identity" | "tanh" | "relu" | "gelu" | "sigmoid" | "silu": the names a training config uses.
+std::string to_string(Activation activation);
+/// The activation of one of those names; nullopt for any other.
+std::optional<Activation> activation_from_string(std::string_view name);
 
 struct DenseConfig {
   int64_t in_features = 0;

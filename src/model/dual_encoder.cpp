@@ -53,4 +53,17 @@ torch::Tensor DualEncoderImpl::encode_passages(const torch::Tensor& ids, const t
   return encode(true, ids, mask);
 }
 
+DualEncoder with_dense_layer(DualEncoder& net, const DenseConfig& dense) {
+  TORCH_CHECK(!net->spec().dense, "with_dense_layer: the model has a Dense layer already");
+  EncoderSpec spec = net->spec();
+  spec.dense = dense;
+  DualEncoder out(spec);
+  torch::NoGradGuard no_grad;
+  auto params = out->named_parameters();
+  for (const auto& p : net->named_parameters()) params[p.key()].copy_(p.value());
+  auto buffers = out->named_buffers();
+  for (const auto& b : net->named_buffers()) buffers[b.key()].copy_(b.value());
+  return out;
+}
+
 }  // namespace ragmig::model

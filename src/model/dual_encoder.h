@@ -69,4 +69,8 @@ class DualEncoderImpl : public torch::nn::Module {
 };
 TORCH_MODULE(DualEncoder);
 
+/// A copy of `net` (which has no Dense layer) with a new one after pooling, one per tower, in PyTorch's nn.Linear
+/// initialisation (deterministic given torch::manual_seed): the towers' weights are `net`'s.
+DualEncoder with_dense_layer(DualEncoder& net, const DenseConfig& dense);
+
 }  // namespace ragmig::model

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "model/packaged_models.h"
+#include "model/dense_config.h"
 #include "model/pooling_mode.h"
 
 namespace ragmig::train {
@@ -38,6 +39,11 @@ ConfigTable make_config_table(TrainConfig& c) {
   t.add("model.shared_towers", c.model.shared_towers, "one encoder for queries and passages (false = two)");
   t.add("model.freeze_embeddings", c.model.freeze_embeddings,
         "keep model.init's embedding tables as they are (no gradients or optimiser state for them)");
+  t.add("model.dense_dim", c.model.dense_dim,
+        "add a Dense layer after pooling (sentence-transformers' Dense module), hidden size -> this many dimensions, "
+        "trained with the model and saved as 2_Dense (0 = none; model.init's folder must have none)");
+  t.add("model.dense_activation", c.model.dense_activation,
+        "the new Dense layer's activation: identity | tanh | relu | gelu | sigmoid | silu");
   t.add("model.query_prompt", c.model.query_prompt,
         "text put before every query, e.g. \"query: \" (unset = model.init's prompt, if any; \"\" = none); saved with "
         "the model");
@@ -186,6 +192,11 @@ void validate(const TrainConfig& c) {
   require(c.train.precision == "auto" || c.train.precision == "fp32" || c.train.precision == "bf16",
           "train.precision", "expected auto, fp32 or bf16");
   require(c.train.optimizer == "adamw" || c.train.optimizer == "sgd", "train.optimizer", "expected adamw or sgd");
+  require(c.model.dense_dim >= 0, "model.dense_dim", "must be >= 0");
+  require(model::activation_from_string(c.model.dense_activation).has_value(), "model.dense_activation",
+          "must be identity, tanh, relu, gelu, sigmoid or silu");
+  require(c.model.dense_dim == 0 || c.lora.rank == 0, "model.dense_dim",
+          "a new Dense layer must train, and with lora.rank only the adapters train");
   require(!c.model.freeze_embeddings || !c.model.init.empty(), "model.freeze_embeddings",
           "needs model.init: it keeps a pretrained model's embeddings");
   require(c.lora.rank >= 0, "lora.rank", "must be >= 0");

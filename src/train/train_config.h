@@ -40,6 +40,10 @@ struct ModelConfig {
   /// Keep model.init's token, position and token-type embedding tables as they are: no gradients and no AdamW
   /// state for them (XLM-R's 250,002 x 768 table is 70 % of its weights).
   bool freeze_embeddings = false;
+  /// A new Dense layer after pooling, hidden size -> dense_dim (sentence-transformers' Dense module: smaller
+  /// embeddings); 0 = none. With model.init, the folder must have none of its own.
+  int64_t dense_dim = 0;
+  std::string dense_activation = "tanh";  ///< identity | tanh | relu | gelu | sigmoid | silu
   /// Put before every query / passage (text/prompts.h); unset: model.init's prompts (none from scratch).
   std::optional<std::string> query_prompt, passage_prompt;
 };

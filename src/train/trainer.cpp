@@ -104,6 +104,11 @@ text::TokenizerSpec choose_tokenizer(const TrainConfig& cfg, const std::string& 
   return text::word_piece_spec(text::build_wordpiece_vocab(vocabulary_texts(examples, beir), vo));
 }
 
+// model.dense_dim's layer after pooling (biased, as sentence-transformers' Dense).
+model::DenseConfig dense_config(const ModelConfig& m) {
+  return {m.hidden_size, m.dense_dim, true, *model::activation_from_string(m.dense_activation), false};
+}
+
 model::EncoderSpec spec_from_config(const ModelConfig& m, const text::Tokenizer& tok) {
   model::EncoderSpec spec;
   spec.bert.vocab_size = tok.vocab_size();
@@ -118,6 +123,7 @@ model::EncoderSpec spec_from_config(const ModelConfig& m, const text::Tokenizer&
   spec.pooling = model::parse_pooling(m.pooling);
   spec.normalize = m.normalize;
   spec.shared_towers = m.shared_towers;
+  if (m.dense_dim > 0) spec.dense = dense_config(m);
   return spec;
 }
 
@@ -320,6 +326,14 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
 
   torch::manual_seed(static_cast<uint64_t>(cfg.train.seed));
   model::DualEncoder net = init ? init->model : model::DualEncoder(spec_from_config(cfg.model, tokenizer));
+  if (init && cfg.model.dense_dim > 0) {
+    if (const auto& own = net->spec().dense)
+      throw ConfigError(fmt::format("config key 'model.dense_dim': {} has a Dense module already ({} -> {})",
+                                    cfg.model.init, own->in_features, own->out_features));
+    ModelConfig sized = cfg.model;
+    sized.hidden_size = net->spec().bert.hidden_size;
+    net = model::with_dense_layer(net, dense_config(sized));
+  }
   const auto& bert = net->spec().bert;
   if (tokenizer.vocab_size() > bert.vocab_size)
     throw DataError(fmt::format("vocabulary and model mismatch: {} has {} tokens, the model embeds {}", vocab_origin,

@@ -51,12 +51,15 @@ TEST(DenseConfig, RoundTripsEveryActivation) {
   for (Activation a : {Activation::Identity, Activation::Tanh, Activation::ReLU, Activation::GELU, Activation::Sigmoid,
                        Activation::SiLU}) {
     EXPECT_EQ(activation_named(torch_class_name(a)), a) << torch_class_name(a);
+    EXPECT_EQ(activation_from_string(to_string(a)), a) << to_string(a);
     for (bool residual : {false, true}) {
       const DenseConfig c{8, 3, !residual, a, residual};
       EXPECT_EQ(dense_config_from_json(to_json(c), "c.json"), c) << to_json(c).dump();
     }
   }
   EXPECT_FALSE(to_json(DenseConfig{8, 3}).contains("use_residual")) << "omitted at its default, as ST does";
+  EXPECT_FALSE(activation_from_string("Tanh"));
+  EXPECT_FALSE(activation_named("tanh"));
 }
 
 TEST(DenseConfig, RefusalsNameTheFileAndKey) {

@@ -203,24 +203,16 @@ TEST(Resume, FrozenEmbeddingsStayAsLoadedAndResumeBitIdentically) {
   EXPECT_NE(scratch.output.find("model.freeze_embeddings"), std::string::npos) << scratch.output;
 }
 
-// A pretrained start with sentence-transformers' Dense module after pooling (the tiny base given one, 16 -> 12):
-// the Dense layer trains with the encoder, resumes bit-identically and is written back as 2_Dense.
-TEST(Resume, ADenseLayerTrainsWithTheEncoderAndResumesBitIdentically) {
+// A Dense layer after pooling (sentence-transformers' Dense module) added to a pretrained start by
+// model.dense_dim (the tiny base, 32 -> 12): it trains with the encoder, resumes bit-identically and is written
+// back as 2_Dense; a start that has one already is refused.
+TEST(Resume, ADenseLayerAddedToAPretrainedStartTrainsAndResumesBitIdentically) {
   RAGMIG_REQUIRE_DATA("beir/squad-train");
   ScratchDir dir;
   ASSERT_TRUE(train_tiny_base(dir.path()));
-  {
-    auto base = model::load_model_folder((dir / "base" / "model").string());
-    model::EncoderSpec spec = base.model->spec();
-    spec.dense = model::DenseConfig{spec.bert.hidden_size, 12, true, model::Activation::Tanh, false};
-    torch::manual_seed(3);
-    model::DualEncoder net(spec);
-    torch::NoGradGuard no_grad;
-    for (auto& p : base.model->named_parameters()) net->named_parameters()[p.key()].copy_(p.value());
-    model::save_model_folder((dir / "dense").string(), net, base.tokenizer, model::save_options_of(base));
-  }
   write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl"));
-  const std::vector<std::string> set = {"--set", "model.init=" + (dir / "dense").string()};
+  const std::vector<std::string> set = {"--set", "model.init=" + (dir / "base" / "model").string(), "--set",
+                                        "model.dense_dim=12", "--set", "model.dense_activation=\"identity\""};
   auto ref = run_ragmig(with(set, {"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "ref").string(), "--quiet"}));
   ASSERT_EQ(ref.exit_code, 0) << ref.output;
   const auto run = dir / "stopped";
@@ -231,10 +223,21 @@ TEST(Resume, ADenseLayerTrainsWithTheEncoderAndResumesBitIdentically) {
   ASSERT_EQ(rest.exit_code, 0) << rest.output;
   for (const char* file : {"model.safetensors", "2_Dense/model.safetensors"})
     EXPECT_TRUE(read_file(dir / "ref/model" / file) == read_file(run / "model" / file)) << file << " differs after resume";
-  const auto before = model::load_tensors((dir / "dense/2_Dense/model.safetensors").string());
-  const auto after = model::load_tensors((run / "model/2_Dense/model.safetensors").string());
-  EXPECT_FALSE(torch::equal(before.at("linear.weight"), after.at("linear.weight"))) << "the Dense layer trained";
+  const auto loaded = model::load_model_folder((run / "model").string());
+  EXPECT_EQ(loaded.model->spec().dense, (model::DenseConfig{32, 12, true, model::Activation::Identity, false}));
+  EXPECT_EQ(loaded.model->spec().embedding_dim(), 12);
+  // It trained: the same seed's untrained layer (0 steps) is another.
+  auto untrained = run_ragmig(with(set, {"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "zero").string(),
+                                         "--quiet", "--set", "train.max_steps=0"}));
+  ASSERT_EQ(untrained.exit_code, 0) << untrained.output;
+  EXPECT_FALSE(torch::equal(model::load_tensors((dir / "zero/model/2_Dense/model.safetensors").string()).at("linear.weight"),
+                            model::load_tensors((run / "model/2_Dense/model.safetensors").string()).at("linear.weight")));
   EXPECT_EQ(start_event(dir / "ref")["trainable_parameters"], start_event(dir / "ref")["parameters"]);
+
+  auto twice = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "twice").string(), "--quiet",
+                           "--set", "model.init=" + (run / "model").string(), "--set", "model.dense_dim=8"});
+  EXPECT_EQ(twice.exit_code, 2) << twice.output;
+  EXPECT_NE(twice.output.find("has a Dense module already (32 -> 12)"), std::string::npos) << twice.output;
 }
 
 // A Resize (control.json, as the scheduler writes it) at a known step, with runs stopped before it and after

@@ -63,6 +63,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"matryoshka_twice", "matryoshka_dims = [8, 4, 8]", "", {}, "train.matryoshka_dims': lists 8 twice"},
         BadInput{"matryoshka_too_large", "matryoshka_dims = [999, 8]", "", {},
                  "'train.matryoshka_dims': 999 exceeds the model's 32 embedding dimensions"},
+        BadInput{"dense_activation", "", "", {"model.dense_dim=8", "model.dense_activation=\"swish\""},
+                 "config key 'model.dense_activation': must be identity, tanh, relu, gelu, sigmoid or silu"},
+        BadInput{"dense_with_lora", "", "", {"model.dense_dim=8", "model.init=x", "lora.rank=4"},
+                 "config key 'model.dense_dim': a new Dense layer must train"},
         BadInput{"lora_without_init", "", "", {"lora.rank=4"}, "lora.rank': needs model.init"},
         BadInput{"lora_bad_dropout", "", "", {"lora.dropout=1.5"}, "lora.dropout"},
         BadInput{"holdout_negative", "", "", {"data.holdout_queries=-1"}, "data.holdout_queries': must be >= 0"},
@@ -121,6 +125,25 @@ TEST(TrainCli, LoraOnAnAdapterFolderAsksForAMergeFirst) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("ragmig lora merge"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir / "run"));
+}
+
+// model.dense_dim on a model from scratch: a Dense layer after pooling, written as sentence-transformers' 2_Dense
+// module, and embeddings of its size from the folder.
+TEST(TrainCli, ADenseDimGivesANewModelADenseModule) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  write_squad_pairs(dir / "pairs.jsonl", 240);
+  write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl"));
+  const auto r = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "run").string(), "--quiet",
+                             "--set", "train.max_steps=3", "--set", "model.dense_dim=8"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto modules = nlohmann::json::parse(read_file(dir / "run/model/modules.json"));
+  ASSERT_EQ(modules.size(), 4u);
+  EXPECT_EQ(modules[2]["path"], "2_Dense");
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir / "run/model/2_Dense/config.json")),
+            nlohmann::json::parse(R"({"in_features": 32, "out_features": 8, "bias": true,
+                                      "activation_function": "torch.nn.modules.activation.Tanh"})"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "run/model/2_Dense/model.safetensors"));
 }
 
 // Prompts: the config's where given, else model.init's; logged in the start event and saved with the model,
