@@ -43,21 +43,12 @@ void load_dense_weights(Dense& dense, const std::string& path) {
   const SafetensorsFile file = read_safetensors(path);
   auto params = dense->named_parameters();
   std::set<std::string> loaded;
-  torch::NoGradGuard no_grad;
   for (const auto& [name, raw] : file.tensors) {
     auto* target = params.find(name);
     if (!target)
       throw DataError(path + ": unexpected tensor \"" + name +
                       "\" (not a parameter of a Dense module with its config)");
-    if (raw.dtype != DType::F32 && raw.dtype != DType::F16 && raw.dtype != DType::BF16 && raw.dtype != DType::F64)
-      throw DataError(path + ": tensor \"" + name + "\" has dtype " + to_string(raw.dtype) +
-                      " (expected F32, F16, BF16 or F64)");
-    if (c10::IntArrayRef(raw.shape) != target->sizes())
-      throw DataError(path + ": tensor \"" + name + "\" has shape " + shape_text(raw.shape) + ", the config says " +
-                      shape_text(target->sizes()));
-    target->copy_(from_raw(raw).to(torch::kFloat));
-    if (!torch::isfinite(*target).all().item<bool>())
-      throw DataError(path + ": tensor \"" + name + "\" holds NaN or infinite values");
+    copy_weight(*target, raw, path + ": tensor \"" + name + "\"");
     loaded.insert(name);
   }
   for (const auto& p : params)

@@ -169,20 +169,11 @@ void load_bert_weights(BertModel& tower, const std::string& path) {
     if (!target)
       throw DataError(path + ": unexpected tensor \"" + stored_name + "\" (not a parameter of " +
                       (tower->config().mpnet() ? "an MPNet" : "a BERT") + " encoder with this config)");
-    if (raw.dtype != DType::F32 && raw.dtype != DType::F16 && raw.dtype != DType::BF16 && raw.dtype != DType::F64)
-      throw DataError(path + ": tensor \"" + stored_name + "\" has dtype " + to_string(raw.dtype) +
-                      " (expected F32, F16, BF16 or F64)");
     if (name == "embeddings.word_embeddings.weight" && !raw.shape.empty() && raw.shape[0] != tower->config().vocab_size)
       throw DataError("vocabulary and model mismatch: " + path + ": tensor \"" + stored_name + "\" has " +
                       std::to_string(raw.shape[0]) + " rows but config vocab_size is " +
                       std::to_string(tower->config().vocab_size));
-    if (c10::IntArrayRef(raw.shape) != target->sizes())
-      throw DataError(path + ": tensor \"" + stored_name + "\" has shape " + shape_text(raw.shape) + ", the model expects " +
-                      shape_text(target->sizes()));
-    target->copy_(from_raw(raw).to(torch::kFloat));
-    // A NaN weight makes every score NaN, and NaN scores rank arbitrarily: metrics of 0, silently.
-    if (!torch::isfinite(*target).all().item<bool>())
-      throw DataError(path + ": tensor \"" + stored_name + "\" holds NaN or infinite values");
+    copy_weight(*target, raw, path + ": tensor \"" + stored_name + "\"");
     loaded.insert(name);
   }
   // DistilBERT has no token types: BERT's token-type embeddings of zero compute what it does.

@@ -47,6 +47,16 @@ std::string shape_text(c10::IntArrayRef shape) {
   return s + "]";
 }
 
+void copy_weight(torch::Tensor& target, const RawTensor& raw, const std::string& what) {
+  if (raw.dtype != DType::F32 && raw.dtype != DType::F16 && raw.dtype != DType::BF16 && raw.dtype != DType::F64)
+    throw DataError(what + " has dtype " + to_string(raw.dtype) + " (expected F32, F16, BF16 or F64)");
+  if (c10::IntArrayRef(raw.shape) != target.sizes())
+    throw DataError(what + " has shape " + shape_text(raw.shape) + ", the model expects " + shape_text(target.sizes()));
+  torch::NoGradGuard no_grad;
+  target.copy_(from_raw(raw).to(torch::kFloat));
+  if (!torch::isfinite(target).all().item<bool>()) throw DataError(what + " holds NaN or infinite values");
+}
+
 RawTensor to_raw(const torch::Tensor& tensor) {
   RawTensor raw;
   raw.dtype = dtype_of(tensor.scalar_type());

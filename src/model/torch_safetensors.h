@@ -22,6 +22,11 @@ torch::Tensor from_raw(const RawTensor& raw);
 /// "[2, 384]": a shape as error messages print it.
 std::string shape_text(c10::IntArrayRef shape);
 
+/// Copies a stored weight into the parameter `target` as float32: `raw` must be F32, F16, BF16 or F64, of
+/// target's shape, and finite (a NaN weight makes every score NaN, and NaN scores rank arbitrarily: metrics of 0,
+/// silently). Throws DataError beginning with `what` (e.g. `FILE: tensor "NAME"`) otherwise.
+void copy_weight(torch::Tensor& target, const RawTensor& raw, const std::string& what);
+
 /// Named tensors -> a file's content (metadata empty).
 SafetensorsFile to_safetensors(const std::map<std::string, torch::Tensor>& tensors);
 /// A file's tensors as CPU torch tensors.

@@ -61,15 +61,19 @@ TEST(EvalCli, TableOutputAndChosenMetrics) {
   EXPECT_EQ(r.output.find("recall@100"), std::string::npos) << r.output;
 }
 
+// A dense HNSW32 evaluation of dir/model on dir/beir, cached in dir/cache, as JSON.
+std::vector<std::string> cached_dense_args(const std::filesystem::path& dir) {
+  return {"--data", (dir / "beir").string(), "--retriever", "dense", "--model", (dir / "model").string(), "--index",
+          "HNSW32", "--json", "--cache", (dir / "cache").string(), "--device", "cpu"};
+}
+
 // --dimensions: the leading N dimensions of the cached whole embeddings (nothing embedded again), the index keyed
 // by the size; all of them is the plain evaluation; more than the model has is refused.
 TEST(EvalCli, DimensionsSearchWithTheLeadingPartOfCachedEmbeddings) {
   ScratchDir dir;
   write_toy_beir(dir / "beir");
   write_random_model(dir / "model");
-  const std::vector<std::string> args = {"--data", (dir / "beir").string(), "--retriever", "dense", "--model",
-                                         (dir / "model").string(), "--index", "HNSW32", "--json", "--cache",
-                                         (dir / "cache").string(), "--device", "cpu"};
+  const std::vector<std::string> args = cached_dense_args(dir.path());
   const auto with = [&](const std::string& dims) {
     auto a = args;
     a.insert(a.end(), {"--dimensions", dims});
@@ -102,9 +106,7 @@ TEST(EvalCli, SecondDenseEvaluationComesFromTheCache) {
   ScratchDir dir;
   write_toy_beir(dir / "beir");
   write_random_model(dir / "model");
-  const std::vector<std::string> args = {"--data", (dir / "beir").string(), "--retriever", "dense", "--model",
-                                         (dir / "model").string(), "--index", "HNSW32", "--json", "--cache",
-                                         (dir / "cache").string(), "--device", "cpu"};
+  const std::vector<std::string> args = cached_dense_args(dir.path());
   const auto first = run_eval(args);
   ASSERT_EQ(first.exit_code, 0) << first.output;
   const auto j1 = eval_json(first);

@@ -254,7 +254,9 @@ TEST(DenseEncoder, FoldersWhoseDenseModuleRagmigCannotRunAreRefusedByName) {
     json j = json::array();
     for (const char* c : classes) {
       const std::string i = std::to_string(j.size());
-      j.push_back({{"idx", j.size()}, {"path", std::string(c) == "Transformer" ? "" : i + "_" + c}, {"type", std::string("sentence_transformers.models.") + c}});
+      j.push_back({{"idx", j.size()},
+                   {"path", std::string(c) == "Transformer" ? "" : i + "_" + c},
+                   {"type", std::string("sentence_transformers.models.") + c}});
     }
     return j.dump();
   };
@@ -264,7 +266,7 @@ TEST(DenseEncoder, FoldersWhoseDenseModuleRagmigCannotRunAreRefusedByName) {
   expect_refused(dir, [&] { write_file_atomic(config, R"({"in_features": 8, "out_features": 12})"); },
                  config.string() + ": key \"in_features\": 8, but the encoder's hidden_size is 16");
   expect_refused(dir, [&] { write_file_atomic(config, R"({"in_features": 16, "out_features": 10})"); },
-                 "has shape [12], the config says [10]");
+                 "has shape [12], the model expects [10]");
   expect_refused(dir, [&] { write_file_atomic(config, R"({"in_features": 16, "out_features": 12, "bias": false})"); },
                  (dir / "2_Dense" / "model.safetensors").string() + ": unexpected tensor \"linear.bias\"");
   expect_refused(dir, [&] {
@@ -277,7 +279,8 @@ TEST(DenseEncoder, FoldersWhoseDenseModuleRagmigCannotRunAreRefusedByName) {
     save_tensors((dir / "2_Dense" / "model.safetensors").string(), w);
   }, "tensor \"linear.bias\" holds NaN or infinite values");
   expect_refused(dir, [&] { fs::rename(dir / "2_Dense" / "model.safetensors", dir / "2_Dense" / "pytorch_model.bin"); },
-                 (dir / "2_Dense" / "pytorch_model.bin").string() + ": a pickled PyTorch file, which ragmig does not read");
+                 (dir / "2_Dense" / "pytorch_model.bin").string() +
+                     ": a pickled PyTorch file, which ragmig does not read");
 
   dir = fresh(false);
   expect_refused(dir, [&] {
@@ -285,8 +288,9 @@ TEST(DenseEncoder, FoldersWhoseDenseModuleRagmigCannotRunAreRefusedByName) {
                       R"({"in_features": 16, "out_features": 12, "activation_function": "torch.nn.Sigmoid"})");
   }, (dir / "passage" / "modules.json").string() + ": the passage tower's Dense module differs from the query tower's");
   dir = fresh(false);
-  expect_refused(dir, [&] { write_file_atomic(dir / "passage" / "modules.json", modules({"Transformer", "Pooling", "Normalize"})); },
-                 "the passage tower's Dense module differs");
+  expect_refused(dir, [&] {
+    write_file_atomic(dir / "passage" / "modules.json", modules({"Transformer", "Pooling", "Normalize"}));
+  }, "the passage tower's Dense module differs");
 
   // Modules out of order, or twice.
   for (const auto& [order, message] :

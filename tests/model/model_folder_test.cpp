@@ -436,8 +436,10 @@ TEST(SentenceTransformerFolder, WhatRagmigCannotRunIsNamed) {
   EXPECT_THAT(message_of(), ::testing::HasSubstr("\"lasttoken\" is not supported"));
   write_file_atomic(pooling, R"({"pooling_mode": "mean"})");
   write_file_atomic(dir / "modules.json", R"([{"type": "sentence_transformers.models.Transformer", "path": ""},
-    {"type": "sentence_transformers.models.Pooling", "path": "1_Pooling"}, {"type": "sentence_transformers.models.WeightedLayerPooling", "path": "2_W"}])");
-  EXPECT_THAT(message_of(), ::testing::HasSubstr("module sentence_transformers.models.WeightedLayerPooling is not supported"));
+    {"type": "sentence_transformers.models.Pooling", "path": "1_Pooling"},
+    {"type": "sentence_transformers.models.WeightedLayerPooling", "path": "2_W"}])");
+  EXPECT_THAT(message_of(),
+              ::testing::HasSubstr("module sentence_transformers.models.WeightedLayerPooling is not supported"));
   write_file_atomic(dir / "modules.json", "[{}");
   EXPECT_THAT(message_of(), ::testing::HasSubstr("modules.json: not valid JSON"));
   write_file_atomic(dir / "modules.json", R"([{"type": "sentence_transformers.models.Transformer", "path": ""},

@@ -59,6 +59,25 @@ std::vector<std::string> with(const std::vector<std::string>& extra, std::vector
   return args;
 }
 
+// Trains dir/cfg.toml with the --set arguments `set` twice: into dir/ref without a stop, and into dir/stopped
+// stopped by SIGTERM once it reaches each of `stops` (each stop exits 75) and then run to the end. False, with the
+// failure recorded, if a run did not end as it should.
+bool train_straight_and_stopped(const std::filesystem::path& dir, const std::vector<std::string>& set,
+                                std::initializer_list<int64_t> stops) {
+  const auto ref =
+      run_ragmig(with(set, {"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "ref").string(), "--quiet"}));
+  EXPECT_EQ(ref.exit_code, 0) << ref.output;
+  const auto run = dir / "stopped";
+  for (int64_t stop_at : stops) {
+    const int code = run_and_stop(dir / "cfg.toml", run, stop_at, set);
+    EXPECT_EQ(code, 75) << "stop at " << stop_at << ": " << read_file(run.string() + ".log");
+    if (code != 75) return false;
+  }
+  const auto rest = run_ragmig(with(set, {"train", (dir / "cfg.toml").string(), "--run-dir", run.string(), "--quiet"}));
+  EXPECT_EQ(rest.exit_code, 0) << rest.output;
+  return ref.exit_code == 0 && rest.exit_code == 0;
+}
+
 class ResumeTest : public ::testing::TestWithParam<ResumeCase> {};
 
 TEST_P(ResumeTest, SigtermThenRestartGivesBitIdenticalWeights) {
@@ -71,17 +90,9 @@ TEST_P(ResumeTest, SigtermThenRestartGivesBitIdenticalWeights) {
                                                               c.accumulation, c.length_grouping, c.unpad)));
   const std::vector<std::string> longer = {"--set", "data.max_passage_tokens=128", "--set", "model.max_position=128"};
 
-  auto ref = run_ragmig(with(longer, {"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "ref").string(), "--quiet"}));
-  ASSERT_EQ(ref.exit_code, 0) << ref.output;
-
   // Stopped before the first step, in the middle, and just after a periodic checkpoint.
+  ASSERT_TRUE(train_straight_and_stopped(dir.path(), longer, {0, 13, 27}));
   const auto run = dir / "stopped";
-  for (int64_t stop_at : {0, 13, 27}) {
-    const int code = run_and_stop(dir / "cfg.toml", run, stop_at, longer);
-    ASSERT_EQ(code, 75) << "stop at " << stop_at << ": " << read_file(run.string() + ".log");
-  }
-  auto rest = run_ragmig(with(longer, {"train", (dir / "cfg.toml").string(), "--run-dir", run.string(), "--quiet"}));
-  ASSERT_EQ(rest.exit_code, 0) << rest.output;
 
   const std::string a = read_file(dir / "ref/model/model.safetensors");
   const std::string b = read_file(run / "model/model.safetensors");
@@ -129,16 +140,9 @@ TEST(Resume, LoraSigtermThenRestartGivesBitIdenticalAdapters) {
   write_file_atomic(dir / "cfg.toml",
                     tiny_config(dir / "pairs.jsonl", "accumulation = \"gradcache\"\nchunk_size = 4\n") +
                         "[lora]\nrank = 4\ntargets = [\"query\", \"value\", \"dense\"]\n");
-  const std::string init = "model.init=" + (dir / "base" / "model").string();
-
-  auto ref = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "ref").string(), "--quiet", "--set", init});
-  ASSERT_EQ(ref.exit_code, 0) << ref.output;
+  ASSERT_TRUE(train_straight_and_stopped(dir.path(), {"--set", "model.init=" + (dir / "base" / "model").string()},
+                                         {0, 13, 27}));
   const auto run = dir / "stopped";
-  for (int64_t stop_at : {0, 13, 27})
-    ASSERT_EQ(run_and_stop(dir / "cfg.toml", run, stop_at, {"--set", init}), 75)
-        << "stop at " << stop_at << ": " << read_file(run.string() + ".log");
-  auto rest = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", run.string(), "--quiet", "--set", init});
-  ASSERT_EQ(rest.exit_code, 0) << rest.output;
 
   EXPECT_FALSE(std::filesystem::exists(run / "model/model.safetensors")) << "a LoRA run saves its adapter only";
   const std::string a = read_file(dir / "ref/model/adapter_model.safetensors");
@@ -165,14 +169,8 @@ TEST(Resume, FrozenEmbeddingsStayAsLoadedAndResumeBitIdentically) {
   write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl"));
   const std::vector<std::string> set = {"--set", "model.init=" + (dir / "base" / "model").string(), "--set",
                                         "model.freeze_embeddings=true"};
-  auto ref = run_ragmig(with(set, {"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "ref").string(), "--quiet"}));
-  ASSERT_EQ(ref.exit_code, 0) << ref.output;
+  ASSERT_TRUE(train_straight_and_stopped(dir.path(), set, {0, 17}));
   const auto run = dir / "stopped";
-  for (int64_t stop_at : {0, 17})
-    ASSERT_EQ(run_and_stop(dir / "cfg.toml", run, stop_at, set), 75)
-        << "stop at " << stop_at << ": " << read_file(run.string() + ".log");
-  auto rest = run_ragmig(with(set, {"train", (dir / "cfg.toml").string(), "--run-dir", run.string(), "--quiet"}));
-  ASSERT_EQ(rest.exit_code, 0) << rest.output;
   EXPECT_TRUE(read_file(dir / "ref/model/model.safetensors") == read_file(run / "model/model.safetensors"))
       << "weights differ after resume";
 
@@ -213,16 +211,11 @@ TEST(Resume, ADenseLayerAddedToAPretrainedStartTrainsAndResumesBitIdentically) {
   write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl"));
   const std::vector<std::string> set = {"--set", "model.init=" + (dir / "base" / "model").string(), "--set",
                                         "model.dense_dim=12", "--set", "model.dense_activation=\"identity\""};
-  auto ref = run_ragmig(with(set, {"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "ref").string(), "--quiet"}));
-  ASSERT_EQ(ref.exit_code, 0) << ref.output;
+  ASSERT_TRUE(train_straight_and_stopped(dir.path(), set, {0, 17}));
   const auto run = dir / "stopped";
-  for (int64_t stop_at : {0, 17})
-    ASSERT_EQ(run_and_stop(dir / "cfg.toml", run, stop_at, set), 75)
-        << "stop at " << stop_at << ": " << read_file(run.string() + ".log");
-  auto rest = run_ragmig(with(set, {"train", (dir / "cfg.toml").string(), "--run-dir", run.string(), "--quiet"}));
-  ASSERT_EQ(rest.exit_code, 0) << rest.output;
   for (const char* file : {"model.safetensors", "2_Dense/model.safetensors"})
-    EXPECT_TRUE(read_file(dir / "ref/model" / file) == read_file(run / "model" / file)) << file << " differs after resume";
+    EXPECT_TRUE(read_file(dir / "ref/model" / file) == read_file(run / "model" / file))
+        << file << " differs after resume";
   const auto loaded = model::load_model_folder((run / "model").string());
   EXPECT_EQ(loaded.model->spec().dense, (model::DenseConfig{32, 12, true, model::Activation::Identity, false}));
   EXPECT_EQ(loaded.model->spec().embedding_dim(), 12);
@@ -230,8 +223,10 @@ TEST(Resume, ADenseLayerAddedToAPretrainedStartTrainsAndResumesBitIdentically) {
   auto untrained = run_ragmig(with(set, {"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "zero").string(),
                                          "--quiet", "--set", "train.max_steps=0"}));
   ASSERT_EQ(untrained.exit_code, 0) << untrained.output;
-  EXPECT_FALSE(torch::equal(model::load_tensors((dir / "zero/model/2_Dense/model.safetensors").string()).at("linear.weight"),
-                            model::load_tensors((run / "model/2_Dense/model.safetensors").string()).at("linear.weight")));
+  const auto dense_weight = [](const std::filesystem::path& folder) {
+    return model::load_tensors((folder / "2_Dense/model.safetensors").string()).at("linear.weight");
+  };
+  EXPECT_FALSE(torch::equal(dense_weight(dir / "zero/model"), dense_weight(run / "model")));
   EXPECT_EQ(start_event(dir / "ref")["trainable_parameters"], start_event(dir / "ref")["parameters"]);
 
   auto twice = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "twice").string(), "--quiet",
