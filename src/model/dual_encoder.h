@@ -9,8 +9,8 @@
 #include <torch/torch.h>
 
 #include "model/bert.h"
-#include "model/dense.h"
 #include "model/bert_config.h"
+#include "model/dense.h"
 #include "model/pooling_mode.h"
 
 namespace ragmig::model {

@@ -4,8 +4,8 @@
 #include <filesystem>
 
 #include "core/error.h"
-#include "model/packaged_models.h"
 #include "model/dense_config.h"
+#include "model/packaged_models.h"
 #include "model/pooling_mode.h"
 
 namespace ragmig::train {

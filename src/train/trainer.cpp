@@ -104,9 +104,9 @@ text::TokenizerSpec choose_tokenizer(const TrainConfig& cfg, const std::string& 
   return text::word_piece_spec(text::build_wordpiece_vocab(vocabulary_texts(examples, beir), vo));
 }
 
-// model.dense_dim's layer after pooling (biased, as sentence-transformers' Dense).
-model::DenseConfig dense_config(const ModelConfig& m) {
-  return {m.hidden_size, m.dense_dim, true, *model::activation_from_string(m.dense_activation), false};
+// model.dense_dim's layer after pooling an encoder of `hidden_size` (biased, as sentence-transformers' Dense).
+model::DenseConfig dense_config(const ModelConfig& m, int64_t hidden_size) {
+  return {hidden_size, m.dense_dim, true, *model::activation_from_string(m.dense_activation), false};
 }
 
 model::EncoderSpec spec_from_config(const ModelConfig& m, const text::Tokenizer& tok) {
@@ -123,7 +123,7 @@ model::EncoderSpec spec_from_config(const ModelConfig& m, const text::Tokenizer&
   spec.pooling = model::parse_pooling(m.pooling);
   spec.normalize = m.normalize;
   spec.shared_towers = m.shared_towers;
-  if (m.dense_dim > 0) spec.dense = dense_config(m);
+  if (m.dense_dim > 0) spec.dense = dense_config(m, m.hidden_size);
   return spec;
 }
 
@@ -330,9 +330,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
     if (const auto& own = net->spec().dense)
       throw ConfigError(fmt::format("config key 'model.dense_dim': {} has a Dense module already ({} -> {})",
                                     cfg.model.init, own->in_features, own->out_features));
-    ModelConfig sized = cfg.model;
-    sized.hidden_size = net->spec().bert.hidden_size;
-    net = model::with_dense_layer(net, dense_config(sized));
+    net = model::with_dense_layer(net, dense_config(cfg.model, net->spec().bert.hidden_size));
   }
   const auto& bert = net->spec().bert;
   if (tokenizer.vocab_size() > bert.vocab_size)
