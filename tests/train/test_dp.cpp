@@ -139,6 +139,24 @@ TEST_F(DataParallel, GradCacheSyncMatchesToo) {
   EXPECT_LT(diff, 1e-4);
 }
 
+// The Matryoshka loss over the gathered global batch: two replicas still follow one process.
+TEST_F(DataParallel, MatryoshkaSyncMatchesToo) {
+  std::vector<std::string> sets = kExact;
+  sets.push_back("train.max_steps=20");
+  sets.push_back("train.matryoshka_dims=[32, 8, 4]");
+  auto one = train("one", sets, 1);
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  auto two = train("two", sets, 2);
+  ASSERT_EQ(two.exit_code, 0) << two.output << read_file(dir_ / "two/worker.rank1.log");
+  const auto a = loss_curve(dir_ / "one");
+  const double diff = max_abs_diff(a, loss_curve(dir_ / "two"));
+  std::printf("matryoshka sync 2 replicas vs 1 process, 20 steps: max |loss diff| = %.3g (first loss %.4f)\n", diff,
+              a.begin()->second);
+  EXPECT_LT(diff, 1e-4);
+  // An untrained model's InfoNCE over 16 pairs is near log(16); three sizes' sum near three times that.
+  EXPECT_GT(a.begin()->second, 1.5 * std::log(16.0)) << "the loss sums the three sizes";
+}
+
 // A Resize (control.json) reaches every replica through rank 0 and the per-step exchange: both apply it at the
 // same step, and two replicas still follow one process resized at that step.
 TEST_F(DataParallel, AResizeAppliesOnEveryReplicaAtTheSameStep) {
