@@ -16,6 +16,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "eval/dense_retrieval.h"
 #include "eval/encoder.h"
 #include "model/embed.h"
 #include "model/model_folder.h"
@@ -398,6 +399,29 @@ TEST(HfLive, ThePackagedEncoderIsListedAndEvaluatedByName) {
                                              "dense", "--model", "package:no-such-model", "--no-cache"});
   EXPECT_EQ(missing.exit_code, 2) << missing.output;
   EXPECT_NE(missing.output.find("package:no-such-model"), std::string::npos) << missing.output;
+}
+
+// `ragmig eval --dimensions` (eval::leading_dimensions) is sentence-transformers' truncate_dim compared by cosine:
+// the packaged all-MiniLM-L6-v2's embeddings cut to 64 dimensions and renormalised, as SentenceTransformer(...,
+// truncate_dim=64).encode(normalize_embeddings=True) gives them.
+TEST(HfLive, LeadingDimensionsAreSentenceTransformersTruncateDim) {
+  REQUIRE_PYTHON_LIBRARIES();
+  REQUIRE_PACKAGED_MINILM(dir);
+  testing::ScratchDir scratch;
+  const auto texts = fixture_texts();
+  write_file_atomic(scratch / "texts.json", json(texts).dump());
+  const std::string theirs = python_output(
+      "import json; from sentence_transformers import SentenceTransformer\n"
+      "m = SentenceTransformer('" + dir + "', device='cpu', truncate_dim=64)\n"
+      "t = json.load(open('" + (scratch / "texts.json").string() + "'))\n"
+      "print(json.dumps(m.encode(t, normalize_embeddings=True).tolist()))");
+  ASSERT_FALSE(theirs.empty());
+  const auto whole = eval::Encoder(dir, "cpu", long_limits()).embed(texts, false);
+  const auto mine = eval::leading_dimensions(whole, 64);
+  EXPECT_EQ(mine.cols, 64);
+  EXPECT_LE(checked_diff("all-MiniLM-L6-v2 at 64 dimensions, sentence-transformers' truncate_dim", mine,
+                         json::parse(theirs)),
+            kTolerance);
 }
 
 // A matrix's rows as JSON, to compare with max_abs_diff.
