@@ -452,14 +452,11 @@ void write_sentence_transformer_files(const std::string& dir, const text::Tokeni
   }
   tc["model_max_length"] = max_length;
   if (!tokenizer.lstrip.empty() || !tokenizer.rstrip.empty()) {  // only then: BERT's folders stay as they were
-    const auto listed = [](const std::vector<std::string>& names, const std::string& name) {
-      return std::find(names.begin(), names.end(), name) != names.end();
-    };
     json decoder = json::object();
     for (const std::string* t : {&tokens.cls, &tokens.pad, &tokens.sep, &tokens.unk, &tokens.mask})
       if (const auto it = std::find(vocab.begin(), vocab.end(), *t); it != vocab.end())
         decoder[std::to_string(it - vocab.begin())] = {
-            {"content", *t}, {"lstrip", listed(tokenizer.lstrip, *t)}, {"rstrip", listed(tokenizer.rstrip, *t)},
+            {"content", *t}, {"lstrip", tokenizer.strips_left(*t)}, {"rstrip", tokenizer.strips_right(*t)},
             {"normalized", false}, {"single_word", false}, {"special", true}};
     tc["added_tokens_decoder"] = decoder;
   }

@@ -1,7 +1,5 @@
 #include "model/unigram_json.h"
 
-#include <algorithm>
-
 #include "core/base64.h"
 #include "core/error.h"
 
@@ -176,8 +174,7 @@ json unigram_tokenizer_json(const text::TokenizerSpec& spec) {
                                    &spec.special.mask})
     if (const int64_t id = id_of(*token); id >= 0)
       added.push_back({{"id", id}, {"content", *token}, {"single_word", false},
-                       {"lstrip", std::find(spec.lstrip.begin(), spec.lstrip.end(), *token) != spec.lstrip.end()},
-                       {"rstrip", std::find(spec.rstrip.begin(), spec.rstrip.end(), *token) != spec.rstrip.end()},
+                       {"lstrip", spec.strips_left(*token)}, {"rstrip", spec.strips_right(*token)},
                        {"normalized", false}, {"special", true}});
   json normalizer = nullptr;
   if (!spec.normalizer.empty()) {

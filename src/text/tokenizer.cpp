@@ -13,6 +13,14 @@ namespace ragmig::text {
 
 SpecialTokens roberta_special_tokens() { return {"<s>", "</s>", "<pad>", "<unk>", "<mask>"}; }
 
+bool TokenizerSpec::strips_left(const std::string& name) const {
+  return std::find(lstrip.begin(), lstrip.end(), name) != lstrip.end();
+}
+
+bool TokenizerSpec::strips_right(const std::string& name) const {
+  return std::find(rstrip.begin(), rstrip.end(), name) != rstrip.end();
+}
+
 TokenizerSpec word_piece_spec(std::vector<std::string> vocab, const TextNormalization& normalization,
                               const SpecialTokens& special) {
   TokenizerSpec spec;
@@ -42,15 +50,12 @@ Tokenizer::Tokenizer(TokenizerSpec spec, const std::string& source) : spec_(std:
   pad_id_ = require(spec_.special.pad, "pad");
   unk_id_ = require(spec_.special.unk, "unk");
   mask_id_ = find(spec_.special.mask);
-  const auto listed = [](const std::vector<std::string>& names, const std::string& name) {
-    return std::find(names.begin(), names.end(), name) != names.end();
-  };
   for (const std::string* name : {&spec_.special.cls, &spec_.special.sep, &spec_.special.pad, &spec_.special.unk,
                                   &spec_.special.mask}) {
     const int32_t id = find(*name);
     const bool seen = std::any_of(specials_.begin(), specials_.end(), [&](const Special& s) { return s.name == *name; });
     if (id >= 0 && !name->empty() && !seen)
-      specials_.push_back({*name, id, listed(spec_.lstrip, *name), listed(spec_.rstrip, *name)});
+      specials_.push_back({*name, id, spec_.strips_left(*name), spec_.strips_right(*name)});
   }
   std::stable_sort(specials_.begin(), specials_.end(),
                    [](const Special& a, const Special& b) { return a.name.size() > b.name.size(); });

@@ -82,6 +82,10 @@ struct TokenizerSpec {
   /// (tokenizer.json's added_tokens' lstrip / rstrip, as roberta-base's <mask> on the hub).
   std::vector<std::string> lstrip, rstrip;
   bool operator==(const TokenizerSpec&) const = default;
+
+  /// Whether the special token `name` takes the whitespace before it (lstrip) / after it (rstrip).
+  bool strips_left(const std::string& name) const;
+  bool strips_right(const std::string& name) const;
 };
 
 /// A WordPiece spec (BERT's special tokens and uncased normalisation unless given).

@@ -165,6 +165,22 @@ json embed_in_python(const fs::path& folder, const std::vector<std::string>& tex
   return r.exit_code == 0 ? json::parse(read_file(scratch / "out.json")) : json::object();
 }
 
+// Runs tests/hf/SCRIPT, which saves its random folders under `out` with the fixture's tokenizer; with `texts`, they
+// go to TEXTS.json beside `out` for the ids or embeddings the script computes of them.
+::testing::AssertionResult make_folders(const std::string& script, const fs::path& out,
+                                        const std::vector<std::string>* texts = nullptr) {
+  std::vector<std::string> argv = {RAGMIG_PYTHON_PATH, RAGMIG_SOURCE_DIR "/tests/hf/" + script, out.string(),
+                                   (kFixture / "hf").string()};
+  if (texts) {
+    const fs::path file = out.parent_path() / "texts.json";
+    write_file_atomic(file, json(*texts).dump());
+    argv.push_back(file.string());
+  }
+  const auto made = testing::run_process(argv);
+  if (made.exit_code == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << script << " exited " << made.exit_code << ":\n" << made.output;
+}
+
 model::DualEncoder random_encoder(const model::FolderTokenizer& tok, model::Pooling pooling, bool normalize,
                                   bool shared) {
   model::EncoderSpec spec;
@@ -264,9 +280,7 @@ TEST(HfLive, PromptsMatchSentenceTransformersBothWays) {
 TEST(HfLive, ADistilBertFolderEmbedsAsInSentenceTransformersAndIsWrittenAsBert) {
   REQUIRE_PYTHON_LIBRARIES();
   testing::ScratchDir scratch;
-  const auto made = testing::run_process({RAGMIG_PYTHON_PATH, RAGMIG_SOURCE_DIR "/tests/hf/distilbert_folder.py",
-                                          (scratch / "distil").string(), (kFixture / "hf").string()});
-  ASSERT_EQ(made.exit_code, 0) << made.output;
+  ASSERT_TRUE(make_folders("distilbert_folder.py", scratch / "distil"));
   const fs::path st_folder = scratch / "distil" / "st";
   const auto texts = fixture_texts();
   const json theirs = embed_in_python(st_folder, texts, scratch.path());
@@ -287,9 +301,7 @@ TEST(HfLive, ADistilBertFolderEmbedsAsInSentenceTransformersAndIsWrittenAsBert) 
 TEST(HfLive, AnMPNetFolderEmbedsAsInSentenceTransformersAndIsWrittenBackAsMPNet) {
   REQUIRE_PYTHON_LIBRARIES();
   testing::ScratchDir scratch;
-  const auto made = testing::run_process({RAGMIG_PYTHON_PATH, RAGMIG_SOURCE_DIR "/tests/hf/mpnet_folder.py",
-                                          (scratch / "mpnet").string(), (kFixture / "hf").string()});
-  ASSERT_EQ(made.exit_code, 0) << made.output;
+  ASSERT_TRUE(make_folders("mpnet_folder.py", scratch / "mpnet"));
   const fs::path st_folder = scratch / "mpnet" / "st";
   auto loaded = model::load_model_folder(st_folder.string());
   EXPECT_TRUE(loaded.model->spec().bert.mpnet());
@@ -519,9 +531,7 @@ TEST(HfLive, APeftAdapterLoadsInRagmig) {
 TEST(HfLive, AnMPNetBaseFineTunesAndTrainsLoraAdaptersPeftLoads) {
   REQUIRE_PYTHON_LIBRARIES();
   testing::ScratchDir dir;
-  const auto made = testing::run_process({RAGMIG_PYTHON_PATH, RAGMIG_SOURCE_DIR "/tests/hf/mpnet_folder.py",
-                                          (dir / "mpnet").string(), (kFixture / "hf").string()});
-  ASSERT_EQ(made.exit_code, 0) << made.output;
+  ASSERT_TRUE(make_folders("mpnet_folder.py", dir / "mpnet"));
   const std::string base = (dir / "mpnet" / "st").string();
   const auto texts = fixture_texts();
   const auto before = eval::Encoder(base, "cpu", long_limits()).embed(texts, false);
@@ -653,11 +663,7 @@ TEST(HfLive, ARobertaFolderTokenizesEmbedsFineTunesAndTrainsAdaptersAsTransforme
   REQUIRE_PYTHON_LIBRARIES();
   testing::ScratchDir dir;
   const auto texts = tokenizer_texts();
-  write_file_atomic(dir / "texts.json", json(texts).dump());
-  const auto made = testing::run_process({RAGMIG_PYTHON_PATH, RAGMIG_SOURCE_DIR "/tests/hf/roberta_folder.py",
-                                          (dir / "roberta").string(), (kFixture / "hf").string(),
-                                          (dir / "texts.json").string()});
-  ASSERT_EQ(made.exit_code, 0) << made.output;
+  ASSERT_TRUE(make_folders("roberta_folder.py", dir / "roberta", &texts));
   const fs::path st_folder = dir / "roberta" / "st";
   const model::FolderTokenizer folder = model::read_folder_tokenizer(st_folder.string());
   EXPECT_EQ(folder.spec.kind, text::TokenizerKind::kByteBpe);
@@ -692,11 +698,7 @@ TEST(HfLive, AnXlmRobertaFolderTokenizesEmbedsFineTunesAndTrainsAdaptersAsTransf
   }
   testing::ScratchDir dir;
   const auto texts = tokenizer_texts();
-  write_file_atomic(dir / "texts.json", json(texts).dump());
-  const auto made = testing::run_process({RAGMIG_PYTHON_PATH, RAGMIG_SOURCE_DIR "/tests/hf/xlmr_folder.py",
-                                          (dir / "xlmr").string(), (kFixture / "hf").string(),
-                                          (dir / "texts.json").string()});
-  ASSERT_EQ(made.exit_code, 0) << made.output;
+  ASSERT_TRUE(make_folders("xlmr_folder.py", dir / "xlmr", &texts));
   const fs::path st_folder = dir / "xlmr" / "st";
   const model::FolderTokenizer folder = model::read_folder_tokenizer(st_folder.string());
   EXPECT_EQ(folder.spec.kind, text::TokenizerKind::kUnigram);
@@ -725,11 +727,7 @@ TEST(HfLive, DenseModulesEmbedAsInSentenceTransformersAndTrain) {
   REQUIRE_PYTHON_LIBRARIES();
   testing::ScratchDir dir;
   const auto texts = tokenizer_texts();
-  write_file_atomic(dir / "texts.json", json(texts).dump());
-  const auto made = testing::run_process({RAGMIG_PYTHON_PATH, RAGMIG_SOURCE_DIR "/tests/hf/dense_folder.py",
-                                          (dir / "dense").string(), (kFixture / "hf").string(),
-                                          (dir / "texts.json").string()});
-  ASSERT_EQ(made.exit_code, 0) << made.output;
+  ASSERT_TRUE(make_folders("dense_folder.py", dir / "dense", &texts));
   const json theirs = json::parse(read_file(dir / "dense" / "embeddings.json"));
   for (const auto& [name, dim] : {std::pair{"distiluse", 24}, std::pair{"residual", 20}, std::pair{"labse", 32}}) {
     const auto mine = eval::Encoder((dir / "dense" / name).string(), "cpu", long_limits()).embed(texts, false);

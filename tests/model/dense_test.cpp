@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "model/model_folder.h"
 #include "model/torch_safetensors.h"
+#include "model_test_support.h"
 #include "support/test_support.h"
 #include "support/tiny_bert.h"
 
@@ -126,29 +127,13 @@ EncoderSpec dense_spec(bool shared, DenseConfig dense = {16, 12, true, Activatio
   return s;
 }
 
-text::TokenizerSpec tiny_tokenizer() {
-  std::vector<std::string> v = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
-  for (int i = 5; i < 40; ++i) v.push_back("tok" + std::to_string(i));
-  return text::word_piece_spec(v);
-}
+text::TokenizerSpec tiny_tokenizer() { return text::word_piece_spec(test::tiny_vocab(40)); }
 
 DualEncoder random_dense_encoder(const EncoderSpec& spec, uint64_t seed) {
   torch::manual_seed(seed);
   DualEncoder m(spec);
-  torch::NoGradGuard no_grad;
-  for (auto& p : m->parameters()) p.normal_(0.0, 0.5);
+  test::randomize(m);
   return m;
-}
-
-struct Batch {
-  torch::Tensor ids, mask;
-};
-
-Batch sample_batch() {
-  torch::manual_seed(99);
-  Batch b{torch::randint(1, 40, {3, 8}, torch::kLong), torch::ones({3, 8}, torch::kLong)};
-  b.mask[2].slice(0, 5).fill_(0);
-  return b;
 }
 
 TEST(DenseEncoder, EmbedsThroughTheLayerOfEachTower) {
@@ -158,7 +143,7 @@ TEST(DenseEncoder, EmbedsThroughTheLayerOfEachTower) {
     DualEncoder m = random_dense_encoder(spec, 4);
     m->eval();
     EXPECT_EQ(spec.embedding_dim(), 12);
-    const Batch b = sample_batch();
+    const test::Batch b = test::sample_batch();
     torch::NoGradGuard no_grad;
     const auto q = m->encode_queries(b.ids, b.mask), p = m->encode_passages(b.ids, b.mask);
     EXPECT_EQ(q.sizes(), (std::vector<int64_t>{3, 12}));
@@ -172,7 +157,7 @@ TEST(DenseEncoder, EmbedsThroughTheLayerOfEachTower) {
   }
   // With Normalize after it, unit vectors of the Dense layer's size.
   DualEncoder normalised = random_dense_encoder(dense_spec(true), 4);
-  const Batch b = sample_batch();
+  const test::Batch b = test::sample_batch();
   torch::NoGradGuard no_grad;
   EXPECT_TRUE(torch::allclose(normalised->encode_queries(b.ids, b.mask).norm(2, 1), torch::ones({3})));
   // A bf16 model (as serve runs it) takes float32 pooled vectors and gives float32.

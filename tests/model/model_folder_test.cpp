@@ -12,6 +12,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "model_test_support.h"
 #include "support/test_support.h"
 #include "support/tiny_bert.h"
 #include "text/byte_bpe.h"
@@ -31,28 +32,9 @@ EncoderSpec tiny_spec(bool shared) {
   return s;
 }
 
-std::vector<std::string> tiny_vocab(int n = 38) {
-  std::vector<std::string> v = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
-  for (int i = static_cast<int>(v.size()); i < n; ++i) v.push_back("tok" + std::to_string(i));
-  return v;
-}
-
-// Every parameter gets random values, so that a load that skipped or swapped a tensor shows.
-void randomize(DualEncoder& m) {
-  torch::NoGradGuard no_grad;
-  for (auto& p : m->parameters()) p.normal_(0.0, 0.5);
-}
-
-struct Batch {
-  torch::Tensor ids, mask;
-};
-
-Batch sample_batch() {
-  torch::manual_seed(99);
-  Batch b{torch::randint(1, 40, {3, 8}, torch::kLong), torch::ones({3, 8}, torch::kLong)};
-  b.mask[2].slice(0, 5).fill_(0);
-  return b;
-}
+using test::randomize;
+using test::sample_batch;
+using test::tiny_vocab;
 
 void expect_same_outputs(DualEncoder& a, DualEncoder& b) {
   a->eval();

@@ -176,9 +176,12 @@ TEST(Resume, FrozenEmbeddingsStayAsLoadedAndResumeBitIdentically) {
 
   const auto before = model::load_tensors((dir / "base/model/model.safetensors").string());
   const auto after = model::load_tensors((run / "model/model.safetensors").string());
+  const auto is_table = [](const std::string& name) {
+    return name.find("embeddings.") != std::string::npos && name.find("LayerNorm") == std::string::npos;
+  };
   int frozen = 0, trained = 0;
   for (const auto& [name, t] : after) {
-    const bool table = name.find("embeddings.") != std::string::npos && name.find("LayerNorm") == std::string::npos;
+    const bool table = is_table(name);
     const bool same = torch::equal(t, before.at(name));
     if (table) {
       EXPECT_TRUE(same) << name << " changed";
@@ -192,7 +195,7 @@ TEST(Resume, FrozenEmbeddingsStayAsLoadedAndResumeBitIdentically) {
   const auto start = start_event(dir / "ref");
   int64_t tables = 0;
   for (const auto& [name, t] : before)
-    if (name.find("embeddings.") != std::string::npos && name.find("LayerNorm") == std::string::npos) tables += t.numel();
+    if (is_table(name)) tables += t.numel();
   EXPECT_EQ(start["trainable_parameters"].get<int64_t>(), start["parameters"].get<int64_t>() - tables);
 
   const auto scratch = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "bad").string(), "--quiet",
