@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "model/keyed_dropout.h"
+#include "model/modernbert.h"
 #include "model/torch_error.h"
 
 namespace ragmig::model {
@@ -241,8 +242,12 @@ torch::Tensor BertEncoderImpl::forward(torch::Tensor hidden, AttentionBatch batc
 
 BertModelImpl::BertModelImpl(const BertConfig& config) : config_(config) {
   config_.validate();
-  embeddings = register_module("embeddings", BertEmbeddings(config_));
-  encoder = register_module("encoder", BertEncoder(config_));
+  if (config_.is_modernbert()) {
+    modern_ = std::make_shared<ModernBert>(*this, config_);
+  } else {
+    embeddings = register_module("embeddings", BertEmbeddings(config_));
+    encoder = register_module("encoder", BertEncoder(config_));
+  }
   attention_impl_ = fused_attention_available() ? AttentionImpl::Fused : AttentionImpl::Manual;
   reset_parameters_hf();
 }
@@ -252,6 +257,7 @@ void BertModelImpl::set_attention_impl(AttentionImpl impl) {
 }
 
 void BertModelImpl::reset_parameters_hf() {
+  if (modern_) return modern_->reset_parameters_hf();
   torch::NoGradGuard no_grad;
   for (auto& p : named_parameters()) {
     auto& t = p.value();
@@ -277,6 +283,7 @@ torch::Tensor BertModelImpl::forward(const torch::Tensor& input_ids, const torch
                     std::to_string(config_.max_tokens()) + " positions (max_position_embeddings)");
   if (at::isFloatingType(input_ids.scalar_type())) throw DataError("BERT input_ids must be integers");
   auto ids = input_ids.to(torch::kLong);
+  if (modern_) return modern_->forward(ids, attention_mask, attention_impl_);
   torch::Tensor types;
   if (token_type_ids.defined()) {
     if (token_type_ids.sizes() != input_ids.sizes()) throw DataError("BERT token_type_ids must have the shape of input_ids");

@@ -2,7 +2,8 @@
 // BertModel (embeddings.*, encoder.layer.{i}.*; no pooler), so weights move between the two by name.
 // Post-LN layers, exact (erf) GELU, dropout where HF has it, HF's initialisation. An MPNet config adds
 // MPNetModel's relative position bias (encoder.relative_attention_bias) and position numbering; its other
-// tensors keep BERT's names here (tensor_names.h maps them to MPNet's).
+// tensors keep BERT's names here (tensor_names.h maps them to MPNet's). A ModernBERT config makes the tower a
+// ModernBERT (modernbert.h) with ModernBertModel's names instead; the BERT parts are then absent.
 #pragma once
 
 #include <torch/torch.h>
@@ -12,6 +13,8 @@
 #include "model/unpad.h"
 
 namespace ragmig::model {
+
+class ModernBert;  // modernbert.h
 
 /// How self-attention is computed. Manual is the reference (softmax(QK^T/sqrt(d) + mask) V); Fused uses
 /// at::scaled_dot_product_attention, which exists only from LibTorch 2.0 (Manual is used below that).
@@ -139,7 +142,8 @@ class BertEncoderImpl : public torch::nn::Module {
 };
 TORCH_MODULE(BertEncoder);
 
-/// BERT without the pooler: embeddings + encoder.layer.{i}.
+/// BERT without the pooler: embeddings + encoder.layer.{i}; or, for a "modernbert" config, ModernBERT
+/// (modernbert.h: embeddings, layers.{i}, final_norm; `embeddings` and `encoder` are then null).
 class BertModelImpl : public torch::nn::Module {
  public:
   /// Builds and initialises the weights as HF does (normal(0, initializer_range) for Linear and Embedding
@@ -148,10 +152,10 @@ class BertModelImpl : public torch::nn::Module {
   explicit BertModelImpl(const BertConfig& config);
 
   /// input_ids and attention_mask [B,L] int64 (mask 1 = token, 0 = padding); token_type_ids [B,L] int64
-  /// or undefined for all zeros (MPNet ignores them). Returns the last hidden state [B,L,H]. Throws DataError
-  /// on bad shapes or L > config().max_tokens(). Unpadded (set_unpad), the padding positions of the result are
-  /// zeros (HF computes values there that no pooling reads); the real tokens' states are the same up to float
-  /// rounding.
+  /// or undefined for all zeros (MPNet and ModernBERT ignore them). Returns the last hidden state [B,L,H].
+  /// Throws DataError on bad shapes or L > config().max_tokens(). Unpadded (set_unpad), the padding positions of
+  /// the result are zeros (HF computes values there that no pooling reads); the real tokens' states are the same
+  /// up to float rounding. ModernBERT runs padded whatever set_unpad says.
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
                         const torch::Tensor& token_type_ids = {});
 
@@ -172,6 +176,7 @@ class BertModelImpl : public torch::nn::Module {
   BertEncoder encoder{nullptr};
 
  private:
+  std::shared_ptr<ModernBert> modern_;  ///< set for a ModernBERT config
   BertConfig config_;
   AttentionImpl attention_impl_ = AttentionImpl::Manual;
   bool unpad_ = false;

@@ -44,6 +44,13 @@ void read_value(const nlohmann::json& j, const std::string& source, const char* 
   out = it->get<std::string>();
 }
 
+void read_value(const nlohmann::json& j, const std::string& source, const char* key, bool& out) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return;
+  if (!it->is_boolean()) fail(source, key, "expected true or false, got " + it->dump());
+  out = it->get<bool>();
+}
+
 // Every config.json key BertConfig carries, listed once for both directions.
 struct Field {
   const char* key;
@@ -100,6 +107,116 @@ BertConfig mpnet_config(const nlohmann::json& j, const std::string& source) {
   return c;
 }
 
+// ModernBERT's rotary base for one layer type: rope_parameters.TYPE.rope_theta (transformers 5), else the key of
+// transformers 4 (`legacy_key`); a rope type other than "default" is refused by key.
+double rope_theta(const nlohmann::json& j, const std::string& source, const char* type, const char* legacy_key,
+                  double fallback) {
+  read_value(j, source, legacy_key, fallback);
+  const auto params = j.find("rope_parameters");
+  if (params == j.end() || params->is_null()) return fallback;
+  if (!params->is_object()) fail(source, "rope_parameters", "expected an object, got " + params->dump());
+  const auto it = params->find(type);
+  if (it == params->end() || it->is_null()) return fallback;
+  const std::string key = std::string("rope_parameters.") + type;
+  if (!it->is_object()) fail(source, key, "expected an object, got " + it->dump());
+  if (const auto t = it->find("rope_type"); t != it->end() && *t != "default")
+    fail(source, key + ".rope_type", t->dump() + " is not supported (\"default\")");
+  if (const auto theta = it->find("rope_theta"); theta != it->end() && !theta->is_null()) {
+    if (!theta->is_number()) fail(source, key + ".rope_theta", "expected a number, got " + theta->dump());
+    return theta->get<double>();
+  }
+  return fallback;
+}
+
+// ModernBertConfig: the sizes under BERT's names, the rest under its own; ModernBERT-base's defaults.
+BertConfig modernbert_config(const nlohmann::json& j, const std::string& source) {
+  BertConfig c;
+  c.model_type = "modernbert";
+  c.vocab_size = 50368;
+  c.intermediate_size = 1152;
+  c.num_hidden_layers = 22;
+  c.max_position_embeddings = 8192;
+  c.type_vocab_size = 0;
+  c.layer_norm_eps = 1e-5;
+  c.pad_token_id = 50283;
+  c.hidden_dropout_prob = 0.0;
+  c.attention_probs_dropout_prob = 0.0;
+  for (const char* key : {"vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+                          "max_position_embeddings", "pad_token_id", "initializer_range"})
+    for (const auto& f : kFields)
+      if (std::string_view(f.key) == key)
+        std::visit([&](auto member) { read_value(j, source, f.key, c.*member); }, f.member);
+  read_value(j, source, "hidden_activation", c.hidden_act);
+  read_value(j, source, "norm_eps", c.layer_norm_eps);
+  read_value(j, source, "attention_dropout", c.attention_probs_dropout_prob);
+  read_value(j, source, "mlp_dropout", c.hidden_dropout_prob);
+  ModernBertOptions& m = c.modernbert;
+  read_value(j, source, "embedding_dropout", m.embedding_dropout);
+  read_value(j, source, "norm_bias", m.norm_bias);
+  read_value(j, source, "attention_bias", m.attention_bias);
+  read_value(j, source, "mlp_bias", m.mlp_bias);
+  read_value(j, source, "local_attention", m.local_attention);
+  if (const auto it = j.find("rope_scaling"); it != j.end() && !it->is_null())
+    fail(source, "rope_scaling", "is not supported (rotary positions as trained: null)");
+  m.global_rope_theta = rope_theta(j, source, "full_attention", "global_rope_theta", m.global_rope_theta);
+  m.local_rope_theta = rope_theta(j, source, "sliding_attention", "local_rope_theta", m.local_rope_theta);
+  if (const auto types = j.find("layer_types"); types != j.end() && !types->is_null()) {
+    if (!types->is_array()) fail(source, "layer_types", "expected a list, got " + types->dump());
+    for (const auto& t : *types) {
+      if (t != "full_attention" && t != "sliding_attention")
+        fail(source, "layer_types", "expected \"full_attention\" or \"sliding_attention\", got " + t.dump());
+      m.sliding_layers.push_back(t == "sliding_attention");
+    }
+  } else {
+    int64_t every = 3;
+    read_value(j, source, "global_attn_every_n_layers", every);
+    if (every < 1) fail(source, "global_attn_every_n_layers", "must be positive, got " + std::to_string(every));
+    for (int64_t i = 0; i < c.num_hidden_layers; ++i) m.sliding_layers.push_back(i % every != 0);
+  }
+  c.validate(source);
+  return c;
+}
+
+// ModernBertConfig's keys of `c`, both transformers 5's (layer_types, rope_parameters) and 4's.
+nlohmann::json modernbert_json(const BertConfig& c) {
+  const ModernBertOptions& m = c.modernbert;
+  nlohmann::json j = {{"model_type", "modernbert"},
+                      {"architectures", nlohmann::json::array({"ModernBertModel"})},
+                      {"vocab_size", c.vocab_size},
+                      {"hidden_size", c.hidden_size},
+                      {"intermediate_size", c.intermediate_size},
+                      {"num_hidden_layers", c.num_hidden_layers},
+                      {"num_attention_heads", c.num_attention_heads},
+                      {"hidden_activation", c.hidden_act},
+                      {"max_position_embeddings", c.max_position_embeddings},
+                      {"initializer_range", c.initializer_range},
+                      {"norm_eps", c.layer_norm_eps},
+                      {"norm_bias", m.norm_bias},
+                      {"pad_token_id", c.pad_token_id},
+                      {"attention_bias", m.attention_bias},
+                      {"attention_dropout", c.attention_probs_dropout_prob},
+                      {"mlp_bias", m.mlp_bias},
+                      {"mlp_dropout", c.hidden_dropout_prob},
+                      {"embedding_dropout", m.embedding_dropout},
+                      {"local_attention", m.local_attention},
+                      {"global_rope_theta", m.global_rope_theta},
+                      {"local_rope_theta", m.local_rope_theta}};
+  nlohmann::json types = nlohmann::json::array();
+  for (bool sliding : m.sliding_layers) types.push_back(sliding ? "sliding_attention" : "full_attention");
+  j["layer_types"] = types;
+  for (int64_t every = 1; every <= c.num_hidden_layers; ++every) {
+    bool matches = true;
+    for (int64_t i = 0; i < c.num_hidden_layers; ++i) matches = matches && m.sliding_layers[i] == (i % every != 0);
+    if (matches) {
+      j["global_attn_every_n_layers"] = every;
+      break;
+    }
+  }
+  j["rope_parameters"] = {{"full_attention", {{"rope_type", "default"}, {"rope_theta", m.global_rope_theta}}},
+                          {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", m.local_rope_theta}}}};
+  return j;
+}
+
 }  // namespace
 
 void BertConfig::validate(const std::string& source) const {
@@ -112,10 +229,22 @@ void BertConfig::validate(const std::string& source) const {
   positive("num_attention_heads", num_attention_heads);
   positive("intermediate_size", intermediate_size);
   positive("max_position_embeddings", max_position_embeddings);
-  if (model_type != "bert" && !roberta() && model_type != "mpnet")
+  if (model_type != "bert" && !roberta() && model_type != "mpnet" && !is_modernbert())
     fail(source, "model_type",
-         "\"" + model_type + "\" is not supported (\"bert\", \"roberta\", \"xlm-roberta\" or \"mpnet\")");
-  if (mpnet()) {
+         "\"" + model_type +
+             "\" is not supported (\"bert\", \"roberta\", \"xlm-roberta\", \"mpnet\" or \"modernbert\")");
+  if (is_modernbert()) {
+    if (type_vocab_size != 0) fail(source, "type_vocab_size", "ModernBERT has no token types (expected 0)");
+    const ModernBertOptions& m = modernbert;
+    positive("local_attention", m.local_attention);
+    if (static_cast<int64_t>(m.sliding_layers.size()) != num_hidden_layers)
+      fail(source, "layer_types", std::to_string(m.sliding_layers.size()) + " layer types for " +
+                                      std::to_string(num_hidden_layers) + " layers (num_hidden_layers)");
+    if (!(m.global_rope_theta > 0.0)) fail(source, "global_rope_theta", "must be positive");
+    if (!(m.local_rope_theta > 0.0)) fail(source, "local_rope_theta", "must be positive");
+    if (!(m.embedding_dropout >= 0.0 && m.embedding_dropout < 1.0))
+      fail(source, "embedding_dropout", "must be in [0, 1), got " + std::to_string(m.embedding_dropout));
+  } else if (mpnet()) {
     if (type_vocab_size != 0) fail(source, "type_vocab_size", "MPNet has no token types (expected 0)");
     // HF's MPNet computes 32 buckets whatever the config says: fewer rows would be read past their end.
     if (relative_attention_num_buckets < 32)
@@ -127,14 +256,20 @@ void BertConfig::validate(const std::string& source) const {
   if (hidden_size % num_attention_heads != 0)
     fail(source, "hidden_size", "hidden_size " + std::to_string(hidden_size) +
                                     " is not a multiple of num_attention_heads " + std::to_string(num_attention_heads));
+  if (is_modernbert() && (hidden_size / num_attention_heads) % 2 != 0)
+    fail(source, "hidden_size", "rotary positions need an even head size (hidden_size / num_attention_heads), got " +
+                                    std::to_string(hidden_size / num_attention_heads));
+  // ModernBertConfig's names for the keys BERT's read into
+  const auto named = [&](const char* bert, const char* modern) { return is_modernbert() ? modern : bert; };
   if (hidden_act != "gelu" && hidden_act != "relu")
-    fail(source, "hidden_act", "\"" + hidden_act + "\" is not supported (use \"gelu\" or \"relu\")");
+    fail(source, named("hidden_act", "hidden_activation"),
+         "\"" + hidden_act + "\" is not supported (use \"gelu\" or \"relu\")");
   auto probability = [&](const char* key, double p) {
     if (!(p >= 0.0 && p < 1.0)) fail(source, key, "must be in [0, 1), got " + std::to_string(p));
   };
-  probability("hidden_dropout_prob", hidden_dropout_prob);
-  probability("attention_probs_dropout_prob", attention_probs_dropout_prob);
-  if (!(layer_norm_eps > 0.0)) fail(source, "layer_norm_eps", "must be positive");
+  probability(named("hidden_dropout_prob", "mlp_dropout"), hidden_dropout_prob);
+  probability(named("attention_probs_dropout_prob", "attention_dropout"), attention_probs_dropout_prob);
+  if (!(layer_norm_eps > 0.0)) fail(source, named("layer_norm_eps", "norm_eps"), "must be positive");
   if (!(initializer_range >= 0.0)) fail(source, "initializer_range", "must not be negative");
   if (pad_token_id < 0 || pad_token_id >= vocab_size)
     fail(source, "pad_token_id", std::to_string(pad_token_id) + " is outside the vocabulary [0, " +
@@ -146,6 +281,7 @@ void BertConfig::validate(const std::string& source) const {
 }
 
 nlohmann::json to_json(const BertConfig& c) {
+  if (c.is_modernbert()) return modernbert_json(c);
   nlohmann::json j = {{"model_type", "bert"}, {"architectures", {"BertModel"}}, {"position_embedding_type", "absolute"}};
   if (c.roberta())
     j = {{"model_type", c.model_type},
@@ -165,12 +301,13 @@ BertConfig bert_config_from_json(const nlohmann::json& j, const std::string& sou
   read_value(j, source, "model_type", model_type);
   if (model_type == "distilbert") return distilbert_config(j, source);
   if (model_type == "mpnet") return mpnet_config(j, source);
+  if (model_type == "modernbert") return modernbert_config(j, source);
   BertConfig c;
   c.model_type = model_type;
   if (!c.roberta() && model_type != "bert")
     fail(source, "model_type", "\"" + model_type +
                                    "\" is not supported (ragmig runs BERT encoders: bert, distilbert, roberta, "
-                                   "xlm-roberta, mpnet)");
+                                   "xlm-roberta, mpnet, modernbert)");
   if (c.roberta()) {  // RobertaConfig's defaults where they differ from BertConfig's
     if (model_type == "roberta") c.vocab_size = 50265;
     c.pad_token_id = 1;

@@ -6,15 +6,36 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace ragmig::model {
+
+/// ModernBERT's keys beyond those it shares with BERT (ModernBertConfig's names and defaults). The shared ones it
+/// names differently are read into BertConfig's: hidden_activation -> hidden_act, norm_eps -> layer_norm_eps,
+/// attention_dropout -> attention_probs_dropout_prob, mlp_dropout -> hidden_dropout_prob.
+struct ModernBertOptions {
+  bool norm_bias = false;       ///< LayerNorms with a bias
+  bool attention_bias = false;  ///< Wqkv and the attention's Wo with biases
+  bool mlp_bias = false;        ///< the MLP's Wi and Wo with biases
+  int64_t local_attention = 128;  ///< a sliding layer's token sees the tokens within local_attention / 2 of it
+  /// Per layer: sliding-window attention (else global), as layer_types says ("sliding_attention" /
+  /// "full_attention"), or global_attn_every_n_layers (3: layers 0, 3, 6, ... global) where it is absent.
+  std::vector<bool> sliding_layers;
+  double global_rope_theta = 160000.0;  ///< rotary base of the global layers
+  double local_rope_theta = 10000.0;    ///< and of the sliding ones
+  double embedding_dropout = 0.0;
+
+  bool operator==(const ModernBertOptions&) const = default;
+};
 
 struct BertConfig {
   /// "bert"; "roberta" or "xlm-roberta": BERT numbering positions from pad_token_id + 1 (RoBERTa,
   /// all-distilroberta-v1; XLM-R, multilingual-e5, paraphrase-multilingual-*); or "mpnet": MPNet
   /// (all-mpnet-base-v2, multi-qa-mpnet-*) adds a relative position bias, learnt per head and shared by all
   /// layers, to every attention score; numbers positions from 2 (as RoBERTa) and has no token types
-  /// (type_vocab_size 0). DistilBERT is read as "bert".
+  /// (type_vocab_size 0); or "modernbert": ModernBERT (gte-modernbert, modernbert-embed): pre-LN layers
+  /// with a gated MLP, rotary positions and sliding-window attention in most layers (`modernbert` holds its
+  /// own keys), no token types, hidden states through a final LayerNorm. DistilBERT is read as "bert".
   std::string model_type = "bert";
   int64_t vocab_size = 30522;
   int64_t hidden_size = 768;
@@ -31,20 +52,24 @@ struct BertConfig {
   double initializer_range = 0.02;
   /// MPNet's rows of relative_attention_bias; HF's MPNet buckets positions into the first 32 whatever this says.
   int64_t relative_attention_num_buckets = 32;
+  ModernBertOptions modernbert;  ///< read and written for model_type "modernbert" only
 
   bool mpnet() const { return model_type == "mpnet"; }
+  bool is_modernbert() const { return model_type == "modernbert"; }
   bool roberta() const { return model_type == "roberta" || model_type == "xlm-roberta"; }
   /// The position_embeddings row of the first token: 0; pad_token_id + 1 for RoBERTa (HF's
   /// create_position_ids_from_input_ids); 2 for MPNet (HF's MPNetEmbeddings: its padding_idx, 1 whatever
   /// pad_token_id says, + 1).
   int64_t position_offset() const { return mpnet() ? 2 : roberta() ? pad_token_id + 1 : 0; }
-  /// The longest input in tokens: max_position_embeddings less position_offset() (MPNet's 514 rows: 512).
+  /// The longest input in tokens: max_position_embeddings less position_offset() (MPNet's 514 rows: 512;
+  /// ModernBERT's rotary positions: max_position_embeddings).
   int64_t max_tokens() const { return max_position_embeddings - position_offset(); }
 
   /// Throws DataError naming `source` and the offending key: sizes must be positive (type_vocab_size 0 for
-  /// MPNet), hidden_size divisible by num_attention_heads, dropouts in [0, 1), hidden_act "gelu" or "relu",
-  /// pad_token_id < vocab_size, model_type "bert", "roberta", "xlm-roberta" or "mpnet", MPNet's buckets at
-  /// least 32 and the positions more than position_offset().
+  /// MPNet and ModernBERT), hidden_size divisible by num_attention_heads (an even head size for ModernBERT),
+  /// dropouts in [0, 1), hidden_act "gelu" or "relu", pad_token_id < vocab_size, model_type "bert", "roberta",
+  /// "xlm-roberta", "mpnet" or "modernbert", MPNet's buckets at least 32, the positions more than
+  /// position_offset(); ModernBERT's window positive, one layer type per layer and positive rotary bases.
   void validate(const std::string& source = "bert config") const;
 
   bool operator==(const BertConfig&) const = default;
@@ -52,7 +77,10 @@ struct BertConfig {
 
 /// config.json content: every BertConfig key plus "model_type": "bert", "architectures": ["BertModel"]
 /// and "position_embedding_type": "absolute" (RoBERTa: "roberta", ["RobertaModel"]; XLM-R: "xlm-roberta",
-/// ["XLMRobertaModel"]); for MPNet, MPNetConfig's keys and "architectures": ["MPNetModel"].
+/// ["XLMRobertaModel"]); for MPNet, MPNetConfig's keys and "architectures": ["MPNetModel"]; for ModernBERT,
+/// ModernBertConfig's keys as transformers 5 writes them (layer_types, rope_parameters) and as transformers 4
+/// reads them (global_attn_every_n_layers where the layers follow such a pattern, global_rope_theta,
+/// local_rope_theta), "architectures": ["ModernBertModel"].
 nlohmann::json to_json(const BertConfig& config);
 
 /// Reads a config.json object. Missing keys keep their defaults and unknown keys are ignored (HF configs
@@ -62,8 +90,10 @@ nlohmann::json to_json(const BertConfig& config);
 /// where absent): DistilBERT is BERT without token types, which load_bert_weights gives zero embeddings. Any
 /// "model_type": "mpnet" reads MPNetConfig's keys with its defaults (vocab_size 30527, max_position_embeddings
 /// 514, pad_token_id 1, relative_attention_num_buckets 32); "roberta" and "xlm-roberta" BertConfig's keys with
-/// RobertaConfig's defaults (pad_token_id 1; vocab_size 50265 for RoBERTa). Any other model_type than "bert"
-/// (or none) is refused by name.
+/// RobertaConfig's defaults (pad_token_id 1; vocab_size 50265 for RoBERTa). "modernbert" reads ModernBertConfig's
+/// keys with its defaults (transformers 5's layer_types and rope_parameters, or transformers 4's
+/// global_attn_every_n_layers, global_rope_theta and local_rope_theta; rope types other than "default" and
+/// rope_scaling refused by key). Any other model_type than "bert" (or none) is refused by name.
 BertConfig bert_config_from_json(const nlohmann::json& json, const std::string& source);
 
 }  // namespace ragmig::model

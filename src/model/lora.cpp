@@ -92,6 +92,11 @@ double LoraSpec::scaling() const {
   return rslora ? alpha / std::sqrt(static_cast<double>(rank)) : alpha / static_cast<double>(rank);
 }
 
+std::vector<std::string> default_lora_targets(const std::string& model_type) {
+  if (model_type == "modernbert") return {"Wqkv"};
+  return {"query", "key", "value"};
+}
+
 bool targets_module(const LoraSpec& spec, const std::string& name) {
   if (!spec.target_regex.empty()) return std::regex_match(name, std::regex(spec.target_regex));
   for (const auto& t : spec.targets)
@@ -132,7 +137,7 @@ int64_t attach_lora(BertModel& tower, const LoraSpec& spec) {
     throw ConfigError("lora.targets: no linear layer of the model matches " +
                       (spec.target_regex.empty() ? names : spec.target_regex) +
                       " (BERT's are query, key, value, attention.output.dense, intermediate.dense, output.dense;"
-                      " MPNet's also q, k, v, o)");
+                      " MPNet's also q, k, v, o; ModernBERT's Wqkv, attn.Wo, mlp.Wi, mlp.Wo)");
   }
   return trainable;
 }

@@ -40,6 +40,10 @@ struct LoraSpec {
   double scaling() const;
 };
 
+/// The layers LoRA adapts when none are named, by config.json's model_type: query, key and value (PEFT's and
+/// ragmig's names of BERT's layers, which MPNet's are here too); ModernBERT's fused Wqkv.
+std::vector<std::string> default_lora_targets(const std::string& model_type);
+
 /// PEFT's rule: true if `module_name` is targeted by spec.
 bool targets_module(const LoraSpec& spec, const std::string& module_name);
 /// True for the parameters that adapters add (".lora_A." / ".lora_B." in the name).

@@ -42,14 +42,14 @@ struct DroppedDownFunction : public torch::autograd::Function<DroppedDownFunctio
 
 }  // namespace
 
-LoraLinearImpl::LoraLinearImpl(int64_t in_features, int64_t out_features) {
+LoraLinearImpl::LoraLinearImpl(int64_t in_features, int64_t out_features, bool with_bias) {
   weight = register_parameter("weight", torch::empty({out_features, in_features}));
-  bias = register_parameter("bias", torch::empty({out_features}));
+  if (with_bias) bias = register_parameter("bias", torch::empty({out_features}));
   // nn.Linear's reset_parameters: Kaiming-uniform weight, bias uniform in +-1/sqrt(fan_in).
   torch::NoGradGuard no_grad;
   torch::nn::init::kaiming_uniform_(weight, std::sqrt(5.0));
   const double bound = 1.0 / std::sqrt(static_cast<double>(in_features));
-  bias.uniform_(-bound, bound);
+  if (bias.defined()) bias.uniform_(-bound, bound);
 }
 
 torch::Tensor LoraLinearImpl::forward(const torch::Tensor& x) {

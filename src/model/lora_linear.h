@@ -21,8 +21,9 @@ struct LoraRoute {
 
 class LoraLinearImpl : public torch::nn::Module {
  public:
-  /// weight [out, in] and bias [out], named as torch::nn::Linear names them; PyTorch's default initialisation.
-  LoraLinearImpl(int64_t in_features, int64_t out_features);
+  /// weight [out, in] and bias [out] (none without `bias`: ModernBERT's), named as torch::nn::Linear names them;
+  /// PyTorch's default initialisation.
+  LoraLinearImpl(int64_t in_features, int64_t out_features, bool bias = true);
 
   /// x [..., in] -> [..., out]: the base product, plus the own adapter if any, plus the routed ones (which index
   /// x's first dimension).
@@ -36,7 +37,7 @@ class LoraLinearImpl : public torch::nn::Module {
   /// Serving: the adapters of the following forward calls' row ranges (none: clear). Ranges must not overlap.
   void set_routes(std::vector<LoraRoute> routes) { routes_ = std::move(routes); }
 
-  torch::Tensor weight, bias;
+  torch::Tensor weight, bias;  ///< bias undefined without one
   torch::nn::Linear lora_A{nullptr}, lora_B{nullptr};
 
  private:

@@ -15,6 +15,7 @@
 #include "model/lora.h"
 #include "model/packaged_models.h"
 #include "model/tensor_names.h"
+#include "model/tokenizer_json.h"
 
 #include "core/atomic_file.h"
 #include "core/error.h"
@@ -28,14 +29,21 @@ bool starts_with(const std::string& s, const std::string& prefix) { return s.rfi
 
 // The tokenizer class transformers builds for the folder.
 const char* tokenizer_class(const text::TokenizerSpec& tokenizer, const BertConfig& config) {
-  if (tokenizer.kind == text::TokenizerKind::kByteBpe) return "RobertaTokenizer";
+  if (tokenizer.kind == text::TokenizerKind::kByteBpe)
+    return config.is_modernbert() ? kFastTokenizerClass : "RobertaTokenizer";
   if (tokenizer.kind == text::TokenizerKind::kUnigram) return "XLMRobertaTokenizer";
   return config.mpnet() ? "MPNetTokenizer" : "BertTokenizer";
 }
 
 void write_tower(const fs::path& folder, BertModel& tower, Dense& dense, const text::TokenizerSpec& tokenizer,
                  const EncoderSpec& spec, const SaveOptions& options) {
-  write_file_atomic(folder / "config.json", to_json(tower->config()).dump(2) + "\n");
+  nlohmann::json config = to_json(tower->config());
+  if (tower->config().is_modernbert())  // ModernBertConfig's defaults are ModernBERT-base's vocabulary's ids
+    for (const auto& [key, token] :
+         {std::pair{"cls_token_id", &tokenizer.special.cls}, {"bos_token_id", &tokenizer.special.cls},
+          {"sep_token_id", &tokenizer.special.sep}, {"eos_token_id", &tokenizer.special.sep}})
+      if (const int64_t id = token_id(tokenizer, *token); id >= 0) config[key] = id;
+  write_file_atomic(folder / "config.json", config.dump(2) + "\n");
   std::map<std::string, torch::Tensor> state;
   for (auto& [name, tensor] : bert_state(tower))
     state.emplace(hf_tensor_name(tower->config().model_type, name), std::move(tensor));
@@ -137,6 +145,13 @@ void check_vocab_fits(const std::vector<std::string>& vocab, const BertConfig& c
                     " tokens but the model's vocab_size is " + std::to_string(config.vocab_size));
 }
 
+// "a BERT", "an MPNet", ... encoder, for messages.
+std::string family_name(const BertConfig& config) {
+  if (config.mpnet()) return "an MPNet";
+  if (config.is_modernbert()) return "a ModernBERT";
+  return "a BERT";
+}
+
 }  // namespace
 
 std::map<std::string, torch::Tensor> bert_state(BertModel& tower) {
@@ -168,8 +183,9 @@ void load_bert_weights(BertModel& tower, const std::string& path) {
     auto* target = params.find(name);
     if (!target)
       throw DataError(path + ": unexpected tensor \"" + stored_name + "\" (not a parameter of " +
-                      (tower->config().mpnet() ? "an MPNet" : "a BERT") + " encoder with this config)");
-    if (name == "embeddings.word_embeddings.weight" && !raw.shape.empty() && raw.shape[0] != tower->config().vocab_size)
+                      family_name(tower->config()) + " encoder with this config)");
+    if ((name == "embeddings.word_embeddings.weight" || name == "embeddings.tok_embeddings.weight") &&
+        !raw.shape.empty() && raw.shape[0] != tower->config().vocab_size)
       throw DataError("vocabulary and model mismatch: " + path + ": tensor \"" + stored_name + "\" has " +
                       std::to_string(raw.shape[0]) + " rows but config vocab_size is " +
                       std::to_string(tower->config().vocab_size));

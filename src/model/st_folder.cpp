@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/json_errors.h"
 #include "model/pooling_mode.h"
+#include "model/tokenizer_json.h"
 #include "model/unigram_json.h"
 
 namespace fs = std::filesystem;
@@ -408,6 +409,8 @@ void write_sentence_transformer_files(const std::string& dir, const text::Tokeni
   const bool unigram = tokenizer.kind == text::TokenizerKind::kUnigram;
   if (unigram) {
     write_json(folder / "tokenizer.json", unigram_tokenizer_json(tokenizer));
+  } else if (bpe && tokenizer_class == kFastTokenizerClass) {
+    write_json(folder / "tokenizer.json", byte_bpe_tokenizer_json(tokenizer));
   } else if (bpe) {
     json ids = json::object();
     for (size_t i = 0; i < vocab.size(); ++i) ids[vocab[i]] = i;

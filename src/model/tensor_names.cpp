@@ -51,7 +51,7 @@ std::string rename_layer_part(const std::string& name, const Parts& parts, bool 
 }  // namespace
 
 std::string hf_model_prefix(const std::string& name) {
-  for (const char* prefix : {"bert.", "distilbert.", "roberta.", "mpnet."})
+  for (const char* prefix : {"bert.", "distilbert.", "roberta.", "mpnet.", "model."})
     if (name.starts_with(prefix)) return prefix;
   return "";
 }

@@ -7,8 +7,8 @@
 
 namespace ragmig::model {
 
-/// The prefix a task model (BertForX, DistilBertForX, RobertaForX, MPNetForX) puts before its encoder's names:
-/// "bert.", "distilbert.", "roberta." or "mpnet." where `name` starts with one, else "".
+/// The prefix a task model (BertForX, DistilBertForX, RobertaForX, MPNetForX, ModernBertForX) puts before its
+/// encoder's names: "bert.", "distilbert.", "roberta.", "mpnet." or "model." where `name` starts with one, else "".
 std::string hf_model_prefix(const std::string& name);
 
 /// The Hugging Face name of ragmig's tensor or module `name` in a checkpoint of the family `model_type`

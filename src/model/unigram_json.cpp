@@ -2,6 +2,7 @@
 
 #include "core/base64.h"
 #include "core/error.h"
+#include "model/tokenizer_json.h"
 
 using nlohmann::json;
 
@@ -164,18 +165,6 @@ text::TokenizerSpec unigram_from_tokenizer_json(const json& tj, const std::strin
 json unigram_tokenizer_json(const text::TokenizerSpec& spec) {
   json vocab = json::array();
   for (size_t i = 0; i < spec.vocab.size(); ++i) vocab.push_back({spec.vocab[i], spec.scores[i]});
-  const auto id_of = [&](const std::string& token) -> int64_t {
-    for (size_t i = 0; i < spec.vocab.size(); ++i)
-      if (spec.vocab[i] == token) return static_cast<int64_t>(i);
-    return -1;
-  };
-  json added = json::array();
-  for (const std::string* token : {&spec.special.cls, &spec.special.pad, &spec.special.sep, &spec.special.unk,
-                                   &spec.special.mask})
-    if (const int64_t id = id_of(*token); id >= 0)
-      added.push_back({{"id", id}, {"content", *token}, {"single_word", false},
-                       {"lstrip", spec.strips_left(*token)}, {"rstrip", spec.strips_right(*token)},
-                       {"normalized", false}, {"special", true}});
   json normalizer = nullptr;
   if (!spec.normalizer.empty()) {
     normalizer = {{"type", "Sequence"}, {"normalizers", json::array()}};
@@ -187,26 +176,19 @@ json unigram_tokenizer_json(const text::TokenizerSpec& spec) {
   const json pre = m.whitespace_split ? json{{"type", "Sequence"},
                                              {"pretokenizers", json::array({{{"type", "WhitespaceSplit"}}, metaspace})}}
                                       : metaspace;
-  const auto special = [](const std::string& token) { return json{{"SpecialToken", {{"id", token}, {"type_id", 0}}}}; };
-  const auto sequence = [](const char* id) { return json{{"Sequence", {{"id", id}, {"type_id", 0}}}}; };
-  const std::string& cls = spec.special.cls;
-  const std::string& sep = spec.special.sep;
-  const json post = {
-      {"type", "TemplateProcessing"},
-      {"single", json::array({special(cls), sequence("A"), special(sep)})},
-      {"pair", json::array({special(cls), sequence("A"), special(sep), special(sep), sequence("B"), special(sep)})},
-      {"special_tokens", {{cls, {{"id", cls}, {"ids", {id_of(cls)}}, {"tokens", {cls}}}},
-                          {sep, {{"id", sep}, {"ids", {id_of(sep)}}, {"tokens", {sep}}}}}}};
   return {{"version", "1.0"},
           {"truncation", nullptr},
           {"padding", nullptr},
-          {"added_tokens", added},
+          {"added_tokens", special_added_tokens(spec)},
           {"normalizer", normalizer},
           {"pre_tokenizer", pre},
-          {"post_processor", post},
+          {"post_processor", template_post_processor(spec, true)},
           {"decoder", metaspace},
           {"model",
-           {{"type", "Unigram"}, {"unk_id", id_of(spec.special.unk)}, {"vocab", vocab}, {"byte_fallback", false}}}};
+           {{"type", "Unigram"},
+            {"unk_id", token_id(spec, spec.special.unk)},
+            {"vocab", vocab},
+            {"byte_fallback", false}}}};
 }
 
 }  // namespace ragmig::model

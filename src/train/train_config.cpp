@@ -101,7 +101,8 @@ ConfigTable make_config_table(TrainConfig& c) {
   t.add("lora.dropout", c.lora.dropout, "dropout on the adapter's input");
   t.add("lora.targets", c.lora.targets,
         "layers to adapt, PEFT's target_modules: query, key, value, attention.output.dense, intermediate.dense, "
-        "output.dense (the last matches both output layers), dense (all six)");
+        "output.dense (the last matches both output layers), dense (all six); ModernBERT's Wqkv, attn.Wo, mlp.Wi, "
+        "mlp.Wo; none: query, key, value (ModernBERT: Wqkv)");
   t.add("lora.rslora", c.lora.rslora, "rank-stabilised LoRA: scale by alpha / sqrt(r)");
   t.add("lora.base_precision", c.lora.base_precision,
         "fp32 | bf16: the frozen base's weights (bf16 halves them; needs train.precision bf16)");
@@ -202,7 +203,6 @@ void validate(const TrainConfig& c) {
   require(c.lora.rank >= 0, "lora.rank", "must be >= 0");
   require(c.lora.rank == 0 || !c.model.init.empty(), "lora.rank", "needs model.init: LoRA adapts a pretrained model");
   require(c.lora.dropout >= 0 && c.lora.dropout < 1, "lora.dropout", "must be in [0, 1)");
-  require(c.lora.rank == 0 || !c.lora.targets.empty(), "lora.targets", "must name at least one layer");
   require(c.lora.base_precision == "fp32" || c.lora.base_precision == "bf16", "lora.base_precision", "expected fp32 or bf16");
   require(c.lora.base_precision == "fp32" || c.train.precision != "fp32", "lora.base_precision",
           "bf16 needs train.precision bf16 (or auto where that is bf16)");

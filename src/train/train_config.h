@@ -115,8 +115,9 @@ struct LoraOptions {
   int64_t rank = 0;  ///< r; 0 = no LoRA (full fine-tuning)
   double alpha = 16;
   double dropout = 0.1;
-  /// PEFT's target_modules: a layer is adapted if its name is one of these or ends with "." + one
-  std::vector<std::string> targets{"query", "key", "value"};
+  /// PEFT's target_modules: a layer is adapted if its name is one of these or ends with "." + one; none given:
+  /// the family's (model::default_lora_targets: BERT's query, key, value; ModernBERT's Wqkv)
+  std::vector<std::string> targets;
   bool rslora = false;  ///< scale by alpha / sqrt(r) instead of alpha / r
   /// The frozen base's weights: fp32, or bf16 (half the memory; needs train.precision bf16, whose autocast
   /// computes in bf16 anyway). The adapters and their optimiser state stay fp32.

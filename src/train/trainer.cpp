@@ -127,12 +127,12 @@ model::EncoderSpec spec_from_config(const ModelConfig& m, const text::Tokenizer&
   return spec;
 }
 
-model::LoraSpec lora_spec(const LoraOptions& o) {
+model::LoraSpec lora_spec(const LoraOptions& o, const std::string& model_type) {
   model::LoraSpec spec;
   spec.rank = o.rank;
   spec.alpha = o.alpha;
   spec.dropout = o.dropout;
-  spec.targets = o.targets;
+  spec.targets = o.targets.empty() ? model::default_lora_targets(model_type) : o.targets;
   spec.rslora = o.rslora;
   return spec;
 }
@@ -339,7 +339,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   if (bert.max_tokens() < std::max(cfg.data.max_query_tokens, cfg.data.max_passage_tokens))
     throw ConfigError(fmt::format("data.max_passage_tokens / data.max_query_tokens exceed the model's {} positions",
                                   bert.max_tokens()));
-  const model::LoraSpec lora = lora_spec(cfg.lora);
+  const model::LoraSpec lora = lora_spec(cfg.lora, bert.model_type);
   if (cfg.lora.rank > 0) {  // the start event counts the adapters' parameters among the trainable ones
     model::BertModel query = net->query_tower();
     model::attach_lora(query, lora);
@@ -362,7 +362,8 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   }
   if (cfg.model.freeze_embeddings)
     for (const auto& item : net->named_parameters())
-      if (item.key().find("embeddings.") != std::string::npos && item.key().find("LayerNorm") == std::string::npos)
+      // The embedding tables (word / position / token type; ModernBERT's tok_embeddings), not their LayerNorm.
+      if (item.key().find("embeddings.") != std::string::npos && item.key().ends_with("embeddings.weight"))
         item.value().requires_grad_(false);
   net->to(device);
   net->train();

@@ -9,6 +9,7 @@
                          sentence-transformers would (BASE's pooling, normalisation and max_seq_length)
 Both run offline: BASE is a local folder."""
 import json
+import os
 import sys
 
 import torch
@@ -18,9 +19,15 @@ from transformers import AutoModel
 from embed_folder import embed_hf  # beside this file: the same pooling and normalisation
 
 
+def load_base(base):
+    """AutoModel of BASE without a pooler (ModernBERT has none to leave out)."""
+    model_type = json.load(open(os.path.join(base, "config.json"))).get("model_type")
+    return AutoModel.from_pretrained(base, **({} if model_type == "modernbert" else {"add_pooling_layer": False}))
+
+
 def make(base, out, targets="query,key,value,dense"):
     torch.manual_seed(7)
-    model = AutoModel.from_pretrained(base, add_pooling_layer=False)
+    model = load_base(base)
     config = LoraConfig(r=4, lora_alpha=8, lora_dropout=0.0, target_modules=targets.split(","),
                         init_lora_weights=False)
     get_peft_model(model, config).save_pretrained(out)
@@ -28,7 +35,7 @@ def make(base, out, targets="query,key,value,dense"):
 
 def embed(base, adapter, texts_path, out_path):
     texts = json.load(open(texts_path, encoding="utf-8"))
-    model = PeftModel.from_pretrained(AutoModel.from_pretrained(base, add_pooling_layer=False), adapter)
+    model = PeftModel.from_pretrained(load_base(base), adapter)
     with open(out_path, "w") as f:
         json.dump({"peft": embed_hf(base, texts, model).tolist()}, f)
 

@@ -685,6 +685,33 @@ TEST(HfLive, ARobertaFolderTokenizesEmbedsFineTunesAndTrainsAdaptersAsTransforme
   EXPECT_EQ(json::parse(read_file(dir / "again" / "tokenizer_config.json"))["tokenizer_class"], "RobertaTokenizer");
 }
 
+// A ModernBERT folder (gte-modernbert's and modernbert-embed's architecture, small and random: rotary positions,
+// a sliding window of 4 tokens each side in two of its three layers, gated MLP, pre-LN; byte-level BPE with
+// [CLS] $A [SEP] and a [MASK] that takes the whitespace before it): transformers' ids and embeddings, written back,
+// fine-tuned, and a LoRA adapter on Wqkv that peft puts on the base.
+TEST(HfLive, AModernBertFolderTokenizesEmbedsFineTunesAndTrainsAdaptersAsTransformers) {
+  REQUIRE_PYTHON_LIBRARIES();
+  testing::ScratchDir dir;
+  const auto texts = tokenizer_texts();
+  ASSERT_TRUE(make_folders("modernbert_folder.py", dir / "modernbert", &texts));
+  const fs::path st_folder = dir / "modernbert" / "st";
+  const model::FolderTokenizer folder = model::read_folder_tokenizer(st_folder.string());
+  EXPECT_EQ(folder.spec.kind, text::TokenizerKind::kByteBpe);
+  EXPECT_EQ(folder.spec.special.cls, "[CLS]");
+  EXPECT_EQ(folder.spec.special.sep, "[SEP]");
+  EXPECT_EQ(folder.spec.lstrip, std::vector<std::string>{"[MASK]"});
+  expect_same_ids(folder.spec, texts, json::parse(read_file(dir / "modernbert" / "ids.json"))["plain"],
+                  "ModernBERT's tokenizer");
+  const model::BertConfig config = model::load_model_folder(st_folder.string()).model->spec().bert;
+  EXPECT_EQ(config.modernbert.sliding_layers, (std::vector<bool>{false, true, true}));
+  EXPECT_EQ(config.modernbert.local_attention, 8);
+  EXPECT_TRUE(config.modernbert.norm_bias && config.modernbert.attention_bias && config.modernbert.mlp_bias);
+
+  expect_family_round_trips(st_folder, texts, dir.path(), "ModernBERT", "modernbert");
+  EXPECT_EQ(json::parse(read_file(dir / "again" / "config.json"))["layer_types"],
+            json::parse(read_file(st_folder / "config.json"))["layer_types"]);
+}
+
 // An XLM-R folder (SentencePiece Unigram with SentencePiece's real nmt_nfkc charsmap; multilingual-e5's and
 // paraphrase-multilingual-*'s architecture, small and random): transformers' ids as transformers 5 converts the
 // SentencePiece model (WhitespaceSplit + Metaspace) and as the hub's XLM-R files have it (Precompiled then

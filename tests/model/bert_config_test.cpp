@@ -134,6 +134,77 @@ TEST(BertConfig, ReadsAndWritesAnMPNetConfig) {
   EXPECT_FALSE(to_json(bert).contains("relative_attention_num_buckets"));
 }
 
+TEST(BertConfig, ReadsAndWritesAModernBertConfig) {
+  // answerdotai/ModernBERT-base's config.json (transformers 4's keys).
+  const auto base = nlohmann::json::parse(R"({
+    "architectures": ["ModernBertForMaskedLM"], "attention_bias": false, "attention_dropout": 0.0,
+    "bos_token_id": 50281, "classifier_activation": "gelu", "classifier_pooling": "mean", "cls_token_id": 50281,
+    "decoder_bias": true, "embedding_dropout": 0.0, "eos_token_id": 50282, "global_attn_every_n_layers": 3,
+    "global_rope_theta": 160000.0, "hidden_activation": "gelu", "hidden_size": 768, "initializer_cutoff_factor": 2.0,
+    "initializer_range": 0.02, "intermediate_size": 1152, "layer_norm_eps": 1e-05, "local_attention": 128,
+    "local_rope_theta": 10000.0, "max_position_embeddings": 8192, "mlp_bias": false, "mlp_dropout": 0.0,
+    "model_type": "modernbert", "norm_bias": false, "norm_eps": 1e-05, "num_attention_heads": 12,
+    "num_hidden_layers": 22, "pad_token_id": 50283, "position_embedding_type": "absolute", "sep_token_id": 50282,
+    "tie_word_embeddings": true, "vocab_size": 50368})");
+  const BertConfig c = bert_config_from_json(base, "ModernBERT-base");
+  EXPECT_TRUE(c.is_modernbert());
+  EXPECT_EQ(c.type_vocab_size, 0);
+  EXPECT_EQ(c.max_tokens(), 8192) << "rotary positions: no offset";
+  EXPECT_EQ(c.modernbert.sliding_layers.size(), 22u);
+  for (size_t i = 0; i < 22; ++i) EXPECT_EQ(c.modernbert.sliding_layers[i], i % 3 != 0) << "layer " << i;
+  EXPECT_EQ(c.modernbert.local_attention, 128);
+  EXPECT_DOUBLE_EQ(c.modernbert.global_rope_theta, 160000.0);
+  EXPECT_DOUBLE_EQ(c.modernbert.local_rope_theta, 10000.0);
+  EXPECT_EQ(bert_config_from_json(nlohmann::json{{"model_type", "modernbert"}}, "defaults"), c)
+      << "ModernBertConfig's defaults are ModernBERT-base";
+
+  // Written with both transformers 5's keys and 4's, and read back the same from either.
+  const nlohmann::json written = to_json(c);
+  EXPECT_EQ(written["architectures"], nlohmann::json::array({"ModernBertModel"}));
+  EXPECT_EQ(written["global_attn_every_n_layers"], 3);
+  EXPECT_EQ(written["layer_types"][1], "sliding_attention");
+  EXPECT_EQ(written["rope_parameters"]["full_attention"]["rope_theta"], 160000.0);
+  EXPECT_EQ(bert_config_from_json(written, "written"), c);
+  nlohmann::json v5 = written;
+  for (const char* key : {"global_attn_every_n_layers", "global_rope_theta", "local_rope_theta"}) v5.erase(key);
+  EXPECT_EQ(bert_config_from_json(v5, "v5"), c);
+
+  // transformers 5's form of a small one: its own layer pattern and bases.
+  nlohmann::json small = {{"model_type", "modernbert"}, {"hidden_size", 32}, {"num_attention_heads", 4},
+                          {"num_hidden_layers", 2}, {"intermediate_size", 48}, {"vocab_size", 100},
+                          {"pad_token_id", 3}, {"norm_bias", true},
+                          {"layer_types", {"sliding_attention", "full_attention"}},
+                          {"rope_parameters", {{"full_attention", {{"rope_type", "default"}, {"rope_theta", 5e5}}},
+                                               {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", 1e3}}}}}};
+  const BertConfig s = bert_config_from_json(small, "small");
+  EXPECT_EQ(s.modernbert.sliding_layers, (std::vector<bool>{true, false}));
+  EXPECT_DOUBLE_EQ(s.modernbert.global_rope_theta, 5e5);
+  EXPECT_DOUBLE_EQ(s.modernbert.local_rope_theta, 1e3);
+  EXPECT_TRUE(s.modernbert.norm_bias);
+  EXPECT_FALSE(to_json(s).contains("global_attn_every_n_layers")) << "no every-n pattern starts with a sliding layer";
+  EXPECT_EQ(bert_config_from_json(to_json(s), "again"), s);
+
+  const auto broken = [&](const char* key, const nlohmann::json& value) {
+    nlohmann::json j = small;
+    j[key] = value;
+    return j;
+  };
+  expect_error(broken("layer_types", {"full_attention"}), "layer_types");
+  expect_error(broken("layer_types", {"full_attention", "chunked_attention"}), "layer_types");
+  expect_error(broken("rope_parameters", {{"full_attention", {{"rope_type", "yarn"}}}}),
+               "rope_parameters.full_attention.rope_type");
+  expect_error(broken("rope_parameters", {{"sliding_attention", {{"rope_theta", "big"}}}}),
+               "rope_parameters.sliding_attention.rope_theta");
+  expect_error(broken("rope_scaling", {{"type", "linear"}, {"factor", 2.0}}), "rope_scaling");
+  expect_error(broken("hidden_activation", "silu"), "hidden_activation");
+  expect_error(broken("norm_bias", "yes"), "norm_bias");
+  expect_error(broken("norm_eps", 0.0), "norm_eps");
+  expect_error(broken("local_attention", 0), "local_attention");
+  expect_error(broken("num_attention_heads", 5), "hidden_size");   // 32 is not a multiple of 5
+  expect_error(broken("hidden_size", 36), "hidden_size");          // 36 / 4 = 9: rotary needs an even head size
+  expect_error({{"model_type", "modernbert"}, {"global_attn_every_n_layers", 0}}, "global_attn_every_n_layers");
+}
+
 TEST(BertConfig, ReadsAndWritesARobertaConfig) {
   // sentence-transformers/all-distilroberta-v1's config.json.
   const auto j = nlohmann::json::parse(R"({

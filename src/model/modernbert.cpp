@@ -1,0 +1,183 @@
+// The ModernBERT math, in the operation order of transformers' modeling_modernbert.py (rotations in float32,
+// scores scaled after the product then masked), so outputs agree with it to float rounding (tests/hf).
+#include "model/modernbert.h"
+
+#include <cmath>
+
+#include "model/keyed_dropout.h"
+
+namespace ragmig::model {
+
+BiasOptionalLayerNormImpl::BiasOptionalLayerNormImpl(int64_t size, double eps, bool with_bias)
+    : size_(size), eps_(eps) {
+  weight = register_parameter("weight", torch::ones({size}));
+  if (with_bias) bias = register_parameter("bias", torch::zeros({size}));
+}
+
+torch::Tensor BiasOptionalLayerNormImpl::forward(const torch::Tensor& x) {
+  return torch::layer_norm(x, {size_}, weight, bias, eps_);
+}
+
+RotaryTables rotary_tables(int64_t length, int64_t head_dim, double theta, torch::Device device) {
+  const auto f32 = torch::TensorOptions().dtype(torch::kFloat).device(device);
+  // HF: 1 / base ** (arange(0, dim, 2) / dim) in float32, then positions[:, None] * inv_freq.
+  const auto exponents = torch::arange(0, head_dim, 2, f32) / static_cast<double>(head_dim);
+  const auto inv_freq = torch::pow(theta, exponents).reciprocal();
+  const auto freqs = torch::arange(length, f32).unsqueeze(1) * inv_freq.unsqueeze(0);
+  const auto angles = torch::cat({freqs, freqs}, -1);
+  return {angles.cos(), angles.sin()};
+}
+
+torch::Tensor apply_rotary(const torch::Tensor& x, const RotaryTables& tables) {
+  const auto xf = x.to(torch::kFloat);
+  const int64_t half = xf.size(-1) / 2;
+  const auto rotated = torch::cat({-xf.narrow(-1, half, half), xf.narrow(-1, 0, half)}, -1);
+  return (xf * tables.cos + rotated * tables.sin).to(x.scalar_type());
+}
+
+torch::Tensor sliding_window_mask(const torch::Tensor& attention_mask, int64_t half_window, torch::ScalarType dtype) {
+  const auto l = attention_mask.size(1);
+  const auto positions = torch::arange(l, attention_mask.options().dtype(torch::kLong));
+  const auto outside = (positions.unsqueeze(0) - positions.unsqueeze(1)).abs().gt(half_window).view({1, 1, l, l});
+  // The lowest finite value, as additive_attention_mask writes it: its value for a row of padding.
+  const auto lowest = additive_attention_mask(torch::zeros({1, 1}, attention_mask.options()), dtype).squeeze();
+  return torch::where(outside, lowest, additive_attention_mask(attention_mask, dtype));  // [B, 1, L, L]
+}
+
+const torch::Tensor& ModernBertBatch::score_bias(bool sliding, torch::ScalarType dtype) const {
+  torch::Tensor& cache = sliding ? sliding_bias_cache : global_bias_cache;
+  if (!cache.defined() || cache.scalar_type() != dtype)
+    cache = sliding ? sliding_window_mask(mask, half_window, dtype) : additive_attention_mask(mask, dtype);
+  return cache;
+}
+
+ModernBertEmbeddingsImpl::ModernBertEmbeddingsImpl(const BertConfig& c) : dropout_(c.modernbert.embedding_dropout) {
+  tok_embeddings = register_module(
+      "tok_embeddings",
+      torch::nn::Embedding(torch::nn::EmbeddingOptions(c.vocab_size, c.hidden_size).padding_idx(c.pad_token_id)));
+  norm = register_module("norm", BiasOptionalLayerNorm(c.hidden_size, c.layer_norm_eps, c.modernbert.norm_bias));
+}
+
+torch::Tensor ModernBertEmbeddingsImpl::forward(const torch::Tensor& input_ids) {
+  return keyed_dropout(norm(tok_embeddings(input_ids)), dropout_, is_training());
+}
+
+ModernBertAttentionImpl::ModernBertAttentionImpl(const BertConfig& c, bool sliding)
+    : heads_(c.num_attention_heads), head_dim_(c.hidden_size / c.num_attention_heads),
+      dropout_(c.attention_probs_dropout_prob), sliding_(sliding) {
+  const bool bias = c.modernbert.attention_bias;
+  Wqkv = register_module("Wqkv", LoraLinear(c.hidden_size, 3 * c.hidden_size, bias));
+  Wo = register_module("Wo", LoraLinear(c.hidden_size, c.hidden_size, bias));
+}
+
+torch::Tensor ModernBertAttentionImpl::forward(const torch::Tensor& hidden, const ModernBertBatch& batch) {
+  const auto b = hidden.size(0), l = hidden.size(1);
+  // [B, L, 3, heads, head_dim] -> q, k, v [B, heads, L, head_dim]
+  const auto qkv = Wqkv(hidden).view({b, l, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});
+  const RotaryTables& rotary = sliding_ ? batch.local_rotary : batch.global_rotary;
+  const auto q = apply_rotary(qkv[0], rotary), k = apply_rotary(qkv[1], rotary);
+  const auto v = qkv[2];
+  const bool training = is_training();
+  const auto& bias = batch.score_bias(sliding_, q.scalar_type());
+  torch::Tensor context;
+#if TORCH_VERSION_MAJOR >= 2
+  // As BERT's attention (bert.cpp): on a CPU with dropout, the plain path with keyed_dropout's masks.
+  const bool cpu_dropout = training && dropout_ > 0 && q.device().is_cpu();
+  if (batch.impl == AttentionImpl::Fused && !cpu_dropout)
+    context = at::scaled_dot_product_attention(q, k, v, bias, training ? dropout_ : 0.0, false);
+#endif
+  if (!context.defined()) {
+    const auto scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(head_dim_)) + bias;
+    context = keyed_dropout_matmul(torch::softmax(scores, -1, torch::kFloat).to(q.scalar_type()), v, dropout_,
+                                   training);
+  }
+  const auto out = Wo(context.transpose(1, 2).reshape({b, l, heads_ * head_dim_}));
+  return keyed_dropout(out, dropout_, training);
+}
+
+ModernBertMlpImpl::ModernBertMlpImpl(const BertConfig& c)
+    : relu_(c.hidden_act == "relu"), dropout_(c.hidden_dropout_prob) {
+  const bool bias = c.modernbert.mlp_bias;
+  Wi = register_module("Wi", LoraLinear(c.hidden_size, 2 * c.intermediate_size, bias));
+  Wo = register_module("Wo", LoraLinear(c.intermediate_size, c.hidden_size, bias));
+}
+
+torch::Tensor ModernBertMlpImpl::forward(const torch::Tensor& x) {
+  const auto halves = Wi(x).chunk(2, -1);
+  const auto act = relu_ ? torch::relu(halves[0]) : torch::gelu(halves[0]);
+  return Wo(keyed_dropout(act * halves[1], dropout_, is_training()));
+}
+
+ModernBertLayerImpl::ModernBertLayerImpl(const BertConfig& c, int64_t index) {
+  const auto make_norm = [&] { return BiasOptionalLayerNorm(c.hidden_size, c.layer_norm_eps, c.modernbert.norm_bias); };
+  if (index > 0) attn_norm = register_module("attn_norm", make_norm());
+  attn = register_module("attn", ModernBertAttention(c, c.modernbert.sliding_layers[index]));
+  mlp_norm = register_module("mlp_norm", make_norm());
+  mlp = register_module("mlp", ModernBertMlp(c));
+}
+
+torch::Tensor ModernBertLayerImpl::forward(const torch::Tensor& hidden, const ModernBertBatch& batch) {
+  auto h = hidden + attn(attn_norm ? attn_norm(hidden) : hidden, batch);
+  return h + mlp(mlp_norm(h));
+}
+
+ModernBert::ModernBert(torch::nn::Module& owner, const BertConfig& config) : config_(config) {
+  embeddings = owner.register_module("embeddings", ModernBertEmbeddings(config));
+  layers = owner.register_module("layers", torch::nn::ModuleList());
+  for (int64_t i = 0; i < config.num_hidden_layers; ++i) layers->push_back(ModernBertLayer(config, i));
+  final_norm = owner.register_module(
+      "final_norm", BiasOptionalLayerNorm(config.hidden_size, config.layer_norm_eps, config.modernbert.norm_bias));
+}
+
+torch::Tensor ModernBert::forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
+                                  AttentionImpl impl) {
+  const ModernBertOptions& m = config_.modernbert;
+  const int64_t l = input_ids.size(1), head_dim = config_.hidden_size / config_.num_attention_heads;
+  ModernBertBatch batch;
+  batch.mask = attention_mask;
+  batch.half_window = m.local_attention / 2;
+  batch.impl = impl;
+  batch.global_rotary = rotary_tables(l, head_dim, m.global_rope_theta, input_ids.device());
+  batch.local_rotary = rotary_tables(l, head_dim, m.local_rope_theta, input_ids.device());
+  auto hidden = embeddings(input_ids);
+  for (const auto& layer : *layers) hidden = layer->as<ModernBertLayerImpl>()->forward(hidden, batch);
+  return final_norm(hidden);
+}
+
+namespace {
+
+// nn.init.trunc_normal_(t, 0, std, -2 std, 2 std): normal draws, those outside redrawn until none are.
+void truncated_normal_(torch::Tensor t, double std) {
+  t.normal_(0.0, std);
+  for (auto outside = t.abs() > 2 * std; outside.any().item<bool>(); outside = t.abs() > 2 * std)
+    t.masked_scatter_(outside, torch::empty_like(t).normal_(0.0, std).masked_select(outside));
+}
+
+}  // namespace
+
+void ModernBert::reset_parameters_hf() {
+  torch::NoGradGuard no_grad;
+  const double in = config_.initializer_range;
+  const double out = in / std::sqrt(2.0 * static_cast<double>(config_.num_hidden_layers));
+  const auto init = [](LoraLinear& linear, double std) {
+    truncated_normal_(linear->weight, std);
+    if (linear->bias.defined()) linear->bias.zero_();
+  };
+  truncated_normal_(embeddings->tok_embeddings->weight, in);
+  std::vector<BiasOptionalLayerNorm> norms = {embeddings->norm, final_norm};
+  for (const auto& item : *layers) {
+    auto* layer = item->as<ModernBertLayerImpl>();
+    init(layer->attn->Wqkv, in);
+    init(layer->attn->Wo, out);
+    init(layer->mlp->Wi, in);
+    init(layer->mlp->Wo, out);
+    if (layer->attn_norm) norms.push_back(layer->attn_norm);
+    norms.push_back(layer->mlp_norm);
+  }
+  for (auto& norm : norms) {
+    norm->weight.fill_(1.0);
+    if (norm->bias.defined()) norm->bias.zero_();
+  }
+}
+
+}  // namespace ragmig::model

@@ -1,0 +1,134 @@
+// ModernBERT (Warner et al. 2024) as Hugging Face's ModernBertModel computes it, parameter names included
+// (embeddings.tok_embeddings, layers.{i}.attn.Wqkv, ..., final_norm), so weights move between the two by name:
+// token embeddings through a LayerNorm; pre-LN layers (the first without its attention norm) of self-attention
+// with rotary positions (a base per layer type) over the whole input (global layers) or a window of
+// local_attention / 2 tokens each side (sliding layers), and a gated MLP (act(input) * gate from one Wi);
+// a final LayerNorm. Linear layers are LoraLinear, so LoRA and serving's adapter routes apply as on BERT.
+// The tower (BertModel, bert.h) holds one when its config says "modernbert".
+#pragma once
+
+#include <torch/torch.h>
+
+#include "model/bert.h"
+#include "model/bert_config.h"
+#include "model/lora_linear.h"
+
+namespace ragmig::model {
+
+/// nn.LayerNorm with or without a bias (ModernBERT's norm_bias), its parameters named as PyTorch names them.
+class BiasOptionalLayerNormImpl : public torch::nn::Module {
+ public:
+  BiasOptionalLayerNormImpl(int64_t size, double eps, bool bias);
+  torch::Tensor forward(const torch::Tensor& x);
+
+  torch::Tensor weight, bias;  ///< bias undefined without one
+
+ private:
+  int64_t size_;
+  double eps_;
+};
+TORCH_MODULE(BiasOptionalLayerNorm);
+
+/// Rotary position tables for positions 0..L-1 and one base, float32 [L, head_dim] (HF's cos / sin: the
+/// frequencies repeated over both halves).
+struct RotaryTables {
+  torch::Tensor cos, sin;
+};
+RotaryTables rotary_tables(int64_t length, int64_t head_dim, double theta, torch::Device device);
+
+/// q or k [B, heads, L, head_dim] rotated by `tables`, in float32 and back to x's dtype (HF's apply_rotary_pos_emb).
+torch::Tensor apply_rotary(const torch::Tensor& x, const RotaryTables& tables);
+
+/// The additive sliding-window mask [B, 1, L, L]: additive_attention_mask's padding, and the lowest value of
+/// `dtype` wherever |i - j| > half_window.
+torch::Tensor sliding_window_mask(const torch::Tensor& attention_mask, int64_t half_window, torch::ScalarType dtype);
+
+/// What every layer of one forward pass shares: the masks (built once per dtype) and rotary tables per layer type.
+struct ModernBertBatch {
+  torch::Tensor mask;  ///< [B, L], 1 = token
+  int64_t half_window = 64;
+  RotaryTables global_rotary, local_rotary;
+  AttentionImpl impl = AttentionImpl::Fused;
+
+  /// The additive mask of a global ([B, 1, 1, L]) or sliding ([B, 1, L, L]) layer in `dtype`.
+  const torch::Tensor& score_bias(bool sliding, torch::ScalarType dtype) const;
+  mutable torch::Tensor global_bias_cache, sliding_bias_cache;  ///< score_bias's; not set by callers
+};
+
+class ModernBertEmbeddingsImpl : public torch::nn::Module {
+ public:
+  explicit ModernBertEmbeddingsImpl(const BertConfig& config);
+  torch::Tensor forward(const torch::Tensor& input_ids);
+
+  torch::nn::Embedding tok_embeddings{nullptr};
+  BiasOptionalLayerNorm norm{nullptr};
+
+ private:
+  double dropout_;
+};
+TORCH_MODULE(ModernBertEmbeddings);
+
+class ModernBertAttentionImpl : public torch::nn::Module {
+ public:
+  ModernBertAttentionImpl(const BertConfig& config, bool sliding);
+  /// hidden [B, L, H] (already normed) -> the attention's output [B, L, H] (after Wo)
+  torch::Tensor forward(const torch::Tensor& hidden, const ModernBertBatch& batch);
+
+  LoraLinear Wqkv{nullptr}, Wo{nullptr};
+
+ private:
+  int64_t heads_, head_dim_;
+  double dropout_;
+  bool sliding_;
+};
+TORCH_MODULE(ModernBertAttention);
+
+/// Wo(dropout(act(input) * gate)) with input, gate = Wi(x) split in halves.
+class ModernBertMlpImpl : public torch::nn::Module {
+ public:
+  explicit ModernBertMlpImpl(const BertConfig& config);
+  torch::Tensor forward(const torch::Tensor& x);
+
+  LoraLinear Wi{nullptr}, Wo{nullptr};
+
+ private:
+  bool relu_;
+  double dropout_;
+};
+TORCH_MODULE(ModernBertMlp);
+
+class ModernBertLayerImpl : public torch::nn::Module {
+ public:
+  ModernBertLayerImpl(const BertConfig& config, int64_t index);
+  torch::Tensor forward(const torch::Tensor& hidden, const ModernBertBatch& batch);
+
+  BiasOptionalLayerNorm attn_norm{nullptr};  ///< none in layer 0 (HF's nn.Identity)
+  ModernBertAttention attn{nullptr};
+  BiasOptionalLayerNorm mlp_norm{nullptr};
+  ModernBertMlp mlp{nullptr};
+};
+TORCH_MODULE(ModernBertLayer);
+
+/// ModernBertModel's parts, registered on the module that owns them (the tower) under HF's top-level names
+/// (embeddings, layers, final_norm): so the tower's parameter names are HF's, and it stays the one module
+/// whose mode and device its users set.
+class ModernBert {
+ public:
+  ModernBert(torch::nn::Module& owner, const BertConfig& config);
+
+  /// ids and mask [B, L] int64 (mask 1 = token) -> the last hidden state [B, L, H].
+  torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask, AttentionImpl impl);
+
+  /// HF's initialisation (uses the global torch RNG): truncated normals (2 std) of initializer_range for the
+  /// embeddings, Wqkv and Wi, initializer_range / sqrt(2 layers) for both Wo; zero biases, LayerNorms 1.
+  void reset_parameters_hf();
+
+  ModernBertEmbeddings embeddings{nullptr};
+  torch::nn::ModuleList layers{nullptr};
+  BiasOptionalLayerNorm final_norm{nullptr};
+
+ private:
+  BertConfig config_;
+};
+
+}  // namespace ragmig::model

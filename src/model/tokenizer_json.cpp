@@ -1,0 +1,65 @@
+#include "model/tokenizer_json.h"
+
+namespace ragmig::model {
+
+using json = nlohmann::json;
+
+int64_t token_id(const text::TokenizerSpec& spec, const std::string& token) {
+  for (size_t i = 0; i < spec.vocab.size(); ++i)
+    if (spec.vocab[i] == token) return static_cast<int64_t>(i);
+  return -1;
+}
+
+json special_added_tokens(const text::TokenizerSpec& spec) {
+  json added = json::array();
+  for (const std::string* token : {&spec.special.cls, &spec.special.pad, &spec.special.sep, &spec.special.unk,
+                                   &spec.special.mask})
+    if (const int64_t id = token_id(spec, *token); id >= 0)
+      added.push_back({{"id", id}, {"content", *token}, {"single_word", false},
+                       {"lstrip", spec.strips_left(*token)}, {"rstrip", spec.strips_right(*token)},
+                       {"normalized", false}, {"special", true}});
+  return added;
+}
+
+json template_post_processor(const text::TokenizerSpec& spec, bool double_sep) {
+  const auto special = [](const std::string& token) { return json{{"SpecialToken", {{"id", token}, {"type_id", 0}}}}; };
+  const auto sequence = [](const char* id) { return json{{"Sequence", {{"id", id}, {"type_id", 0}}}}; };
+  const std::string& cls = spec.special.cls;
+  const std::string& sep = spec.special.sep;
+  json pair = json::array({special(cls), sequence("A"), special(sep)});
+  if (double_sep) pair.push_back(special(sep));
+  pair.push_back(sequence("B"));
+  pair.push_back(special(sep));
+  return {{"type", "TemplateProcessing"},
+          {"single", json::array({special(cls), sequence("A"), special(sep)})},
+          {"pair", pair},
+          {"special_tokens", {{cls, {{"id", cls}, {"ids", {token_id(spec, cls)}}, {"tokens", {cls}}}},
+                              {sep, {{"id", sep}, {"ids", {token_id(spec, sep)}}, {"tokens", {sep}}}}}}};
+}
+
+json byte_bpe_tokenizer_json(const text::TokenizerSpec& spec) {
+  json vocab = json::object();
+  for (size_t i = 0; i < spec.vocab.size(); ++i) vocab[spec.vocab[i]] = i;
+  json merges = json::array();
+  // "left right", as every tokenizers version reads them; [left, right] (0.20 on) where a half has a space.
+  for (const auto& [left, right] : spec.merges)
+    merges.push_back(left.find(' ') == std::string::npos && right.find(' ') == std::string::npos
+                         ? json(left + " " + right)
+                         : json::array({left, right}));
+  const json byte_level = {
+      {"type", "ByteLevel"}, {"add_prefix_space", spec.add_prefix_space}, {"trim_offsets", true}, {"use_regex", true}};
+  return {{"version", "1.0"},
+          {"truncation", nullptr},
+          {"padding", nullptr},
+          {"added_tokens", special_added_tokens(spec)},
+          {"normalizer", nullptr},
+          {"pre_tokenizer", byte_level},
+          {"post_processor", template_post_processor(spec, false)},
+          {"decoder", byte_level},
+          {"model",
+           {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
+            {"end_of_word_suffix", nullptr}, {"fuse_unk", false}, {"byte_fallback", false}, {"ignore_merges", false},
+            {"vocab", vocab}, {"merges", merges}}}};
+}
+
+}  // namespace ragmig::model

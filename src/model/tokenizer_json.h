@@ -1,0 +1,28 @@
+// What the tokenizer.json files ragmig writes share (the special tokens as added tokens, the [CLS] $A [SEP]
+// post-processor), and the byte-level BPE one (ModernBERT's layout). Torch-free; unigram_json.cpp writes the
+// Unigram file with these, st_folder.cpp reads both kinds.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "text/tokenizer.h"
+
+namespace ragmig::model {
+
+/// The id of `token` in spec's vocabulary, or -1.
+int64_t token_id(const text::TokenizerSpec& spec, const std::string& token);
+
+/// tokenizer.json's added_tokens: each special token the vocabulary has, special, with its lstrip / rstrip.
+nlohmann::json special_added_tokens(const text::TokenizerSpec& spec);
+
+/// A TemplateProcessing post-processor of cls $A sep; pairs as cls $A sep sep $B sep (RoBERTa's and XLM-R's,
+/// `double_sep`) or cls $A sep $B sep (BERT's and ModernBERT's).
+nlohmann::json template_post_processor(const text::TokenizerSpec& spec, bool double_sep);
+
+/// The tokenizer.json of a byte-level BPE spec as the tokenizers library writes ModernBERT's: no normaliser, a
+/// ByteLevel pre-tokenizer (spec's add_prefix_space), cls $A sep, the BPE model with its merges as "left right".
+nlohmann::json byte_bpe_tokenizer_json(const text::TokenizerSpec& spec);
+
+}  // namespace ragmig::model
