@@ -37,12 +37,14 @@ inline double matmul_gflops(torch::ScalarType dtype, int64_t n, double min_secon
   return 2.0 * n * n * n / s / 1e9;
 }
 
-/// Forward FLOPs of a BERT encoder on one sequence of `len` tokens: Q, K, V and output projections, the FFN,
-/// and the two attention products (embeddings, softmax, LayerNorm and pooling are noise beside them).
+/// Forward FLOPs of a BERT encoder on one sequence of `len` tokens: Q, K, V and output projections, the FFN
+/// (ModernBERT's gated one: Wi twice as wide), and the two attention products as computed (a sliding window is
+/// a mask on the whole product; embeddings, softmax, LayerNorm and pooling are noise beside them).
 inline double encoder_flops(const ragmig::model::BertConfig& c, int64_t len) {
   const double l = static_cast<double>(len), h = static_cast<double>(c.hidden_size);
   const double i = static_cast<double>(c.intermediate_size);
-  return static_cast<double>(c.num_hidden_layers) * (8 * l * h * h + 4 * l * h * i + 4 * l * l * h);
+  const double ffn = (c.is_modernbert() ? 6 : 4) * l * h * i;
+  return static_cast<double>(c.num_hidden_layers) * (8 * l * h * h + ffn + 4 * l * l * h);
 }
 
 /// Runs a Python reference and returns the last JSON object it printed ("" when it failed, after saying so).

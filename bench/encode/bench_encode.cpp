@@ -3,7 +3,9 @@
 //  2. a BERT of all-MiniLM-L6-v2's shape (random weights, every token real) encoding batches of 64, 128 and
 //     256-token passages: passages/s, tokens/s, achieved GFLOP/s and % of the best peak, in the precision
 //     ragmig chooses here, beside transformers' BertModel (SDPA attention, mean pooling) on the same LibTorch
-//     (--family mpnet: an MPNet of that shape, relative position bias included, beside MPNetModel);
+//     (--family mpnet: an MPNet of that shape, relative position bias included, beside MPNetModel; --family
+//     modernbert: a ModernBERT of that size, its gated FFN 1024 wide, with ModernBERT-base's layer pattern and
+//     window, beside ModernBertModel with SDPA);
 //  3. real text: SciFact abstracts through ragmig's eval encoder (tokenise, sort by length, token-budget
 //     batches) from a pretrained folder, beside sentence-transformers' encode of the same texts, and the
 //     minutes the whole corpus takes at that rate.
@@ -57,8 +59,8 @@ int main(int argc, char** argv) {
   app.add_option("--passages", passages, "passages of the corpus to encode in the real-text part")->capture_default_str();
   app.add_option("--batch", batch, "texts per forward pass (the longest; ragmig takes more of shorter ones)")->capture_default_str();
   app.add_flag("--quick", quick, "short timings and 64 passages (a smoke run)");
-  app.add_option("--family", family, "the shape part's model family: bert | mpnet")
-      ->check(CLI::IsMember({"bert", "mpnet"}))
+  app.add_option("--family", family, "the shape part's model family: bert | mpnet | modernbert")
+      ->check(CLI::IsMember({"bert", "mpnet", "modernbert"}))
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (quick) {
@@ -95,20 +97,31 @@ int main(int argc, char** argv) {
     spec.bert.pad_token_id = 1;
     spec.bert.max_position_embeddings = 514;
   }
+  if (family == "modernbert") {  // ModernBertConfig's defaults but the size, as encode_ref.py builds it
+    spec.bert = model::bert_config_from_json({{"model_type", "modernbert"}, {"vocab_size", 30522},
+                                              {"hidden_size", 384}, {"num_hidden_layers", 6},
+                                              {"num_attention_heads", 12}, {"intermediate_size", 1024},
+                                              {"pad_token_id", 0}},
+                                             "bench_encode");
+  }
   torch::manual_seed(0);
   model::DualEncoder net(spec);
   net->eval();
   if (choice.precision == model::Precision::Bf16) net->to(torch::kBFloat16);
   const std::vector<int64_t> lengths = {64, 128, 256};
   const auto py = run_python(fmt::format(
-      "{} {}/bench/encode/encode_ref.py shape --hidden 384 --layers 6 --heads 12 --inter 1536 --lengths 64,128,256 "
+      "{} {}/bench/encode/encode_ref.py shape --hidden 384 --layers 6 --heads 12 --inter {} --lengths 64,128,256 "
       "--batch {} --threads {} --seconds {} --precision {} --family {}",
-      python, RAGMIG_SOURCE_DIR, batch, threads, min_seconds, model::to_string(choice.precision), family));
+      python, RAGMIG_SOURCE_DIR, spec.bert.intermediate_size, batch, threads, min_seconds,
+      model::to_string(choice.precision), family));
   failures += py.empty();
   const nlohmann::json py_shape = py.empty() ? nlohmann::json::object() : nlohmann::json::parse(py);
-  fmt::print("MiniLM-L6 shape (6x384, FFN 1536{}), batch {}, every token real; transformers = {}, {}\n",
-             family == "mpnet" ? ", MPNet" : "", batch,
-             family == "mpnet" ? "MPNetModel (plain attention)" : "BertModel, SDPA", model::to_string(choice.precision));
+  const std::string reference = family == "mpnet"        ? "MPNetModel (plain attention)"
+                                : family == "modernbert" ? "ModernBertModel, SDPA"
+                                                         : "BertModel, SDPA";
+  fmt::print("MiniLM-L6 shape (6x384, FFN {}{}), batch {}, every token real; transformers = {}, {}\n",
+             spec.bert.intermediate_size, family == "bert" ? "" : ", " + family, batch, reference,
+             model::to_string(choice.precision));
   fmt::print("{:>6} {:>12} {:>10} {:>9} {:>7}   {:>16} {:>9}   {:>9}\n", "tokens", "ragmig p/s", "tokens/s", "GFLOP/s",
              "% peak", "transformers p/s", "GFLOP/s", "ragmig/py");
   for (const int64_t len : lengths) {

@@ -1,7 +1,9 @@
 """The reference side of bench_encode, on the same LibTorch as ragmig (the project venv's torch). Prints one
 JSON line.
   shape: transformers' BertModel (SDPA attention; --family mpnet: MPNetModel, whose attention transformers
-         computes only in plain operations) of the given shape (random weights), mean pooling and L2, on batches of random ids where every token is real:
+         computes only in plain operations; --family modernbert: ModernBertModel, SDPA, ModernBertConfig's
+         defaults but the size) of the given shape (random weights), mean pooling and L2, on batches of random
+         ids where every token is real:
          {"<length>": passages/s, ...}
   text:  SentenceTransformer(--model).encode(texts) as users call it: {"passages_per_s": ...}"""
 import argparse
@@ -21,12 +23,17 @@ def seconds_per_call(fn, min_seconds):
 
 
 def shape(a):
-    from transformers import BertConfig, BertModel, MPNetConfig, MPNetModel
-    config, model_class = (MPNetConfig, MPNetModel) if a.family == "mpnet" else (BertConfig, BertModel)
-    cfg = config(hidden_size=a.hidden, num_hidden_layers=a.layers, num_attention_heads=a.heads,
-                 intermediate_size=a.inter, **({} if a.family == "mpnet" else {"attn_implementation": "sdpa"}))
+    from transformers import BertConfig, BertModel, ModernBertConfig, ModernBertModel, MPNetConfig, MPNetModel
+    size = dict(hidden_size=a.hidden, num_hidden_layers=a.layers, num_attention_heads=a.heads,
+                intermediate_size=a.inter)
     torch.manual_seed(0)
-    model = model_class(cfg, add_pooling_layer=False).eval()
+    if a.family == "modernbert":
+        model = ModernBertModel(ModernBertConfig(vocab_size=30522, pad_token_id=0, attn_implementation="sdpa", **size))
+    elif a.family == "mpnet":
+        model = MPNetModel(MPNetConfig(**size), add_pooling_layer=False)
+    else:
+        model = BertModel(BertConfig(attn_implementation="sdpa", **size), add_pooling_layer=False)
+    model.eval()
     if a.precision == "bf16":
         model = model.to(torch.bfloat16)
     out = {}
@@ -63,7 +70,7 @@ def main():
     ap.add_argument("--lengths", default="64,128,256")
     ap.add_argument("--seconds", type=float, default=3)
     ap.add_argument("--precision", default="fp32")
-    ap.add_argument("--family", default="bert", choices=["bert", "mpnet"])
+    ap.add_argument("--family", default="bert", choices=["bert", "mpnet", "modernbert"])
     ap.add_argument("--model")
     ap.add_argument("--texts")
     a = ap.parse_args()

@@ -29,8 +29,9 @@ bool starts_with(const std::string& s, const std::string& prefix) { return s.rfi
 
 // The tokenizer class transformers builds for the folder.
 const char* tokenizer_class(const text::TokenizerSpec& tokenizer, const BertConfig& config) {
+  // RobertaTokenizer's vocab.json + merges.txt have no place for a normaliser: tokenizer.json alone then.
   if (tokenizer.kind == text::TokenizerKind::kByteBpe)
-    return config.is_modernbert() ? kFastTokenizerClass : "RobertaTokenizer";
+    return config.is_modernbert() || !tokenizer.normalizer.empty() ? kFastTokenizerClass : "RobertaTokenizer";
   if (tokenizer.kind == text::TokenizerKind::kUnigram) return "XLMRobertaTokenizer";
   return config.mpnet() ? "MPNetTokenizer" : "BertTokenizer";
 }

@@ -37,8 +37,8 @@ std::vector<fs::path> site_packages_of(const fs::path& root) {
   return out;
 }
 
-// A BERT folder: config.json says model_type "bert", "distilbert" (read as BERT), "roberta", "xlm-roberta" or
-// "mpnet", and a vocabulary is there.
+// A BERT folder: config.json says model_type "bert", "distilbert" (read as BERT), "roberta", "xlm-roberta",
+// "mpnet" or "modernbert", and a vocabulary is there.
 bool describe(const fs::path& folder, PackagedModel& m) {
   std::error_code ec;
   if (!fs::is_regular_file(folder / "config.json", ec)) return false;
@@ -49,10 +49,9 @@ bool describe(const fs::path& folder, PackagedModel& m) {
     const auto j = read_json_file((folder / "config.json").string());
     if (!j.is_object()) return false;
     m.model_type = j.value("model_type", "");
-    if (m.model_type != "bert" && m.model_type != "distilbert" && m.model_type != "roberta" &&
-        m.model_type != "xlm-roberta" &&
-        m.model_type != "mpnet")
-      return false;
+    static const std::set<std::string> kFamilies = {"bert", "distilbert", "roberta", "xlm-roberta", "mpnet",
+                                                     "modernbert"};
+    if (!kFamilies.count(m.model_type)) return false;
     const BertConfig config = bert_config_from_json(j, (folder / "config.json").string());
     m.hidden_size = config.hidden_size;
     m.layers = config.num_hidden_layers;

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
@@ -125,15 +127,32 @@ Merges read_merges_file(const fs::path& file) {
   return out;
 }
 
-// What ragmig's ByteBpeTokenizer runs of a tokenizer.json BPE model: no normaliser, a ByteLevel pre-tokenizer
-// with GPT-2's split, no subword affixes, dropout or byte fallback. Returns the pre-tokenizer's add_prefix_space.
-bool check_byte_level_bpe(const json& tj, const fs::path& file) {
+// Whether a tokenizer.json normaliser is NFC (alone or as a Sequence of NFC): throws `fail` for any other.
+template <typename Fail>
+bool nfc_normalizer(const json& n, const Fail& fail) {
+  if (n.is_null()) return false;
+  const std::string type = n.is_object() ? n.value("type", std::string("?")) : "?";
+  if (type == "NFC") return true;
+  if (type == "Sequence" && n.contains("normalizers") && n["normalizers"].is_array()) {
+    bool nfc = false;
+    for (const json& step : n["normalizers"]) nfc = nfc_normalizer(step, fail) || nfc;
+    return nfc;
+  }
+  fail("normalizer", "a " + type + " normalizer is not supported");
+  return false;
+}
+
+// What ragmig's ByteBpeTokenizer runs of a tokenizer.json BPE model: no normaliser or NFC, a ByteLevel
+// pre-tokenizer with GPT-2's split, no subword affixes, dropout or byte fallback. Returns the pre-tokenizer's
+// add_prefix_space; sets the spec's normaliser.
+bool check_byte_level_bpe(const json& tj, const fs::path& file, text::TokenizerSpec& spec) {
   const auto fail = [&](const std::string& key, const std::string& what) {
     throw DataError(file.string() + ": key \"" + key + "\": " + what +
-                    " (ragmig runs byte-level BPE as RoBERTa's: no normalizer, a ByteLevel pre_tokenizer)");
+                    " (ragmig runs byte-level BPE as RoBERTa's and ModernBERT's: no normalizer or NFC, a ByteLevel "
+                    "pre_tokenizer)");
   };
-  if (const auto n = tj.find("normalizer"); n != tj.end() && !n->is_null())
-    fail("normalizer", "a " + n->value("type", std::string("?")) + " normalizer is not supported");
+  if (const auto n = tj.find("normalizer"); n != tj.end() && nfc_normalizer(*n, fail))
+    spec.normalizer = {text::NormalizerStep{.kind = text::NormalizerStep::Kind::kNfc}};
   const auto pre = tj.find("pre_tokenizer");
   if (pre == tj.end() || !pre->is_object() || pre->value("type", "") != "ByteLevel")
     fail("pre_tokenizer", "expected a ByteLevel pre-tokenizer");
@@ -146,6 +165,59 @@ bool check_byte_level_bpe(const json& tj, const fs::path& file) {
     fail("model.dropout", it->dump() + " is not supported");
   if (get_bool(model, "byte_fallback", file).value_or(false)) fail("model.byte_fallback", "true is not supported");
   return get_bool(*pre, "add_prefix_space", file).value_or(false);
+}
+
+// tokenizer.json's added tokens whose ids follow the model's vocabulary (the tokenizers library keeps tokens added
+// after training, such as ModernBERT's [CLS] ... [MASK] and [unused0] ..., out of model.vocab), appended in id
+// order; each must take the next id, and one within the vocabulary must be the token there.
+void append_added_tokens(const json& tj, const fs::path& file, std::vector<std::string>& vocab) {
+  const auto list = tj.find("added_tokens");
+  if (list == tj.end() || !list->is_array()) return;
+  std::map<int64_t, std::string> beyond;
+  for (const json& t : *list) {
+    if (!t.is_object() || !t.contains("id") || !t["id"].is_number_integer() || !t.contains("content") ||
+        !t["content"].is_string())
+      throw DataError(file.string() +
+                      ": key \"added_tokens\": expected {\"id\": integer, \"content\": string, ...}, got " +
+                      t.dump().substr(0, 200));
+    const int64_t id = t["id"].get<int64_t>();
+    const std::string content = t["content"].get<std::string>();
+    if (id >= 0 && id < static_cast<int64_t>(vocab.size())) {
+      if (vocab[static_cast<size_t>(id)] != content)
+        throw DataError(file.string() + ": key \"added_tokens\": \"" + content + "\" has id " + std::to_string(id) +
+                        ", which model.vocab gives \"" + vocab[static_cast<size_t>(id)] + "\"");
+    } else {
+      beyond[id] = content;
+    }
+  }
+  for (const auto& [id, content] : beyond) {
+    if (id != static_cast<int64_t>(vocab.size()))
+      throw DataError(file.string() + ": key \"added_tokens\": \"" + content + "\" has id " + std::to_string(id) +
+                      "; the vocabulary ends at " + std::to_string(vocab.size()) +
+                      " (ids must follow it without gaps)");
+    vocab.push_back(content);
+  }
+}
+
+// tokenizer.json's added tokens other than the five special ones that the vocabulary has, in id order, into the
+// spec's added_tokens or (normalized, which the tokenizers library takes as !special where absent)
+// normalized_added_tokens: texts are searched for them.
+void read_added_tokens(const json& tj, text::TokenizerSpec& spec) {
+  const auto list = tj.find("added_tokens");
+  if (list == tj.end() || !list->is_array()) return;
+  const text::SpecialTokens& s = spec.special;
+  const std::set<std::string> vocab(spec.vocab.begin(), spec.vocab.end());
+  for (const json& t : *list) {
+    if (!t.is_object() || !t.contains("content") || !t["content"].is_string()) continue;
+    const std::string name = t["content"].get<std::string>();
+    if (name == s.cls || name == s.sep || name == s.pad || name == s.unk || name == s.mask || name.empty() ||
+        !vocab.count(name))
+      continue;
+    const bool special = t.value("special", false) == true;
+    const auto normalized = t.find("normalized");
+    const bool is_normalized = normalized != t.end() && normalized->is_boolean() ? normalized->get<bool>() : !special;
+    (is_normalized ? spec.normalized_added_tokens : spec.added_tokens).push_back(name);
+  }
 }
 
 // A special token's name: a string, or an AddedToken as transformers 4 serialised it ({"content": ...}).
@@ -183,7 +255,11 @@ void read_token_stripping(const std::optional<json>& tj, const std::optional<jso
   for (const auto& t : *list) {
     if (!t.is_object() || !t.contains("content") || !t["content"].is_string()) continue;
     const std::string name = t["content"].get<std::string>();
-    if (name != s.cls && name != s.sep && name != s.pad && name != s.unk && name != s.mask) continue;
+    const auto listed = [&](const std::vector<std::string>& v) {
+      return std::find(v.begin(), v.end(), name) != v.end();
+    };
+    const bool added = listed(spec.added_tokens) || listed(spec.normalized_added_tokens);
+    if (name != s.cls && name != s.sep && name != s.pad && name != s.unk && name != s.mask && !added) continue;
     if (t.value("lstrip", false) == true) spec.lstrip.push_back(name);
     if (t.value("rstrip", false) == true) spec.rstrip.push_back(name);
   }
@@ -272,8 +348,9 @@ FolderTokenizer read_folder_tokenizer(const std::string& dir) {
     out.vocab_file = tj_path.string();
   } else if (tj_model && (*tj_model)["type"] == "BPE") {
     spec.kind = text::TokenizerKind::kByteBpe;
-    prefix_space = check_byte_level_bpe(*tj, tj_path);
+    prefix_space = check_byte_level_bpe(*tj, tj_path, spec);
     spec.vocab = vocab_from_ids(member(*tj_model, "vocab"), tj_path, "model.vocab");
+    append_added_tokens(*tj, tj_path, spec.vocab);
     spec.merges = merges_from_json(member(*tj_model, "merges"), tj_path);
     out.vocab_file = tj_path.string();
   } else if (fs::exists(folder / "vocab.txt")) {
@@ -312,6 +389,7 @@ FolderTokenizer read_folder_tokenizer(const std::string& dir) {
   const fs::path sm_path = folder / "special_tokens_map.json";
   if (!(tc && read_special_tokens(*tc, tc_path, spec.special)))
     if (const auto sm = read_optional(sm_path)) read_special_tokens(*sm, sm_path, spec.special);
+  if (tj) read_added_tokens(*tj, spec);
   read_token_stripping(tj, tc, spec);
   if (const auto sb = read_optional(sb_path)) {
     if (const auto n = get_number(*sb, "max_seq_length", sb_path)) {
@@ -454,13 +532,15 @@ void write_sentence_transformer_files(const std::string& dir, const text::Tokeni
     tc["do_basic_tokenize"] = true;
   }
   tc["model_max_length"] = max_length;
-  if (!tokenizer.lstrip.empty() || !tokenizer.rstrip.empty()) {  // only then: BERT's folders stay as they were
+  // Only then: BERT's folders stay as they were.
+  if (!tokenizer.lstrip.empty() || !tokenizer.rstrip.empty() || !tokenizer.added_tokens.empty() ||
+      !tokenizer.normalized_added_tokens.empty()) {
     json decoder = json::object();
-    for (const std::string* t : {&tokens.cls, &tokens.pad, &tokens.sep, &tokens.unk, &tokens.mask})
-      if (const auto it = std::find(vocab.begin(), vocab.end(), *t); it != vocab.end())
-        decoder[std::to_string(it - vocab.begin())] = {
-            {"content", *t}, {"lstrip", tokenizer.strips_left(*t)}, {"rstrip", tokenizer.strips_right(*t)},
-            {"normalized", false}, {"single_word", false}, {"special", true}};
+    for (json& token : special_added_tokens(tokenizer)) {
+      const std::string id = std::to_string(token["id"].get<int64_t>());
+      token.erase("id");
+      decoder[id] = std::move(token);
+    }
     tc["added_tokens_decoder"] = decoder;
   }
   write_json(folder / "tokenizer_config.json", tc);

@@ -11,14 +11,22 @@ int64_t token_id(const text::TokenizerSpec& spec, const std::string& token) {
 }
 
 json special_added_tokens(const text::TokenizerSpec& spec) {
-  json added = json::array();
+  std::vector<std::pair<int64_t, json>> added;  // by id, as the tokenizers library lists them
+  const auto add = [&](const std::string& token, bool special, bool normalized) {
+    if (const int64_t id = token_id(spec, token); id >= 0)
+      added.emplace_back(id, json{{"id", id}, {"content", token}, {"single_word", false},
+                                  {"lstrip", spec.strips_left(token)}, {"rstrip", spec.strips_right(token)},
+                                  {"normalized", normalized}, {"special", special}});
+  };
   for (const std::string* token : {&spec.special.cls, &spec.special.pad, &spec.special.sep, &spec.special.unk,
                                    &spec.special.mask})
-    if (const int64_t id = token_id(spec, *token); id >= 0)
-      added.push_back({{"id", id}, {"content", *token}, {"single_word", false},
-                       {"lstrip", spec.strips_left(*token)}, {"rstrip", spec.strips_right(*token)},
-                       {"normalized", false}, {"special", true}});
-  return added;
+    add(*token, true, false);
+  for (const std::string& token : spec.added_tokens) add(token, true, false);
+  for (const std::string& token : spec.normalized_added_tokens) add(token, false, true);
+  std::stable_sort(added.begin(), added.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  json out = json::array();
+  for (auto& [id, token] : added) out.push_back(std::move(token));
+  return out;
 }
 
 json template_post_processor(const text::TokenizerSpec& spec, bool double_sep) {
@@ -52,7 +60,7 @@ json byte_bpe_tokenizer_json(const text::TokenizerSpec& spec) {
           {"truncation", nullptr},
           {"padding", nullptr},
           {"added_tokens", special_added_tokens(spec)},
-          {"normalizer", nullptr},
+          {"normalizer", spec.normalizer.empty() ? json(nullptr) : json{{"type", "NFC"}}},
           {"pre_tokenizer", byte_level},
           {"post_processor", template_post_processor(spec, false)},
           {"decoder", byte_level},

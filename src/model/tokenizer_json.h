@@ -14,15 +14,18 @@ namespace ragmig::model {
 /// The id of `token` in spec's vocabulary, or -1.
 int64_t token_id(const text::TokenizerSpec& spec, const std::string& token);
 
-/// tokenizer.json's added_tokens: each special token the vocabulary has, special, with its lstrip / rstrip.
+/// tokenizer.json's added_tokens, by id, with their lstrip / rstrip: each special token the vocabulary has and the
+/// spec's added_tokens (special, normalized false), and its normalized_added_tokens (normalized, not special), so
+/// that the tokenizers library searches for them as ragmig does.
 nlohmann::json special_added_tokens(const text::TokenizerSpec& spec);
 
 /// A TemplateProcessing post-processor of cls $A sep; pairs as cls $A sep sep $B sep (RoBERTa's and XLM-R's,
 /// `double_sep`) or cls $A sep $B sep (BERT's and ModernBERT's).
 nlohmann::json template_post_processor(const text::TokenizerSpec& spec, bool double_sep);
 
-/// The tokenizer.json of a byte-level BPE spec as the tokenizers library writes ModernBERT's: no normaliser, a
-/// ByteLevel pre-tokenizer (spec's add_prefix_space), cls $A sep, the BPE model with its merges as "left right".
+/// The tokenizer.json of a byte-level BPE spec as the tokenizers library writes ModernBERT's: NFC or no
+/// normaliser (the spec's), a ByteLevel pre-tokenizer (spec's add_prefix_space), cls $A sep, the BPE model with
+/// its merges as "left right".
 nlohmann::json byte_bpe_tokenizer_json(const text::TokenizerSpec& spec);
 
 }  // namespace ragmig::model

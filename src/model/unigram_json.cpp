@@ -53,9 +53,12 @@ NormalizerStep normalizer_step(const json& n, const std::string& file, const std
     step.kind = NormalizerStep::Kind::kStrip;
     step.left = bool_key(n, "strip_left", false, file, where);
     step.right = bool_key(n, "strip_right", false, file, where);
+  } else if (type == "NFC") {
+    step.kind = NormalizerStep::Kind::kNfc;
   } else {
     refuse(file, where, "normalizer " + (type.empty() ? n.dump() : type) +
-                          " is not supported (ragmig runs Precompiled, Replace and Strip, alone or in a Sequence)");
+                          " is not supported (ragmig runs Precompiled, Replace, Strip and NFC, alone or in a "
+                          "Sequence)");
   }
   return step;
 }
@@ -110,6 +113,8 @@ json step_json(const NormalizerStep& step) {
       return {{"type", "Replace"}, {"pattern", {{"Regex", " {2,}"}}}, {"content", step.content}};
     case NormalizerStep::Kind::kStrip:
       return {{"type", "Strip"}, {"strip_left", step.left}, {"strip_right", step.right}};
+    case NormalizerStep::Kind::kNfc:
+      return {{"type", "NFC"}};
   }
   return nullptr;
 }

@@ -5,6 +5,7 @@
 #include <queue>
 
 #include "core/error.h"
+#include "text/nfc.h"
 #include "text/unicode.h"
 
 namespace ragmig::text {
@@ -72,6 +73,11 @@ char32_t ByteBpeTokenizer::byte_char(uint8_t byte) {
 }
 
 ByteBpeTokenizer::ByteBpeTokenizer(const TokenizerSpec& spec, const std::string& source) : Tokenizer(spec, source) {
+  for (const NormalizerStep& step : spec.normalizer) {
+    if (step.kind != NormalizerStep::Kind::kNfc)
+      throw DataError(source + ": byte-level BPE normalises with NFC only (or not at all)");
+    nfc_ = true;
+  }
   std::string ch;
   for (int b = 0; b < 256; ++b) {
     ch.clear();
@@ -145,6 +151,11 @@ std::vector<std::string_view> ByteBpeTokenizer::pre_tokenize(std::string_view te
 }
 
 void ByteBpeTokenizer::encode_text(std::string_view text, size_t limit, std::vector<int32_t>& ids) const {
+  std::string normalized;
+  if (nfc_) {
+    normalized = nfc(text);
+    text = normalized;
+  }
   std::string prefixed;
   if (spec().add_prefix_space && !text.empty() && !text.starts_with(' ')) {
     prefixed.reserve(text.size() + 1);

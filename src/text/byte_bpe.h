@@ -1,5 +1,6 @@
 // Byte-level BPE compatible with Hugging Face's RobertaTokenizer (GPT-2's scheme, as the tokenizers library
-// runs it with a ByteLevel pre-tokenizer and a BPE model): a space before a non-empty text that does not start
+// runs it with a ByteLevel pre-tokenizer and a BPE model; with an NFC normaliser first where the spec has one,
+// as GPT-NeoX's and ModernBERT's): a space before a non-empty text that does not start
 // with one when add_prefix_space says so; the text split by GPT-2's pattern
 // ('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+);
 // each piece's UTF-8 bytes written as GPT-2's byte characters ("Ġ" for a space); the merge rules applied, the
@@ -42,6 +43,7 @@ class ByteBpeTokenizer : public Tokenizer {
 
   std::array<int32_t, 256> byte_ids_{};               // the id of each byte's character, or unk
   std::unordered_map<uint64_t, Merge> merges_;        // (left id << 32 | right id) -> rank, merged id
+  bool nfc_ = false;                                  // the spec's normaliser: NFC before the split
 };
 
 }  // namespace ragmig::text

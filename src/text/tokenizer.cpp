@@ -50,38 +50,72 @@ Tokenizer::Tokenizer(TokenizerSpec spec, const std::string& source) : spec_(std:
   pad_id_ = require(spec_.special.pad, "pad");
   unk_id_ = require(spec_.special.unk, "unk");
   mask_id_ = find(spec_.special.mask);
-  for (const std::string* name : {&spec_.special.cls, &spec_.special.sep, &spec_.special.pad, &spec_.special.unk,
-                                  &spec_.special.mask}) {
-    const int32_t id = find(*name);
-    const bool seen = std::any_of(specials_.begin(), specials_.end(), [&](const Special& s) { return s.name == *name; });
-    if (id >= 0 && !name->empty() && !seen)
-      specials_.push_back({*name, id, spec_.strips_left(*name), spec_.strips_right(*name)});
-  }
-  std::stable_sort(specials_.begin(), specials_.end(),
-                   [](const Special& a, const Special& b) { return a.name.size() > b.name.size(); });
+  for (const auto* added : {&spec_.added_tokens, &spec_.normalized_added_tokens})
+    for (const std::string& name : *added)
+      if (find(name) < 0) throw DataError(source + ": added token \"" + name + "\" is not in the vocabulary");
+  // The first pass's tokens: the special ones and the added tokens matched before normalisation.
+  std::vector<const std::string*> names = {&spec_.special.cls, &spec_.special.sep, &spec_.special.pad,
+                                           &spec_.special.unk, &spec_.special.mask};
+  for (const std::string& added : spec_.added_tokens) names.push_back(&added);
+  specials_ = token_list(names);
+  names.clear();
+  for (const std::string& added : spec_.normalized_added_tokens) names.push_back(&added);
+  normalized_ = token_list(names);
 }
 
-std::vector<int32_t> Tokenizer::encode_pieces(std::string_view text, int64_t max_pieces) const {
-  std::vector<int32_t> ids;
-  const size_t limit = max_pieces < 0 ? SIZE_MAX : static_cast<size_t>(max_pieces);
+std::vector<Tokenizer::Special> Tokenizer::token_list(const std::vector<const std::string*>& names) const {
+  std::vector<Special> out;
+  for (const std::string* name : names) {
+    const int32_t id = find(*name);
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const Special& s) { return s.name == *name; });
+    if (id >= 0 && !name->empty() && !seen)
+      out.push_back({*name, id, spec_.strips_left(*name), spec_.strips_right(*name)});
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Special& a, const Special& b) { return a.name.size() > b.name.size(); });
+  return out;
+}
+
+void Tokenizer::split_at(std::string_view text, const std::vector<Special>& tokens, size_t limit,
+                         std::vector<int32_t>& ids, const std::function<void(std::string_view)>& gap) const {
   size_t start = 0;  // of the text not yet tokenised
+  // Each token's next occurrence at or after `start` (searched again only once `start` has passed it), so a text
+  // with many of them costs one pass per token.
+  std::vector<size_t> next(tokens.size(), 0);
+  std::vector<bool> searched(tokens.size(), false);
   while (ids.size() < limit) {
-    // The leftmost special token from `start`, the longest where several begin there.
+    // The leftmost token from `start`, the longest where several begin there.
     size_t at = std::string_view::npos;
     const Special* hit = nullptr;
-    for (const Special& s : specials_)
-      if (const size_t p = text.find(s.name, start); p < at) {
-        at = p;
-        hit = &s;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      if (!searched[i] || (next[i] != std::string_view::npos && next[i] < start)) {
+        next[i] = text.find(tokens[i].name, start);
+        searched[i] = true;
       }
+      if (next[i] < at) {
+        at = next[i];
+        hit = &tokens[i];
+      }
+    }
     size_t end = hit ? at : text.size();
     if (hit && hit->lstrip) end = start + trailing_white_space_start(text.substr(start, end - start));
-    if (end > start) encode_text(text.substr(start, end - start), limit, ids);
+    if (end > start) gap(text.substr(start, end - start));
     if (!hit) break;
     if (ids.size() < limit) ids.push_back(hit->id);
     start = at + hit->name.size();
     if (hit->rstrip) start += leading_white_space_end(text.substr(start));
   }
+}
+
+std::vector<int32_t> Tokenizer::encode_pieces(std::string_view text, int64_t max_pieces) const {
+  std::vector<int32_t> ids;
+  const size_t limit = max_pieces < 0 ? SIZE_MAX : static_cast<size_t>(max_pieces);
+  // As the tokenizers library: the special (and unnormalised added) tokens first, then in the text between them
+  // the added tokens it matches after normalising, then the model's pieces of what is left.
+  split_at(text, specials_, limit, ids, [&](std::string_view segment) {
+    if (normalized_.empty()) return encode_text(segment, limit, ids);
+    split_at(segment, normalized_, limit, ids, [&](std::string_view piece) { encode_text(piece, limit, ids); });
+  });
   if (ids.size() > limit) ids.resize(limit);
   return ids;
 }

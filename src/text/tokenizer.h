@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -40,13 +41,15 @@ enum class TokenizerKind {
   kUnigram,    ///< XLMRobertaTokenizer / SentencePiece's: normalise, mark spaces, the best-scoring pieces
 };
 
-/// One step of a Unigram tokenizer's normaliser (tokenizer.json's "normalizer", a Sequence of these).
+/// One step of a Unigram or byte-level BPE tokenizer's normaliser (tokenizer.json's "normalizer", a Sequence of
+/// these; byte-level BPE takes kNfc alone, as GPT-NeoX's, OLMo's and ModernBERT's files have it).
 struct NormalizerStep {
   enum class Kind {
     kPrecompiled,       ///< SentencePiece's charsmap (precompiled_charsmap.h); `text` holds its bytes
     kReplace,           ///< every `text` -> `content`
     kReplaceSpaceRuns,  ///< every run of two or more spaces -> `content` (the Regex " {2,}")
     kStrip,             ///< whitespace off the left and/or right end
+    kNfc,               ///< Unicode's NFC (nfc.h)
   };
   Kind kind = Kind::kPrecompiled;
   std::string text, content;
@@ -76,11 +79,18 @@ struct TokenizerSpec {
   std::vector<std::pair<std::string, std::string>> merges;
   bool add_prefix_space = false;  ///< byte-level BPE only: a space before a non-empty text not starting with one
   std::vector<double> scores;              ///< Unigram only: each token's log probability
-  std::vector<NormalizerStep> normalizer;  ///< Unigram only, applied in order
+  std::vector<NormalizerStep> normalizer;  ///< Unigram and byte-level BPE (kNfc) only, applied in order
   MetaspaceSplit pre_tokenizer;            ///< Unigram only
   /// Special tokens (by name) that take the whitespace before / after them where a text contains them
   /// (tokenizer.json's added_tokens' lstrip / rstrip, as roberta-base's <mask> on the hub).
   std::vector<std::string> lstrip, rstrip;
+  /// Vocabulary tokens other than the five special ones that texts are searched for as the special tokens are
+  /// (tokenizer.json's other added_tokens with normalized false: ModernBERT's [unused0], ...), in id order.
+  std::vector<std::string> added_tokens;
+  /// The added tokens with normalized true (GPT-NeoX's and ModernBERT's runs of spaces): searched for in the text
+  /// between the others, as the tokenizers library does after normalising (here before: NFC keeps them as they
+  /// are), in id order.
+  std::vector<std::string> normalized_added_tokens;
   bool operator==(const TokenizerSpec&) const = default;
 
   /// Whether the special token `name` takes the whitespace before it (lstrip) / after it (rstrip).
@@ -99,8 +109,9 @@ class Tokenizer {
   Tokenizer(Tokenizer&&) = default;
 
   /// Piece ids without [CLS]/[SEP]; at most `max_pieces` of them when that is >= 0, and tokenizing stops there,
-  /// so long passages cost little. Special tokens written in the text (the five names of special_tokens(),
-  /// leftmost and longest first) keep their ids, as Hugging Face's tokenizers keep them; the text between them is
+  /// so long passages cost little. Special tokens written in the text (the five names of special_tokens() and
+  /// the spec's added_tokens, leftmost and longest first; then its normalized_added_tokens in the text between
+  /// them) keep their ids, as Hugging Face's tokenizers keep them; the text between them is
   /// tokenised piece by piece (each a text of its own, as there), less the whitespace an lstrip / rstrip token
   /// takes.
   std::vector<int32_t> encode_pieces(std::string_view text, int64_t max_pieces = -1) const;
@@ -126,8 +137,8 @@ class Tokenizer {
   int32_t find(std::string_view token) const;
 
  protected:
-  /// Throws DataError naming `source` (and the line, id + 1, of a duplicate token) for duplicates or a missing
-  /// cls/sep/pad/unk token (the mask token is optional).
+  /// Throws DataError naming `source` (and the line, id + 1, of a duplicate token) for duplicates, a missing
+  /// cls/sep/pad/unk token (the mask token is optional) or an added token not in the vocabulary.
   Tokenizer(TokenizerSpec spec, const std::string& source);
   /// The ids of text without special tokens, appended to `out` until it holds `limit`.
   virtual void encode_text(std::string_view text, size_t limit, std::vector<int32_t>& out) const = 0;
@@ -146,7 +157,15 @@ class Tokenizer {
 
   TokenizerSpec spec_;
   std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> ids_;
-  std::vector<Special> specials_;  // the special tokens the vocabulary has, longest name first
+  // The tokens of `names` the vocabulary has, once each, longest name first.
+  std::vector<Special> token_list(const std::vector<const std::string*>& names) const;
+  // Splits `text` at the leftmost (then longest) occurrences of `tokens`, whose ids go to `ids`; `gap` gets the
+  // text between them, less the whitespace an lstrip / rstrip token takes. Stops once `ids` holds `limit`.
+  void split_at(std::string_view text, const std::vector<Special>& tokens, size_t limit, std::vector<int32_t>& ids,
+                const std::function<void(std::string_view)>& gap) const;
+
+  std::vector<Special> specials_;    // the special tokens and added_tokens the vocabulary has, longest name first
+  std::vector<Special> normalized_;  // the normalized_added_tokens, longest first
   int32_t cls_id_ = -1, sep_id_ = -1, pad_id_ = -1, unk_id_ = -1, mask_id_ = -1;
 };
 

@@ -1,5 +1,5 @@
 // Declarations of the generated Unicode tables (unicode_tables.cpp, from gen_unicode_tables.py). Only
-// unicode.cpp reads them; everything else goes through the functions in unicode.h.
+// unicode.cpp and nfc.cpp read them; everything else goes through the functions in unicode.h and nfc.h.
 #pragma once
 
 #include <cstddef>
@@ -31,5 +31,11 @@ extern const uint32_t kStripSingle[];  // pairs: code point, replacement
 extern const size_t kStripSingleCount;
 extern const StripMulti kStripMulti[];
 extern const size_t kStripMultiCount;
+extern const uint32_t kCombiningClassRuns[];  // (first << 8) | canonical combining class
+extern const size_t kCombiningClassRunsCount;
+extern const uint32_t kCanonicalDecompositions[][3];  // cp, first, second (0: singleton); sorted by cp
+extern const size_t kCanonicalDecompositionsCount;
+extern const uint32_t kCompositions[][3];  // first, second, composite; sorted by (first, second)
+extern const size_t kCompositionsCount;
 
 }  // namespace ragmig::text::unicode_data

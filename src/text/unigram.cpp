@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "text/nfc.h"
 #include "text/unicode.h"
 
 namespace ragmig::text {
@@ -76,6 +77,7 @@ std::string UnigramTokenizer::normalize(std::string_view text) const {
       case NormalizerStep::Kind::kPrecompiled: s = charsmaps_[i]->normalize(s); break;
       case NormalizerStep::Kind::kReplace: replace_all(s, step.text, step.content); break;
       case NormalizerStep::Kind::kReplaceSpaceRuns: replace_space_runs(s, step.content); break;
+      case NormalizerStep::Kind::kNfc: s = nfc(s); break;
       case NormalizerStep::Kind::kStrip: {
         const size_t end = step.right ? trailing_white_space_start(s) : s.size();
         const size_t begin = step.left ? leading_white_space_end(std::string_view(s).substr(0, end)) : 0;

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Saves a small random ModernBERT the way transformers and sentence-transformers do, for
-tests/hf/test_hf_parity.cpp: a byte-level BPE with ModernBERT's special tokens ([CLS] $A [SEP] by a
-TemplateProcessing post-processor, [MASK] taking the whitespace before it) trained on TOKENIZER_DIR's WordPiece
-vocabulary as text, and a ModernBertModel of three layers (global, sliding, sliding: global_attn_every_n_layers 3,
+tests/hf/test_hf_parity.cpp: a byte-level BPE trained on TOKENIZER_DIR's WordPiece vocabulary as text, laid out as
+ModernBERT's (GPT-NeoX's / OLMo's) tokenizer.json: an NFC normaliser; ModernBERT's special tokens added after
+training (ids past model.vocab; [CLS] $A [SEP] by a TemplateProcessing post-processor, [MASK] taking the whitespace
+before it, [unused0] and [unused1]); GPT-NeoX's runs of 2 to 8 spaces as added, not special tokens. And a
+ModernBertModel of three layers (global, sliding, sliding: global_attn_every_n_layers 3,
 as the real ones) whose sliding window (local_attention 8) is shorter than the texts, with biases in the norms and
 linear layers switched on where ModernBERT's configs allow them off. OUT/hf (save_pretrained) and OUT/st (a
 SentenceTransformer of it: mean pooling, Normalize, max_seq_length 40, saved with .save). With TEXTS.json, also
@@ -14,12 +16,12 @@ import os
 import sys
 
 import torch
-from tokenizers import AddedToken, ByteLevelBPETokenizer, processors
+from tokenizers import AddedToken, ByteLevelBPETokenizer, normalizers, processors
 from transformers import ModernBertConfig, ModernBertModel, PreTrainedTokenizerFast
 
 from random_folder import perturb, save_both  # beside this file
 
-SPECIAL = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
+SPECIAL = ["[UNK]", "[CLS]", "[SEP]", "[PAD]"]
 
 
 def main():
@@ -28,8 +30,11 @@ def main():
     words = sorted(words, key=words.get)
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator([" ".join(words[i:i + 20]) for i in range(0, len(words), 20)], vocab_size=1000,
-                            min_frequency=2, special_tokens=SPECIAL, show_progress=False)
-    bpe.add_special_tokens([AddedToken("[MASK]", lstrip=True, rstrip=False)])
+                            min_frequency=2, show_progress=False)
+    bpe.normalizer = normalizers.NFC()
+    bpe.add_special_tokens(SPECIAL + [AddedToken("[MASK]", lstrip=True, rstrip=False)])
+    bpe.add_tokens([AddedToken(" " * n, normalized=True, special=False) for n in range(8, 1, -1)])
+    bpe.add_special_tokens(["[unused0]", "[unused1]"])
     cls, sep = bpe.token_to_id("[CLS]"), bpe.token_to_id("[SEP]")
     bpe.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
                                                        special_tokens=[("[CLS]", cls), ("[SEP]", sep)])

@@ -24,6 +24,7 @@
 #include "model/torch_safetensors.h"
 #include "support/process.h"
 #include "support/test_support.h"
+#include "text/nfc.h"
 #include "text/wordpiece.h"
 
 namespace fs = std::filesystem;
@@ -639,6 +640,37 @@ void expect_family_round_trips(const fs::path& st_folder, const std::vector<std:
   EXPECT_GT(max_abs_diff(adapted, rows_of(mine)), 1e-4) << "training moved the adapter";
 }
 
+// ragmig's NFC against Python's unicodedata (the tables' source) on every code point NFC can change or that combines:
+// each alone, decomposed, after a letter, and with marks of several classes in both orders after it.
+TEST(HfLive, NfcIsPythonsUnicodedataOnEveryDecomposableOrCombiningCodePoint) {
+  REQUIRE_PYTHON_LIBRARIES();
+  testing::ScratchDir dir;
+  const std::string cases = python_output(
+      "import json, unicodedata as ud\n"
+      "texts = []\n"
+      "for cp in range(0x110000):\n"
+      "    if 0xD800 <= cp <= 0xDFFF: continue\n"
+      "    c = chr(cp)\n"
+      "    d = ud.decomposition(c)\n"
+      "    if ud.combining(c) or (d and not d.startswith('<')) or 0xAC00 <= cp <= 0xD7A3 and cp % 97 == 0:\n"
+      "        texts += [c, ud.normalize('NFD', c), 'a' + c, 'e' + c + '\\u0323\\u0301', c + '\\u0301\\u0323']\n"
+      "texts += ['\\u1100\\u1161\\u11a8', '\\u1100\\u1161', '\\uac00\\u11a8', 'A\\u030a\\u0301\\u0327']\n"
+      "pairs = [[t, ud.normalize('NFC', t)] for t in texts]\n"
+      "open('" + (dir / "nfc.json").string() + "', 'w').write(json.dumps(pairs))\n"
+      "print(len(texts))");
+  ASSERT_FALSE(cases.empty());
+  const json pairs = json::parse(read_file(dir / "nfc.json"));
+  EXPECT_GT(pairs.size(), 10000u);
+  int wrong = 0;
+  for (const auto& pair : pairs) {
+    const std::string mine = text::nfc(pair[0].get<std::string>());
+    if (mine != pair[1].get<std::string>() && ++wrong <= 10)
+      ADD_FAILURE() << "NFC of " << json(pair[0]).dump() << ": ragmig " << json(mine).dump() << ", Python "
+                    << pair[1].dump();
+  }
+  EXPECT_EQ(wrong, 0) << " of " << pairs.size();
+}
+
 // WordPiece on the same texts, BERT's special tokens written in them included: the fixture's tokenizer.json as
 // the tokenizers library (transformers' fast BertTokenizer) encodes them.
 TEST(HfLive, WordPieceIdsAreTheTokenizersLibrarysWithSpecialTokensInTheText) {
@@ -686,13 +718,15 @@ TEST(HfLive, ARobertaFolderTokenizesEmbedsFineTunesAndTrainsAdaptersAsTransforme
 }
 
 // A ModernBERT folder (gte-modernbert's and modernbert-embed's architecture, small and random: rotary positions,
-// a sliding window of 4 tokens each side in two of its three layers, gated MLP, pre-LN; byte-level BPE with
-// [CLS] $A [SEP] and a [MASK] that takes the whitespace before it): transformers' ids and embeddings, written back,
-// fine-tuned, and a LoRA adapter on Wqkv that peft puts on the base.
+// a sliding window of 4 tokens each side in two of its three layers, gated MLP, pre-LN; byte-level BPE laid out as
+// ModernBERT's: NFC, special tokens past model.vocab, [CLS] $A [SEP], a [MASK] that takes the whitespace before it,
+// runs of spaces as added tokens): transformers' ids and embeddings, written back, fine-tuned, and a LoRA adapter
+// on Wqkv that peft puts on the base.
 TEST(HfLive, AModernBertFolderTokenizesEmbedsFineTunesAndTrainsAdaptersAsTransformers) {
   REQUIRE_PYTHON_LIBRARIES();
   testing::ScratchDir dir;
-  const auto texts = tokenizer_texts();
+  auto texts = tokenizer_texts();
+  texts.emplace_back("x [unused1]y  [unused0]      z\u00e9 e\u0301 \u212b \u1112\u1161\u11ab");
   ASSERT_TRUE(make_folders("modernbert_folder.py", dir / "modernbert", &texts));
   const fs::path st_folder = dir / "modernbert" / "st";
   const model::FolderTokenizer folder = model::read_folder_tokenizer(st_folder.string());
@@ -700,6 +734,10 @@ TEST(HfLive, AModernBertFolderTokenizesEmbedsFineTunesAndTrainsAdaptersAsTransfo
   EXPECT_EQ(folder.spec.special.cls, "[CLS]");
   EXPECT_EQ(folder.spec.special.sep, "[SEP]");
   EXPECT_EQ(folder.spec.lstrip, std::vector<std::string>{"[MASK]"});
+  EXPECT_EQ(folder.spec.normalizer.size(), 1u);
+  EXPECT_EQ(folder.spec.vocab.size(), 1014u) << "the tokens added after training follow model.vocab's 1000";
+  EXPECT_EQ(folder.spec.added_tokens, (std::vector<std::string>{"[unused0]", "[unused1]"}));
+  EXPECT_EQ(folder.spec.normalized_added_tokens.size(), 7u) << "runs of 8 down to 2 spaces";
   expect_same_ids(folder.spec, texts, json::parse(read_file(dir / "modernbert" / "ids.json"))["plain"],
                   "ModernBERT's tokenizer");
   const model::BertConfig config = model::load_model_folder(st_folder.string()).model->spec().bert;

@@ -174,8 +174,9 @@ TEST(BertConfig, ReadsAndWritesAModernBertConfig) {
                           {"num_hidden_layers", 2}, {"intermediate_size", 48}, {"vocab_size", 100},
                           {"pad_token_id", 3}, {"norm_bias", true},
                           {"layer_types", {"sliding_attention", "full_attention"}},
-                          {"rope_parameters", {{"full_attention", {{"rope_type", "default"}, {"rope_theta", 5e5}}},
-                                               {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", 1e3}}}}}};
+                          {"rope_parameters",
+                           {{"full_attention", {{"rope_type", "default"}, {"rope_theta", 5e5}}},
+                            {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", 1e3}}}}}};
   const BertConfig s = bert_config_from_json(small, "small");
   EXPECT_EQ(s.modernbert.sliding_layers, (std::vector<bool>{true, false}));
   EXPECT_DOUBLE_EQ(s.modernbert.global_rope_theta, 5e5);

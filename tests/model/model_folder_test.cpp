@@ -609,9 +609,35 @@ TEST(ModelFolder, RobertaFoldersKeepTheirByteLevelTokenizer) {
   tj["model"]["merges"] = nlohmann::json::array({"a b"});  // the older form of a merge
   write_file_atomic(dir / "tokenizer.json", tj.dump());
   EXPECT_EQ(read_folder_tokenizer(dir.string()).spec.merges, tokenizer.merges);
+
+  // ModernBERT's layout: NFC, tokens added after training past model.vocab (in id order, without gaps), the
+  // unnormalised ones and the normalised ones (runs of spaces) apart.
+  nlohmann::json modern = tj;
+  modern["normalizer"] = {{"type", "NFC"}};
+  const auto n = static_cast<int64_t>(tokenizer.vocab.size());
+  modern["added_tokens"] = nlohmann::json::array({{{"id", n}, {"content", "[unused0]"}, {"special", true}},
+                                                  {{"id", n + 1}, {"content", "  "}, {"special", false}}});
+  write_file_atomic(dir / "tokenizer.json", modern.dump());
+  const auto modern_spec = read_folder_tokenizer(dir.string()).spec;
+  EXPECT_EQ(modern_spec.normalizer.size(), 1u);
+  EXPECT_EQ(modern_spec.vocab.size(), tokenizer.vocab.size() + 2);
+  EXPECT_EQ(modern_spec.added_tokens, std::vector<std::string>{"[unused0]"});
+  EXPECT_EQ(modern_spec.normalized_added_tokens, std::vector<std::string>{"  "});
+  modern["added_tokens"][1]["id"] = n + 2;
+  write_file_atomic(dir / "tokenizer.json", modern.dump());
+  expect_data_error(dir.string(), "ids must follow it without gaps");
+  modern["added_tokens"][1]["id"] = 0;
+  write_file_atomic(dir / "tokenizer.json", modern.dump());
+  expect_data_error(dir.string(), "which model.vocab gives");
+  write_file_atomic(dir / "tokenizer.json", tj.dump());
+
   const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> refused = {
       {[](nlohmann::json& j) { j["model"]["merges"] = nlohmann::json::array({"ab"}); }, "key \"model.merges[0]\""},
-      {[](nlohmann::json& j) { j["normalizer"] = {{"type", "NFC"}}; }, "key \"normalizer\": a NFC normalizer"},
+      {[](nlohmann::json& j) { j["normalizer"] = {{"type", "NFKC"}}; }, "key \"normalizer\": a NFKC normalizer"},
+      {[](nlohmann::json& j) {
+         j["normalizer"] = {{"type", "Sequence"}, {"normalizers", {{{"type", "NFC"}}, {{"type", "Lowercase"}}}}};
+       },
+       "key \"normalizer\": a Lowercase normalizer"},
       {[](nlohmann::json& j) { j["pre_tokenizer"] = {{"type", "Metaspace"}}; }, "key \"pre_tokenizer\""},
       {[](nlohmann::json& j) { j["model"]["continuing_subword_prefix"] = "##"; }, "model.continuing_subword_prefix"},
       {[](nlohmann::json& j) { j["model"]["dropout"] = 0.1; }, "model.dropout"},

@@ -144,3 +144,36 @@ TEST(ByteBpe, MakeTokenizerBuildsTheSpecsKind) {
 
 }  // namespace
 }  // namespace ragmig::text
+
+namespace ragmig::text {
+namespace {
+
+// ModernBERT's (GPT-NeoX's) layout: NFC before the split; added tokens matched in two passes as the tokenizers
+// library does: the special and unnormalised ones first, then the normalised ones (runs of spaces) between them.
+TEST(ByteBpe, NfcAndTwoPassesOfAddedTokens) {
+  TokenizerSpec spec = spec_with({});
+  spec.vocab.push_back("  ");  // 261
+  spec.vocab.push_back("[unused0]");  // 262
+  spec.normalized_added_tokens = {"  "};
+  spec.added_tokens = {"[unused0]"};
+  spec.lstrip = {"<mask>"};
+  const auto plain = make_tokenizer(spec);
+  EXPECT_EQ(plain->encode_pieces("a  b"), (std::vector<int32_t>{byte_id('a'), 261, byte_id('b')}));
+  EXPECT_EQ(plain->encode_pieces("a  <mask>"), (std::vector<int32_t>{byte_id('a'), 4}))
+      << "<mask> takes the spaces before it in the first pass: the run of spaces never shows";
+  EXPECT_EQ(plain->encode_pieces("x[unused0]  "), (std::vector<int32_t>{byte_id('x'), 262, 261}));
+  const std::string decomposed = "e\u0301";
+  const std::vector<int32_t> bytes_of_decomposed = {byte_id('e'), byte_id('\xcc'), byte_id('\x81')};
+  EXPECT_EQ(plain->encode_pieces(decomposed), bytes_of_decomposed);
+  spec.normalizer = {NormalizerStep{.kind = NormalizerStep::Kind::kNfc}};
+  EXPECT_EQ(make_tokenizer(spec)->encode_pieces(decomposed), (std::vector<int32_t>{byte_id('\xc3'), byte_id('\xa9')}))
+      << "NFC makes it U+00E9, two bytes";
+  spec.added_tokens = {"[unused1]"};
+  EXPECT_THROW(make_tokenizer(spec), DataError) << "an added token the vocabulary lacks";
+  spec.added_tokens.clear();
+  spec.normalizer = {NormalizerStep{.kind = NormalizerStep::Kind::kStrip}};
+  EXPECT_THROW(make_tokenizer(spec), DataError) << "byte-level BPE normalises with NFC only";
+}
+
+}  // namespace
+}  // namespace ragmig::text
