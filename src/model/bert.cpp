@@ -283,7 +283,7 @@ torch::Tensor BertModelImpl::forward(const torch::Tensor& input_ids, const torch
                     std::to_string(config_.max_tokens()) + " positions (max_position_embeddings)");
   if (at::isFloatingType(input_ids.scalar_type())) throw DataError("BERT input_ids must be integers");
   auto ids = input_ids.to(torch::kLong);
-  if (modern_) return modern_->forward(ids, attention_mask, attention_impl_);
+  if (modern_) return modern_->forward(ids, attention_mask, attention_impl_, unpad_);
   torch::Tensor types;
   if (token_type_ids.defined()) {
     if (token_type_ids.sizes() != input_ids.sizes()) throw DataError("BERT token_type_ids must have the shape of input_ids");

@@ -155,7 +155,7 @@ class BertModelImpl : public torch::nn::Module {
   /// or undefined for all zeros (MPNet and ModernBERT ignore them). Returns the last hidden state [B,L,H].
   /// Throws DataError on bad shapes or L > config().max_tokens(). Unpadded (set_unpad), the padding positions of
   /// the result are zeros (HF computes values there that no pooling reads); the real tokens' states are the same
-  /// up to float rounding. ModernBERT runs padded whatever set_unpad says.
+  /// up to float rounding (ModernBERT's as BERT's: unpadded but for the attention products).
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
                         const torch::Tensor& token_type_ids = {});
 

@@ -33,6 +33,8 @@ const char* tokenizer_class(const text::TokenizerSpec& tokenizer, const BertConf
   if (tokenizer.kind == text::TokenizerKind::kByteBpe)
     return config.is_modernbert() || !tokenizer.normalizer.empty() ? kFastTokenizerClass : "RobertaTokenizer";
   if (tokenizer.kind == text::TokenizerKind::kUnigram) return "XLMRobertaTokenizer";
+  // transformers 5 builds ModernBERT's tokenizer from tokenizer.json whatever tokenizer_class says.
+  if (config.is_modernbert()) return kFastTokenizerClass;
   return config.mpnet() ? "MPNetTokenizer" : "BertTokenizer";
 }
 

@@ -71,9 +71,11 @@ ModernBertAttentionImpl::ModernBertAttentionImpl(const BertConfig& c, bool slidi
 }
 
 torch::Tensor ModernBertAttentionImpl::forward(const torch::Tensor& hidden, const ModernBertBatch& batch) {
-  const auto b = hidden.size(0), l = hidden.size(1);
+  auto projected = Wqkv(hidden);
+  if (batch.packed) projected = unpack(projected, *batch.packed);  // the attention needs the rows back
+  const auto b = projected.size(0), l = projected.size(1);
   // [B, L, 3, heads, head_dim] -> q, k, v [B, heads, L, head_dim]
-  const auto qkv = Wqkv(hidden).view({b, l, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});
+  const auto qkv = projected.view({b, l, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});
   const RotaryTables& rotary = sliding_ ? batch.local_rotary : batch.global_rotary;
   const auto q = apply_rotary(qkv[0], rotary), k = apply_rotary(qkv[1], rotary);
   const auto v = qkv[2];
@@ -91,8 +93,9 @@ torch::Tensor ModernBertAttentionImpl::forward(const torch::Tensor& hidden, cons
     context = keyed_dropout_matmul(torch::softmax(scores, -1, torch::kFloat).to(q.scalar_type()), v, dropout_,
                                    training);
   }
-  const auto out = Wo(context.transpose(1, 2).reshape({b, l, heads_ * head_dim_}));
-  return keyed_dropout(out, dropout_, training);
+  auto merged = context.transpose(1, 2).reshape({b, l, heads_ * head_dim_});
+  if (batch.packed) merged = pack(merged, *batch.packed);
+  return keyed_dropout(Wo(merged), dropout_, training);
 }
 
 ModernBertMlpImpl::ModernBertMlpImpl(const BertConfig& c)
@@ -130,7 +133,7 @@ ModernBert::ModernBert(torch::nn::Module& owner, const BertConfig& config) : con
 }
 
 torch::Tensor ModernBert::forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
-                                  AttentionImpl impl) {
+                                  AttentionImpl impl, bool unpad) {
   const ModernBertOptions& m = config_.modernbert;
   const int64_t l = input_ids.size(1), head_dim = config_.hidden_size / config_.num_attention_heads;
   ModernBertBatch batch;
@@ -139,9 +142,16 @@ torch::Tensor ModernBert::forward(const torch::Tensor& input_ids, const torch::T
   batch.impl = impl;
   batch.global_rotary = rotary_tables(l, head_dim, m.global_rope_theta, input_ids.device());
   batch.local_rotary = rotary_tables(l, head_dim, m.local_rope_theta, input_ids.device());
-  auto hidden = embeddings(input_ids);
+  if (!unpad) {
+    auto hidden = embeddings(input_ids);
+    for (const auto& layer : *layers) hidden = layer->as<ModernBertLayerImpl>()->forward(hidden, batch);
+    return final_norm(hidden);
+  }
+  const Packing packing = make_packing(attention_mask);
+  batch.packed = &packing;
+  auto hidden = embeddings(pack(input_ids, packing));
   for (const auto& layer : *layers) hidden = layer->as<ModernBertLayerImpl>()->forward(hidden, batch);
-  return final_norm(hidden);
+  return unpack(final_norm(hidden), packing);
 }
 
 namespace {

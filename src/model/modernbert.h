@@ -12,6 +12,7 @@
 #include "model/bert.h"
 #include "model/bert_config.h"
 #include "model/lora_linear.h"
+#include "model/unpad.h"
 
 namespace ragmig::model {
 
@@ -43,9 +44,11 @@ torch::Tensor apply_rotary(const torch::Tensor& x, const RotaryTables& tables);
 /// `dtype` wherever |i - j| > half_window.
 torch::Tensor sliding_window_mask(const torch::Tensor& attention_mask, int64_t half_window, torch::ScalarType dtype);
 
-/// What every layer of one forward pass shares: the masks (built once per dtype) and rotary tables per layer type.
+/// What every layer of one forward pass shares: the masks (built once per dtype), rotary tables per layer type and
+/// the packing when the hidden states are packed (unpad.h: [N, H] instead of [B, L, H]).
 struct ModernBertBatch {
   torch::Tensor mask;  ///< [B, L], 1 = token
+  const Packing* packed = nullptr;
   int64_t half_window = 64;
   RotaryTables global_rotary, local_rotary;
   AttentionImpl impl = AttentionImpl::Fused;
@@ -71,7 +74,8 @@ TORCH_MODULE(ModernBertEmbeddings);
 class ModernBertAttentionImpl : public torch::nn::Module {
  public:
   ModernBertAttentionImpl(const BertConfig& config, bool sliding);
-  /// hidden [B, L, H] (already normed) -> the attention's output [B, L, H] (after Wo)
+  /// hidden [B, L, H] or packed [N, H] (already normed) -> the attention's output of the same shape (after Wo);
+  /// packed, only the attention itself runs on the padded rows.
   torch::Tensor forward(const torch::Tensor& hidden, const ModernBertBatch& batch);
 
   LoraLinear Wqkv{nullptr}, Wo{nullptr};
@@ -116,8 +120,10 @@ class ModernBert {
  public:
   ModernBert(torch::nn::Module& owner, const BertConfig& config);
 
-  /// ids and mask [B, L] int64 (mask 1 = token) -> the last hidden state [B, L, H].
-  torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask, AttentionImpl impl);
+  /// ids and mask [B, L] int64 (mask 1 = token) -> the last hidden state [B, L, H]. `unpad`: every part but the
+  /// attention products runs on the real tokens only, and the padding positions of the result are zeros.
+  torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask, AttentionImpl impl,
+                        bool unpad);
 
   /// HF's initialisation (uses the global torch RNG): truncated normals (2 std) of initializer_range for the
   /// embeddings, Wqkv and Wi, initializer_range / sqrt(2 layers) for both Wo; zero biases, LayerNorms 1.

@@ -509,6 +509,8 @@ void write_sentence_transformer_files(const std::string& dir, const text::Tokeni
       text.append(token).append("\n");
     }
     write_file_atomic(folder / "vocab.txt", text);
+    if (tokenizer_class == kFastTokenizerClass)  // what transformers reads for such a family
+      write_json(folder / "tokenizer.json", word_piece_tokenizer_json(tokenizer));
   }
   const text::SpecialTokens& tokens = tokenizer.special;
   const auto has = [&](const std::string& t) { return std::find(vocab.begin(), vocab.end(), t) != vocab.end(); };

@@ -76,8 +76,9 @@ void write_prompts_file(const std::string& dir, const text::Prompts& prompts);
 /// Writes, atomically each, the tokenizer and sentence-transformers files of one tower's folder, so that
 /// AutoTokenizer, AutoModel and SentenceTransformer(dir) load it as it is: the vocabulary (vocab.txt, or
 /// vocab.json + merges.txt for byte-level BPE, tokenizer.json for Unigram and for byte-level BPE of
-/// kFastTokenizerClass), tokenizer_config.json (with `tokenizer_class`, e.g. BertTokenizer, MPNetTokenizer,
-/// RobertaTokenizer or kFastTokenizerClass), special_tokens_map.json, sentence_bert_config.json
+/// kFastTokenizerClass; vocab.txt and tokenizer.json for WordPiece of kFastTokenizerClass),
+/// tokenizer_config.json (with `tokenizer_class`, e.g. BertTokenizer, MPNetTokenizer, RobertaTokenizer or
+/// kFastTokenizerClass), special_tokens_map.json, sentence_bert_config.json
 /// (max_seq_length = `max_length`), modules.json, 1_Pooling/config.json, config_sentence_transformers.json (the
 /// similarity, and `prompts` as "query" and "document", which encode_query and encode_document use), with
 /// `layout.dense` 2_Dense/config.json and, when `layout.normalize`, 2_Normalize/ (3_Normalize/ after a Dense).

@@ -70,4 +70,29 @@ json byte_bpe_tokenizer_json(const text::TokenizerSpec& spec) {
             {"vocab", vocab}, {"merges", merges}}}};
 }
 
+json word_piece_tokenizer_json(const text::TokenizerSpec& spec) {
+  json vocab = json::object();
+  for (size_t i = 0; i < spec.vocab.size(); ++i) vocab[spec.vocab[i]] = i;
+  const text::TextNormalization& n = spec.normalization;
+  return {{"version", "1.0"},
+          {"truncation", nullptr},
+          {"padding", nullptr},
+          {"added_tokens", special_added_tokens(spec)},
+          {"normalizer",
+           {{"type", "BertNormalizer"},
+            {"clean_text", true},
+            {"handle_chinese_chars", n.split_cjk},
+            {"strip_accents", n.strip_accents == n.lower_case ? json(nullptr) : json(n.strip_accents)},
+            {"lowercase", n.lower_case}}},
+          {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+          {"post_processor", template_post_processor(spec, false)},
+          {"decoder", {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}}},
+          {"model",
+           {{"type", "WordPiece"},
+            {"unk_token", spec.special.unk},
+            {"continuing_subword_prefix", "##"},
+            {"max_input_chars_per_word", 100},
+            {"vocab", vocab}}}};
+}
+
 }  // namespace ragmig::model

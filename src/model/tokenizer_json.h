@@ -28,4 +28,9 @@ nlohmann::json template_post_processor(const text::TokenizerSpec& spec, bool dou
 /// its merges as "left right".
 nlohmann::json byte_bpe_tokenizer_json(const text::TokenizerSpec& spec);
 
+/// The tokenizer.json of a WordPiece spec as transformers writes BertTokenizerFast's: BertNormalizer with the
+/// spec's normalisation, BertPreTokenizer, cls $A sep, the WordPiece model ("##" continuations). For families
+/// whose transformers tokenizer is tokenizer.json alone (a ModernBERT ragmig trains from scratch).
+nlohmann::json word_piece_tokenizer_json(const text::TokenizerSpec& spec);
+
 }  // namespace ragmig::model

@@ -28,6 +28,8 @@ ConfigTable make_config_table(TrainConfig& c) {
         "model folder to fine-tune: a path, or package:NAME for one a Python package carries (`ragmig models`; empty = train from scratch)");
   t.add("model.vocab", c.model.vocab, "vocab.txt for a new model (empty = build from the data)");
   t.add("model.vocab_size", c.model.vocab_size, "size of a vocabulary built from the data");
+  t.add("model.architecture", c.model.architecture,
+        "a new model's family: bert | modernbert (rotary positions, sliding-window attention, gated MLP)");
   t.add("model.hidden_size", c.model.hidden_size, "hidden size of a new model");
   t.add("model.layers", c.model.layers, "transformer layers of a new model");
   t.add("model.heads", c.model.heads, "attention heads of a new model");
@@ -154,6 +156,12 @@ void validate(const TrainConfig& c) {
   require(c.model.hidden_size > 0 && c.model.layers > 0 && c.model.heads > 0, "model.hidden_size",
           "hidden_size, layers and heads must be positive");
   require(c.model.hidden_size % c.model.heads == 0, "model.heads", "must divide model.hidden_size");
+  require(c.model.architecture == "bert" || c.model.architecture == "modernbert", "model.architecture",
+          "expected bert or modernbert");
+  require(c.model.architecture == "bert" || c.model.init.empty(), "model.architecture",
+          "is a new model's; model.init's folder has its own");
+  require(c.model.architecture != "modernbert" || c.model.hidden_size / c.model.heads % 2 == 0, "model.heads",
+          "must leave an even head size (model.hidden_size / model.heads) for ModernBERT's rotary positions");
   require(c.model.intermediate_size > 0, "model.intermediate_size", "must be positive");
   require(c.model.max_position >= std::max(c.data.max_query_tokens, c.data.max_passage_tokens),
           "model.max_position", "must be >= data.max_query_tokens and data.max_passage_tokens");

@@ -28,6 +28,9 @@ struct ModelConfig {
   std::string init;               ///< model folder to start from (fine-tuning); empty = from scratch
   std::string vocab;              ///< vocab.txt for a model from scratch; empty = build one from the data
   int64_t vocab_size = 8000;      ///< size of a built vocabulary
+  /// A new model's family: "bert" (post-LN, learned positions) or "modernbert" (pre-LN, rotary positions,
+  /// a sliding window of 128 in two layers of three, gated MLP: ModernBertConfig's defaults but the sizes).
+  std::string architecture = "bert";
   int64_t hidden_size = 128;
   int64_t layers = 2;
   int64_t heads = 2;

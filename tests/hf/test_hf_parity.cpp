@@ -640,6 +640,27 @@ void expect_family_round_trips(const fs::path& st_folder, const std::vector<std:
   EXPECT_GT(max_abs_diff(adapted, rows_of(mine)), 1e-4) << "training moved the adapter";
 }
 
+// model.architecture = "modernbert": a ModernBERT ragmig trains from scratch (its WordPiece vocabulary built from
+// the data, four layers: global, sliding, sliding, global) is a folder transformers' ModernBertModel and
+// sentence-transformers load unmodified, embedding as ragmig does.
+TEST(HfLive, AModernBertTrainedFromScratchLoadsInTransformers) {
+  REQUIRE_PYTHON_LIBRARIES();
+  testing::ScratchDir dir;
+  const fs::path model = fine_tune(dir.path(), "", "lr = 1e-3\n",
+                                   "architecture = \"modernbert\"\nhidden_size = 32\nheads = 4\nlayers = 4\n"
+                                   "intermediate_size = 48\nmax_position = 64\nvocab_size = 100\n");
+  ASSERT_FALSE(model.empty());
+  const json config = json::parse(read_file(model / "config.json"));
+  EXPECT_EQ(config["model_type"], "modernbert");
+  EXPECT_EQ(config["layer_types"],
+            json::array({"full_attention", "sliding_attention", "sliding_attention", "full_attention"}));
+  const auto texts = fixture_texts();
+  const json theirs = embed_in_python(model, texts, dir.path());
+  const auto mine = eval::Encoder(model.string(), "cpu", long_limits()).embed(texts, false);
+  EXPECT_LE(checked_diff("ModernBERT from scratch, sentence-transformers", mine, theirs["st"]), kTolerance);
+  EXPECT_LE(checked_diff("ModernBERT from scratch, transformers", mine, theirs["hf"]), kTolerance);
+}
+
 // ragmig's NFC against Python's unicodedata (the tables' source) on every code point NFC can change or that combines:
 // each alone, decomposed, after a letter, and with marks of several classes in both orders after it.
 TEST(HfLive, NfcIsPythonsUnicodedataOnEveryDecomposableOrCombiningCodePoint) {

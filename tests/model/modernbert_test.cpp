@@ -97,6 +97,24 @@ TEST(ModernBert, RealTokensDoNotSeePaddingOrTokensOutsideTheirWindow) {
   }
 }
 
+TEST(ModernBert, UnpaddedIsPaddedOnTheRealTokensAndZeroAtThePadding) {
+  torch::manual_seed(6);
+  BertModel tower(small_config({false, true, true}, true));
+  torch::NoGradGuard no_grad;
+  for (auto& p : tower->parameters()) p.add_(torch::randn_like(p) * 0.2);
+  tower->eval();
+  const auto ids = torch::randint(1, 50, {3, 12}, torch::kLong);
+  auto mask = torch::ones({3, 12}, torch::kLong);
+  mask[1].slice(0, 7).fill_(0);
+  mask[2].slice(0, 2).fill_(0);
+  const auto padded = tower->forward(ids, mask);
+  tower->set_unpad(true);
+  const auto unpadded = tower->forward(ids, mask);
+  const auto real = mask.unsqueeze(-1).to(torch::kBool);
+  EXPECT_TRUE(torch::allclose(unpadded.masked_select(real), padded.masked_select(real), 1e-5, 1e-6));
+  EXPECT_EQ(unpadded.masked_select(real.logical_not()).abs().max().item<float>(), 0.0f);
+}
+
 TEST(ModernBert, InitialisationIsTransformersTruncatedNormals) {
   torch::manual_seed(1);
   BertConfig c = small_config({false, true, true, false}, true);

@@ -204,6 +204,32 @@ TEST(Resume, FrozenEmbeddingsStayAsLoadedAndResumeBitIdentically) {
   EXPECT_NE(scratch.output.find("model.freeze_embeddings"), std::string::npos) << scratch.output;
 }
 
+// model.architecture = "modernbert": a ModernBERT from scratch (layers global, sliding, sliding: ModernBERT's window
+// of 64 tokens each side, which passages of up to 160 tokens exceed; dropout in its attention and MLP; unpadded)
+// trains, is stopped and resumed to the same weights bit for bit, and is written as ModernBERT.
+TEST(Resume, AModernBertFromScratchResumesBitIdentically) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  write_squad_pairs(dir / "pairs.jsonl", 240);
+  write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl", "unpad = \"on\"\n"));
+  const std::vector<std::string> set = {"--set", "model.architecture=\"modernbert\"", "--set", "model.layers=3",
+                                        "--set", "data.max_passage_tokens=160", "--set", "model.max_position=160"};
+  ASSERT_TRUE(train_straight_and_stopped(dir.path(), set, {0, 13}));
+  EXPECT_TRUE(read_file(dir / "ref/model/model.safetensors") == read_file(dir / "stopped/model/model.safetensors"))
+      << "weights differ after resume";
+  const auto config = nlohmann::json::parse(read_file(dir / "stopped/model/config.json"));
+  EXPECT_EQ(config["model_type"], "modernbert");
+  EXPECT_EQ(config["layer_types"],
+            nlohmann::json::array({"full_attention", "sliding_attention", "sliding_attention"}));
+  EXPECT_EQ(model::load_model_folder((dir / "stopped/model").string()).model->spec().bert.modernbert.local_attention,
+            128);
+
+  const auto odd = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "odd").string(), "--quiet",
+                               "--set", "model.architecture=\"modernbert\"", "--set", "model.heads=32"});
+  EXPECT_EQ(odd.exit_code, 2);
+  EXPECT_NE(odd.output.find("model.heads': must leave an even head size"), std::string::npos) << odd.output;
+}
+
 // A Dense layer after pooling (sentence-transformers' Dense module) added to a pretrained start by
 // model.dense_dim (the tiny base, 32 -> 12): it trains with the encoder, resumes bit-identically and is written
 // back as 2_Dense; a start that has one already is refused.
