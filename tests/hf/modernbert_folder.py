@@ -16,21 +16,17 @@ import os
 import sys
 
 import torch
-from tokenizers import AddedToken, ByteLevelBPETokenizer, normalizers, processors
+from tokenizers import AddedToken, normalizers, processors
 from transformers import ModernBertConfig, ModernBertModel, PreTrainedTokenizerFast
 
-from random_folder import perturb, save_both  # beside this file
+from random_folder import byte_level_bpe, perturb, save_both  # beside this file
 
 SPECIAL = ["[UNK]", "[CLS]", "[SEP]", "[PAD]"]
 
 
 def main():
     out, tokenizer_dir = sys.argv[1:3]
-    words = json.load(open(os.path.join(tokenizer_dir, "tokenizer.json"), encoding="utf-8"))["model"]["vocab"]
-    words = sorted(words, key=words.get)
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator([" ".join(words[i:i + 20]) for i in range(0, len(words), 20)], vocab_size=1000,
-                            min_frequency=2, show_progress=False)
+    bpe = byte_level_bpe(tokenizer_dir)
     bpe.normalizer = normalizers.NFC()
     bpe.add_special_tokens(SPECIAL + [AddedToken("[MASK]", lstrip=True, rstrip=False)])
     bpe.add_tokens([AddedToken(" " * n, normalized=True, special=False) for n in range(8, 1, -1)])

@@ -13,21 +13,17 @@ import sys
 import tempfile
 
 import torch
-from tokenizers import AddedToken, ByteLevelBPETokenizer
+from tokenizers import AddedToken
 from transformers import RobertaConfig, RobertaModel, RobertaTokenizer
 
-from random_folder import perturb, save_both  # beside this file
+from random_folder import byte_level_bpe, perturb, save_both  # beside this file
 
 SPECIAL = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
 
 
 def main():
     out, tokenizer_dir = sys.argv[1:3]
-    words = json.load(open(os.path.join(tokenizer_dir, "tokenizer.json"), encoding="utf-8"))["model"]["vocab"]
-    words = sorted(words, key=words.get)
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator([" ".join(words[i:i + 20]) for i in range(0, len(words), 20)], vocab_size=1000,
-                            min_frequency=2, special_tokens=SPECIAL, show_progress=False)
+    bpe = byte_level_bpe(tokenizer_dir, SPECIAL)
     files = tempfile.mkdtemp()
     bpe.save_model(files)  # vocab.json + merges.txt
     tok = RobertaTokenizer.from_pretrained(files)
