@@ -53,9 +53,10 @@ struct LoadedModel {
 SaveOptions save_options_of(const LoadedModel& loaded);
 
 /// Loads a folder written by save_model_folder, a LoRA adapter folder (lora.h: its base model with the adapter
-/// merged in), a folder written by transformers' save_pretrained (BertModel or DistilBertModel, or BertForX /
-/// DistilBertForX whose tensors carry a "bert." / "distilbert." prefix: the heads outside it are ignored, as
-/// are "pooler.*" and "embeddings.position_ids") or by sentence-transformers' save. Pooling and normalisation
+/// merged in), a folder written by transformers' save_pretrained (BertModel, DistilBertModel, RobertaModel,
+/// XLMRobertaModel, MPNetModel, ModernBertModel, or a task model XForY whose tensors carry a "bert." /
+/// "distilbert." / "roberta." / "mpnet." / "model." prefix: the heads outside it are ignored, as are "pooler.*" and
+/// "embeddings.position_ids") or by sentence-transformers' save. Pooling and normalisation
 /// come from ragmig.json, else modules.json and its Pooling module, else mean pooling, normalised; a Dense
 /// module (LaBSE's, distiluse-base-multilingual's) from modules.json, its weights from its folder's
 /// model.safetensors (sentence-transformers' names; a pickled pytorch_model.bin alone is refused by name); the
