@@ -81,6 +81,45 @@ TEST(Embedder, MixedAdaptersInOneBatchEqualOneByOne) {
   EXPECT_GT(max_diff(e.embed({&base_item}), e.embed({&items[0]})), 1e-3);
 }
 
+// A ModernBERT folder (rotary positions, a window of 2 tokens each side, gated MLP) with an adapter on Wqkv,
+// attn.Wo and mlp.Wi: its routed rows of a mixed batch equal each text alone, differ from the base's, and equal the
+// adapter merged into the model (the adapter folder loaded as a model).
+TEST(Embedder, AModernBertFolderServesRoutedAdaptersAsMerged) {
+  ScratchDir dir;
+  std::vector<std::string> vocab = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+  for (const auto& w : testing::fixture_words()) vocab.push_back(w);
+  torch::manual_seed(5);
+  model::EncoderSpec spec;
+  spec.bert = model::bert_config_from_json(
+      {{"model_type", "modernbert"}, {"vocab_size", static_cast<int64_t>(vocab.size())}, {"hidden_size", 32},
+       {"num_attention_heads", 4}, {"num_hidden_layers", 3}, {"intermediate_size", 48},
+       {"max_position_embeddings", 32}, {"pad_token_id", 0}, {"local_attention", 4}},
+      "serve_test");
+  model::DualEncoder net(spec);
+  model::SaveOptions options;
+  options.max_length = 32;
+  model::save_model_folder((dir / "model").string(), net, text::word_piece_spec(vocab), options);
+  testing::write_tiny_adapter(dir / "model", dir / "adapters", "a", 11, {"Wqkv", "attn.Wo", "mlp.Wi"});
+
+  Embedder e((dir / "model").string(), fp32());
+  const auto adapter = e.load_adapter((dir / "adapters" / "a").string(), "a");
+  const std::vector<std::string> texts = {"the cat sat on the mat with a red house", "gene", "drug trial on a river"};
+  std::vector<TextItem> items;
+  for (size_t i = 0; i < texts.size(); ++i)
+    items.push_back({e.tokenize(texts[i], Mode::Passage, true), i == 1 ? nullptr : adapter, Mode::Passage});
+  const auto mixed = e.embed({&items[0], &items[1], &items[2]});
+  Embedder merged((dir / "adapters" / "a").string(), fp32());
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::vector<float> row(mixed.begin() + static_cast<int64_t>(i * 32),
+                                 mixed.begin() + static_cast<int64_t>((i + 1) * 32));
+    EXPECT_LT(max_diff(row, e.embed({&items[i]})), 1e-5) << texts[i];
+    if (i == 1) continue;
+    const TextItem plain{items[i].ids, nullptr, Mode::Passage};
+    EXPECT_GT(max_diff(row, e.embed({&plain})), 1e-3) << "the adapter changes " << texts[i];
+    EXPECT_LT(max_diff(row, merged.embed({&plain})), 1e-5) << "routed = merged, " << texts[i];
+  }
+}
+
 // The model folder's prompts go before query and passage texts alike (input_type / TEI's prompt_name choose the
 // side); --query-prompt / --passage-prompt replace them, "" with none.
 TEST(Embedder, TheFolderPromptsGoFirstUnlessTheOptionsReplaceThem) {
