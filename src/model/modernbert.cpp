@@ -142,16 +142,12 @@ torch::Tensor ModernBert::forward(const torch::Tensor& input_ids, const torch::T
   batch.impl = impl;
   batch.global_rotary = rotary_tables(l, head_dim, m.global_rope_theta, input_ids.device());
   batch.local_rotary = rotary_tables(l, head_dim, m.local_rope_theta, input_ids.device());
-  if (!unpad) {
-    auto hidden = embeddings(input_ids);
-    for (const auto& layer : *layers) hidden = layer->as<ModernBertLayerImpl>()->forward(hidden, batch);
-    return final_norm(hidden);
-  }
-  const Packing packing = make_packing(attention_mask);
-  batch.packed = &packing;
-  auto hidden = embeddings(pack(input_ids, packing));
+  const Packing packing = unpad ? make_packing(attention_mask) : Packing{};
+  if (unpad) batch.packed = &packing;
+  auto hidden = embeddings(unpad ? pack(input_ids, packing) : input_ids);
   for (const auto& layer : *layers) hidden = layer->as<ModernBertLayerImpl>()->forward(hidden, batch);
-  return unpack(final_norm(hidden), packing);
+  hidden = final_norm(hidden);
+  return unpad ? unpack(hidden, packing) : hidden;
 }
 
 namespace {

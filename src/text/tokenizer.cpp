@@ -81,17 +81,14 @@ void Tokenizer::split_at(std::string_view text, const std::vector<Special>& toke
   size_t start = 0;  // of the text not yet tokenised
   // Each token's next occurrence at or after `start` (searched again only once `start` has passed it), so a text
   // with many of them costs one pass per token.
-  std::vector<size_t> next(tokens.size(), 0);
-  std::vector<bool> searched(tokens.size(), false);
+  std::vector<size_t> next(tokens.size());
+  for (size_t i = 0; i < tokens.size(); ++i) next[i] = text.find(tokens[i].name);
   while (ids.size() < limit) {
     // The leftmost token from `start`, the longest where several begin there.
     size_t at = std::string_view::npos;
     const Special* hit = nullptr;
     for (size_t i = 0; i < tokens.size(); ++i) {
-      if (!searched[i] || (next[i] != std::string_view::npos && next[i] < start)) {
-        next[i] = text.find(tokens[i].name, start);
-        searched[i] = true;
-      }
+      if (next[i] < start) next[i] = text.find(tokens[i].name, start);  // npos is never < start
       if (next[i] < at) {
         at = next[i];
         hit = &tokens[i];

@@ -111,9 +111,10 @@ model::DenseConfig dense_config(const ModelConfig& m, int64_t hidden_size) {
 
 model::EncoderSpec spec_from_config(const ModelConfig& m, const text::Tokenizer& tok) {
   model::EncoderSpec spec;
-  if (m.architecture == "modernbert")  // ModernBertConfig's defaults (window, layer pattern, bases), these sizes
-    spec.bert = model::bert_config_from_json({{"model_type", "modernbert"}, {"mlp_dropout", m.dropout},
-                                              {"attention_dropout", m.dropout}},
+  // ModernBertConfig's defaults (window, bases, its layer pattern for this many layers), these sizes.
+  if (m.architecture == "modernbert")
+    spec.bert = model::bert_config_from_json({{"model_type", "modernbert"}, {"num_hidden_layers", m.layers},
+                                              {"mlp_dropout", m.dropout}, {"attention_dropout", m.dropout}},
                                              "model.architecture");
   spec.bert.vocab_size = tok.vocab_size();
   spec.bert.hidden_size = m.hidden_size;
@@ -124,11 +125,6 @@ model::EncoderSpec spec_from_config(const ModelConfig& m, const text::Tokenizer&
   spec.bert.hidden_dropout_prob = m.dropout;
   spec.bert.attention_probs_dropout_prob = m.dropout;
   spec.bert.pad_token_id = tok.pad_id();
-  // ModernBertConfig's pattern for this many layers: every third global, from the first.
-  if (spec.bert.is_modernbert()) {
-    spec.bert.modernbert.sliding_layers.clear();
-    for (int64_t i = 0; i < m.layers; ++i) spec.bert.modernbert.sliding_layers.push_back(i % 3 != 0);
-  }
   spec.pooling = model::parse_pooling(m.pooling);
   spec.normalize = m.normalize;
   spec.shared_towers = m.shared_towers;

@@ -50,6 +50,11 @@ EmbedderOptions fp32() {
   return o;
 }
 
+// Row i of a batch's embeddings (32-dimensional, as the tiny models here).
+std::vector<float> row_of(const std::vector<float>& batch, size_t i) {
+  return {batch.begin() + static_cast<int64_t>(i * 32), batch.begin() + static_cast<int64_t>((i + 1) * 32)};
+}
+
 double max_diff(const std::vector<float>& a, const std::vector<float>& b) {
   EXPECT_EQ(a.size(), b.size());
   double d = 0;
@@ -73,7 +78,7 @@ TEST(Embedder, MixedAdaptersInOneBatchEqualOneByOne) {
   ASSERT_EQ(mixed.size(), texts.size() * 32);
   for (size_t i = 0; i < items.size(); ++i) {
     const auto alone = e.embed({&items[i]});
-    const std::vector<float> row(mixed.begin() + static_cast<int64_t>(i * 32), mixed.begin() + static_cast<int64_t>((i + 1) * 32));
+    const std::vector<float> row = row_of(mixed, i);
     EXPECT_LT(max_diff(row, alone), 1e-5) << texts[i];
   }
   // The adapters change the rows they route to.
@@ -110,8 +115,7 @@ TEST(Embedder, AModernBertFolderServesRoutedAdaptersAsMerged) {
   const auto mixed = e.embed({&items[0], &items[1], &items[2]});
   Embedder merged((dir / "adapters" / "a").string(), fp32());
   for (size_t i = 0; i < items.size(); ++i) {
-    const std::vector<float> row(mixed.begin() + static_cast<int64_t>(i * 32),
-                                 mixed.begin() + static_cast<int64_t>((i + 1) * 32));
+    const std::vector<float> row = row_of(mixed, i);
     EXPECT_LT(max_diff(row, e.embed({&items[i]})), 1e-5) << texts[i];
     if (i == 1) continue;
     const TextItem plain{items[i].ids, nullptr, Mode::Passage};
