@@ -3,15 +3,13 @@
 // float rounding, which tests/model/bert_reference.py checks.
 #include "model/bert.h"
 
-#include <atomic>
 #include <cmath>
-#include <iostream>
 #include <limits>
 
 #include "core/error.h"
 #include "model/keyed_dropout.h"
 #include "model/modernbert.h"
-#include "model/torch_error.h"
+#include "model/varlen_attention.h"
 
 namespace ragmig::model {
 namespace {
@@ -24,41 +22,7 @@ torch::nn::LayerNorm make_layer_norm(const BertConfig& c) {
   return torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.hidden_size}).eps(c.layer_norm_eps));
 }
 
-// LibTorch's variable-length flash attention (from 2.2): 0 untried, 1 works here, -1 failed once (the GPU or
-// the build lacks it); then packed attention pads around the usual kernel for the rest of the process.
-std::atomic<int> varlen_state{0};
-
-// q, k, v packed [N, heads, head_dim] in fp16/bf16 on a GPU -> context [N, heads, head_dim], or undefined where
-// flash attention cannot take them.
-torch::Tensor varlen_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                               const Packing& packing, double dropout) {
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 2)
-  if (varlen_state.load() < 0 || !q.is_cuda()) return {};
-  const auto dtype = q.scalar_type();
-  const auto d = q.size(-1);
-  if ((dtype != torch::kHalf && dtype != torch::kBFloat16) || k.scalar_type() != dtype || v.scalar_type() != dtype ||
-      d % 8 != 0 || d > 256)
-    return {};
-  try {
-    // max_q / max_k: the padded length bounds every row's, and needs no copy from the device to know.
-    auto out = std::get<0>(at::_flash_attention_forward(q, k, v, packing.cu_seqlens, packing.cu_seqlens, packing.length,
-                                                         packing.length, dropout, false, false));
-    varlen_state.store(1);
-    return out;
-  } catch (const c10::Error& e) {
-    if (varlen_state.exchange(-1) >= 0)
-      std::cerr << "ragmig: variable-length flash attention is not available here (" << describe_torch_error(e, false)
-                << "); packed attention pads around the usual kernel\n";
-  }
-#else
-  (void)q, (void)k, (void)v, (void)packing, (void)dropout;
-#endif
-  return {};
-}
-
 }  // namespace
-
-bool varlen_attention_used() { return varlen_state.load() > 0; }
 
 bool fused_attention_available() {
 #if TORCH_VERSION_MAJOR >= 2

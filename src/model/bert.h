@@ -49,11 +49,6 @@ struct AttentionBatch {
   mutable torch::Tensor score_bias_cache;  ///< score_bias's; not set by callers
 };
 
-/// Whether packed attention on a GPU runs as variable-length flash attention over the packed tokens (no padding
-/// computed at all): true where LibTorch has it and its first use on this process's GPU worked; else packed
-/// attention pads around the usual kernel (false until it has been tried).
-bool varlen_attention_used();
-
 class BertEmbeddingsImpl : public torch::nn::Module {
  public:
   explicit BertEmbeddingsImpl(const BertConfig& config);

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "model/keyed_dropout.h"
+#include "model/varlen_attention.h"
 
 namespace ragmig::model {
 
@@ -35,6 +36,11 @@ torch::Tensor apply_rotary(const torch::Tensor& x, const RotaryTables& tables) {
   return (xf * tables.cos + rotated * tables.sin).to(x.scalar_type());
 }
 
+RotaryTables packed_rotary_tables(const RotaryTables& tables, const Packing& packing) {
+  const auto columns = torch::remainder(packing.index, packing.length).to(tables.cos.device());
+  return {tables.cos.index_select(0, columns).unsqueeze(1), tables.sin.index_select(0, columns).unsqueeze(1)};
+}
+
 torch::Tensor sliding_window_mask(const torch::Tensor& attention_mask, int64_t half_window, torch::ScalarType dtype) {
   const auto l = attention_mask.size(1);
   const auto positions = torch::arange(l, attention_mask.options().dtype(torch::kLong));
@@ -48,6 +54,12 @@ const torch::Tensor& ModernBertBatch::score_bias(bool sliding, torch::ScalarType
   torch::Tensor& cache = sliding ? sliding_bias_cache : global_bias_cache;
   if (!cache.defined() || cache.scalar_type() != dtype)
     cache = sliding ? sliding_window_mask(mask, half_window, dtype) : additive_attention_mask(mask, dtype);
+  return cache;
+}
+
+const RotaryTables& ModernBertBatch::packed_rotary(bool sliding) const {
+  RotaryTables& cache = sliding ? packed_local_cache : packed_global_cache;
+  if (!cache.cos.defined()) cache = packed_rotary_tables(sliding ? local_rotary : global_rotary, *packed);
   return cache;
 }
 
@@ -71,11 +83,29 @@ ModernBertAttentionImpl::ModernBertAttentionImpl(const BertConfig& c, bool slidi
 }
 
 torch::Tensor ModernBertAttentionImpl::forward(const torch::Tensor& hidden, const ModernBertBatch& batch) {
-  auto projected = Wqkv(hidden);
-  if (batch.packed) projected = unpack(projected, *batch.packed);  // the attention needs the rows back
-  const auto b = projected.size(0), l = projected.size(1);
+  const auto projected = Wqkv(hidden);
+  torch::Tensor context;
+  if (batch.packed) context = packed_context(projected, batch);
+  if (!context.defined()) context = padded_context(projected, batch);
+  return keyed_dropout(Wo(context), dropout_, is_training());
+}
+
+torch::Tensor ModernBertAttentionImpl::packed_context(const torch::Tensor& projected, const ModernBertBatch& batch) {
+  if (batch.impl != AttentionImpl::Fused || !projected.is_cuda()) return {};
+  const auto n = projected.size(0);
+  const auto qkv = projected.view({n, 3, heads_, head_dim_}).unbind(1);  // q, k, v [N, heads, head_dim]
+  const RotaryTables& rotary = batch.packed_rotary(sliding_);
+  const auto context = varlen_attention(apply_rotary(qkv[0], rotary), apply_rotary(qkv[1], rotary), qkv[2],
+                                        *batch.packed, is_training() ? dropout_ : 0.0,
+                                        sliding_ ? std::optional<int64_t>(batch.half_window) : std::nullopt);
+  return context.defined() ? context.reshape({n, heads_ * head_dim_}) : context;
+}
+
+torch::Tensor ModernBertAttentionImpl::padded_context(const torch::Tensor& projected, const ModernBertBatch& batch) {
+  const auto rows = batch.packed ? unpack(projected, *batch.packed) : projected;  // the attention needs the rows
+  const auto b = rows.size(0), l = rows.size(1);
   // [B, L, 3, heads, head_dim] -> q, k, v [B, heads, L, head_dim]
-  const auto qkv = projected.view({b, l, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});
+  const auto qkv = rows.view({b, l, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});
   const RotaryTables& rotary = sliding_ ? batch.local_rotary : batch.global_rotary;
   const auto q = apply_rotary(qkv[0], rotary), k = apply_rotary(qkv[1], rotary);
   const auto v = qkv[2];
@@ -93,9 +123,8 @@ torch::Tensor ModernBertAttentionImpl::forward(const torch::Tensor& hidden, cons
     context = keyed_dropout_matmul(torch::softmax(scores, -1, torch::kFloat).to(q.scalar_type()), v, dropout_,
                                    training);
   }
-  auto merged = context.transpose(1, 2).reshape({b, l, heads_ * head_dim_});
-  if (batch.packed) merged = pack(merged, *batch.packed);
-  return keyed_dropout(Wo(merged), dropout_, training);
+  const auto merged = context.transpose(1, 2).reshape({b, l, heads_ * head_dim_});
+  return batch.packed ? pack(merged, *batch.packed) : merged;
 }
 
 ModernBertMlpImpl::ModernBertMlpImpl(const BertConfig& c)

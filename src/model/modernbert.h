@@ -40,6 +40,10 @@ RotaryTables rotary_tables(int64_t length, int64_t head_dim, double theta, torch
 /// q or k [B, heads, L, head_dim] rotated by `tables`, in float32 and back to x's dtype (HF's apply_rotary_pos_emb).
 torch::Tensor apply_rotary(const torch::Tensor& x, const RotaryTables& tables);
 
+/// `tables` for packed tokens: row i of the result [N, 1, head_dim] is the table at the column the packing took
+/// token i from, so apply_rotary on packed [N, heads, head_dim] rotates as on the padded [B, heads, L, head_dim].
+RotaryTables packed_rotary_tables(const RotaryTables& tables, const Packing& packing);
+
 /// The additive sliding-window mask [B, 1, L, L]: additive_attention_mask's padding, and the lowest value of
 /// `dtype` wherever |i - j| > half_window.
 torch::Tensor sliding_window_mask(const torch::Tensor& attention_mask, int64_t half_window, torch::ScalarType dtype);
@@ -55,7 +59,10 @@ struct ModernBertBatch {
 
   /// The additive mask of a global ([B, 1, 1, L]) or sliding ([B, 1, L, L]) layer in `dtype`.
   const torch::Tensor& score_bias(bool sliding, torch::ScalarType dtype) const;
+  /// A global or sliding layer's rotary tables for the packed tokens (packed_rotary_tables, built once).
+  const RotaryTables& packed_rotary(bool sliding) const;
   mutable torch::Tensor global_bias_cache, sliding_bias_cache;  ///< score_bias's; not set by callers
+  mutable RotaryTables packed_global_cache, packed_local_cache;  ///< packed_rotary's; not set by callers
 };
 
 class ModernBertEmbeddingsImpl : public torch::nn::Module {
@@ -74,13 +81,19 @@ TORCH_MODULE(ModernBertEmbeddings);
 class ModernBertAttentionImpl : public torch::nn::Module {
  public:
   ModernBertAttentionImpl(const BertConfig& config, bool sliding);
-  /// hidden [B, L, H] or packed [N, H] (already normed) -> the attention's output of the same shape (after Wo);
-  /// packed, only the attention itself runs on the padded rows.
+  /// hidden [B, L, H] or packed [N, H] (already normed) -> the attention's output of the same shape (after Wo).
+  /// Packed, the attention runs as variable-length flash attention (with the window on sliding layers) where
+  /// varlen_attention can, else on the rows padded back.
   torch::Tensor forward(const torch::Tensor& hidden, const ModernBertBatch& batch);
 
   LoraLinear Wqkv{nullptr}, Wo{nullptr};
 
  private:
+  /// Wqkv's packed output [N, 3H] -> the attention's context [N, H] through varlen_attention, or undefined.
+  torch::Tensor packed_context(const torch::Tensor& projected, const ModernBertBatch& batch);
+  /// Wqkv's output [B, L, 3H] or packed [N, 3H] -> context of the same leading shape, on the padded rows.
+  torch::Tensor padded_context(const torch::Tensor& projected, const ModernBertBatch& batch);
+
   int64_t heads_, head_dim_;
   double dropout_;
   bool sliding_;

@@ -31,6 +31,7 @@
 #include "model/model_folder.h"
 #include "model/packaged_models.h"
 #include "model/precision.h"
+#include "model/varlen_attention.h"
 #include "text/batch_sampler.h"
 #include "text/vocab_builder.h"
 #include "text/wordpiece.h"

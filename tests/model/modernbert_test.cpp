@@ -74,6 +74,21 @@ TEST(ModernBert, RotaryPositionZeroIsTheIdentityAndRotationsKeepNorms) {
   EXPECT_GT((r - x).abs().max().item<float>(), 0.1f);
 }
 
+TEST(ModernBert, PackedRotaryTablesRotateAsThePaddedRows) {
+  torch::manual_seed(2);
+  const int64_t b = 3, l = 9, heads = 2, head_dim = 8;
+  const auto tables = rotary_tables(l, head_dim, 160000.0, torch::kCPU);
+  auto mask = torch::ones({b, l}, torch::kLong);
+  mask[0].slice(0, 5).fill_(0);  // right padding
+  mask[2].slice(0, 0, 3).fill_(0);  // left padding: its tokens keep their columns' positions
+  const Packing packing = make_packing(mask);
+  const auto x = torch::randn({b, heads, l, head_dim});
+  const auto padded = apply_rotary(x, tables).transpose(1, 2);  // [B, L, heads, head_dim]
+  const auto packed = apply_rotary(pack(x.transpose(1, 2), packing), packed_rotary_tables(tables, packing));
+  ASSERT_EQ(packed.sizes(), (std::vector<int64_t>{packing.index.size(0), heads, head_dim}));
+  EXPECT_TRUE(torch::equal(packed, pack(padded, packing)));
+}
+
 TEST(ModernBert, RealTokensDoNotSeePaddingOrTokensOutsideTheirWindow) {
   torch::manual_seed(5);
   BertModel tower(small_config({true}, true));  // one sliding layer: token i sees i-2 .. i+2

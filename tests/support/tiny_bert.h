@@ -27,4 +27,17 @@ inline model::BertConfig as_mpnet(model::BertConfig c) {
   return c;
 }
 
+/// `c` as a ModernBERT config (model/modernbert.h): ModernBERT-base's layer pattern (layers 0, 3, ... global, the
+/// others sliding), a window of `local_attention` tokens, no token types, pad id 0.
+inline model::BertConfig as_modernbert(model::BertConfig c, int64_t local_attention) {
+  c.model_type = "modernbert";
+  c.type_vocab_size = 0;
+  c.pad_token_id = 0;
+  c.layer_norm_eps = 1e-5;
+  c.modernbert.local_attention = local_attention;
+  c.modernbert.sliding_layers.clear();
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i) c.modernbert.sliding_layers.push_back(i % 3 != 0);
+  return c;
+}
+
 }  // namespace ragmig::testing

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "model/dual_encoder.h"
+#include "model/varlen_attention.h"
 #include "train/autocast_guard.h"
 #include "train/fused_step.h"
 #include "train/grad_step.h"
@@ -150,15 +151,74 @@ TEST(Cuda, MPNetTowersMatchTheCpuAndTheirUnpaddedSelves) {
     torch::NoGradGuard no_grad;
     EXPECT_LT((padded->encode_passages(ids.to(gpu), mask.to(gpu)).cpu() - on_cpu).abs().max().item<double>(), 1e-4);
   }
+  const auto direction = torch::randn({8, 64}).to(gpu);
   auto grads = [&](model::DualEncoder& net) {
     AutocastGuard autocast(gpu, true);
     net->zero_grad();
-    net->encode_passages(ids.to(gpu), mask.to(gpu)).pow(2).sum().backward();
+    // Against a fixed direction: the embeddings are L2-normalised, so their squares would sum to a constant.
+    (net->encode_passages(ids.to(gpu), mask.to(gpu)) * direction).sum().backward();
     return net->query_tower()->encoder->relative_attention_bias->weight.grad().to(torch::kCPU, torch::kFloat);
   };
   const auto a = grads(padded), b = grads(unpadded);
   EXPECT_GT(a.abs().max().item<double>(), 0.0);
   EXPECT_LT((a - b).norm().item<double>() / a.norm().item<double>(), 5e-2) << "relative bias gradient error";
+}
+
+// ModernBERT on the GPU: fp32 matches the CPU; unpadded bf16 towers run variable-length flash attention, with the
+// window on sliding layers (shorter here than the passages, so it matters), and match the padded bf16 towers (whose
+// window is a mask in SDPA): embeddings and gradients within bf16 rounding.
+TEST(Cuda, ModernBertTowersMatchTheCpuAndTheirUnpaddedSelves) {
+  RAGMIG_REQUIRE_CUDA();
+  const torch::Device gpu(torch::kCUDA, 0);
+  model::EncoderSpec spec;
+  spec.bert = testing::tiny_bert_config(100, 64, 4, 512);
+  spec.bert.num_hidden_layers = 3;
+  spec.bert = testing::as_modernbert(spec.bert, 8);  // 4 tokens each side on layers 1 and 2
+  spec.bert.hidden_dropout_prob = spec.bert.attention_probs_dropout_prob = 0.0;
+  torch::manual_seed(5);
+  model::DualEncoder cpu(spec);
+  const auto ids = torch::randint(5, 100, {8, 40}, torch::kLong);
+  const auto mask = (torch::arange(40).unsqueeze(0) < torch::randint(1, 41, {8, 1})).to(torch::kLong);
+  torch::Tensor on_cpu;
+  {
+    torch::NoGradGuard no_grad;
+    cpu->eval();
+    on_cpu = cpu->encode_passages(ids, mask);
+  }
+  model::DualEncoder padded(spec), unpadded(spec);
+  {
+    torch::NoGradGuard no_grad;
+    auto from = cpu->named_parameters();
+    for (auto* net : {&padded, &unpadded})
+      for (auto& p : (*net)->named_parameters()) p.value().copy_(from[p.key()]);
+  }
+  padded->to(gpu);
+  unpadded->to(gpu);
+  padded->eval();
+  unpadded->query_tower()->set_unpad(true);
+  {
+    torch::NoGradGuard no_grad;
+    EXPECT_LT((padded->encode_passages(ids.to(gpu), mask.to(gpu)).cpu() - on_cpu).abs().max().item<double>(), 1e-4);
+  }
+  padded->train();
+  const auto direction = torch::randn({8, 64}).to(gpu);
+  auto run = [&](model::DualEncoder& net) {
+    AutocastGuard autocast(gpu, true);
+    net->zero_grad();
+    const auto out = net->encode_passages(ids.to(gpu), mask.to(gpu));
+    (out * direction).sum().backward();  // a fixed direction: the squares of normalised rows sum to a constant
+    return out.to(torch::kCPU, torch::kFloat);
+  };
+  const auto a = run(padded), b = run(unpadded);
+  EXPECT_TRUE(model::varlen_attention_used()) << "flash attention over the packed tokens";
+  EXPECT_LT((a - b).abs().max().item<double>(), 3e-2);
+  double num = 0, den = 0;
+  auto pb = unpadded->named_parameters();
+  for (const auto& p : padded->named_parameters()) {
+    num += (p.value().grad() - pb[p.key()].grad()).pow(2).sum().item<double>();
+    den += p.value().grad().pow(2).sum().item<double>();
+  }
+  EXPECT_LT(std::sqrt(num / den), 5e-2) << "relative gradient error";
 }
 
 TEST(Cuda, TrainRunsOnTheGpu) {
