@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/heap_reuse.h"
+#include "model/onednn_cache.h"
 
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
 #define RAGMIG_CPU_BLOCK_CACHE 1
@@ -84,6 +85,7 @@ bool install_cpu_block_cache() {
 
 void set_up_cpu_memory() {
   if (!install_cpu_block_cache()) reuse_freed_heap_memory();
+  cap_onednn_caches();
 }
 
 std::optional<BlockCacheStats> cpu_block_cache_stats() {

@@ -22,7 +22,7 @@ namespace ragmig::model {
 bool install_cpu_block_cache();
 
 /// Call first thing in a process that runs LibTorch: the block cache, or where it is off or unavailable glibc's
-/// heap reuse (core/heap_reuse.h).
+/// heap reuse (core/heap_reuse.h); and oneDNN's caches capped (model/onednn_cache.h).
 void set_up_cpu_memory();
 
 /// The cache's counters, or nullopt where it is not installed.

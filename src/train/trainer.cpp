@@ -27,6 +27,7 @@
 #include "core/splitmix.h"
 #include "core/stop_signal.h"
 #include "model/cpu_allocator.h"
+#include "model/onednn_cache.h"
 #include "model/lora.h"
 #include "model/model_folder.h"
 #include "model/packaged_models.h"
@@ -626,6 +627,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                      {"global_negatives", global_negatives}, {"dynamic_batch", par.dynamic_batch},
                      {"replica_batches", sizes}};
   const size_t held_out = loaded_examples.queries ? loaded_examples.queries->held_out.size() : 0;
+  const model::OneDnnCacheCapacities onednn_caches = model::onednn_cache_capacities();
   emit({{"event", "start"},
                  {"step", step},
                  {"resumed_from", loaded ? nlohmann::json(loaded->path) : nlohmann::json(nullptr)},
@@ -634,6 +636,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                  {"precision_reason", precision.reason},
                  {"threads", at::get_num_threads()},
                  {"allocator", model::cpu_allocator_name()},
+                 {"onednn_caches", {{"primitives", onednn_caches.primitives}, {"ideep", onednn_caches.ideep}}},
                  {"omp_wait_policy", std::getenv("OMP_WAIT_POLICY") ? std::getenv("OMP_WAIT_POLICY") : "default"},
                  {"batch_size", global_batch},  // the scheduler's OOM retry halves what the worker says it runs
                  {"chunk_size", chunk},

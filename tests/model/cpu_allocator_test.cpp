@@ -10,6 +10,7 @@
 
 #include "model/cpu_allocator.h"
 #include "model/keyed_dropout.h"
+#include "model/onednn_cache.h"
 
 namespace ragmig::model {
 namespace {
@@ -96,6 +97,35 @@ TEST(CpuAllocator, DropoutGraphsKeepBitsNotMasks) {
   EXPECT_EQ(ours, probs + bits + BlockCache::size_class(v.nbytes())) << "probabilities, bits and the output";
   EXPECT_EQ(held([&] { return keyed_dropout(h, 0.1, true); }), hidden) << "the output (bits: 32 KiB, not cached)";
   EXPECT_EQ(held([&] { return h * keyed_dropout_mask_like(h, 0.1, keyed_dropout_key()); }), 2 * hidden);
+}
+
+// model/onednn_cache.h: ragmig's caps unless the user set them, under either of oneDNN's names.
+TEST(OneDnnCaches, CappedUnlessTheEnvironmentSaysOtherwise) {
+  const auto clear = [] {
+    for (const char* name : {"ONEDNN_PRIMITIVE_CACHE_CAPACITY", "DNNL_PRIMITIVE_CACHE_CAPACITY", "LRU_CACHE_CAPACITY"})
+      unsetenv(name);
+  };
+  clear();
+  EXPECT_EQ(onednn_cache_capacities().primitives, 1024) << "oneDNN's default";
+  EXPECT_EQ(onednn_cache_capacities().ideep, 1024) << "ideep's default";
+  cap_onednn_caches();
+  EXPECT_STREQ(std::getenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY"), "128");
+  EXPECT_STREQ(std::getenv("LRU_CACHE_CAPACITY"), "128");
+  EXPECT_EQ(onednn_cache_capacities().primitives, kOneDnnCacheCapacity);
+  EXPECT_EQ(onednn_cache_capacities().ideep, kOneDnnCacheCapacity);
+
+  clear();
+  setenv("DNNL_PRIMITIVE_CACHE_CAPACITY", "7", 1);
+  setenv("LRU_CACHE_CAPACITY", "9", 1);
+  cap_onednn_caches();
+  EXPECT_EQ(std::getenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY"), nullptr) << "the older name counts as set";
+  EXPECT_EQ(onednn_cache_capacities().primitives, 7);
+  EXPECT_EQ(onednn_cache_capacities().ideep, 9) << "the user's value stays";
+  setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "0", 1);
+  EXPECT_EQ(onednn_cache_capacities().primitives, 0) << "the newer name wins; 0 turns the cache off";
+  setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "lots", 1);
+  EXPECT_EQ(onednn_cache_capacities().primitives, 0) << "read with atoi, as oneDNN reads it";
+  clear();
 }
 
 }  // namespace
