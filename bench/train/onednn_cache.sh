@@ -39,5 +39,6 @@ for unpad in on off; do
   label=$([[ $unpad == on ]] && echo unpadded || echo padded)
   printf "%-9s %-17s %10s %8s %13s\n" "$label" "1024 (defaults)" "$rate_d" "$wall_d" "$rss_d"
   printf "%-9s %-17s %10s %8s %13s   %s\n" "" "$cap (ragmig's)" "$rate_c" "$wall_c" "$rss_c" \
-    "$("$python" -c "print(f'{$rate_c / $rate_d:.2f}x samples/s, {$wall_c / $wall_d:.2f}x wall, {$rss_c / $rss_d:.2f}x memory')")"
+    "$("$python" -c "print(f'{$rate_c / $rate_d:.2f}x samples/s, {$wall_c / $wall_d:.2f}x wall, '
+                        f'{$rss_c / $rss_d:.2f}x memory')")"
 done

@@ -69,7 +69,8 @@ TEST(HeapAllocator, OneDnnCachesAreCappedUnlessTheUserSizedThem) {
     return [&dir, name] { return start_of_run(dir.path(), name).value("onednn_caches", nlohmann::json()); };
   };
   EXPECT_EQ(caches("default")(), (nlohmann::json{{"primitives", 128}, {"ideep", 128}}));
-  EXPECT_EQ(with_env("LRU_CACHE_CAPACITY", "512", caches("user")), (nlohmann::json{{"primitives", 128}, {"ideep", 512}}));
+  EXPECT_EQ(with_env("LRU_CACHE_CAPACITY", "512", caches("user")),
+            (nlohmann::json{{"primitives", 128}, {"ideep", 512}}));
 }
 
 }  // namespace
