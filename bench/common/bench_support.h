@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -38,13 +39,20 @@ inline double matmul_gflops(torch::ScalarType dtype, int64_t n, double min_secon
 }
 
 /// Forward FLOPs of a BERT encoder on one sequence of `len` tokens: Q, K, V and output projections, the FFN
-/// (ModernBERT's gated one: Wi twice as wide), and the two attention products as computed (a sliding window is
-/// a mask on the whole product; embeddings, softmax, LayerNorm and pooling are noise beside them).
+/// (ModernBERT's gated one: Wi twice as wide), and the two attention products over the keys each token sees (on
+/// ModernBERT's sliding layers its window: what the whole product under a mask, or ragmig's blocks of keys,
+/// compute beyond it is not counted as work); embeddings, softmax, LayerNorm and pooling are noise beside them.
 inline double encoder_flops(const ragmig::model::BertConfig& c, int64_t len) {
   const double l = static_cast<double>(len), h = static_cast<double>(c.hidden_size);
   const double i = static_cast<double>(c.intermediate_size);
   const double ffn = (c.is_modernbert() ? 6 : 4) * l * h * i;
-  return static_cast<double>(c.num_hidden_layers) * (8 * l * h * h + ffn + 4 * l * l * h);
+  double flops = 0;
+  for (int64_t layer = 0; layer < c.num_hidden_layers; ++layer) {
+    const bool sliding = c.is_modernbert() && c.modernbert.sliding_layers[static_cast<size_t>(layer)];
+    const double keys = sliding ? std::min(l, static_cast<double>(c.modernbert.local_attention + 1)) : l;
+    flops += 8 * l * h * h + ffn + 4 * l * keys * h;
+  }
+  return flops;
 }
 
 /// Runs a Python reference and returns the last JSON object it printed ("" when it failed, after saying so).

@@ -11,6 +11,7 @@
 //     minutes the whole corpus takes at that rate.
 // The Python side (encode_ref.py) runs in a child process of this one, on the same machine, in the same run.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <cstdio>
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
   std::string family = "bert";
   std::string data = std::string(RAGMIG_SOURCE_DIR) + "/../shared/data/beir/scifact";
   int64_t passages = 512, batch = 32;
+  std::vector<int64_t> lengths = {64, 128, 256};
   double min_seconds = 3;
   bool quick = false;
   app.add_option("--threads", threads, "intra-op threads for every side");
@@ -62,6 +64,7 @@ int main(int argc, char** argv) {
   app.add_option("--family", family, "the shape part's model family: bert | mpnet | modernbert")
       ->check(CLI::IsMember({"bert", "mpnet", "modernbert"}))
       ->capture_default_str();
+  app.add_option("--lengths", lengths, "the shape part's sequence lengths")->delimiter(',')->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (quick) {
     min_seconds = 0.3;
@@ -108,11 +111,10 @@ int main(int argc, char** argv) {
   model::DualEncoder net(spec);
   net->eval();
   if (choice.precision == model::Precision::Bf16) net->to(torch::kBFloat16);
-  const std::vector<int64_t> lengths = {64, 128, 256};
   const auto py = run_python(fmt::format(
-      "{} {}/bench/encode/encode_ref.py shape --hidden 384 --layers 6 --heads 12 --inter {} --lengths 64,128,256 "
+      "{} {}/bench/encode/encode_ref.py shape --hidden 384 --layers 6 --heads 12 --inter {} --lengths {} "
       "--batch {} --threads {} --seconds {} --precision {} --family {}",
-      python, RAGMIG_SOURCE_DIR, spec.bert.intermediate_size, batch, threads, min_seconds,
+      python, RAGMIG_SOURCE_DIR, spec.bert.intermediate_size, fmt::join(lengths, ","), batch, threads, min_seconds,
       model::to_string(choice.precision), family));
   failures += py.empty();
   const nlohmann::json py_shape = py.empty() ? nlohmann::json::object() : nlohmann::json::parse(py);

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "model/keyed_dropout.h"
+#include "model/local_attention.h"
 #include "model/varlen_attention.h"
 
 namespace ragmig::model {
@@ -55,6 +56,12 @@ const torch::Tensor& ModernBertBatch::score_bias(bool sliding, torch::ScalarType
   if (!cache.defined() || cache.scalar_type() != dtype)
     cache = sliding ? sliding_window_mask(mask, half_window, dtype) : additive_attention_mask(mask, dtype);
   return cache;
+}
+
+const torch::Tensor& ModernBertBatch::local_block_bias(torch::ScalarType dtype) const {
+  if (!local_block_bias_cache.defined() || local_block_bias_cache.scalar_type() != dtype)
+    local_block_bias_cache = model::local_block_bias(mask, half_window, dtype);
+  return local_block_bias_cache;
 }
 
 const RotaryTables& ModernBertBatch::packed_rotary(bool sliding) const {
@@ -109,22 +116,30 @@ torch::Tensor ModernBertAttentionImpl::padded_context(const torch::Tensor& proje
   const RotaryTables& rotary = sliding_ ? batch.local_rotary : batch.global_rotary;
   const auto q = apply_rotary(qkv[0], rotary), k = apply_rotary(qkv[1], rotary);
   const auto v = qkv[2];
-  const bool training = is_training();
-  const auto& bias = batch.score_bias(sliding_, q.scalar_type());
   torch::Tensor context;
-#if TORCH_VERSION_MAJOR >= 2
-  // As BERT's attention (bert.cpp): on a CPU with dropout, the plain path with keyed_dropout's masks.
-  const bool cpu_dropout = training && dropout_ > 0 && q.device().is_cpu();
-  if (batch.impl == AttentionImpl::Fused && !cpu_dropout)
-    context = at::scaled_dot_product_attention(q, k, v, bias, training ? dropout_ : 0.0, false);
-#endif
-  if (!context.defined()) {
-    const auto scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(head_dim_)) + bias;
-    context = keyed_dropout_matmul(torch::softmax(scores, -1, torch::kFloat).to(q.scalar_type()), v, dropout_,
-                                   training);
+  if (sliding_ && local_blocks_pay(l, batch.half_window)) {
+    const int64_t w = batch.half_window;
+    context = from_query_blocks(attend(query_blocks(q, w), key_blocks(k, w), key_blocks(v, w),
+                                       batch.local_block_bias(q.scalar_type()), batch.impl),
+                                b, l);
+  } else {
+    context = attend(q, k, v, batch.score_bias(sliding_, q.scalar_type()), batch.impl);
   }
   const auto merged = context.transpose(1, 2).reshape({b, l, heads_ * head_dim_});
   return batch.packed ? pack(merged, *batch.packed) : merged;
+}
+
+torch::Tensor ModernBertAttentionImpl::attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                              const torch::Tensor& bias, AttentionImpl impl) {
+  const bool training = is_training();
+#if TORCH_VERSION_MAJOR >= 2
+  // As BERT's attention (bert.cpp): on a CPU with dropout, the plain path with keyed_dropout's masks.
+  const bool cpu_dropout = training && dropout_ > 0 && q.device().is_cpu();
+  if (impl == AttentionImpl::Fused && !cpu_dropout)
+    return at::scaled_dot_product_attention(q, k, v, bias, training ? dropout_ : 0.0, false);
+#endif
+  const auto scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(head_dim_)) + bias;
+  return keyed_dropout_matmul(torch::softmax(scores, -1, torch::kFloat).to(q.scalar_type()), v, dropout_, training);
 }
 
 ModernBertMlpImpl::ModernBertMlpImpl(const BertConfig& c)

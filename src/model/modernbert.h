@@ -59,9 +59,11 @@ struct ModernBertBatch {
 
   /// The additive mask of a global ([B, 1, 1, L]) or sliding ([B, 1, L, L]) layer in `dtype`.
   const torch::Tensor& score_bias(bool sliding, torch::ScalarType dtype) const;
+  /// A sliding layer's mask in blocks (local_attention.h: [B * nb, 1, w, 3w]) in `dtype`.
+  const torch::Tensor& local_block_bias(torch::ScalarType dtype) const;
   /// A global or sliding layer's rotary tables for the packed tokens (packed_rotary_tables, built once).
   const RotaryTables& packed_rotary(bool sliding) const;
-  mutable torch::Tensor global_bias_cache, sliding_bias_cache;  ///< score_bias's; not set by callers
+  mutable torch::Tensor global_bias_cache, sliding_bias_cache, local_block_bias_cache;  ///< not set by callers
   mutable RotaryTables packed_global_cache, packed_local_cache;  ///< packed_rotary's; not set by callers
 };
 
@@ -91,8 +93,12 @@ class ModernBertAttentionImpl : public torch::nn::Module {
  private:
   /// Wqkv's packed output [N, 3H] -> the attention's context [N, H] through varlen_attention, or undefined.
   torch::Tensor packed_context(const torch::Tensor& projected, const ModernBertBatch& batch);
-  /// Wqkv's output [B, L, 3H] or packed [N, 3H] -> context of the same leading shape, on the padded rows.
+  /// Wqkv's output [B, L, 3H] or packed [N, 3H] -> context of the same leading shape, on the padded rows; a
+  /// sliding layer's in blocks (local_attention.h) where the row is longer than three blocks.
   torch::Tensor padded_context(const torch::Tensor& projected, const ModernBertBatch& batch);
+  /// softmax(q k^T / sqrt(d) + bias) v, with attention dropout: SDPA, or the manual path (keyed dropout on a CPU).
+  torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                       const torch::Tensor& bias, AttentionImpl impl);
 
   int64_t heads_, head_dim_;
   double dropout_;

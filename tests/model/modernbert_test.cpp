@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "model/bert.h"
+#include "model/local_attention.h"
 #include "model/lora.h"
 
 namespace ragmig::model {
@@ -87,6 +88,38 @@ TEST(ModernBert, PackedRotaryTablesRotateAsThePaddedRows) {
   const auto packed = apply_rotary(pack(x.transpose(1, 2), packing), packed_rotary_tables(tables, packing));
   ASSERT_EQ(packed.sizes(), (std::vector<int64_t>{packing.index.size(0), heads, head_dim}));
   EXPECT_TRUE(torch::equal(packed, pack(padded, packing)));
+}
+
+// local_attention.h: the blocked layout gives the full masked attention's outputs and gradients on real tokens.
+TEST(ModernBert, LocalBlocksAttendAsTheFullSlidingMask) {
+  torch::manual_seed(8);
+  for (const auto& [b, l, w] : {std::tuple{2, 37, 4}, std::tuple{3, 72, 8}, std::tuple{1, 19, 2}}) {
+    ASSERT_TRUE(local_blocks_pay(l, w));
+    auto mask = torch::ones({b, l}, torch::kLong);
+    mask[0].slice(0, l - 5).fill_(0);  // right padding
+    if (b > 2) mask[2].slice(0, 0, 3).fill_(0);  // left padding
+    const auto q = torch::randn({b, 2, l, 8}, torch::requires_grad());
+    const auto k = torch::randn({b, 2, l, 8}, torch::requires_grad());
+    const auto v = torch::randn({b, 2, l, 8}, torch::requires_grad());
+    const auto attend = [](const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                           const torch::Tensor& bias) {
+      return torch::softmax(torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(8.0) + bias, -1).matmul(v);
+    };
+    const auto full = attend(q, k, v, sliding_window_mask(mask, w, torch::kFloat));
+    const auto blocked = from_query_blocks(
+        attend(query_blocks(q, w), key_blocks(k, w), key_blocks(v, w), local_block_bias(mask, w, torch::kFloat)), b, l);
+    ASSERT_EQ(blocked.sizes(), full.sizes());
+    const auto real = mask.view({b, 1, l, 1}).to(torch::kBool).expand_as(full);
+    EXPECT_TRUE(torch::allclose(blocked.masked_select(real), full.masked_select(real), 1e-5, 1e-6)) << l << " " << w;
+    const auto direction = torch::randn_like(full) * real;  // a loss on the real tokens only
+    const auto grads = [&](const torch::Tensor& out) {
+      return torch::autograd::grad({(out * direction).sum()}, {q, k, v});
+    };
+    const auto gf = grads(full), gb = grads(blocked);
+    for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(torch::allclose(gb[i], gf[i], 1e-5, 1e-6)) << "gradient " << i;
+  }
+  EXPECT_FALSE(local_blocks_pay(32, 4)) << "eight blocks: the copies cost more than the keys skipped";
+  EXPECT_FALSE(local_blocks_pay(100, 0));
 }
 
 TEST(ModernBert, RealTokensDoNotSeePaddingOrTokensOutsideTheirWindow) {
