@@ -94,7 +94,7 @@ class ModernBertAttentionImpl : public torch::nn::Module {
   /// Wqkv's packed output [N, 3H] -> the attention's context [N, H] through varlen_attention, or undefined.
   torch::Tensor packed_context(const torch::Tensor& projected, const ModernBertBatch& batch);
   /// Wqkv's output [B, L, 3H] or packed [N, 3H] -> context of the same leading shape, on the padded rows; a
-  /// sliding layer's in blocks (local_attention.h) where the row is longer than three blocks.
+  /// sliding layer's in blocks of keys where local_blocks_pay (local_attention.h).
   torch::Tensor padded_context(const torch::Tensor& projected, const ModernBertBatch& batch);
   /// softmax(q k^T / sqrt(d) + bias) v, with attention dropout: SDPA, or the manual path (keyed dropout on a CPU).
   torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
