@@ -18,6 +18,41 @@ namespace {
 #define RAGMIG_REQUIRE_CUDA() \
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device"
 
+// sqrt(sum |grad_a - grad_b|^2 / sum |grad_a|^2) over the parameters of two models of one spec.
+double relative_gradient_error(model::DualEncoder& a, model::DualEncoder& b) {
+  double num = 0, den = 0;
+  auto pb = b->named_parameters();
+  for (const auto& p : a->named_parameters()) {
+    num += (p.value().grad() - pb[p.key()].grad()).pow(2).sum().item<double>();
+    den += p.value().grad().pow(2).sum().item<double>();
+  }
+  return std::sqrt(num / den);
+}
+
+struct GpuCopies {
+  model::DualEncoder padded{nullptr}, unpadded{nullptr};  ///< padded in eval mode; unpadded's query tower unpadded
+};
+
+// Two copies of `cpu`'s weights on `gpu`, after checking that the padded one's fp32 embeddings of the passages
+// (ids, mask on the CPU) are the CPU model's within 1e-4.
+GpuCopies gpu_copies_matching_the_cpu(model::DualEncoder& cpu, const model::EncoderSpec& spec,
+                                      const torch::Tensor& ids, const torch::Tensor& mask, torch::Device gpu) {
+  torch::NoGradGuard no_grad;
+  cpu->eval();
+  const auto on_cpu = cpu->encode_passages(ids, mask);
+  GpuCopies copies{model::DualEncoder(spec), model::DualEncoder(spec)};
+  auto from = cpu->named_parameters();
+  for (auto* net : {&copies.padded, &copies.unpadded})
+    for (auto& p : (*net)->named_parameters()) p.value().copy_(from[p.key()]);
+  copies.padded->to(gpu);
+  copies.unpadded->to(gpu);
+  copies.padded->eval();
+  copies.unpadded->query_tower()->set_unpad(true);
+  EXPECT_LT((copies.padded->encode_passages(ids.to(gpu), mask.to(gpu)).cpu() - on_cpu).abs().max().item<double>(),
+            1e-4);
+  return copies;
+}
+
 TEST(Cuda, GradCacheUnderBf16AutocastTracksTheFullBatch) {
   RAGMIG_REQUIRE_CUDA();
   const torch::Device gpu(torch::kCUDA, 0);
@@ -89,13 +124,8 @@ TEST(Cuda, UnpaddedTowersAndTheFusedStepMatchThePaddedPerParameterOnes) {
   const double a = run(padded), b = run(unpadded);
   EXPECT_TRUE(model::varlen_attention_used()) << "flash attention over the packed tokens";
   EXPECT_NEAR(a, b, 2e-2 * std::abs(a));
-  double num = 0, den = 0;
+  EXPECT_LT(relative_gradient_error(padded, unpadded), 5e-2);
   auto pb = unpadded->named_parameters();
-  for (const auto& p : padded->named_parameters()) {
-    num += (p.value().grad() - pb[p.key()].grad()).pow(2).sum().item<double>();
-    den += p.value().grad().pow(2).sum().item<double>();
-  }
-  EXPECT_LT(std::sqrt(num / den), 5e-2) << "relative gradient error";
 
   // The fused step from the same gradients: padded's through LibTorch's loops, unpadded's through fused kernels.
   for (const auto& p : padded->named_parameters()) pb[p.key()].mutable_grad() = p.value().grad().clone();
@@ -128,29 +158,9 @@ TEST(Cuda, MPNetTowersMatchTheCpuAndTheirUnpaddedSelves) {
     torch::NoGradGuard no_grad;
     cpu->query_tower()->encoder->relative_attention_bias->weight.normal_(0.0, 2.0);
   }
-  auto ids = torch::randint(5, 100, {8, 40}, torch::kLong);
-  auto mask = (torch::arange(40).unsqueeze(0) < torch::randint(1, 41, {8, 1})).to(torch::kLong);
-  torch::Tensor on_cpu;
-  {
-    torch::NoGradGuard no_grad;
-    cpu->eval();
-    on_cpu = cpu->encode_passages(ids, mask);
-  }
-  model::DualEncoder padded(spec), unpadded(spec);
-  {
-    torch::NoGradGuard no_grad;
-    auto from = cpu->named_parameters();
-    for (auto* net : {&padded, &unpadded})
-      for (auto& p : (*net)->named_parameters()) p.value().copy_(from[p.key()]);
-  }
-  padded->to(gpu);
-  unpadded->to(gpu);
-  padded->eval();
-  unpadded->query_tower()->set_unpad(true);
-  {
-    torch::NoGradGuard no_grad;
-    EXPECT_LT((padded->encode_passages(ids.to(gpu), mask.to(gpu)).cpu() - on_cpu).abs().max().item<double>(), 1e-4);
-  }
+  const auto ids = torch::randint(5, 100, {8, 40}, torch::kLong);
+  const auto mask = (torch::arange(40).unsqueeze(0) < torch::randint(1, 41, {8, 1})).to(torch::kLong);
+  auto [padded, unpadded] = gpu_copies_matching_the_cpu(cpu, spec, ids, mask, gpu);
   const auto direction = torch::randn({8, 64}).to(gpu);
   auto grads = [&](model::DualEncoder& net) {
     AutocastGuard autocast(gpu, true);
@@ -179,27 +189,7 @@ TEST(Cuda, ModernBertTowersMatchTheCpuAndTheirUnpaddedSelves) {
   model::DualEncoder cpu(spec);
   const auto ids = torch::randint(5, 100, {8, 40}, torch::kLong);
   const auto mask = (torch::arange(40).unsqueeze(0) < torch::randint(1, 41, {8, 1})).to(torch::kLong);
-  torch::Tensor on_cpu;
-  {
-    torch::NoGradGuard no_grad;
-    cpu->eval();
-    on_cpu = cpu->encode_passages(ids, mask);
-  }
-  model::DualEncoder padded(spec), unpadded(spec);
-  {
-    torch::NoGradGuard no_grad;
-    auto from = cpu->named_parameters();
-    for (auto* net : {&padded, &unpadded})
-      for (auto& p : (*net)->named_parameters()) p.value().copy_(from[p.key()]);
-  }
-  padded->to(gpu);
-  unpadded->to(gpu);
-  padded->eval();
-  unpadded->query_tower()->set_unpad(true);
-  {
-    torch::NoGradGuard no_grad;
-    EXPECT_LT((padded->encode_passages(ids.to(gpu), mask.to(gpu)).cpu() - on_cpu).abs().max().item<double>(), 1e-4);
-  }
+  auto [padded, unpadded] = gpu_copies_matching_the_cpu(cpu, spec, ids, mask, gpu);
   padded->train();
   const auto direction = torch::randn({8, 64}).to(gpu);
   auto run = [&](model::DualEncoder& net) {
@@ -212,13 +202,7 @@ TEST(Cuda, ModernBertTowersMatchTheCpuAndTheirUnpaddedSelves) {
   const auto a = run(padded), b = run(unpadded);
   EXPECT_TRUE(model::varlen_attention_used()) << "flash attention over the packed tokens";
   EXPECT_LT((a - b).abs().max().item<double>(), 3e-2);
-  double num = 0, den = 0;
-  auto pb = unpadded->named_parameters();
-  for (const auto& p : padded->named_parameters()) {
-    num += (p.value().grad() - pb[p.key()].grad()).pow(2).sum().item<double>();
-    den += p.value().grad().pow(2).sum().item<double>();
-  }
-  EXPECT_LT(std::sqrt(num / den), 5e-2) << "relative gradient error";
+  EXPECT_LT(relative_gradient_error(padded, unpadded), 5e-2);
 }
 
 TEST(Cuda, TrainRunsOnTheGpu) {
