@@ -8,6 +8,7 @@
 # benchmarks start no run that could outlast their stage). Each logs to $OUT/NAME.log; a summary line per stage
 # goes to stdout.
 #   cuda    ctest -L cuda (issue 15)
+#   modern  a ModernBERT from scratch on the GPU, unpadded (varlen flash attention with the sliding window), 30 steps
 #   train   BERT-base from scratch, bf16, GradCache, 40 steps, a checkpoint every 10 (pruning keeps the newest)
 #   slices  bench/mig/slice_speed.sh: ragmig's job types per MIG slice size (issue 17's last measurement)
 #   bench   bench/train/gpu.sh: training speed beside sentence-transformers, MFU (issue 16)
@@ -33,11 +34,17 @@ stage() {  # stage NAME SECONDS COMMAND...: runs it within min(SECONDS, what is 
 export R B OUT
 nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
 python3 -c 'import torch, transformers, sentence_transformers as st; print("torch", torch.__version__, "cuda", torch.version.cuda, "transformers", transformers.__version__, "sentence-transformers", st.__version__)' 2>&1 | tee "$OUT/versions.txt"
-for s in ${STAGES:-cuda train slices bench dp hf all}; do
+for s in ${STAGES:-cuda modern train slices bench dp hf all}; do
   case $s in
     cuda)
       stage ctest-cuda 120 bash -c "cd $B && ctest -L cuda -j4 --output-on-failure"
       grep -E 'tests passed|tests failed|\(Failed|\(SEGFAULT|\(Subprocess' "$OUT/ctest-cuda.log" ;;
+    modern)
+      rm -rf /tmp/mb
+      stage train-modernbert 60 "$R" train examples/train-squad-tiny.toml --run-dir /tmp/mb --set train.device='"cuda"' \
+        --set model.architecture='"modernbert"' --set data.max_passage_tokens=256 --set model.max_position=256 \
+        --set train.max_steps=30 --set train.log_every=10 --set 'eval.split=""'
+      grep -h '"progress"' /tmp/mb/events.jsonl | tail -1 | cut -c1-500 ;;
     train)
       rm -rf /tmp/bb
       stage train-bert-base 90 "$R" train examples/train-bert-base-gpu.toml --run-dir /tmp/bb --set train.max_steps=40 \
@@ -62,6 +69,6 @@ for s in ${STAGES:-cuda train slices bench dp hf all}; do
     all)
       stage ctest-all "${ALL_LIMIT:-200}" bash -c "cd $B && ctest -j16 --output-on-failure -LE 'cuda|hf' --timeout 180"
       grep -E 'tests passed|tests failed|\(Failed|\(SEGFAULT|\(Timeout|Not Run' "$OUT/ctest-all.log" | head -40 ;;
-    *) echo "== $s: unknown stage (cuda train slices bench dp hf all)" ;;
+    *) echo "== $s: unknown stage (cuda modern train slices bench dp hf all)" ;;
   esac
 done
