@@ -98,7 +98,10 @@ torch::Tensor ModernBertAttentionImpl::forward(const torch::Tensor& hidden, cons
 }
 
 torch::Tensor ModernBertAttentionImpl::packed_context(const torch::Tensor& projected, const ModernBertBatch& batch) {
-  if (batch.impl != AttentionImpl::Fused || !projected.is_cuda()) return {};
+  // What varlen_attention declines at once, before rotating q and k for it: not on a GPU, or not fp16 / bf16.
+  const auto dtype = projected.scalar_type();
+  const bool half = dtype == torch::kHalf || dtype == torch::kBFloat16;
+  if (batch.impl != AttentionImpl::Fused || !projected.is_cuda() || !half) return {};
   const auto n = projected.size(0);
   const auto qkv = projected.view({n, 3, heads_, head_dim_}).unbind(1);  // q, k, v [N, heads, head_dim]
   const RotaryTables& rotary = batch.packed_rotary(sliding_);
