@@ -59,14 +59,19 @@ const torch::Tensor& AttentionBatch::score_bias(torch::ScalarType dtype) const {
   return score_bias_cache;
 }
 
+torch::Tensor lowest_finite(torch::ScalarType dtype, torch::Device device) {
+  auto lowest = torch::full({}, 0.0, torch::TensorOptions().dtype(dtype).device(device));
+  // What torch.finfo(dtype).min gives in Python.
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, dtype, "lowest_finite", [&] {
+    lowest.fill_(std::numeric_limits<scalar_t>::lowest());
+  });
+  return lowest;
+}
+
 torch::Tensor additive_attention_mask(const torch::Tensor& attention_mask, torch::ScalarType dtype) {
   const auto b = attention_mask.size(0), l = attention_mask.size(1);
   auto masked = (attention_mask == 0).view({b, 1, 1, l});
-  auto lowest = torch::full({}, 0.0, torch::TensorOptions().dtype(dtype).device(attention_mask.device()));
-  // The lowest finite value of the dtype, what torch.finfo(dtype).min gives in Python.
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, dtype, "additive_attention_mask", [&] {
-    lowest.fill_(std::numeric_limits<scalar_t>::lowest());
-  });
+  const auto lowest = lowest_finite(dtype, attention_mask.device());
   return torch::zeros({b, 1, 1, l}, lowest.options()).masked_fill(masked, lowest);
 }
 

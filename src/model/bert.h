@@ -28,6 +28,10 @@ bool fused_attention_available();
 /// value keeps bf16/fp16 scores from overflowing.
 torch::Tensor additive_attention_mask(const torch::Tensor& attention_mask, torch::ScalarType dtype);
 
+/// The lowest finite value of `dtype` as a 0-dim tensor on `device`: what additive_attention_mask (and the sliding
+/// window masks of modernbert.h / local_attention.h) put where a key is masked.
+torch::Tensor lowest_finite(torch::ScalarType dtype, torch::Device device);
+
 /// MPNet's (and T5's) bucket of each relative position, [length, length] int64 on `device`: entry (i, j) buckets
 /// j - i, num_buckets / 2 per direction, the nearer half exact and the rest logarithmic up to max_distance. The
 /// float32 operations of HF's relative_position_bucket, on the device HF runs them on (the hidden states'), so

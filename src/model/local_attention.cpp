@@ -37,8 +37,7 @@ torch::Tensor local_block_bias(const torch::Tensor& mask, int64_t w, torch::Scal
   const auto s = torch::arange(w, mask.options().dtype(torch::kLong)).view({w, 1});
   const auto t = torch::arange(3 * w, mask.options().dtype(torch::kLong)).view({1, 3 * w});
   const auto window = (t - s - w).abs().le(w).view({1, 1, w, 3 * w});
-  // additive_attention_mask's lowest value of dtype, as the full path masks with.
-  const auto lowest = additive_attention_mask(torch::zeros({1, 1}, mask.options()), dtype).squeeze();
+  const auto lowest = lowest_finite(dtype, mask.device());  // as the full path masks with
   return torch::where(keys.logical_and(window), torch::zeros({}, lowest.options()), lowest);
 }
 

@@ -46,8 +46,7 @@ torch::Tensor sliding_window_mask(const torch::Tensor& attention_mask, int64_t h
   const auto l = attention_mask.size(1);
   const auto positions = torch::arange(l, attention_mask.options().dtype(torch::kLong));
   const auto outside = (positions.unsqueeze(0) - positions.unsqueeze(1)).abs().gt(half_window).view({1, 1, l, l});
-  // The lowest finite value, as additive_attention_mask writes it: its value for a row of padding.
-  const auto lowest = additive_attention_mask(torch::zeros({1, 1}, attention_mask.options()), dtype).squeeze();
+  const auto lowest = lowest_finite(dtype, attention_mask.device());
   return torch::where(outside, lowest, additive_attention_mask(attention_mask, dtype));  // [B, 1, L, L]
 }
 
