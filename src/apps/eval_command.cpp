@@ -101,7 +101,8 @@ Command add_eval_command(CLI::App& root) {
       ->capture_default_str();
   sub->add_option("--dimensions", o.dense.dimensions,
                   "search with the leading N dimensions of each embedding (a Matryoshka-trained model: "
-                  "train.matryoshka_dims), renormalised when the model normalises; 0 = all")
+                  "train.matryoshka_dims), renormalised when the model normalises; 0 = the folder's truncate_dim "
+                  "(config_sentence_transformers.json), else all")
       ->capture_default_str();
   sub->add_option("--bm25", o.bm25_spec, "BM25 spec, e.g. BM25(k1=0.9,b=0.4) or BM25(k1=0.9,b=0.4,fields=multi)")->capture_default_str();
   sub->add_option("--fusion", o.fusion_spec,

@@ -63,6 +63,10 @@ Command add_mine_command(CLI::App& root) {
   sub->add_option("--retriever", args->retriever, "bm25 | dense | hybrid: whose ranking the negatives come from")
       ->capture_default_str();
   sub->add_option("--model", o.dense.model_dir, "model folder (dense, hybrid), or package:NAME (`ragmig models`)");
+  sub->add_option("--dimensions", o.dense.dimensions,
+                  "rank with the leading N dimensions of each embedding (a Matryoshka-trained model), as `ragmig eval "
+                  "--dimensions`; 0 = the folder's truncate_dim, else all")
+      ->capture_default_str();
   sub->add_option("--depth", args->depth, "ranking depth searched for negatives")->capture_default_str();
   sub->add_option("--negatives", args->mine.negatives, "negatives per example, at most")->capture_default_str();
   sub->add_option("--skip-top", args->mine.skip_top, "ranks passed over first (unjudged positives crowd the top)")

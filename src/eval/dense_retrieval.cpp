@@ -2,6 +2,7 @@
 #include "eval/dense_retrieval.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -14,6 +15,7 @@
 #include "eval/torch_search.h"
 #include "index/dense_index.h"
 #include "index/dense_spec.h"
+#include "model/embedding_sizes.h"
 #include "model/lora.h"
 #include "model/model_folder.h"
 #include "model/packaged_models.h"
@@ -105,12 +107,24 @@ DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup&
                                                setup.embed.query_prompt))
                       : "";
   out.query_vectors = embed_cached("queries", *in.queries, true, queries_key);
-  if (setup.dimensions > 0) {
-    if (setup.dimensions > out.doc_vectors.cols)
-      throw ConfigError(fmt::format("--dimensions {}: the model's embeddings have {} dimensions", setup.dimensions,
-                                    out.doc_vectors.cols));
-    out.doc_vectors = leading_dimensions(out.doc_vectors, setup.dimensions);
-    out.query_vectors = leading_dimensions(out.query_vectors, setup.dimensions);
+  const int64_t full = out.doc_vectors.cols;
+  if (setup.dimensions > full)
+    throw ConfigError(fmt::format("--dimensions {}: the model's embeddings have {} dimensions", setup.dimensions, full));
+  const model::EmbeddingSizes sizes = model::folder_embedding_sizes(setup.model_dir);
+  out.dimensions = setup.dimensions;
+  if (out.dimensions == 0 && model::default_size(sizes, full) < full) {
+    out.dimensions = model::default_size(sizes, full);
+    log(fmt::format("dimensions: {} of {}, the folder's truncate_dim (what sentence-transformers' encode gives; "
+                    "--dimensions {} for all)", out.dimensions, full, full));
+  }
+  if (const auto trained = model::trained_sizes(sizes, full);
+      setup.dimensions > 0 && !sizes.matryoshka_dims.empty() &&
+      std::find(trained.begin(), trained.end(), setup.dimensions) == trained.end())
+    out.warnings.push_back(fmt::format("--dimensions {}: the model was trained for {} dimensions (ragmig.json's "
+                                       "matryoshka_dims), not this size", setup.dimensions, fmt::join(trained, ", ")));
+  if (out.dimensions > 0) {
+    out.doc_vectors = leading_dimensions(out.doc_vectors, out.dimensions);
+    out.query_vectors = leading_dimensions(out.query_vectors, out.dimensions);
   }
   out.embed_seconds = seconds_since(t_embed);
   if (depth <= 0) return out;
@@ -131,7 +145,7 @@ DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup&
   build_spec.ef_search = 0;
   build_spec.nprobe = 0;
   std::vector<std::string> index_key = {passages_key, index::to_string(build_spec)};
-  if (setup.dimensions > 0) index_key.push_back("dimensions:" + std::to_string(setup.dimensions));
+  if (out.dimensions > 0) index_key.push_back("dimensions:" + std::to_string(out.dimensions));
   const std::string index_path =
       cache.enabled() ? cache.path("index", hash_parts(index_key) + "-" + file_safe(spec.factory()), ".faiss")
                       : "";

@@ -50,6 +50,7 @@ struct DenseRetrieval {
   std::string device;
   std::string precision, precision_reason;  ///< what the embedder computed in, and why (model::choose_precision)
   text::Prompts prompts;                    ///< what went before queries and passages (the folder's or the options')
+  int64_t dimensions = 0;                   ///< the leading size searched (setup's, else the folder's truncate_dim); 0 = all
 };
 
 struct DenseInputs {
@@ -64,8 +65,9 @@ struct DenseInputs {
 /// Matryoshka training compared them (train/contrastive_loss.h); a dot-product model's prefixes stay as they are.
 index::FloatMatrix leading_dimensions(const index::FloatMatrix& m, int64_t dims);
 
-/// Embeds (or loads) and searches to `depth` (0 = embed only); with setup.dimensions, doc_vectors and
-/// query_vectors hold the leading dimensions only (the cache keeps whole embeddings). Throws ConfigError when
+/// Embeds (or loads) and searches to `depth` (0 = embed only); with setup.dimensions, else the folder's
+/// truncate_dim (model/embedding_sizes.h), doc_vectors and query_vectors hold the leading dimensions only (the cache
+/// keeps whole embeddings); a size the folder's Matryoshka sizes do not list gets a warning. Throws ConfigError when
 /// setup.dimensions exceeds the model's. `log` receives one line per stage.
 DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup& setup, const EvalCache& cache,
                          const std::function<void(const std::string&)>& log);

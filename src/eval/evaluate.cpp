@@ -349,6 +349,7 @@ EvalResult evaluate(const EvalOptions& o, const std::function<void(const std::st
     result.precision = dense.precision;
     result.precision_reason = dense.precision_reason;
     result.prompts = dense.prompts;
+    result.dimensions = dense.dimensions;
     result.embed_seconds = dense.embed_seconds;
     result.index_seconds += dense.index_seconds;
     result.search_seconds += dense.search_seconds;
@@ -461,7 +462,7 @@ nlohmann::json EvalResult::to_json() const {
     j["precision_reason"] = precision_reason;
     j["prompts"] = {{"query", prompts.query}, {"passage", prompts.passage}};
     if (options.retriever != RetrieverKind::kRerank) j["index"] = options.dense.index_spec;
-    if (options.dense.dimensions > 0) j["dimensions"] = options.dense.dimensions;
+    if (dimensions > 0) j["dimensions"] = dimensions;
     if (options.retriever == RetrieverKind::kHybrid)
       j["fusion"] = fusion_choice ? index::to_string(fusion_choice->chosen) : options.fusion_spec;
     if (options.retriever != RetrieverKind::kDense) j["candidates"] = options.candidates;

@@ -80,6 +80,7 @@ struct EvalResult {
   std::string precision;               ///< what the embedder computed in: fp32 | bf16 ("" for BM25 only)
   std::string precision_reason;        ///< why (model::choose_precision)
   text::Prompts prompts;               ///< put before queries and passages (dense retrievers)
+  int64_t dimensions = 0;              ///< the leading size of the embeddings searched (DenseRetrieval's); 0 = all
   double seconds = 0, load_seconds = 0, index_seconds = 0, embed_seconds = 0, search_seconds = 0;
 
   /// Metric names as keys ("ndcg@10", ...) at the top level, plus queries, seconds and the details.

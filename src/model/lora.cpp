@@ -8,6 +8,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "model/embedding_sizes.h"
 #include "model/model_folder.h"
 #include "model/packaged_models.h"
 #include "model/st_folder.h"
@@ -299,6 +300,7 @@ void save_adapter_folder(const std::string& dir, const DualAdapter& adapter,
     if (adapter.prompts) write_prompts_file(tmp, *adapter.prompts);
     nlohmann::json info = {{"base_model", base}, {"format_version", kModelFolderFormatVersion}};
     if (training) info["training"] = to_json(*training);
+    if (!adapter.matryoshka_dims.empty()) info["matryoshka_dims"] = adapter.matryoshka_dims;
     write_file_atomic(fs::path(tmp) / "ragmig.json", info.dump(2) + "\n");
   });
 }
@@ -309,6 +311,7 @@ DualAdapter load_adapter_folder(const std::string& dir) {
   out.base = adapter_base(dir);
   if (is_adapter_folder((fs::path(dir) / "passage").string())) out.passage = read_peft_adapter((fs::path(dir) / "passage").string());
   out.prompts = adapter_prompts(dir);
+  out.matryoshka_dims = read_matryoshka_dims(dir);
   return out;
 }
 

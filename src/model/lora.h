@@ -121,10 +121,13 @@ struct DualAdapter {
   /// The prompts the adapter was trained with, where they are its own (config_sentence_transformers.json in
   /// its folder); none: its base model's.
   std::optional<text::Prompts> prompts;
+  /// The Matryoshka sizes it was trained for (ragmig.json's "matryoshka_dims", embedding_sizes.h); {} = none.
+  std::vector<int64_t> matryoshka_dims;
 };
 
 /// Writes the adapter folder (whole, into place, as save_model_folder does). base is the reference the user
-/// gave; adapter_config.json gets its resolved path; `training` goes into ragmig.json (training_record.h).
+/// gave; adapter_config.json gets its resolved path; `training` (training_record.h) and the Matryoshka sizes go
+/// into ragmig.json.
 void save_adapter_folder(const std::string& dir, const DualAdapter& adapter,
                          const std::optional<TrainingQueries>& training = std::nullopt);
 /// An adapter folder's own prompts (a config_sentence_transformers.json beside its adapter files, written where

@@ -59,7 +59,7 @@ void write_tower(const fs::path& folder, BertModel& tower, Dense& dense, const t
   layout.dense = spec.dense;
   layout.normalize = spec.normalize;
   write_sentence_transformer_files(folder.string(), tokenizer, tokenizer_class(tokenizer, spec.bert), max_length,
-                                   spec.bert.hidden_size, layout, options.prompts);
+                                   spec.bert.hidden_size, layout, options.prompts, options.sizes.truncate_dim);
   if (dense)
     save_tensors((folder / kDenseModuleFolder / "model.safetensors").string(), dense_state(dense), {{"format", "pt"}});
 }
@@ -94,6 +94,14 @@ void move_folder_into_place(const fs::path& tmp, const fs::path& target) {
 BertConfig read_config(const fs::path& folder) {
   auto path = folder / "config.json";
   return bert_config_from_json(read_json_file(path.string()), path.string());
+}
+
+// A Matryoshka size past the model's embeddings says the folder's ragmig.json does not belong to its weights.
+void check_matryoshka_dims(const EmbeddingSizes& sizes, int64_t full, const fs::path& folder) {
+  for (const int64_t d : sizes.matryoshka_dims)
+    if (d > full)
+      throw DataError((folder / "ragmig.json").string() + ": key \"matryoshka_dims\": " + std::to_string(d) +
+                      " exceeds the model's " + std::to_string(full) + " embedding dimensions");
 }
 
 // Returns false when there is no ragmig.json.
@@ -234,6 +242,7 @@ void save_model_folder(const std::string& dir, DualEncoder& model, const text::T
                            {"shared_towers", spec.shared_towers},
                            {"format_version", kModelFolderFormatVersion}};
     if (options.training) info["training"] = to_json(*options.training);
+    if (!options.sizes.matryoshka_dims.empty()) info["matryoshka_dims"] = options.sizes.matryoshka_dims;
     write_file_atomic(tmp / "ragmig.json", info.dump(2) + "\n");
   });
 }
@@ -272,6 +281,7 @@ SaveOptions save_options_of(const LoadedModel& loaded) {
   SaveOptions options;
   options.max_length = loaded.max_length;
   options.prompts = loaded.prompts;
+  options.sizes = loaded.sizes;
   return options;
 }
 
@@ -279,6 +289,11 @@ text::Prompts folder_prompts(const std::string& dir) {
   if (!is_adapter_folder(dir)) return read_prompts(dir);
   if (auto own = adapter_prompts(dir)) return *own;
   return read_prompts(resolve_model_reference(adapter_base(dir)));
+}
+
+EmbeddingSizes folder_embedding_sizes(const std::string& dir) {
+  const std::string st_folder = is_adapter_folder(dir) ? resolve_model_reference(adapter_base(dir)) : dir;
+  return {read_truncate_dim(st_folder), read_matryoshka_dims(dir)};
 }
 
 LoadedModel load_model_folder(const std::string& dir) {
@@ -293,6 +308,8 @@ LoadedModel load_model_folder(const std::string& dir) {
     LoadedModel loaded = load_model_folder(base);
     merge_dual_adapter(loaded.model, adapter);
     if (adapter.prompts) loaded.prompts = *adapter.prompts;
+    loaded.sizes.matryoshka_dims = adapter.matryoshka_dims;
+    check_matryoshka_dims(loaded.sizes, loaded.model->spec().embedding_dim(), top);
     return loaded;
   }
   EncoderSpec spec;
@@ -329,7 +346,9 @@ LoadedModel load_model_folder(const std::string& dir) {
         throw DataError("vocabulary and model mismatch: " + own.vocab_file + " differs from " + tok.vocab_file);
   }
 
-  LoadedModel loaded{DualEncoder(spec), std::move(tok.spec), tok.max_length, read_prompts(dir)};
+  LoadedModel loaded{DualEncoder(spec), std::move(tok.spec), tok.max_length, read_prompts(dir),
+                     folder_embedding_sizes(dir)};
+  check_matryoshka_dims(loaded.sizes, spec.embedding_dim(), top);
   BertModel query = loaded.model->query_tower();
   load_bert_weights(query, (folder / "model.safetensors").string());
   if (!spec.shared_towers) {

@@ -473,6 +473,17 @@ text::Prompts read_prompts(const std::string& dir) {
   return out;
 }
 
+int64_t read_truncate_dim(const std::string& dir) {
+  const fs::path path = fs::path(dir) / "config_sentence_transformers.json";
+  const auto config = read_optional(path);
+  if (!config || !config->is_object() || !config->contains("truncate_dim")) return 0;
+  const json& d = config->at("truncate_dim");
+  if (d.is_null()) return 0;
+  if (!d.is_number_integer() || d.get<int64_t>() <= 0)
+    throw DataError(path.string() + ": key \"truncate_dim\": expected a positive integer or null, got " + d.dump());
+  return d.get<int64_t>();
+}
+
 void write_prompts_file(const std::string& dir, const text::Prompts& prompts) {
   write_json(fs::path(dir) / "config_sentence_transformers.json",
              {{"prompts", prompts_json(prompts)}, {"default_prompt_name", nullptr}});
@@ -480,7 +491,8 @@ void write_prompts_file(const std::string& dir, const text::Prompts& prompts) {
 
 void write_sentence_transformer_files(const std::string& dir, const text::TokenizerSpec& tokenizer,
                                       const std::string& tokenizer_class, int64_t max_length, int64_t hidden_size,
-                                      const SentenceTransformerLayout& layout, const text::Prompts& prompts) {
+                                      const SentenceTransformerLayout& layout, const text::Prompts& prompts,
+                                      int64_t truncate_dim) {
   const fs::path folder(dir);
   const std::vector<std::string>& vocab = tokenizer.vocab;
   const bool bpe = tokenizer.kind == text::TokenizerKind::kByteBpe;
@@ -576,10 +588,11 @@ void write_sentence_transformer_files(const std::string& dir, const text::Tokeni
               {"pooling_mode_mean_tokens", pooling == "mean"},
               {"pooling_mode_max_tokens", pooling == "max"},
               {"pooling_mode_mean_sqrt_len_tokens", pooling == "mean_sqrt_len_tokens"}});
-  write_json(folder / "config_sentence_transformers.json",
-             {{"prompts", prompts_json(prompts)},
-              {"default_prompt_name", nullptr},
-              {"similarity_fn_name", layout.normalize ? "cosine" : "dot"}});
+  json config = {{"prompts", prompts_json(prompts)},
+                 {"default_prompt_name", nullptr},
+                 {"similarity_fn_name", layout.normalize ? "cosine" : "dot"}};
+  if (truncate_dim > 0) config["truncate_dim"] = truncate_dim;
+  write_json(folder / "config_sentence_transformers.json", config);
 }
 
 }  // namespace ragmig::model

@@ -70,6 +70,11 @@ std::optional<SentenceTransformerLayout> read_sentence_transformer_layout(const 
 /// none. Throws DataError naming the file and key for a value that is not a string or null.
 text::Prompts read_prompts(const std::string& dir);
 
+/// config_sentence_transformers.json's "truncate_dim": the size sentence-transformers' encode() cuts embeddings to
+/// (embedding_sizes.h). No file, no key or null: 0. Throws DataError naming the file and key for a value that is
+/// not a positive integer or null.
+int64_t read_truncate_dim(const std::string& dir);
+
 /// Writes config_sentence_transformers.json with `prompts` alone (an adapter folder's own prompts), atomically.
 void write_prompts_file(const std::string& dir, const text::Prompts& prompts);
 
@@ -80,14 +85,16 @@ void write_prompts_file(const std::string& dir, const text::Prompts& prompts);
 /// tokenizer_config.json (with `tokenizer_class`, e.g. BertTokenizer, MPNetTokenizer, RobertaTokenizer or
 /// kFastTokenizerClass), special_tokens_map.json, sentence_bert_config.json
 /// (max_seq_length = `max_length`), modules.json, 1_Pooling/config.json, config_sentence_transformers.json (the
-/// similarity, and `prompts` as "query" and "document", which encode_query and encode_document use), with
+/// similarity, `prompts` as "query" and "document", which encode_query and encode_document use, and
+/// `truncate_dim` when positive), with
 /// `layout.dense` 2_Dense/config.json and, when `layout.normalize`, 2_Normalize/ (3_Normalize/ after a Dense).
 /// layout's paths are not read: the files go where sentence-transformers puts them. config.json and the weights
 /// (the encoder's, the Dense module's 2_Dense/model.safetensors) are the caller's. Throws DataError for a token
 /// vocab.txt or merges.txt cannot hold (a line break; a space in a merge's half), IoError.
 void write_sentence_transformer_files(const std::string& dir, const text::TokenizerSpec& tokenizer,
                                       const std::string& tokenizer_class, int64_t max_length, int64_t hidden_size,
-                                      const SentenceTransformerLayout& layout, const text::Prompts& prompts = {});
+                                      const SentenceTransformerLayout& layout, const text::Prompts& prompts = {},
+                                      int64_t truncate_dim = 0);
 
 /// transformers' tokenizer class that is tokenizer.json alone (ModernBERT's): "PreTrainedTokenizerFast".
 inline constexpr const char* kFastTokenizerClass = "PreTrainedTokenizerFast";

@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 #include <vector>
 
+#include "model/embedding_sizes.h"
 #include "model/lora.h"
 #include "model/model_folder.h"
 #include "serve/embed_request.h"
@@ -25,6 +26,7 @@ struct ServedAdapter {
   model::LoraAdapter query;
   std::optional<model::LoraAdapter> passage;
   text::Prompts prompts;  ///< its texts' prompts: the command line's, else the adapter folder's own, else the base's
+  model::EmbeddingSizes sizes;  ///< the base's truncate_dim and the adapter's own Matryoshka sizes
   size_t bytes = 0;  ///< what its tensors take
 };
 
@@ -61,10 +63,12 @@ class Embedder {
   std::vector<float> embed(const std::vector<const TextItem*>& items);
 
   /// Reads an adapter folder (PEFT's, or ragmig's with passage/) for this model. Throws DataError naming the
-  /// folder and layer if it does not fit the model, IoError if it is missing.
+  /// folder and layer (or Matryoshka size) if it does not fit the model, IoError if it is missing.
   std::shared_ptr<const ServedAdapter> load_adapter(const std::string& dir, const std::string& name) const;
 
   int64_t dim() const { return dim_; }
+  /// The base model's embedding sizes (model/embedding_sizes.h).
+  const model::EmbeddingSizes& sizes() const { return loaded_.sizes; }
   bool normalize() const { return normalize_; }
   int64_t max_tokens() const { return max_tokens_; }
   /// The base model's prompts in force (the options' where set, else the folder's).

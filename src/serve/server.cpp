@@ -7,12 +7,14 @@
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/stop_signal.h"
+#include "model/embedding_sizes.h"
 #include "model/lora.h"
 #include "monitor/metrics.h"
 #include "serve/adapter_cache.h"
@@ -61,7 +63,7 @@ class Service {
     try {
       const EmbedRequest r = schema == Schema::OpenAI ? parse_openai_request(req.body, limits_) : parse_tei_request(req.body, limits_);
       const auto adapter = resolve(r.model, schema);
-      const int64_t dim = output_dim(r);
+      const int64_t dim = output_dim(r, adapter.get());
       const bool truncate = r.truncate.value_or(options_.oversize == "truncate");
       std::vector<TextItem> items(r.texts.size());
       int64_t tokens = 0;
@@ -136,11 +138,20 @@ class Service {
     }
   }
 
-  int64_t output_dim(const EmbedRequest& r) const {
-    if (!r.dimensions || *r.dimensions == embedder_.dim()) return embedder_.dim();
-    if (!options_.matryoshka || *r.dimensions > embedder_.dim())
-      throw RequestError(400, fmt::format("\"dimensions\": this model gives {}-dimensional embeddings{}", embedder_.dim(),
-                                          options_.matryoshka ? " at most" : " (start the server with --matryoshka to allow fewer)"),
+  // The size a request gets: its `dimensions`, else the model's default (the folder's truncate_dim, else all); below
+  // all, only a size the model was trained for (model::trained_sizes), or any with --matryoshka.
+  int64_t output_dim(const EmbedRequest& r, const ServedAdapter* adapter) const {
+    const model::EmbeddingSizes& sizes = adapter ? adapter->sizes : embedder_.sizes();
+    const int64_t full = embedder_.dim();
+    if (!r.dimensions) return model::default_size(sizes, full);
+    if (*r.dimensions > full)
+      throw RequestError(400, fmt::format("\"dimensions\": this model gives {}-dimensional embeddings at most", full),
+                         "dimensions");
+    const std::vector<int64_t> trained = model::trained_sizes(sizes, full);
+    if (!options_.matryoshka && std::find(trained.begin(), trained.end(), *r.dimensions) == trained.end())
+      throw RequestError(400, fmt::format("\"dimensions\": this model gives embeddings of {} dimensions (start the "
+                                          "server with --matryoshka to allow any size up to {})",
+                                          fmt::join(trained, ", "), full),
                          "dimensions");
     return *r.dimensions;
   }

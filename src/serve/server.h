@@ -24,7 +24,9 @@ struct ServeOptions {
   int64_t max_tokens = 0;       ///< longest input in tokens (0 = the model's)
   std::string oversize = "truncate";  ///< truncate | refuse: what happens to longer inputs (TEI's truncate wins)
   std::optional<std::string> query_prompt, passage_prompt;  ///< unset: the model folder's (text/prompts.h)
-  bool matryoshka = false;      ///< allow OpenAI's `dimensions` below the model's (truncate, renormalise)
+  /// Allow OpenAI's `dimensions` at any size below the model's (truncate, renormalise); without it, only the sizes
+  /// the folder names (model/embedding_sizes.h: truncate_dim, the Matryoshka sizes ragmig trained it for).
+  bool matryoshka = false;
   int64_t max_batch_tokens = 16384;
   double max_wait_ms = 5;
   size_t max_queue_texts = 4096;

@@ -945,10 +945,14 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   if (cfg.lora.rank > 0) {
     model::DualAdapter adapter = model::own_dual_adapter(net, lora, cfg.model.init);
     if (prompts != init->prompts) adapter.prompts = prompts;  // else the base's, wherever the adapter is loaded
+    adapter.matryoshka_dims = cfg.train.matryoshka_dims;
     model::save_adapter_folder(model_dir, adapter, loaded_examples.queries);
   } else {
+    // The base's truncate_dim stays, as sentence-transformers keeps it through fit(); the Matryoshka sizes are this
+    // training's alone.
+    const model::EmbeddingSizes sizes{init ? init->sizes.truncate_dim : 0, cfg.train.matryoshka_dims};
     model::save_model_folder(model_dir, net, tokenizer.spec(),
-                             {cfg.data.max_passage_tokens, prompts, loaded_examples.queries});
+                             {cfg.data.max_passage_tokens, prompts, loaded_examples.queries, sizes});
   }
   nlohmann::json done = {{"event", "done"}, {"step", step}, {"samples", samples}, {"loss", loss}, {"model", model_dir}};
   if (!cfg.eval.split.empty()) {

@@ -102,6 +102,43 @@ TEST(EvalCli, DimensionsSearchWithTheLeadingPartOfCachedEmbeddings) {
       << too_many.output;
 }
 
+// A folder's truncate_dim (sentence-transformers' config_sentence_transformers.json) is the size searched unless
+// --dimensions says otherwise; a size that the folder's Matryoshka sizes do not list is searched with a warning.
+TEST(EvalCli, TheFoldersTruncateDimIsTheDefaultSizeAndItsMatryoshkaSizesAreChecked) {
+  ScratchDir dir;
+  write_toy_beir(dir / "beir");
+  write_random_model(dir / "model");
+  const std::vector<std::string> args = cached_dense_args(dir.path());
+  const auto with = [&](const std::string& dims) {
+    auto a = args;
+    a.insert(a.end(), {"--dimensions", dims});
+    return a;
+  };
+  const auto edit = [&](const std::string& file, const std::string& key, const nlohmann::json& value) {
+    auto j = nlohmann::json::parse(read_file(dir / "model" / file));
+    j[key] = value;
+    write_file_atomic(dir / "model" / file, j.dump());
+  };
+  const auto warnings = [](const nlohmann::json& r) { return r.value("warnings", nlohmann::json::array()).dump(); };
+  const auto four = eval_json(run_eval(with("4")));
+
+  edit("config_sentence_transformers.json", "truncate_dim", 4);
+  const auto r = run_eval(args);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto by_default = eval_json(r);
+  EXPECT_EQ(by_default["dimensions"], 4);
+  EXPECT_EQ(by_default["ndcg@10"], four["ndcg@10"]);
+  EXPECT_EQ(by_default["recall@100"], four["recall@100"]);
+  EXPECT_NE(r.output.find("dimensions: 4 of 32, the folder's truncate_dim"), std::string::npos) << r.output;
+  EXPECT_EQ(eval_json(run_eval(with("32")))["dimensions"], 32) << "--dimensions wins";
+
+  edit("ragmig.json", "matryoshka_dims", {32, 8});
+  EXPECT_EQ(warnings(eval_json(run_eval(with("8")))).find("matryoshka_dims"), std::string::npos);
+  EXPECT_NE(warnings(eval_json(run_eval(with("6")))).find(
+                "--dimensions 6: the model was trained for 32, 8, 4 dimensions (ragmig.json's matryoshka_dims)"),
+            std::string::npos);
+}
+
 TEST(EvalCli, SecondDenseEvaluationComesFromTheCache) {
   ScratchDir dir;
   write_toy_beir(dir / "beir");

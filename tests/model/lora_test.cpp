@@ -352,6 +352,49 @@ TEST(LoraFolder, AnAdapterHasItsBasesPromptsUnlessItRecordsItsOwn) {
   EXPECT_EQ(folder_prompts((dir / "base").string()), options.prompts);
 }
 
+// An adapter's embedding sizes: its base's truncate_dim (sentence-transformers loads an adapter into its base's
+// configuration) and its own Matryoshka sizes, never its base's (they were its base's training's).
+TEST(LoraFolder, AnAdapterHasItsBasesTruncateDimAndItsOwnMatryoshkaSizes) {
+  testing::ScratchDir dir;
+  EncoderSpec es;
+  es.bert = testing::tiny_bert_config(50, kHidden, 4, 16);
+  DualEncoder base(es);
+  std::vector<std::string> vocab = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+  for (int i = 5; i < 50; ++i) vocab.push_back("w" + std::to_string(i));
+  SaveOptions options;
+  options.sizes = {16, {32, 16}};
+  save_model_folder((dir / "base").string(), base, text::word_piece_spec(vocab), options);
+
+  DualAdapter adapter;
+  adapter.base = (dir / "base").string();
+  adapter.query = random_adapter(spec(4, {"query", "value"}), 17);
+  save_adapter_folder((dir / "plain").string(), adapter);
+  const EmbeddingSizes inherited{16, {}};
+  EXPECT_EQ(load_model_folder((dir / "plain").string()).sizes, inherited);
+  EXPECT_EQ(folder_embedding_sizes((dir / "plain").string()), inherited) << "the same without loading weights";
+
+  adapter.matryoshka_dims = {32, 8};
+  save_adapter_folder((dir / "matryoshka").string(), adapter);
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir / "matryoshka" / "ragmig.json"))["matryoshka_dims"],
+            nlohmann::json::array({32, 8}));
+  EXPECT_EQ(load_adapter_folder((dir / "matryoshka").string()).matryoshka_dims, adapter.matryoshka_dims);
+  const EmbeddingSizes own{16, {32, 8}};
+  EXPECT_EQ(load_model_folder((dir / "matryoshka").string()).sizes, own);
+  EXPECT_EQ(folder_embedding_sizes((dir / "matryoshka").string()), own);
+
+  adapter.matryoshka_dims = {64};
+  save_adapter_folder((dir / "too-large").string(), adapter);
+  try {
+    load_model_folder((dir / "too-large").string());
+    ADD_FAILURE() << "loaded an adapter whose Matryoshka size exceeds its base's embeddings";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find((dir / "too-large" / "ragmig.json").string() +
+                                         ": key \"matryoshka_dims\": 64 exceeds the model's 32"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(LoraFolder, SeparateTowersTrainAndSaveAnAdapterEach) {
   testing::ScratchDir dir;
   torch::manual_seed(4);

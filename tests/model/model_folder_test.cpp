@@ -324,6 +324,56 @@ TEST(ModelFolder, TrainingQueriesRoundTripAndBadOnesAreNamed) {
   expect_named(R"({"training": {"split": "train", "held_out_queries": ["q1", 7]}})", "held_out_queries[1]");
 }
 
+TEST(EmbeddingSizes, DefaultAndTrainedSizesStayWithinTheEmbedding) {
+  EXPECT_EQ(default_size({}, 16), 16);
+  EXPECT_EQ(default_size({8, {}}, 16), 8);
+  EXPECT_EQ(default_size({32, {}}, 16), 16) << "sentence-transformers cuts nothing past the end";
+  EXPECT_EQ(trained_sizes({}, 16), (std::vector<int64_t>{16}));
+  EXPECT_EQ(trained_sizes({8, {4, 16, 8, 32}}, 16), (std::vector<int64_t>{16, 8, 4}));
+}
+
+// truncate_dim travels in config_sentence_transformers.json (each tower's), the Matryoshka sizes in ragmig.json;
+// neither is written unless given, and a bad value is named by file and key.
+TEST(ModelFolder, EmbeddingSizesRoundTripAndBadOnesAreNamed) {
+  ScratchDir scratch;
+  const auto dir = scratch / "model";
+  DualEncoder model(tiny_spec(false));
+  save_model_folder(dir.string(), model, text::word_piece_spec(tiny_vocab()));
+  EXPECT_EQ(load_model_folder(dir.string()).sizes, EmbeddingSizes{});
+  EXPECT_FALSE(nlohmann::json::parse(read_file(dir / "ragmig.json")).contains("matryoshka_dims"));
+  EXPECT_FALSE(nlohmann::json::parse(read_file(dir / "config_sentence_transformers.json")).contains("truncate_dim"));
+
+  SaveOptions options;
+  options.sizes = {8, {16, 8, 4}};
+  save_model_folder(dir.string(), model, text::word_piece_spec(tiny_vocab()), options);
+  for (const auto& folder : {dir, dir / "passage"})
+    EXPECT_EQ(nlohmann::json::parse(read_file(folder / "config_sentence_transformers.json"))["truncate_dim"], 8);
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir / "ragmig.json"))["matryoshka_dims"], nlohmann::json::array({16, 8, 4}));
+  const LoadedModel loaded = load_model_folder(dir.string());
+  EXPECT_EQ(loaded.sizes, options.sizes);
+  EXPECT_EQ(folder_embedding_sizes(dir.string()), options.sizes) << "the same without loading weights";
+  EXPECT_EQ(save_options_of(loaded).sizes, options.sizes) << "written back as read";
+
+  const auto expect_named = [&](const fs::path& file, const std::string& json, const std::string& message) {
+    const std::string before = read_file(file);
+    write_file_atomic(file, json);
+    expect_data_error(dir.string(), file.string() + ": key " + message);
+    write_file_atomic(file, before);
+  };
+  const fs::path st = dir / "config_sentence_transformers.json", info = dir / "ragmig.json";
+  expect_named(st, R"({"truncate_dim": "8"})", "\"truncate_dim\": expected a positive integer or null, got \"8\"");
+  expect_named(st, R"({"truncate_dim": 0})", "\"truncate_dim\": expected a positive integer or null, got 0");
+  expect_named(st, R"({"truncate_dim": 2.5})", "\"truncate_dim\"");
+  expect_named(info, R"({"shared_towers": false, "matryoshka_dims": 8})", "\"matryoshka_dims\": expected an array");
+  expect_named(info, R"({"shared_towers": false, "matryoshka_dims": [8, 0]})",
+               "\"matryoshka_dims\"[1]: expected a positive integer, got 0");
+  expect_named(info, R"({"shared_towers": false, "matryoshka_dims": [8, 4, 8]})", "\"matryoshka_dims\": lists 8 twice");
+  expect_named(info, R"({"shared_towers": false, "matryoshka_dims": [32, 8]})",
+               "\"matryoshka_dims\": 32 exceeds the model's 16 embedding dimensions");
+  write_file_atomic(st, R"({"truncate_dim": null})");
+  EXPECT_EQ(load_model_folder(dir.string()).sizes.truncate_dim, 0) << "null is sentence-transformers' none";
+}
+
 TEST(TorchSafetensors, ConversionsAreBitExact) {
   torch::manual_seed(5);
   std::map<std::string, torch::Tensor> in = {

@@ -1,0 +1,49 @@
+// The sizes a model folder's embeddings are used at (see embedding_sizes.h).
+#include "model/embedding_sizes.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+
+#include "core/error.h"
+#include "model/st_folder.h"
+
+namespace ragmig::model {
+
+int64_t default_size(const EmbeddingSizes& sizes, int64_t full) {
+  return sizes.truncate_dim > 0 && sizes.truncate_dim < full ? sizes.truncate_dim : full;
+}
+
+std::vector<int64_t> trained_sizes(const EmbeddingSizes& sizes, int64_t full) {
+  std::vector<int64_t> out = {full};
+  if (sizes.truncate_dim > 0) out.push_back(sizes.truncate_dim);
+  out.insert(out.end(), sizes.matryoshka_dims.begin(), sizes.matryoshka_dims.end());
+  std::erase_if(out, [&](int64_t d) { return d > full; });
+  std::sort(out.begin(), out.end(), std::greater<>());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<int64_t> read_matryoshka_dims(const std::string& dir) {
+  const std::filesystem::path path = std::filesystem::path(dir) / "ragmig.json";
+  if (!std::filesystem::exists(path)) return {};
+  const nlohmann::json info = read_json_file(path.string());
+  const auto it = info.is_object() ? info.find("matryoshka_dims") : info.end();
+  if (!info.is_object() || it == info.end()) return {};
+  const auto bad = [&](const std::string& what) {
+    return DataError(path.string() + ": key \"matryoshka_dims\"" + what);
+  };
+  if (!it->is_array()) throw bad(": expected an array of embedding sizes, e.g. [384, 128, 64]");
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < it->size(); ++i) {
+    const nlohmann::json& d = (*it)[i];
+    if (!d.is_number_integer() || d.get<int64_t>() <= 0)
+      throw bad("[" + std::to_string(i) + "]: expected a positive integer, got " + d.dump());
+    if (std::find(dims.begin(), dims.end(), d.get<int64_t>()) != dims.end())
+      throw bad(": lists " + d.dump() + " twice");
+    dims.push_back(d.get<int64_t>());
+  }
+  return dims;
+}
+
+}  // namespace ragmig::model
