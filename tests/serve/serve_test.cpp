@@ -374,6 +374,59 @@ TEST(ServeProcess, AnswersBothSchemasAdaptersAndBadRequests) {
 
 // An XLM-R folder (Unigram tokenizer, positions from pad + 1) served: the rows equal the eval path's embeddings of
 // the same texts, and the token counts are the tokenizer's.
+// The folder's sizes without --matryoshka: its truncate_dim is the default (OpenAI's and TEI's), `dimensions` may name
+// the whole, truncate_dim or a Matryoshka size ragmig trained it for (an adapter's own, not its base's), and
+// nothing else; each cut is a prefix of the whole, renormalised.
+TEST(ServeProcess, TheFoldersOwnSizesAreServedWithoutMatryoshka) {
+  Fixture f;
+  const auto edit = [](const fs::path& file, const std::string& key, const json& value) {
+    json j = json::parse(read_file(file));
+    j[key] = value;
+    write_file_atomic(file, j.dump());
+  };
+  edit(f.model() / "config_sentence_transformers.json", "truncate_dim", 16);
+  edit(f.model() / "ragmig.json", "matryoshka_dims", {32, 16, 8});
+  edit(f.adapters() / "alpha" / "ragmig.json", "matryoshka_dims", {32, 4});
+  testing::Server server(f.dir / "serve.log", {"--model", f.model().string(), "--adapters", f.adapters().string(),
+                                               "--precision", "fp32"});
+  ASSERT_GT(server.port(), 0) << server.log();
+  auto c = server.client();
+  const json texts = {"the cat sat", "protein gene trial"};
+  const auto rows = [&](json body) {
+    body["input"] = texts;
+    std::vector<std::vector<double>> out;
+    const json response = post_json(c, "/v1/embeddings", body, 200);
+    for (const auto& d : response["data"]) out.push_back(d["embedding"]);
+    return out;
+  };
+  const auto whole = rows({{"dimensions", 32}});
+  ASSERT_EQ(whole.size(), 2u) << server.log();
+  ASSERT_EQ(whole[0].size(), 32u);
+  const auto expect_prefix = [&](const std::vector<std::vector<double>>& cut, size_t dims) {
+    ASSERT_EQ(cut.size(), whole.size());
+    for (size_t i = 0; i < cut.size(); ++i) {
+      ASSERT_EQ(cut[i].size(), dims);
+      double norm = 0;
+      for (size_t k = 0; k < dims; ++k) norm += whole[i][k] * whole[i][k];
+      for (size_t k = 0; k < dims; ++k) EXPECT_NEAR(cut[i][k], whole[i][k] / std::sqrt(norm), 1e-5) << i << "," << k;
+    }
+  };
+  expect_prefix(rows(json::object()), 16);
+  EXPECT_EQ(post_json(c, "/embed", {{"inputs", texts}}, 200)[0].size(), 16u) << "TEI's default too";
+  expect_prefix(rows({{"dimensions", 8}}), 8);
+  const json refused = post_json(c, "/v1/embeddings", {{"input", texts}, {"dimensions", 4}}, 400);
+  EXPECT_EQ(refused["error"]["param"], "dimensions");
+  EXPECT_NE(refused["error"]["message"].get<std::string>().find("embeddings of 32, 16, 8 dimensions"),
+            std::string::npos) << refused.dump();
+  EXPECT_NE(post_json(c, "/v1/embeddings", {{"input", texts}, {"dimensions", 33}}, 400)["error"]["message"]
+                .get<std::string>().find("32-dimensional embeddings at most"), std::string::npos);
+
+  EXPECT_EQ(rows({{"model", "alpha"}, {"dimensions", 4}})[0].size(), 4u) << "the adapter's own size";
+  EXPECT_EQ(rows({{"model", "alpha"}})[0].size(), 16u) << "its base's truncate_dim";
+  EXPECT_NE(post_json(c, "/v1/embeddings", {{"input", texts}, {"model", "alpha"}, {"dimensions", 8}}, 400)["error"]
+                ["message"].get<std::string>().find("embeddings of 32, 16, 4 dimensions"), std::string::npos);
+}
+
 TEST(ServeProcess, ServesAnXlmRobertaFolderAsTheEvalPathEmbedsIt) {
   ScratchDir dir;
   testing::write_tiny_xlmr_model(dir / "xlmr");

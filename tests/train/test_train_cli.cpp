@@ -2,8 +2,11 @@
 // left behind. Plus the documented help.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 
 #include "core/atomic_file.h"
+#include "model/lora.h"
+#include "model/model_folder.h"
 #include "train/train_config.h"
 #include "train_fixture.h"
 
@@ -173,6 +176,35 @@ TEST(TrainCli, PromptsComeFromTheConfigOrTheInitFolderAndAreSaved) {
   EXPECT_EQ(train("replaced", {init, "model.query_prompt=search_query: ", "model.passage_prompt="}),
             nlohmann::json::parse(R"({"query": "search_query: ", "document": ""})"))
       << "an empty prompt in the config drops the folder's";
+}
+
+// The sizes a model is meant to be cut to are saved with it: the Matryoshka sizes this training covered (ragmig.json,
+// of a model or an adapter folder), and model.init's truncate_dim, kept as sentence-transformers keeps it.
+TEST(TrainCli, MatryoshkaSizesAndTheInitFoldersTruncateDimAreSaved) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  write_squad_pairs(dir / "pairs.jsonl", 240);
+  write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl"));
+  const auto train = [&](const std::string& run, std::vector<std::string> set) {
+    std::vector<std::string> argv = {"train", (dir / "cfg.toml").string(), "--run-dir", (dir / run).string(), "--quiet",
+                                     "--set", "train.max_steps=2"};
+    for (auto& s : set) argv.insert(argv.end(), {"--set", s});
+    const auto r = run_ragmig(argv);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return model::folder_embedding_sizes((dir / run / "model").string());
+  };
+  EXPECT_EQ(train("plain", {}), model::EmbeddingSizes{});
+  EXPECT_EQ(train("matryoshka", {"train.matryoshka_dims=[32, 8]"}), (model::EmbeddingSizes{0, {32, 8}}));
+
+  const std::filesystem::path st = dir / "matryoshka" / "model" / "config_sentence_transformers.json";
+  auto config = nlohmann::json::parse(read_file(st));
+  config["truncate_dim"] = 8;
+  write_file_atomic(st, config.dump());
+  const std::string init = "model.init=" + (dir / "matryoshka" / "model").string();
+  EXPECT_EQ(train("tuned", {init}), (model::EmbeddingSizes{8, {}}))
+      << "a training without the Matryoshka loss does not vouch for the base's sizes";
+  EXPECT_EQ(train("adapter", {init, "lora.rank=2", "train.matryoshka_dims=[16]"}), (model::EmbeddingSizes{8, {16}}));
+  EXPECT_TRUE(model::is_adapter_folder((dir / "adapter" / "model").string()));
 }
 
 // A run folder's result.json that is not what a finished run writes: named, and the folder left as it was.
