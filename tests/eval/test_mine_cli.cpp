@@ -92,6 +92,36 @@ TEST(MineCli, DenseNegativesFromAModelFolderFeedTraining) {
   EXPECT_TRUE(held == "q1" || held == "q2" || held == "q3" || held == "q4") << held;
 }
 
+// --dimensions ranks with the leading part of each embedding, as `ragmig eval --dimensions`; the folder's
+// truncate_dim is the default; more than the model has is refused and nothing is written.
+TEST(MineCli, DimensionsRankWithTheLeadingPartAndDefaultToTheFoldersTruncateDim) {
+  ScratchDir dir;
+  write_toy_beir(dir / "beir");
+  std::filesystem::copy_file(dir / "beir/qrels/test.tsv", dir / "beir/qrels/train.tsv");
+  write_random_model(dir / "model");
+  const auto mine = [&](const std::string& out, std::vector<std::string> more) {
+    std::vector<std::string> args = {"--data", (dir / "beir").string(), "--retriever", "dense", "--model",
+                                     (dir / "model").string(), "--out", (dir / out).string(), "--negatives", "2",
+                                     "--no-cache", "--precision", "fp32", "--quiet"};
+    args.insert(args.end(), more.begin(), more.end());
+    return run_mine(args);
+  };
+  const auto four = mine("four.jsonl", {"--dimensions", "4"});
+  ASSERT_EQ(four.exit_code, 0) << four.output;
+  auto st = nlohmann::json::parse(read_file(dir / "model/config_sentence_transformers.json"));
+  st["truncate_dim"] = 4;
+  write_file_atomic(dir / "model/config_sentence_transformers.json", st.dump());
+  const auto by_default = mine("default.jsonl", {});
+  ASSERT_EQ(by_default.exit_code, 0) << by_default.output;
+  EXPECT_EQ(read_file(dir / "default.jsonl"), read_file(dir / "four.jsonl"));
+
+  const auto too_many = mine("too-many.jsonl", {"--dimensions", "33"});
+  EXPECT_EQ(too_many.exit_code, 2) << too_many.output;
+  EXPECT_NE(too_many.output.find("--dimensions 33: the model's embeddings have 32 dimensions"), std::string::npos)
+      << too_many.output;
+  EXPECT_FALSE(std::filesystem::exists(dir / "too-many.jsonl"));
+}
+
 TEST(MineCli, RefusalsWriteNothing) {
   ScratchDir dir;
   write_toy_beir(dir / "beir");
