@@ -219,6 +219,13 @@ nlohmann::json modernbert_json(const BertConfig& c) {
 
 }  // namespace
 
+double BertConfig::minimum_weight_count() const {
+  const double h = static_cast<double>(hidden_size);
+  const double positions = is_modernbert() ? 0 : static_cast<double>(max_position_embeddings);
+  return (static_cast<double>(vocab_size) + positions + static_cast<double>(type_vocab_size)) * h +
+         static_cast<double>(num_hidden_layers) * (4 * h * h + 2 * h * static_cast<double>(intermediate_size));
+}
+
 void BertConfig::validate(const std::string& source) const {
   auto positive = [&](const char* key, int64_t v) {
     if (v <= 0) fail(source, key, "must be positive, got " + std::to_string(v));

@@ -65,6 +65,11 @@ struct BertConfig {
   /// ModernBERT's rotary positions: max_position_embeddings).
   int64_t max_tokens() const { return max_position_embeddings - position_offset(); }
 
+  /// The fewest weights a model of this config has: the word, position (all but ModernBERT's rotary positions)
+  /// and token type embeddings, and each layer's attention (4 hidden x hidden) and feed-forward (2 hidden x
+  /// intermediate) matrices, which every family has. A double: a config's sizes may multiply past int64.
+  double minimum_weight_count() const;
+
   /// Throws DataError naming `source` and the offending key: sizes must be positive (type_vocab_size 0 for
   /// MPNet and ModernBERT), hidden_size divisible by num_attention_heads (an even head size for ModernBERT),
   /// dropouts in [0, 1), hidden_act "gelu" or "relu", pad_token_id < vocab_size, model_type "bert", "roberta",

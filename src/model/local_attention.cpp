@@ -13,7 +13,7 @@ int64_t blocks_of(int64_t length, int64_t w) { return (length + w - 1) / w; }
 }  // namespace
 
 bool local_blocks_pay(int64_t length, int64_t half_window) {
-  return half_window > 0 && 8 * half_window < length;
+  return half_window > 0 && half_window <= (length - 1) / 8;  // 8 * half_window < length, without overflow
 }
 
 torch::Tensor query_blocks(const torch::Tensor& q, int64_t w) {

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -102,6 +103,17 @@ void check_matryoshka_dims(const EmbeddingSizes& sizes, int64_t full, const fs::
     if (d > full)
       throw DataError((folder / "ragmig.json").string() + ": key \"matryoshka_dims\": " + std::to_string(d) +
                       " exceeds the model's " + std::to_string(full) + " embedding dimensions");
+}
+
+// A config that promises more weights than `weights` can hold is refused before anything is allocated for it: at
+// 2 bytes a weight (fp16 / bf16, the narrowest ragmig reads), the file must hold at least `count` of them.
+void check_weights_fit(double count, const fs::path& weights, const fs::path& config) {
+  std::error_code ec;
+  const auto bytes = fs::file_size(weights, ec);
+  if (ec) throw InputFileError(weights.string() + ": cannot open for reading (" + ec.message() + ")");
+  if (2 * count > static_cast<double>(bytes))
+    throw DataError(fmt::format("{}: its sizes make at least {:.4g} weights, but {} holds {} bytes: the config and "
+                                "the weights do not belong together", config.string(), count, weights.string(), bytes));
 }
 
 // Returns false when there is no ragmig.json.
@@ -328,6 +340,10 @@ LoadedModel load_model_folder(const std::string& dir) {
     throw DataError((top / st->dense_path / "config.json").string() + ": key \"in_features\": " +
                     std::to_string(spec.dense->in_features) + ", but the encoder's hidden_size is " +
                     std::to_string(spec.bert.hidden_size));
+  check_weights_fit(spec.bert.minimum_weight_count(), folder / "model.safetensors", folder / "config.json");
+  if (spec.dense)
+    check_weights_fit(static_cast<double>(spec.dense->in_features) * static_cast<double>(spec.dense->out_features),
+                      dense_weights_file(top / st->dense_path), top / st->dense_path / "config.json");
   FolderTokenizer tok = read_folder_tokenizer(folder.string());
   check_vocab_fits(tok.spec.vocab, spec.bert, tok.vocab_file);
 
@@ -336,6 +352,7 @@ LoadedModel load_model_folder(const std::string& dir) {
   if (!spec.shared_towers) {
     if (!(read_config(passage) == spec.bert))
       throw DataError((passage / "config.json").string() + ": the passage tower's config differs from the query tower's");
+    check_weights_fit(spec.bert.minimum_weight_count(), passage / "model.safetensors", passage / "config.json");
     passage_st = read_sentence_transformer_layout(passage.string());
     if ((passage_st ? passage_st->dense : std::nullopt) != spec.dense)
       throw DataError((passage / "modules.json").string() + ": the passage tower's Dense module differs from the "

@@ -11,6 +11,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/json_errors.h"
+#include "model/json_member.h"
 #include "model/pooling_mode.h"
 #include "model/tokenizer_json.h"
 #include "model/unigram_json.h"
@@ -29,10 +30,13 @@ std::optional<json> read_optional(const fs::path& path) {
   return read_json_file(path.string());
 }
 
-std::optional<bool> get_bool(const json& j, const std::string& key, const fs::path& file) {
+// j[key] as a flag; `of` names what j is where it is not the file's top level (e.g. an added token).
+std::optional<bool> get_bool(const json& j, const std::string& key, const fs::path& file, const std::string& of = "") {
   const auto it = j.find(key);
   if (it == j.end() || it->is_null()) return std::nullopt;
-  if (!it->is_boolean()) throw DataError(file.string() + ": key \"" + key + "\": expected true, false or null");
+  if (!it->is_boolean())
+    throw DataError(file.string() + ": key \"" + key + "\"" + (of.empty() ? "" : " of " + of) +
+                    ": expected true, false or null");
   return it->get<bool>();
 }
 
@@ -49,13 +53,6 @@ void set_normalization(text::TextNormalization& n, std::optional<bool> lower, st
   if (lower) n.lower_case = *lower;
   n.strip_accents = strip.value_or(n.lower_case);
   if (cjk) n.split_cjk = *cjk;
-}
-
-// j[key], or null when absent, without copying it.
-const json& member(const json& j, const char* key) {
-  static const json kNull;
-  const auto it = j.find(key);
-  return it == j.end() ? kNull : *it;
 }
 
 // token: id, every id of 0..n-1 once (tokenizer.json's model.vocab, vocab.json).
@@ -131,7 +128,7 @@ Merges read_merges_file(const fs::path& file) {
 template <typename Fail>
 bool nfc_normalizer(const json& n, const Fail& fail) {
   if (n.is_null()) return false;
-  const std::string type = n.is_object() ? n.value("type", std::string("?")) : "?";
+  const std::string type = string_member(n, "type").empty() ? "?" : string_member(n, "type");
   if (type == "NFC") return true;
   if (type == "Sequence" && n.contains("normalizers") && n["normalizers"].is_array()) {
     bool nfc = false;
@@ -151,10 +148,13 @@ bool check_byte_level_bpe(const json& tj, const fs::path& file, text::TokenizerS
                     " (ragmig runs byte-level BPE as RoBERTa's and ModernBERT's: no normalizer or NFC, a ByteLevel "
                     "pre_tokenizer)");
   };
-  if (const auto n = tj.find("normalizer"); n != tj.end() && nfc_normalizer(*n, fail))
-    spec.normalizer = {text::NormalizerStep{.kind = text::NormalizerStep::Kind::kNfc}};
+  if (const auto n = tj.find("normalizer"); n != tj.end() && nfc_normalizer(*n, fail)) {
+    text::NormalizerStep nfc;
+    nfc.kind = text::NormalizerStep::Kind::kNfc;
+    spec.normalizer = {nfc};
+  }
   const auto pre = tj.find("pre_tokenizer");
-  if (pre == tj.end() || !pre->is_object() || pre->value("type", "") != "ByteLevel")
+  if (pre == tj.end() || !pre->is_object() || string_member(*pre, "type") != "ByteLevel")
     fail("pre_tokenizer", "expected a ByteLevel pre-tokenizer");
   if (!get_bool(*pre, "use_regex", file).value_or(true)) fail("pre_tokenizer.use_regex", "false is not supported");
   const json& model = tj["model"];
@@ -202,7 +202,7 @@ void append_added_tokens(const json& tj, const fs::path& file, std::vector<std::
 // tokenizer.json's added tokens other than the five special ones that the vocabulary has, in id order, into the
 // spec's added_tokens or (normalized, which the tokenizers library takes as !special where absent)
 // normalized_added_tokens: texts are searched for them.
-void read_added_tokens(const json& tj, text::TokenizerSpec& spec) {
+void read_added_tokens(const json& tj, const fs::path& file, text::TokenizerSpec& spec) {
   const auto list = tj.find("added_tokens");
   if (list == tj.end() || !list->is_array()) return;
   const text::SpecialTokens& s = spec.special;
@@ -213,7 +213,7 @@ void read_added_tokens(const json& tj, text::TokenizerSpec& spec) {
     if (name == s.cls || name == s.sep || name == s.pad || name == s.unk || name == s.mask || name.empty() ||
         !vocab.count(name))
       continue;
-    const bool special = t.value("special", false) == true;
+    const bool special = get_bool(t, "special", file, "added token \"" + name + "\"").value_or(false);
     const auto normalized = t.find("normalized");
     const bool is_normalized = normalized != t.end() && normalized->is_boolean() ? normalized->get<bool>() : !special;
     (is_normalized ? spec.normalized_added_tokens : spec.added_tokens).push_back(name);
@@ -247,9 +247,14 @@ bool read_special_tokens(const json& j, const fs::path& file, text::SpecialToken
 
 // The special tokens that take the whitespace beside them (lstrip / rstrip) per tokenizer.json's added_tokens,
 // else tokenizer_config.json's added_tokens_decoder (transformers' record of the same).
-void read_token_stripping(const std::optional<json>& tj, const std::optional<json>& tc, text::TokenizerSpec& spec) {
+void read_token_stripping(const std::optional<json>& tj, const fs::path& tj_path, const std::optional<json>& tc,
+                          const fs::path& tc_path, text::TokenizerSpec& spec) {
   const json* list = tj ? &member(*tj, "added_tokens") : nullptr;
-  if ((!list || !list->is_array()) && tc) list = &member(*tc, "added_tokens_decoder");
+  fs::path file = tj_path;
+  if ((!list || !list->is_array()) && tc) {
+    list = &member(*tc, "added_tokens_decoder");
+    file = tc_path;
+  }
   if (!list || !(list->is_array() || list->is_object())) return;
   const text::SpecialTokens& s = spec.special;
   for (const auto& t : *list) {
@@ -260,8 +265,9 @@ void read_token_stripping(const std::optional<json>& tj, const std::optional<jso
     };
     const bool added = listed(spec.added_tokens) || listed(spec.normalized_added_tokens);
     if (name != s.cls && name != s.sep && name != s.pad && name != s.unk && name != s.mask && !added) continue;
-    if (t.value("lstrip", false) == true) spec.lstrip.push_back(name);
-    if (t.value("rstrip", false) == true) spec.rstrip.push_back(name);
+    const std::string where = "added token \"" + name + "\"";
+    if (get_bool(t, "lstrip", file, where).value_or(false)) spec.lstrip.push_back(name);
+    if (get_bool(t, "rstrip", file, where).value_or(false)) spec.rstrip.push_back(name);
   }
   std::sort(spec.lstrip.begin(), spec.lstrip.end());
   std::sort(spec.rstrip.begin(), spec.rstrip.end());
@@ -335,7 +341,7 @@ FolderTokenizer read_folder_tokenizer(const std::string& dir) {
   const json* tj_model = nullptr;
   if (tj) {
     const auto model = tj->find("model");
-    const std::string type = model != tj->end() && model->is_object() ? model->value("type", "") : "";
+    const std::string type = model != tj->end() && model->is_object() ? string_member(*model, "type") : "";
     if (type != "WordPiece" && type != "BPE" && type != "Unigram")
       throw DataError(tj_path.string() +
                       ": key \"model\": expected a WordPiece (BERT), BPE (RoBERTa) or Unigram (XLM-R) tokenizer" +
@@ -376,7 +382,7 @@ FolderTokenizer read_folder_tokenizer(const std::string& dir) {
                                 .value_or(prefix_space.value_or(false));
   } else if (const auto normalizer = tj ? tj->find("normalizer") : json::const_iterator();
              tj && normalizer != tj->end() && normalizer->is_object() &&
-             normalizer->value("type", "") == "BertNormalizer") {
+             string_member(*normalizer, "type") == "BertNormalizer") {
     set_normalization(spec.normalization, get_bool(*normalizer, "lowercase", tj_path),
                       get_bool(*normalizer, "strip_accents", tj_path), get_bool(*normalizer, "handle_chinese_chars", tj_path));
   } else if (tc) {
@@ -389,8 +395,8 @@ FolderTokenizer read_folder_tokenizer(const std::string& dir) {
   const fs::path sm_path = folder / "special_tokens_map.json";
   if (!(tc && read_special_tokens(*tc, tc_path, spec.special)))
     if (const auto sm = read_optional(sm_path)) read_special_tokens(*sm, sm_path, spec.special);
-  if (tj) read_added_tokens(*tj, spec);
-  read_token_stripping(tj, tc, spec);
+  if (tj) read_added_tokens(*tj, tj_path, spec);
+  read_token_stripping(tj, tj_path, tc, tc_path, spec);
   if (const auto sb = read_optional(sb_path)) {
     if (const auto n = get_number(*sb, "max_seq_length", sb_path)) {
       // sentence-transformers counts [CLS] and [SEP] in max_seq_length, as ragmig does.
@@ -420,7 +426,9 @@ std::optional<SentenceTransformerLayout> read_sentence_transformer_layout(const 
     if (!m.is_object() || !m.contains("type") || !m["type"].is_string())
       throw DataError(modules_path.string() + ": every module needs a \"type\" string");
     const std::string type = m["type"].get<std::string>(), cls = module_class(type);
-    const std::string path = m.value("path", "");
+    if (!member(m, "path").is_null() && !member(m, "path").is_string())
+      throw DataError(modules_path.string() + ": module " + type + ": key \"path\": expected a folder (a string)");
+    const std::string path = string_member(m, "path");
     const std::ptrdiff_t at = std::find(order.begin(), order.end(), cls) - order.begin();
     if (at == std::ssize(order) || at < last || (at == last && cls != "Normalize"))
       throw DataError(modules_path.string() + ": module " + type +

@@ -2,6 +2,7 @@
 
 #include "core/base64.h"
 #include "core/error.h"
+#include "model/json_member.h"
 #include "model/tokenizer_json.h"
 
 using nlohmann::json;
@@ -30,7 +31,7 @@ bool bool_key(const json& j, const char* key, bool fallback, const std::string& 
 }
 
 NormalizerStep normalizer_step(const json& n, const std::string& file, const std::string& where) {
-  const std::string type = n.is_object() ? n.value("type", "") : "";
+  const std::string type = string_member(n, "type");
   NormalizerStep step;
   if (type == "Precompiled") {
     step.kind = NormalizerStep::Kind::kPrecompiled;
@@ -43,7 +44,7 @@ NormalizerStep normalizer_step(const json& n, const std::string& file, const std
     if (pattern != n.end() && pattern->is_object() && pattern->contains("String")) {
       step.kind = NormalizerStep::Kind::kReplace;
       step.text = string_key(*pattern, "String", file, where + ".pattern");
-    } else if (pattern != n.end() && pattern->is_object() && pattern->value("Regex", "") == " {2,}") {
+    } else if (pattern != n.end() && string_member(*pattern, "Regex") == " {2,}") {
       step.kind = NormalizerStep::Kind::kReplaceSpaceRuns;
     } else {
       refuse(file, where + ".pattern",
@@ -67,15 +68,15 @@ MetaspaceSplit pre_tokenizer(const json& tj, const std::string& file) {
   const auto pre = tj.find("pre_tokenizer");
   const json* metaspace = pre != tj.end() ? &*pre : nullptr;
   MetaspaceSplit m;
-  if (metaspace && metaspace->is_object() && metaspace->value("type", "") == "Sequence") {
+  if (metaspace && string_member(*metaspace, "type") == "Sequence") {
     const auto list = metaspace->find("pretokenizers");
     if (!(list != metaspace->end() && list->is_array() && list->size() == 2 && (*list)[0].is_object() &&
-          (*list)[0].value("type", "") == "WhitespaceSplit"))
+          string_member((*list)[0], "type") == "WhitespaceSplit"))
       refuse(file, "pre_tokenizer", "expected Metaspace, or a Sequence of WhitespaceSplit and Metaspace");
     m.whitespace_split = true;
     metaspace = &(*list)[1];
   }
-  if (!metaspace || !metaspace->is_object() || metaspace->value("type", "") != "Metaspace")
+  if (!metaspace || string_member(*metaspace, "type") != "Metaspace")
     refuse(file, "pre_tokenizer", "expected Metaspace, or a Sequence of WhitespaceSplit and Metaspace");
   m.replacement = string_key(*metaspace, "replacement", file, "pre_tokenizer");
   m.split = bool_key(*metaspace, "split", true, file, "pre_tokenizer");
@@ -153,7 +154,7 @@ text::TokenizerSpec unigram_from_tokenizer_json(const json& tj, const std::strin
     }
   }
   if (const auto n = tj.find("normalizer"); n != tj.end() && !n->is_null()) {
-    if (n->is_object() && n->value("type", "") == "Sequence") {
+    if (string_member(*n, "type") == "Sequence") {
       const auto list = n->find("normalizers");
       if (list == n->end() || !list->is_array()) refuse(file, "normalizer.normalizers", "expected an array");
       for (size_t i = 0; i < list->size(); ++i)

@@ -293,6 +293,35 @@ TEST(ModelFolder, BadRagmigJsonAndConfig) {
   expect_data_error(dir.string(), "config.json: key \"hidden_size\"");
 }
 
+// A config whose sizes promise more weights than the file holds (a typo, a config from another model, or a
+// mutation: tests/model/folder_fuzz_test.cpp) is refused before anything is allocated for it — here 10^12 x 16
+// floats (64 TB), and a Dense module of 16 x 10^12.
+TEST(ModelFolder, SizesTheWeightsCannotHoldAreRefusedBeforeAllocating) {
+  ScratchDir scratch;
+  const auto dir = scratch / "model";
+  EncoderSpec spec = tiny_spec(true);
+  spec.dense = DenseConfig{16, 8};
+  DualEncoder model(spec);
+  save_model_folder(dir.string(), model, text::word_piece_spec(tiny_vocab()));
+  double weights = 0;
+  for (const auto& p : model->query_tower()->parameters()) weights += static_cast<double>(p.numel());
+  EXPECT_LE(spec.bert.minimum_weight_count(), weights) << "a lower bound";
+  EXPECT_GT(spec.bert.minimum_weight_count(), 0.8 * weights) << "and a close one: all but biases and LayerNorms";
+  const auto edited = [&](const fs::path& file, const char* key, int64_t value) {
+    const std::string before = read_file(file);
+    auto j = nlohmann::json::parse(before);
+    j[key] = value;
+    write_file_atomic(file, j.dump());
+    return before;
+  };
+  const std::string config = edited(dir / "config.json", "vocab_size", 1'000'000'000'000);
+  expect_data_error(dir.string(), (dir / "config.json").string() + ": its sizes make at least 1.6e+13 weights, but " +
+                                      (dir / "model.safetensors").string() + " holds ");
+  write_file_atomic(dir / "config.json", config);
+  edited(dir / "2_Dense" / "config.json", "out_features", 1'000'000'000'000);
+  expect_data_error(dir.string(), (dir / "2_Dense" / "config.json").string() + ": its sizes make at least 1.6e+13");
+}
+
 TEST(ModelFolder, TrainingQueriesRoundTripAndBadOnesAreNamed) {
   ScratchDir scratch;
   const auto dir = scratch / "model";

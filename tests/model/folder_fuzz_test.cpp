@@ -1,0 +1,230 @@
+// Mutation fuzzing of model folders: every text file of a folder ragmig writes (config.json, the vocabulary and
+// tokenizer files, the sentence-transformers modules, ragmig.json, an adapter's adapter_config.json), edited at
+// random one at a time, either loads — and then embeds a text without error — or is refused with ragmig's own
+// error, never anything else (a JSON type error, an out-of-range index, a LibTorch error from a shape the config
+// promised and the weights do not have). The weights themselves are fuzzed in safetensors_test.cpp.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/splitmix.h"
+#include "model/lora.h"
+#include "model/model_folder.h"
+#include "support/test_support.h"
+#include "support/text_mutation.h"
+#include "support/tiny_bert.h"
+#include "text/byte_bpe.h"
+#include "text/tokenizer.h"
+#include "text/unicode.h"
+
+namespace ragmig::model {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ScratchDir;
+
+std::vector<std::string> word_piece_vocab() {
+  std::vector<std::string> vocab = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+  for (const char* w : {"the", "cat", "sat", "on", "mat", "##s", "gene", "protein", "a", "b"}) vocab.push_back(w);
+  return vocab;
+}
+
+EncoderSpec spec_for(int64_t vocab, const std::string& family) {
+  EncoderSpec s;
+  s.bert = testing::tiny_bert_config(vocab, 16, 2, 24);
+  if (family == "modernbert") s.bert = testing::as_modernbert(s.bert, 4);
+  if (family == "roberta" || family == "xlm-roberta") {
+    s.bert.model_type = family;
+    s.bert.pad_token_id = 1;
+    s.bert.max_position_embeddings = 26;
+  }
+  return s;
+}
+
+// The folders fuzzed: each kind of tokenizer file ragmig reads, a Dense module, every optional record.
+void write_folders(const fs::path& root) {
+  torch::manual_seed(3);
+  {  // BERT, WordPiece (vocab.txt), a Dense module, prompts, sizes and the training record.
+    EncoderSpec s = spec_for(15, "bert");
+    s.dense = DenseConfig{16, 8};
+    DualEncoder net(s);
+    SaveOptions o;
+    o.max_length = 20;
+    o.prompts = {"query: ", "passage: "};
+    o.training = TrainingQueries{"train", {"q1"}};
+    o.sizes = {8, {8, 4}};
+    save_model_folder((root / "bert").string(), net, text::word_piece_spec(word_piece_vocab()), o);
+  }
+  {  // ModernBERT: tokenizer.json alone (WordPiece of the fast tokenizer class).
+    DualEncoder net(spec_for(15, "modernbert"));
+    save_model_folder((root / "modernbert").string(), net, text::word_piece_spec(word_piece_vocab()));
+  }
+  {  // RoBERTa: byte-level BPE (vocab.json + merges.txt).
+    text::TokenizerSpec t;
+    t.kind = text::TokenizerKind::kByteBpe;
+    t.special = text::roberta_special_tokens();
+    t.vocab = {"<s>", "<pad>", "</s>", "<unk>", "<mask>"};
+    for (int b = 0; b < 256; ++b) {
+      t.vocab.emplace_back();
+      text::append_utf8(t.vocab.back(), text::ByteBpeTokenizer::byte_char(static_cast<uint8_t>(b)));
+    }
+    t.vocab.push_back("at");
+    t.merges = {{"a", "t"}};
+    DualEncoder net(spec_for(static_cast<int64_t>(t.vocab.size()), "roberta"));
+    save_model_folder((root / "roberta").string(), net, t);
+  }
+  {  // XLM-R: SentencePiece Unigram (tokenizer.json).
+    text::TokenizerSpec t;
+    t.kind = text::TokenizerKind::kUnigram;
+    t.special = text::roberta_special_tokens();
+    t.vocab = {"<s>", "<pad>", "</s>", "<unk>", "<mask>", "\u2581", "\u2581the", "\u2581cat", "a", "t"};
+    t.scores = {0, 0, 0, 0, 0, -4, -2, -2, -5, -5};
+    DualEncoder net(spec_for(static_cast<int64_t>(t.vocab.size()), "xlm-roberta"));
+    save_model_folder((root / "xlmr").string(), net, t);
+  }
+  {  // A LoRA adapter of the BERT folder, with its own prompts and Matryoshka sizes.
+    LoadedModel base = load_model_folder((root / "bert").string());
+    BertModel tower = base.model->query_tower();
+    LoraSpec spec;
+    spec.rank = 2;
+    spec.alpha = 4;
+    spec.targets = {"query", "value"};
+    attach_lora(tower, spec);
+    DualAdapter adapter;
+    adapter.base = (root / "bert").string();
+    adapter.query = own_adapter(tower, spec);
+    adapter.prompts = text::Prompts{"q: ", ""};
+    adapter.matryoshka_dims = {8};
+    save_adapter_folder((root / "adapter").string(), adapter);
+  }
+}
+
+// Every file of `dir` that is text (not the weights), relative.
+std::vector<fs::path> text_files(const fs::path& dir) {
+  std::vector<fs::path> out;
+  for (const auto& entry : fs::recursive_directory_iterator(dir))
+    if (entry.is_regular_file() && entry.path().extension() != ".safetensors")
+      out.push_back(fs::relative(entry.path(), dir));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// What a user of the folder does: load it, read its records, tokenize and embed a text.
+void use(const fs::path& dir) {
+  const std::string d = dir.string();
+  (void)folder_prompts(d);
+  (void)folder_embedding_sizes(d);
+  (void)read_training_queries(d);
+  LoadedModel loaded = load_model_folder(d);
+  const auto tokenizer = text::make_tokenizer(loaded.tokenizer);
+  std::vector<int64_t> ids;
+  for (const int32_t id : tokenizer->encode(loaded.prompts.query + "the cats sat on a mat", 20)) ids.push_back(id);
+  const torch::Tensor t = torch::tensor(ids).unsqueeze(0);
+  loaded.model->eval();
+  torch::NoGradGuard no_grad;
+  (void)loaded.model->encode_queries(t, torch::ones_like(t));
+}
+
+TEST(FolderFuzz, MutatedFilesLoadOrAreRefusedWithRagmigsErrors) {
+  ScratchDir scratch;
+  write_folders(scratch.path());
+  int loaded = 0, refused = 0, files = 0;
+  for (const char* name : {"bert", "modernbert", "roberta", "xlmr", "adapter"}) {
+    const fs::path dir = scratch / name;
+    ASSERT_NO_THROW(use(dir)) << name << " as written";
+    for (const fs::path& file : text_files(dir)) {
+      ++files;
+      const fs::path path = dir / file;
+      const std::string original = read_file(path);
+      for (uint64_t i = 0; i < 200; ++i) {
+        uint64_t h = splitmix64(i ^ std::hash<std::string>{}(file.string()) ^ 0xf0dd);
+        std::string text = original;
+        const int edits = 1 + static_cast<int>(splitmix64(h) % 3);
+        for (int e = 0; e < edits; ++e) text = testing::mutate(text, h);
+        write_file_atomic(path, text);
+        try {
+          use(dir);
+          ++loaded;
+        } catch (const Error&) {
+          ++refused;
+        } catch (const std::exception& e) {
+          ADD_FAILURE() << name << "/" << file.string() << ", mutation " << i << " escaped as: " << e.what()
+                        << "\n--- file ---\n" << text.substr(0, 2000);
+        }
+      }
+      write_file_atomic(path, original);
+    }
+  }
+  std::printf("%d files, %d mutations loaded, %d refused\n", files, loaded, refused);
+  EXPECT_GT(files, 30);
+  EXPECT_GT(loaded, 100) << "mutations of values a loader ignores or accepts";
+  EXPECT_GT(refused, 500);
+}
+
+// Values of every type and edge where a JSON file has a value: each one put in place of values picked from all
+// the file's members and elements (deterministically), one at a time.
+// `at`'s path in `doc` with array indices and the keys of objects of more than 20 members as "#".
+std::string shape_of(const nlohmann::json& doc, const nlohmann::json::json_pointer& at) {
+  if (at.empty()) return "";
+  const nlohmann::json& parent = doc.at(at.parent_pointer());
+  const bool many = parent.is_array() || parent.size() > 20;
+  return shape_of(doc, at.parent_pointer()) + "/" + (many ? "#" : at.back());
+}
+
+TEST(FolderFuzz, EveryJsonValueReplacedByOneOfAnotherTypeOrSizeLoadsOrIsRefused) {
+  ScratchDir scratch;
+  write_folders(scratch.path());
+  const std::vector<nlohmann::json> values = {
+      nullptr, true, -1, 0, 1, 3, 1.5, -1e308, 1e308, INT64_MAX, INT64_MIN, "", "x", "[UNK]",
+      nlohmann::json::array(), nlohmann::json::array({1, "a"}), nlohmann::json::object(), {{"a", 1}}};
+  int loaded = 0, refused = 0, places = 0;
+  for (const char* name : {"bert", "modernbert", "roberta", "xlmr", "adapter"}) {
+    const fs::path dir = scratch / name;
+    for (const fs::path& file : text_files(dir)) {
+      const fs::path path = dir / file;
+      const std::string original = read_file(path);
+      const auto parsed = nlohmann::json::parse(original, nullptr, false);
+      if (parsed.is_discarded()) continue;  // vocab.txt, merges.txt
+      // Every value's place (the leaves and the containers above them), one of each shape: every key of every
+      // file once, array elements and the entries of a vocabulary (an object of more than 20) alike.
+      std::map<std::string, nlohmann::json::json_pointer> by_shape;
+      const nlohmann::json leaves = parsed.flatten();
+      for (const auto& [leaf, _] : leaves.items())
+        for (nlohmann::json::json_pointer p(leaf); !p.empty(); p = p.parent_pointer())
+          by_shape.emplace(shape_of(parsed, p), p);
+      for (const auto& [shape, at] : by_shape) {
+        ++places;
+        for (const auto& value : values) {
+          nlohmann::json edited = parsed;
+          edited[at] = value;
+          write_file_atomic(path, edited.dump());
+          try {
+            use(dir);
+            ++loaded;
+          } catch (const Error&) {
+            ++refused;
+          } catch (const std::exception& e) {
+            ADD_FAILURE() << name << "/" << file.string() << " at " << at.to_string() << " = " << value.dump()
+                          << " escaped as: " << e.what();
+          }
+        }
+      }
+      write_file_atomic(path, original);
+    }
+  }
+  std::printf("%d places, %d edits loaded, %d refused\n", places, loaded, refused);
+  EXPECT_GT(places, 300);
+  EXPECT_GT(refused, 1000);
+}
+
+}  // namespace
+}  // namespace ragmig::model
