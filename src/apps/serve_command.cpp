@@ -26,7 +26,8 @@ Command add_serve_command(CLI::App& root) {
                   "\"\" = none)");
   sub->add_option("--passage-prompt,--passage-prefix", o->passage_prompt,
                   "text put before passages (default: the model folder's prompt; \"\" = none)");
-  sub->add_flag("--matryoshka", o->matryoshka, "allow `dimensions` at any size below the model's (truncated, renormalised); without it, only the "
+  sub->add_flag("--matryoshka", o->matryoshka,
+                "allow `dimensions` at any size below the model's (truncated, renormalised); without it, only the "
                 "folder's own sizes (truncate_dim, the Matryoshka sizes ragmig trained it for)");
   sub->add_option("--max-batch-tokens", o->max_batch_tokens, "padded tokens per forward pass")->capture_default_str();
   sub->add_option("--max-wait-ms", o->max_wait_ms, "how long a text waits for others to batch with")->capture_default_str();

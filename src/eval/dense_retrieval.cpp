@@ -109,7 +109,8 @@ DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup&
   out.query_vectors = embed_cached("queries", *in.queries, true, queries_key);
   const int64_t full = out.doc_vectors.cols;
   if (setup.dimensions > full)
-    throw ConfigError(fmt::format("--dimensions {}: the model's embeddings have {} dimensions", setup.dimensions, full));
+    throw ConfigError(
+        fmt::format("--dimensions {}: the model's embeddings have {} dimensions", setup.dimensions, full));
   const model::EmbeddingSizes sizes = model::folder_embedding_sizes(setup.model_dir);
   out.dimensions = setup.dimensions;
   if (out.dimensions == 0 && model::default_size(sizes, full) < full) {

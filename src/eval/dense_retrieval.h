@@ -50,7 +50,7 @@ struct DenseRetrieval {
   std::string device;
   std::string precision, precision_reason;  ///< what the embedder computed in, and why (model::choose_precision)
   text::Prompts prompts;                    ///< what went before queries and passages (the folder's or the options')
-  int64_t dimensions = 0;                   ///< the leading size searched (setup's, else the folder's truncate_dim); 0 = all
+  int64_t dimensions = 0;  ///< the leading size searched (setup's, else the folder's truncate_dim); 0 = all
 };
 
 struct DenseInputs {

@@ -28,15 +28,15 @@ std::vector<int64_t> read_matryoshka_dims(const std::string& dir) {
   const std::filesystem::path path = std::filesystem::path(dir) / "ragmig.json";
   if (!std::filesystem::exists(path)) return {};
   const nlohmann::json info = read_json_file(path.string());
-  const auto it = info.is_object() ? info.find("matryoshka_dims") : info.end();
-  if (!info.is_object() || it == info.end()) return {};
+  if (!info.is_object() || !info.contains("matryoshka_dims")) return {};
+  const nlohmann::json& list = info.at("matryoshka_dims");
   const auto bad = [&](const std::string& what) {
     return DataError(path.string() + ": key \"matryoshka_dims\"" + what);
   };
-  if (!it->is_array()) throw bad(": expected an array of embedding sizes, e.g. [384, 128, 64]");
+  if (!list.is_array()) throw bad(": expected an array of embedding sizes, e.g. [384, 128, 64]");
   std::vector<int64_t> dims;
-  for (size_t i = 0; i < it->size(); ++i) {
-    const nlohmann::json& d = (*it)[i];
+  for (size_t i = 0; i < list.size(); ++i) {
+    const nlohmann::json& d = list[i];
     if (!d.is_number_integer() || d.get<int64_t>() <= 0)
       throw bad("[" + std::to_string(i) + "]: expected a positive integer, got " + d.dump());
     if (std::find(dims.begin(), dims.end(), d.get<int64_t>()) != dims.end())

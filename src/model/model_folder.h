@@ -66,9 +66,11 @@ SaveOptions save_options_of(const LoadedModel& loaded);
 /// model.safetensors (sentence-transformers' names; a pickled pytorch_model.bin alone is refused by name); the
 /// tokenizer from read_folder_tokenizer (of the Transformer module's folder); the prompts from read_prompts.
 /// F32, F16, BF16 and F64 tensors are converted to float32. The embedding sizes come from folder_embedding_sizes
-/// (a Matryoshka size past the model's embeddings is a DataError naming ragmig.json). Throws DataError naming the file and tensor or key for
-/// missing, unexpected or mis-shaped tensors, and "vocabulary and model mismatch: ..." when vocab.txt has
-/// more lines than vocab_size or the word embeddings do not have vocab_size rows; IoError if a file is missing.
+/// (a Matryoshka size past the model's embeddings is a DataError naming ragmig.json). Throws DataError naming the
+/// file and tensor or key for missing, unexpected or mis-shaped tensors, for a config whose sizes make more weights
+/// (BertConfig::minimum_weight_count, a Dense module's in x out) than its weights file holds at 2 bytes each
+/// (checked before anything is allocated), and "vocabulary and model mismatch: ..." when vocab.txt has more lines
+/// than vocab_size or the word embeddings do not have vocab_size rows; IoError if a file is missing.
 /// The model is returned in training mode, as torch modules are built.
 LoadedModel load_model_folder(const std::string& dir);
 

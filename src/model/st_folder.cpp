@@ -128,7 +128,8 @@ Merges read_merges_file(const fs::path& file) {
 template <typename Fail>
 bool nfc_normalizer(const json& n, const Fail& fail) {
   if (n.is_null()) return false;
-  const std::string type = string_member(n, "type").empty() ? "?" : string_member(n, "type");
+  std::string type = string_member(n, "type");
+  if (type.empty()) type = "?";
   if (type == "NFC") return true;
   if (type == "Sequence" && n.contains("normalizers") && n["normalizers"].is_array()) {
     bool nfc = false;

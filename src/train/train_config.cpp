@@ -2,8 +2,10 @@
 #include "train/train_config.h"
 
 #include <filesystem>
+#include <fmt/format.h>
 
 #include "core/error.h"
+#include "model/bert_config.h"
 #include "model/dense_config.h"
 #include "model/packaged_models.h"
 #include "model/pooling_mode.h"
@@ -129,6 +131,13 @@ ConfigTable make_config_table(TrainConfig& c) {
 
 namespace {
 
+// Bounds past any real run (validate): LibTorch's thread pool, one step's passages, a Dense layer's output, and a
+// new model's weights (1e11 weights hold 1.6 TB of fp32 training state; XLM-R XXL has 1.07e10).
+constexpr int64_t kMaxThreads = 1024;
+constexpr double kMaxStepPassages = 1 << 24;
+constexpr int64_t kMaxDenseDim = 1 << 20;
+constexpr double kMaxNewModelWeights = 1e11;
+
 void require(bool ok, const std::string& key, const std::string& what) {
   if (!ok) throw ConfigError("config key '" + key + "': " + what);
 }
@@ -153,8 +162,9 @@ void validate(const TrainConfig& c) {
   require(c.data.max_query_tokens >= 3, "data.max_query_tokens", "must be >= 3");
   require(c.data.max_passage_tokens >= 3, "data.max_passage_tokens", "must be >= 3");
   require(c.model.vocab_size >= 100, "model.vocab_size", "must be >= 100");
-  require(c.model.hidden_size > 0 && c.model.layers > 0 && c.model.heads > 0, "model.hidden_size",
-          "hidden_size, layers and heads must be positive");
+  require(c.model.hidden_size > 0, "model.hidden_size", "must be positive");
+  require(c.model.layers > 0, "model.layers", "must be positive");
+  require(c.model.heads > 0, "model.heads", "must be positive");
   require(c.model.hidden_size % c.model.heads == 0, "model.heads", "must divide model.hidden_size");
   require(c.model.architecture == "bert" || c.model.architecture == "modernbert", "model.architecture",
           "expected bert or modernbert");
@@ -195,7 +205,31 @@ void validate(const TrainConfig& c) {
       require(c.train.matryoshka_dims[j] != c.train.matryoshka_dims[i], "train.matryoshka_dims",
               "lists " + std::to_string(c.train.matryoshka_dims[i]) + " twice");
   }
-  require(c.train.threads >= 0, "train.threads", "must be >= 0");
+  require(c.train.threads >= 0 && c.train.threads <= kMaxThreads, "train.threads",
+          fmt::format("must be in [0, {}]", kMaxThreads));
+  // Sizes no machine holds are refused here, by name, rather than by an allocation that fails (or swaps for minutes)
+  // once the run has started.
+  const double passages = static_cast<double>(c.train.batch_size) * (1 + static_cast<double>(c.train.hard_negatives));
+  require(passages <= kMaxStepPassages, "train.hard_negatives",
+          fmt::format("train.batch_size x (1 + train.hard_negatives) = {:.3g} passages a step; at most {:.3g}", passages,
+                      kMaxStepPassages));
+  require(c.model.dense_dim <= kMaxDenseDim, "model.dense_dim", fmt::format("must be <= {}", kMaxDenseDim));
+  if (c.model.init.empty()) {
+    model::BertConfig b;
+    b.model_type = c.model.architecture;
+    b.vocab_size = c.model.vocab_size;
+    b.hidden_size = c.model.hidden_size;
+    b.num_hidden_layers = c.model.layers;
+    b.intermediate_size = c.model.intermediate_size;
+    b.max_position_embeddings = c.model.max_position;
+    const double weights = b.minimum_weight_count() +
+                           static_cast<double>(c.model.hidden_size) * static_cast<double>(c.model.dense_dim);
+    if (weights > kMaxNewModelWeights)
+      throw ConfigError(fmt::format(
+          "config keys 'model.vocab_size', 'model.hidden_size', 'model.layers', 'model.intermediate_size', "
+          "'model.max_position' and 'model.dense_dim' make a model of {:.3g} weights; a new model has at most {:.3g}",
+          weights, kMaxNewModelWeights));
+  }
   require(c.train.device == "auto" || c.train.device == "cpu" || c.train.device.rfind("cuda", 0) == 0,
           "train.device", "expected auto, cpu, cuda or cuda:N");
   require(c.train.precision == "auto" || c.train.precision == "fp32" || c.train.precision == "bf16",

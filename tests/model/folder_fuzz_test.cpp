@@ -135,6 +135,7 @@ void use(const fs::path& dir) {
 }
 
 TEST(FolderFuzz, MutatedFilesLoadOrAreRefusedWithRagmigsErrors) {
+  at::set_num_threads(1);  // tiny models: threads would only contend with the test beside it
   ScratchDir scratch;
   write_folders(scratch.path());
   int loaded = 0, refused = 0, files = 0;
@@ -181,6 +182,7 @@ std::string shape_of(const nlohmann::json& doc, const nlohmann::json::json_point
 }
 
 TEST(FolderFuzz, EveryJsonValueReplacedByOneOfAnotherTypeOrSizeLoadsOrIsRefused) {
+  at::set_num_threads(1);
   ScratchDir scratch;
   write_folders(scratch.path());
   const std::vector<nlohmann::json> values = {

@@ -377,7 +377,8 @@ TEST(ModelFolder, EmbeddingSizesRoundTripAndBadOnesAreNamed) {
   save_model_folder(dir.string(), model, text::word_piece_spec(tiny_vocab()), options);
   for (const auto& folder : {dir, dir / "passage"})
     EXPECT_EQ(nlohmann::json::parse(read_file(folder / "config_sentence_transformers.json"))["truncate_dim"], 8);
-  EXPECT_EQ(nlohmann::json::parse(read_file(dir / "ragmig.json"))["matryoshka_dims"], nlohmann::json::array({16, 8, 4}));
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir / "ragmig.json"))["matryoshka_dims"],
+            nlohmann::json::array({16, 8, 4}));
   const LoadedModel loaded = load_model_folder(dir.string());
   EXPECT_EQ(loaded.sizes, options.sizes);
   EXPECT_EQ(folder_embedding_sizes(dir.string()), options.sizes) << "the same without loading weights";

