@@ -1,5 +1,6 @@
 // The g++ build's stand-in for libFuzzer: runs a harness's LLVMFuzzerTestOneInput on every file of its seed
 // corpus, then on seeded random mutations of them (tests/support/text_mutation.h) for a bounded count or time,
+// then on each seed's structured variants (a JSON value of every type and edge at each place, json_variants.h),
 // so that `make test` keeps each harness and its corpus honest in a few seconds. A finding aborts after saving
 // the input to fuzz-finding-<pid>.bin in the working folder. Usage: harness CORPUS_DIR|FILE... [--mutations=N]
 // [--seconds=S] [--seed=N].
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -17,6 +19,7 @@
 
 #include "core/splitmix.h"
 #include "fuzz_support.h"
+#include "support/json_variants.h"
 #include "support/text_mutation.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
@@ -35,6 +38,40 @@ void save_current() {
 void run(const std::string& input) {
   current = input;
   LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(current.data()), current.size());
+}
+
+// The structured variants of a seed (tests/support/json_variants.h): of a JSON document, after an optional first
+// byte (a harness's selector), or of each JSON line of a JSONL file, the others kept; none for other seeds.
+void for_each_structured_variant(const std::string& seed, const std::function<bool(const std::string&)>& f) {
+  for (const size_t skip : {0, 1}) {
+    if (seed.size() <= skip) break;
+    const auto doc = nlohmann::json::parse(seed.substr(skip), nullptr, false);
+    if (doc.is_discarded() || !doc.is_structured()) continue;
+    ragmig::testing::for_each_json_variant(doc, [&](const nlohmann::json& variant, const auto&, const auto&) {
+      return f(seed.substr(0, skip) + variant.dump());
+    });
+    return;
+  }
+  std::vector<std::string> lines;
+  for (size_t at = 0; at <= seed.size();) {
+    const size_t end = std::min(seed.find('\n', at), seed.size());
+    lines.push_back(seed.substr(at, end - at));
+    at = end + 1;
+  }
+  if (lines.size() < 2) return;
+  bool go_on = true;
+  for (size_t i = 0; i < lines.size() && go_on; ++i) {
+    const auto row = nlohmann::json::parse(lines[i], nullptr, false);
+    if (row.is_discarded() || !row.is_structured()) continue;
+    ragmig::testing::for_each_json_variant(row, [&](const nlohmann::json& variant, const auto&, const auto&) {
+      std::string input;
+      for (size_t j = 0; j < lines.size(); ++j) {
+        if (j > 0) input += '\n';
+        input += j == i ? variant.dump() : lines[j];
+      }
+      return go_on = f(input);
+    });
+  }
 }
 
 std::string read_all(const std::filesystem::path& path) {
@@ -84,6 +121,20 @@ int main(int argc, char** argv) {
     for (int e = 0; e < edits; ++e) input = ragmig::testing::mutate(std::move(input), h);
     run(input);
   }
-  std::printf("%zu seed files and %lld mutations ran without a finding\n", files.size(), static_cast<long long>(done));
+  // Then each seed's structured variants, within the same bounds again.
+  const auto structured_start = std::chrono::steady_clock::now();
+  int64_t structured = 0;
+  const auto budget_left = [&] {
+    return structured < mutations &&
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - structured_start).count() <= seconds;
+  };
+  for (size_t i = 0; i < seeds.size() && budget_left(); ++i)
+    for_each_structured_variant(seeds[i], [&](const std::string& input) {
+      run(input);
+      ++structured;
+      return budget_left();
+    });
+  std::printf("%zu seed files, %lld mutations and %lld structured variants ran without a finding\n", files.size(),
+              static_cast<long long>(done), static_cast<long long>(structured));
   return 0;
 }

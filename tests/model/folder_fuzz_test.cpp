@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <filesystem>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +18,7 @@
 #include "core/splitmix.h"
 #include "model/lora.h"
 #include "model/model_folder.h"
+#include "support/json_variants.h"
 #include "support/test_support.h"
 #include "support/text_mutation.h"
 #include "support/tiny_bert.h"
@@ -173,21 +173,10 @@ TEST(FolderFuzz, MutatedFilesLoadOrAreRefusedWithRagmigsErrors) {
 
 // Values of every type and edge where a JSON file has a value: each one put in place of values picked from all
 // the file's members and elements (deterministically), one at a time.
-// `at`'s path in `doc` with array indices and the keys of objects of more than 20 members as "#".
-std::string shape_of(const nlohmann::json& doc, const nlohmann::json::json_pointer& at) {
-  if (at.empty()) return "";
-  const nlohmann::json& parent = doc.at(at.parent_pointer());
-  const bool many = parent.is_array() || parent.size() > 20;
-  return shape_of(doc, at.parent_pointer()) + "/" + (many ? "#" : at.back());
-}
-
 TEST(FolderFuzz, EveryJsonValueReplacedByOneOfAnotherTypeOrSizeLoadsOrIsRefused) {
   at::set_num_threads(1);
   ScratchDir scratch;
   write_folders(scratch.path());
-  const std::vector<nlohmann::json> values = {
-      nullptr, true, -1, 0, 1, 3, 1.5, -1e308, 1e308, INT64_MAX, INT64_MIN, "", "x", "[UNK]",
-      nlohmann::json::array(), nlohmann::json::array({1, "a"}), nlohmann::json::object(), {{"a", 1}}};
   int loaded = 0, refused = 0, places = 0;
   for (const char* name : {"bert", "modernbert", "roberta", "xlmr", "adapter"}) {
     const fs::path dir = scratch / name;
@@ -196,30 +185,20 @@ TEST(FolderFuzz, EveryJsonValueReplacedByOneOfAnotherTypeOrSizeLoadsOrIsRefused)
       const std::string original = read_file(path);
       const auto parsed = nlohmann::json::parse(original, nullptr, false);
       if (parsed.is_discarded()) continue;  // vocab.txt, merges.txt
-      // Every value's place (the leaves and the containers above them), one of each shape: every key of every
-      // file once, array elements and the entries of a vocabulary (an object of more than 20) alike.
-      std::map<std::string, nlohmann::json::json_pointer> by_shape;
-      const nlohmann::json leaves = parsed.flatten();
-      for (const auto& [leaf, _] : leaves.items())
-        for (nlohmann::json::json_pointer p(leaf); !p.empty(); p = p.parent_pointer())
-          by_shape.emplace(shape_of(parsed, p), p);
-      for (const auto& [shape, at] : by_shape) {
-        ++places;
-        for (const auto& value : values) {
-          nlohmann::json edited = parsed;
-          edited[at] = value;
-          write_file_atomic(path, edited.dump());
-          try {
-            use(dir);
-            ++loaded;
-          } catch (const Error&) {
-            ++refused;
-          } catch (const std::exception& e) {
-            ADD_FAILURE() << name << "/" << file.string() << " at " << at.to_string() << " = " << value.dump()
-                          << " escaped as: " << e.what();
-          }
+      places += static_cast<int>(testing::json_places(parsed).size());
+      testing::for_each_json_variant(parsed, [&](const nlohmann::json& edited, const auto& at, const auto& value) {
+        write_file_atomic(path, edited.dump());
+        try {
+          use(dir);
+          ++loaded;
+        } catch (const Error&) {
+          ++refused;
+        } catch (const std::exception& e) {
+          ADD_FAILURE() << name << "/" << file.string() << " at " << at.to_string() << " = " << value.dump()
+                        << " escaped as: " << e.what();
         }
-      }
+        return true;
+      });
       write_file_atomic(path, original);
     }
   }
