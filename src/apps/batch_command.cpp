@@ -61,8 +61,14 @@ hpo::SweepPlan resolve_plan(const hpo::SweepSpec& spec) {
   };
   const train::TrainConfig base = resolve(nullptr, "[sweep] base and set");
   train::check_input_paths(base);
-  for (size_t i = 0; i < plan.trials.size(); ++i)
-    plan.batch_sizes.push_back(resolve(&plan.trials[i], "trial " + hpo::trial_id(i)).train.batch_size);
+  for (size_t i = 0; i < plan.trials.size(); ++i) {
+    const train::TrainConfig trial = resolve(&plan.trials[i], "trial " + hpo::trial_id(i));
+    plan.batch_sizes.push_back(trial.train.batch_size);
+    // [eval] dimensions past a trial's embeddings would fail its evaluation once it has trained.
+    if (const int64_t size = spec.eval.dimensions > 0 ? train::embedding_size(trial) : 0; spec.eval.dimensions > size)
+      throw ConfigError(fmt::format("{}: [eval] dimensions = {}: trial {}'s embeddings have {} dimensions", spec.path,
+                                    spec.eval.dimensions, hpo::trial_id(i), size));
+  }
   plan.max_steps = base.train.max_steps;
   plan.rung_k = base.eval.k;
   plan.max_query_tokens = base.data.max_query_tokens;

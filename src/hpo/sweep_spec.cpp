@@ -303,7 +303,7 @@ void read_sweep_table(const Reader& r, const toml::table& t, SweepSpec& spec) {
 }
 
 void read_eval_table(const Reader& r, const toml::table& t, SweepEval& eval) {
-  r.only_keys(t, "eval", {"data", "split", "metric", "max_queries", "fusion", "baselines"});
+  r.only_keys(t, "eval", {"data", "split", "metric", "max_queries", "fusion", "baselines", "dimensions"});
   if (!r.get(t, "eval", "data", eval.data)) r.fail("eval", "data", "required: the BEIR folder trials are evaluated on");
   if (eval.data.empty()) r.fail("eval", "data", "expected a BEIR folder (got \"\")");
   r.get(t, "eval", "split", eval.split);
@@ -318,6 +318,7 @@ void read_eval_table(const Reader& r, const toml::table& t, SweepEval& eval) {
   r.get(t, "eval", "max_queries", eval.max_queries, 0);
   if (r.get(t, "eval", "fusion", eval.fusion) && eval.fusion.empty())
     r.fail("eval", "fusion", "expected \"auto\" or a fusion like \"RRF(k=60)\" (got \"\"; leave the key out for none)");
+  r.get(t, "eval", "dimensions", eval.dimensions, 0);
   r.get(t, "eval", "baselines", eval.baselines);
   std::set<std::string> seen;
   for (const std::string& b : eval.baselines) {
@@ -408,6 +409,7 @@ nlohmann::json to_json(const SweepSpec& spec) {
   // Only when given: a state folder pinned before these keys existed still matches its sweep file.
   if (!spec.eval.fusion.empty()) eval["fusion"] = spec.eval.fusion;
   if (!spec.eval.baselines.empty()) eval["baselines"] = spec.eval.baselines;
+  if (spec.eval.dimensions > 0) eval["dimensions"] = spec.eval.dimensions;
   nlohmann::json out = {
       {"name", spec.name},
       {"base", spec.base},

@@ -23,6 +23,9 @@ struct SweepEval {
   /// Evaluated once beside the trials, the same way: "bm25", and "zero-shot" (the base config's model.init
   /// before any training). Each at most once, in the order given.
   std::vector<std::string> baselines;
+  /// `ragmig eval --dimensions` of every model and the zero-shot baseline: the leading N dimensions of each
+  /// embedding (a Matryoshka sweep scored at the size it will serve); 0 = each folder's own size.
+  int64_t dimensions = 0;
 };
 
 struct SweepAsha {

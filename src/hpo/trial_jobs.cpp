@@ -22,6 +22,8 @@ sched::JobSpec evaluation(const SweepPlan& plan, const std::string& name, const 
   job.argv = {"ragmig", "eval", "--data", s.eval.data, "--split", s.eval.split, "--retriever", retriever};
   if (!model_dir.empty()) job.argv.insert(job.argv.end(), {"--model", model_dir});
   if (retriever == "hybrid") job.argv.insert(job.argv.end(), {"--fusion", s.eval.fusion});
+  if (retriever != "bm25" && s.eval.dimensions > 0)
+    job.argv.insert(job.argv.end(), {"--dimensions", std::to_string(s.eval.dimensions)});
   job.argv.insert(job.argv.end(), {"--metrics", s.eval.metric, "--max-queries", std::to_string(s.eval.max_queries),
                                    "--max-query-tokens", std::to_string(plan.max_query_tokens),
                                    "--max-passage-tokens", std::to_string(plan.max_passage_tokens),

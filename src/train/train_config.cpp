@@ -9,6 +9,7 @@
 #include "model/dense_config.h"
 #include "model/packaged_models.h"
 #include "model/pooling_mode.h"
+#include "model/st_folder.h"
 
 namespace ragmig::train {
 
@@ -267,6 +268,17 @@ void validate(const TrainConfig& c) {
   require(c.eval.max_passages >= 0, "eval.max_passages", "must be >= 0");
   require(c.eval.at_steps.empty() || !c.eval.split.empty(), "eval.at_steps", "needs eval.split");
   for (int64_t s : c.eval.at_steps) require(s >= 1, "eval.at_steps", "steps must be >= 1");
+}
+
+int64_t embedding_size(const TrainConfig& c) {
+  if (c.model.dense_dim > 0) return c.model.dense_dim;
+  if (c.model.init.empty()) return c.model.hidden_size;
+  const std::string folder = model::resolve_model_reference(c.model.init);
+  const auto layout = model::read_sentence_transformer_layout(folder);
+  if (layout && layout->dense) return layout->dense->out_features;
+  const std::string config =
+      (std::filesystem::path(folder) / (layout ? layout->transformer_path : "") / "config.json").string();
+  return model::bert_config_from_json(model::read_json_file(config), config).hidden_size;
 }
 
 void check_input_paths(const TrainConfig& c) {

@@ -142,6 +142,11 @@ ConfigTable make_config_table(TrainConfig& cfg);
 /// Checks values and combinations the types cannot express. Throws ConfigError naming the key.
 void validate(const TrainConfig& cfg);
 
+/// The size of the embeddings a run of `cfg` gives: model.dense_dim, else model.init's (its Dense module's
+/// out_features, else its hidden_size; read from its config.json and modules.json, no weights), else
+/// model.hidden_size. Throws as model::resolve_model_reference and the folder's readers do.
+int64_t embedding_size(const TrainConfig& cfg);
+
 /// Checks that the input files and folders the config names exist. Throws ConfigError naming key and path.
 void check_input_paths(const TrainConfig& cfg);
 

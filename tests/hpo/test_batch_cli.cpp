@@ -122,6 +122,7 @@ TEST(BatchCli, BadSweepFailsBeforeAnythingIsWritten) {
   };
   refused("baselines = [\"zero-shot\"]\n", "[eval] baselines: \"zero-shot\" evaluates the base config's model.init");
   refused("fusion = \"Borda\"\n", "[eval] fusion: unknown fusion spec 'Borda'");
+  refused("dimensions = 4096\n", "[eval] dimensions = 4096: trial t00's embeddings have ");
   fs::rename(dir / "beir" / "qrels" / "train.tsv", dir / "train.tsv");
   refused("fusion = \"auto\"\n", "[eval] fusion = \"auto\" chooses the fusion on the training queries of");
   fs::rename(dir / "train.tsv", dir / "beir" / "qrels" / "train.tsv");
@@ -297,7 +298,8 @@ TEST(BatchCli, BaselinesAndFusedScoresStandBesideTheTrials) {
   edit("base = \"base.toml\"", "base = \"base.toml\"\nset = [\"model.init=" + model + "\"]");
   edit("{ choice = [5e-3, 1e-7] }", "{ choice = [1e-3] }");
   edit("[1, 2, 3]", "[1, 2]");
-  edit("metric = \"ndcg@10\"\n", "metric = \"ndcg@10\"\nfusion = \"auto\"\nbaselines = [\"bm25\", \"zero-shot\"]\n");
+  edit("metric = \"ndcg@10\"\n",
+       "metric = \"ndcg@10\"\nfusion = \"auto\"\nbaselines = [\"bm25\", \"zero-shot\"]\ndimensions = 16\n");
   text = text.substr(0, text.find("[asha]"));
   write_file_atomic(files.sweep, text);
   const auto r = run_process({RAGMIG_BINARY, "batch", files.sweep.string(), "--state", files.state.string(),
@@ -327,7 +329,8 @@ TEST(BatchCli, BaselinesAndFusedScoresStandBesideTheTrials) {
     return j.is_object() && j.contains("ndcg@10") ? j["ndcg@10"].get<double>() : -1.0;
   };
   EXPECT_EQ(bm25["metric"].get<double>(), by_hand({"--retriever", "bm25"}));
-  EXPECT_NEAR(zero["metric"].get<double>(), by_hand({"--retriever", "dense", "--model", model}), 1e-4);
+  EXPECT_NEAR(zero["metric"].get<double>(), by_hand({"--retriever", "dense", "--model", model, "--dimensions", "16"}),
+              1e-4);
   const nlohmann::json zero_eval = nlohmann::json::parse(read_text(files.state / "evals" / "zero-shot.json"));
   EXPECT_EQ(zero_eval["parts"]["bm25"]["ndcg@10"], bm25["metric"]);
   EXPECT_EQ(zero_eval["fusion_choice"]["validation_split"], "train");  // chosen on training queries, not the test split
@@ -340,6 +343,7 @@ TEST(BatchCli, BaselinesAndFusedScoresStandBesideTheTrials) {
     EXPECT_EQ(t["metric"], e["parts"]["dense"]["ndcg@10"]);  // the trial's model alone
     EXPECT_EQ(t["hybrid"], e["ndcg@10"]);
     EXPECT_EQ(t["fusion"], e["fusion"]);
+    EXPECT_EQ(e["dimensions"], 16) << "[eval] dimensions";
   }
   const std::string report = read_text(files.state / "report.html");
   // The best-score card names a trial (the model to keep) even where a baseline scores higher.

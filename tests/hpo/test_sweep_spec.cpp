@@ -117,6 +117,21 @@ TEST(SweepSpec, FusionAndBaselines) {
   const json plain = to_json(parse_sweep(kExample, kPath));
   EXPECT_FALSE(plain["eval"].contains("fusion"));
   EXPECT_FALSE(plain["eval"].contains("baselines"));
+  EXPECT_FALSE(plain["eval"].contains("dimensions"));
+}
+
+// [eval] dimensions: every model scored with the leading N dimensions (a Matryoshka sweep at the size it serves).
+TEST(SweepSpec, EvalDimensions) {
+  EXPECT_EQ(parse_sweep(kExample, kPath).eval.dimensions, 0) << "each folder's own size unless asked";
+  const SweepSpec s = parse_sweep(edited("max_queries = 1000", "max_queries = 1000\ndimensions = 64"), kPath);
+  EXPECT_EQ(s.eval.dimensions, 64);
+  EXPECT_EQ(to_json(s)["eval"]["dimensions"], 64) << "part of what pins a state folder";
+  try {
+    parse_sweep(edited("max_queries = 1000", "max_queries = 1000\ndimensions = -8"), kPath);
+    ADD_FAILURE() << "accepted dimensions = -8";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("dimensions"), std::string::npos) << e.what();
+  }
 }
 
 // The sweeps under examples/ (`make demo` runs one) parse, and every trial resolves through the training

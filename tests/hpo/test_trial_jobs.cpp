@@ -181,6 +181,11 @@ TEST(TrialJobs, BaselinesAreEvaluatedLikeTrials) {
   EXPECT_EQ(flag_value(baseline_job(plan, "zero-shot").argv, "--retriever"), "hybrid");
   EXPECT_EQ(flag_value(baseline_job(plan, "bm25").argv, "--retriever"), "bm25");
 
+  plan.spec.eval.dimensions = 64;
+  EXPECT_EQ(flag_value(baseline_job(plan, "zero-shot").argv, "--dimensions"), "64");
+  EXPECT_EQ(flag_value(eval_job(plan, 1, "/state/runs/2/model").argv, "--dimensions"), "64");
+  EXPECT_EQ(flag_value(baseline_job(plan, "bm25").argv, "--dimensions"), "(absent)");
+
   EXPECT_THROW(baseline_job(plan, "dpr"), ConfigError);
   plan.init_model.clear();
   EXPECT_THROW(baseline_job(plan, "zero-shot"), ConfigError);  // from scratch: nothing to evaluate untrained
