@@ -60,6 +60,15 @@ RecallResult evaluate_recall(model::DualEncoder& model, const text::Tokenizer& t
   torch::Tensor q = embed_texts(model, tokenizer, queries, true, opts.max_query_tokens, opts.batch_size, device,
                                 opts.prompts.query);
 
+  if (opts.dimensions > 0 && opts.dimensions < p.size(1)) {
+    const auto cut = [&](const torch::Tensor& e) {
+      const torch::Tensor head = e.narrow(1, 0, opts.dimensions);
+      namespace F = torch::nn::functional;
+      return model->spec().normalize ? F::normalize(head, F::NormalizeFuncOptions().p(2).dim(1).eps(1e-12)) : head;
+    };
+    p = cut(p);
+    q = cut(q);
+  }
   const int64_t k = std::min<int64_t>(opts.k, p.size(0));
   double sum = 0;
   const int64_t chunk = 1024;

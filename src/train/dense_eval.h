@@ -21,6 +21,9 @@ struct RecallOptions {
   /// at a fraction of the encoding cost (rung evaluations of a sweep).
   int64_t max_passages = 0;
   int64_t batch_size = 128;
+  /// > 0: search with the leading this many dimensions of each embedding, renormalised when the model normalises
+  /// (as eval::leading_dimensions).
+  int64_t dimensions = 0;
   int64_t max_query_tokens = 32;
   int64_t max_passage_tokens = 128;
   text::Prompts prompts;  ///< put before queries and passages (text/prompts.h)

@@ -99,6 +99,8 @@ ConfigTable make_config_table(TrainConfig& c) {
   t.add("eval.max_passages", c.eval.max_passages,
         "search the evaluated queries' relevant passages plus the first others up to N (0 = whole corpus)");
   t.add("eval.batch_size", c.eval.batch_size, "encoding batch size");
+  t.add("eval.dimensions", c.eval.dimensions,
+        "search with the leading N dimensions of each embedding, as `ragmig eval --dimensions` (0 = all)");
   t.add("eval.at_steps", c.eval.at_steps, "also evaluate after these steps, e.g. [25, 75] (ASHA rungs)");
 
   t.add("lora.rank", c.lora.rank, "LoRA rank r: train adapters on the frozen model.init (0 = full fine-tuning)");
@@ -266,6 +268,7 @@ void validate(const TrainConfig& c) {
   require(c.eval.batch_size >= 1, "eval.batch_size", "must be >= 1");
   require(c.eval.split.empty() || !c.data.beir.empty(), "eval.split", "evaluation needs data.beir");
   require(c.eval.max_passages >= 0, "eval.max_passages", "must be >= 0");
+  require(c.eval.dimensions >= 0, "eval.dimensions", "must be >= 0");
   require(c.eval.at_steps.empty() || !c.eval.split.empty(), "eval.at_steps", "needs eval.split");
   for (int64_t s : c.eval.at_steps) require(s >= 1, "eval.at_steps", "steps must be >= 1");
 }

@@ -90,6 +90,9 @@ struct EvalOptions {
   int64_t max_queries = 0;   ///< evaluate only the first N queries (0 = all)
   int64_t max_passages = 0;  ///< search a sub-corpus of this many passages (0 = the whole corpus)
   int64_t batch_size = 128;  ///< encoding batch
+  /// Search with the leading N dimensions of each embedding, renormalised when the model normalises (a Matryoshka
+  /// model at the size it will serve: a sweep's [eval] dimensions); 0 = all.
+  int64_t dimensions = 0;
   /// Also evaluate after these steps (events "eval" with "step"): the rungs at which `ragmig batch` lets
   /// ASHA stop a trial. Needs eval.split.
   std::vector<int64_t> at_steps;

@@ -380,6 +380,9 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
     if (d > net->spec().embedding_dim())
       throw ConfigError(fmt::format("config key 'train.matryoshka_dims': {} exceeds the model's {} embedding "
                                     "dimensions", d, net->spec().embedding_dim()));
+  if (cfg.eval.dimensions > net->spec().embedding_dim())
+    throw ConfigError(fmt::format("config key 'eval.dimensions': {} exceeds the model's {} embedding dimensions",
+                                  cfg.eval.dimensions, net->spec().embedding_dim()));
   const bool unpad = cfg.train.unpad == "on" || (cfg.train.unpad == "auto" && device.is_cuda());
   net->query_tower()->set_unpad(unpad);
   net->passage_tower()->set_unpad(unpad);
@@ -677,6 +680,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
     ro.max_queries = cfg.eval.max_queries;
     ro.max_passages = cfg.eval.max_passages;
     ro.batch_size = cfg.eval.batch_size;
+    ro.dimensions = cfg.eval.dimensions;
     ro.max_query_tokens = cfg.data.max_query_tokens;
     ro.max_passage_tokens = cfg.data.max_passage_tokens;
     ro.prompts = prompts;

@@ -139,6 +139,41 @@ TEST(EvalCli, TheFoldersTruncateDimIsTheDefaultSizeAndItsMatryoshkaSizesAreCheck
             std::string::npos);
 }
 
+// A training's own evaluation with eval.dimensions (a sweep's rungs at its [eval] dimensions) ranks as `ragmig eval
+// --dimensions` does: the same recall@3 of the model it saved.
+TEST(EvalCli, TrainingsEvalDimensionsRankAsEvalDimensions) {
+  ScratchDir dir;
+  write_toy_beir(dir / "beir");
+  write_file_atomic(dir / "beir/queries.jsonl", R"({"_id": "q1", "text": "where does lava erupt"}
+{"_id": "q2", "text": "how do glaciers carve valleys"}
+{"_id": "q3", "text": "tectonic plate boundaries"}
+)");
+  write_file_atomic(dir / "beir/qrels/test.tsv", "query-id\tcorpus-id\tscore\nq1\td1\t2\nq2\td2\t1\nq2\td5\t1\nq3\td4\t1\n");
+  std::filesystem::copy_file(dir / "beir/qrels/test.tsv", dir / "beir/qrels/train.tsv");
+  write_random_model(dir / "model");
+  write_file_atomic(dir / "train.toml", "[data]\nbeir = \"" + (dir / "beir").string() +
+                                            "\"\nmax_query_tokens = 16\nmax_passage_tokens = 32\n[model]\ninit = \"" +
+                                            (dir / "model").string() +
+                                            "\"\n[train]\nmax_steps = 2\nbatch_size = 2\nwarmup_steps = 0\n"
+                                            "[eval]\nsplit = \"test\"\nk = 3\ndimensions = 4\n");
+  const auto trained = run_ragmig({"train", (dir / "train.toml").string(), "--run-dir", (dir / "run").string(), "--quiet"});
+  ASSERT_EQ(trained.exit_code, 0) << trained.output;
+  const auto done = nlohmann::json::parse(read_file(dir / "run/result.json"));
+  const auto r = run_eval({"--data", (dir / "beir").string(), "--retriever", "dense", "--model",
+                           (dir / "run/model").string(), "--metrics", "recall@3", "--dimensions", "4",
+                           "--max-query-tokens", "16", "--max-passage-tokens", "32", "--precision", "fp32",
+                           "--no-cache", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NEAR(done["recall@3"].get<double>(), eval_json(r)["recall@3"].get<double>(), 1e-9);
+
+  const auto too_many = run_ragmig({"train", (dir / "train.toml").string(), "--run-dir", (dir / "run2").string(),
+                                    "--quiet", "--set", "eval.dimensions=33"});
+  EXPECT_EQ(too_many.exit_code, 2) << too_many.output;
+  EXPECT_NE(too_many.output.find("config key 'eval.dimensions': 33 exceeds the model's 32 embedding dimensions"),
+            std::string::npos)
+      << too_many.output;
+}
+
 TEST(EvalCli, SecondDenseEvaluationComesFromTheCache) {
   ScratchDir dir;
   write_toy_beir(dir / "beir");

@@ -97,6 +97,12 @@ TEST(TrialJobs, TrainingJobCarriesEverythingAsOverrides) {
   EXPECT_EQ(at_steps, (std::vector<int64_t>{20, 60}));
   EXPECT_EQ(threads, 3);
   EXPECT_FALSE(job.resizable());  // no [sweep] min_batch_fraction: the trials keep their batch
+  const auto sets = sets_of(job.argv);
+  EXPECT_EQ(std::find(sets.begin(), sets.end(), "eval.dimensions=64"), sets.end());
+  SweepPlan sized = plan;
+  sized.spec.eval.dimensions = 64;  // the rungs rank trials at the size they are scored at
+  const auto sized_sets = sets_of(train_job(sized, 1).argv);
+  EXPECT_NE(std::find(sized_sets.begin(), sized_sets.end(), "eval.dimensions=64"), sized_sets.end());
 }
 
 TEST(TrialJobs, MinBatchFractionMakesGpuTrialsResizable) {
