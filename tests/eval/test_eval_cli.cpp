@@ -67,6 +67,12 @@ std::vector<std::string> cached_dense_args(const std::filesystem::path& dir) {
           "HNSW32", "--json", "--cache", (dir / "cache").string(), "--device", "cpu"};
 }
 
+// `args` and --dimensions N.
+std::vector<std::string> with_dimensions(std::vector<std::string> args, const std::string& dims) {
+  args.insert(args.end(), {"--dimensions", dims});
+  return args;
+}
+
 // --dimensions: the leading N dimensions of the cached whole embeddings (nothing embedded again), the index keyed
 // by the size; all of them is the plain evaluation; more than the model has is refused.
 TEST(EvalCli, DimensionsSearchWithTheLeadingPartOfCachedEmbeddings) {
@@ -74,11 +80,7 @@ TEST(EvalCli, DimensionsSearchWithTheLeadingPartOfCachedEmbeddings) {
   write_toy_beir(dir / "beir");
   write_random_model(dir / "model");
   const std::vector<std::string> args = cached_dense_args(dir.path());
-  const auto with = [&](const std::string& dims) {
-    auto a = args;
-    a.insert(a.end(), {"--dimensions", dims});
-    return a;
-  };
+  const auto with = [&](const std::string& dims) { return with_dimensions(args, dims); };
   const auto whole = eval_json(run_eval(args));
   const auto all32 = eval_json(run_eval(with("32")));
   EXPECT_EQ(all32["ndcg@10"], whole["ndcg@10"]);
@@ -109,11 +111,7 @@ TEST(EvalCli, TheFoldersTruncateDimIsTheDefaultSizeAndItsMatryoshkaSizesAreCheck
   write_toy_beir(dir / "beir");
   write_random_model(dir / "model");
   const std::vector<std::string> args = cached_dense_args(dir.path());
-  const auto with = [&](const std::string& dims) {
-    auto a = args;
-    a.insert(a.end(), {"--dimensions", dims});
-    return a;
-  };
+  const auto with = [&](const std::string& dims) { return with_dimensions(args, dims); };
   const auto edit = [&](const std::string& file, const std::string& key, const nlohmann::json& value) {
     auto j = nlohmann::json::parse(read_file(dir / "model" / file));
     j[key] = value;

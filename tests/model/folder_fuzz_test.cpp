@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <filesystem>
+#include <fmt/format.h>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -134,11 +136,27 @@ void use(const fs::path& dir) {
   (void)loaded.model->encode_queries(t, torch::ones_like(t));
 }
 
+// Tallies what use() made of each edited folder: anything but ragmig's own errors is a failure, described by `what`.
+struct Outcomes {
+  int loaded = 0, refused = 0;
+  void use_edited(const fs::path& dir, const std::function<std::string()>& what) {
+    try {
+      use(dir);
+      ++loaded;
+    } catch (const Error&) {
+      ++refused;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << what() << " escaped as: " << e.what();
+    }
+  }
+};
+
 TEST(FolderFuzz, MutatedFilesLoadOrAreRefusedWithRagmigsErrors) {
   at::set_num_threads(1);  // tiny models: threads would only contend with the test beside it
   ScratchDir scratch;
   write_folders(scratch.path());
-  int loaded = 0, refused = 0, files = 0;
+  Outcomes outcomes;
+  int files = 0;
   for (const char* name : {"bert", "modernbert", "roberta", "xlmr", "adapter"}) {
     const fs::path dir = scratch / name;
     ASSERT_NO_THROW(use(dir)) << name << " as written";
@@ -152,32 +170,27 @@ TEST(FolderFuzz, MutatedFilesLoadOrAreRefusedWithRagmigsErrors) {
         const int edits = 1 + static_cast<int>(splitmix64(h) % 3);
         for (int e = 0; e < edits; ++e) text = testing::mutate(text, h);
         write_file_atomic(path, text);
-        try {
-          use(dir);
-          ++loaded;
-        } catch (const Error&) {
-          ++refused;
-        } catch (const std::exception& e) {
-          ADD_FAILURE() << name << "/" << file.string() << ", mutation " << i << " escaped as: " << e.what()
-                        << "\n--- file ---\n" << text.substr(0, 2000);
-        }
+        outcomes.use_edited(dir, [&] {
+          return fmt::format("{}/{}, mutation {}:\n{}\n---", name, file.string(), i, text.substr(0, 2000));
+        });
       }
       write_file_atomic(path, original);
     }
   }
-  std::printf("%d files, %d mutations loaded, %d refused\n", files, loaded, refused);
+  std::printf("%d files, %d mutations loaded, %d refused\n", files, outcomes.loaded, outcomes.refused);
   EXPECT_GT(files, 30);
-  EXPECT_GT(loaded, 100) << "mutations of values a loader ignores or accepts";
-  EXPECT_GT(refused, 500);
+  EXPECT_GT(outcomes.loaded, 100) << "mutations of values a loader ignores or accepts";
+  EXPECT_GT(outcomes.refused, 500);
 }
 
-// Values of every type and edge where a JSON file has a value: each one put in place of values picked from all
-// the file's members and elements (deterministically), one at a time.
+// Values of every type and edge (tests/support/json_variants.h) put, one at a time, at every place a JSON file of the
+// folders has a value: every key of every file, array elements and a vocabulary's entries one of each shape.
 TEST(FolderFuzz, EveryJsonValueReplacedByOneOfAnotherTypeOrSizeLoadsOrIsRefused) {
   at::set_num_threads(1);
   ScratchDir scratch;
   write_folders(scratch.path());
-  int loaded = 0, refused = 0, places = 0;
+  Outcomes outcomes;
+  int places = 0;
   for (const char* name : {"bert", "modernbert", "roberta", "xlmr", "adapter"}) {
     const fs::path dir = scratch / name;
     for (const fs::path& file : text_files(dir)) {
@@ -188,23 +201,17 @@ TEST(FolderFuzz, EveryJsonValueReplacedByOneOfAnotherTypeOrSizeLoadsOrIsRefused)
       places += static_cast<int>(testing::json_places(parsed).size());
       testing::for_each_json_variant(parsed, [&](const nlohmann::json& edited, const auto& at, const auto& value) {
         write_file_atomic(path, edited.dump());
-        try {
-          use(dir);
-          ++loaded;
-        } catch (const Error&) {
-          ++refused;
-        } catch (const std::exception& e) {
-          ADD_FAILURE() << name << "/" << file.string() << " at " << at.to_string() << " = " << value.dump()
-                        << " escaped as: " << e.what();
-        }
+        outcomes.use_edited(dir, [&] {
+          return fmt::format("{}/{} at {} = {}", name, file.string(), at.to_string(), value.dump());
+        });
         return true;
       });
       write_file_atomic(path, original);
     }
   }
-  std::printf("%d places, %d edits loaded, %d refused\n", places, loaded, refused);
+  std::printf("%d places, %d edits loaded, %d refused\n", places, outcomes.loaded, outcomes.refused);
   EXPECT_GT(places, 300);
-  EXPECT_GT(refused, 1000);
+  EXPECT_GT(outcomes.refused, 1000);
 }
 
 }  // namespace

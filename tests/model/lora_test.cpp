@@ -323,17 +323,22 @@ TEST(LoraFolder, AnAdapterFolderLoadsAsItsBaseWithTheAdapterMerged) {
   EXPECT_NO_THROW(load_model_folder((dir / "base").string()));
 }
 
-// An adapter folder brings its base's prompts unless it records its own (a training whose prompts differed).
-TEST(LoraFolder, AnAdapterHasItsBasesPromptsUnlessItRecordsItsOwn) {
-  testing::ScratchDir dir;
+// A tiny base model folder (hidden kHidden, 50 tokens) saved with `options`, for adapters of it.
+void write_base_folder(const fs::path& dir, const SaveOptions& options) {
   EncoderSpec es;
   es.bert = testing::tiny_bert_config(50, kHidden, 4, 16);
   DualEncoder base(es);
   std::vector<std::string> vocab = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
   for (int i = 5; i < 50; ++i) vocab.push_back("w" + std::to_string(i));
+  save_model_folder(dir.string(), base, text::word_piece_spec(vocab), options);
+}
+
+// An adapter folder brings its base's prompts unless it records its own (a training whose prompts differed).
+TEST(LoraFolder, AnAdapterHasItsBasesPromptsUnlessItRecordsItsOwn) {
+  testing::ScratchDir dir;
   SaveOptions options;
   options.prompts = {"query: ", "passage: "};
-  save_model_folder((dir / "base").string(), base, text::word_piece_spec(vocab), options);
+  write_base_folder(dir / "base", options);
 
   DualAdapter adapter;
   adapter.base = (dir / "base").string();
@@ -356,14 +361,9 @@ TEST(LoraFolder, AnAdapterHasItsBasesPromptsUnlessItRecordsItsOwn) {
 // configuration) and its own Matryoshka sizes, never its base's (they were its base's training's).
 TEST(LoraFolder, AnAdapterHasItsBasesTruncateDimAndItsOwnMatryoshkaSizes) {
   testing::ScratchDir dir;
-  EncoderSpec es;
-  es.bert = testing::tiny_bert_config(50, kHidden, 4, 16);
-  DualEncoder base(es);
-  std::vector<std::string> vocab = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
-  for (int i = 5; i < 50; ++i) vocab.push_back("w" + std::to_string(i));
   SaveOptions options;
   options.sizes = {16, {32, 16}};
-  save_model_folder((dir / "base").string(), base, text::word_piece_spec(vocab), options);
+  write_base_folder(dir / "base", options);
 
   DualAdapter adapter;
   adapter.base = (dir / "base").string();

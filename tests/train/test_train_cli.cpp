@@ -149,6 +149,14 @@ TEST(TrainCli, ADenseDimGivesANewModelADenseModule) {
   EXPECT_TRUE(std::filesystem::exists(dir / "run/model/2_Dense/model.safetensors"));
 }
 
+// `ragmig train DIR/cfg.toml --run-dir DIR/RUN` with `set` as --set overrides; a failure is recorded.
+void train_in(const std::filesystem::path& dir, const std::string& run, const std::vector<std::string>& set) {
+  std::vector<std::string> argv = {"train", (dir / "cfg.toml").string(), "--run-dir", (dir / run).string(), "--quiet"};
+  for (const auto& s : set) argv.insert(argv.end(), {"--set", s});
+  const auto r = run_ragmig(argv);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
 // Prompts: the config's where given, else model.init's; logged in the start event and saved with the model,
 // where sentence-transformers' encode_query / encode_document find them.
 TEST(TrainCli, PromptsComeFromTheConfigOrTheInitFolderAndAreSaved) {
@@ -157,11 +165,8 @@ TEST(TrainCli, PromptsComeFromTheConfigOrTheInitFolderAndAreSaved) {
   write_squad_pairs(dir / "pairs.jsonl", 240);
   write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl"));
   const auto train = [&](const std::string& run, std::vector<std::string> set) {
-    std::vector<std::string> argv = {"train", (dir / "cfg.toml").string(), "--run-dir", (dir / run).string(), "--quiet",
-                                     "--set", "train.max_steps=0"};
-    for (auto& s : set) argv.insert(argv.end(), {"--set", s});
-    const auto r = run_ragmig(argv);
-    EXPECT_EQ(r.exit_code, 0) << r.output;
+    set.insert(set.begin(), "train.max_steps=0");
+    train_in(dir.path(), run, set);
     const auto saved = nlohmann::json::parse(read_file(dir / run / "model" / "config_sentence_transformers.json"));
     EXPECT_EQ(start_event(dir / run)["prompts"], nlohmann::json({{"query", saved["prompts"]["query"]},
                                                                  {"passage", saved["prompts"]["document"]}}))
@@ -186,11 +191,8 @@ TEST(TrainCli, MatryoshkaSizesAndTheInitFoldersTruncateDimAreSaved) {
   write_squad_pairs(dir / "pairs.jsonl", 240);
   write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl"));
   const auto train = [&](const std::string& run, std::vector<std::string> set) {
-    std::vector<std::string> argv = {"train", (dir / "cfg.toml").string(), "--run-dir", (dir / run).string(), "--quiet",
-                                     "--set", "train.max_steps=2"};
-    for (auto& s : set) argv.insert(argv.end(), {"--set", s});
-    const auto r = run_ragmig(argv);
-    EXPECT_EQ(r.exit_code, 0) << r.output;
+    set.insert(set.begin(), "train.max_steps=2");
+    train_in(dir.path(), run, set);
     return model::folder_embedding_sizes((dir / run / "model").string());
   };
   EXPECT_EQ(train("plain", {}), model::EmbeddingSizes{});
