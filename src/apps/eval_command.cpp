@@ -40,6 +40,8 @@ void print_table(const eval::EvalResult& r) {
   std::printf("%s on %s (%s): %lld queries, %lld documents, %.1f s\n", eval::to_string(r.options.retriever).c_str(),
               r.options.data_dir.c_str(), r.options.split.c_str(), static_cast<long long>(r.report.queries),
               static_cast<long long>(r.corpus_size), r.seconds);
+  if (r.dimensions > 0)
+    std::printf("  with the leading %lld dimensions of each embedding\n", static_cast<long long>(r.dimensions));
   for (size_t i = 0; i < r.report.metrics.size(); ++i)
     std::printf("  %-12s %.4f\n", r.report.metrics[i].name().c_str(), r.report.mean[i]);
   if (r.ann)

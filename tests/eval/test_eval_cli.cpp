@@ -128,6 +128,10 @@ TEST(EvalCli, TheFoldersTruncateDimIsTheDefaultSizeAndItsMatryoshkaSizesAreCheck
   EXPECT_EQ(by_default["ndcg@10"], four["ndcg@10"]);
   EXPECT_EQ(by_default["recall@100"], four["recall@100"]);
   EXPECT_NE(r.output.find("dimensions: 4 of 32, the folder's truncate_dim"), std::string::npos) << r.output;
+  auto table_args = args;
+  table_args.erase(std::find(table_args.begin(), table_args.end(), "--json"));
+  const auto table = run_eval(table_args);
+  EXPECT_NE(table.output.find("\n  with the leading 4 dimensions of each embedding\n"), std::string::npos) << table.output;
   EXPECT_EQ(eval_json(run_eval(with("32")))["dimensions"], 32) << "--dimensions wins";
 
   edit("ragmig.json", "matryoshka_dims", {32, 8});
