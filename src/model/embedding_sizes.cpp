@@ -46,4 +46,11 @@ std::vector<int64_t> read_matryoshka_dims(const std::string& dir) {
   return dims;
 }
 
+void check_matryoshka_dims(const std::vector<int64_t>& dims, int64_t full, const std::string& dir) {
+  for (const int64_t d : dims)
+    if (d > full)
+      throw DataError((std::filesystem::path(dir) / "ragmig.json").string() + ": key \"matryoshka_dims\": " +
+                      std::to_string(d) + " exceeds the model's " + std::to_string(full) + " embedding dimensions");
+}
+
 }  // namespace ragmig::model

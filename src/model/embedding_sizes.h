@@ -30,4 +30,8 @@ std::vector<int64_t> trained_sizes(const EmbeddingSizes& sizes, int64_t full);
 /// DataError naming the file and key for a value that is not an array of distinct positive integers.
 std::vector<int64_t> read_matryoshka_dims(const std::string& dir);
 
+/// Throws DataError naming `dir`'s ragmig.json and its "matryoshka_dims" for a size past a model's `full`
+/// embedding dimensions: the record does not belong to those weights.
+void check_matryoshka_dims(const std::vector<int64_t>& dims, int64_t full, const std::string& dir);
+
 }  // namespace ragmig::model

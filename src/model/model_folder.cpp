@@ -97,14 +97,6 @@ BertConfig read_config(const fs::path& folder) {
   return bert_config_from_json(read_json_file(path.string()), path.string());
 }
 
-// A Matryoshka size past the model's embeddings says the folder's ragmig.json does not belong to its weights.
-void check_matryoshka_dims(const EmbeddingSizes& sizes, int64_t full, const fs::path& folder) {
-  for (const int64_t d : sizes.matryoshka_dims)
-    if (d > full)
-      throw DataError((folder / "ragmig.json").string() + ": key \"matryoshka_dims\": " + std::to_string(d) +
-                      " exceeds the model's " + std::to_string(full) + " embedding dimensions");
-}
-
 // A config that promises more weights than `weights` can hold is refused before anything is allocated for it: at
 // 2 bytes a weight (fp16 / bf16, the narrowest ragmig reads), the file must hold at least `count` of them.
 void check_weights_fit(double count, const fs::path& weights, const fs::path& config) {
@@ -321,7 +313,7 @@ LoadedModel load_model_folder(const std::string& dir) {
     merge_dual_adapter(loaded.model, adapter);
     if (adapter.prompts) loaded.prompts = *adapter.prompts;
     loaded.sizes.matryoshka_dims = adapter.matryoshka_dims;
-    check_matryoshka_dims(loaded.sizes, loaded.model->spec().embedding_dim(), top);
+    check_matryoshka_dims(loaded.sizes.matryoshka_dims, loaded.model->spec().embedding_dim(), dir);
     return loaded;
   }
   EncoderSpec spec;
@@ -365,7 +357,7 @@ LoadedModel load_model_folder(const std::string& dir) {
 
   LoadedModel loaded{DualEncoder(spec), std::move(tok.spec), tok.max_length, read_prompts(dir),
                      folder_embedding_sizes(dir)};
-  check_matryoshka_dims(loaded.sizes, spec.embedding_dim(), top);
+  check_matryoshka_dims(loaded.sizes.matryoshka_dims, spec.embedding_dim(), dir);
   BertModel query = loaded.model->query_tower();
   load_bert_weights(query, (folder / "model.safetensors").string());
   if (!spec.shared_towers) {

@@ -1,7 +1,6 @@
 #include "serve/embedder.h"
 
 #include <algorithm>
-#include <fmt/format.h>
 #include <map>
 #include <numeric>
 
@@ -117,9 +116,7 @@ std::shared_ptr<const ServedAdapter> Embedder::load_adapter(const std::string& d
   served->prompts =
       text::replaced(read.prompts.value_or(loaded_.prompts), options_.query_prompt, options_.passage_prompt);
   served->sizes = {loaded_.sizes.truncate_dim, read.matryoshka_dims};
-  for (const int64_t d : read.matryoshka_dims)
-    if (d > dim_)
-      throw DataError(fmt::format("{}: Matryoshka size {} exceeds the model's {} embedding dimensions", dir, d, dim_));
+  model::check_matryoshka_dims(read.matryoshka_dims, dim_, dir);
   // Checked now, on load: a misfit adapter is the client's 4xx, not a failed batch of other clients' texts.
   model::BertModel query = loaded_.model->query_tower();
   model::BertModel passage = loaded_.model->passage_tower();

@@ -20,14 +20,17 @@ torch::Tensor info_nce_loss(const torch::Tensor& q, const torch::Tensor& p, cons
   return torch::nn::functional::cross_entropy(logits, labels);
 }
 
+torch::Tensor matryoshka_prefix(const torch::Tensor& e, int64_t d, bool renormalize) {
+  namespace F = torch::nn::functional;
+  const torch::Tensor head = e.narrow(1, 0, d);
+  return renormalize ? F::normalize(head, F::NormalizeFuncOptions().p(2).dim(1).eps(1e-12)) : head;
+}
+
 torch::Tensor contrastive_loss(const torch::Tensor& q, const torch::Tensor& p, const torch::Tensor& negs,
                                const torch::Tensor& scale, const MatryoshkaLoss& matryoshka) {
   if (matryoshka.dims.empty()) return info_nce_loss(q, p, negs, scale);
-  namespace F = torch::nn::functional;
   const auto prefix = [&](const torch::Tensor& x, int64_t d) {
-    if (!x.defined()) return x;
-    const torch::Tensor head = x.narrow(1, 0, d);
-    return matryoshka.renormalize ? F::normalize(head, F::NormalizeFuncOptions().p(2).dim(1).eps(1e-12)) : head;
+    return x.defined() ? matryoshka_prefix(x, d, matryoshka.renormalize) : x;
   };
   torch::Tensor total;
   for (const int64_t d : matryoshka.dims) {

@@ -22,6 +22,10 @@ struct MatryoshkaLoss {
   bool renormalize = true;    ///< L2-normalise each prefix (the model normalises: cosine at every size)
 };
 
+/// The first `d` dimensions of embeddings [B,D], L2-normalised again when `renormalize` (a model that normalises
+/// compares its prefixes by cosine): what each Matryoshka size trains, and what evaluation at that size searches.
+torch::Tensor matryoshka_prefix(const torch::Tensor& e, int64_t d, bool renormalize);
+
 /// info_nce_loss of the whole embeddings without `matryoshka.dims`; with them, the sum over each size d of
 /// info_nce_loss of the first d dimensions (renormalised if matryoshka.renormalize), every size weighted 1 as
 /// sentence-transformers' default.

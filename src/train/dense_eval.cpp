@@ -10,6 +10,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "text/pairs.h"
+#include "train/contrastive_loss.h"
 
 namespace ragmig::train {
 
@@ -61,13 +62,8 @@ RecallResult evaluate_recall(model::DualEncoder& model, const text::Tokenizer& t
                                 opts.prompts.query);
 
   if (opts.dimensions > 0 && opts.dimensions < p.size(1)) {
-    const auto cut = [&](const torch::Tensor& e) {
-      const torch::Tensor head = e.narrow(1, 0, opts.dimensions);
-      namespace F = torch::nn::functional;
-      return model->spec().normalize ? F::normalize(head, F::NormalizeFuncOptions().p(2).dim(1).eps(1e-12)) : head;
-    };
-    p = cut(p);
-    q = cut(q);
+    p = matryoshka_prefix(p, opts.dimensions, model->spec().normalize);
+    q = matryoshka_prefix(q, opts.dimensions, model->spec().normalize);
   }
   const int64_t k = std::min<int64_t>(opts.k, p.size(0));
   double sum = 0;

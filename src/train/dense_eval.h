@@ -22,7 +22,7 @@ struct RecallOptions {
   int64_t max_passages = 0;
   int64_t batch_size = 128;
   /// > 0: search with the leading this many dimensions of each embedding, renormalised when the model normalises
-  /// (as eval::leading_dimensions).
+  /// (matryoshka_prefix, as eval::leading_dimensions).
   int64_t dimensions = 0;
   int64_t max_query_tokens = 32;
   int64_t max_passage_tokens = 128;

@@ -218,6 +218,8 @@ void validate(const TrainConfig& c) {
                       kMaxStepPassages));
   require(c.model.dense_dim <= kMaxDenseDim, "model.dense_dim", fmt::format("must be <= {}", kMaxDenseDim));
   if (c.model.init.empty()) {
+    // Only the sizes, not the trainer's full config (spec_from_config): ModernBERT's lists a type per layer, and a
+    // list of 2^63 layers is what must not be built.
     model::BertConfig b;
     b.model_type = c.model.architecture;
     b.vocab_size = c.model.vocab_size;
