@@ -1,6 +1,7 @@
 // The g++ build's stand-in for libFuzzer: runs a harness's LLVMFuzzerTestOneInput on every file of its seed
 // corpus, then on seeded random mutations of them (tests/support/text_mutation.h) for a bounded count or time,
-// then on each seed's structured variants (a JSON value of every type and edge at each place, json_variants.h),
+// then on each seed's structured variants (a JSON or TOML value of every type and edge at each place,
+// json_variants.h and toml_variants.h),
 // so that `make test` keeps each harness and its corpus honest in a few seconds. A finding aborts after saving
 // the input to fuzz-finding-<pid>.bin in the working folder. Usage: harness CORPUS_DIR|FILE... [--mutations=N]
 // [--seconds=S] [--seed=N].
@@ -21,6 +22,7 @@
 #include "fuzz_support.h"
 #include "support/json_variants.h"
 #include "support/text_mutation.h"
+#include "support/toml_variants.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
@@ -40,8 +42,24 @@ void run(const std::string& input) {
   LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(current.data()), current.size());
 }
 
-// The structured variants of a seed (tests/support/json_variants.h): of a JSON document, after an optional first
-// byte (a harness's selector), or of each JSON line of a JSONL file, the others kept; none for other seeds.
+// A TOML seed's variants; false when the seed is not TOML or holds no key.
+bool for_each_toml_variant(const std::string& seed, const std::function<bool(const std::string&)>& f) {
+  toml::table root;
+  try {
+    root = toml::parse(seed);
+  } catch (const toml::parse_error&) {
+    return false;
+  }
+  if (root.empty()) return false;
+  ragmig::testing::for_each_toml_variant(root, [&](const std::string& variant, const auto&, const auto&) {
+    return f(variant);
+  });
+  return true;
+}
+
+// The structured variants of a seed (tests/support/json_variants.h, toml_variants.h): of a JSON document, after an
+// optional first byte (a harness's selector), of each JSON line of a JSONL file, the others kept, or of a TOML
+// document with at least one key; none for other seeds.
 void for_each_structured_variant(const std::string& seed, const std::function<bool(const std::string&)>& f) {
   for (const size_t skip : {0, 1}) {
     if (seed.size() <= skip) break;
@@ -52,6 +70,7 @@ void for_each_structured_variant(const std::string& seed, const std::function<bo
     });
     return;
   }
+  if (for_each_toml_variant(seed, f)) return;
   std::vector<std::string> lines;
   for (size_t at = 0; at <= seed.size();) {
     const size_t end = std::min(seed.find('\n', at), seed.size());

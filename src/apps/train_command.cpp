@@ -59,13 +59,10 @@ Command add_train_command(CLI::App& root) {
                      if (!env || !*env) throw ConfigError("train: give --run-dir (or set RAGMIG_RUN_DIR)");
                      args->run_dir = env;
                    }
-                   train::TrainConfig cfg;
-                   ConfigTable table = train::make_config_table(cfg);
-                   table.load_file(args->config);
-                   for (const auto& s : args->sets) table.apply_override(s);
-                   train::validate(cfg);
+                   nlohmann::json resolved;
+                   const train::TrainConfig cfg = train::read_train_config(args->config, args->sets, &resolved);
                    if (args->print_config) {
-                     std::printf("%s\n", table.to_json().dump(2).c_str());
+                     std::printf("%s\n", resolved.dump(2).c_str());
                      return kOk;
                    }
                    const auto rendezvous = train::rendezvous_from_env(train::process_env());
@@ -95,7 +92,7 @@ Command add_train_command(CLI::App& root) {
                    opts.quiet = args->quiet;
                    opts.terminal_progress = ::isatty(STDERR_FILENO) != 0;
                    opts.rendezvous = rendezvous;
-                   const auto outcome = train::run_training(cfg, table.to_json(), opts);
+                   const auto outcome = train::run_training(cfg, resolved, opts);
                    return outcome == train::Outcome::Preempted ? kPreempted : kOk;
                  }};
 }

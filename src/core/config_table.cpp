@@ -54,13 +54,14 @@ std::string where(const std::string& source, const toml::node& n) {
 
 // Writes TOML node `n` into `field`, or throws naming source, key and the expected type.
 void assign(ConfigTable::Field& field, const toml::node& n, const std::string& source) {
-  auto fail = [&] {
+  // `item`: the element of an array that is not of the array's type.
+  auto fail = [&](const toml::node* item = nullptr) {
     const std::string expected = type_name(field.target) == "strings"    ? "an array of strings"
                                  : type_name(field.target) == "integers" ? "an array of integers"
                                  : type_name(field.target) == "integer" ? "an integer"
                                                                         : "a " + type_name(field.target);
-    throw ConfigError(fmt::format("{}: key '{}' expects {}, got {}", where(source, n), field.key, expected,
-                                  toml_type_name(n)));
+    throw ConfigError(fmt::format("{}: key '{}' expects {}, got {}{}", where(source, n), field.key, expected,
+                                  toml_type_name(n), item ? " holding " + toml_type_name(*item) : ""));
   };
   std::visit(
       [&](auto* p) {
@@ -91,7 +92,7 @@ void assign(ConfigTable::Field& field, const toml::node& n, const std::string& s
           if (!items) fail();
           std::vector<int64_t> values;
           for (const auto& item : *items) {
-            if (!item.is_integer()) fail();
+            if (!item.is_integer()) fail(&item);
             values.push_back(item.as_integer()->get());
           }
           *p = std::move(values);
@@ -100,7 +101,7 @@ void assign(ConfigTable::Field& field, const toml::node& n, const std::string& s
           if (!items) fail();
           std::vector<std::string> values;
           for (const auto& item : *items) {
-            if (!item.is_string()) fail();
+            if (!item.is_string()) fail(&item);
             values.push_back(item.as_string()->get());
           }
           *p = std::move(values);
@@ -133,6 +134,12 @@ void ConfigTable::add(const std::string& key, std::vector<int64_t>& target, cons
   add_field(key, &target, help);
 }
 
+bool ConfigTable::is_section(const std::string& name) const {
+  for (const auto& f : fields_)
+    if (f.key.rfind(name + ".", 0) == 0) return true;
+  return false;
+}
+
 ConfigTable::Field* ConfigTable::find(const std::string& key) {
   for (auto& f : fields_)
     if (f.key == key) return &f;
@@ -160,11 +167,14 @@ void ConfigTable::load_string(const std::string& toml_text, const std::string& s
                                                                            const std::string& prefix) {
     for (const auto& [k, node] : t) {
       std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
-      if (node.is_table()) {
+      Field* f = find(key);
+      if (node.is_table() && !f) {
         walk(*node.as_table(), key);
         continue;
       }
-      Field* f = find(key);
+      if (!f && is_section(key))
+        throw ConfigError(fmt::format("{}: '{}' is a section: expected a table [{}] of its keys, got {}",
+                                      where(source, node), key, key, toml_type_name(node)));
       if (!f) {
         std::string section = key.substr(0, key.rfind('.') == std::string::npos ? 0 : key.rfind('.'));
         std::string known;

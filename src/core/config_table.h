@@ -50,6 +50,8 @@ class ConfigTable {
 
  private:
   Field* find(const std::string& key);
+  /// Whether some key lies in section `name` ("train": train.lr, ...).
+  bool is_section(const std::string& name) const;
   void add_field(const std::string& key, Target target, const std::string& help);
 
   std::vector<Field> fields_;

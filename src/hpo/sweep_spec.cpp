@@ -50,7 +50,9 @@ class Reader {
   }
   [[noreturn]] void wrong_type(const std::string& table, const std::string& key, const std::string& expected,
                                const toml::node& n) const {
-    fail(table, key, fmt::format("expected {} (got {} {})", expected, toml_type_name(n), node_text(n)));
+    const std::string text = node_text(n);
+    fail(table, key, fmt::format("expected {} (got {})", expected,
+                                 text == toml_type_name(n) ? text : toml_type_name(n) + " " + text));
   }
 
   void only_keys(const toml::table& t, const std::string& table, std::initializer_list<const char*> known) const {

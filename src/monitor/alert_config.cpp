@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <ctime>
 #include <variant>
 #include <vector>
@@ -85,7 +86,7 @@ AlertThresholds parse_alert_config(const std::string& text, const std::string& s
       else if (v.is_number()) t.deadline = v.value<double>().value_or(0);
       else fail(fmt::format("expected a date-time (2026-11-26T08:00:00, with or without an offset) or Unix seconds (got {})",
                             toml_type_name(v)));
-      if (t.deadline <= 0) fail("expected a time after 1970");
+      if (!(t.deadline > 0 && std::isfinite(t.deadline))) fail(fmt::format("expected a time after 1970 (got {})", t.deadline));
       continue;
     }
     const Key* key = nullptr;
@@ -109,7 +110,9 @@ AlertThresholds parse_alert_config(const std::string& text, const std::string& s
           } else {
             if (!v.is_number()) fail(fmt::format("expected a number >= {} (got {})", key->min, toml_type_name(v)));
             t.*member = *v.value<double>();
-            if (!(t.*member >= key->min)) fail(fmt::format("expected a number >= {} (got {})", key->min, t.*member));
+            // TOML has nan and inf: NaN passes no comparison, so it would turn the rule off unseen.
+            if (!(t.*member >= key->min) || !std::isfinite(t.*member))
+              fail(fmt::format("expected a finite number >= {} (got {})", key->min, t.*member));
           }
         },
         key->field);

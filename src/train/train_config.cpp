@@ -147,6 +147,20 @@ void require(bool ok, const std::string& key, const std::string& what) {
 
 }  // namespace
 
+TrainConfig read_train_config(const std::string& path, const std::vector<std::string>& sets, nlohmann::json* resolved) {
+  TrainConfig cfg;
+  ConfigTable table = make_config_table(cfg);
+  table.load_file(path);
+  for (const auto& s : sets) table.apply_override(s);
+  try {
+    validate(cfg);
+  } catch (const ConfigError& e) {
+    throw ConfigError(path + (sets.empty() ? "" : " with its --set overrides") + ": " + e.what());
+  }
+  if (resolved) *resolved = table.to_json();
+  return cfg;
+}
+
 void validate(const TrainConfig& c) {
   require(c.data.pretrain.empty() || c.data.pretrain == "crop" || c.data.pretrain == "ict", "data.pretrain",
           "expected crop or ict (or empty for judged pairs)");

@@ -145,6 +145,12 @@ ConfigTable make_config_table(TrainConfig& cfg);
 /// Checks values and combinations the types cannot express. Throws ConfigError naming the key.
 void validate(const TrainConfig& cfg);
 
+/// What `ragmig train PATH --set ...` trains with: the file, then the overrides in order, then validate(). Every
+/// ConfigError names the file (or the --set) and the key. `resolved`, when given, gets the table's JSON (the run
+/// folder's config.json, `--print-config`).
+TrainConfig read_train_config(const std::string& path, const std::vector<std::string>& sets = {},
+                              nlohmann::json* resolved = nullptr);
+
 /// The size of the embeddings a run of `cfg` gives: model.dense_dim, else model.init's (its Dense module's
 /// out_features, else its hidden_size; read from its config.json and modules.json, no weights), else
 /// model.hidden_size. Throws as model::resolve_model_reference and the folder's readers do.

@@ -66,6 +66,23 @@ TEST(ConfigTable, WrongTypeNamesKeyAndTypes) {
   EXPECT_NE(error_of([&] { t.load_string("train = [1,2\n", "a.toml"); }).find("a.toml:"), std::string::npos);
 }
 
+// Found by the structured TOML fuzz test (tests/badinput/test_toml_fuzz.cpp): a section given a value, a key given
+// a table, and an array holding another type were told as unknown keys or as "expects an array, got an array".
+TEST(ConfigTable, SectionsKeysAndArraysOfTheWrongShapeAreNamed) {
+  Cfg c;
+  std::vector<std::string> words;
+  auto t = table_for(c);
+  t.add("data.words", words, "words");
+  EXPECT_EQ(error_of([&] { t.load_string("train = 3\n", "a.toml"); }),
+            "a.toml:1: 'train' is a section: expected a table [train] of its keys, got an integer");
+  EXPECT_EQ(error_of([&] { t.load_string("[train]\nlr = { a = 1 }\n", "a.toml"); }),
+            "a.toml:2: key 'train.lr' expects a number, got a table");
+  EXPECT_EQ(error_of([&] { t.load_string("[data]\nwords = [\"a\", 2]\n", "a.toml"); }),
+            "a.toml:2: key 'data.words' expects an array of strings, got an array holding an integer");
+  EXPECT_NE(error_of([&] { t.load_string("[train.lr2]\nx = 1\n", "a.toml"); }).find("unknown key 'train.lr2.x'"),
+            std::string::npos);
+}
+
 // TOML has nan and inf; a NaN would pass every "must be positive" check after it. Refused where it is read.
 TEST(ConfigTable, NanAndInfinityAreRefusedWithTheKey) {
   Cfg c;

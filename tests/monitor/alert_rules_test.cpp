@@ -342,7 +342,10 @@ TEST(AlertConfig, ReadsTheTableAndNamesWhatIsWrong) {
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"[alerts]\nstal_factor = 3\n", "s.toml:2: [alerts] stal_factor: unknown key (known: deadline, exec"},
       {"[alerts]\nstall_factor = \"3\"\n", "s.toml:2: [alerts] stall_factor: expected a number >= 1 (got a string)"},
-      {"[alerts]\nidle_s = -1\n", "s.toml:2: [alerts] idle_s: expected a number >= 0 (got -1)"},
+      {"[alerts]\nidle_s = -1\n", "s.toml:2: [alerts] idle_s: expected a finite number >= 0 (got -1)"},
+      {"[alerts]\nstall_min_s = nan\n", "[alerts] stall_min_s: expected a finite number >= 0 (got nan)"},
+      {"[alerts]\ninterval_s = inf\n", "[alerts] interval_s: expected a finite number >= 0.05 (got inf)"},
+      {"[alerts]\ndeadline = nan\n", "[alerts] deadline: expected a time after 1970 (got nan)"},
       {"[alerts]\ncrash_loop_failures = 0\n", "crash_loop_failures: expected an integer >= 1 (got 0)"},
       {"[alerts]\nidle_utilization = 5\n", "[alerts] idle_utilization: expected a share between 0 and 1 (got 5)"},
       {"[alerts]\ndeadline = \"tomorrow\"\n", "[alerts] deadline: expected a date-time"},
