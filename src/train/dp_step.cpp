@@ -59,7 +59,7 @@ void unflatten_into(const torch::Tensor& flat, const std::vector<torch::Tensor>&
 
 double backward_global_batch(const EncodeFn& encode, const PairBatch& local, const torch::Tensor& scale,
                              Communicator& comm, const std::vector<int64_t>& sizes, bool grad_cache, int64_t chunk,
-                             double& comm_seconds, const MatryoshkaLoss& matryoshka) {
+                             double& comm_seconds, const LossSpec& loss_spec) {
   const int rank = comm.rank();
   const int64_t h = local.hard_negatives;
   const int64_t b = local.queries();
@@ -96,7 +96,7 @@ double backward_global_batch(const EncodeFn& encode, const PairBatch& local, con
     if (h > 0) negs.push_back(p_parts[r].slice(0, sizes[r]).to(torch::kFloat32));
   }
   torch::Tensor loss =
-      contrastive_loss(torch::cat(qs), torch::cat(pos), h > 0 ? torch::cat(negs) : torch::Tensor(), scale, matryoshka);
+      contrastive_loss(torch::cat(qs), torch::cat(pos), h > 0 ? torch::cat(negs) : torch::Tensor(), scale, loss_spec);
   loss.backward();
 
   if (grad_cache) {  // push the cached embedding gradients through chunk-wise graphs, same dropout masks

@@ -20,10 +20,10 @@ namespace ragmig::train {
 /// yields d loss / d params through its rows only; the sum over replicas is then exactly the gradient of the
 /// single-process loss on the global batch. The gradient of `scale` is the full one on every replica (divide
 /// its sum by the replica count). `grad_cache`: embed without a graph in chunks first, as GradCache does.
-/// `comm_seconds` gets the time spent in collectives. Returns the global loss (contrastive_loss, `matryoshka`).
+/// `comm_seconds` gets the time spent in collectives. Returns the global loss (contrastive_loss of `loss_spec`).
 double backward_global_batch(const EncodeFn& encode, const PairBatch& local, const torch::Tensor& scale,
                              Communicator& comm, const std::vector<int64_t>& sizes, bool grad_cache, int64_t chunk,
-                             double& comm_seconds, const MatryoshkaLoss& matryoshka = {});
+                             double& comm_seconds, const LossSpec& loss_spec = {});
 
 /// Sums the gradients of `params` over replicas in one flat buffer; this replica's gradients are first
 /// multiplied by `weight`, those of `scale_param` (if defined and with a gradient) by `scale_weight`.

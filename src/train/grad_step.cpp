@@ -19,17 +19,17 @@ void for_chunks(int64_t n, int64_t chunk, Fn&& fn) {
 }  // namespace
 
 torch::Tensor backward_full(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale,
-                            const MatryoshkaLoss& matryoshka) {
+                            const LossSpec& loss_spec) {
   const int64_t b = batch.queries();
   torch::Tensor q = encode(batch.q_ids, batch.q_mask, Tower::Query);
   torch::Tensor p = encode(batch.p_ids, batch.p_mask, Tower::Passage);
-  torch::Tensor loss = contrastive_loss(q, p.slice(0, 0, b), split_negatives(p, b), scale, matryoshka);
+  torch::Tensor loss = contrastive_loss(q, p.slice(0, 0, b), split_negatives(p, b), scale, loss_spec);
   loss.backward();
   return loss.detach().to(torch::kDouble);
 }
 
 torch::Tensor backward_plain(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale, int64_t chunk,
-                             const MatryoshkaLoss& matryoshka) {
+                             const LossSpec& loss_spec) {
   const int64_t b = batch.queries();
   const int64_t h = batch.hard_negatives;
   // Each micro-batch's graph is freed by its backward; the scale's graph (exp of a learned logit) is shared,
@@ -44,7 +44,7 @@ torch::Tensor backward_plain(const EncodeFn& encode, const PairBatch& batch, con
     torch::Tensor q = encode(batch.q_ids.slice(0, begin, end), batch.q_mask.slice(0, begin, end), Tower::Query);
     torch::Tensor p = encode(batch.p_ids.index_select(0, rows), batch.p_mask.index_select(0, rows), Tower::Passage);
     const int64_t n = end - begin;
-    torch::Tensor loss = contrastive_loss(q, p.slice(0, 0, n), split_negatives(p, n), scale_leaf, matryoshka) *
+    torch::Tensor loss = contrastive_loss(q, p.slice(0, 0, n), split_negatives(p, n), scale_leaf, loss_spec) *
                          (static_cast<double>(n) / static_cast<double>(b));
     loss.backward();
     total += loss.detach().to(torch::kDouble);
@@ -54,7 +54,7 @@ torch::Tensor backward_plain(const EncodeFn& encode, const PairBatch& batch, con
 }
 
 torch::Tensor backward_grad_cache(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale,
-                                  int64_t chunk, const MatryoshkaLoss& matryoshka) {
+                                  int64_t chunk, const LossSpec& loss_spec) {
   const int64_t b = batch.queries();
   const int64_t np = batch.p_ids.size(0);
   // Pass 1: embeddings of the whole batch, no graph. The generators are rewound afterwards so that pass 2
@@ -73,7 +73,7 @@ torch::Tensor backward_grad_cache(const EncodeFn& encode, const PairBatch& batch
   // The full-batch loss on the cached embeddings gives d loss / d embedding for every row.
   torch::Tensor q = torch::cat(q_parts).detach().requires_grad_(true);
   torch::Tensor p = torch::cat(p_parts).detach().requires_grad_(true);
-  torch::Tensor loss = contrastive_loss(q, p.slice(0, 0, b), split_negatives(p, b), scale, matryoshka);
+  torch::Tensor loss = contrastive_loss(q, p.slice(0, 0, b), split_negatives(p, b), scale, loss_spec);
   loss.backward();
   const torch::Tensor q_grad = q.grad();
   const torch::Tensor p_grad = p.grad();

@@ -33,10 +33,10 @@ struct PairBatch {
 /// on the batch's device (reading it, `.item()`, waits for the device: a trainer reads it only when it reports);
 /// gradients accumulate into the parameters and into `scale` if it needs grad.
 torch::Tensor backward_full(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale,
-                            const MatryoshkaLoss& matryoshka = {});
+                            const LossSpec& loss_spec = {});
 torch::Tensor backward_plain(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale, int64_t chunk,
-                             const MatryoshkaLoss& matryoshka = {});
+                             const LossSpec& loss_spec = {});
 torch::Tensor backward_grad_cache(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale,
-                                  int64_t chunk, const MatryoshkaLoss& matryoshka = {});
+                                  int64_t chunk, const LossSpec& loss_spec = {});
 
 }  // namespace ragmig::train

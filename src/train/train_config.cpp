@@ -1,6 +1,7 @@
 // The key table of `ragmig train` and the checks on its values.
 #include "train/train_config.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 
@@ -76,6 +77,17 @@ ConfigTable make_config_table(TrainConfig& c) {
         "Matryoshka loss: the InfoNCE loss summed over these leading sizes of the embeddings, e.g. [384, 128, 64] "
         "(include the full size to train it too), so that truncated embeddings retrieve well (`ragmig eval "
         "--dimensions`, `ragmig serve --matryoshka`); [] = off");
+  t.add("train.loss_directions", c.train.loss_directions,
+        "the loss's terms, as sentence-transformers' MultipleNegativesRankingLoss: query_to_doc (InfoNCE: each query's "
+        "positive against every passage; always), doc_to_query (each positive against every query: the symmetric "
+        "loss), query_to_query (against the other queries), doc_to_doc (against the other queries' passages)");
+  t.add("train.loss_partition", c.train.loss_partition,
+        "joint (one softmax over every direction's logits) | per_direction (one per direction, averaged; "
+        "sentence-transformers' symmetric loss is [query_to_doc, doc_to_query] per_direction)");
+  t.add("train.hardness_mode", c.train.hardness_mode,
+        "none | in_batch_negatives | hard_negatives | all_negatives: add train.hardness_strength x stop_grad(cosine) "
+        "to those negatives' logits, so harder ones weigh more (Lan et al. 2025: 9 for in-batch; 5 for hard)");
+  t.add("train.hardness_strength", c.train.hardness_strength, "alpha of train.hardness_mode (>= 0)");
   t.add("train.seed", c.train.seed, "seed for weights, dropout and data order");
   t.add("train.threads", c.train.threads, "CPU threads (0 = all cores)");
   t.add("train.device", c.train.device, "auto | cpu | cuda | cuda:N");
@@ -222,6 +234,30 @@ void validate(const TrainConfig& c) {
       require(c.train.matryoshka_dims[j] != c.train.matryoshka_dims[i], "train.matryoshka_dims",
               "lists " + std::to_string(c.train.matryoshka_dims[i]) + " twice");
   }
+  const auto& directions = c.train.loss_directions;
+  const auto has = [&](const char* d) { return std::find(directions.begin(), directions.end(), d) != directions.end(); };
+  for (size_t i = 0; i < directions.size(); ++i) {
+    const std::string& d = directions[i];
+    require(d == "query_to_doc" || d == "doc_to_query" || d == "query_to_query" || d == "doc_to_doc",
+            "train.loss_directions",
+            "expected query_to_doc, doc_to_query, query_to_query or doc_to_doc entries (got \"" + d + "\")");
+    require(std::find(directions.begin(), directions.begin() + static_cast<std::ptrdiff_t>(i), d) ==
+                directions.begin() + static_cast<std::ptrdiff_t>(i),
+            "train.loss_directions", "lists " + d + " twice");
+  }
+  require(has("query_to_doc"), "train.loss_directions", "must include query_to_doc (the queries' positives)");
+  require(c.train.loss_partition == "joint" || c.train.loss_partition == "per_direction", "train.loss_partition",
+          "must be joint or per_direction");
+  require(c.train.loss_partition == "joint" || (!has("query_to_query") && !has("doc_to_doc")), "train.loss_partition",
+          "per_direction needs every direction to hold the positive: query_to_query and doc_to_doc need joint");
+  const std::string& hm = c.train.hardness_mode;
+  require(hm == "none" || hm == "in_batch_negatives" || hm == "hard_negatives" || hm == "all_negatives",
+          "train.hardness_mode", "must be none, in_batch_negatives, hard_negatives or all_negatives");
+  require(c.train.hardness_strength >= 0, "train.hardness_strength", "must be >= 0");
+  require(hm == "none" || c.train.hardness_strength > 0, "train.hardness_strength",
+          "must be positive with train.hardness_mode = " + hm + " (0 changes nothing)");
+  require(hm != "hard_negatives" || c.train.hard_negatives > 0, "train.hardness_mode",
+          "hard_negatives weighs the queries' own hard negatives: set train.hard_negatives");
   require(c.train.threads >= 0 && c.train.threads <= kMaxThreads, "train.threads",
           fmt::format("must be in [0, {}]", kMaxThreads));
   // Sizes no machine holds are refused here, by name, rather than by an allocation that fails (or swaps for minutes)

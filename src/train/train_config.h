@@ -67,6 +67,12 @@ struct TrainOptions {
   bool learn_temperature = false;
   /// Matryoshka: the loss summed over these leading sizes of the embeddings (contrastive_loss.h); {} = off.
   std::vector<int64_t> matryoshka_dims;
+  /// The loss's terms (contrastive_loss.h's LossTerms; sentence-transformers' MultipleNegativesRankingLoss names):
+  /// query_to_doc (InfoNCE, always), doc_to_query, query_to_query, doc_to_doc.
+  std::vector<std::string> loss_directions = {"query_to_doc"};
+  std::string loss_partition = "joint";  ///< joint (one softmax) | per_direction (one per direction, averaged)
+  std::string hardness_mode = "none";    ///< none | in_batch_negatives | hard_negatives | all_negatives
+  double hardness_strength = 0;          ///< alpha of the hardness weighting
   int64_t seed = 42;
   int64_t threads = 0;                ///< intra-op threads (0 = all cores)
   std::string device = "auto";        ///< auto | cpu | cuda | cuda:N

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -60,6 +61,21 @@ namespace ragmig::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// train.loss_directions, loss_partition and hardness_* (validated) as the loss takes them.
+LossTerms loss_terms(const TrainOptions& t) {
+  const auto has = [&](const char* d) {
+    return std::find(t.loss_directions.begin(), t.loss_directions.end(), d) != t.loss_directions.end();
+  };
+  LossTerms terms;
+  terms.doc_to_query = has("doc_to_query");
+  terms.query_to_query = has("query_to_query");
+  terms.doc_to_doc = has("doc_to_doc");
+  terms.per_direction = t.loss_partition == "per_direction";
+  terms.hardness_mode = t.hardness_mode;
+  terms.hardness_strength = t.hardness_strength;
+  return terms;
+}
 
 // `local_rank` spreads local replicas over the visible GPUs (one GPU each when the scheduler pinned them).
 torch::Device pick_device(const std::string& name, int local_rank) {
@@ -375,8 +391,8 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   net->to(device);
   net->train();
   // Prefixes of normalised embeddings are compared by cosine, as the whole ones are.
-  const MatryoshkaLoss matryoshka{cfg.train.matryoshka_dims, net->spec().normalize};
-  for (const int64_t d : matryoshka.dims)
+  const LossSpec loss_spec{cfg.train.matryoshka_dims, net->spec().normalize, loss_terms(cfg.train)};
+  for (const int64_t d : loss_spec.dims)
     if (d > net->spec().embedding_dim())
       throw ConfigError(fmt::format("config key 'train.matryoshka_dims': {} exceeds the model's {} embedding "
                                     "dimensions", d, net->spec().embedding_dim()));
@@ -667,9 +683,9 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   };
   // One batch's gradients by train.accumulation; its loss stays on the device (grad_step.h).
   const auto backward_local = [&](const PairBatch& batch, const torch::Tensor& scale) {
-    if (t.accumulation == "gradcache") return backward_grad_cache(encode, batch, scale, chunk, matryoshka);
-    if (t.accumulation == "plain") return backward_plain(encode, batch, scale, chunk, matryoshka);
-    return backward_full(encode, batch, scale, matryoshka);
+    if (t.accumulation == "gradcache") return backward_grad_cache(encode, batch, scale, chunk, loss_spec);
+    if (t.accumulation == "plain") return backward_plain(encode, batch, scale, chunk, loss_spec);
+    return backward_full(encode, batch, scale, loss_spec);
   };
 
   // recall@k on eval.split: after the last step, and after each of eval.at_steps (a sweep's ASHA rungs).
@@ -824,7 +840,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
       double contribution = 0, step_loss = 0;
       if (global_negatives) {
         step_loss = backward_global_batch(encode, batch, scale, *comm, sizes, t.accumulation == "gradcache", chunk,
-                                          comm_s, matryoshka);
+                                          comm_s, loss_spec);
         contribution = step_loss / world;
       } else {
         contribution = backward_local(batch, scale).item<double>() * share;

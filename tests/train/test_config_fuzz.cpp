@@ -80,5 +80,38 @@ TEST(TrainConfigFuzz, SizesNoMachineHoldsAreRefusedByName) {
             std::string::npos);
 }
 
+// The loss's terms are refused by name where sentence-transformers refuses them, and where they would do nothing.
+TEST(TrainConfigFuzz, LossTermsAreCheckedByName) {
+  const auto message = [](const std::vector<std::string>& sets) {
+    TrainConfig cfg;
+    ConfigTable table = make_config_table(cfg);
+    table.apply_override("data.pairs=pairs.jsonl");
+    for (const auto& s : sets) table.apply_override(s);
+    try {
+      validate(cfg);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(message({"train.loss_directions=[\"query_to_doc\", \"doc_to_query\"]", "train.loss_partition=per_direction"}),
+            "accepted");
+  EXPECT_EQ(message({"train.loss_directions=[\"query_to_doc\", \"query_to_query\", \"doc_to_query\", \"doc_to_doc\"]"}),
+            "accepted");
+  EXPECT_NE(message({"train.loss_directions=[\"doc_to_query\"]"}).find("must include query_to_doc"), std::string::npos);
+  EXPECT_NE(message({"train.loss_directions=[\"query_to_doc\", \"query_to_doc\"]"}).find("lists query_to_doc twice"),
+            std::string::npos);
+  EXPECT_NE(message({"train.loss_directions=[\"query_to_doc\", \"q2d\"]"}).find("(got \"q2d\")"), std::string::npos);
+  EXPECT_NE(message({"train.loss_directions=[\"query_to_doc\", \"doc_to_doc\"]", "train.loss_partition=per_direction"})
+                .find("'train.loss_partition'"),
+            std::string::npos);
+  EXPECT_NE(message({"train.hardness_mode=all_negatives"}).find("'train.hardness_strength': must be positive"),
+            std::string::npos);
+  EXPECT_NE(message({"train.hardness_mode=hard_negatives", "train.hardness_strength=5"}).find("set train.hard_negatives"),
+            std::string::npos);
+  EXPECT_EQ(message({"train.hardness_mode=hard_negatives", "train.hardness_strength=5", "train.hard_negatives=1"}),
+            "accepted");
+}
+
 }  // namespace
 }  // namespace ragmig::train

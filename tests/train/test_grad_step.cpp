@@ -99,7 +99,7 @@ TEST(GradCache, EqualsFullBatchGradientsOfTheMatryoshkaLoss) {
   s.net->to(torch::kFloat64);
   const PairBatch batch = random_batch(12, 1);
   const auto scale = torch::full({}, 20.0, torch::kFloat64);
-  const MatryoshkaLoss matryoshka{{16, 8, 4}, true};
+  const LossSpec matryoshka{{16, 8, 4}, true};
   s.net->zero_grad();
   const double full = backward_full(s.encode, batch, scale, matryoshka).item<double>();
   const auto g_full = grads_of(s.net);
@@ -110,6 +110,31 @@ TEST(GradCache, EqualsFullBatchGradientsOfTheMatryoshkaLoss) {
   s.net->zero_grad();
   const double plain = backward_full(s.encode, batch, scale).item<double>();
   EXPECT_GT(full, plain + 1e-3) << "three sizes' losses, not one";
+  EXPECT_GT(max_diff(g_full, grads_of(s.net)), 1e-4);
+}
+
+// Every loss term through GradCache (all four directions, hardness on the query's own hard negatives): the full
+// batch's gradients, and other gradients than InfoNCE's.
+TEST(GradCache, EqualsFullBatchGradientsOfEveryLossTerm) {
+  torch::manual_seed(13);
+  TestEncoder s(tiny_spec(0.0, true));
+  s.net->to(torch::kFloat64);
+  const PairBatch batch = random_batch(12, 2);
+  const auto scale = torch::full({}, 20.0, torch::kFloat64);
+  LossSpec spec;
+  spec.terms.doc_to_query = spec.terms.query_to_query = spec.terms.doc_to_doc = true;
+  spec.terms.hardness_mode = "hard_negatives";
+  spec.terms.hardness_strength = 5;
+  s.net->zero_grad();
+  const double full = backward_full(s.encode, batch, scale, spec).item<double>();
+  const auto g_full = grads_of(s.net);
+  s.net->zero_grad();
+  const double cached = backward_grad_cache(s.encode, batch, scale, 5, spec).item<double>();
+  EXPECT_NEAR(full, cached, 1e-10);
+  EXPECT_LT(max_diff(g_full, grads_of(s.net)), 1e-10);
+  s.net->zero_grad();
+  const double infonce = backward_full(s.encode, batch, scale).item<double>();
+  EXPECT_GT(std::abs(full - infonce), 1e-3);
   EXPECT_GT(max_diff(g_full, grads_of(s.net)), 1e-4);
 }
 

@@ -50,6 +50,34 @@ TEST(InfoNce, HandComputedTwoByTwo) {
   EXPECT_NEAR(with_neg.item<double>(), std::log(2.0), 1e-6);
 }
 
+// Default terms are InfoNCE itself (the same kernel: bit-exact); sentence-transformers' symmetric loss is the mean of
+// InfoNCE both ways, each by the row-by-row reference; the other terms and hardness are checked against
+// sentence-transformers itself (test_st_loss.cpp).
+TEST(MultipleNegativesLoss, DefaultIsInfoNceAndPerDirectionSymmetricIsTheMeanOfBothWays) {
+  torch::manual_seed(5);
+  namespace F = torch::nn::functional;
+  const auto unit = [](const torch::Tensor& x) { return F::normalize(x, F::NormalizeFuncOptions().dim(1)); };
+  const auto q = unit(torch::randn({6, 12}, torch::kDouble)), p = unit(torch::randn({6, 12}, torch::kDouble));
+  const auto negs = unit(torch::randn({12, 12}, torch::kDouble));
+  const auto scale = torch::full({}, 20.0, torch::kDouble);
+  EXPECT_EQ(multiple_negatives_loss(q, p, negs, scale, {}).item<double>(), info_nce_loss(q, p, negs, scale).item<double>());
+  LossTerms symmetric;
+  symmetric.doc_to_query = true;
+  symmetric.per_direction = true;
+  const double both_ways = (info_nce_loss_reference(q, p, negs, scale).item<double>() +
+                            info_nce_loss_reference(p, q, torch::Tensor(), scale).item<double>()) / 2;
+  EXPECT_NEAR(multiple_negatives_loss(q, p, negs, scale, symmetric).item<double>(), both_ways, 1e-9);
+  LossTerms joint = symmetric;
+  joint.per_direction = false;  // one softmax over both: a larger partition, a larger loss
+  EXPECT_GT(multiple_negatives_loss(q, p, negs, scale, joint).item<double>(),
+            multiple_negatives_loss(q, p, negs, scale, symmetric).item<double>());
+  LossTerms hardness;
+  hardness.hardness_mode = "hard_negatives";
+  hardness.hardness_strength = 5;
+  EXPECT_THROW(multiple_negatives_loss(q, p, negs.slice(0, 0, 7), scale, hardness), c10::Error)
+      << "7 hard negatives for 6 queries";
+}
+
 // The Matryoshka loss is the sum over sizes d of the reference InfoNCE on each d-prefix, renormalised for a cosine
 // model and as it is for a dot-product one; without sizes it is InfoNCE itself.
 TEST(MatryoshkaLoss, SumsTheReferenceLossOfEachPrefix) {
@@ -61,7 +89,7 @@ TEST(MatryoshkaLoss, SumsTheReferenceLossOfEachPrefix) {
   const auto scale = torch::full({}, 20.0, torch::kDouble);
   EXPECT_EQ(contrastive_loss(q, p, negs, scale, {}).item<double>(), info_nce_loss(q, p, negs, scale).item<double>());
   for (const bool renormalize : {true, false}) {
-    const MatryoshkaLoss m{{12, 5, 2}, renormalize};
+    const LossSpec m{{12, 5, 2}, renormalize};
     double expected = 0;
     for (const int64_t d : m.dims) {
       const auto head = [&](const torch::Tensor& x) {
