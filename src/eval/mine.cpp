@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <limits>
 
 #include "core/error.h"
 
@@ -44,6 +46,10 @@ std::vector<MinedExample> mine_negatives(const TrecRun& run, const Judgments& ju
   if (options.skip_top < 0) throw ConfigError("--skip-top must be 0 or more");
   if (!(options.max_overlap > 0 && options.max_overlap <= 1))
     throw ConfigError("--max-overlap must be in (0, 1]: the word-set Jaccard at which a candidate is a near-duplicate");
+  if (options.relative_margin >= 1 || std::isnan(options.relative_margin))
+    throw ConfigError("--relative-margin must be in [0, 1): a negative scores at most (1 - margin) x the positive's score");
+  if (!std::isfinite(options.absolute_margin))
+    throw ConfigError("--absolute-margin must be a finite score difference, >= 0");
   MineReport counts;
   std::vector<MinedExample> out;
   for (const auto& [query_id, grades] : judgments.by_query) {
@@ -59,8 +65,28 @@ std::vector<MinedExample> mine_negatives(const TrecRun& run, const Judgments& ju
     }
     std::vector<std::vector<std::string>> positive_words;
     for (const auto& id : positives) positive_words.push_back(word_set(text_of(id)));
-    std::vector<std::string> negatives;
     const auto& list = ranked->second;
+    // Positive-aware: the highest score a negative may have, from the lowest-scored positive the ranking lists.
+    double ceiling = std::numeric_limits<double>::infinity();
+    if (options.positive_aware()) {
+      size_t listed = 0;
+      double lowest = std::numeric_limits<double>::infinity();
+      for (const auto& doc : list)
+        if (std::binary_search(positives.begin(), positives.end(), doc.doc_id)) {
+          ++listed;
+          lowest = std::min(lowest, doc.score);
+        }
+      if (listed < positives.size()) {
+        ++counts.positives_below_depth;
+        ceiling = -std::numeric_limits<double>::infinity();
+      } else {
+        // Less |score| x margin, not x (1 - margin), which would raise the ceiling of a negative score (as ST has it).
+        if (options.relative_margin >= 0)
+          ceiling = std::min(ceiling, lowest - std::fabs(lowest) * options.relative_margin);
+        if (options.absolute_margin >= 0) ceiling = std::min(ceiling, lowest - options.absolute_margin);
+      }
+    }
+    std::vector<std::string> negatives;
     for (size_t rank = static_cast<size_t>(options.skip_top);
          rank < list.size() && static_cast<int64_t>(negatives.size()) < options.negatives; ++rank) {
       const std::string& id = list[rank].doc_id;
@@ -74,6 +100,10 @@ std::vector<MinedExample> mine_negatives(const TrecRun& run, const Judgments& ju
                                          [&](const auto& p) { return jaccard(words, p) >= options.max_overlap; });
       if (duplicate) {
         ++counts.duplicates_skipped;
+        continue;
+      }
+      if (list[rank].score > ceiling) {
+        ++counts.margin_skipped;
         continue;
       }
       negatives.push_back(id);

@@ -20,6 +20,13 @@ struct MineOptions {
   int64_t skip_top = 0;      ///< ranks passed over first: the very top holds most unjudged positives
   double max_overlap = 0.8;  ///< Jaccard of word sets with any positive at or above which a candidate is a
                              ///< near-duplicate and not taken (1 = only exact word-set copies)
+  /// Positive-aware mining (NV-Retriever's TopK-PercPos; sentence-transformers' mine_hard_negatives, whose rules
+  /// these are): a candidate is taken only if its score s is at most p - |p| x relative_margin and at most
+  /// p - absolute_margin, p the score of the query's lowest-scored positive; one that scores closer to a positive is
+  /// most likely an unjudged positive. Scores are the ranking's. Negative: off.
+  double relative_margin = -1;
+  double absolute_margin = -1;
+  bool positive_aware() const { return relative_margin >= 0 || absolute_margin >= 0; }
 };
 
 struct MinedExample {
@@ -34,6 +41,10 @@ struct MineReport {
   int64_t relevant_skipped = 0;    ///< candidates passed over because judged relevant for the query
   int64_t duplicates_skipped = 0;  ///< candidates passed over as near-duplicates of a positive
   int64_t short_examples = 0;      ///< examples with fewer negatives than asked for
+  int64_t margin_skipped = 0;      ///< candidates passed over as scoring within the margin of a positive
+  /// Queries (positive-aware mining) with a positive the ranking does not list: every listed candidate outscores
+  /// it, so none is taken (a deeper ranking finds some).
+  int64_t positives_below_depth = 0;
 };
 
 /// Lowercased alphanumeric words of `text` (any other byte separates), sorted and unique: what the
@@ -46,7 +57,8 @@ double jaccard(const std::vector<std::string>& a, const std::vector<std::string>
 /// One example per judgment with grade > 0 whose query has a list in `run`, in judgment order (queries by id,
 /// documents by id), each with the same negatives for its query: the run's documents from rank skip_top + 1 on,
 /// skipping every document judged relevant for the query (grade > 0) and every document whose word set overlaps
-/// a positive's by max_overlap or more, up to `negatives`. `text_of(doc_id)` gives a document's text (it throws
+/// a positive's by max_overlap or more (and, positive-aware, every document that scores within the margins of the
+/// query's lowest-scored positive), up to `negatives`. `text_of(doc_id)` gives a document's text (it throws
 /// for an unknown id). Deterministic: the same inputs give the same output. ConfigError for bad options.
 std::vector<MinedExample> mine_negatives(const TrecRun& run, const Judgments& judgments,
                                          const std::function<const std::string&(const std::string&)>& text_of,

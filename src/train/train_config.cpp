@@ -74,9 +74,9 @@ ConfigTable make_config_table(TrainConfig& c) {
   t.add("train.temperature", c.train.temperature, "InfoNCE temperature (initial value if learned)");
   t.add("train.learn_temperature", c.train.learn_temperature, "learn the temperature");
   t.add("train.matryoshka_dims", c.train.matryoshka_dims,
-        "Matryoshka loss: the InfoNCE loss summed over these leading sizes of the embeddings, e.g. [384, 128, 64] "
-        "(include the full size to train it too), so that truncated embeddings retrieve well (`ragmig eval "
-        "--dimensions`, `ragmig serve --matryoshka`); [] = off");
+        "Matryoshka loss: the loss (InfoNCE, or train.loss_directions' terms) summed over these leading sizes of the "
+        "embeddings, e.g. [384, 128, 64] (include the full size to train it too), so that truncated embeddings "
+        "retrieve well (`ragmig eval --dimensions`, `ragmig serve --matryoshka`); [] = off");
   t.add("train.loss_directions", c.train.loss_directions,
         "the loss's terms, as sentence-transformers' MultipleNegativesRankingLoss: query_to_doc (InfoNCE: each query's "
         "positive against every passage; always), doc_to_query (each positive against every query: the symmetric "

@@ -2,6 +2,7 @@
 // on random ones checked against the rule itself.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <random>
 #include <set>
@@ -91,12 +92,68 @@ TEST(Mine, OverlapThresholdDecidesWhatIsADuplicate) {
             (std::vector<std::string>{"near", "far"}));
 }
 
+// Positive-aware mining: one_query()'s scores run 100 (p1), 99 (copy), 98 (p2), 97 (judged0), 96 (n1), 95, 94; the
+// lowest-scored positive is p2 at 98.
+TEST(Mine, MarginsKeepCandidatesThatScoreCloseToAPositiveOut) {
+  const Fixture f = one_query();
+  MineReport report;
+  // 98 x 0.98 = 96.04: judged0 (97) is too close, n1 (96) is not.
+  auto examples = mine_negatives(f.run, f.judgments, std::cref(f), {.negatives = 3, .relative_margin = 0.02}, &report);
+  EXPECT_EQ(examples[0].negative_ids, (std::vector<std::string>{"n1", "n2", "n3"}));
+  EXPECT_EQ(examples[1].negative_ids, examples[0].negative_ids);
+  EXPECT_EQ(report.margin_skipped, 1);
+  EXPECT_EQ(report.short_examples, 0);
+  // 98 - 2.5 = 95.5: n1 goes too, and the ranking runs out.
+  examples = mine_negatives(f.run, f.judgments, std::cref(f), {.negatives = 3, .absolute_margin = 2.5}, &report);
+  EXPECT_EQ(examples[0].negative_ids, (std::vector<std::string>{"n2", "n3"}));
+  EXPECT_EQ(report.margin_skipped, 2);
+  EXPECT_EQ(report.short_examples, 2);
+  // Both: the lower ceiling wins.
+  examples = mine_negatives(f.run, f.judgments, std::cref(f),
+                            {.negatives = 3, .relative_margin = 0.02, .absolute_margin = 2.5}, &report);
+  EXPECT_EQ(examples[0].negative_ids, (std::vector<std::string>{"n2", "n3"}));
+  // Margin 0: anything at or below the positive's score, so only what outscores p2 (nothing that is not a positive
+  // or a duplicate here) is passed over.
+  examples = mine_negatives(f.run, f.judgments, std::cref(f), {.negatives = 3, .relative_margin = 0}, &report);
+  EXPECT_EQ(examples[0].negative_ids, (std::vector<std::string>{"judged0", "n1", "n2"}));
+  EXPECT_EQ(report.margin_skipped, 0);
+}
+
+// A negative score (a cosine below 0) lowers the ceiling too: -0.5 - 0.05 x 0.5 = -0.525, where (1 - margin) x -0.5
+// would have raised it to -0.475 (sentence-transformers' #3819).
+TEST(Mine, TheRelativeMarginOfANegativeScoreStaysBelowIt) {
+  Fixture f;
+  f.texts = {{"p", "alpha"}, {"close", "beta"}, {"far", "gamma"}};
+  f.run["q"] = {{"p", -0.5}, {"close", -0.51}, {"far", -0.6}};
+  f.judgments.by_query["q"] = {{"p", 1}};
+  EXPECT_EQ(mine_negatives(f.run, f.judgments, std::cref(f), {.negatives = 2, .relative_margin = 0.05})[0].negative_ids,
+            (std::vector<std::string>{"far"}));
+}
+
+// A positive the ranking does not list scores below every listed candidate: under a margin none is taken.
+TEST(Mine, APositiveBelowTheRankingsDepthLeavesItsQueryWithoutNegatives) {
+  Fixture f = one_query();
+  f.run["q1"] = ranked({"p1", "copy", "judged0", "n1", "n2", "n3"});  // p2 is not in the top 6
+  MineReport report;
+  const auto examples = mine_negatives(f.run, f.judgments, std::cref(f), {.negatives = 3, .relative_margin = 0.05}, &report);
+  ASSERT_EQ(examples.size(), 2u);
+  EXPECT_TRUE(examples[0].negative_ids.empty());
+  EXPECT_EQ(report.positives_below_depth, 1);
+  EXPECT_EQ(report.margin_skipped, 4);
+  EXPECT_EQ(report.short_examples, 2);
+  EXPECT_EQ(mine_negatives(f.run, f.judgments, std::cref(f), {.negatives = 3}, &report)[0].negative_ids.size(), 3u)
+      << "without a margin the same ranking gives three";
+}
+
 TEST(Mine, BadOptionsAreConfigErrors) {
   const Fixture f = one_query();
   EXPECT_THROW(mine_negatives(f.run, f.judgments, std::cref(f), {.negatives = 0}), ConfigError);
   EXPECT_THROW(mine_negatives(f.run, f.judgments, std::cref(f), {.skip_top = -1}), ConfigError);
   EXPECT_THROW(mine_negatives(f.run, f.judgments, std::cref(f), {.max_overlap = 0}), ConfigError);
   EXPECT_THROW(mine_negatives(f.run, f.judgments, std::cref(f), {.max_overlap = 1.5}), ConfigError);
+  EXPECT_THROW(mine_negatives(f.run, f.judgments, std::cref(f), {.relative_margin = 1}), ConfigError);
+  EXPECT_THROW(mine_negatives(f.run, f.judgments, std::cref(f), {.relative_margin = std::nan("")}), ConfigError);
+  EXPECT_THROW(mine_negatives(f.run, f.judgments, std::cref(f), {.absolute_margin = INFINITY}), ConfigError);
 }
 
 // Random corpora of short word lists, random rankings and judgments: the rule holds for every example and the

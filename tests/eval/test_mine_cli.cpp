@@ -61,6 +61,32 @@ TEST(MineCli, SciFactBm25NegativesAreNeverJudgedRelevantAndCarryTheCorpusText) {
   EXPECT_EQ(text::read_pairs_jsonl(out.string()).size(), rows.size());
 }
 
+// Positive-aware mining on SciFact's BM25 ranking: candidates within 5 % of a positive's score are passed over and
+// counted, queries whose positive lies below the depth are said, and a negative margin writes nothing.
+TEST(MineCli, MarginsPassOverCandidatesThatScoreCloseToAPositive) {
+  const auto scifact = data_dir() / "beir/scifact";
+  if (!std::filesystem::exists(scifact)) GTEST_SKIP() << scifact << " is absent";
+  ScratchDir dir;
+  const auto out = dir / "negatives.jsonl";
+  const std::vector<std::string> common = {"--data", scifact.string(), "--out", out.string(), "--negatives", "4",
+                                           "--depth", "30", "--no-cache", "--threads", "1", "--json", "--quiet"};
+  auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.begin(), common.begin(), common.end());
+    return run_mine(extra);
+  };
+  const auto r = with({"--relative-margin", "0.05"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto summary = output_json(r);
+  EXPECT_GT(summary["margin_skipped"].get<int64_t>(), 0) << summary.dump();
+  EXPECT_GT(summary["positives_below_depth"].get<int64_t>(), 0) << "BM25 misses some positives in its top 30";
+  EXPECT_EQ(static_cast<int64_t>(rows_of(out).size()), summary["examples"].get<int64_t>());
+  std::filesystem::remove(out);
+  const auto bad = with({"--absolute-margin", "-1"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--absolute-margin must be >= 0"), std::string::npos) << bad.output;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
 TEST(MineCli, DenseNegativesFromAModelFolderFeedTraining) {
   ScratchDir dir;
   write_toy_beir(dir / "beir");
