@@ -75,11 +75,10 @@ Command add_mine_command(CLI::App& root) {
                   "word-set Jaccard with a positive at which a candidate is a near-duplicate, not a negative")
       ->capture_default_str();
   sub->add_option("--relative-margin", args->mine.relative_margin,
-                  "positive-aware mining (NV-Retriever): take a candidate only if it scores at most (1 - this) x the "
-                  "query's lowest-scored positive, e.g. 0.05; off unless given");
+                  "positive-aware mining (NV-Retriever): take a candidate only if it scores at least this x |p| below p, "
+                  "the score of the query's lowest-scored positive, e.g. 0.05; off unless given");
   sub->add_option("--absolute-margin", args->mine.absolute_margin,
-                  "positive-aware mining: take a candidate only if it scores at most the positive's score - this; "
-                  "off unless given");
+                  "positive-aware mining: take a candidate only if it scores at least this below p; off unless given");
   sub->add_option("--bm25", o.bm25_spec, "BM25 spec")->capture_default_str();
   sub->add_option("--fusion", o.fusion_spec, "hybrid fusion: RRF(k=60) or Linear(alpha=0.5)")->capture_default_str();
   add_retrieval_options(sub, o, args->no_cache);

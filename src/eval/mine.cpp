@@ -47,7 +47,7 @@ std::vector<MinedExample> mine_negatives(const TrecRun& run, const Judgments& ju
   if (!(options.max_overlap > 0 && options.max_overlap <= 1))
     throw ConfigError("--max-overlap must be in (0, 1]: the word-set Jaccard at which a candidate is a near-duplicate");
   if (options.relative_margin >= 1 || std::isnan(options.relative_margin))
-    throw ConfigError("--relative-margin must be in [0, 1): a negative scores at most (1 - margin) x the positive's score");
+    throw ConfigError("--relative-margin must be in [0, 1): a negative scores at least margin x |p| below the positive's p");
   if (!std::isfinite(options.absolute_margin))
     throw ConfigError("--absolute-margin must be a finite score difference, >= 0");
   MineReport counts;
