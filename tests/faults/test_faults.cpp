@@ -34,12 +34,13 @@ std::optional<int64_t> store_jobs(const fs::path& dir) {
   return static_cast<int64_t>(jobs.size());
 }
 
-// The highest N of the log's "wrote N" lines (0 when none), and whether "ready" is there.
+// The highest N of the log's "wrote N" lines (0 when none), and whether "ready" is there. Only whole lines count:
+// the writer may be mid-line as the log is read ("wrote " without its number failed std::stoll in a CI-like run).
 std::pair<int64_t, bool> read_log(const fs::path& log) {
   std::ifstream in(log);
   int64_t wrote = 0;
   bool ready = false;
-  for (std::string line; std::getline(in, line);) {
+  for (std::string line; std::getline(in, line) && !in.eof();) {
     if (line == "ready") ready = true;
     if (line.rfind("wrote ", 0) == 0) wrote = std::max<int64_t>(wrote, std::stoll(line.substr(6)));
   }
