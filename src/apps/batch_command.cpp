@@ -9,11 +9,11 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <utility>
+#include <vector>
 
 #include "apps/command.h"
 #include "apps/scheduler_host.h"
 #include "core/atomic_file.h"
-#include "core/config_table.h"
 #include "core/cpu_threads.h"
 #include "core/error.h"
 #include "core/file_lock.h"
@@ -46,18 +46,14 @@ hpo::SweepPlan resolve_plan(const hpo::SweepSpec& spec) {
   plan.spec = spec;
   plan.trials = hpo::sample(spec.space, spec.search, spec.trials, spec.seed);
   const auto resolve = [&](const hpo::ParamValues* params, const std::string& what) {
-    train::TrainConfig cfg;
-    ConfigTable table = train::make_config_table(cfg);
+    std::vector<std::string> sets = spec.set;
+    if (params)
+      for (const auto& [key, value] : *params) sets.push_back(hpo::to_override(key, value));
     try {
-      table.load_file(spec.base);
-      for (const auto& s : spec.set) table.apply_override(s);
-      if (params)
-        for (const auto& [key, value] : *params) table.apply_override(hpo::to_override(key, value));
-      train::validate(cfg);
+      return train::read_train_config(spec.base, sets);
     } catch (const ConfigError& e) {
       throw ConfigError(fmt::format("{}: {}: {}", spec.path, what, e.what()));
     }
-    return cfg;
   };
   const train::TrainConfig base = resolve(nullptr, "[sweep] base and set");
   train::check_input_paths(base);

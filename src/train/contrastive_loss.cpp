@@ -24,6 +24,20 @@ torch::Tensor info_nce_loss(const torch::Tensor& q, const torch::Tensor& p, cons
   return torch::nn::functional::cross_entropy(logits, labels);
 }
 
+LossTerms loss_terms(const TrainOptions& options) {
+  const auto has = [&](const char* d) {
+    return std::find(options.loss_directions.begin(), options.loss_directions.end(), d) != options.loss_directions.end();
+  };
+  LossTerms terms;
+  terms.doc_to_query = has("doc_to_query");
+  terms.query_to_query = has("query_to_query");
+  terms.doc_to_doc = has("doc_to_doc");
+  terms.per_direction = options.loss_partition == "per_direction";
+  terms.hardness_mode = options.hardness_mode;
+  terms.hardness_strength = options.hardness_strength;
+  return terms;
+}
+
 torch::Tensor multiple_negatives_loss(const torch::Tensor& q_in, const torch::Tensor& p_in, const torch::Tensor& negs,
                                       const torch::Tensor& scale, const LossTerms& terms) {
   if (terms.infonce()) return info_nce_loss(q_in, p_in, negs, scale);

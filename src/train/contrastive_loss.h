@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "train/train_config.h"
+
 namespace ragmig::train {
 
 /// Mean over queries of -log softmax(scale * q·[p; negs]ᵀ)[i, i]. q [B,D], p [B,D] (row i is query i's
@@ -31,6 +33,9 @@ struct LossTerms {
     return !doc_to_query && !query_to_query && !doc_to_doc && (hardness_mode == "none" || hardness_strength == 0);
   }
 };
+
+/// train.loss_directions, loss_partition and hardness_* (as validate() accepts them) as the loss takes them.
+LossTerms loss_terms(const TrainOptions& options);
 
 /// The loss of a training step: its terms and, for Matryoshka representation learning (Kusupati et al., 2022;
 /// sentence-transformers' MatryoshkaLoss), the leading sizes it is summed over, so that a prefix of each vector

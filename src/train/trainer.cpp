@@ -9,7 +9,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -61,21 +60,6 @@ namespace ragmig::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// train.loss_directions, loss_partition and hardness_* (validated) as the loss takes them.
-LossTerms loss_terms(const TrainOptions& t) {
-  const auto has = [&](const char* d) {
-    return std::find(t.loss_directions.begin(), t.loss_directions.end(), d) != t.loss_directions.end();
-  };
-  LossTerms terms;
-  terms.doc_to_query = has("doc_to_query");
-  terms.query_to_query = has("query_to_query");
-  terms.doc_to_doc = has("doc_to_doc");
-  terms.per_direction = t.loss_partition == "per_direction";
-  terms.hardness_mode = t.hardness_mode;
-  terms.hardness_strength = t.hardness_strength;
-  return terms;
-}
 
 // `local_rank` spreads local replicas over the visible GPUs (one GPU each when the scheduler pinned them).
 torch::Device pick_device(const std::string& name, int local_rank) {

@@ -50,17 +50,14 @@ struct Case {
   double strength = 0;
 };
 
+// The terms as `ragmig train` takes them from its config keys.
 LossTerms terms_of(const Case& c) {
-  LossTerms t;
-  for (const auto& d : c.directions) {
-    t.doc_to_query |= d == "doc_to_query";
-    t.query_to_query |= d == "query_to_query";
-    t.doc_to_doc |= d == "doc_to_doc";
-  }
-  t.per_direction = c.partition == "per_direction";
-  t.hardness_mode = c.hardness;
-  t.hardness_strength = c.strength;
-  return t;
+  TrainOptions options;
+  options.loss_directions = c.directions;
+  options.loss_partition = c.partition;
+  options.hardness_mode = c.hardness;
+  options.hardness_strength = c.strength;
+  return loss_terms(options);
 }
 
 TEST(StLoss, EveryTermMatchesSentenceTransformersInValueAndGradient) {
