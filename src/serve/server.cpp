@@ -99,13 +99,32 @@ class Service {
     res.set_content(nlohmann::json{{"status", "ok"}, {"model", name_}, {"queue_texts", batcher_.depth()}}.dump(), "application/json");
   }
 
+  // OpenAI's list, each entry with what a client needs to size its index: the default `dimensions`, the sizes the
+  // model was trained for (any size up to the full one with --matryoshka) and the longest input in tokens.
   void models(httplib::Response& res) {
-    nlohmann::json data = nlohmann::json::array({{{"id", name_}, {"object", "model"}, {"owned_by", "ragmig"}}});
+    const auto entry = [&](const std::string& id, const model::EmbeddingSizes& sizes) {
+      const int64_t full = embedder_.dim();
+      nlohmann::json e{{"id", id}, {"object", "model"}, {"owned_by", "ragmig"},
+                       {"dimensions", model::default_size(sizes, full)},
+                       {"trained_dimensions", model::trained_sizes(sizes, full)},
+                       {"any_dimensions", options_.matryoshka}, {"max_input_tokens", embedder_.max_tokens()}};
+      return e;
+    };
+    nlohmann::json data = nlohmann::json::array({entry(name_, embedder_.sizes())});
     if (!options_.adapters.empty() && fs::is_directory(options_.adapters))
-      for (const auto& entry : fs::directory_iterator(options_.adapters))
-        if (model::is_adapter_folder(entry.path().string()) && safe_adapter_name(entry.path().filename().string()))
-          data.push_back({{"id", entry.path().filename().string()}, {"object", "model"}, {"owned_by", "ragmig"},
-                          {"parent", name_}});
+      for (const auto& dir : fs::directory_iterator(options_.adapters)) {
+        const std::string id = dir.path().filename().string();
+        if (!model::is_adapter_folder(dir.path().string()) || !safe_adapter_name(id)) continue;
+        model::EmbeddingSizes sizes{embedder_.sizes().truncate_dim, {}};  // as Embedder::load_adapter has them
+        try {
+          sizes.matryoshka_dims = model::read_matryoshka_dims(dir.path().string());
+        } catch (const Error&) {
+          // Listed all the same: a request for it gets the 400 that says what is wrong with its ragmig.json.
+        }
+        nlohmann::json e = entry(id, sizes);
+        e["parent"] = name_;
+        data.push_back(std::move(e));
+      }
     res.set_content(nlohmann::json{{"object", "list"}, {"data", data}}.dump(), "application/json");
   }
 

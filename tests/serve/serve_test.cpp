@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <future>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "core/base64.h"
@@ -425,6 +426,21 @@ TEST(ServeProcess, TheFoldersOwnSizesAreServedWithoutMatryoshka) {
   EXPECT_EQ(rows({{"model", "alpha"}})[0].size(), 16u) << "its base's truncate_dim";
   EXPECT_NE(post_json(c, "/v1/embeddings", {{"input", texts}, {"model", "alpha"}, {"dimensions", 8}}, 400)["error"]
                 ["message"].get<std::string>().find("embeddings of 32, 16, 4 dimensions"), std::string::npos);
+
+  // The list says the same of each model: its default size, the sizes it may be asked for, its longest input.
+  const json models = json::parse(c.Get("/v1/models")->body);
+  std::map<std::string, json> by_id;
+  for (const auto& m : models["data"]) by_id[m["id"]] = m;
+  ASSERT_EQ(by_id.count("model"), 1u) << models.dump();
+  ASSERT_EQ(by_id.count("alpha"), 1u) << models.dump();
+  EXPECT_EQ(by_id["model"]["dimensions"], 16);
+  EXPECT_EQ(by_id["model"]["trained_dimensions"], json({32, 16, 8}));
+  EXPECT_EQ(by_id["model"]["any_dimensions"], false);
+  EXPECT_EQ(by_id["alpha"]["dimensions"], 16);
+  EXPECT_EQ(by_id["alpha"]["trained_dimensions"], json({32, 16, 4}));
+  EXPECT_EQ(by_id["alpha"]["parent"], "model");
+  EXPECT_EQ(by_id["model"]["max_input_tokens"], 32);  // the fixture's max_length
+  EXPECT_EQ(by_id["alpha"]["max_input_tokens"], 32);
 }
 
 TEST(ServeProcess, ServesAnXlmRobertaFolderAsTheEvalPathEmbedsIt) {
