@@ -20,6 +20,7 @@
 #include "core/cpu_threads.h"
 #include "core/error.h"
 #include "core/file_lock.h"
+#include "core/local_port.h"
 #include "core/shell_words.h"
 #include "exec/event_tail.h"
 #include "exec/process_usage.h"
@@ -124,7 +125,9 @@ int64_t ProcessExecutor::start(const sched::Launch& launch) {
   }
   if (launch.slots.size() > 1) {  // the rendezvous of a gang: a free local port for c10d's TCPStore
     env_strings.push_back("MASTER_ADDR=127.0.0.1");
-    env_strings.push_back("MASTER_PORT=" + std::to_string(sched::rendezvous_port(launch)));
+    const int port = first_free_local_port(sched::rendezvous_port(launch), sched::kRendezvousPortLo,
+                                           sched::kRendezvousPortHi);
+    env_strings.push_back("MASTER_PORT=" + std::to_string(port));
   }
   // The scheduler's environment, less the names set here (getenv takes the first of two).
   const auto set_here = [&](const char* entry) {

@@ -12,7 +12,8 @@ namespace ragmig::sched {
 int rendezvous_port(const Launch& launch) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a of the run folder, then mixed with the attempt
   for (const unsigned char c : launch.run_dir) h = (h ^ c) * 1099511628211ull;
-  return 29500 + static_cast<int>(splitmix64(h ^ static_cast<uint64_t>(launch.attempt_id)) % 20000);
+  const auto span = static_cast<uint64_t>(kRendezvousPortHi - kRendezvousPortLo);
+  return kRendezvousPortLo + static_cast<int>(splitmix64(h ^ static_cast<uint64_t>(launch.attempt_id)) % span);
 }
 
 void Executor::request_batch_size(JobId /*job*/, const std::string& run_dir, int64_t batch_size) {

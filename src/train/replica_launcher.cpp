@@ -2,18 +2,14 @@
 // polling waitpid loop that forwards stop signals and turns one failure into SIGTERM for the rest.
 #include "train/replica_launcher.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
-#include <cstring>
 
 #include "core/error.h"
 #include "core/gang.h"
+#include "core/local_port.h"
 #include "core/replica_exit.h"
 #include "core/spawn.h"
 
@@ -37,24 +33,6 @@ pid_t spawn(const LaunchOptions& o, int rank, int port) {
 }
 
 }  // namespace
-
-int free_local_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw IoError(std::string("socket: ") + std::strerror(errno));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    const std::string why = std::strerror(errno);
-    ::close(fd);
-    throw IoError("no free local port: " + why);
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 int launch_replicas(const LaunchOptions& o) {
   RAGMIG_CHECK(o.replicas >= 1 && !o.argv.empty());

@@ -14,9 +14,6 @@ struct LaunchOptions {
   std::string log_dir;            ///< ranks > 0 write <log_dir>/worker.rank<r>.log; rank 0 keeps our stdout/stderr
 };
 
-/// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, then released). Throws IoError.
-int free_local_port();
-
 /// Runs the replicas to completion and returns their combined exit code (core/replica_exit.h). Throws IoError when one
 /// cannot be started.
 int launch_replicas(const LaunchOptions& opts);

@@ -218,11 +218,5 @@ TEST(Launcher, ExitCodeTable) {
   for (const auto& [codes, want] : cases) EXPECT_EQ(combine_replica_exit_codes(codes), want) << codes[0] << "," << codes[1];
 }
 
-TEST(Launcher, FreeLocalPort) {
-  const int port = free_local_port();
-  EXPECT_GT(port, 0);
-  EXPECT_LT(port, 65536);
-}
-
 }  // namespace
 }  // namespace ragmig::train
