@@ -5,12 +5,14 @@
 
 namespace ragmig {
 
+/// The ports gangs meet on: below Linux's default ephemeral range (32768-60999), which the kernel hands to
+/// outgoing connections and to listeners on port 0 (Gloo's pairs, HTTP servers). A port drawn inside it can be
+/// held by any of them: a gang's store then fails with EADDRINUSE (seen under ctest -j2 at 29500-49499).
+inline constexpr int kRendezvousPortLo = 20000, kRendezvousPortHi = 32768;
+
 /// Whether a listener could bind `port` on every local address now — bind and listen with SO_REUSEADDR, as
 /// TCPStore does — and then closes it. False for a port another socket holds, listening or connected from it.
 bool local_port_free(int port);
-
-/// A port the kernel chose (bound to port 0 on 127.0.0.1, then released): free a moment ago. Throws IoError.
-int free_local_port();
 
 /// The first port from `start` on, wrapping within [lo, hi), that local_port_free() finds free, trying at most
 /// `tries`; `start` itself when none is (the rendezvous will say which port was in use).

@@ -125,8 +125,7 @@ int64_t ProcessExecutor::start(const sched::Launch& launch) {
   }
   if (launch.slots.size() > 1) {  // the rendezvous of a gang: a free local port for c10d's TCPStore
     env_strings.push_back("MASTER_ADDR=127.0.0.1");
-    const int port = first_free_local_port(sched::rendezvous_port(launch), sched::kRendezvousPortLo,
-                                           sched::kRendezvousPortHi);
+    const int port = first_free_local_port(sched::rendezvous_port(launch), kRendezvousPortLo, kRendezvousPortHi);
     env_strings.push_back("MASTER_PORT=" + std::to_string(port));
   }
   // The scheduler's environment, less the names set here (getenv takes the first of two).

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/local_port.h"
 #include "sched/job.h"
 #include "sched/slot.h"
 
@@ -24,13 +25,8 @@ struct Launch {
   int64_t events_offset = 0;    ///< bytes of <run>/events.jsonl the store already has
 };
 
-/// The ports rendezvous_port() draws from: below Linux's default ephemeral range (32768-60999), which the kernel
-/// hands to outgoing connections and to listeners on port 0 (Gloo's pairs, HTTP servers). A port drawn inside it
-/// can be held by any of them: a gang's store then fails with EADDRINUSE (seen under ctest -j2 at 29500-49499).
-inline constexpr int kRendezvousPortLo = 20000, kRendezvousPortHi = 32768;
-
 /// The TCP port a gang's rank 0 listens on for its rendezvous (MASTER_PORT), in [kRendezvousPortLo,
-/// kRendezvousPortHi): drawn from the attempt and its run folder, so that gangs of two schedulers on one host or
+/// kRendezvousPortHi) (core/local_port.h): drawn from the attempt and its run folder, so that gangs of two schedulers on one host or
 /// Slurm node (each state folder counts its jobs from 1) do not meet on one port, and a retry does not wait for
 /// the last one's to close. An executor on the gang's own machine starts its search for a free port here.
 int rendezvous_port(const Launch& launch);

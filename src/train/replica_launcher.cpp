@@ -36,7 +36,9 @@ pid_t spawn(const LaunchOptions& o, int rank, int port) {
 
 int launch_replicas(const LaunchOptions& o) {
   RAGMIG_CHECK(o.replicas >= 1 && !o.argv.empty());
-  const int port = free_local_port();
+  // A free port where gangs meet, from a start that differs by process (two launches at once seldom probe alike).
+  const int port = first_free_local_port(kRendezvousPortLo + ::getpid() % (kRendezvousPortHi - kRendezvousPortLo),
+                                         kRendezvousPortLo, kRendezvousPortHi);
   struct sigaction sa {}, old_term{}, old_int{};
   sa.sa_handler = remember_signal;
   ::sigaction(SIGTERM, &sa, &old_term);

@@ -58,10 +58,6 @@ TEST(LocalPort, APortAConnectionIsMadeFromIsNotFree) {
 }
 
 TEST(LocalPort, AReleasedPortIsFreeAgain) {
-  const int port = free_local_port();
-  EXPECT_GT(port, 0);
-  EXPECT_LT(port, 65536);
-  EXPECT_TRUE(local_port_free(port));
   int released = 0;
   {
     Listener held;

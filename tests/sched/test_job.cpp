@@ -199,7 +199,6 @@ TEST(RendezvousPort, DiffersByRunFolderAndAttemptAndStaysInRange) {
     const int port = rendezvous_port(other);
     EXPECT_GE(port, kRendezvousPortLo);
     EXPECT_LT(port, kRendezvousPortHi);
-    EXPECT_LT(port, 32768) << "below Linux's ephemeral ports";
     ports.insert(port);
   }
   EXPECT_GE(ports.size(), 48u) << "50 state folders, nearly as many ports";
