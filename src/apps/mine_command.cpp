@@ -79,6 +79,11 @@ Command add_mine_command(CLI::App& root) {
                   "the score of the query's lowest-scored positive, e.g. 0.05; off unless given");
   sub->add_option("--absolute-margin", args->mine.absolute_margin,
                   "positive-aware mining: take a candidate only if it scores at least this below p; off unless given");
+  sub->add_option("--max-score", args->mine.max_score,
+                  "take no candidate that scores above this (in the retriever's scores; e.g. 0.9 for a cosine): "
+                  "most likely an unjudged positive; off unless given");
+  sub->add_option("--min-score", args->mine.min_score,
+                  "take no candidate that scores below this: too easy to teach anything; off unless given");
   sub->add_option("--bm25", o.bm25_spec, "BM25 spec")->capture_default_str();
   sub->add_option("--fusion", o.fusion_spec, "hybrid fusion: RRF(k=60) or Linear(alpha=0.5)")->capture_default_str();
   add_retrieval_options(sub, o, args->no_cache);
@@ -92,6 +97,7 @@ Command add_mine_command(CLI::App& root) {
                    if ((sub->count("--relative-margin") > 0 && args->mine.relative_margin < 0) ||
                        (sub->count("--absolute-margin") > 0 && args->mine.absolute_margin < 0))
                      throw ConfigError("--relative-margin and --absolute-margin must be >= 0 (leave them out for none)");
+                   eval::check_mine_options(args->mine);
                    eval::EvalOptions opts = args->options;
                    opts.retriever = eval::parse_retriever(args->retriever);
                    if (opts.retriever == eval::RetrieverKind::kRerank)
@@ -138,6 +144,7 @@ Command add_mine_command(CLI::App& root) {
                                                    {"relevant_skipped", report.relevant_skipped},
                                                    {"duplicates_skipped", report.duplicates_skipped},
                                                    {"margin_skipped", report.margin_skipped},
+                                                   {"score_skipped", report.score_skipped},
                                                    {"positives_below_depth", report.positives_below_depth},
                                                    {"queries_without_run", report.queries_without_run},
                                                    {"recall_at_depth", recall},
@@ -147,14 +154,16 @@ Command add_mine_command(CLI::App& root) {
                      std::printf("%s\n", summary.dump(2).c_str());
                    } else {
                      std::printf("mined %lld examples into %s: up to %lld negatives each from %s's top %lld (recall@%lld "
-                                 "of the positives %.4f); passed over %lld judged relevant, %lld near-duplicates and "
-                                 "%lld within the margin of a positive; %lld examples have fewer negatives\n",
+                                 "of the positives %.4f); passed over %lld judged relevant, %lld near-duplicates, %lld "
+                                 "within the margin of a positive and %lld outside --min-score..--max-score; %lld "
+                                 "examples have fewer negatives\n",
                                  static_cast<long long>(report.examples), args->out.c_str(),
                                  static_cast<long long>(args->mine.negatives), args->retriever.c_str(),
                                  static_cast<long long>(args->depth), static_cast<long long>(args->depth), recall,
                                  static_cast<long long>(report.relevant_skipped),
                                  static_cast<long long>(report.duplicates_skipped),
                                  static_cast<long long>(report.margin_skipped),
+                                 static_cast<long long>(report.score_skipped),
                                  static_cast<long long>(report.short_examples));
                      if (report.positives_below_depth > 0)
                        std::printf("%lld queries have a positive below the top %lld: every candidate there outscores "

@@ -39,9 +39,7 @@ double jaccard(const std::vector<std::string>& a, const std::vector<std::string>
   return static_cast<double>(common) / static_cast<double>(a.size() + b.size() - common);
 }
 
-std::vector<MinedExample> mine_negatives(const TrecRun& run, const Judgments& judgments,
-                                         const std::function<const std::string&(const std::string&)>& text_of,
-                                         const MineOptions& options, MineReport* report) {
+void check_mine_options(const MineOptions& options) {
   if (options.negatives < 1) throw ConfigError("--negatives must be at least 1");
   if (options.skip_top < 0) throw ConfigError("--skip-top must be 0 or more");
   if (!(options.max_overlap > 0 && options.max_overlap <= 1))
@@ -50,6 +48,14 @@ std::vector<MinedExample> mine_negatives(const TrecRun& run, const Judgments& ju
     throw ConfigError("--relative-margin must be in [0, 1): a negative scores at least margin x |p| below the positive's p");
   if (!std::isfinite(options.absolute_margin))
     throw ConfigError("--absolute-margin must be a finite score difference, >= 0");
+  if (std::isnan(options.max_score) || std::isnan(options.min_score) || options.min_score > options.max_score)
+    throw ConfigError("--min-score and --max-score must be numbers with --min-score <= --max-score");
+}
+
+std::vector<MinedExample> mine_negatives(const TrecRun& run, const Judgments& judgments,
+                                         const std::function<const std::string&(const std::string&)>& text_of,
+                                         const MineOptions& options, MineReport* report) {
+  check_mine_options(options);
   MineReport counts;
   std::vector<MinedExample> out;
   for (const auto& [query_id, grades] : judgments.by_query) {
@@ -104,6 +110,10 @@ std::vector<MinedExample> mine_negatives(const TrecRun& run, const Judgments& ju
       }
       if (list[rank].score > ceiling) {
         ++counts.margin_skipped;
+        continue;
+      }
+      if (list[rank].score > options.max_score || list[rank].score < options.min_score) {
+        ++counts.score_skipped;
         continue;
       }
       negatives.push_back(id);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@ struct MineOptions {
   double relative_margin = -1;
   double absolute_margin = -1;
   bool positive_aware() const { return relative_margin >= 0 || absolute_margin >= 0; }
+  /// Bounds on a negative's own score (sentence-transformers' max_score / min_score): a candidate scoring above
+  /// max_score (most likely an unjudged positive) or below min_score (too easy to teach anything) is not taken.
+  double max_score = std::numeric_limits<double>::infinity();
+  double min_score = -std::numeric_limits<double>::infinity();
 };
 
 struct MinedExample {
@@ -42,6 +47,7 @@ struct MineReport {
   int64_t duplicates_skipped = 0;  ///< candidates passed over as near-duplicates of a positive
   int64_t short_examples = 0;      ///< examples with fewer negatives than asked for
   int64_t margin_skipped = 0;      ///< candidates passed over as scoring within the margin of a positive
+  int64_t score_skipped = 0;       ///< candidates passed over as scoring above max_score or below min_score
   /// Queries (positive-aware mining) with a positive the ranking does not list: every listed candidate outscores
   /// it, so none is taken (a deeper ranking finds some).
   int64_t positives_below_depth = 0;
@@ -54,11 +60,15 @@ std::vector<std::string> word_set(const std::string& text);
 /// |a ∩ b| / |a ∪ b| of two word_set()s; 1 for two empty sets.
 double jaccard(const std::vector<std::string>& a, const std::vector<std::string>& b);
 
+/// ConfigError (naming the command-line option) for options mine_negatives refuses; checked before any ranking.
+void check_mine_options(const MineOptions& options);
+
 /// One example per judgment with grade > 0 whose query has a list in `run`, in judgment order (queries by id,
 /// documents by id), each with the same negatives for its query: the run's documents from rank skip_top + 1 on,
 /// skipping every document judged relevant for the query (grade > 0) and every document whose word set overlaps
 /// a positive's by max_overlap or more (and, positive-aware, every document that scores within the margins of the
-/// query's lowest-scored positive), up to `negatives`. `text_of(doc_id)` gives a document's text (it throws
+/// query's lowest-scored positive, and every document scoring outside [min_score, max_score]), up to `negatives`.
+/// `text_of(doc_id)` gives a document's text (it throws
 /// for an unknown id). Deterministic: the same inputs give the same output. ConfigError for bad options.
 std::vector<MinedExample> mine_negatives(const TrecRun& run, const Judgments& judgments,
                                          const std::function<const std::string&(const std::string&)>& text_of,

@@ -119,6 +119,27 @@ TEST(Mine, MarginsKeepCandidatesThatScoreCloseToAPositiveOut) {
   EXPECT_EQ(report.margin_skipped, 0);
 }
 
+// Bounds on a negative's own score (sentence-transformers' max_score / min_score), apart from any positive's.
+TEST(Mine, ScoreBoundsPassOverCandidatesAboveTheMaximumAndBelowTheMinimum) {
+  const Fixture f = one_query();
+  MineReport report;
+  // judged0 scores 97, n1 96, n2 95, n3 94.
+  auto examples = mine_negatives(f.run, f.judgments, std::cref(f), {.negatives = 3, .max_score = 96.5}, &report);
+  EXPECT_EQ(examples[0].negative_ids, (std::vector<std::string>{"n1", "n2", "n3"}));
+  EXPECT_EQ(report.score_skipped, 1);
+  EXPECT_EQ(report.margin_skipped, 0);
+  examples = mine_negatives(f.run, f.judgments, std::cref(f), {.negatives = 3, .max_score = 96.5, .min_score = 95},
+                            &report);
+  EXPECT_EQ(examples[0].negative_ids, (std::vector<std::string>{"n1", "n2"}));
+  EXPECT_EQ(report.score_skipped, 2);
+  EXPECT_EQ(report.short_examples, 2);
+  // Equal to a bound is inside it.
+  examples = mine_negatives(f.run, f.judgments, std::cref(f), {.negatives = 3, .max_score = 96, .min_score = 96});
+  EXPECT_EQ(examples[0].negative_ids, (std::vector<std::string>{"n1"}));
+  EXPECT_THROW(mine_negatives(f.run, f.judgments, std::cref(f), {.max_score = 1, .min_score = 2}), ConfigError);
+  EXPECT_THROW(mine_negatives(f.run, f.judgments, std::cref(f), {.max_score = std::nan("")}), ConfigError);
+}
+
 // A negative score (a cosine below 0) lowers the ceiling too: -0.5 - 0.05 x 0.5 = -0.525, where (1 - margin) x -0.5
 // would have raised it to -0.475 (sentence-transformers' #3819).
 TEST(Mine, TheRelativeMarginOfANegativeScoreStaysBelowIt) {

@@ -62,7 +62,8 @@ TEST(MineCli, SciFactBm25NegativesAreNeverJudgedRelevantAndCarryTheCorpusText) {
 }
 
 // Positive-aware mining on SciFact's BM25 ranking: candidates within 5 % of a positive's score are passed over and
-// counted, queries whose positive lies below the depth are said, and a negative margin writes nothing.
+// counted, queries whose positive lies below the depth are said, and a negative margin writes nothing; so do score
+// bounds, and crossed ones.
 TEST(MineCli, MarginsPassOverCandidatesThatScoreCloseToAPositive) {
   const auto scifact = data_dir() / "beir/scifact";
   if (!std::filesystem::exists(scifact)) GTEST_SKIP() << scifact << " is absent";
@@ -84,6 +85,17 @@ TEST(MineCli, MarginsPassOverCandidatesThatScoreCloseToAPositive) {
   const auto bad = with({"--absolute-margin", "-1"});
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("--absolute-margin must be >= 0"), std::string::npos) << bad.output;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  // Bounds on the negatives' own BM25 scores: some of the top 30 score above 30 or below 15.
+  const auto bounded = with({"--max-score", "30", "--min-score", "15"});
+  ASSERT_EQ(bounded.exit_code, 0) << bounded.output;
+  const auto counts = output_json(bounded);
+  EXPECT_GT(counts["score_skipped"].get<int64_t>(), 0) << counts.dump();
+  EXPECT_EQ(counts["margin_skipped"], 0);
+  std::filesystem::remove(out);
+  const auto crossed = with({"--min-score", "2", "--max-score", "1"});
+  EXPECT_EQ(crossed.exit_code, 2) << crossed.output;
+  EXPECT_NE(crossed.output.find("--min-score <= --max-score"), std::string::npos) << crossed.output;
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 

@@ -335,8 +335,9 @@ TEST_F(DataParallel, TheSchedulerRunsAGangAndRequeuesItWhenAReplicaDies) {
   auto submitted = run_ragmig({"submit", "--state", state, "--replicas", "2", "--slots", "cpu:1", "--cmd", cmd});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
   auto run = run_ragmig({"run", "--state", state, "--until-empty", "--cpu-slots", "2", "--backoff", "0"});
-  // Seen under load (2026-12-01): a first attempt that exited 1 after 37 s (a 30 s collective timeout?), not 75.
-  // On any failure the scheduler's output, the events and both ranks' logs say which rank ended how.
+  // On any failure the scheduler's output, the events and both ranks' logs say which rank ended how. (So found,
+  // 2026-12-01: a first attempt that exited 1 after 37 s was rank 0's store failing with EADDRINUSE on a port drawn
+  // in the kernel's ephemeral range, and rank 1 timing out; ports are now drawn below it and probed.)
   const auto logs = [&] {
     std::string out = "\n--- ragmig run:\n" + run.output;
     for (const char* f : {"events.jsonl", "worker.log", "worker.rank1.log"})
