@@ -7,7 +7,7 @@ namespace ragmig {
 
 /// The ports gangs meet on: below Linux's default ephemeral range (32768-60999), which the kernel hands to
 /// outgoing connections and to listeners on port 0 (Gloo's pairs, HTTP servers). A port drawn inside it can be
-/// held by any of them: a gang's store then fails with EADDRINUSE (seen under ctest -j2 at 29500-49499).
+/// held by any of them: a gang's store then fails with EADDRINUSE (seen under load when ports were drawn in 29500-49499).
 inline constexpr int kRendezvousPortLo = 20000, kRendezvousPortHi = 32768;
 
 /// Whether a listener could bind `port` on every local address now — bind and listen with SO_REUSEADDR, as

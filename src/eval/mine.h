@@ -68,8 +68,8 @@ void check_mine_options(const MineOptions& options);
 /// skipping every document judged relevant for the query (grade > 0) and every document whose word set overlaps
 /// a positive's by max_overlap or more (and, positive-aware, every document that scores within the margins of the
 /// query's lowest-scored positive, and every document scoring outside [min_score, max_score]), up to `negatives`.
-/// `text_of(doc_id)` gives a document's text (it throws
-/// for an unknown id). Deterministic: the same inputs give the same output. ConfigError for bad options.
+/// `text_of(doc_id)` gives a document's text (it throws for an unknown id). Deterministic: the same inputs give
+/// the same output. ConfigError for bad options (check_mine_options).
 std::vector<MinedExample> mine_negatives(const TrecRun& run, const Judgments& judgments,
                                          const std::function<const std::string&(const std::string&)>& text_of,
                                          const MineOptions& options, MineReport* report = nullptr);

@@ -26,9 +26,10 @@ struct Launch {
 };
 
 /// The TCP port a gang's rank 0 listens on for its rendezvous (MASTER_PORT), in [kRendezvousPortLo,
-/// kRendezvousPortHi) (core/local_port.h): drawn from the attempt and its run folder, so that gangs of two schedulers on one host or
-/// Slurm node (each state folder counts its jobs from 1) do not meet on one port, and a retry does not wait for
-/// the last one's to close. An executor on the gang's own machine starts its search for a free port here.
+/// kRendezvousPortHi) (core/local_port.h): drawn from the attempt and its run folder, so that gangs of two
+/// schedulers on one host or Slurm node (each state folder counts its jobs from 1) do not meet on one port, and a
+/// retry does not wait for the last one's to close. An executor on the gang's own machine starts its search for a
+/// free port here.
 int rendezvous_port(const Launch& launch);
 
 /// How an attempt ended. `known` is false when it ended while nobody watched and left no status.

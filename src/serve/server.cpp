@@ -104,11 +104,10 @@ class Service {
   void models(httplib::Response& res) {
     const auto entry = [&](const std::string& id, const model::EmbeddingSizes& sizes) {
       const int64_t full = embedder_.dim();
-      nlohmann::json e{{"id", id}, {"object", "model"}, {"owned_by", "ragmig"},
-                       {"dimensions", model::default_size(sizes, full)},
-                       {"trained_dimensions", model::trained_sizes(sizes, full)},
-                       {"any_dimensions", options_.matryoshka}, {"max_input_tokens", embedder_.max_tokens()}};
-      return e;
+      return nlohmann::json{{"id", id}, {"object", "model"}, {"owned_by", "ragmig"},
+                            {"dimensions", model::default_size(sizes, full)},
+                            {"trained_dimensions", model::trained_sizes(sizes, full)},
+                            {"any_dimensions", options_.matryoshka}, {"max_input_tokens", embedder_.max_tokens()}};
     };
     nlohmann::json data = nlohmann::json::array({entry(name_, embedder_.sizes())});
     if (!options_.adapters.empty() && fs::is_directory(options_.adapters))
