@@ -76,7 +76,8 @@ class Plan {
 
 double remaining_s(const sched::JobView& job, const RebalanceOptions& options) {
   if (job.estimate_s <= 0) return options.unknown_remaining_s;
-  return std::max(job.estimate_s - job.work_s, 60.0);
+  const double rest = job.estimate_s - job.work_s;
+  return rest > 0 ? rest : options.overrun_remaining_s;
 }
 
 Members without(const Members& ms, const Member* m) {
@@ -303,8 +304,11 @@ std::optional<GpuChange> change_for(size_t g, const RebalanceGpu& rg, const Reba
       for (size_t i = 0; i < ms.size(); ++i) {
         const int s = cat.profiles[static_cast<size_t>(packing->instance_of[i].profile)].compute_slices;
         horizon = std::min(horizon, ms[i]->remaining_s / std::max(ms[i]->speeds[static_cast<size_t>(s)], 1e-9));
-        if (std::find(moved_here.begin(), moved_here.end(), ms[i]->job->id) != moved_here.end())
+        if (std::find(moved_here.begin(), moved_here.end(), ms[i]->job->id) != moved_here.end()) {
           cost += move_cost(*ms[i], options);
+          // Left in place it ends by then, and the GPU is re-packed at no cost: the move wins only until then.
+          horizon = std::min(horizon, ms[i]->remaining_s / std::max(ms[i]->speed_now, 1e-9));
+        }
       }
       keep = (packing->throughput - pinned.throughput) * horizon > options.gain_factor * cost;
     }

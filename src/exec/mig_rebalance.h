@@ -47,6 +47,7 @@ struct RebalanceOptions {
   /// costs a GPU about 1/20 of the time until the next one, whatever a move costs (see min_interval()).
   double min_interval_s = -1;
   double unknown_remaining_s = 3600;  ///< whole-GPU seconds left of a job that has no estimate
+  double overrun_remaining_s = 60;    ///< ... and of one that has run past its estimate
   double max_horizon_s = 86400;       ///< the longest time a gain is counted over
   size_t max_queue_scan = 64;         ///< queued jobs considered per plan, in rank order
 };

@@ -85,7 +85,7 @@ TEST(Rebalance, ALoneJobOnASliceMovesToTheWholeGpuOnlyWithMigrationAndWhenItPays
   EXPECT_EQ(gpu::to_string(h200(), changes[0].target), "7g.141gb@0");
   EXPECT_EQ(changes[0].steps, 3u);  // two destroys, one create
 
-  // Nearly done (a minute left): the move would cost more than it wins.
+  // Nearly done (ten seconds left): the move would cost more than it wins.
   view.jobs[0].work_s = 36000 - 10;
   EXPECT_TRUE(plan_rebalance(view, gpus, speeds, migrate).empty());
   // Moved a minute ago: the GPU cools down first.
@@ -126,6 +126,28 @@ TEST(Rebalance, TheCoolDownScalesWithWhatAMoveCosts) {
   EXPECT_EQ(plan_rebalance(view, gpus, speeds, miso).size(), 1u);
   miso.min_interval_s = 600;  // set: as given, whatever the cost
   EXPECT_TRUE(plan_rebalance(view, gpus, speeds, miso).empty());
+}
+
+// A job on the whole GPU that ends soon is left to end there: the GPU is re-packed for the queue then, at no
+// cost, so moving it now wins only until then. (So found: light MISO workloads, miso:20 on 2xA100-40GB, where
+// jobs seconds from their end were checkpointed and moved, and mig=auto came out 50 % behind whole GPUs.)
+TEST(Rebalance, AJobThatEndsSoonIsNotMovedToPackTheQueue) {
+  sched::ClusterView view;
+  std::vector<RebalanceGpu> gpus{gpu_with(0, "7g.141gb@0", &view)};
+  view.now = 5000;
+  view.jobs.push_back(job_taking(1, "10gb:1", 36000, {0}));
+  for (int i = 2; i <= 7; ++i) view.jobs.push_back(job_taking(i, "10gb:1"));
+  RebalanceOptions migrate;
+  migrate.migrate = true;
+  const auto moved = [&](double left_s) {
+    view.jobs[0].work_s = view.jobs[0].estimate_s - left_s;
+    const auto changes = plan_rebalance(view, gpus, speeds, migrate);
+    return changes.size() == 1 && changes[0].moved == std::vector<sched::JobId>{1};
+  };
+  // Seven on 1g slices do 3.9x what it does alone; a move costs 34 s of its whole-GPU speed, and must win twice that.
+  EXPECT_TRUE(moved(1000));  // 2.9 x 1000 s won
+  EXPECT_FALSE(moved(20));   // 2.9 x 20 s: it ends before the move pays (not 20 s at its 1g speed: 36 s)
+  EXPECT_FALSE(moved(4));    // nor counted as a minute's work (a floor it had)
 }
 
 TEST(Rebalance, AnIdleGpuPullsARunningJob) {
