@@ -14,9 +14,9 @@
 //     (gpu::best_packing) gains the most summed speed, if any gains (a job no GPU gains from waits);
 //  3. with migration, a GPU left without jobs pulls the running job whose move gains the most elsewhere;
 //  4. per GPU, a re-pack that moves running jobs is kept only when (speed gained) x (time until its next
-//     job ends) exceeds gain_factor x (speed lost while the moved jobs checkpoint, restart and the MIG
-//     steps run), and the GPU's last move is min_interval_s ago; otherwise running jobs stay put and only
-//     queued jobs are packed around them.
+//     job ends, or a moved job would have ended where it is) exceeds gain_factor x (speed lost while the
+//     moved jobs checkpoint, restart and the MIG steps run), and the GPU's last move is min_interval_s ago;
+//     otherwise running jobs stay put and only queued jobs are packed around them.
 #pragma once
 
 #include <array>
