@@ -122,6 +122,7 @@ struct State {
   std::vector<Members> members;
   std::vector<gpu::Layout> fixed;
   std::vector<double> base;
+  std::vector<double> free_in;  ///< seconds until no running job holds the GPU (infinity: busy outside ragmig)
 };
 
 // 1. Each GPU's running jobs: movable ones become members, the rest (and busy instances) fixed.
@@ -132,12 +133,16 @@ State running_jobs(const sched::ClusterView& view, const std::vector<RebalanceGp
   st.members.resize(n);
   st.fixed.resize(n);
   st.base.resize(n);
+  st.free_in.assign(n, 0.0);
   std::unordered_map<std::string, std::pair<size_t, size_t>> where;  // slot id -> (GPU, instance)
   for (size_t g = 0; g < n; ++g) {
     const auto& pg = gpus[g].gpu;
     for (size_t k = 0; k < pg.state.instances.size(); ++k) {
       if (k < pg.slot_ids.size() && !pg.slot_ids[k].empty()) where[pg.slot_ids[k]] = {g, k};
-      if (pg.state.instances[k].busy) st.fixed[g].push_back(pg.state.instances[k].placement);
+      if (pg.state.instances[k].busy) {
+        st.fixed[g].push_back(pg.state.instances[k].placement);
+        st.free_in[g] = std::numeric_limits<double>::infinity();
+      }
     }
   }
   // An idle instance made for a moved job stays until the job is on it (once it runs there, it is the
@@ -153,6 +158,12 @@ State running_jobs(const sched::ClusterView& view, const std::vector<RebalanceGp
     std::vector<std::pair<size_t, size_t>> held;
     for (int s : job.slots)
       if (const auto it = where.find(view.slots[static_cast<size_t>(s)].id); it != where.end()) held.push_back(it->second);
+    const SliceSpeeds speeds = speed_of(job);
+    for (const auto& [g, k] : held) {  // when its GPU is free of it
+      const auto& prof = plan.catalog(g).profiles[static_cast<size_t>(gpus[g].gpu.state.instances[k].placement.profile)];
+      const double speed = speeds[static_cast<size_t>(std::clamp(prof.compute_slices, 1, 7))];
+      st.free_in[g] = std::max(st.free_in[g], remaining_s(job, options) / std::max(speed, 1e-9));
+    }
     // A job that started this very moment stays (a move is told apart from the attempt it ends by time), and
     // so does one on a GPU that moved jobs less than min_interval_s ago.
     const bool movable = options.migrate && !job.stopping && job.started_at < view.now && job.slots.size() == 1 &&
@@ -164,7 +175,7 @@ State running_jobs(const sched::ClusterView& view, const std::vector<RebalanceGp
     const auto [g, k] = held[0];
     Member m;
     m.job = &job;
-    m.speeds = speed_of(job);
+    m.speeds = speeds;
     m.running = true;
     m.home = static_cast<int>(g);
     m.at = gpus[g].gpu.state.instances[k].placement;
@@ -212,6 +223,7 @@ void admit_queue(const sched::ClusterView& view, const SpeedOf& speed_of, const 
   });
   if (queue.size() > options.max_queue_scan) queue.resize(options.max_queue_scan);
   const size_t n = st.members.size();
+  std::vector<char> awaited(n, 0);  // busy GPUs a queued job waits to have whole
   for (const sched::JobView* job : queue) {
     Member m;
     m.job = job;
@@ -230,6 +242,16 @@ void admit_queue(const sched::ClusterView& view, const SpeedOf& speed_of, const 
         best_gain = t - st.base[g];
         best_t = t;
       }
+    }
+    // Under light load a busy GPU often frees before a job packed on a slice now would have gained: it waits
+    // for the GPU that frees first (one queued job per GPU) when that wait and its time on the whole GPU are
+    // shorter than its time on the slice, the summed speed it adds counted as its own.
+    size_t soonest = n;
+    for (size_t h = 0; h < n; ++h)
+      if (!awaited[h] && st.free_in[h] > 0 && (soonest == n || st.free_in[h] < st.free_in[soonest])) soonest = h;
+    if (soonest != n && (best == n || st.free_in[soonest] + q->remaining_s / q->speeds[7] < q->remaining_s / best_gain)) {
+      awaited[soonest] = 1;
+      continue;
     }
     if (best == n) continue;
     st.members[best].push_back(q);
@@ -330,9 +352,20 @@ std::optional<GpuChange> change_for(size_t g, const RebalanceGpu& rg, const Reba
     }
   }
 
-  // The target: fixed instances, the packing's, and idle instances that exist and still fit.
+  // The target: fixed instances, the packing's, and idle instances that exist and still fit. With migration, a
+  // GPU nobody uses or is planned on goes back to one instance of all of it: left in slices it would give the
+  // next job that arrives a slice (placement takes the smallest free slot that fits) while whole GPUs sit
+  // idle, and moves can re-pack it when a queue forms. Without them its slices stay for the next queue: a job
+  // started on the whole GPU would keep it until it ends.
   gpu::Layout target = st.fixed[g];
   for (const auto& p : packing->instance_of) target.push_back(p);
+  if (target.empty() && options.migrate)
+    for (size_t p = 0; p < cat.profiles.size(); ++p)
+      if (!cat.profiles[p].media_extensions() && cat.profiles[p].compute_slices == cat.compute_slices &&
+          !cat.profiles[p].starts.empty()) {
+        target.push_back({static_cast<int>(p), cat.profiles[p].starts.front()});
+        break;
+      }
   std::vector<gpu::CurrentInstance> now_instances = pg.state.instances;
   for (auto& inst : now_instances)
     inst.busy = std::find(st.fixed[g].begin(), st.fixed[g].end(), inst.placement) != st.fixed[g].end();

@@ -11,12 +11,15 @@
 //     being stopped, started this very moment, with several replicas, or on instances busy outside the
 //     scheduler), free to be re-packed with it; an instance held for a moved job stays;
 //  2. queued single-replica GPU jobs, in the ordering policy's order, each join the GPU where the best packing
-//     (gpu::best_packing) gains the most summed speed, if any gains (a job no GPU gains from waits);
+//     (gpu::best_packing) gains the most summed speed, if any gains (a job no GPU gains from waits), unless
+//     waiting for the busy GPU that frees first and running there whole would end it sooner (one such job
+//     per GPU; the summed speed it adds counted as its own);
 //  3. with migration, a GPU left without jobs pulls the running job whose move gains the most elsewhere;
 //  4. per GPU, a re-pack that moves running jobs is kept only when (speed gained) x (time until its next
 //     job ends, or a moved job would have ended where it is) exceeds gain_factor x (speed lost while the
 //     moved jobs checkpoint, restart and the MIG steps run), and the GPU's last move is min_interval_s ago;
-//     otherwise running jobs stay put and only queued jobs are packed around them.
+//     otherwise running jobs stay put and only queued jobs are packed around them. With migration, a GPU
+//     that nobody uses or is planned on goes back to one whole instance.
 #pragma once
 
 #include <array>

@@ -1,6 +1,8 @@
 // The rebalancer's decisions on hand-made views: it packs only jobs that gain from packing, gives a lone
 // job the whole GPU by moving it when that pays (and only with migration), keeps still what is about to end
-// or moved recently, pulls a job onto an idle GPU, and reserves the new instance for the job it moves.
+// or moved recently, lets a queued job wait for a GPU that frees soon rather than take a slice, lays an idle
+// GPU out whole again (with migration), pulls a job onto an idle GPU, and reserves the new instance for the
+// job it moves.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -148,6 +150,43 @@ TEST(Rebalance, AJobThatEndsSoonIsNotMovedToPackTheQueue) {
   EXPECT_TRUE(moved(1000));  // 2.9 x 1000 s won
   EXPECT_FALSE(moved(20));   // 2.9 x 20 s: it ends before the move pays (not 20 s at its 1g speed: 36 s)
   EXPECT_FALSE(moved(4));    // nor counted as a minute's work (a floor it had)
+}
+
+// A queued job takes a slice now only if that beats waiting for the busy GPU that frees first and running
+// there whole: under light load a GPU frees before a packed job would have gained (miso:60 on 4xA100-40GB).
+TEST(Rebalance, AQueuedJobWaitsForAGpuThatFreesSoonerThanASliceWouldPay) {
+  sched::ClusterView view;
+  std::vector<RebalanceGpu> gpus{gpu_with(0, "7g.141gb@0", &view), gpu_with(1, "3g.71gb@4", &view)};
+  gpus[1].gpu.state.instances[0].busy = true;  // a 4g slice's room beside it
+  view.now = 5000;
+  view.jobs.push_back(job_taking(100, "10gb:1", 36000, {0}));
+  view.jobs[0].started_at = view.now;  // not moved: it ends where it is
+  view.jobs.push_back(job_taking(101, "10gb:1", 1000));
+  RebalanceOptions migrate;
+  migrate.migrate = true;
+  const auto packs_it = [&](double left_s) {  // the GPU 1 change that makes it a 4g slice
+    view.jobs[0].work_s = view.jobs[0].estimate_s - left_s;
+    const auto changes = plan_rebalance(view, gpus, speeds, migrate);
+    return changes.size() == 1 && changes[0].gpu == 1 && changes[0].target.size() == 2;
+  };
+  EXPECT_FALSE(packs_it(10));   // 10 s + 1000 s whole against 1000 s / (4/7) on the slice: it waits
+  EXPECT_TRUE(packs_it(5000));  // 6000 s against 1750 s: the slice
+}
+
+// With migration, a GPU nobody uses goes back to one instance of all of it (else the next job to arrive starts
+// on one of its slices while whole GPUs sit idle); without it, its slices stay for the next queue.
+TEST(Rebalance, WithMigrationAnIdleGpuInSlicesGoesBackWhole) {
+  sched::ClusterView view;
+  std::vector<RebalanceGpu> gpus{gpu_with(0, "4g.71gb@0+3g.71gb@4", &view)};
+  view.now = 5000;
+  EXPECT_TRUE(plan_rebalance(view, gpus, speeds, {}).empty());
+  RebalanceOptions migrate;
+  migrate.migrate = true;
+  const auto changes = plan_rebalance(view, gpus, speeds, migrate);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(gpu::to_string(h200(), changes[0].target), "7g.141gb@0");
+  EXPECT_EQ(changes[0].steps, 3u);  // two destroys, one create
+  EXPECT_TRUE(changes[0].moved.empty());
 }
 
 TEST(Rebalance, AnIdleGpuPullsARunningJob) {
