@@ -129,18 +129,24 @@ void compare_mig(const std::string& title, const std::string& workload_spec, int
   fmt::print("worst mig=auto average JCT against whole GPUs under the same policy: {:.2f}x\n", worst);
 }
 
+// Average JCT of `jobs` on the cluster `spec` under fifo; negative where some job fits no slot of it.
+double fifo_avg_jct(const std::vector<SimJob>& jobs, const std::string& spec, const ThroughputModel& model, bool migrate,
+                    const SimCosts& costs) {
+  SimOptions options;
+  options.policy = "fifo";
+  options.migrate = migrate;
+  options.costs = costs;
+  const auto r = simulate(jobs, build_cluster(parse_cluster_spec(spec)), model, options);
+  return r.unplaceable > 0 ? -1.0 : r.metrics.avg_jct;
+}
+
 // One seed is one arrival order: (a) again for seeds 1-5, whole GPUs, the best static layout and mig=auto with
 // migration under fifo, at ragmig's move costs and at MISO's; each seed's ratios and their means.
 void miso_seeds(const ThroughputModel& model) {
   const std::string whole = "8xA100-40GB";
   const Cluster whole_cluster = build_cluster(parse_cluster_spec(whole));
   auto avg_jct = [&](const std::vector<SimJob>& jobs, const std::string& spec, bool migrate, const SimCosts& costs) {
-    SimOptions options;
-    options.policy = "fifo";
-    options.migrate = migrate;
-    options.costs = costs;
-    const auto r = simulate(jobs, build_cluster(parse_cluster_spec(spec)), model, options);
-    return r.unplaceable > 0 ? -1.0 : r.metrics.avg_jct;
+    return fifo_avg_jct(jobs, spec, model, migrate, costs);
   };
   fmt::print("\n(a) over seeds (arrival orders), fifo: average JCT; mig=auto + migration at ragmig's move cost (34 s) "
              "and at MISO's (5 s)\n{:<6} {:>9} {:>28} {:>9} {:>10} {:>10} {:>9} {:>10} {:>10}\n",
@@ -186,10 +192,7 @@ void light_load(const ThroughputModel& model) {
     for (uint64_t seed = 1; seed <= 3; ++seed) {
       const auto jobs = load_workload(parse_workload_spec(workload), whole_cluster, model, seed).jobs;
       auto avg_jct = [&](const std::string& spec, bool migrate, const SimCosts& costs) {
-        SimOptions options;
-        options.migrate = migrate;
-        options.costs = costs;
-        return simulate(jobs, build_cluster(parse_cluster_spec(spec)), model, options).metrics.avg_jct;
+        return fifo_avg_jct(jobs, spec, model, migrate, costs);
       };
       const double w = avg_jct(cluster, false, {});
       const double r[3] = {avg_jct(cluster + ":mig=auto", false, {}) / w, avg_jct(cluster + ":mig=auto", true, {}) / w,

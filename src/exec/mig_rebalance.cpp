@@ -159,10 +159,11 @@ State running_jobs(const sched::ClusterView& view, const std::vector<RebalanceGp
     for (int s : job.slots)
       if (const auto it = where.find(view.slots[static_cast<size_t>(s)].id); it != where.end()) held.push_back(it->second);
     const SliceSpeeds speeds = speed_of(job);
+    const double left_s = remaining_s(job, options);
     for (const auto& [g, k] : held) {  // when its GPU is free of it
       const auto& prof = plan.catalog(g).profiles[static_cast<size_t>(gpus[g].gpu.state.instances[k].placement.profile)];
       const double speed = speeds[static_cast<size_t>(std::clamp(prof.compute_slices, 1, 7))];
-      st.free_in[g] = std::max(st.free_in[g], remaining_s(job, options) / std::max(speed, 1e-9));
+      st.free_in[g] = std::max(st.free_in[g], left_s / std::max(speed, 1e-9));
     }
     // A job that started this very moment stays (a move is told apart from the attempt it ends by time), and
     // so does one on a GPU that moved jobs less than min_interval_s ago.
@@ -181,7 +182,7 @@ State running_jobs(const sched::ClusterView& view, const std::vector<RebalanceGp
     m.at = gpus[g].gpu.state.instances[k].placement;
     m.speed_now = m.speeds[static_cast<size_t>(
         std::clamp(plan.catalog(g).profiles[static_cast<size_t>(m.at->profile)].compute_slices, 1, 7))];
-    m.remaining_s = remaining_s(job, options);
+    m.remaining_s = left_s;
     st.all.push_back(m);
     st.members[g].push_back(&st.all.back());
   }

@@ -89,9 +89,7 @@ TEST(MigAuto, LightLoadWithMovesStaysNearWholeGpus) {
     for (uint64_t seed = 1; seed <= 3; ++seed) {
       const auto jobs = load_workload(parse_workload_spec(workload), build_cluster(parse_cluster_spec(gpus)), model, seed).jobs;
       const auto whole = run_mig_auto(jobs, gpus, "fifo", model, false);
-      SimOptions options;
-      options.migrate = true;  // the default cool-down: 20 moves' cost
-      const auto moved = simulate(jobs, build_cluster(parse_cluster_spec(gpus + ":mig=auto")), model, options);
+      const auto moved = run_mig_auto(jobs, gpus + ":mig=auto", "fifo", model, true, -1);  // default cool-down
       const double ratio = moved.metrics.avg_jct / whole.metrics.avg_jct;
       EXPECT_LE(ratio, 1.12) << workload << " on " << gpus << ", seed " << seed;
       sum += ratio;
