@@ -177,7 +177,8 @@ void miso_seeds(const ThroughputModel& model) {
 }
 
 // (d) Light load: a few of MISO's jobs on few GPUs, where a queue seldom forms and a move (34 s at ragmig's
-// costs) is a large part of a job of one to three minutes. mig=auto's average JCT against whole GPUs under fifo,
+// costs) is a large part of a job of one to three minutes; and small sweeps submitted at once on more GPUs
+// than they keep busy for long. mig=auto's average JCT against whole GPUs under fifo,
 // without and with migration, at both move costs, seeds 1-3; the rows worse than whole GPUs by more than 2 %
 // are marked (the bound).
 void light_load(const ThroughputModel& model) {
@@ -187,7 +188,8 @@ void light_load(const ThroughputModel& model) {
   int above = 0, rows = 0;
   for (const auto& [workload, cluster] : std::vector<std::pair<std::string, std::string>>{
            {"miso:10", "1xA100-40GB"}, {"miso:20", "2xA100-40GB"}, {"miso:40", "2xA100-40GB"},
-           {"miso:40", "4xA100-40GB"}, {"miso:60", "4xA100-40GB"}, {"miso:30", "8xA100-40GB"}}) {
+           {"miso:40", "4xA100-40GB"}, {"miso:60", "4xA100-40GB"}, {"miso:30", "8xA100-40GB"},
+           {"sweep:12", "4xH200"}, {"sweep:20", "8xH200"}}) {
     const Cluster whole_cluster = build_cluster(parse_cluster_spec(cluster));
     for (uint64_t seed = 1; seed <= 3; ++seed) {
       const auto jobs = load_workload(parse_workload_spec(workload), whole_cluster, model, seed).jobs;

@@ -25,13 +25,21 @@ gpu::Placement placement_of(const gpu::GpuDeviceState& d, const gpu::GpuInstance
   return {d.catalog->profile_index_by_id(gi.profile_id), gi.placement_start};
 }
 
+// Whether ragmig may re-lay out GPU d: MIG on, a catalog for it, no mode change waiting for a reset.
+bool plannable(const gpu::GpuDeviceState& d) { return d.mig_enabled && d.catalog && !d.mig_pending; }
+
 }  // namespace
 
 std::vector<sched::Slot> device_slots(const std::vector<gpu::GpuDeviceState>& devices) {
   gpu::Inventory inventory;
   inventory.gpus = devices;
   inventory.slots = gpu::slots_from_devices(devices);
-  return scheduler_slots(inventory);
+  std::vector<sched::Slot> slots = scheduler_slots(inventory);
+  for (auto& s : slots)  // the MIG instances of GPUs this partitioner re-plans
+    for (const auto& d : devices)
+      if (s.kind == sched::SlotKind::Mig && s.group == d.index && plannable(d))
+        s.reshapable = true;
+  return slots;
 }
 
 std::vector<PlannableGpu> plannable_gpus(const std::vector<gpu::GpuDeviceState>& devices,
@@ -39,7 +47,7 @@ std::vector<PlannableGpu> plannable_gpus(const std::vector<gpu::GpuDeviceState>&
   std::vector<PlannableGpu> out;
   for (const auto& d : devices) {
     const std::string label = "GPU " + std::to_string(d.index) + " (" + (d.name.empty() ? "unreadable" : d.name) + ")";
-    if (!d.mig_enabled || !d.catalog || d.mig_pending) {
+    if (!plannable(d)) {
       if (notes)
         notes->push_back(label + ": left as it is (" +
                          (!d.catalog      ? "no MIG catalog for it"

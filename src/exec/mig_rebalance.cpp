@@ -122,7 +122,9 @@ struct State {
   std::vector<Members> members;
   std::vector<gpu::Layout> fixed;
   std::vector<double> base;
-  std::vector<double> free_in;  ///< seconds until no running job holds the GPU (infinity: busy outside ragmig)
+  /// Seconds until no running job holds the GPU (infinity: busy outside ragmig); while the queue is admitted,
+  /// also until the jobs planned on it in this pass are done.
+  std::vector<double> free_in;
 };
 
 // 1. Each GPU's running jobs: movable ones become members, the rest (and busy instances) fixed.
@@ -200,6 +202,20 @@ State running_jobs(const sched::ClusterView& view, const std::vector<RebalanceGp
   return st;
 }
 
+// When the last of GPU g's members ends in their best packing (whole-GPU seconds left over the speed of the
+// instance each gets).
+double members_end_in(Plan& plan, size_t g, const State& st) {
+  const auto& cat = plan.catalog(g);
+  const auto p = gpu::best_packing(cat, plan.table(g, st.members[g]), st.fixed[g]);
+  double end = 0;
+  for (size_t i = 0; p && i < st.members[g].size(); ++i) {
+    const int slices = cat.profiles[static_cast<size_t>(p->instance_of[i].profile)].compute_slices;
+    const double speed = st.members[g][i]->speeds[static_cast<size_t>(std::clamp(slices, 1, 7))];
+    end = std::max(end, st.members[g][i]->remaining_s / std::max(speed, 1e-9));
+  }
+  return end;
+}
+
 // 2. Queued jobs, in the policy's order, to the GPU that gains the most. Jobs held for an instance made for
 // them (moved jobs) are not queued for a new one.
 void admit_queue(const sched::ClusterView& view, const SpeedOf& speed_of, const RebalanceOptions& options,
@@ -224,7 +240,7 @@ void admit_queue(const sched::ClusterView& view, const SpeedOf& speed_of, const 
   });
   if (queue.size() > options.max_queue_scan) queue.resize(options.max_queue_scan);
   const size_t n = st.members.size();
-  std::vector<char> awaited(n, 0);  // busy GPUs a queued job waits to have whole
+  std::vector<char> awaited(n, 0);  // GPUs a queued job waits to have whole
   for (const sched::JobView* job : queue) {
     Member m;
     m.job = job;
@@ -244,9 +260,12 @@ void admit_queue(const sched::ClusterView& view, const SpeedOf& speed_of, const 
         best_t = t;
       }
     }
-    // Under light load a busy GPU often frees before a job packed on a slice now would have gained: it waits
-    // for the GPU that frees first (one queued job per GPU) when that wait and its time on the whole GPU are
-    // shorter than its time on the slice, the summed speed it adds counted as its own.
+    // A GPU that holds jobs (running, or planned on it in this pass) often frees before a job packed on a
+    // slice now would have gained: the job waits for the GPU that frees first (one waiter per GPU) when that
+    // wait and its time on the whole GPU are shorter than its time on the slice, the summed speed it adds
+    // counted as its own. Counting planned jobs matters when many arrive at once: a sweep submitted in one
+    // go would otherwise be packed onto slices all together, its long jobs kept on small slices long after
+    // the short ones ended.
     size_t soonest = n;
     for (size_t h = 0; h < n; ++h)
       if (!awaited[h] && st.free_in[h] > 0 && (soonest == n || st.free_in[h] < st.free_in[soonest])) soonest = h;
@@ -257,6 +276,7 @@ void admit_queue(const sched::ClusterView& view, const SpeedOf& speed_of, const 
     if (best == n) continue;
     st.members[best].push_back(q);
     st.base[best] = best_t;
+    st.free_in[best] = std::max(st.free_in[best], members_end_in(plan, best, st));
   }
 }
 

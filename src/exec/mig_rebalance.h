@@ -12,8 +12,9 @@
 //     scheduler), free to be re-packed with it; an instance held for a moved job stays;
 //  2. queued single-replica GPU jobs, in the ordering policy's order, each join the GPU where the best packing
 //     (gpu::best_packing) gains the most summed speed, if any gains (a job no GPU gains from waits), unless
-//     waiting for the busy GPU that frees first and running there whole would end it sooner (one such job
-//     per GPU; the summed speed it adds counted as its own);
+//     waiting for the GPU that frees first (of running jobs, or of jobs planned on it in this pass) and
+//     running there whole would end it sooner (one such job per GPU; the summed speed it adds counted as
+//     its own);
 //  3. with migration, a GPU left without jobs pulls the running job whose move gains the most elsewhere;
 //  4. per GPU, a re-pack that moves running jobs is kept only when (speed gained) x (time until its next
 //     job ends, or a moved job would have ended where it is) exceeds gain_factor x (speed lost while the

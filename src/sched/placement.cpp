@@ -9,12 +9,13 @@
 
 namespace ragmig::sched {
 
-std::vector<int> smallest_first(const std::vector<Slot>& slots) {
+std::vector<int> placement_order(const std::vector<Slot>& slots) {
   std::vector<int> order(slots.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
     const Slot &x = slots[static_cast<size_t>(a)], &y = slots[static_cast<size_t>(b)];
-    if (x.compute != y.compute) return x.compute < y.compute;
+    if (x.reshapable != y.reshapable) return y.reshapable;
+    if (x.compute != y.compute) return x.reshapable ? x.compute > y.compute : x.compute < y.compute;
     if (x.memory_mb != y.memory_mb) return x.memory_mb < y.memory_mb;
     return x.speed > y.speed;
   });
@@ -54,7 +55,7 @@ Decisions place_in_order(const ClusterView& view, const Ranking& ranking, size_t
   const bool kept = view.slot_order.size() == view.slots.size();
   std::vector<int> sorted, found;  // only when the caller did not keep them
   if (!kept) {
-    sorted = smallest_first(view.slots);
+    sorted = placement_order(view.slots);
     found = reserved_slots(view.slots);
   }
   const std::vector<int>& order = kept ? view.slot_order : sorted;

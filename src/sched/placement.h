@@ -1,5 +1,6 @@
-// Placement shared by every policy: the smallest free slots that fit, all replicas of a job or none (gang),
-// and the walk that turns a policy's ranking of jobs into starts and preemptions.
+// Placement shared by every policy: the smallest free slots that fit (on re-planned MIG GPUs the largest), all
+// replicas of a job or none (gang), and the walk that turns a policy's ranking of jobs into starts and
+// preemptions.
 #pragma once
 
 #include <functional>
@@ -9,9 +10,13 @@
 
 namespace ragmig::sched {
 
-/// Slot indices ordered smallest first (compute, memory, then faster first, then index): the order in
-/// which placement tries slots, so a small job never takes a large slice that a small one leaves free.
-std::vector<int> smallest_first(const std::vector<Slot>& slots);
+/// The order in which placement tries slots: smallest first (compute, memory, then faster first, then
+/// index), so a small job never takes a large slice that a small one leaves free.
+/// Reshapable slots (instances of --mig auto GPUs) come after the others, largest compute first: the
+/// planner sizes them for the jobs it packs, and a small instance left over beside running jobs is the
+/// slowest place a new job could start while a GPU of one whole instance sits idle (bench/sim --mig, part
+/// (d): arrivals started on such slices ran 2-3.6x their whole-GPU time).
+std::vector<int> placement_order(const std::vector<Slot>& slots);
 /// The indices of the slots reserved for a job or being vacated (Slot::reserved_for != 0), ascending.
 std::vector<int> reserved_slots(const std::vector<Slot>& slots);
 

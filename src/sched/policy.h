@@ -46,7 +46,7 @@ struct ClusterView {
   /// Queued jobs held for slots being made for them (sorted): they start nowhere until their reserved slots
   /// exist (see Slot::reserved_for).
   std::vector<JobId> awaiting;
-  /// smallest_first(slots) and reserved_slots(slots) where the caller keeps them (the scheduler, once per slot
+  /// placement_order(slots) and reserved_slots(slots) where the caller keeps them (the scheduler, once per slot
   /// set); slot_order empty: placement works both out itself. Placement looks at every slot on every pass, so
   /// it reads these rather than each Slot.
   std::vector<int> slot_order;

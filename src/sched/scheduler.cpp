@@ -79,7 +79,7 @@ Scheduler::Scheduler(JobTable& store, Executor& executor, Clock& clock, std::vec
     slot_index_[slots_[i].id] = static_cast<int>(i);
   }
   view_.slots = slots_;
-  view_.slot_order = smallest_first(slots_);
+  view_.slot_order = placement_order(slots_);
   view_.reserved = reserved_slots(slots_);
   slot_owner_.assign(slots_.size(), 0);
 }
@@ -97,7 +97,7 @@ void Scheduler::set_slots(std::vector<Slot> slots, std::vector<JobId> awaiting) 
   slots_ = std::move(slots);
   slot_index_ = std::move(index);
   view_.slots = slots_;
-  view_.slot_order = smallest_first(slots_);
+  view_.slot_order = placement_order(slots_);
   view_.reserved = reserved_slots(slots_);
   std::sort(awaiting.begin(), awaiting.end());
   view_.awaiting = std::move(awaiting);

@@ -26,6 +26,9 @@ struct Slot {
   /// kVacating: a slot about to be destroyed, kept only while its job stops: nobody starts on it.
   JobId reserved_for = 0;
   static constexpr JobId kVacating = -1;
+  /// A MIG instance of a GPU whose layout ragmig re-plans for the queue (--mig auto): placement tries such
+  /// slots after the others, largest first (see placement_order).
+  bool reshapable = false;
 };
 
 std::string to_string(SlotKind kind);

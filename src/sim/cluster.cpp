@@ -160,6 +160,7 @@ std::vector<sched::Slot> cluster_slots(const Cluster& cluster) {
   std::vector<sched::Slot> out;
   for (const auto& g : cluster.gpus) {
     auto slots = gpu_slots(g, g.layout);
+    for (auto& s : slots) s.reshapable = g.mig == MigMode::Auto;
     out.insert(out.end(), std::make_move_iterator(slots.begin()), std::make_move_iterator(slots.end()));
   }
   for (int k = 0; k < cluster.cpu_slots; ++k) {

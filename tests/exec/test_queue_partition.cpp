@@ -71,8 +71,11 @@ TEST(QueuePartition, RunningJobsKeepTheirInstances) {
 TEST(QueuePartition, TheQueueIsPlannedInThePolicysOrder) {
   sched::ClusterView view;
   const PlannableGpu g = h200("", &view);
-  // Two 10 GB jobs share the GPU (4g + 3g do 1.2x one whole GPU); a whole-GPU job cannot join them.
+  // Two 10 GB jobs share the GPU (4g + 3g do 1.2x one whole GPU); a whole-GPU job cannot join them. The
+  // second is short: packed beside the first it ends long before the first would free the GPU (two jobs
+  // of an hour each would rather run one after the other: see the Rebalance tests).
   view.jobs = {job(1, "10gb:1", 9), job(2, "10gb:1", 9), job(3, "gpu:1", 1)};
+  view.jobs[1].estimate_s = 60;
   const auto& h = *g.state.catalog;
   auto plans = rebalance_plans(view, {g}, typical);  // no order given: by priority
   ASSERT_EQ(plans.size(), 1u);

@@ -55,9 +55,11 @@ TEST_F(MigAutoRun, AnEmptyMigGpuIsPartitionedFromScratch) {
   json state = seven_small_instances();
   state["gpus"][0]["instances"] = json::array();
   write_gpus(state);
+  // The second is short, so that sharing beats waiting for the first to end (see MigrateMovesALoneJob...).
   std::vector<int64_t> ids;
-  for (int k = 0; k < 2; ++k)
-    ids.push_back(submit({"--slots", "2g.35gb:1", "--cmd", std::string("sh -c '") + kRecordDevice + "'"}));
+  for (const char* estimate : {"3600", "60"})
+    ids.push_back(submit({"--slots", "2g.35gb:1", "--estimate", estimate, "--cmd",
+                          std::string("sh -c '") + kRecordDevice + "'"}));
   const auto run = ragmig({"run", "--until-empty", "--mig", "auto", "--tick", "0.2"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   // Each asks for at least a 2g.35gb; between them they get the whole GPU, a 4g.71gb and a 3g.71gb (more
@@ -75,16 +77,18 @@ TEST_F(MigAutoRun, AnEmptyMigGpuIsPartitionedFromScratch) {
 
 TEST_F(MigAutoRun, MigrateMovesALoneJobToTheWholeGpu) {
   // Two jobs on an empty H200 share it (4g + 3g); when the short one ends, the long one is alone on a slice:
-  // `--mig migrate` checkpoints it (SIGTERM -> exit 75), re-cuts the GPU to one 7g and resumes it there.
+  // `--mig migrate` checkpoints it (SIGTERM -> exit 75), re-cuts the GPU to one 7g and resumes it there. The
+  // long one comes first: the short one then shares rather than wait an hour for the whole GPU (queued the
+  // other way round, the long one would wait the second the short one needs, and nothing would share).
   json state = seven_small_instances();
   state["gpus"][0]["instances"] = json::array();
   write_gpus(state);
-  const int64_t short_job = submit({"--slots", "10gb:1", "--estimate", "1", "--cmd", "sh -c 'sleep 0.5'"});
   const int64_t long_job =
       submit({"--slots", "10gb:1", "--estimate", "3600", "--cmd",
               "sh -c 'echo $CUDA_VISIBLE_DEVICES >> $RAGMIG_RUN_DIR/dev.txt; "
               "if [ $(wc -l < $RAGMIG_RUN_DIR/dev.txt) -gt 1 ]; then exit 0; fi; trap \"exit 75\" TERM; "
               "sleep 20 & wait'"});
+  const int64_t short_job = submit({"--slots", "10gb:1", "--estimate", "1", "--cmd", "sh -c 'sleep 0.5'"});
   const auto run = ragmig({"run", "--until-empty", "--mig", "migrate", "--tick", "0.2"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_EQ(job(short_job)["state"], "done");

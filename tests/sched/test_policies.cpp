@@ -102,6 +102,22 @@ TEST(Placement, SmallestSliceThatFits) {
   EXPECT_EQ(d.starts[2].slots, std::vector<int>{0});
 }
 
+TEST(Placement, ReshapableInstancesComeLastAndLargestFirst) {
+  // GPU 0 is a --mig auto GPU with a 2g left over beside a running job, GPU 1 another one, idle and whole;
+  // GPU 2 is laid out by hand. A new job takes the fixed slice first, then the idle whole GPU, and only then
+  // the leftover 2g (smallest first would have put the second on the 2g at a fraction of its speed).
+  ClusterView v;
+  v.slots = {mig("auto0/2g", 2, 35, 0), mig("auto1/7g", 7, 141, 1), mig("fixed2/3g", 3, 71, 2)};
+  v.slots[0].reshapable = v.slots[1].reshapable = true;
+  v.jobs = {queued(1, "10gb:1", 0, 1), queued(2, "10gb:1", 0, 2), queued(3, "10gb:1", 0, 3)};
+  EXPECT_EQ(placement_order(v.slots), (std::vector<int>{2, 1, 0}));
+  const Decisions d = make_policy("fifo").decide(v);
+  ASSERT_EQ(d.starts.size(), 3u);
+  EXPECT_EQ(d.starts[0].slots, std::vector<int>{2});
+  EXPECT_EQ(d.starts[1].slots, std::vector<int>{1});
+  EXPECT_EQ(d.starts[2].slots, std::vector<int>{0});
+}
+
 TEST(Placement, ReservedSlotsAreTheirJobsAloneAndAwaitingJobsWait) {
   ClusterView v;
   v.slots = {mig("small", 1, 18), mig("made-for-3", 7, 141), mig("vacating", 1, 18)};
