@@ -375,8 +375,8 @@ std::optional<GpuChange> change_for(size_t g, const RebalanceGpu& rg, const Reba
 
   // The target: fixed instances, the packing's, and idle instances that exist and still fit. With migration, a
   // GPU nobody uses or is planned on goes back to one instance of all of it: left in slices it would give the
-  // next job that arrives a slice (placement takes the smallest free slot that fits) while whole GPUs sit
-  // idle, and moves can re-pack it when a queue forms. Without them its slices stay for the next queue: a job
+  // next job that arrives only a slice of it (placement takes its largest free instance), and moves can
+  // re-pack it when a queue forms. Without them its slices stay for the next queue: a job
   // started on the whole GPU would keep it until it ends.
   gpu::Layout target = st.fixed[g];
   for (const auto& p : packing->instance_of) target.push_back(p);
