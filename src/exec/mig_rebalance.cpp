@@ -20,6 +20,14 @@ namespace {
 
 constexpr double kInfeasible = -std::numeric_limits<double>::infinity();
 
+// A job's speed on an instance of `profile` (the speed of its compute slices), or of `placement` in `cat`.
+double speed_on(const SliceSpeeds& speeds, const gpu::MigProfile& profile) {
+  return speeds[static_cast<size_t>(std::clamp(profile.compute_slices, 1, 7))];
+}
+double speed_on(const SliceSpeeds& speeds, const gpu::GpuCatalog& cat, const gpu::Placement& placement) {
+  return speed_on(speeds, cat.profiles[static_cast<size_t>(placement.profile)]);
+}
+
 struct Member {
   const sched::JobView* job = nullptr;
   SliceSpeeds speeds{};
@@ -44,7 +52,7 @@ class Plan {
     for (size_t p = 0; p < cat.profiles.size(); ++p) {
       const auto& prof = cat.profiles[p];
       if (prof.media_extensions() || !sched::fits(m.job->need, mig_slot(prof))) continue;
-      r[p] = m.speeds[static_cast<size_t>(std::clamp(prof.compute_slices, 1, 7))];
+      r[p] = speed_on(m.speeds, prof);
     }
     return r;
   }
@@ -162,11 +170,9 @@ State running_jobs(const sched::ClusterView& view, const std::vector<RebalanceGp
       if (const auto it = where.find(view.slots[static_cast<size_t>(s)].id); it != where.end()) held.push_back(it->second);
     const SliceSpeeds speeds = speed_of(job);
     const double left_s = remaining_s(job, options);
-    for (const auto& [g, k] : held) {  // when its GPU is free of it
-      const auto& prof = plan.catalog(g).profiles[static_cast<size_t>(gpus[g].gpu.state.instances[k].placement.profile)];
-      const double speed = speeds[static_cast<size_t>(std::clamp(prof.compute_slices, 1, 7))];
-      st.free_in[g] = std::max(st.free_in[g], left_s / std::max(speed, 1e-9));
-    }
+    for (const auto& [g, k] : held)  // when its GPU is free of it
+      st.free_in[g] = std::max(
+          st.free_in[g], left_s / std::max(speed_on(speeds, plan.catalog(g), gpus[g].gpu.state.instances[k].placement), 1e-9));
     // A job that started this very moment stays (a move is told apart from the attempt it ends by time), and
     // so does one on a GPU that moved jobs less than min_interval_s ago.
     const bool movable = options.migrate && !job.stopping && job.started_at < view.now && job.slots.size() == 1 &&
@@ -182,8 +188,7 @@ State running_jobs(const sched::ClusterView& view, const std::vector<RebalanceGp
     m.running = true;
     m.home = static_cast<int>(g);
     m.at = gpus[g].gpu.state.instances[k].placement;
-    m.speed_now = m.speeds[static_cast<size_t>(
-        std::clamp(plan.catalog(g).profiles[static_cast<size_t>(m.at->profile)].compute_slices, 1, 7))];
+    m.speed_now = speed_on(m.speeds, plan.catalog(g), *m.at);
     m.remaining_s = left_s;
     st.all.push_back(m);
     st.members[g].push_back(&st.all.back());
@@ -209,9 +214,8 @@ double members_end_in(Plan& plan, size_t g, const State& st) {
   const auto p = gpu::best_packing(cat, plan.table(g, st.members[g]), st.fixed[g]);
   double end = 0;
   for (size_t i = 0; p && i < st.members[g].size(); ++i) {
-    const int slices = cat.profiles[static_cast<size_t>(p->instance_of[i].profile)].compute_slices;
-    const double speed = st.members[g][i]->speeds[static_cast<size_t>(std::clamp(slices, 1, 7))];
-    end = std::max(end, st.members[g][i]->remaining_s / std::max(speed, 1e-9));
+    const Member& m = *st.members[g][i];
+    end = std::max(end, m.remaining_s / std::max(speed_on(m.speeds, cat, p->instance_of[i]), 1e-9));
   }
   return end;
 }
@@ -345,8 +349,8 @@ std::optional<GpuChange> change_for(size_t g, const RebalanceGpu& rg, const Reba
     if (keep) {
       double horizon = options.max_horizon_s, cost = 0;
       for (size_t i = 0; i < ms.size(); ++i) {
-        const int s = cat.profiles[static_cast<size_t>(packing->instance_of[i].profile)].compute_slices;
-        horizon = std::min(horizon, ms[i]->remaining_s / std::max(ms[i]->speeds[static_cast<size_t>(s)], 1e-9));
+        horizon = std::min(horizon,
+                           ms[i]->remaining_s / std::max(speed_on(ms[i]->speeds, cat, packing->instance_of[i]), 1e-9));
         if (std::find(moved_here.begin(), moved_here.end(), ms[i]->job->id) != moved_here.end()) {
           cost += move_cost(*ms[i], options);
           // Left in place it ends by then, and the GPU is re-packed at no cost: the move wins only until then.
