@@ -96,7 +96,7 @@ bool MigAuto::after_pass(sched::Scheduler& scheduler) {
   for (sched::JobId id : partitioner->take_stops()) scheduler.migrate(id, "to a better MIG layout");
   if (!changed) return false;
   log_line(fmt::format("{}: {} slots: {}", who, changed->size(), describe_slots(*changed)));
-  scheduler.set_slots(std::move(*changed), partitioner->awaiting());
+  scheduler.set_slots(std::move(*changed), partitioner->awaiting(), partitioner->waiting());
   return true;
 }
 

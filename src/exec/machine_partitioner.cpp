@@ -157,6 +157,7 @@ std::optional<std::vector<sched::Slot>> MachinePartitioner::after_pass(const sch
     if (!q.empty() && (q != last_question_ || view.now - read_at_ >= reread_s_)) {
       if (!read(view.now)) {
         last_question_ = q;  // not asked again until the queue changes or a re-read is due
+        waiting_.clear();    // no plan: nobody is held back for one
       } else {
         q = question(view);
         if (!q.empty() && q != last_question_) repartition(view, queue_order);
@@ -204,7 +205,9 @@ void MachinePartitioner::repartition(const sched::ClusterView& view, const std::
     }
   }
   last_question_ = question(view);
-  for (auto& change : plan_rebalance(view, gpus, speed_of_, rebalance_, queue_order)) {
+  auto changes = plan_rebalance(view, gpus, speed_of_, rebalance_, queue_order, &waiting_);
+  std::sort(waiting_.begin(), waiting_.end());
+  for (auto& change : changes) {
     const int gpu = change.gpu;
     if (!change.moved.empty())
       log_(fmt::format("mig auto: GPU {}: moving {} running job(s) to a better layout; they checkpoint first", gpu,
@@ -307,7 +310,7 @@ std::optional<std::vector<sched::Slot>> MachinePartitioner::slots_if_changed(con
     std::sort(out.begin(), out.end());
     return out;
   };
-  if (ids(slots) == ids(view.slots)) return std::nullopt;  // what the scheduler has already
+  if (ids(slots) == ids(view.slots) && waiting_ == view.plan_waiting) return std::nullopt;  // what it has already
   return slots;
 }
 

@@ -73,8 +73,10 @@ class MachinePartitioner {
                                                      const std::vector<sched::JobId>& queue_order = {});
   /// Running jobs to checkpoint and stop now so that they can move (Scheduler::migrate); asked once.
   std::vector<sched::JobId> take_stops() { return std::exchange(stops_, {}); }
-  /// Moved jobs waiting for the instance made for them (ClusterView::awaiting), for Scheduler::set_slots.
+  /// Jobs waiting for the instance being made for them (ClusterView::awaiting), for Scheduler::set_slots.
   std::vector<sched::JobId> awaiting() const;
+  /// Queued jobs the last plan left waiting (ClusterView::plan_waiting), for Scheduler::set_slots.
+  const std::vector<sched::JobId>& waiting() const { return waiting_; }
   /// Whether MIG steps are being carried out now (on the partitioner's thread). Destroying the partitioner
   /// waits for them to end.
   bool applying() const { return in_flight_.has_value(); }
@@ -116,6 +118,7 @@ class MachinePartitioner {
   double read_at_ = 0;                        ///< when, on the scheduler's clock (0: by the caller)
   std::string read_error_;                    ///< the last read's error, logged once
   std::string last_question_;
+  std::vector<sched::JobId> waiting_;  ///< sorted
   std::vector<std::string> said_;  ///< notes already logged
   std::vector<std::string> kept_;  ///< slots gone from NVML that running jobs still hold
 };

@@ -7,7 +7,10 @@
 namespace ragmig::exec {
 
 void MigMoves::begin(GpuChange change, double now) {
-  for (const auto& [job, at] : change.reserved) reserved_[job] = {change.gpu, at};
+  for (const auto& [job, at] : change.reserved) {  // one job per instance: the newer plan's
+    std::erase_if(reserved_, [&](const auto& r) { return r.second.first == change.gpu && r.second.second == at; });
+    reserved_[job] = {change.gpu, at};
+  }
   if (!change.moved.empty()) last_move_[change.gpu] = now;
   const int gpu = change.gpu;
   const bool draining = !change.moved.empty();

@@ -1,7 +1,8 @@
 // Changes under way on mig=auto GPUs. A change from exec::plan_rebalance goes through three phases: its
 // moved jobs checkpoint and stop (draining), its MIG steps run, its new instances are offered — the one made
-// for a moved job held for it (Slot::reserved_for) until it starts there. While a GPU changes, an instance
-// the change destroys is offered to nobody (Slot::kVacating) and is kept only while a job still holds it.
+// for a moved or queued job held for it (Slot::reserved_for) until it starts there. While a GPU changes, an
+// instance the change destroys is offered to nobody (Slot::kVacating) and is kept only while a job still holds
+// it.
 // Bookkeeping only: the simulator's mig=auto GPUs and `ragmig run --mig auto` carry the steps out.
 #pragma once
 
@@ -34,17 +35,17 @@ class MigMoves {
   bool draining(int gpu) const;
   /// `gpu`'s change is done: its layout is the target now.
   void finish(int gpu);
-  /// Whom the instance `p` of `gpu` is held for: a moved job, Slot::kVacating (a change under way destroys
-  /// it), or 0.
+  /// Whom the instance `p` of `gpu` is held for: a moved or planned job, Slot::kVacating (a change under way
+  /// destroys it), or 0.
   sched::JobId holder(int gpu, const gpu::Placement& p) const;
-  /// Moved jobs whose instance a change under way is making (`exists` says it is not there yet):
+  /// Jobs whose instance a change under way is making (`exists` says it is not there yet):
   /// ClusterView::awaiting.
   std::vector<sched::JobId> awaiting(const std::function<bool(int gpu, const gpu::Placement&)>& exists) const;
   /// When `gpu` last moved a running job (-1e300: never).
   double last_move_at(int gpu) const;
   /// Whether anything is under way or held.
   bool idle() const { return pending_.empty() && reserved_.empty(); }
-  /// Moved jobs holding an instance (not started there yet).
+  /// Jobs holding an instance (not started there yet).
   size_t reservations() const { return reserved_.size(); }
 
  private:
@@ -54,7 +55,7 @@ class MigMoves {
     bool draining = false;
   };
   std::map<int, Pending> pending_;
-  std::map<sched::JobId, std::pair<int, gpu::Placement>> reserved_;  ///< moved job -> (GPU, its new instance)
+  std::map<sched::JobId, std::pair<int, gpu::Placement>> reserved_;  ///< job -> (GPU, its instance)
   std::map<int, double> last_move_;
 };
 

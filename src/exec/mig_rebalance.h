@@ -14,13 +14,16 @@
 //     (gpu::best_packing) gains the most summed speed, if any gains (a job no GPU gains from waits), unless
 //     waiting for the GPU that frees first (of running jobs, or of jobs planned on it in this pass) and
 //     running there whole would end it sooner (one such job per GPU; the summed speed it adds counted as
-//     its own);
+//     its own). A job planned on a GPU gets its instance reserved (Slot::reserved_for), so that the ordering
+//     policy cannot hand it to a job the plan meant to wait; the jobs left waiting take no reshapable slot
+//     meanwhile (ClusterView::plan_waiting) — without both, a sweep submitted at once ran its long trials on
+//     the slices made for short ones (bench/sim --mig, part (d): up to 1.33x whole GPUs' average JCT);
 //  3. with migration, a GPU left without jobs pulls the running job whose move gains the most elsewhere;
 //  4. per GPU, a re-pack that moves running jobs is kept only when (speed gained) x (time until its next
 //     job ends, or a moved job would have ended where it is) exceeds gain_factor x (speed lost while the
 //     moved jobs checkpoint, restart and the MIG steps run), and the GPU's last move is min_interval_s ago;
-//     otherwise running jobs stay put and only queued jobs are packed around them. With migration, a GPU
-//     that nobody uses or is planned on goes back to one whole instance.
+//     otherwise running jobs stay put and only queued jobs are packed around them. A GPU that nobody uses
+//     or is planned on goes back to one whole instance.
 #pragma once
 
 #include <array>
@@ -76,8 +79,8 @@ struct GpuChange {
   gpu::Layout target;
   size_t steps = 0;                 ///< MIG destroy and create steps from the current layout
   std::vector<sched::JobId> moved;  ///< running jobs on this GPU to checkpoint and stop first
-  /// Jobs moved here (from this or another GPU) and the instance of `target` made for each. Queued jobs get
-  /// no reservation: the instances made with them in mind go to whoever the ordering policy puts first.
+  /// Jobs moved here (from this or another GPU) or planned here from the queue, and the instance of `target`
+  /// held for each until it starts there.
   std::vector<std::pair<sched::JobId, gpu::Placement>> reserved;
 };
 
@@ -85,9 +88,11 @@ using SpeedOf = std::function<SliceSpeeds(const sched::JobView&)>;
 
 /// The plan for the view's jobs on `gpus` (see the file comment). GPUs that do not change are left out.
 /// `queue_order`: queued jobs in the order the ordering policy would start them (sched::Policy::queue_order);
-/// jobs it leaves out follow by priority, then submission.
+/// jobs it leaves out follow by priority, then submission. `waiting`, when given: the queued jobs the plan
+/// looked at and gave no instance (ClusterView::plan_waiting).
 std::vector<GpuChange> plan_rebalance(const sched::ClusterView& view, const std::vector<RebalanceGpu>& gpus,
                                       const SpeedOf& speed_of, const RebalanceOptions& options,
-                                      const std::vector<sched::JobId>& queue_order = {});
+                                      const std::vector<sched::JobId>& queue_order = {},
+                                      std::vector<sched::JobId>* waiting = nullptr);
 
 }  // namespace ragmig::exec

@@ -22,10 +22,10 @@ int64_t least_memory_mb(const std::vector<Slot>& slots, const std::vector<int>& 
 /// `decisions` (the ordering policy's, on `view`) with dynamic batch added:
 ///  - shrink to start: each resizable queued job, in `queue_order`, that the decisions do not start and that
 ///    no slot is being made for, starts on free slots (held by no job, chosen by no start, reserved for nobody
-///    else) with the compute its Need asks for and the memory of at least its min_batch_size, at the largest
-///    batch their memory holds (its memory model: JobView::memory); the slots that hold the largest batch
-///    first, then the smallest. None while the decisions preempt: a preemption makes room for a job that
-///    should not start elsewhere meanwhile.
+///    else; no reshapable one for a job a MIG plan left waiting) with the compute its Need asks for and the
+///    memory of at least its min_batch_size, at the largest batch their memory holds (its memory model:
+///    JobView::memory); the slots that hold the largest batch first, then the smallest. None while the
+///    decisions preempt: a preemption makes room for a job that should not start elsewhere meanwhile.
 ///  - grow: a resizable job that runs (or starts now) below its configured batch is resized up to the
 ///    largest batch its slots hold, at most the configured one (after a move to a larger slice, or once its
 ///    learned memory shows more fits than the prior said).

@@ -94,6 +94,16 @@ Decisions place_in_order(const ClusterView& view, const Ranking& ranking, size_t
   for (size_t r = 0; r < ranking.ranked.size(); ++r)
     if (ranking.ranked[r]->running() && !ranking.ranked[r]->stopping) running_ranks.push_back(r);
 
+  // Jobs a MIG plan left waiting start on no reshapable slot but one reserved for them (above): what they may
+  // use is the usual mask less those slots.
+  std::vector<char> narrowed;
+  auto allowed = [&](const std::vector<char>& mask, bool held_off) -> const std::vector<char>& {
+    if (!held_off) return mask;
+    narrowed = mask;
+    for (size_t i = 0; i < n; ++i) narrowed[i] = narrowed[i] && !view.slots[i].reshapable;
+    return narrowed;
+  };
+
   Decisions out;
   for (size_t r = 0; r < ranking.ranked.size(); ++r) {
     const JobView& job = *ranking.ranked[r];
@@ -115,9 +125,10 @@ Decisions place_in_order(const ClusterView& view, const Ranking& ranking, size_t
       }
       continue;
     }
+    const bool held_off = std::binary_search(view.plan_waiting.begin(), view.plan_waiting.end(), job.id);
     if (open_count > 0) {
       // 1. Free slots alone.
-      std::vector<int> chosen = choose_slots(job.need, view.slots, free_list, free_u);
+      std::vector<int> chosen = choose_slots(job.need, view.slots, free_list, allowed(free_u, held_off));
       if (!chosen.empty()) {
         for (int s : chosen) {
           use[static_cast<size_t>(s)] = Use::Kept;
@@ -128,7 +139,7 @@ Decisions place_in_order(const ClusterView& view, const Ranking& ranking, size_t
         continue;
       }
       // 2. Free slots plus those that stopping jobs are about to free: claim them and wait.
-      chosen = choose_slots(job.need, view.slots, open_list, open_u);
+      chosen = choose_slots(job.need, view.slots, open_list, allowed(open_u, held_off));
       if (!chosen.empty()) {
         for (int s : chosen) {
           use[static_cast<size_t>(s)] = Use::Reserved;
@@ -150,13 +161,13 @@ Decisions place_in_order(const ClusterView& view, const Ranking& ranking, size_t
     std::vector<char> all = usable;
     for (size_t v : candidates)
       for (int s : ranking.ranked[v]->slots) all[static_cast<size_t>(s)] = 1;
-    if (choose_slots(job.need, view.slots, order, all).empty()) continue;
+    if (choose_slots(job.need, view.slots, order, allowed(all, held_off)).empty()) continue;
     std::vector<size_t> victims;
     std::vector<int> chosen;
     for (size_t v : candidates) {
       victims.push_back(v);
       for (int s : ranking.ranked[v]->slots) usable[static_cast<size_t>(s)] = 1;
-      chosen = choose_slots(job.need, view.slots, order, usable);
+      chosen = choose_slots(job.need, view.slots, order, allowed(usable, held_off));
       if (!chosen.empty()) break;
     }
     for (size_t v : victims) {

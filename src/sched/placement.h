@@ -29,7 +29,8 @@ std::vector<int> choose_slots(const Need& need, const std::vector<Slot>& slots, 
 /// Walks the ranking: running jobs keep their slots; each queued job takes the smallest free slots that
 /// fit; one that does not fit claims slots that stopping jobs are about to free, or else preempts the
 /// lowest-ranked running jobs it may preempt whose slots make it fit (and waits for them to stop).
-/// Slots so claimed are reserved: no job ranked lower takes them. Jobs that fit nowhere are skipped
+/// Slots so claimed are reserved: no job ranked lower takes them. Jobs a MIG plan left waiting
+/// (ClusterView::plan_waiting) take no reshapable slot this way. Jobs that fit nowhere are skipped
 /// (later ones may still start: backfilling). `unplaced`, when given, is increased by the number of queued
 /// jobs that neither started nor claimed slots being freed: those that only preemption could place.
 Decisions place_in_order(const ClusterView& view, const Ranking& ranking, size_t* unplaced = nullptr);

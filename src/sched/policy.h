@@ -46,6 +46,9 @@ struct ClusterView {
   /// Queued jobs held for slots being made for them (sorted): they start nowhere until their reserved slots
   /// exist (see Slot::reserved_for).
   std::vector<JobId> awaiting;
+  /// Queued jobs the MIG planner left waiting (exec::plan_rebalance: for a GPU to free, or for room), sorted:
+  /// they start on no reshapable slot (Slot::reshapable) unless one is reserved for them.
+  std::vector<JobId> plan_waiting;
   /// placement_order(slots) and reserved_slots(slots) where the caller keeps them (the scheduler, once per slot
   /// set); slot_order empty: placement works both out itself. Placement looks at every slot on every pass, so
   /// it reads these rather than each Slot.

@@ -84,7 +84,7 @@ Scheduler::Scheduler(JobTable& store, Executor& executor, Clock& clock, std::vec
   slot_owner_.assign(slots_.size(), 0);
 }
 
-void Scheduler::set_slots(std::vector<Slot> slots, std::vector<JobId> awaiting) {
+void Scheduler::set_slots(std::vector<Slot> slots, std::vector<JobId> awaiting, std::vector<JobId> plan_waiting) {
   std::unordered_map<std::string, int> index;
   for (size_t i = 0; i < slots.size(); ++i) {
     RAGMIG_CHECK(!index.count(slots[i].id), "two slots named " + slots[i].id);
@@ -101,6 +101,8 @@ void Scheduler::set_slots(std::vector<Slot> slots, std::vector<JobId> awaiting) 
   view_.reserved = reserved_slots(slots_);
   std::sort(awaiting.begin(), awaiting.end());
   view_.awaiting = std::move(awaiting);
+  std::sort(plan_waiting.begin(), plan_waiting.end());
+  view_.plan_waiting = std::move(plan_waiting);
   slots_changed_ = true;
   view_stale_ = true;
   runnable_all_ = true;

@@ -80,8 +80,9 @@ class Scheduler {
   void cancel(JobId id, const std::string& reason);
   /// Replaces the slots on offer (a MIG re-partition creates and destroys slots). Every slot that a running
   /// job holds must stay, under the same id. `awaiting`: queued jobs held for slots still being made for
-  /// them (ClusterView::awaiting); slots made for a job carry Slot::reserved_for.
-  void set_slots(std::vector<Slot> slots, std::vector<JobId> awaiting = {});
+  /// them (ClusterView::awaiting); slots made for a job carry Slot::reserved_for. `plan_waiting`: queued jobs
+  /// a MIG plan left waiting (ClusterView::plan_waiting).
+  void set_slots(std::vector<Slot> slots, std::vector<JobId> awaiting = {}, std::vector<JobId> plan_waiting = {});
   /// Checkpoints and stops a running job so that it can move (a MIG re-partition for a better layout): it
   /// requeues, as after a preemption. `reason` goes into the log. Does nothing to a job that is not running.
   void migrate(JobId id, const std::string& reason);

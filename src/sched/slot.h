@@ -27,7 +27,8 @@ struct Slot {
   JobId reserved_for = 0;
   static constexpr JobId kVacating = -1;
   /// A MIG instance of a GPU whose layout ragmig re-plans for the queue (--mig auto): placement tries such
-  /// slots after the others, largest first (see placement_order).
+  /// slots after the others, largest first (see placement_order), and jobs the plan left waiting take none
+  /// (ClusterView::plan_waiting).
   bool reshapable = false;
 };
 

@@ -135,7 +135,14 @@ MigPartitioner::Actions MigPartitioner::update(const sched::ClusterView& view, d
     gpus.push_back(std::move(r));
   }
   if (gpus.empty()) return actions;
-  for (auto& change : exec::plan_rebalance(view, gpus, speed_of_, options_, queue_order)) {
+  std::vector<sched::JobId> waiting;
+  auto changes = exec::plan_rebalance(view, gpus, speed_of_, options_, queue_order, &waiting);
+  std::sort(waiting.begin(), waiting.end());
+  if (waiting != waiting_) {
+    waiting_ = std::move(waiting);
+    actions.slots_changed = true;
+  }
+  for (auto& change : changes) {
     const int gpu = change.gpu;
     actions.stop.insert(actions.stop.end(), change.moved.begin(), change.moved.end());
     migrations_ += static_cast<int64_t>(change.moved.size());

@@ -1,7 +1,7 @@
 // The simulator's `mig=auto` GPUs: their layouts, and the re-partitions the rebalancer
 // (exec::plan_rebalance) asks for, carried out in exec::MigMoves' three phases — the running jobs it moves
 // are checkpointed and stopped, the GPU's destroy/create steps run (SimCosts::mig_step_s each), its new
-// instances are offered (one made for a moved job held for it). While a GPU changes, instances it destroys
+// instances are offered (one made for a moved or queued job held for it). While a GPU changes, instances it destroys
 // or creates are offered to nobody.
 #pragma once
 
@@ -28,8 +28,10 @@ class MigPartitioner {
   /// The slots to offer now: every GPU in its current layout, less the instances a change under way destroys
   /// or creates (but with those that running jobs still hold), reserved where made for a job; CPU slots last.
   std::vector<sched::Slot> slots() const;
-  /// Moved jobs whose reserved instance does not exist yet (ClusterView::awaiting).
+  /// Jobs whose reserved instance does not exist yet (ClusterView::awaiting).
   std::vector<sched::JobId> awaiting() const;
+  /// Queued jobs the last plan left waiting (ClusterView::plan_waiting).
+  const std::vector<sched::JobId>& waiting() const { return waiting_; }
 
   struct Actions {
     std::vector<sched::JobId> stop;  ///< running jobs to checkpoint and stop (Scheduler::migrate)
@@ -62,6 +64,7 @@ class MigPartitioner {
   std::map<int, std::pair<double, double>> steps_;  ///< GPUs whose MIG steps run: (from, until)
   std::vector<std::string> held_;  ///< slot ids running jobs hold, as of the last update
   std::string last_question_;
+  std::vector<sched::JobId> waiting_;
   double now_ = 0;  ///< of the last update
   int64_t repartitions_ = 0, migrations_ = 0;
   std::vector<std::tuple<int, double, double>> history_;

@@ -159,7 +159,7 @@ SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, 
       const auto actions = partitioner.update(view, now, scheduler.policy().queue_order(view));
       for (sched::JobId id : actions.stop) scheduler.migrate(id, "to a better MIG layout");
       if (actions.slots_changed) {
-        scheduler.set_slots(partitioner.slots(), partitioner.awaiting());
+        scheduler.set_slots(partitioner.slots(), partitioner.awaiting(), partitioner.waiting());
         again = true;
       }
     }

@@ -5,7 +5,9 @@
 // job it moves.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "exec/mig_rebalance.h"
 #include "gpu/layout.h"
@@ -52,13 +54,25 @@ TEST(Rebalance, PacksJobsThatGainFromPacking) {
   sched::ClusterView view;
   std::vector<RebalanceGpu> gpus{gpu_with(0, "", &view)};
   for (int i = 1; i <= 9; ++i) view.jobs.push_back(job_taking(i, "10gb:1"));
-  const auto changes = plan_rebalance(view, gpus, speeds, {});
+  std::vector<sched::JobId> waiting{42};
+  const auto changes = plan_rebalance(view, gpus, speeds, {}, {}, &waiting);
   ASSERT_EQ(changes.size(), 1u);
   ASSERT_EQ(changes[0].target.size(), 7u);
   for (const auto& p : changes[0].target) EXPECT_EQ(compute(p), 1);
   EXPECT_EQ(changes[0].steps, 7u);
   EXPECT_TRUE(changes[0].moved.empty());
-  EXPECT_TRUE(changes[0].reserved.empty());  // queued jobs start in the policy's order
+  // The first seven in the policy's order each get an instance of their own; the other two wait.
+  ASSERT_EQ(changes[0].reserved.size(), 7u);
+  std::set<sched::JobId> jobs;
+  std::set<gpu::Placement> instances;
+  for (const auto& [job, at] : changes[0].reserved) {
+    jobs.insert(job);
+    instances.insert(at);
+    EXPECT_NE(std::find(changes[0].target.begin(), changes[0].target.end(), at), changes[0].target.end());
+  }
+  EXPECT_EQ(jobs, (std::set<sched::JobId>{1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(instances.size(), 7u);
+  EXPECT_EQ(waiting, (std::vector<sched::JobId>{8, 9}));
 }
 
 TEST(Rebalance, JobsThatGainNothingFromPackingGetAWholeGpuEach) {
@@ -197,20 +211,21 @@ TEST(Rebalance, AJobWaitsForOnePlannedInTheSamePassWhenSharingWouldNotPay) {
   for (const auto& c : changes) EXPECT_EQ(gpu::to_string(h200(), c.target), "7g.141gb@0");
 }
 
-// With migration, a GPU nobody uses goes back to one instance of all of it (else the next job to arrive starts
-// on one of its slices while whole GPUs sit idle); without it, its slices stay for the next queue.
-TEST(Rebalance, WithMigrationAnIdleGpuInSlicesGoesBackWhole) {
+// A GPU nobody uses goes back to one instance of all of it, with migration or without: else the next job to
+// arrive starts on one of its slices while whole GPUs sit idle (bench/sim --mig, part (d)).
+TEST(Rebalance, AnIdleGpuInSlicesGoesBackWhole) {
   sched::ClusterView view;
   std::vector<RebalanceGpu> gpus{gpu_with(0, "4g.71gb@0+3g.71gb@4", &view)};
   view.now = 5000;
-  EXPECT_TRUE(plan_rebalance(view, gpus, speeds, {}).empty());
-  RebalanceOptions migrate;
-  migrate.migrate = true;
-  const auto changes = plan_rebalance(view, gpus, speeds, migrate);
-  ASSERT_EQ(changes.size(), 1u);
-  EXPECT_EQ(gpu::to_string(h200(), changes[0].target), "7g.141gb@0");
-  EXPECT_EQ(changes[0].steps, 3u);  // two destroys, one create
-  EXPECT_TRUE(changes[0].moved.empty());
+  for (const bool moves : {false, true}) {
+    RebalanceOptions options;
+    options.migrate = moves;
+    const auto changes = plan_rebalance(view, gpus, speeds, options);
+    ASSERT_EQ(changes.size(), 1u);
+    EXPECT_EQ(gpu::to_string(h200(), changes[0].target), "7g.141gb@0");
+    EXPECT_EQ(changes[0].steps, 3u);  // two destroys, one create
+    EXPECT_TRUE(changes[0].moved.empty());
+  }
 }
 
 TEST(Rebalance, AnIdleGpuPullsARunningJob) {

@@ -34,11 +34,13 @@ int index_of(const std::vector<sched::Slot>& slots, const std::string& id) {
   return it == slots.end() ? -1 : static_cast<int>(it - slots.begin());
 }
 
-// The scheduler's side of Scheduler::set_slots: the view takes `slots`, its running jobs keep theirs (by id).
-void take(sched::ClusterView& view, const std::vector<sched::Slot>& slots) {
+// The scheduler's side of Scheduler::set_slots: the view takes `slots` and the jobs the plan left waiting, its
+// running jobs keep their slots (by id).
+void take(sched::ClusterView& view, const std::vector<sched::Slot>& slots, const MachinePartitioner& partitioner) {
   for (auto& j : view.jobs)
     for (int& s : j.slots) s = index_of(slots, view.slots[static_cast<size_t>(s)].id);
   view.slots = slots;
+  view.plan_waiting = partitioner.waiting();
 }
 
 // As a scheduler's passes would: after_pass, taking the slots offered, until no MIG step is under way (the
@@ -47,7 +49,7 @@ std::optional<std::vector<sched::Slot>> settle(MachinePartitioner& partitioner, 
   std::optional<std::vector<sched::Slot>> offered;
   for (int pass = 0; pass < 2000; ++pass) {
     if (auto slots = partitioner.after_pass(view)) {
-      take(view, *slots);
+      take(view, *slots, partitioner);
       offered = std::move(slots);
     }
     if (!partitioner.applying()) return offered;
@@ -86,10 +88,18 @@ TEST_F(MachinePartitionerTest, PlansAppliesAndKeepsWhatRunningJobsHold) {
   EXPECT_GE(index_of(*slots, "mig:0:3g.71gb@4"), 0);
   EXPECT_EQ(index_of(*slots, "mig:0:1g.18gb@4"), -1);
   EXPECT_EQ(slots->size(), 5u);
-  // The scheduler took them, job 2 started on the 3g: nothing more to do.
+  // The 3g was made for job 2: held for it until it starts there.
+  EXPECT_EQ((*slots)[static_cast<size_t>(index_of(*slots, "mig:0:3g.71gb@4"))].reserved_for, 2);
+  // The scheduler took them, job 2 started on the 3g: the same slots, free of the reservation; then nothing
+  // more to do.
   view.slots = *slots;
   view.jobs = {job(1, "1g.18gb:1", {index_of(view.slots, "mig:0:1g.18gb@0")}),
                job(2, "3g.71gb:1", {index_of(view.slots, "mig:0:3g.71gb@4")})};
+  slots = partitioner.after_pass(view);
+  ASSERT_TRUE(slots.has_value());
+  EXPECT_EQ(slots->size(), 5u);
+  for (const auto& s : *slots) EXPECT_EQ(s.reserved_for, 0) << s.id;
+  take(view, *slots, partitioner);
   EXPECT_FALSE(partitioner.after_pass(view).has_value());
 
   // Someone destroys job 1's instance behind ragmig's back; then job 3 arrives and the devices are read again.
@@ -136,7 +146,13 @@ TEST_F(MachinePartitionerTest, AWaitingJobGetsInstancesThatForeignProcessesLeft)
   view.slots = device_slots(devices);
   view.jobs = {job(1, "3g.71gb:1")};
   view.now = 1000;
-  EXPECT_FALSE(partitioner.after_pass(view).has_value());  // every instance is busy: the job waits
+  // Every instance is busy: the job waits, and takes no instance meanwhile (one freed is the plan's to give).
+  const auto same = partitioner.after_pass(view);
+  ASSERT_TRUE(same.has_value());
+  EXPECT_EQ(same->size(), 7u);
+  EXPECT_EQ(partitioner.waiting(), std::vector<sched::JobId>{1});
+  take(view, *same, partitioner);
+  EXPECT_FALSE(partitioner.after_pass(view).has_value());
   // The foreign processes on the instances at 4, 5 and 6 end: a 3g.71gb fits at 4 now.
   state = json::parse(read_file(state_));
   for (auto& gi : state["gpus"][0]["instances"])
@@ -172,7 +188,7 @@ TEST_F(MachinePartitionerTest, PassesGoOnWhileSlowMigStepsRun) {
     const bool destroyed = s.id == "mig:0:1g.18gb@4" || s.id == "mig:0:1g.18gb@5" || s.id == "mig:0:1g.18gb@6";
     EXPECT_EQ(s.reserved_for, destroyed ? sched::Slot::kVacating : 0) << s.id;
   }
-  take(view, *during);
+  take(view, *during, partitioner);
   std::optional<std::vector<sched::Slot>> after;
   int passes = 0;
   while (!after && passes < 2000) {
@@ -186,7 +202,7 @@ TEST_F(MachinePartitionerTest, PassesGoOnWhileSlowMigStepsRun) {
   ASSERT_TRUE(after.has_value());
   EXPECT_GE(index_of(*after, "mig:0:3g.71gb@4"), 0);
   EXPECT_EQ(after->size(), 5u);
-  for (const auto& s : *after) EXPECT_EQ(s.reserved_for, 0) << s.id;
+  for (const auto& s : *after) EXPECT_EQ(s.reserved_for, s.id == "mig:0:3g.71gb@4" ? 2 : 0) << s.id;  // made for job 2
   EXPECT_EQ(json::parse(read_file(state_))["calls"].size(), 8u);
   EXPECT_TRUE(std::any_of(log.begin(), log.end(), [](const std::string& l) { return l.find("4 MIG step(s) on 1 GPU(s) start") != std::string::npos; }))
       << log.front();  // 3 instances destroyed, 1 made: 8 NVML changes

@@ -457,15 +457,19 @@ TEST(BatchCli, ASweepOnAnEmptyMigGpuPartitionsItForTheTrials) {
     EXPECT_EQ(t["state"], "done") << t.dump();
     EXPECT_TRUE(t["metric"].is_number()) << t.dump();
   }
-  // Every job ran on an instance the scheduler created (at least the 1g.18gb each asks for; two trials get
-  // more, a 4g and a 3g, which runs them faster), and was told its MIG UUID. Three trials: of two trials of
-  // unknown length (an hour each, assumed) the second would rather wait for the first than share at the
-  // 1.2x a 4g + 3g is assumed to do (exec/mig_rebalance.h); the third shares.
+  // Every job ran on an instance the scheduler created (at least the 1g.18gb each asks for; trials get more,
+  // which runs them faster), and was told its MIG UUID. Three trials: of two trials of unknown length (an
+  // hour each, assumed) the second would rather wait for the first than share at the 1.2x a 4g + 3g is
+  // assumed to do (exec/mig_rebalance.h); the third shares with the first, so at least two instances are
+  // made, and at least one is left (an idle GPU goes back to one whole instance).
+  size_t created = 0;
+  for (size_t at = r.output.find("-cgi "); at != std::string::npos; at = r.output.find("-cgi ", at + 1)) ++created;
+  EXPECT_GE(created, 2u) << r.output;
   const auto state = nlohmann::json::parse(read_text(gpus));
   std::set<std::string> uuids;
   for (const auto& gi : state["gpus"][0]["instances"])
     for (const auto& ci : gi["cis"]) uuids.insert(ci["uuid"].get<std::string>());
-  EXPECT_GE(uuids.size(), 2u);
+  EXPECT_GE(uuids.size(), 1u) << r.output;
   const auto status = run_process({RAGMIG_BINARY, "status", "--state", files.state.string(), "--json"});
   ASSERT_EQ(status.exit_code, 0) << status.output;
   const auto jobs = nlohmann::json::parse(status.output)["jobs"];

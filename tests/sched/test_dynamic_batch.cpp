@@ -121,6 +121,14 @@ TEST(DynamicBatch, LeavesAloneWhatItShouldNot) {
   ClusterView awaiting = view_of(slots, {resizable(2, "10gb", 64, 16)});
   awaiting.awaiting = {2};
   EXPECT_TRUE(add_dynamic_batch(awaiting, {}, {2}).starts.empty());
+  // A job a MIG plan left waiting starts smaller on no reshapable slot (the plan gives it one), on others yes.
+  std::vector<Slot> reshapable = slots;
+  reshapable[0].reshapable = true;
+  ClusterView waiting = view_of(reshapable, {resizable(2, "10gb", 64, 16)});
+  waiting.plan_waiting = {2};
+  EXPECT_TRUE(add_dynamic_batch(waiting, {}, {2}).starts.empty());
+  waiting.slots = slots;
+  EXPECT_EQ(add_dynamic_batch(waiting, {}, {2}).starts.size(), 1u);
   // A job that is not resizable, a slot reserved for another job, and a stopping job's growth.
   JobView fixed = resizable(3, "10gb", 64, 16);
   fixed.configured_batch = fixed.min_batch_size = 0;

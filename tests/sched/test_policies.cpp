@@ -118,6 +118,36 @@ TEST(Placement, ReshapableInstancesComeLastAndLargestFirst) {
   EXPECT_EQ(d.starts[2].slots, std::vector<int>{0});
 }
 
+TEST(Placement, JobsAMigPlanLeftWaitingTakeNoReshapableSlotButTheirOwn) {
+  // A --mig auto GPU with a free 3g and a 7g made for job 2; a fixed 1g elsewhere. Job 1 and job 3 the plan
+  // left waiting (for a GPU to free): job 1 takes the fixed 1g, not the 3g; job 3 takes nothing (the 3g is
+  // reshapable, the 7g job 2's); job 2 takes its 7g; job 4, which no plan has seen yet, takes the 3g.
+  ClusterView v;
+  v.slots = {mig("auto0/3g", 3, 71, 0), mig("auto0/7g", 7, 141, 1), mig("fixed/1g", 1, 18, 2)};
+  v.slots[0].reshapable = v.slots[1].reshapable = true;
+  v.slots[1].reserved_for = 2;
+  v.jobs = {queued(1, "10gb:1", 0, 1), queued(2, "10gb:1", 0, 2), queued(3, "10gb:1", 0, 3),
+            queued(4, "10gb:1", 0, 4)};
+  v.plan_waiting = {1, 3};
+  for (const std::string policy : {"fifo", "las", "srtf", "priority(preempt=1,min_run=0)"}) {
+    const Decisions d = make_policy(policy).decide(v);
+    expect_feasible(v, d, policy);
+    std::map<JobId, std::vector<int>> where;
+    for (const auto& s : d.starts) where[s.job] = s.slots;
+    EXPECT_EQ(where, (std::map<JobId, std::vector<int>>{{1, {2}}, {2, {1}}, {4, {0}}})) << policy;
+  }
+  // Nor does it preempt its way onto one: job 5 (high priority, left waiting) does not stop job 6 on the 3g.
+  ClusterView p;
+  p.slots = {mig("auto0/3g", 3, 71, 0)};
+  p.slots[0].reshapable = true;
+  p.now = 1000;
+  p.jobs = {running(6, "10gb:1", {0}, 100), queued(5, "10gb:1", 9, 200)};
+  p.plan_waiting = {5};
+  EXPECT_TRUE(make_policy("priority(preempt=1,min_run=0)").decide(p).preemptions.empty());
+  p.plan_waiting.clear();
+  EXPECT_EQ(preempted(make_policy("priority(preempt=1,min_run=0)").decide(p)), std::vector<JobId>{6});
+}
+
 TEST(Placement, ReservedSlotsAreTheirJobsAloneAndAwaitingJobsWait) {
   ClusterView v;
   v.slots = {mig("small", 1, 18), mig("made-for-3", 7, 141), mig("vacating", 1, 18)};

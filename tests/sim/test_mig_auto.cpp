@@ -1,7 +1,7 @@
 // mig=auto on whole workloads: on a retriever sweep, packing by throughput and moving jobs when the queue
 // empties beat whole GPUs under the same ordering policy and end near the work bound; on a workload that
-// gains nothing from packing it is no worse than whole GPUs; under light load (with moves, or a sweep submitted
-// at once without them) it stays near them; an alternating queue does not make it thrash.
+// gains nothing from packing it is no worse than whole GPUs; under light load (with moves or without, and a
+// sweep submitted at once without them) it stays near them; an alternating queue does not make it thrash.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -74,51 +74,59 @@ TEST(MigAuto, NoWorseThanWholeGpusWhenPackingGainsNothing) {
   }
 }
 
-// Light load: a few of MISO's jobs (one to three minutes each) on few GPUs, moves at ragmig's cost (34 s).
-// Jobs were moved seconds before their end, started on a free slice of a GPU left in slices (or beside running
-// jobs) while whole GPUs sat idle, and packed onto slices when a GPU was about to free: up to 1.56x whole GPUs'
-// average JCT (bench_sim --mig, part (d)). Now within 3 % on each of these runs (0.87-1.01, mean 0.97).
-TEST(MigAuto, LightLoadWithMovesStaysNearWholeGpus) {
+// Light load: a few of MISO's jobs (one to three minutes each) on few GPUs, with moves at ragmig's cost (34 s)
+// and without. With moves, jobs were moved seconds before their end, started on a free slice of a GPU left in
+// slices (or beside running jobs) while whole GPUs sat idle, and packed onto slices when a GPU was about to
+// free: up to 1.56x whole GPUs' average JCT (bench_sim --mig, part (d)). Without moves, a GPU left in slices
+// after a burst gave later arrivals a slice for good (up to 1.07x). Now 0.84-0.98 (mean 0.93 without moves,
+// 0.92 with), within the 2 %.
+TEST(MigAuto, LightLoadStaysNearWholeGpus) {
   RAGMIG_REQUIRE_DATA("traces/miso-a100-mig-iteration-seconds.txt");
   const auto model = make_throughput_model(
       {read_throughput_table((testing::data_dir() / "traces/miso-a100-mig-iteration-seconds.txt").string())});
-  double sum = 0;
-  int runs = 0;
-  for (const auto& [workload, gpus] : std::vector<std::pair<std::string, std::string>>{{"miso:20", "2xA100-40GB"},
-                                                                                        {"miso:60", "4xA100-40GB"}}) {
-    for (uint64_t seed = 1; seed <= 3; ++seed) {
-      const auto jobs = load_workload(parse_workload_spec(workload), build_cluster(parse_cluster_spec(gpus)), model, seed).jobs;
-      const auto whole = run_mig_auto(jobs, gpus, "fifo", model, false);
-      const auto moved = run_mig_auto(jobs, gpus + ":mig=auto", "fifo", model, true, -1);  // default cool-down
-      const double ratio = moved.metrics.avg_jct / whole.metrics.avg_jct;
-      EXPECT_LE(ratio, 1.03) << workload << " on " << gpus << ", seed " << seed;
-      sum += ratio;
-      ++runs;
+  for (const bool migrate : {false, true}) {
+    double sum = 0;
+    int runs = 0;
+    for (const auto& [workload, gpus] : std::vector<std::pair<std::string, std::string>>{{"miso:20", "2xA100-40GB"},
+                                                                                          {"miso:60", "4xA100-40GB"}}) {
+      for (uint64_t seed = 1; seed <= 3; ++seed) {
+        const auto jobs =
+            load_workload(parse_workload_spec(workload), build_cluster(parse_cluster_spec(gpus)), model, seed).jobs;
+        const auto whole = run_mig_auto(jobs, gpus, "fifo", model, false);
+        const auto automatic = run_mig_auto(jobs, gpus + ":mig=auto", "fifo", model, migrate, -1);  // default cool-down
+        const double ratio = automatic.metrics.avg_jct / whole.metrics.avg_jct;
+        EXPECT_LE(ratio, 1.02) << workload << " on " << gpus << ", seed " << seed << (migrate ? ", moves" : "");
+        sum += ratio;
+        ++runs;
+      }
     }
+    EXPECT_LE(sum / runs, 0.95) << migrate;  // with moves 1.22 at first, then 1.003, then 0.97
   }
-  EXPECT_LE(sum / runs, 1.0);  // 1.22 at first, 1.003 before leftover slices came last
 }
 
 // A sweep submitted at once onto more GPUs than it keeps busy for long: without moves, packing every trial onto
 // slices at once kept the long ones on small slices long after the short ones ended (here 20 trials on
-// 8xH200, seed 2: 1.33x whole GPUs' average JCT). Jobs planned in the same pass now count for the waiting
-// rule, and new jobs take an idle whole GPU before a slice left over beside running jobs: 0.79-1.05x.
+// 8xH200, seed 2: 1.33x whole GPUs' average JCT). Jobs planned in the same pass count for the waiting rule,
+// and new jobs take an idle whole GPU before a slice left over beside running jobs (0.79-1.05x); each job the
+// plan places has its instance reserved, and the ones it leaves waiting take no slice meanwhile (the ordering
+// policy gave the slices made for short trials to the long trials meant to wait: 16 on 8xA100-40GB, 1.06x).
 TEST(MigAuto, ASweepSubmittedAtOnceStaysNearWholeGpusWithoutMoves) {
   const auto model = sweep_model();
   double sum = 0;
   int runs = 0;
-  for (const auto& [trials, gpus] : std::vector<std::pair<int, std::string>>{{20, "8xH200"}, {12, "4xH200"}}) {
+  for (const auto& [trials, gpus] :
+       std::vector<std::pair<int, std::string>>{{20, "8xH200"}, {12, "4xH200"}, {16, "8xA100-40GB"}}) {
     for (uint64_t seed = 1; seed <= 3; ++seed) {
       const auto jobs = generate_sweep(trials, model, seed);
       const auto whole = run_mig_auto(jobs, gpus, "fifo", model, false);
       const auto packed = run_mig_auto(jobs, gpus + ":mig=auto", "fifo", model, false);
       const double ratio = packed.metrics.avg_jct / whole.metrics.avg_jct;
-      EXPECT_LE(ratio, 1.06) << trials << " trials on " << gpus << ", seed " << seed;  // 1.33 before
+      EXPECT_LE(ratio, 1.02) << trials << " trials on " << gpus << ", seed " << seed;  // 1.33 at first
       sum += ratio;
       ++runs;
     }
   }
-  EXPECT_LE(sum / runs, 0.95);  // 1.02 before, 0.92 now
+  EXPECT_LE(sum / runs, 0.90);  // 1.02 at first, then 0.92; now 0.73-0.97, mean 0.83
 }
 
 TEST(MigAuto, AnAlternatingQueueDoesNotMakeItThrash) {

@@ -3,6 +3,7 @@
 // stops, and hands the new instance to it alone.
 #include <gtest/gtest.h>
 
+#include <set>
 
 #include "gpu/mig_catalog.h"
 #include "sim/mig_partitioner.h"
@@ -33,17 +34,24 @@ TEST(Partitioner, PlansForTheQueueAndOffersTheNewInstancesWhenMade) {
   EXPECT_TRUE(parts.changing(0));
   EXPECT_EQ(parts.next_event(), 14);  // seven creates of 2 s
   EXPECT_EQ(parts.slots().size(), 1u);
-  EXPECT_TRUE(parts.awaiting().empty());  // queued jobs wait in the policy's order, for any slot
+  // The first seven in the policy's order wait for the instances made for them; the other two wait for the
+  // next plan and take no instance of the H200 meanwhile (they may take the V100).
+  EXPECT_EQ(parts.awaiting(), (std::vector<sched::JobId>{1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(parts.waiting(), (std::vector<sched::JobId>{8, 9}));
   EXPECT_FALSE(parts.update(view, 1).slots_changed);  // the same question is not asked twice
 
   EXPECT_TRUE(parts.update(view, 14).slots_changed);
   EXPECT_FALSE(parts.changing(0));
   const auto slots = parts.slots();
   ASSERT_EQ(slots.size(), 8u);
+  std::set<sched::JobId> held_for;
   for (size_t k = 0; k < 7; ++k) {
     EXPECT_EQ(slots[k].profile, "1g.18gb");
-    EXPECT_EQ(slots[k].reserved_for, 0);
+    EXPECT_TRUE(slots[k].reshapable);
+    held_for.insert(slots[k].reserved_for);
   }
+  EXPECT_EQ(held_for, (std::set<sched::JobId>{1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_TRUE(parts.awaiting().empty());  // made: each job can start on its own
   EXPECT_EQ(slots.back().id, "gpu1");
   EXPECT_EQ(parts.repartitions(), 1);
 }
