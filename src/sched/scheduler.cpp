@@ -104,6 +104,7 @@ void Scheduler::set_slots(std::vector<Slot> slots, std::vector<JobId> awaiting, 
   std::sort(plan_waiting.begin(), plan_waiting.end());
   view_.plan_waiting = std::move(plan_waiting);
   slots_changed_ = true;
+  slots_offered_ = true;
   view_stale_ = true;
   runnable_all_ = true;
   reason_of_need_.clear();
@@ -750,13 +751,17 @@ void Scheduler::check_runnable() {
 void Scheduler::run(bool until_empty, const std::function<bool()>& should_stop, const std::function<void()>& after_step,
                     const std::function<bool()>& hurry) {
   if (!recovered_) recover();
+  bool again = false;
   while (!should_stop()) {
+    slots_offered_ = false;
     step();
     if (until_empty && active_.size() == unrunnable_.size()) {
       if (!unrunnable_.empty()) say(fmt::format("{} job(s) left queued that can never run here", unrunnable_.size()));
       return;
     }
     if (after_step) after_step();
+    again = slots_offered_ && !again;  // jobs start on slots offered between passes now, not a tick later
+    if (again) continue;
     const double now = clock_.now();
     clock_.wait_until(std::min(now + options_.tick_s, executor_.next_event_time(now)));
   }

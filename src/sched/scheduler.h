@@ -63,7 +63,8 @@ class Scheduler {
   void step();
   /// Loops until `should_stop()` or, with until_empty, until no job is queued or running. On a stop,
   /// running jobs are stopped (checkpointed) and requeued before it returns. `after_step`, when given, runs
-  /// after every pass (a MIG re-partition between passes, which may call set_slots).
+  /// after every pass (a MIG re-partition between passes, which may call set_slots). Slots set there are
+  /// taken at once: the next pass runs without waiting for the tick (as the simulator's does; once in a row).
   /// `hurry`: see shutdown().
   void run(bool until_empty, const std::function<bool()>& should_stop, const std::function<void()>& after_step = {},
            const std::function<bool()>& hurry = {});
@@ -182,6 +183,7 @@ class Scheduler {
   std::vector<int> status_dirty_;            ///< slots whose status row may have changed
   bool status_stale_ = true;                 ///< rewrite every row (all jobs re-read)
   bool slots_changed_ = true;
+  bool slots_offered_ = false;               ///< set_slots since the last pass
   bool recovered_ = false;
   // check_runnable()'s bookkeeping: what to look at again, and each need's verdict on the current slots.
   std::map<JobId, std::string> unrunnable_;
