@@ -35,7 +35,7 @@ class MigPartitioner {
 
   struct Actions {
     std::vector<sched::JobId> stop;  ///< running jobs to checkpoint and stop (Scheduler::migrate)
-    bool slots_changed = false;      ///< slots() or awaiting() differ: hand them to Scheduler::set_slots
+    bool slots_changed = false;      ///< slots(), awaiting() or waiting() differ: hand them to Scheduler::set_slots
   };
   /// After a scheduler pass at `now`: drops reservations of jobs that started or left, moves changes under
   /// way along (a GPU whose moved jobs have all stopped starts its steps; finished steps bring the new
