@@ -189,7 +189,7 @@ void light_load(const ThroughputModel& model) {
   for (const auto& [workload, cluster] : std::vector<std::pair<std::string, std::string>>{
            {"miso:10", "1xA100-40GB"}, {"miso:20", "2xA100-40GB"}, {"miso:40", "2xA100-40GB"},
            {"miso:40", "4xA100-40GB"}, {"miso:60", "4xA100-40GB"}, {"miso:30", "8xA100-40GB"},
-           {"sweep:12", "4xH200"}, {"sweep:20", "8xH200"}, {"sweep:16", "8xA100-40GB"}}) {
+           {"sweep:12", "4xH200"}, {"sweep:20", "8xH200"}, {"sweep:16", "8xA100-40GB"}, {"sweep:10", "2xH200"}}) {
     const Cluster whole_cluster = build_cluster(parse_cluster_spec(cluster));
     for (uint64_t seed = 1; seed <= 3; ++seed) {
       const auto jobs = load_workload(parse_workload_spec(workload), whole_cluster, model, seed).jobs;

@@ -14,10 +14,12 @@
 //     (gpu::best_packing) gains the most summed speed, if any gains (a job no GPU gains from waits), unless
 //     waiting for the GPU that frees first (of running jobs, or of jobs planned on it in this pass) and
 //     running there whole would end it sooner (one such job per GPU; the summed speed it adds counted as
-//     its own). A job planned on a GPU gets its instance reserved (Slot::reserved_for), so that the ordering
-//     policy cannot hand it to a job the plan meant to wait; the jobs left waiting take no reshapable slot
-//     meanwhile (ClusterView::plan_waiting) — without both, a sweep submitted at once ran its long trials on
-//     the slices made for short ones (bench/sim --mig, part (d): up to 1.33x whole GPUs' average JCT);
+//     its own). Without migration, a job is not packed where even waiting for the GPU that frees last and
+//     running there whole would end it sooner (it would keep its slice to the end). A job planned on a GPU
+//     gets its instance reserved (Slot::reserved_for), so that the ordering policy cannot hand it to a job
+//     the plan meant to wait; the jobs left waiting take no reshapable slot meanwhile
+//     (ClusterView::plan_waiting) — without both, a sweep submitted at once ran its long trials on the slices
+//     made for short ones (bench/sim --mig, part (d): up to 1.33x whole GPUs' average JCT);
 //  3. with migration, a GPU left without jobs pulls the running job whose move gains the most elsewhere;
 //  4. per GPU, a re-pack that moves running jobs is kept only when (speed gained) x (time until its next
 //     job ends, or a moved job would have ended where it is) exceeds gain_factor x (speed lost while the

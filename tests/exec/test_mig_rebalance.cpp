@@ -211,6 +211,34 @@ TEST(Rebalance, AJobWaitsForOnePlannedInTheSamePassWhenSharingWouldNotPay) {
   for (const auto& c : changes) EXPECT_EQ(gpu::to_string(h200(), c.target), "7g.141gb@0");
 }
 
+// Without moves a job packed now keeps its slice to the end. Job 1 runs on the 4g for another ~1,200 s; job 2
+// (10 h) waits for that GPU; job 150 (10,000 s, speed proportional to compute) would take 23,000 s on the 3g
+// beside job 1 — longer than waiting for the GPU to free and running whole: it waits too. With moves it is
+// packed (it can be moved to the whole GPU later).
+TEST(Rebalance, WithoutMovesAJobIsNotPackedWhereWaitingWouldEndItSooner) {
+  sched::ClusterView view;
+  std::vector<RebalanceGpu> gpus{gpu_with(0, "4g.71gb@0", &view)};
+  view.now = 100;
+  view.jobs = {job_taking(1, "10gb:1", 1000, {0}), job_taking(2, "10gb:1"), job_taking(150, "10gb:1", 10000)};
+  view.jobs[0].started_at = 0;
+  for (const bool moves : {false, true}) {
+    RebalanceOptions options;
+    options.migrate = moves;
+    std::vector<sched::JobId> waiting;
+    const auto changes = plan_rebalance(view, gpus, speeds, options, {}, &waiting);
+    std::set<sched::JobId> planned;
+    for (const auto& c : changes)
+      for (const auto& [id, at] : c.reserved) planned.insert(id);
+    if (moves) {
+      EXPECT_EQ(waiting, std::vector<sched::JobId>{2});
+      EXPECT_EQ(planned.count(150), 1u);
+    } else {
+      EXPECT_EQ(waiting, (std::vector<sched::JobId>{2, 150}));
+      EXPECT_TRUE(planned.empty());
+    }
+  }
+}
+
 // A GPU nobody uses goes back to one instance of all of it, with migration or without: else the next job to
 // arrive starts on one of its slices while whole GPUs sit idle (bench/sim --mig, part (d)).
 TEST(Rebalance, AnIdleGpuInSlicesGoesBackWhole) {

@@ -458,13 +458,13 @@ TEST(BatchCli, ASweepOnAnEmptyMigGpuPartitionsItForTheTrials) {
     EXPECT_TRUE(t["metric"].is_number()) << t.dump();
   }
   // Every job ran on an instance the scheduler created (at least the 1g.18gb each asks for; trials get more,
-  // which runs them faster), and was told its MIG UUID. Three trials: of two trials of unknown length (an
-  // hour each, assumed) the second would rather wait for the first than share at the 1.2x a 4g + 3g is
-  // assumed to do (exec/mig_rebalance.h); the third shares with the first, so at least two instances are
-  // made, and at least one is left (an idle GPU goes back to one whole instance).
+  // which runs them faster), and was told its MIG UUID. Trials of unknown length (an hour each, assumed) run
+  // one after the other on the whole GPU: the second would rather wait for the first than share at the 1.2x
+  // a 4g + 3g is assumed to do, and without moves none is packed where waiting for the GPU to free would end
+  // it sooner (exec/mig_rebalance.h). Packing on a real run: tests/gpu/test_mig_auto_run.cpp.
   size_t created = 0;
   for (size_t at = r.output.find("-cgi "); at != std::string::npos; at = r.output.find("-cgi ", at + 1)) ++created;
-  EXPECT_GE(created, 2u) << r.output;
+  EXPECT_GE(created, 1u) << r.output;
   const auto state = nlohmann::json::parse(read_text(gpus));
   std::set<std::string> uuids;
   for (const auto& gi : state["gpus"][0]["instances"])

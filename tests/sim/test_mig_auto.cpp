@@ -129,6 +129,32 @@ TEST(MigAuto, ASweepSubmittedAtOnceStaysNearWholeGpusWithoutMoves) {
   EXPECT_LE(sum / runs, 0.90);  // 1.02 at first, then 0.92; now 0.73-0.97, mean 0.83
 }
 
+// The jobs a plan leaves waiting take no instance of a mig=auto GPU until a plan gives them one: on clusters
+// that mix such GPUs with whole and hand-laid ones, under an ordering policy that preempts and with dynamic
+// batch, with moves and without, every job still ends (the simulator throws when jobs wait on an idle
+// cluster). Not asserted, and not yet true of one run: within 2 % of the same cluster with the mig=auto GPU
+// whole — 1.09x for the A100 beside a static 3g+2g+2g one under las+dynbatch without moves, seed 1 (0.99x
+// before the rule that keeps a job off a slice where waiting for a GPU would end it sooner, which took three
+// other runs here from 1.06-1.14x to 0.69-0.79x; all others are at most 0.96x).
+TEST(MigAuto, EveryJobEndsOnMixedClustersUnderAnyPolicy) {
+  const auto model = sweep_model();
+  for (const std::string cluster : {"1xH200:mig=auto,1xH200",
+                                    "1xA100-40GB:mig=auto,1xA100-40GB:mig=3g.20gb+2g.10gb+2g.10gb",
+                                    "2xA100-40GB:mig=auto"}) {
+    for (const std::string policy : {"fifo", "las(thresholds=600:3600,min_run=0)+dynbatch"}) {
+      for (const bool migrate : {false, true}) {
+        for (uint64_t seed = 1; seed <= 2; ++seed) {
+          const auto jobs = generate_sweep(10, model, seed);
+          const auto r = run_mig_auto(jobs, cluster, policy, model, migrate, -1);
+          EXPECT_EQ(r.metrics.jobs, jobs.size())
+              << cluster << ", " << policy << ", seed " << seed << (migrate ? ", moves" : "");
+          EXPECT_EQ(r.unplaceable, 0u);
+        }
+      }
+    }
+  }
+}
+
 TEST(MigAuto, AnAlternatingQueueDoesNotMakeItThrash) {
   // Small and BERT-sized jobs arrive in turn every 5 minutes: each arrival changes what the best layout is.
   const auto model = sweep_model();
