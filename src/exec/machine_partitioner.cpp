@@ -206,7 +206,6 @@ void MachinePartitioner::repartition(const sched::ClusterView& view, const std::
   }
   last_question_ = question(view);
   auto changes = plan_rebalance(view, gpus, speed_of_, rebalance_, queue_order, &waiting_);
-  std::sort(waiting_.begin(), waiting_.end());
   for (auto& change : changes) {
     const int gpu = change.gpu;
     if (!change.moved.empty())

@@ -181,9 +181,10 @@ State running_jobs(const sched::ClusterView& view, const std::vector<RebalanceGp
       if (const auto it = where.find(view.slots[static_cast<size_t>(s)].id); it != where.end()) held.push_back(it->second);
     const SliceSpeeds speeds = speed_of(job);
     const double left_s = remaining_s(job, options);
-    for (const auto& [g, k] : held)  // when its GPU is free of it
-      st.free_in[g] = std::max(
-          st.free_in[g], left_s / std::max(speed_on(speeds, plan.catalog(g), gpus[g].gpu.state.instances[k].placement), 1e-9));
+    for (const auto& [g, k] : held) {  // when its GPU is free of it
+      const double speed = speed_on(speeds, plan.catalog(g), gpus[g].gpu.state.instances[k].placement);
+      st.free_in[g] = std::max(st.free_in[g], left_s / std::max(speed, 1e-9));
+    }
     // A job that started this very moment stays (a move is told apart from the attempt it ends by time), and
     // so does one on a GPU that moved jobs less than min_interval_s ago.
     const bool movable = options.migrate && !job.stopping && job.started_at < view.now && job.slots.size() == 1 &&
@@ -473,6 +474,7 @@ std::vector<GpuChange> plan_rebalance(const sched::ClusterView& view, const std:
     waiting->clear();
     for (sched::JobId id : st.considered)
       if (!std::binary_search(planned.begin(), planned.end(), id)) waiting->push_back(id);
+    std::sort(waiting->begin(), waiting->end());
   }
   return changes;
 }

@@ -91,7 +91,7 @@ using SpeedOf = std::function<SliceSpeeds(const sched::JobView&)>;
 /// The plan for the view's jobs on `gpus` (see the file comment). GPUs that do not change are left out.
 /// `queue_order`: queued jobs in the order the ordering policy would start them (sched::Policy::queue_order);
 /// jobs it leaves out follow by priority, then submission. `waiting`, when given: the queued jobs the plan
-/// looked at and gave no instance (ClusterView::plan_waiting).
+/// looked at and gave no instance, sorted (ClusterView::plan_waiting).
 std::vector<GpuChange> plan_rebalance(const sched::ClusterView& view, const std::vector<RebalanceGpu>& gpus,
                                       const SpeedOf& speed_of, const RebalanceOptions& options,
                                       const std::vector<sched::JobId>& queue_order = {},

@@ -68,14 +68,9 @@ Decisions add_dynamic_batch(const ClusterView& view, Decisions decisions, const 
     const JobView& j = *it->second;
     Need smaller = j.need;
     smaller.min_memory_mb = static_cast<int64_t>(std::ceil(memory_at(j.memory, j.min_batch_size)));
-    std::vector<int> chosen;
-    if (std::binary_search(view.plan_waiting.begin(), view.plan_waiting.end(), id)) {
-      std::vector<char> mine = usable;  // a job the MIG planner left waiting takes no reshapable slot
-      for (size_t i = 0; i < mine.size(); ++i) mine[i] = mine[i] && !view.slots[i].reshapable;
-      chosen = choose_slots(smaller, view.slots, order, mine);
-    } else {
-      chosen = choose_slots(smaller, view.slots, order, usable);
-    }
+    const std::vector<int> chosen =
+        plan_holds_off(view, id) ? choose_slots(smaller, view.slots, order, without_reshapable(usable, view.slots))
+                                 : choose_slots(smaller, view.slots, order, usable);
     if (chosen.empty()) continue;
     const int64_t b = largest_batch_within(j.memory, least_memory_mb(view.slots, chosen), j.min_batch_size, j.configured_batch,
                                            j.need.replicas);

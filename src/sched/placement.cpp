@@ -29,6 +29,15 @@ std::vector<int> reserved_slots(const std::vector<Slot>& slots) {
   return out;
 }
 
+bool plan_holds_off(const ClusterView& view, JobId job) {
+  return std::binary_search(view.plan_waiting.begin(), view.plan_waiting.end(), job);
+}
+
+std::vector<char> without_reshapable(std::vector<char> usable, const std::vector<Slot>& slots) {
+  for (size_t i = 0; i < usable.size(); ++i) usable[i] = usable[i] && !slots[i].reshapable;
+  return usable;
+}
+
 std::vector<int> choose_slots(const Need& need, const std::vector<Slot>& slots, const std::vector<int>& order,
                               const std::vector<char>& usable) {
   const auto want = static_cast<size_t>(need.replicas);
@@ -99,8 +108,7 @@ Decisions place_in_order(const ClusterView& view, const Ranking& ranking, size_t
   std::vector<char> narrowed;
   auto allowed = [&](const std::vector<char>& mask, bool held_off) -> const std::vector<char>& {
     if (!held_off) return mask;
-    narrowed = mask;
-    for (size_t i = 0; i < n; ++i) narrowed[i] = narrowed[i] && !view.slots[i].reshapable;
+    narrowed = without_reshapable(mask, view.slots);
     return narrowed;
   };
 
@@ -125,7 +133,7 @@ Decisions place_in_order(const ClusterView& view, const Ranking& ranking, size_t
       }
       continue;
     }
-    const bool held_off = std::binary_search(view.plan_waiting.begin(), view.plan_waiting.end(), job.id);
+    const bool held_off = plan_holds_off(view, job.id);
     if (open_count > 0) {
       // 1. Free slots alone.
       std::vector<int> chosen = choose_slots(job.need, view.slots, free_list, allowed(free_u, held_off));

@@ -19,6 +19,11 @@ namespace ragmig::sched {
 std::vector<int> placement_order(const std::vector<Slot>& slots);
 /// The indices of the slots reserved for a job or being vacated (Slot::reserved_for != 0), ascending.
 std::vector<int> reserved_slots(const std::vector<Slot>& slots);
+/// Whether a MIG plan left `job` waiting (ClusterView::plan_waiting): it takes no reshapable slot but one
+/// reserved for it.
+bool plan_holds_off(const ClusterView& view, JobId job);
+/// `usable` less the reshapable slots (Slot::reshapable): what such a job may take.
+std::vector<char> without_reshapable(std::vector<char> usable, const std::vector<Slot>& slots);
 
 /// Chooses need.replicas slots among those with usable[i] set, trying them in `order`; all or none.
 /// Prefers slots of one group (one GPU). Returns the chosen indices, or an empty vector when the job

@@ -137,7 +137,6 @@ MigPartitioner::Actions MigPartitioner::update(const sched::ClusterView& view, d
   if (gpus.empty()) return actions;
   std::vector<sched::JobId> waiting;
   auto changes = exec::plan_rebalance(view, gpus, speed_of_, options_, queue_order, &waiting);
-  std::sort(waiting.begin(), waiting.end());
   if (waiting != waiting_) {
     waiting_ = std::move(waiting);
     actions.slots_changed = true;
