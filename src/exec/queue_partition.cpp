@@ -1,25 +1,13 @@
-// The queue as a question: queued GPU jobs counted per (need, priority), and each plannable GPU's instances
-// with the busy ones marked.
+// The queue as a question: the queued GPU jobs (id, need, priority), and each plannable GPU's instances with
+// the busy ones marked.
 #include "exec/queue_partition.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <set>
 
 namespace ragmig::exec {
-namespace {
-
-// Queued GPU jobs' replicas per (need, priority).
-std::map<std::pair<std::string, int64_t>, int> queued_gpu_jobs(const sched::ClusterView& view) {
-  std::map<std::pair<std::string, int64_t>, int> replicas;
-  for (const auto& job : view.jobs)
-    if (!job.running() && !job.need.cpu) replicas[{job.need.what, job.priority}] += job.need.replicas;
-  return replicas;
-}
-
-}  // namespace
 
 std::set<std::string> busy_slots(const sched::ClusterView& view) {
   std::set<std::string> busy;
@@ -58,11 +46,14 @@ std::string smallest_profile(const gpu::GpuCatalog& catalog, const sched::Need& 
 }
 
 std::string queue_question(const sched::ClusterView& view, const std::vector<PlannableGpu>& gpus) {
-  const auto queued = queued_gpu_jobs(view);
-  if (queued.empty() || gpus.empty()) return "";
-  const std::set<std::string> busy = busy_slots(view);
+  // Each queued GPU job by id: the plan reserves instances for jobs and holds others back by id, so one job
+  // taking another's place in the queue (same need and priority) is a new question.
   std::string text;
-  for (const auto& [key, count] : queued) text += fmt::format("{}@{}x{};", key.first, key.second, count);
+  for (const auto& job : view.jobs)
+    if (!job.running() && !job.need.cpu)
+      text += fmt::format("{}:{}@{}x{};", job.id, job.need.what, job.priority, job.need.replicas);
+  if (text.empty() || gpus.empty()) return "";
+  const std::set<std::string> busy = busy_slots(view);
   for (const auto& g : gpus) {
     const gpu::GpuState state = with_busy(g, busy);
     text += fmt::format("|{}:", state.index);

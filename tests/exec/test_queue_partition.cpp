@@ -96,7 +96,11 @@ TEST(QueuePartition, TheQuestionChangesWithTheQueueAndTheBusyInstances) {
   const std::string q2 = queue_question(view, {g});
   EXPECT_NE(q2, q1);
   view.jobs.push_back(job(3, "3g.71gb:1"));
-  EXPECT_NE(queue_question(view, {g}), q2);
+  const std::string q3 = queue_question(view, {g});
+  EXPECT_NE(q3, q2);
+  // Another job in its place, of the same need and priority: the plan reserves and holds back jobs by id.
+  view.jobs.back() = job(4, "3g.71gb:1");
+  EXPECT_NE(queue_question(view, {g}), q3);
   // A GPU already laid out at its best for the queue is not planned again.
   sched::ClusterView fitted;
   const PlannableGpu f = h200("7g.141gb@0", &fitted);
