@@ -332,9 +332,11 @@ Command add_batch_command(CLI::App& root) {
 
     std::map<std::string, std::string> said;
     double last_write = -1e300, last_results = -1e300, last_sample = -1e300;
+    bool again = false;
     while (!stop_requested()) {
       scheduler.step();
-      if (mig.after_pass(scheduler)) add_slots(scheduler.slots());
+      const bool offered = mig.after_pass(scheduler);
+      if (offered) add_slots(scheduler.slots());
       const bool changed_in_pass = std::exchange(driver_changed, false);
       const bool changed = driver.after_pass() || changed_in_pass;
       monitoring.after_pass(scheduler, clock.now());
@@ -368,7 +370,10 @@ Command add_batch_command(CLI::App& root) {
         write_results();
         last_results = now;
       }
-      clock.wait_until(std::min(now + options.tick_s, backend.executor->next_event_time(now)));
+      // Trials start on slots offered in this pass at once, not a tick later (as under Scheduler::run and in
+      // the simulator): a re-partition's instances are held for the trials it was made for.
+      again = offered && !again;
+      if (!again) clock.wait_until(std::min(now + options.tick_s, backend.executor->next_event_time(now)));
     }
     const bool interrupted = !driver.finished();
     if (interrupted) {
