@@ -53,6 +53,11 @@ void add_mig_options(CLI::App* command, MigFlags& mig) {
   command->add_option("--gain-factor", r.gain_factor, "--mig migrate: how many times its cost a move must win")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  command->add_option("--efficiency-weight", r.efficiency_weight,
+                      "--mig auto: how much a job's efficiency per slice weighs in the plan: 0 maximises summed job "
+                      "speed (average JCT), 1 the work done at each job's most efficient slice size (makespan)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   command->add_option("--min-interval", r.min_interval_s,
                       "--mig migrate: seconds between two moves on one GPU"
                       " (default: 20 x a move's cost, checkpoint + restart + 2 MIG steps)")

@@ -71,6 +71,11 @@ Command add_sim_command(CLI::App& root) {
   sub->add_option("--gain-factor", args->options.gain_factor, "--migrate: how many times its cost a move must win")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  sub->add_option("--efficiency-weight", args->options.efficiency_weight,
+                  "mig=auto: how much a job's efficiency per slice weighs in the plan: 0 maximises summed job speed "
+                  "(average JCT), 1 the work done at each job's most efficient slice size (makespan)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   sub->add_option("--min-interval", args->options.min_interval_s,
                   "--migrate: seconds between two moves on one GPU"
                   " (default: 20 x a move's cost, checkpoint + restart + 2 MIG steps)")

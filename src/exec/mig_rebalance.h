@@ -11,18 +11,20 @@
 //     being stopped, started this very moment, with several replicas, or on instances busy outside the
 //     scheduler), free to be re-packed with it; an instance held for a moved job stays;
 //  2. queued single-replica GPU jobs, in the ordering policy's order, each join the GPU where the best packing
-//     (gpu::best_packing) gains the most summed speed, if any gains (a job no GPU gains from waits), unless
-//     waiting for the GPU that frees first (of running jobs, or of jobs planned on it in this pass) and
-//     running there whole would end it sooner (one such job per GPU; the summed speed it adds counted as
-//     its own). Without migration, a job is not packed where even waiting for the GPU that frees last and
-//     running there whole would end it sooner (it would keep its slice to the end). A job planned on a GPU
+//     (gpu::best_packing) gains the most summed value — each job's speed weighted by its efficiency
+//     (RebalanceOptions::efficiency_weight) — if any gains (a job no GPU gains from waits), unless waiting
+//     for the GPU that frees first (of running jobs, or of jobs planned on it in this pass) and running there
+//     whole would end it sooner (one such job per GPU; the value it adds counted as its own speed) — with
+//     migration, sooner also than taking the slice now and moving to that GPU when it frees. Without
+//     migration, a job is not packed where even waiting for the GPU that frees last and running there whole
+//     would end it sooner (it would keep its slice to the end). A job planned on a GPU
 //     gets its instance reserved (Slot::reserved_for), so that the ordering policy cannot hand it to a job
 //     the plan meant to wait; the jobs left waiting take no reshapable slot meanwhile
 //     (ClusterView::plan_waiting) — without both, a sweep submitted at once ran its long trials on the slices
 //     made for short ones (bench/sim --mig, part (d): up to 1.33x whole GPUs' average JCT);
 //  3. with migration, a GPU left without jobs pulls the running job whose move gains the most elsewhere;
-//  4. per GPU, a re-pack that moves running jobs is kept only when (speed gained) x (time until its next
-//     job ends, or a moved job would have ended where it is) exceeds gain_factor x (speed lost while the
+//  4. per GPU, a re-pack that moves running jobs is kept only when (value gained) x (time until its next
+//     job ends, or a moved job would have ended where it is) exceeds gain_factor x (value lost while the
 //     moved jobs checkpoint, restart and the MIG steps run), and the GPU's last move is min_interval_s ago;
 //     otherwise running jobs stay put and only queued jobs are packed around them. A GPU that nobody uses
 //     or is planned on goes back to one whole instance.
@@ -59,6 +61,12 @@ struct RebalanceOptions {
   double overrun_remaining_s = 60;    ///< ... and of one that has run past its estimate
   double max_horizon_s = 86400;       ///< the longest time a gain is counted over
   size_t max_queue_scan = 64;         ///< queued jobs considered per plan, in rank order
+  /// alpha: a job's speed counts (1 / its best efficiency)^alpha, efficiency being speed per compute slice
+  /// relative to the whole GPU's. 0 maximises summed speed (MISO), which favours average JCT; 1 the rate at
+  /// which the work is done at each job's most efficient slice size, which favours makespan: a sweep's base
+  /// retrievers, that gain little from packing, then wait less behind embedding jobs that gain a lot.
+  /// bench/sim --mig measured 0, 0.25, 0.5, 0.75 and 1; 0.25 was the best compromise (see the README).
+  double efficiency_weight = 0.25;
 };
 
 /// The seconds a moved job makes no progress: checkpoint + restart + one MIG destroy and one create step.

@@ -119,6 +119,7 @@ SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, 
   rebalance.mig_step_s = options.costs.mig_step_s;
   rebalance.gain_factor = options.gain_factor;
   rebalance.min_interval_s = options.min_interval_s;
+  rebalance.efficiency_weight = options.efficiency_weight;
   MigPartitioner partitioner(cluster, speed_of, rebalance);
   sched::SchedulerOptions sched_options;
   sched_options.policy = options.policy;

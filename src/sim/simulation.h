@@ -26,6 +26,7 @@ struct SimOptions {
   bool migrate = false;
   double gain_factor = 2;       ///< a move must win back this many times its cost
   double min_interval_s = -1;   ///< between two moves on one GPU; negative: exec::min_interval's default
+  double efficiency_weight = exec::RebalanceOptions{}.efficiency_weight;  ///< the plan's alpha (mig_rebalance.h)
   bool keep_timeline = false;
 };
 

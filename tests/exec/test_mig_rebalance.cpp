@@ -168,6 +168,8 @@ TEST(Rebalance, AJobThatEndsSoonIsNotMovedToPackTheQueue) {
 
 // A queued job takes a slice now only if that beats waiting for the busy GPU that frees first and running
 // there whole: under light load a GPU frees before a packed job would have gained (miso:60 on 4xA100-40GB).
+// With moves the slice may also be left for that GPU when it frees: waiting then wins only when the GPU frees
+// within about a move's cost (34 s by default).
 TEST(Rebalance, AQueuedJobWaitsForAGpuThatFreesSoonerThanASliceWouldPay) {
   sched::ClusterView view;
   std::vector<RebalanceGpu> gpus{gpu_with(0, "7g.141gb@0", &view), gpu_with(1, "3g.71gb@4", &view)};
@@ -176,15 +178,22 @@ TEST(Rebalance, AQueuedJobWaitsForAGpuThatFreesSoonerThanASliceWouldPay) {
   view.jobs.push_back(job_taking(100, "10gb:1", 36000, {0}));
   view.jobs[0].started_at = view.now;  // not moved: it ends where it is
   view.jobs.push_back(job_taking(101, "10gb:1", 1000));
-  RebalanceOptions migrate;
+  RebalanceOptions pinned, migrate;
   migrate.migrate = true;
-  const auto packs_it = [&](double left_s) {  // the GPU 1 change that makes it a 4g slice
+  const auto packs_it = [&](double left_s, const RebalanceOptions& options) {  // GPU 1 made a 4g slice
     view.jobs[0].work_s = view.jobs[0].estimate_s - left_s;
-    const auto changes = plan_rebalance(view, gpus, speeds, migrate);
+    const auto changes = plan_rebalance(view, gpus, speeds, options);
     return changes.size() == 1 && changes[0].gpu == 1 && changes[0].target.size() == 2;
   };
-  EXPECT_FALSE(packs_it(10));   // 10 s + 1000 s whole against 1000 s / (4/7) on the slice: it waits
-  EXPECT_TRUE(packs_it(5000));  // 6000 s against 1750 s: the slice
+  for (const auto& options : {pinned, migrate}) {
+    EXPECT_FALSE(packs_it(10, options));   // 10 s + 1000 s whole against 1000 s / (4/7) on the slice: it waits
+    EXPECT_TRUE(packs_it(5000, options));  // 6000 s against 1750 s: the slice
+  }
+  // 500 s + 1000 s whole against 1750 s on the slice: it waits for the GPU, unless it can move there when the
+  // GPU frees: 500 s on the slice, 34 s to move, the rest (1000 - 500 x 4/7 s) whole: 1248 s.
+  EXPECT_FALSE(packs_it(500, pinned));
+  EXPECT_TRUE(packs_it(500, migrate));
+  EXPECT_FALSE(packs_it(30, migrate));  // 30 s of the slice gain less than the 34 s a move costs
 }
 
 // Jobs planned in the same pass count as running ones for the waiting rule: a sweep submitted at once is not
@@ -212,9 +221,10 @@ TEST(Rebalance, AJobWaitsForOnePlannedInTheSamePassWhenSharingWouldNotPay) {
 }
 
 // Without moves a job packed now keeps its slice to the end. Job 1 runs on the 4g for another ~1,200 s; job 2
-// (10 h) waits for that GPU; job 150 (10,000 s, speed proportional to compute) would take 23,000 s on the 3g
-// beside job 1 — longer than waiting for the GPU to free and running whole: it waits too. With moves it is
-// packed (it can be moved to the whole GPU later).
+// (10 h) waits for that GPU; job 150 (10,000 s, speed proportional to compute) would take
+// 23,000 s on the 3g beside job 1 — longer than waiting for the GPU to free and running whole: it waits too.
+// With moves both are packed: each can move to the whole GPU when it frees, and working on a slice until then
+// beats waiting idle by more than the move costs.
 TEST(Rebalance, WithoutMovesAJobIsNotPackedWhereWaitingWouldEndItSooner) {
   sched::ClusterView view;
   std::vector<RebalanceGpu> gpus{gpu_with(0, "4g.71gb@0", &view)};
@@ -230,7 +240,8 @@ TEST(Rebalance, WithoutMovesAJobIsNotPackedWhereWaitingWouldEndItSooner) {
     for (const auto& c : changes)
       for (const auto& [id, at] : c.reserved) planned.insert(id);
     if (moves) {
-      EXPECT_EQ(waiting, std::vector<sched::JobId>{2});
+      EXPECT_TRUE(waiting.empty());
+      EXPECT_EQ(planned.count(2), 1u);
       EXPECT_EQ(planned.count(150), 1u);
     } else {
       EXPECT_EQ(waiting, (std::vector<sched::JobId>{2, 150}));
