@@ -187,6 +187,12 @@ State running_jobs(const sched::ClusterView& view, const std::vector<RebalanceGp
   for (size_t i = 0; i < view.slots.size(); ++i)
     if (const auto it = where.find(view.slots[i].id); it != where.end() && held(view.slots[i]) && !occupied[i])
       st.fixed[it->second.first].push_back(gpus[it->second.first].gpu.state.instances[it->second.second].placement);
+  // The cool-down keeps arrivals from making a GPU thrash. With no GPU job queued the set of jobs only shrinks
+  // and every re-pack must still win gain_factor x its cost: slices freed by a job's end are given to its
+  // neighbours at once (bench/sim --mig (b): makespan 1.10x -> 1.08x the work bound; mean of seeds 1-5 1.12x ->
+  // 1.10x), where they sat idle up to min_interval_s.
+  const bool queued = std::any_of(view.jobs.begin(), view.jobs.end(),
+                                  [](const sched::JobView& j) { return !j.running() && !j.need.cpu; });
   for (const auto& job : view.jobs) {
     if (!job.running()) continue;
     std::vector<std::pair<size_t, size_t>> held;
@@ -199,9 +205,10 @@ State running_jobs(const sched::ClusterView& view, const std::vector<RebalanceGp
       st.free_in[g] = std::max(st.free_in[g], left_s / std::max(speed, 1e-9));
     }
     // A job that started this very moment stays (a move is told apart from the attempt it ends by time), and
-    // so does one on a GPU that moved jobs less than min_interval_s ago.
+    // so does one on a GPU that moved jobs less than min_interval_s ago while jobs are queued.
     const bool movable = options.migrate && !job.stopping && job.started_at < view.now && job.slots.size() == 1 &&
-                         held.size() == 1 && view.now - gpus[held[0].first].last_move_at >= min_interval(options);
+                         held.size() == 1 &&
+                         (!queued || view.now - gpus[held[0].first].last_move_at >= min_interval(options));
     if (!movable) {
       for (const auto& [g, k] : held) st.fixed[g].push_back(gpus[g].gpu.state.instances[k].placement);
       continue;

@@ -25,7 +25,8 @@
 //  3. with migration, a GPU left without jobs pulls the running job whose move gains the most elsewhere;
 //  4. per GPU, a re-pack that moves running jobs is kept only when (value gained) x (time until its next
 //     job ends, or a moved job would have ended where it is) exceeds gain_factor x (value lost while the
-//     moved jobs checkpoint, restart and the MIG steps run), and the GPU's last move is min_interval_s ago;
+//     moved jobs checkpoint, restart and the MIG steps run), and the GPU's last move is min_interval_s ago
+//     (or no GPU job is queued: then only ends change the jobs, and their neighbours take the freed slices);
 //     otherwise running jobs stay put and only queued jobs are packed around them. A GPU that nobody uses
 //     or is planned on goes back to one whole instance.
 #pragma once
@@ -54,8 +55,9 @@ struct RebalanceOptions {
   double restart_s = 20;              ///< before a moved job progresses again
   double mig_step_s = 2;              ///< per destroy or create step
   double gain_factor = 2;             ///< a move must win back this many times what it costs
-  /// Between two moves of running jobs on one GPU; negative: kIntervalMoves x move_seconds(), so that a move
-  /// costs a GPU about 1/20 of the time until the next one, whatever a move costs (see min_interval()).
+  /// Between two moves of running jobs on one GPU while GPU jobs are queued; negative: kIntervalMoves x
+  /// move_seconds(), so that a move costs a GPU about 1/20 of the time until the next one, whatever a move
+  /// costs (see min_interval()).
   double min_interval_s = -1;
   double unknown_remaining_s = 3600;  ///< whole-GPU seconds left of a job that has no estimate
   double overrun_remaining_s = 60;    ///< ... and of one that has run past its estimate

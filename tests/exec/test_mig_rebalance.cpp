@@ -104,10 +104,14 @@ TEST(Rebalance, ALoneJobOnASliceMovesToTheWholeGpuOnlyWithMigrationAndWhenItPays
   // Nearly done (ten seconds left): the move would cost more than it wins.
   view.jobs[0].work_s = 36000 - 10;
   EXPECT_TRUE(plan_rebalance(view, gpus, speeds, migrate).empty());
-  // Moved a minute ago: the GPU cools down first.
+  // Moved a minute ago: while a job is queued (here one that no instance holds), the GPU cools down first;
+  // with nobody queued only ends change the jobs, and nothing makes it thrash.
   view.jobs[0].work_s = 0;
   gpus[0].last_move_at = view.now - 60;
+  EXPECT_EQ(plan_rebalance(view, gpus, speeds, migrate).size(), 1u);
+  view.jobs.push_back(job_taking(2, "200gb:1"));
   EXPECT_TRUE(plan_rebalance(view, gpus, speeds, migrate).empty());
+  view.jobs.pop_back();
   // Being stopped already, or started this very moment: it is not moved.
   gpus[0].last_move_at = -1e300;
   view.jobs[0].started_at = view.now;
@@ -118,7 +122,8 @@ TEST(Rebalance, ALoneJobOnASliceMovesToTheWholeGpuOnlyWithMigrationAndWhenItPays
 }
 
 // The cool-down after a move is 20 moves' cost unless set: 20 x (10 + 20 + 2 x 2) s at the default costs,
-// 100 s at MISO's 5 s; a GPU that moved a job 300 s ago may move again at MISO's cost, not at the default.
+// 100 s at MISO's 5 s; a GPU that moved a job 300 s ago may move again at MISO's cost, not at the default
+// (while a job is queued: job 2, which no instance holds).
 TEST(Rebalance, TheCoolDownScalesWithWhatAMoveCosts) {
   RebalanceOptions options;
   EXPECT_DOUBLE_EQ(move_seconds(options), 34);
@@ -130,6 +135,7 @@ TEST(Rebalance, TheCoolDownScalesWithWhatAMoveCosts) {
   std::vector<RebalanceGpu> gpus{gpu_with(0, "1g.18gb@0+1g.18gb@1", &view)};
   view.now = 5000;
   view.jobs.push_back(job_taking(1, "10gb:1", 36000, {1}));
+  view.jobs.push_back(job_taking(2, "200gb:1"));
   gpus[0].last_move_at = view.now - 300;
   RebalanceOptions ours;
   ours.migrate = true;
