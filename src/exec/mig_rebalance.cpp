@@ -76,7 +76,7 @@ class Plan {
     return t;
   }
 
-  /// The best summed speed of `ms` on GPU g beside `fixed`, or kInfeasible.
+  /// The best summed value (weighted speed) of `ms` on GPU g beside `fixed`, or kInfeasible.
   double throughput(size_t g, const Members& ms, const gpu::Layout& fixed) {
     if (ms.empty()) return 0;
     auto rows = table(g, ms);
@@ -109,7 +109,7 @@ Members without(const Members& ms, const Member* m) {
 }
 
 // Running members that stay on GPU g pin their instances; the others join one by one, in order, while
-// they still fit. Returns the packing of those that joined (with them) and its summed speed, running
+// they still fit. Returns the packing of those that joined (with them) and its summed value, running
 // members' current speed included.
 struct Pinned {
   Members joined;
@@ -137,7 +137,7 @@ Pinned pinned_plan(Plan& plan, size_t g, const Members& ms, gpu::Layout fixed) {
 }
 
 // What the plan works on: every GPU's fixed instances, the jobs it holds (running and admitted) and their
-// best summed speed.
+// best summed value (weighted speed).
 struct State {
   std::deque<Member> all;  // stable addresses
   std::vector<Members> members;
@@ -301,12 +301,13 @@ void admit_queue(const sched::ClusterView& view, const SpeedOf& speed_of, const 
     }
     // A GPU that holds jobs (running, or planned on it in this pass) often frees before a job packed on a
     // slice now would have gained: the job waits for the GPU that frees first (one waiter per GPU) when that
-    // wait and its time on the whole GPU are shorter than its time on the slice, the summed speed it adds
-    // counted as its own. Counting planned jobs matters when many arrive at once: a sweep submitted in one
-    // go would otherwise be packed onto slices all together, its long jobs kept on small slices long after
-    // the short ones ended. With moves, the slice is taken now and left for the whole GPU when it frees (a
-    // move's cost later): waiting wins only when the GPU frees within about a move's cost (bench/sim --mig,
-    // MISO's trace at 5 s a move: 17 % to 18 % below the best static layout, mean of seeds 1-5).
+    // wait and its time on the whole GPU are shorter than its time on the slice, the summed value it adds
+    // (over its weight) counted as its own speed. Counting planned jobs matters when many arrive at once: a
+    // sweep submitted in one go would otherwise be packed onto slices all together, its long jobs kept on
+    // small slices long after the short ones ended. With moves, the slice is taken now and left for the whole
+    // GPU when it frees (a move's cost later): waiting wins only when the GPU frees within about a move's cost
+    // (bench/sim --mig, MISO's trace at 5 s a move: 17 % to 18 % below the best static layout, mean of seeds
+    // 1-5).
     const double speed = best == n ? 0 : best_gain / q->weight;  // its own, at the summed value it adds
     double on_slice = best == n ? 0 : q->remaining_s / speed;
     size_t soonest = n;
