@@ -37,6 +37,7 @@ std::optional<Packing> best_packing(const GpuCatalog& gpu, const SpeedTable& spe
                                     const std::vector<std::optional<Placement>>& current) {
   const size_t jobs = speed.size();
   if (jobs == 0) return Packing{};
+  for (const auto& row : speed) RAGMIG_CHECK(row.size() == gpu.profiles.size(), "a speed per profile of the GPU");
   std::optional<Packing> best;
   int64_t best_value = 0;
   int best_memory = 0;
@@ -45,9 +46,17 @@ std::optional<Packing> best_packing(const GpuCatalog& gpu, const SpeedTable& spe
     for (const auto& p : layout)
       if (std::find(fixed.begin(), fixed.end(), p) == fixed.end()) free.push_back(p);
     if (free.size() < jobs) continue;
+    if (best) {  // no assignment beats every job on its best instance here: skip layouts that cannot win
+      int64_t bound = 0;
+      for (size_t j = 0; j < jobs; ++j) {
+        double top = 0;
+        for (const auto& f : free) top = std::max(top, speed[j][static_cast<size_t>(f.profile)]);
+        bound += kPlaced + 2 * static_cast<int64_t>(std::llround(top * kSpeedScale)) + 1;
+      }
+      if (bound < best_value) continue;
+    }
     std::vector<std::vector<int64_t>> value(jobs, std::vector<int64_t>(free.size(), -1));
     for (size_t j = 0; j < jobs; ++j) {
-      RAGMIG_CHECK(speed[j].size() == gpu.profiles.size(), "a speed per profile of the GPU");
       for (size_t s = 0; s < free.size(); ++s) {
         const double v = speed[j][static_cast<size_t>(free[s].profile)];
         if (!(v > 0)) continue;

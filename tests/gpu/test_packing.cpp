@@ -1,9 +1,12 @@
 // Packing jobs onto one GPU by throughput: one job gets the whole GPU, jobs that gain from packing are
-// packed, fixed instances stay, jobs stay where they are when moving gains nothing, and too many jobs
-// have no packing.
+// packed, fixed instances stay, jobs stay where they are when moving gains nothing, too many jobs have no
+// packing, and the search (which skips layouts that cannot win) finds what trying every layout and every
+// assignment finds.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "gpu/mig_catalog.h"
 #include "gpu/packing.h"
@@ -74,6 +77,57 @@ TEST(Packing, AJobStaysOnItsInstanceWhenMovingGainsNothing) {
   const auto p = best_packing(h200(), SpeedTable(7, row(0.4)), {}, current);
   ASSERT_TRUE(p.has_value());
   for (size_t j = 0; j < 7; ++j) EXPECT_EQ(p->instance_of[j], *current[j]) << j;
+}
+
+// The best summed speed of `speed` over every maximal layout around `fixed` and every way of giving each job an
+// instance of its own it runs on: what best_packing must find.
+double exhaustive(const SpeedTable& speed, const Layout& fixed) {
+  std::vector<std::string> plain;
+  for (const auto& p : h200().profiles)
+    if (!p.media_extensions()) plain.push_back(p.name);
+  double best = -1;
+  for (const Layout& layout : enumerate_layouts(h200(), {.maximal_only = true, .profiles = plain, .base = fixed})) {
+    std::vector<Placement> free;
+    for (const auto& p : layout)
+      if (std::find(fixed.begin(), fixed.end(), p) == fixed.end()) free.push_back(p);
+    std::vector<char> used(free.size(), 0);
+    const auto place = [&](auto&& self, size_t j, double sum) -> void {
+      if (j == speed.size()) {
+        best = std::max(best, sum);
+        return;
+      }
+      for (size_t s = 0; s < free.size(); ++s) {
+        const double v = speed[j][static_cast<size_t>(free[s].profile)];
+        if (used[s] || !(v > 0)) continue;
+        used[s] = 1;
+        self(self, j + 1, sum + v);
+        used[s] = 0;
+      }
+    };
+    place(place, 0, 0.0);
+  }
+  return best;
+}
+
+TEST(Packing, FindsWhatTryingEveryLayoutFinds) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> exponent(0.0, 1.2);
+  std::uniform_int_distribution<int> jobs(1, 5), memory(0, 40), weight(1, 4);
+  const std::vector<Layout> fixed{{}, parse_layout(h200(), "3g.71gb@4")};
+  for (int trial = 0; trial < 150; ++trial) {
+    SpeedTable t;
+    const int n = jobs(rng);
+    for (int j = 0; j < n; ++j) {
+      auto r = row(exponent(rng), memory(rng));
+      for (double& v : r) v *= weight(rng);  // jobs weighed unequally, as the rebalancer's rows are
+      t.push_back(r);
+    }
+    const Layout& f = fixed[static_cast<size_t>(trial % 2)];
+    const double want = exhaustive(t, f);
+    const auto got = best_packing(h200(), t, f);
+    ASSERT_EQ(got.has_value(), want >= 0) << trial;
+    if (got) EXPECT_NEAR(got->throughput, want, 1e-5) << trial;
+  }
 }
 
 }  // namespace
