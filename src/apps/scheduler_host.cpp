@@ -58,6 +58,11 @@ void add_mig_options(CLI::App* command, MigFlags& mig) {
                       "speed (average JCT), 1 the work done at each job's most efficient slice size (makespan)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
+  command->add_option("--drain-after", r.drain_after_s,
+                      "--mig auto: seconds with nothing queued and nothing arriving after which the jobs left are a "
+                      "batch's last, and the plan gives the larger slices to those that would end last (negative: "
+                      "never)")
+      ->capture_default_str();
   command->add_option("--min-interval", r.min_interval_s,
                       "--mig migrate: seconds between two moves on one GPU"
                       " (default: 20 x a move's cost, checkpoint + restart + 2 MIG steps)")

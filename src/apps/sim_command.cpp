@@ -76,6 +76,10 @@ Command add_sim_command(CLI::App& root) {
                   "(average JCT), 1 the work done at each job's most efficient slice size (makespan)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--drain-after", args->options.drain_after_s,
+                  "mig=auto: seconds with nothing queued and nothing arriving after which the jobs left are a batch's "
+                  "last, and the plan gives the larger slices to those that would end last (negative: never)")
+      ->capture_default_str();
   sub->add_option("--min-interval", args->options.min_interval_s,
                   "--migrate: seconds between two moves on one GPU"
                   " (default: 20 x a move's cost, checkpoint + restart + 2 MIG steps)")

@@ -27,6 +27,7 @@ struct SimOptions {
   double gain_factor = 2;       ///< a move must win back this many times its cost
   double min_interval_s = -1;   ///< between two moves on one GPU; negative: exec::min_interval's default
   double efficiency_weight = exec::RebalanceOptions{}.efficiency_weight;  ///< the plan's alpha (mig_rebalance.h)
+  double drain_after_s = exec::RebalanceOptions{}.drain_after_s;  ///< a batch's end (mig_rebalance.h); < 0: never
   bool keep_timeline = false;
 };
 

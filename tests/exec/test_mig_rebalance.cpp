@@ -1,8 +1,8 @@
 // The rebalancer's decisions on hand-made views: it packs only jobs that gain from packing, gives a lone
 // job the whole GPU by moving it when that pays (and only with migration), keeps still what is about to end
 // or moved recently, lets a queued job wait for a GPU that frees soon rather than take a slice, lays an idle
-// GPU out whole again (with migration), pulls a job onto an idle GPU, and reserves the new instance for the
-// job it moves.
+// GPU out whole again (with migration), moves a job to an idle GPU or one with room, gives a batch's last jobs
+// the larger slices by how late they would end, and reserves the new instance for the job it moves.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -290,6 +290,63 @@ TEST(Rebalance, AnIdleGpuPullsARunningJob) {
   EXPECT_EQ(to.reserved[0].first, 101);
   EXPECT_EQ(compute(to.reserved[0].second), 7);
   EXPECT_NE(std::find(from.moved.begin(), from.moved.end(), 101), from.moved.end());
+}
+
+// A GPU with room, not only an idle one: a job that runs no faster on a slice than its share of the GPU
+// (linear speed) leaves a full GPU of small retrievers for the 4g beside a job that just started (pinned), and
+// one of the six it leaves grows into its slice.
+TEST(Rebalance, ARunningJobMovesToAnotherGpusRoom) {
+  sched::ClusterView view;
+  std::vector<RebalanceGpu> gpus{
+      gpu_with(0, "1g.18gb@0+1g.18gb@1+1g.18gb@2+1g.18gb@3+1g.18gb@4+1g.18gb@5+1g.18gb@6", &view),
+      gpu_with(1, "4g.71gb@0+3g.71gb@4", &view)};
+  view.now = 5000;
+  for (int i = 0; i < 6; ++i) view.jobs.push_back(job_taking(i + 1, "10gb:1", 36000, {i}));
+  view.jobs.push_back(job_taking(100, "10gb:1", 36000, {6}));
+  view.jobs.push_back(job_taking(7, "10gb:1", 36000, {8}));
+  view.jobs.back().started_at = view.now;  // started this very moment: it stays on the 3g
+  RebalanceOptions migrate;
+  migrate.migrate = true;
+  const auto changes = plan_rebalance(view, gpus, speeds, migrate);
+  ASSERT_EQ(changes.size(), 2u);
+  const GpuChange& from = changes[0].gpu == 0 ? changes[0] : changes[1];
+  const GpuChange& to = changes[0].gpu == 1 ? changes[0] : changes[1];
+  ASSERT_EQ(to.reserved.size(), 1u);
+  EXPECT_EQ(to.reserved[0].first, 100);
+  EXPECT_EQ(compute(to.reserved[0].second), 4);
+  EXPECT_TRUE(to.moved.empty());  // the job on the 3g stays
+  EXPECT_NE(std::find(from.moved.begin(), from.moved.end(), 100), from.moved.end());
+  int two = 0;
+  for (const auto& p : from.target) two += compute(p) == 2;
+  EXPECT_EQ(two, 1);
+  // Without moves nothing changes.
+  EXPECT_TRUE(plan_rebalance(view, gpus, speeds, {}).empty());
+}
+
+// At a batch's end (nothing queued, nothing arrived for drain_after_s) the job that would end last takes the
+// larger slice; while jobs arrive or wait, summed speed decides and two equal jobs are not swapped.
+TEST(Rebalance, AtABatchsEndTheJobThatWouldEndLastTakesTheLargerSlice) {
+  sched::ClusterView view;
+  std::vector<RebalanceGpu> gpus{gpu_with(0, "4g.71gb@0+3g.71gb@4", &view)};
+  view.now = 5000;
+  view.jobs.push_back(job_taking(1, "10gb:1", 10000, {0}));  // on the 4g, 10,000 s of work left
+  view.jobs.push_back(job_taking(2, "10gb:1", 30000, {1}));  // on the 3g, 30,000 s left
+  RebalanceOptions migrate;
+  migrate.migrate = true;
+  const auto changes = plan_rebalance(view, gpus, speeds, migrate);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(std::set<sched::JobId>(changes[0].moved.begin(), changes[0].moved.end()), (std::set<sched::JobId>{1, 2}));
+  for (const auto& [job, at] : changes[0].reserved) EXPECT_EQ(compute(at), job == 2 ? 4 : 3) << job;
+
+  RebalanceOptions never = migrate;
+  never.drain_after_s = -1;
+  EXPECT_TRUE(plan_rebalance(view, gpus, speeds, never).empty());
+  view.jobs.push_back(job_taking(3, "200gb:1"));  // queued (no instance holds it)
+  EXPECT_TRUE(plan_rebalance(view, gpus, speeds, migrate).empty());
+  view.jobs.back().need = sched::parse_need("cpu:1");  // not a GPU job; but it arrived 500 s ago
+  view.jobs.back().submitted_at = view.now - 500;
+  view.jobs.back().slots = {};
+  EXPECT_TRUE(plan_rebalance(view, gpus, speeds, migrate).empty());
 }
 
 TEST(Rebalance, BusyInstancesAndStoppingJobsAreNeverTouched) {
