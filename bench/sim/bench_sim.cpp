@@ -190,7 +190,8 @@ void sweep_seeds(const ThroughputModel& model) {
   double lower = 0, ratio[2] = {}, worst = 0;
   int within = 0;
   for (int seed = 1; seed <= seeds; ++seed) {
-    const auto jobs = load_workload(parse_workload_spec("sweep:200"), whole_cluster, model, static_cast<uint64_t>(seed)).jobs;
+    const auto jobs =
+        load_workload(parse_workload_spec("sweep:200"), whole_cluster, model, static_cast<uint64_t>(seed)).jobs;
     const double bound = work_bound_s(jobs, 8, model);
     const auto run = [&](const std::string& spec, bool migrate, double drain_after_s) {
       SimOptions options;
@@ -202,8 +203,9 @@ void sweep_seeds(const ThroughputModel& model) {
     const auto w = run(whole, false, -1);
     const auto m = run(whole + ":mig=auto", true, SimOptions{}.drain_after_s);
     const auto n = run(whole + ":mig=auto", true, -1);
-    fmt::print("{:<6} {:>9.0f} {:>9.0f} {:>9.0f} {:>8.2f}x {:>9.0f} {:>8.3f} {:>9.0f} {:>8.3f}\n", seed, bound, w.avg_jct,
-               m.avg_jct, w.avg_jct / m.avg_jct, m.makespan, m.makespan / bound, n.makespan, n.makespan / bound);
+    fmt::print("{:<6} {:>9.0f} {:>9.0f} {:>9.0f} {:>8.2f}x {:>9.0f} {:>8.3f} {:>9.0f} {:>8.3f}\n", seed, bound,
+               w.avg_jct, m.avg_jct, w.avg_jct / m.avg_jct, m.makespan, m.makespan / bound, n.makespan,
+               n.makespan / bound);
     lower += w.avg_jct / m.avg_jct / seeds;
     ratio[0] += m.makespan / bound / seeds;
     ratio[1] += n.makespan / bound / seeds;

@@ -257,7 +257,8 @@ State running_jobs(const sched::ClusterView& view, const std::vector<RebalanceGp
   if (draining && work_s > 0) {
     const double bound_s = work_s / static_cast<double>(n);
     for (Member& m : st.all) {
-      const double late = m.remaining_s / m.speeds[static_cast<size_t>(best_efficiency(*m.job, m.speeds).slices)] / bound_s;
+      const size_t best = static_cast<size_t>(best_efficiency(*m.job, m.speeds).slices);
+      const double late = m.remaining_s / m.speeds[best] / bound_s;
       if (late > 1) m.weight *= std::pow(std::min(late, kMaxLateness), options.lateness_weight);
     }
   }
