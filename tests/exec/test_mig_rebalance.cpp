@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <utility>
 
 #include "exec/mig_rebalance.h"
 #include "gpu/layout.h"
@@ -49,6 +50,23 @@ int compute(const gpu::Placement& p) { return h200().profiles[static_cast<size_t
 // Jobs 1..99 scale as (g/7)^0.3 (small retrievers: seven on 1g slices do 5.4x one on the whole GPU);
 // jobs from 100 scale linearly (nothing gained by packing).
 SliceSpeeds speeds(const sched::JobView& j) { return power_law_speeds(j.id < 100 ? 0.3 : 1.0); }
+
+// Two changes, for GPUs 0 and 1: GPU 0 stops `job`, GPU 1 holds an instance of `slices` compute slices for it (and
+// for no other job). Returns them, GPU 0's first (empty ones where the plan is not that).
+std::pair<GpuChange, GpuChange> expect_moved_from_0_to_1(const std::vector<GpuChange>& changes, sched::JobId job,
+                                                         int slices) {
+  EXPECT_EQ(changes.size(), 2u);
+  if (changes.size() != 2u) return {};
+  const GpuChange& from = changes[0].gpu == 0 ? changes[0] : changes[1];
+  const GpuChange& to = changes[0].gpu == 1 ? changes[0] : changes[1];
+  EXPECT_NE(std::find(from.moved.begin(), from.moved.end(), job), from.moved.end());
+  EXPECT_EQ(to.reserved.size(), 1u);
+  if (!to.reserved.empty()) {
+    EXPECT_EQ(to.reserved[0].first, job);
+    EXPECT_EQ(compute(to.reserved[0].second), slices);
+  }
+  return {from, to};
+}
 
 TEST(Rebalance, PacksJobsThatGainFromPacking) {
   sched::ClusterView view;
@@ -281,15 +299,8 @@ TEST(Rebalance, AnIdleGpuPullsARunningJob) {
   view.jobs.push_back(job_taking(101, "10gb:1", 72000, {1}));
   RebalanceOptions migrate;
   migrate.migrate = true;
-  const auto changes = plan_rebalance(view, gpus, speeds, migrate);
-  ASSERT_EQ(changes.size(), 2u);
   // The longer job goes to the idle GPU's 7g; the other grows where it is.
-  const GpuChange& from = changes[0].gpu == 0 ? changes[0] : changes[1];
-  const GpuChange& to = changes[0].gpu == 1 ? changes[0] : changes[1];
-  ASSERT_EQ(to.reserved.size(), 1u);
-  EXPECT_EQ(to.reserved[0].first, 101);
-  EXPECT_EQ(compute(to.reserved[0].second), 7);
-  EXPECT_NE(std::find(from.moved.begin(), from.moved.end(), 101), from.moved.end());
+  expect_moved_from_0_to_1(plan_rebalance(view, gpus, speeds, migrate), 101, 7);
 }
 
 // A GPU with room, not only an idle one: a job that runs no faster on a slice than its share of the GPU
@@ -308,14 +319,8 @@ TEST(Rebalance, ARunningJobMovesToAnotherGpusRoom) {
   RebalanceOptions migrate;
   migrate.migrate = true;
   const auto changes = plan_rebalance(view, gpus, speeds, migrate);
-  ASSERT_EQ(changes.size(), 2u);
-  const GpuChange& from = changes[0].gpu == 0 ? changes[0] : changes[1];
-  const GpuChange& to = changes[0].gpu == 1 ? changes[0] : changes[1];
-  ASSERT_EQ(to.reserved.size(), 1u);
-  EXPECT_EQ(to.reserved[0].first, 100);
-  EXPECT_EQ(compute(to.reserved[0].second), 4);
+  const auto [from, to] = expect_moved_from_0_to_1(changes, 100, 4);
   EXPECT_TRUE(to.moved.empty());  // the job on the 3g stays
-  EXPECT_NE(std::find(from.moved.begin(), from.moved.end(), 100), from.moved.end());
   int two = 0;
   for (const auto& p : from.target) two += compute(p) == 2;
   EXPECT_EQ(two, 1);

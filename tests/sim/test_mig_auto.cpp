@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "sim/simulation.h"
 #include "sim/sweep.h"
@@ -38,6 +39,24 @@ SimResult run_mig_auto(const std::vector<SimJob>& jobs, const std::string& clust
   return simulate(jobs, build_cluster(parse_cluster_spec(cluster)), model, options);
 }
 
+// Over seeds 1-6 of `trials`-trial sweeps on `gpus` mig=auto H200s with moves, as `set` configures them: the
+// mean makespan over the work bound and the mean average JCT.
+std::pair<double, double> sweep_means(int trials, int gpus, const ThroughputModel& model,
+                                      const std::function<void(SimOptions&)>& set) {
+  double makespan = 0, jct = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    const auto jobs = generate_sweep(trials, model, seed);
+    SimOptions options;
+    options.migrate = true;
+    set(options);
+    const auto cluster = build_cluster(parse_cluster_spec(std::to_string(gpus) + "xH200:mig=auto"));
+    const auto r = simulate(jobs, cluster, model, options);
+    makespan += r.metrics.makespan / work_bound_s(jobs, gpus, model) / 6;
+    jct += r.metrics.avg_jct / 6;
+  }
+  return {makespan, jct};
+}
+
 TEST(MigAuto, ARetrieverSweepRunsTwiceAsFastAsOnWholeGpusAndNearTheWorkBound) {
   const auto model = sweep_model();
   const auto jobs = generate_sweep(60, model, 1);
@@ -64,18 +83,10 @@ TEST(MigAuto, ARetrieverSweepRunsTwiceAsFastAsOnWholeGpusAndNearTheWorkBound) {
 TEST(MigAuto, TheEfficiencyWeightTradesAverageJctForMakespan) {
   const auto model = sweep_model();
   const auto run = [&](double weight) {
-    double makespan = 0, jct = 0;
-    for (uint64_t seed = 1; seed <= 6; ++seed) {
-      const auto jobs = generate_sweep(48, model, seed);
-      SimOptions options;
-      options.migrate = true;
+    return sweep_means(48, 2, model, [&](SimOptions& options) {
       options.efficiency_weight = weight;
       options.drain_after_s = -1;  // the weight alone (the rule for a batch's end is tested below)
-      const auto r = simulate(jobs, build_cluster(parse_cluster_spec("2xH200:mig=auto")), model, options);
-      makespan += r.metrics.makespan / work_bound_s(jobs, 2, model) / 6;
-      jct += r.metrics.avg_jct / 6;
-    }
-    return std::make_pair(makespan, jct);
+    });
   };
   const auto [speed_makespan, speed_jct] = run(0);
   const auto [default_makespan, default_jct] = run(exec::RebalanceOptions{}.efficiency_weight);
@@ -94,17 +105,7 @@ TEST(MigAuto, TheEfficiencyWeightTradesAverageJctForMakespan) {
 TEST(MigAuto, AtABatchsEndTheJobsThatWouldEndLastTakeTheLargerSlices) {
   const auto model = sweep_model();
   const auto run = [&](double drain_after_s) {
-    double makespan = 0, jct = 0;
-    for (uint64_t seed = 1; seed <= 6; ++seed) {
-      const auto jobs = generate_sweep(100, model, seed);
-      SimOptions options;
-      options.migrate = true;
-      options.drain_after_s = drain_after_s;
-      const auto r = simulate(jobs, build_cluster(parse_cluster_spec("4xH200:mig=auto")), model, options);
-      makespan += r.metrics.makespan / work_bound_s(jobs, 4, model) / 6;
-      jct += r.metrics.avg_jct / 6;
-    }
-    return std::make_pair(makespan, jct);
+    return sweep_means(100, 4, model, [&](SimOptions& options) { options.drain_after_s = drain_after_s; });
   };
   const auto [off_makespan, off_jct] = run(-1);
   const auto [on_makespan, on_jct] = run(exec::RebalanceOptions{}.drain_after_s);
