@@ -187,7 +187,7 @@ void sweep_seeds(const ThroughputModel& model) {
              "--drain-after -1)\n{:<6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>8}\n",
              "seed", "bound", "whole", "mig", "lower", "makespan", "/bound", "no rule", "/bound");
   const int seeds = 10;
-  double lower = 0, ratio[2] = {}, worst = 0;
+  double lower = 0, with_rule = 0, without_rule = 0, worst = 0;
   int within = 0;
   for (int seed = 1; seed <= seeds; ++seed) {
     const auto jobs =
@@ -207,15 +207,15 @@ void sweep_seeds(const ThroughputModel& model) {
                w.avg_jct, m.avg_jct, w.avg_jct / m.avg_jct, m.makespan, m.makespan / bound, n.makespan,
                n.makespan / bound);
     lower += w.avg_jct / m.avg_jct / seeds;
-    ratio[0] += m.makespan / bound / seeds;
-    ratio[1] += n.makespan / bound / seeds;
+    with_rule += m.makespan / bound / seeds;
+    without_rule += n.makespan / bound / seeds;
     worst = std::max(worst, m.makespan / bound);
     within += m.makespan <= 1.10 * bound;
   }
   fmt::print("mean over {} seeds: mig=auto + migration, fifo+dynbatch: average JCT {:.2f}x lower than whole GPUs; "
              "makespan {:.3f}x the work bound (worst {:.3f}x, {} of {} within 1.10x); without the batch-end rule "
              "{:.3f}x\n",
-             seeds, lower, ratio[0], worst, within, seeds, ratio[1]);
+             seeds, lower, with_rule, worst, within, seeds, without_rule);
 }
 
 // (d) Light load: a few of MISO's jobs on few GPUs, where a queue seldom forms and a move (34 s at ragmig's

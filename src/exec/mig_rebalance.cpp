@@ -448,6 +448,7 @@ void move_between_gpus(const RebalanceOptions& options, Plan& plan, State& st) {
     double score;
     size_t from, to;
     const Member* m;
+    double rest;  ///< the summed value of `from` without it
   };
   for (size_t round = 0; round < n; ++round) {
     std::vector<Candidate> candidates;
@@ -468,7 +469,7 @@ void move_between_gpus(const RebalanceOptions& options, Plan& plan, State& st) {
           // Over the time it runs there (its own speed is at least the value it adds, over its weight).
           const double horizon = std::min(m->remaining_s / ((t_e - st.base[e]) / m->weight), options.max_horizon_s);
           if (gain * horizon > options.gain_factor * move_cost(*m, options))
-            candidates.push_back({gain * horizon, g, e, m});
+            candidates.push_back({gain * horizon, g, e, m, t_rest});
         }
       }
     }
@@ -491,13 +492,12 @@ void move_between_gpus(const RebalanceOptions& options, Plan& plan, State& st) {
         if (std::find(d.moved_here.begin(), d.moved_here.end(), x.job->id) != d.moved_here.end())
           cost += move_cost(x, options);
       }
-      const double t_rest = plan.throughput(c.from, without(st.members[c.from], c.m), st.fixed[c.from]);
-      const double gain = t_rest + now - st.base[c.from] - st.base[c.to];
+      const double gain = c.rest + now - st.base[c.from] - st.base[c.to];
       const double horizon = std::min(c.m->remaining_s / std::max(speed, 1e-9), options.max_horizon_s);
       if (gain * horizon <= options.gain_factor * cost) continue;
       st.members[c.from] = without(st.members[c.from], c.m);
       st.members[c.to] = std::move(there);
-      st.base[c.from] = t_rest;
+      st.base[c.from] = c.rest;
       st.base[c.to] = plan.throughput(c.to, st.members[c.to], st.fixed[c.to]);
       moved = true;
       break;
