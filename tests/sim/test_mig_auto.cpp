@@ -192,10 +192,12 @@ TEST(MigAuto, ASweepSubmittedAtOnceStaysNearWholeGpusWithoutMoves) {
 // The jobs a plan leaves waiting take no instance of a mig=auto GPU until a plan gives them one: on clusters
 // that mix such GPUs with whole and hand-laid ones, under an ordering policy that preempts and with dynamic
 // batch, with moves and without, every job still ends (the simulator throws when jobs wait on an idle
-// cluster). Not asserted, and not yet true of one run: within 2 % of the same cluster with the mig=auto GPU
-// whole — 1.09x for the A100 beside a static 3g+2g+2g one under las+dynbatch without moves, seed 1 (0.99x
-// before the rule that keeps a job off a slice where waiting for a GPU would end it sooner, which took three
-// other runs here from 1.06-1.14x to 0.69-0.79x; all others are at most 0.96x).
+// cluster). With moves, the average JCT is within 2 % of the same cluster with the mig=auto GPU whole (the
+// issue's bound; 0.62-0.97x). Without moves that is not asserted, and not true of one run: 1.09x for the A100
+// beside a static 3g+2g+2g one under las+dynbatch, seed 1 — LAS's preemption puts a long trial on the static
+// 2g, and without moves it stays there after the mig=auto GPU frees (0.99x before the rule that keeps a job off a
+// slice where waiting for a GPU would end it sooner, which took three other runs here from 1.06-1.14x to
+// 0.69-0.79x; all others are at most 0.93x).
 TEST(MigAuto, EveryJobEndsOnMixedClustersUnderAnyPolicy) {
   const auto model = sweep_model();
   for (const std::string cluster : {"1xH200:mig=auto,1xH200",
@@ -209,6 +211,11 @@ TEST(MigAuto, EveryJobEndsOnMixedClustersUnderAnyPolicy) {
           EXPECT_EQ(r.metrics.jobs, jobs.size())
               << cluster << ", " << policy << ", seed " << seed << (migrate ? ", moves" : "");
           EXPECT_EQ(r.unplaceable, 0u);
+          if (!migrate) continue;
+          std::string whole = cluster;
+          whole.replace(whole.find(":mig=auto"), 9, "");
+          EXPECT_LE(r.metrics.avg_jct, 1.02 * run_mig_auto(jobs, whole, policy, model, false).metrics.avg_jct)
+              << cluster << ", " << policy << ", seed " << seed;
         }
       }
     }
