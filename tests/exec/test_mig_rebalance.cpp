@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
+#include <map>
+#include <random>
 #include <set>
 #include <utility>
 
@@ -370,6 +373,120 @@ TEST(Rebalance, BusyInstancesAndStoppingJobsAreNeverTouched) {
   for (const auto& keep : gpu::parse_layout(h200(), "3g.71gb@4+1g.18gb@0"))
     EXPECT_NE(std::find(target.begin(), target.end(), keep), target.end());
   EXPECT_EQ(target.size(), 5u);  // and three 1g slices in the room left beside them
+}
+
+// Random clusters, jobs and options: whatever the plan, every target is a valid layout that keeps the instances
+// busy outside the scheduler, those of the running jobs it does not stop and those an earlier plan made for a
+// queued job; it stops only running jobs it may
+// move (with migration, not stopping, not started this moment), and each of them with an instance held for it
+// on some GPU — a job is never checkpointed for a place it does not get; an instance is held for one job, one
+// that nobody else keeps, and only queued or moved jobs are given one.
+TEST(Rebalance, RandomClustersGetValidPlansThatStopNoJobWithoutAPlaceForIt) {
+  const auto layouts = gpu::enumerate_layouts(h200());
+  std::mt19937 rng(17);
+  const auto pick = [&](auto n) { return static_cast<decltype(n)>(rng() % static_cast<uint64_t>(n)); };
+  const auto chance = [&](double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; };
+  const std::vector<std::string> needs{"5gb:1", "10gb:1", "17gb:1", "30gb:1", "60gb:1", "200gb:1"};
+  size_t moves = 0, reservations = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    sched::ClusterView view;
+    view.now = 1000 + pick(50000);
+    std::vector<RebalanceGpu> gpus;
+    std::vector<size_t> first_slot;  // GPU g's instance k is view.slots[first_slot[g] + k]
+    const int n = 1 + pick(4);
+    sched::JobId next = 1;
+    const auto speeds_of = [](const sched::JobView& j) { return power_law_speeds(0.2 + 0.4 * (j.id % 3)); };
+    for (int g = 0; g < n; ++g) {
+      first_slot.push_back(view.slots.size());
+      gpus.push_back(gpu_with(g, gpu::to_string(h200(), layouts[pick(layouts.size())]), &view));
+      gpus.back().last_move_at = chance(0.3) ? view.now - pick(1000) : -1e300;
+      auto& instances = gpus.back().gpu.state.instances;
+      for (size_t k = 0; k < instances.size(); ++k) {
+        const int slot = static_cast<int>(first_slot.back() + k);
+        if (chance(0.05)) {
+          instances[k].busy = true;  // outside the scheduler
+        } else if (chance(0.6)) {
+          const auto& profile = h200().profiles[static_cast<size_t>(instances[k].placement.profile)];
+          std::string need;
+          do need = needs[pick(needs.size())];
+          while (!sched::fits(sched::parse_need(need), mig_slot(profile)));
+          sched::JobView j = job_taking(next++ * 3 + pick(3), need, 600 + pick(20000), {slot});
+          j.work_s = j.estimate_s * std::uniform_real_distribution<double>(0, 1.2)(rng);
+          j.started_at = chance(0.1) ? view.now : view.now - 1 - pick(5000);
+          j.stopping = chance(0.05);
+          view.jobs.push_back(j);
+        }
+      }
+    }
+    std::set<int> idle;  // slots no job runs on
+    for (size_t i = 0; i < view.slots.size(); ++i) idle.insert(static_cast<int>(i));
+    for (const auto& j : view.jobs) idle.erase(j.slots[0]);
+    for (int q = pick(12); q > 0; --q) {
+      const double estimate_s = chance(0.1) ? 0 : 600 + pick(20000);
+      sched::JobView j = job_taking(next++ * 3 + pick(3), needs[pick(needs.size())], estimate_s);
+      j.submitted_at = view.now - pick(3000);
+      if (!idle.empty() && chance(0.15)) {  // an earlier plan made an instance for it
+        view.slots[static_cast<size_t>(*idle.begin())].reserved_for = j.id;
+        idle.erase(idle.begin());
+      }
+      view.jobs.push_back(j);
+    }
+    RebalanceOptions options;
+    options.migrate = chance(0.6);
+    options.drain_after_s = std::vector<double>{-1, 0, 1000}[pick(3)];
+    std::vector<sched::JobId> waiting;
+    const auto changes = plan_rebalance(view, gpus, speeds_of, options, {}, &waiting);
+
+    std::map<sched::JobId, const sched::JobView*> jobs;
+    for (const auto& j : view.jobs) jobs[j.id] = &j;
+    std::set<sched::JobId> moved, reserved;
+    std::set<int> changed;
+    for (const auto& c : changes) {
+      ASSERT_TRUE(changed.insert(c.gpu).second) << "one change per GPU";
+      ASSERT_TRUE(c.gpu >= 0 && c.gpu < n);
+      EXPECT_TRUE(gpu::is_valid_layout(h200(), c.target)) << gpu::layout_error(h200(), c.target);
+      for (sched::JobId id : c.moved) {
+        ASSERT_TRUE(jobs.count(id)) << "trial " << trial;
+        const sched::JobView& j = *jobs[id];
+        EXPECT_TRUE(options.migrate && j.running() && !j.stopping && j.started_at < view.now) << "trial " << trial;
+        EXPECT_TRUE(moved.insert(id).second);
+      }
+      std::set<gpu::Placement> held;
+      for (const auto& [id, at] : c.reserved) {
+        EXPECT_TRUE(reserved.insert(id).second) << "job " << id << " held twice, trial " << trial;
+        EXPECT_TRUE(held.insert(at).second) << "an instance held twice, trial " << trial;
+        EXPECT_NE(std::find(c.target.begin(), c.target.end(), at), c.target.end()) << "trial " << trial;
+      }
+    }
+    for (sched::JobId id : moved)
+      EXPECT_TRUE(reserved.count(id)) << "job " << id << " stopped for nowhere, trial " << trial;
+    for (sched::JobId id : reserved) EXPECT_TRUE(!jobs[id]->running() || moved.count(id)) << "trial " << trial;
+    // What stays: busy instances, those of running jobs not stopped and those made for a queued job; none is
+    // held for another job.
+    std::map<int, sched::JobId> runs_on;  // slot -> the running job that is not stopped
+    for (const auto& j : view.jobs)
+      if (j.running() && !moved.count(j.id)) runs_on[j.slots[0]] = j.id;
+    for (const auto& c : changes) {
+      const size_t g = static_cast<size_t>(c.gpu);
+      const auto& instances = gpus[g].gpu.state.instances;
+      std::vector<gpu::Placement> staying;
+      for (size_t k = 0; k < instances.size(); ++k) {
+        const int slot = static_cast<int>(first_slot[g] + k);
+        const sched::JobId made_for = view.slots[static_cast<size_t>(slot)].reserved_for;
+        if (instances[k].busy || runs_on.count(slot) || (made_for > 0 && jobs.count(made_for)))
+          staying.push_back(instances[k].placement);
+      }
+      for (const auto& p : staying) {
+        EXPECT_NE(std::find(c.target.begin(), c.target.end(), p), c.target.end()) << "trial " << trial;
+        for (const auto& [id, at] : c.reserved) EXPECT_NE(at, p) << "job " << id << ", trial " << trial;
+      }
+    }
+    moves += moved.size();
+    reservations += reserved.size();
+  }
+  EXPECT_GT(moves, 50u);  // the trials exercise moves and plans, not only empty ones
+  EXPECT_GT(reservations, 500u);
+  std::cout << moves << " moves, " << reservations << " reservations\n";
 }
 
 }  // namespace
