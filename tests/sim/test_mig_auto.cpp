@@ -3,12 +3,15 @@
 // trading average JCT for makespan and the jobs that would end last taking the larger slices at the end; on a
 // workload that gains nothing from packing it is no worse than whole GPUs; under light load (with moves or
 // without, and a sweep submitted at once without them) it stays near them; an alternating queue does not make it
-// thrash.
+// thrash; random runs keep every instance apart and end every job once.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
+#include <random>
+#include <string>
 
 #include "sim/simulation.h"
 #include "sim/sweep.h"
@@ -265,6 +268,86 @@ TEST(MigAuto, AnAlternatingQueueDoesNotMakeItThrash) {
             })));
   const auto whole = run_mig_auto(jobs, "1xH200", "fifo", model, false);
   EXPECT_LT(r.metrics.avg_jct, whole.metrics.avg_jct);
+}
+
+// Random runs: clusters of mig=auto GPUs alone and beside whole and hand-laid ones, arrivals spread or at once,
+// ordering policies with and without preemption and dynamic batch, with and without moves. In every one each job
+// ends exactly once, its attempts never overlap, the instances in use on a GPU at any moment form a valid
+// layout (a whole GPU's slot alone), nothing moves without --migrate, and no run beats the work bound.
+TEST(MigAuto, RandomRunsKeepInstancesApartAndEndEveryJobOnce) {
+  const auto model = sweep_model();
+  const std::vector<std::string> clusters{"1xH200:mig=auto",
+                                          "2xH200:mig=auto",
+                                          "3xA100-40GB:mig=auto",
+                                          "1xH200:mig=auto,1xH200",
+                                          "1xA100-40GB:mig=auto,1xA100-40GB:mig=3g.20gb+2g.10gb+2g.10gb"};
+  const std::vector<std::string> policies{"fifo", "srtf", "las(thresholds=600:3600,min_run=0)", "fifo+dynbatch",
+                                          "las(thresholds=600:3600,min_run=0)+dynbatch"};
+  std::mt19937 rng(7);
+  const auto pick = [&](auto n) { return static_cast<decltype(n)>(rng() % static_cast<uint64_t>(n)); };
+  int64_t moves = 0;
+  for (int trial = 0; trial < 150; ++trial) {
+    const std::string spec = clusters[pick(clusters.size())];
+    const Cluster cluster = build_cluster(parse_cluster_spec(spec));
+    auto jobs = generate_sweep(4 + pick(20), model, 1 + pick(1000));
+    if (pick(2)) {
+      for (auto& j : jobs) j.arrival = static_cast<double>(pick(20000));
+      std::stable_sort(jobs.begin(), jobs.end(),
+                       [](const SimJob& a, const SimJob& b) { return a.arrival < b.arrival; });
+    }
+    SimOptions options;
+    options.policy = policies[pick(policies.size())];
+    options.migrate = pick(2);
+    options.min_interval_s = std::vector<double>{-1, 0, 300}[pick(3)];
+    options.drain_after_s = std::vector<double>{-1, 0, 1000}[pick(3)];
+    options.keep_timeline = true;
+    const std::string what = spec + ", " + options.policy + (options.migrate ? ", moves" : "") + ", trial " +
+                             std::to_string(trial);
+    const auto r = simulate(jobs, cluster, model, options);
+    ASSERT_EQ(r.unplaceable, 0u) << what;
+    EXPECT_EQ(r.metrics.jobs, jobs.size()) << what;
+    EXPECT_GE(r.metrics.makespan, work_bound_s(jobs, static_cast<int>(cluster.gpus.size()), model) - 1e-6) << what;
+    if (!options.migrate) {
+      EXPECT_EQ(r.migrations, 0) << what;
+    }
+    moves += r.migrations;
+
+    std::map<sched::JobId, std::vector<const Occupancy*>> attempts;
+    std::map<std::string, std::vector<const Occupancy*>> on_gpu;  // "gpu<i>" -> its attempts
+    for (const auto& o : r.timeline) {
+      if (o.job == 0 || o.end <= o.start) continue;  // re-partitions; attempts stopped as they started
+      attempts[o.job].push_back(&o);
+      on_gpu[o.slot.substr(0, o.slot.find('/'))].push_back(&o);
+    }
+    EXPECT_EQ(attempts.size(), jobs.size()) << what;
+    for (auto& [job, list] : attempts) {
+      std::sort(list.begin(), list.end(), [](const Occupancy* a, const Occupancy* b) { return a->start < b->start; });
+      EXPECT_EQ(std::count_if(list.begin(), list.end(), [](const Occupancy* o) { return o->outcome == "done"; }), 1)
+          << "job " << job << ", " << what;
+      EXPECT_EQ(list.back()->outcome, "done") << "job " << job << ", " << what;
+      for (size_t i = 1; i < list.size(); ++i)
+        EXPECT_LE(list[i - 1]->end, list[i]->start + 1e-9) << "job " << job << ", " << what;
+    }
+    for (const auto& [name, list] : on_gpu) {
+      const SimGpu& gpu = cluster.gpus[static_cast<size_t>(std::stoi(name.substr(3)))];
+      for (const Occupancy* at : list) {  // the instances in use when each attempt starts
+        gpu::Layout in_use;
+        int whole = 0;
+        for (const Occupancy* o : list) {
+          if (o->start > at->start || o->end <= at->start) continue;
+          if (o->slot.find('/') == std::string::npos) {
+            ++whole;
+          } else {
+            in_use.push_back(gpu::parse_placement(*gpu.catalog, o->slot.substr(o->slot.find('/') + 1)));
+          }
+        }
+        EXPECT_TRUE(whole == 0 || (whole == 1 && in_use.empty())) << name << " at " << at->start << ", " << what;
+        EXPECT_TRUE(gpu::is_valid_layout(*gpu.catalog, in_use))
+            << name << " at " << at->start << ": " << gpu::layout_error(*gpu.catalog, in_use) << ", " << what;
+      }
+    }
+  }
+  EXPECT_GT(moves, 20);  // the runs exercise moves
 }
 
 }  // namespace
