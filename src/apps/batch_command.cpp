@@ -262,7 +262,7 @@ Command add_batch_command(CLI::App& root) {
       with_file.slurm = exec::merge_slurm_table(sweep_text, args->sweep, with_file.slurm);
       backend = slurm_backend(with_file, args->cpu_slots, args->mig.mode);
     } else {
-      mig = start_mig_auto(args->mig, inventory, nvml, "ragmig batch");
+      mig = start_mig_auto(args->mig, spec.policy, inventory, nvml, "ragmig batch");
       backend.slots = host_slots(inventory, mig);
     }
     const auto& slots = backend.slots;

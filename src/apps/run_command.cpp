@@ -77,7 +77,7 @@ Command add_run_command(CLI::App& root) {
                    if (slurm) {
                      backend = slurm_backend(args->backend, args->cpu_slots, args->mig.mode);
                    } else {
-                     mig = start_mig_auto(args->mig, inventory, nvml, "ragmig run");
+                     mig = start_mig_auto(args->mig, args->options.policy, inventory, nvml, "ragmig run");
                      if (inventory.cpu_fallback && !mig.partitioner) log_line("ragmig run: " + inventory.fallback_reason);
                      backend.slots = host_slots(inventory, mig);
                      backend.executor = std::make_unique<exec::ProcessExecutor>(executor_options(nvml, backend.slots));

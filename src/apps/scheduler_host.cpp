@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "exec/inventory_slots.h"
 #include "gpu/nvml_device.h"
+#include "sched/policy.h"
 
 namespace ragmig::apps {
 
@@ -74,8 +75,8 @@ std::shared_ptr<gpu::NvmlLibrary> open_nvml(const gpu::Inventory& inventory) {
   return gpu::NvmlLibrary::try_open(inventory.nvml_library, nullptr, nullptr);
 }
 
-MigAuto start_mig_auto(const MigFlags& flags, const gpu::Inventory& inventory, std::shared_ptr<gpu::NvmlLibrary> nvml,
-                       const std::string& who) {
+MigAuto start_mig_auto(const MigFlags& flags, const std::string& policy, const gpu::Inventory& inventory,
+                       std::shared_ptr<gpu::NvmlLibrary> nvml, const std::string& who) {
   const std::string& mode = flags.mode;
   MigAuto m;
   m.who = who;
@@ -93,6 +94,7 @@ MigAuto start_mig_auto(const MigFlags& flags, const gpu::Inventory& inventory, s
   m.nvml = nvml ? std::move(nvml) : std::make_shared<gpu::NvmlLibrary>(inventory.nvml_library);
   exec::RebalanceOptions rebalance = flags.rebalance;
   rebalance.migrate = mode == "migrate";
+  rebalance.shrink = sched::parse_policy_spec(policy).dynamic_batch;
   m.partitioner = std::make_unique<exec::MachinePartitioner>(
       *m.nvml, inventory.gpus, gpu::ApplyOptions{}, [who](const std::string& line) { log_line(who + ": " + line); },
       10.0, nullptr, rebalance);

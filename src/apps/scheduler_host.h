@@ -51,9 +51,10 @@ struct MigAuto {
 };
 
 /// For mode "auto" or "migrate": NVML (`nvml`, from open_nvml) and at least one GPU the partitioner may change (MIG on,
-/// in the catalog), else ConfigError saying why. For "off": nothing.
-MigAuto start_mig_auto(const MigFlags& flags, const gpu::Inventory& inventory, std::shared_ptr<gpu::NvmlLibrary> nvml,
-                       const std::string& who);
+/// in the catalog), else ConfigError saying why. For "off": nothing. `policy`: the scheduler's; with "+dynbatch" the
+/// plan may lay out instances that hold a resizable job only at a smaller batch (RebalanceOptions::shrink).
+MigAuto start_mig_auto(const MigFlags& flags, const std::string& policy, const gpu::Inventory& inventory,
+                       std::shared_ptr<gpu::NvmlLibrary> nvml, const std::string& who);
 
 /// The slots to start with: machine_slots, except that with --mig auto a MIG GPU may have no instance yet
 /// (the partitioner makes them) and no CPU slots stand in for it.

@@ -14,6 +14,7 @@
 
 #include "gpu/mig_steps.h"
 #include "gpu/packing.h"
+#include "sched/memory_model.h"
 
 namespace ragmig::exec {
 namespace {
@@ -65,7 +66,7 @@ using Members = std::vector<const Member*>;
 
 class Plan {
  public:
-  explicit Plan(const std::vector<RebalanceGpu>& gpus) : gpus_(gpus) {}
+  Plan(const std::vector<RebalanceGpu>& gpus, bool shrink) : gpus_(gpus), shrink_(shrink) {}
 
   const gpu::GpuCatalog& catalog(size_t g) const { return *gpus_[g].gpu.state.catalog; }
 
@@ -75,7 +76,7 @@ class Plan {
     std::vector<double> r(cat.profiles.size(), 0.0);
     for (size_t p = 0; p < cat.profiles.size(); ++p) {
       const auto& prof = cat.profiles[p];
-      if (prof.media_extensions() || !sched::fits(m.job->need, slots[p])) continue;
+      if (prof.media_extensions() || !sched::fits(need_of(*m.job), slots[p])) continue;
       r[p] = m.weight * speed_on(m.speeds, prof);
     }
     return r;
@@ -103,6 +104,14 @@ class Plan {
   }
 
  private:
+  /// What an instance must offer the job: with dynamic batch, a resizable one's memory at its min_batch_size.
+  sched::Need need_of(const sched::JobView& job) const {
+    sched::Need need = job.need;
+    if (shrink_ && !need.cpu && job.configured_batch > 0 && job.min_batch_size > 0)
+      need.min_memory_mb = static_cast<int64_t>(std::ceil(sched::memory_at(job.memory, job.min_batch_size)));
+    return need;
+  }
+
   /// The slot each of the catalog's profiles makes (mig_slot parses the profile's name: once per plan).
   const std::vector<sched::Slot>& slots_of(const gpu::GpuCatalog& cat) {
     auto& slots = slots_[&cat];
@@ -112,6 +121,7 @@ class Plan {
   }
 
   const std::vector<RebalanceGpu>& gpus_;
+  const bool shrink_;
   std::unordered_map<const gpu::GpuCatalog*, std::vector<sched::Slot>> slots_;
 };
 
@@ -581,7 +591,7 @@ std::vector<GpuChange> plan_rebalance(const sched::ClusterView& view, const std:
                                       const SpeedOf& speed_of, const RebalanceOptions& options,
                                       const std::vector<sched::JobId>& queue_order,
                                       std::vector<sched::JobId>* waiting) {
-  Plan plan(gpus);
+  Plan plan(gpus, options.shrink);
   State st = running_jobs(view, gpus, speed_of, options, plan);
   admit_queue(view, speed_of, options, queue_order, plan, st);
   if (options.migrate) move_between_gpus(options, plan, st);

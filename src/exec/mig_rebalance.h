@@ -32,7 +32,8 @@
 //     otherwise running jobs stay put and only queued jobs are packed around them. A GPU that nobody uses
 //     or is planned on goes back to one whole instance.
 // At a batch's end (nothing queued, nothing arrived for drain_after_s) each job's value also grows with how
-// late it would end (RebalanceOptions::lateness_weight).
+// late it would end (RebalanceOptions::lateness_weight). With dynamic batch (RebalanceOptions::shrink) an
+// instance holds a resizable job when it holds the job's least batch.
 #pragma once
 
 #include <array>
@@ -84,6 +85,9 @@ struct RebalanceOptions {
   /// 20.5 % -> 15.9 % below the best static layout (mean of seeds 1-5); 300 s 20.1 %, 1,000 s and 3,000 s 20.5 %.
   double drain_after_s = 1000;
   double lateness_weight = 0.5;  ///< 0.25 / 0.5 / 0.75 / 1: (b) mean of seeds 1-5 1.094 / 1.087 / 1.095 / 1.096
+  /// Dynamic batch is on (an ordering policy "+dynbatch"): a resizable job may be planned on an instance whose
+  /// memory holds its min_batch_size (JobView::memory), where it starts at the largest batch that fits.
+  bool shrink = false;
 };
 
 /// The seconds a moved job makes no progress: checkpoint + restart + one MIG destroy and one create step.

@@ -121,6 +121,7 @@ SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, 
   rebalance.min_interval_s = options.min_interval_s;
   rebalance.efficiency_weight = options.efficiency_weight;
   rebalance.drain_after_s = options.drain_after_s;
+  rebalance.shrink = sched::parse_policy_spec(options.policy).dynamic_batch;
   MigPartitioner partitioner(cluster, speed_of, rebalance);
   sched::SchedulerOptions sched_options;
   sched_options.policy = options.policy;

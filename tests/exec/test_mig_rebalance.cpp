@@ -15,6 +15,7 @@
 
 #include "exec/mig_rebalance.h"
 #include "gpu/layout.h"
+#include "sched/memory_model.h"
 
 namespace ragmig::exec {
 namespace {
@@ -373,6 +374,32 @@ TEST(Rebalance, BusyInstancesAndStoppingJobsAreNeverTouched) {
   for (const auto& keep : gpu::parse_layout(h200(), "3g.71gb@4+1g.18gb@0"))
     EXPECT_NE(std::find(target.begin(), target.end(), keep), target.end());
   EXPECT_EQ(target.size(), 5u);  // and three 1g slices in the room left beside them
+}
+
+TEST(Rebalance, WithDynamicBatchAResizableJobIsPlannedWhereOnlyItsSmallerBatchFits) {
+  // Seven small retrievers that need 40 GB at batch 256 and 17.5 GB (the prior's) at their least batch, 64.
+  sched::ClusterView view;
+  std::vector<RebalanceGpu> gpus{gpu_with(0, "", &view)};
+  for (int i = 1; i <= 7; ++i) {
+    sched::JobView j = job_taking(i, "40gb:1");
+    j.configured_batch = j.batch_size = 256;
+    j.min_batch_size = 64;
+    j.memory = sched::prior_memory(j.need, 256);
+    view.jobs.push_back(j);
+  }
+  // At their own batch two fit (3g + 4g); with dynamic batch all seven are packed on 1g.18gb slices.
+  auto changes = plan_rebalance(view, gpus, speeds, {});
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].reserved.size(), 2u);
+  RebalanceOptions shrink;
+  shrink.shrink = true;
+  changes = plan_rebalance(view, gpus, speeds, shrink);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].reserved.size(), 7u);
+  for (const auto& [job, at] : changes[0].reserved) EXPECT_EQ(compute(at), 1);
+  // A job that is not resizable still needs its 40 GB.
+  for (auto& j : view.jobs) j.configured_batch = j.min_batch_size = 0;
+  EXPECT_EQ(plan_rebalance(view, gpus, speeds, shrink).at(0).reserved.size(), 2u);
 }
 
 // Random clusters, jobs and options: whatever the plan, every target is a valid layout that keeps the instances

@@ -136,6 +136,11 @@ TEST(DynamicBatch, LeavesAloneWhatItShouldNot) {
   std::vector<Slot> reserved = slots;
   reserved[0].reserved_for = 8;
   EXPECT_TRUE(add_dynamic_batch(view_of(reserved, {resizable(2, "10gb", 64, 16)}), {}, {2}).starts.empty());
+  // One reserved for the job itself (a MIG plan made it for its smaller batch) it takes, at the batch it holds.
+  reserved[0].reserved_for = 2;
+  const Decisions own = add_dynamic_batch(view_of(reserved, {resizable(2, "10gb", 64, 16)}), {}, {2});
+  ASSERT_EQ(own.starts.size(), 1u);
+  EXPECT_EQ(own.resizes.at(0).batch_size, 21);
   JobView stopping = resizable(4, "10gb", 64, 16);
   stopping.batch_size = 16;
   stopping.slots = {0};
