@@ -196,7 +196,7 @@ TEST(MigAuto, ASweepSubmittedAtOnceStaysNearWholeGpusWithoutMoves) {
 // that mix such GPUs with whole and hand-laid ones, under an ordering policy that preempts and with dynamic
 // batch, with moves and without, every job still ends (the simulator throws when jobs wait on an idle
 // cluster). With moves, the average JCT is within 2 % of the same cluster with the mig=auto GPU whole (the
-// issue's bound; 0.62-0.97x). Without moves that is not asserted, and not true of one run: 1.09x for the A100
+// issue's bound; 0.64-0.97x). Without moves that is not asserted, and not true of one run: 1.09x for the A100
 // beside a static 3g+2g+2g one under las+dynbatch, seed 1 — LAS's preemption puts a long trial on the static
 // 2g, and without moves it stays there after the mig=auto GPU frees (0.99x before the rule that keeps a job off a
 // slice where waiting for a GPU would end it sooner, which took three other runs here from 1.06-1.14x to
