@@ -55,7 +55,8 @@ Decisions add_dynamic_batch(const ClusterView& view, Decisions decisions, const 
   // slot reserved for a job (a MIG plan made it for it, maybe for its smaller batch) only for that job.
   std::vector<int> order;
   for (size_t i = 0; i < view.slots.size(); ++i)
-    if (usable[i] && view.slots[i].reserved_for >= 0 && view.slots[i].kind != SlotKind::Cpu) order.push_back(static_cast<int>(i));
+    if (usable[i] && view.slots[i].reserved_for >= 0 && view.slots[i].kind != SlotKind::Cpu)
+      order.push_back(static_cast<int>(i));
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
     const Slot &x = view.slots[static_cast<size_t>(a)], &y = view.slots[static_cast<size_t>(b)];
     if (slot_memory_mb(x) != slot_memory_mb(y)) return slot_memory_mb(x) > slot_memory_mb(y);
@@ -71,7 +72,8 @@ Decisions add_dynamic_batch(const ClusterView& view, Decisions decisions, const 
     smaller.min_memory_mb = static_cast<int64_t>(std::ceil(memory_at(j.memory, j.min_batch_size)));
     std::vector<char> mine = plan_holds_off(view, id) ? without_reshapable(usable, view.slots) : usable;
     for (int s : order)
-      if (const JobId r = view.slots[static_cast<size_t>(s)].reserved_for; r != 0 && r != id) mine[static_cast<size_t>(s)] = 0;
+      if (const JobId holder = view.slots[static_cast<size_t>(s)].reserved_for; holder != 0 && holder != id)
+        mine[static_cast<size_t>(s)] = 0;
     const std::vector<int> chosen = choose_slots(smaller, view.slots, order, mine);
     if (chosen.empty()) continue;
     const int64_t b = largest_batch_within(j.memory, least_memory_mb(view.slots, chosen), j.min_batch_size, j.configured_batch,
