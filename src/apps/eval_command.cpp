@@ -3,7 +3,10 @@
 // metrics on stdout (a table, or one JSON object with --json).
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -11,6 +14,7 @@
 #include "apps/retrieval_options.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/event_log.h"
 #include "eval/evaluate.h"
 #include "index/fusion.h"
 
@@ -145,9 +149,17 @@ Command add_eval_command(CLI::App& root) {
                    if (!args->metrics.empty()) opts.metrics = parse_metric_list(args->metrics);
                    prepare_retrieval(opts, args->no_cache);
                    const bool quiet = args->quiet;
-                   const eval::EvalResult result = eval::evaluate(opts, [quiet](const std::string& line) {
+                   // Run as a scheduler's job (the job protocol's RAGMIG_RUN_DIR): each line is a progress event
+                   // too, so that its monitor knows a long evaluation from a stalled one.
+                   std::optional<EventLog> events;
+                   if (const char* run_dir = std::getenv("RAGMIG_RUN_DIR"); run_dir && *run_dir)
+                     events.emplace((std::filesystem::path(run_dir) / "events.jsonl").string());
+                   if (events) events->append({{"event", "start"}});
+                   const eval::EvalResult result = eval::evaluate(opts, [&](const std::string& line) {
                      if (!quiet) std::fprintf(stderr, "ragmig eval: %s\n", line.c_str());
+                     if (events) events->append({{"event", "progress"}, {"message", line}});
                    });
+                   if (events) events->append({{"event", "done"}});
                    for (const auto& w : result.warnings) std::fprintf(stderr, "ragmig eval: warning: %s\n", w.c_str());
                    if (!args->out.empty()) write_file_atomic(args->out, result.to_json().dump(2) + "\n");
                    if (args->json) std::printf("%s\n", result.to_json().dump(2).c_str());

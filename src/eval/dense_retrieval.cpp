@@ -27,6 +27,9 @@ namespace {
 // Bump when what the embedder produces for the same model and text changes (tokenisation, pooling, text join).
 // v2: the folder's tokenizer files decide lower-casing, accents, CJK and the length limit; ST pooling.
 constexpr const char* kEmbeddingVersion = "embed-v2";
+// How often embedding says how far it got: well within the monitor's stall limit for a job that has not reported
+// yet (monitor::AlertThresholds::start_timeout_s, 15 min).
+constexpr std::chrono::seconds kProgressEvery{60};
 
 }  // namespace
 
@@ -90,7 +93,15 @@ DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup&
       return std::move(*m);
     }
     log("embedding " + std::to_string(texts.size()) + " " + what);
-    index::FloatMatrix m = get_encoder().embed(texts, queries);
+    // A line at least every kProgressEvery while it embeds: a big corpus takes hours, and a scheduler running
+    // this as a job hears from it (`ragmig eval` writes each line to the job's events.jsonl).
+    auto said = std::chrono::steady_clock::now();
+    const auto on_batch = [&](size_t done) {
+      if (done == texts.size() || std::chrono::steady_clock::now() - said < kProgressEvery) return;
+      said = std::chrono::steady_clock::now();
+      log(fmt::format("embedded {} of {} {}", done, texts.size(), what));
+    };
+    index::FloatMatrix m = get_encoder().embed(texts, queries, on_batch);
     out.cache.push_back({what, cache.store_matrix(path, m, out.warnings), path});
     return m;
   };

@@ -71,10 +71,11 @@ int64_t Encoder::max_query_tokens() const { return impl_->options.max_query_toke
 int64_t Encoder::max_passage_tokens() const { return impl_->options.max_passage_tokens; }
 const text::Prompts& Encoder::prompts() const { return impl_->prompts; }
 
-index::FloatMatrix Encoder::embed(const std::vector<std::string>& texts, bool queries) {
+index::FloatMatrix Encoder::embed(const std::vector<std::string>& texts, bool queries,
+                                  const std::function<void(size_t done)>& on_batch) {
   const int64_t max_tokens = queries ? impl_->options.max_query_tokens : impl_->options.max_passage_tokens;
   torch::Tensor t = model::embed_texts(impl_->loaded.model, *impl_->tokenizer, texts, queries, max_tokens,
-                                       impl_->options.batch_size, impl_->device, impl_->prompts.of(queries))
+                                       impl_->options.batch_size, impl_->device, impl_->prompts.of(queries), on_batch)
                         .contiguous();
   index::FloatMatrix m;
   if (t.dim() != 2 || t.size(0) == 0) return m;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,8 +35,9 @@ class Encoder {
   Encoder(const std::string& model_dir, const std::string& device, const EmbedOptions& options);
   ~Encoder();
 
-  /// One row per text, in order.
-  index::FloatMatrix embed(const std::vector<std::string>& texts, bool queries);
+  /// One row per text, in order. `on_batch`, when given, is told after each forward pass how many are done.
+  index::FloatMatrix embed(const std::vector<std::string>& texts, bool queries,
+                           const std::function<void(size_t done)>& on_batch = {});
 
   const std::string& device() const;
   /// The precision the model computes in ("fp32" | "bf16") and why (model::choose_precision).

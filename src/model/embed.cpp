@@ -43,7 +43,8 @@ std::vector<std::pair<size_t, size_t>> least_padding_batches(const std::vector<s
 
 torch::Tensor embed_texts(DualEncoder& model, const text::Tokenizer& tokenizer,
                           const std::vector<std::string>& texts, bool queries, int64_t max_tokens,
-                          int64_t batch_size, const torch::Device& device, std::string_view prompt) {
+                          int64_t batch_size, const torch::Device& device, std::string_view prompt,
+                          const std::function<void(size_t done)>& on_batch) {
   std::vector<std::vector<int32_t>> seqs(texts.size());
   for (size_t i = 0; i < texts.size(); ++i) seqs[i] = text::encode_with_prompt(tokenizer, prompt, texts[i], max_tokens);
   // Similar lengths together: far less padding to encode.
@@ -72,6 +73,7 @@ torch::Tensor embed_texts(DualEncoder& model, const text::Tokenizer& tokenizer,
     if (!out.defined()) out = torch::empty({static_cast<int64_t>(texts.size()), emb.size(1)}, torch::kFloat32);
     torch::Tensor idx = torch::from_blob(order.data() + begin, {static_cast<int64_t>(end - begin)}, torch::kLong);
     out.index_copy_(0, idx, emb);
+    if (on_batch) on_batch(end);
   }
   if (was_training) model->train();
   if (!out.defined()) out = torch::empty({0, 0});

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <torch/torch.h>
@@ -30,9 +31,11 @@ std::vector<std::pair<size_t, size_t>> least_padding_batches(const std::vector<s
 /// each ([CLS] and [SEP] included). A forward pass holds at most batch_size x max_tokens tokens, padding
 /// included: batch_size texts of the longest length, more of shorter ones (at least one text). Returns [N, D] float32 on the CPU,
 /// row i for texts[i]; no texts gives an empty [0, 0] tensor. The model's training mode is restored.
-/// `prompt` goes before every text (text/prompts.h), its tokens within max_tokens.
+/// `prompt` goes before every text (text/prompts.h), its tokens within max_tokens. `on_batch`, when given, is
+/// told after each forward pass how many texts are embedded so far.
 torch::Tensor embed_texts(DualEncoder& model, const text::Tokenizer& tokenizer,
                           const std::vector<std::string>& texts, bool queries, int64_t max_tokens,
-                          int64_t batch_size, const torch::Device& device, std::string_view prompt = {});
+                          int64_t batch_size, const torch::Device& device, std::string_view prompt = {},
+                          const std::function<void(size_t done)>& on_batch = {});
 
 }  // namespace ragmig::model

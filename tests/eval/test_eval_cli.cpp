@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <sstream>
 
 #include "../train/train_fixture.h"
 #include "core/atomic_file.h"
+#include "eval/encoder.h"
 #include "eval/metrics.h"
 #include "eval/run_file.h"
 #include "eval_fixture.h"
@@ -230,6 +232,56 @@ TEST(EvalCli, SecondDenseEvaluationComesFromTheCache) {
   ASSERT_EQ(damaged.exit_code, 0) << damaged.output;
   EXPECT_NE(damaged.output.find("damaged cache entry"), std::string::npos) << damaged.output;
   EXPECT_EQ(eval_json(damaged)["ndcg@10"], j1["ndcg@10"]);
+}
+
+// Run as a scheduler's job (RAGMIG_RUN_DIR set, as the executor sets it), `ragmig eval` reports through the job
+// protocol: start, a progress event per stage line, done. The monitor's stall rule hears from a long
+// evaluation (the main job's evaluation of SciFact on a busy 2-core CPU took 16 min and raised a false "stall").
+TEST(EvalCli, RunAsASchedulersJobItReportsProgressInItsEventsFile) {
+  ScratchDir dir;
+  write_toy_beir(dir / "beir");
+  write_random_model(dir / "model");
+  std::filesystem::create_directories(dir / "run");
+  const std::vector<std::string> argv = {
+      "/usr/bin/env", "RAGMIG_RUN_DIR=" + (dir / "run").string(), RAGMIG_BINARY, "eval", "--data",
+      (dir / "beir").string(), "--retriever", "dense", "--model", (dir / "model").string(), "--no-cache", "--device",
+      "cpu", "--quiet"};
+  const auto r = run_process(argv);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<nlohmann::json> events;
+  std::istringstream lines(read_file(dir / "run" / "events.jsonl"));
+  for (std::string line; std::getline(lines, line);) events.push_back(nlohmann::json::parse(line));
+  ASSERT_GE(events.size(), 3u);
+  EXPECT_EQ(events.front()["event"], "start");
+  EXPECT_EQ(events.back()["event"], "done");
+  bool embedding = false;
+  for (size_t i = 1; i + 1 < events.size(); ++i) {
+    EXPECT_EQ(events[i]["event"], "progress");
+    embedding |= events[i]["message"].get<std::string>() == "embedding 6 passages";
+  }
+  EXPECT_TRUE(embedding);
+  for (const auto& e : events) EXPECT_TRUE(e["time"].is_number());
+  EXPECT_EQ(r.output.find("embedding"), std::string::npos) << "--quiet still keeps stderr quiet";
+
+}
+
+// The encoder says after each forward pass how many texts are embedded: what the stage lines above count.
+TEST(EvalCli, TheEncoderSaysHowManyTextsAreEmbeddedAfterEachPass) {
+  ScratchDir dir;
+  write_random_model(dir / "model");
+  eval::EmbedOptions options;
+  options.batch_size = 2;  // a pass holds 2 x 8 tokens: several passes
+  options.max_passage_tokens = 8;
+  eval::Encoder encoder((dir / "model").string(), "cpu", options);
+  const std::vector<std::string> texts = {"lava", "the glaciers carve valleys", "coral", "deserts",
+                                          "rivers and forests"};
+  std::vector<size_t> said;
+  const auto m = encoder.embed(texts, false, [&](size_t done) { said.push_back(done); });
+  EXPECT_EQ(m.rows, 5);
+  ASSERT_GE(said.size(), 2u);
+  EXPECT_TRUE(std::is_sorted(said.begin(), said.end()));
+  EXPECT_EQ(std::adjacent_find(said.begin(), said.end()), said.end()) << "each pass embeds some";
+  EXPECT_EQ(said.back(), texts.size());
 }
 
 // Re-ranking only re-orders BM25's candidates, and on the toy folder each query has at most one, so the
