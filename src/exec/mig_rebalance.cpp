@@ -14,7 +14,7 @@
 
 #include "gpu/mig_steps.h"
 #include "gpu/packing.h"
-#include "sched/memory_model.h"
+#include "sched/dynamic_batch.h"
 
 namespace ragmig::exec {
 namespace {
@@ -74,9 +74,11 @@ class Plan {
     const auto& cat = catalog(g);
     const auto& slots = slots_of(cat);
     std::vector<double> r(cat.profiles.size(), 0.0);
+    // With dynamic batch, an instance that holds the job's least batch holds it.
+    const sched::Need need = shrink_ ? sched::least_need(*m.job) : m.job->need;
     for (size_t p = 0; p < cat.profiles.size(); ++p) {
       const auto& prof = cat.profiles[p];
-      if (prof.media_extensions() || !sched::fits(need_of(*m.job), slots[p])) continue;
+      if (prof.media_extensions() || !sched::fits(need, slots[p])) continue;
       r[p] = m.weight * speed_on(m.speeds, prof);
     }
     return r;
@@ -104,14 +106,6 @@ class Plan {
   }
 
  private:
-  /// What an instance must offer the job: with dynamic batch, a resizable one's memory at its min_batch_size.
-  sched::Need need_of(const sched::JobView& job) const {
-    sched::Need need = job.need;
-    if (shrink_ && !need.cpu && job.configured_batch > 0 && job.min_batch_size > 0)
-      need.min_memory_mb = static_cast<int64_t>(std::ceil(sched::memory_at(job.memory, job.min_batch_size)));
-    return need;
-  }
-
   /// The slot each of the catalog's profiles makes (mig_slot parses the profile's name: once per plan).
   const std::vector<sched::Slot>& slots_of(const gpu::GpuCatalog& cat) {
     auto& slots = slots_[&cat];

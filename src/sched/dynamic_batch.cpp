@@ -16,6 +16,13 @@ Need least_need(const JobSpec& spec) {
   return need;
 }
 
+Need least_need(const JobView& job) {
+  Need need = job.need;
+  if (!need.cpu && job.configured_batch > 0 && job.min_batch_size > 0)
+    need.min_memory_mb = static_cast<int64_t>(std::ceil(memory_at(job.memory, job.min_batch_size)));
+  return need;
+}
+
 int64_t slot_memory_mb(const Slot& slot) { return slot.nominal_memory_mb > 0 ? slot.nominal_memory_mb : slot.memory_mb; }
 
 int64_t least_memory_mb(const std::vector<Slot>& slots, const std::vector<int>& indices) {
@@ -68,8 +75,7 @@ Decisions add_dynamic_batch(const ClusterView& view, Decisions decisions, const 
     if (it == by_id.end() || starting.count(id) || !resizable(*it->second) || it->second->running()) continue;
     if (std::binary_search(view.awaiting.begin(), view.awaiting.end(), id)) continue;
     const JobView& j = *it->second;
-    Need smaller = j.need;
-    smaller.min_memory_mb = static_cast<int64_t>(std::ceil(memory_at(j.memory, j.min_batch_size)));
+    const Need smaller = least_need(j);
     std::vector<char> mine = plan_holds_off(view, id) ? without_reshapable(usable, view.slots) : usable;
     for (int s : order)
       if (const JobId holder = view.slots[static_cast<size_t>(s)].reserved_for; holder != 0 && holder != id)

@@ -13,6 +13,9 @@ namespace ragmig::sched {
 /// What a resizable job needs at the least under dynamic batch: its Need with the memory its min_batch_size
 /// takes by the prior (memory_model.h), as placement sees it before the job has run. Other jobs: their Need.
 Need least_need(const JobSpec& spec);
+/// The same of a job in the view, by its memory model as the scheduler knows it now (JobView::memory: learned
+/// from its events, else the prior): what a slice must hold for it to start there under dynamic batch.
+Need least_need(const JobView& job);
 
 /// The memory a slot offers a need: what its MIG profile names when set (as `fits` compares), else NVML's.
 int64_t slot_memory_mb(const Slot& slot);
