@@ -92,6 +92,7 @@ DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup&
       out.cache.push_back({what, "hit", path});
       return std::move(*m);
     }
+    Encoder& embedder = get_encoder();  // "loading model" comes before what it embeds
     log("embedding " + std::to_string(texts.size()) + " " + what);
     // A line at least every kProgressEvery while it embeds: a big corpus takes hours, and a scheduler running
     // this as a job hears from it (`ragmig eval` writes each line to the job's events.jsonl).
@@ -101,7 +102,7 @@ DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup&
       said = std::chrono::steady_clock::now();
       log(fmt::format("embedded {} of {} {}", done, texts.size(), what));
     };
-    index::FloatMatrix m = get_encoder().embed(texts, queries, on_batch);
+    index::FloatMatrix m = embedder.embed(texts, queries, on_batch);
     out.cache.push_back({what, cache.store_matrix(path, m, out.warnings), path});
     return m;
   };

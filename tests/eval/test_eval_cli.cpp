@@ -254,15 +254,17 @@ TEST(EvalCli, RunAsASchedulersJobItReportsProgressInItsEventsFile) {
   ASSERT_GE(events.size(), 3u);
   EXPECT_EQ(events.front()["event"], "start");
   EXPECT_EQ(events.back()["event"], "done");
-  bool embedding = false;
+  size_t loading = 0, embedding = 0;  // the lines' positions
   for (size_t i = 1; i + 1 < events.size(); ++i) {
     EXPECT_EQ(events[i]["event"], "progress");
-    embedding |= events[i]["message"].get<std::string>() == "embedding 6 passages";
+    const std::string message = events[i]["message"];
+    if (message.rfind("loading model ", 0) == 0) loading = i;
+    if (message == "embedding 6 passages") embedding = i;
   }
-  EXPECT_TRUE(embedding);
+  EXPECT_GT(loading, 0u);
+  EXPECT_GT(embedding, loading) << "the model loads before what it embeds is said";
   for (const auto& e : events) EXPECT_TRUE(e["time"].is_number());
   EXPECT_EQ(r.output.find("embedding"), std::string::npos) << "--quiet still keeps stderr quiet";
-
 }
 
 // The encoder says after each forward pass how many texts are embedded: what the stage lines above count.
