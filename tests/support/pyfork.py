@@ -1,5 +1,5 @@
-"""A fork server for the tests' Python: the parity tests run ~40 short Python scripts, each of which spent ~10 s of
-its ~12 importing torch, transformers, sentence-transformers and peft. The server imports them once; each run forks
+"""A fork server for the tests' Python: the parity tests run ~40 short Python scripts, and each run spent most of its
+time, ~10 s, importing torch, transformers, sentence-transformers and peft. The server imports them once; each run forks
 from it with the caller's argv, working directory, environment and stdin/stdout/stderr (passed over a Unix socket),
 so to its caller a run is a Python process like any other: same output, same exit status.
 
@@ -57,13 +57,15 @@ def _recv_exactly(s, n):
 
 def run_client(name, python, args):
     """Runs `python args` in the server named `name`, else execs it; exits with the run's exit status."""
-    served = args[:1] != [] and (args[0] == "-c" and len(args) > 1 or not args[0].startswith("-"))
+    served = bool(args) and ((args[0] == "-c" and len(args) > 1) or not args[0].startswith("-"))
     s = _connect(name) if served else None
-    if s is None:
-        os.execv(python, [python] + args)
-    _send(s, {"argv": args, "cwd": os.getcwd(), "env": dict(os.environ)}, fds=(0, 1, 2))
-    if s.recv(1) != b"R":  # the server went away before it started the run: nothing ran
-        s.close()
+    try:
+        if s is not None:
+            _send(s, {"argv": args, "cwd": os.getcwd(), "env": dict(os.environ)}, fds=(0, 1, 2))
+            started = s.recv(1) == b"R"
+    except OSError:
+        started = False
+    if s is None or not started:  # no server, or it went away before it started the run: nothing ran
         os.execv(python, [python] + args)
     try:
         status = int(_recv_exactly(s, 4).decode())
