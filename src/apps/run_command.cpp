@@ -30,9 +30,9 @@ Command add_run_command(CLI::App& root) {
   auto args = std::make_shared<Args>();
   CLI::App* sub = root.add_subcommand("run", "Run the scheduler in the foreground on this machine's slots");
   sub->add_option("--policy", args->options.policy,
-                  "fifo | priority[(aging=1,preempt=0,min_run=60)] | rr[(quantum=300)] | sjf | srtf[(min_run=60)] | "
-                  "las[(thresholds=3600:36000,min_run=60)], each optionally +dynbatch (resizable jobs start smaller "
-                  "on slices with less memory)")
+                  "fifo | priority[(aging=1,preempt=0,min_run=60)] | rr[(quantum=300)] | sjf | ljf | "
+                  "srtf[(min_run=60)] | las[(thresholds=3600:36000,min_run=60)], each optionally +dynbatch (resizable "
+                  "jobs start smaller on slices with less memory)")
       ->capture_default_str();
   sub->add_flag("--until-empty", args->until_empty, "exit when no job is queued or running");
   sub->add_option("--state", args->state, "state folder (default ./.ragmig or $RAGMIG_STATE)");

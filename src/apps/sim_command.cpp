@@ -43,7 +43,9 @@ Command add_sim_command(CLI::App& root) {
   sub->add_option("--cluster", args->cluster,
                   "pools <count>x<model>[:mig=<mix>|auto] joined by ',': 1000xV100, 64xA100-40GB, "
                   "8xH200:mig=7x1g.18gb, 8xH200:mig=auto, 3xcpu");
-  sub->add_option("--policy", args->policy, "policies joined by ',': fifo,priority,srtf,las(thresholds=3600:36000), each optionally +dynbatch")
+  sub->add_option("--policy", args->policy,
+                  "policies joined by ',': fifo,priority,srtf,ljf,las(thresholds=3600:36000), each optionally "
+                  "+dynbatch")
       ->capture_default_str();
   sub->add_option("--seed", args->seed, "seed of generated workloads")->capture_default_str();
   sub->add_flag("--json", args->json, "print a JSON list, one object per policy");

@@ -144,6 +144,12 @@ Ranking sjf(const ClusterView& view, Ranked which) {
   return {rank_by(view, which, [](const JobView& j) { return j.estimate_s > 0 ? j.estimate_s : kInf; }), nullptr};
 }
 
+// Longest processing time first (Graham's LPT): a batch submitted at once ends sooner when its long jobs start
+// first and the short ones fill in around them; jobs without an estimate come last.
+Ranking ljf(const ClusterView& view, Ranked which) {
+  return {rank_by(view, which, [](const JobView& j) { return j.estimate_s > 0 ? -j.estimate_s : kInf; }), nullptr};
+}
+
 Ranking srtf(const ClusterView& view, Ranked which, double min_run) {
   return {rank_by(view, which, remaining), [&view, min_run](const JobView& want, const JobView& victim) {
             return remaining(want) < remaining(victim) && ran_for(victim, view.now) >= min_run;
@@ -173,6 +179,7 @@ const std::vector<PolicyInfo>& policy_catalog() {
         {"min_run", "60", "seconds a job runs before it may be preempted"}}},
       {"rr", "round-robin time slices through preemption", {{"quantum", "300", "seconds per slice"}}},
       {"sjf", "shortest job (estimate_s) first, not preemptive", {}},
+      {"ljf", "longest job (estimate_s) first, not preemptive: a batch's makespan (LPT)", {}},
       {"srtf",
        "shortest remaining time (estimate_s minus work done) first, preemptive",
        {{"min_run", "60", "seconds a job runs before it may be preempted"}}},
@@ -208,6 +215,8 @@ Policy make_policy(const std::string& text) {
     ranking = [=](const ClusterView& v, Ranked w) { return round_robin(v, w, quantum); };
   } else if (spec.name == "sjf") {
     ranking = sjf;
+  } else if (spec.name == "ljf") {
+    ranking = ljf;
   } else if (spec.name == "srtf") {
     const double min_run = params.number("min_run", 0);
     ranking = [=](const ClusterView& v, Ranked w) { return srtf(v, w, min_run); };

@@ -69,7 +69,7 @@ void expect_feasible(const ClusterView& v, const Decisions& d, const std::string
 }
 
 const std::vector<std::string> kAllPolicies = {
-    "fifo", "priority", "priority(preempt=1,min_run=0)", "rr(quantum=30)", "sjf", "srtf(min_run=0)",
+    "fifo", "priority", "priority(preempt=1,min_run=0)", "rr(quantum=30)", "sjf", "ljf", "srtf(min_run=0)",
     "las(thresholds=100:1000,min_run=0)"};
 
 TEST(PolicySpec, RoundTrips) {
@@ -296,6 +296,7 @@ TEST(Policies, PreemptOnlyWhereThePolicySays) {
   for (const Row& r : std::vector<Row>{
            {"fifo", {}},
            {"sjf", {}},
+           {"ljf", {}},
            {"priority", {}},                                // not preemptive by default
            {"priority(preempt=1,min_run=60)", {1}},         // the lowest priority goes; job 2 ran only 50 s
            {"priority(preempt=1,min_run=0)", {1}},          // one victim is enough
@@ -337,18 +338,21 @@ TEST(Policies, OrderOfStarts) {
   };
   v.jobs = {queued(1, "cpu:1", 0, 1), queued(2, "cpu:1", 5, 2), queued(3, "cpu:1", 1, 3)};
   v.jobs[0].estimate_s = 300;
-  v.jobs[1].estimate_s = 0;  // unknown: last under sjf
+  v.jobs[1].estimate_s = 0;  // unknown: last under sjf and ljf
   v.jobs[2].estimate_s = 100;
   v.jobs[0].service_s = 500;
   v.jobs[0].queued_since = 50;
   for (const Row& r : std::vector<Row>{{"fifo", 1},
                                        {"priority", 2},
                                        {"sjf", 3},
+                                       {"ljf", 1},
                                        {"srtf", 3},
                                        {"las(thresholds=100)", 2},  // job 1 has passed the threshold
                                        {"rr", 2}}) {                // job 2 has waited longest (queued_since)
     EXPECT_EQ(started(make_policy(r.policy).decide(v)), std::vector<JobId>{r.first}) << r.policy;
   }
+  EXPECT_EQ(make_policy("ljf").queue_order(v), (std::vector<JobId>{1, 3, 2})) << "longest first, unknown last";
+  EXPECT_EQ(make_policy("sjf").queue_order(v), (std::vector<JobId>{3, 1, 2}));
 }
 
 // Aging bounds the wait: a priority-0 job overtakes fresh priority-5 jobs once it has waited
