@@ -16,11 +16,17 @@ NAME = "ragmig-pyfork-selftest-%d" % os.getpid()
 
 
 def client(tmp):
-    """A client like build/tests/python, for NAME."""
+    """The client build/tests/python is, for NAME: tests/support/python.in filled in as CMake's configure_file does."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "python.in")) as f:
+        text = f.read()
+    for key, value in (("RAGMIG_PYTHON_PATH", sys.executable), ("RAGMIG_PYFORK_NAME", NAME),
+                       ("PROJECT_SOURCE_DIR", os.path.dirname(os.path.dirname(here)))):
+        text = text.replace("@%s@" % key, value)
+    assert "@" not in text, text
     path = os.path.join(tmp, "python")
     with open(path, "w") as f:
-        f.write("#!%s\nimport sys\nsys.path.insert(0, %r)\nimport pyfork\npyfork.run_client(%r, %r, sys.argv[1:])\n"
-                % (sys.executable, os.path.dirname(os.path.abspath(__file__)), NAME, sys.executable))
+        f.write(text)
     os.chmod(path, 0o755)
     return path
 
