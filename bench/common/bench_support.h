@@ -11,7 +11,7 @@
 #include <functional>
 #include <string>
 
-#include "model/bert_config.h"
+#include "model/encoder_flops.h"
 
 namespace ragmig::bench {
 
@@ -38,22 +38,8 @@ inline double matmul_gflops(torch::ScalarType dtype, int64_t n, double min_secon
   return 2.0 * n * n * n / s / 1e9;
 }
 
-/// Forward FLOPs of a BERT encoder on one sequence of `len` tokens: Q, K, V and output projections, the FFN
-/// (ModernBERT's gated one: Wi twice as wide), and the two attention products over the keys each token sees (on
-/// ModernBERT's sliding layers its window: what the whole product under a mask, or ragmig's blocks of keys,
-/// compute beyond it is not counted as work); embeddings, softmax, LayerNorm and pooling are noise beside them.
-inline double encoder_flops(const ragmig::model::BertConfig& c, int64_t len) {
-  const double l = static_cast<double>(len), h = static_cast<double>(c.hidden_size);
-  const double i = static_cast<double>(c.intermediate_size);
-  const double ffn = (c.is_modernbert() ? 6 : 4) * l * h * i;
-  double flops = 0;
-  for (int64_t layer = 0; layer < c.num_hidden_layers; ++layer) {
-    const bool sliding = c.is_modernbert() && c.modernbert.sliding_layers[static_cast<size_t>(layer)];
-    const double keys = sliding ? std::min(l, static_cast<double>(c.modernbert.local_attention + 1)) : l;
-    flops += 8 * l * h * h + ffn + 4 * l * keys * h;
-  }
-  return flops;
-}
+/// A BERT encoder's forward FLOPs (model/encoder_flops.h).
+using ragmig::model::encoder_flops;
 
 /// Runs a Python reference and returns the last JSON object it printed ("" when it failed, after saying so).
 inline std::string run_python(const std::string& cmd) {

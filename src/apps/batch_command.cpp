@@ -33,6 +33,7 @@
 #include "sched/scheduler.h"
 #include "sched/slot.h"
 #include "train/train_config.h"
+#include "train/work_estimate.h"
 
 namespace ragmig::apps {
 namespace {
@@ -57,15 +58,26 @@ hpo::SweepPlan resolve_plan(const hpo::SweepSpec& spec) {
   };
   const train::TrainConfig base = resolve(nullptr, "[sweep] base and set");
   train::check_input_paths(base);
+  plan.max_steps = base.train.max_steps;
+  hpo::AshaConfig asha;
+  asha.min_steps = spec.asha.min_steps;
+  asha.reduction_factor = spec.asha.reduction_factor;
+  asha.max_steps = plan.max_steps;
+  plan.rungs = hpo::rung_steps(asha);
   for (size_t i = 0; i < plan.trials.size(); ++i) {
-    const train::TrainConfig trial = resolve(&plan.trials[i], "trial " + hpo::trial_id(i));
+    train::TrainConfig trial = resolve(&plan.trials[i], "trial " + hpo::trial_id(i));
     plan.batch_sizes.push_back(trial.train.batch_size);
+    // Its work as hpo::train_job runs it: with the sweep's rung evaluations.
+    trial.eval.split = spec.eval.split;
+    trial.eval.max_queries = spec.asha.queries;
+    trial.eval.max_passages = spec.asha.passages;
+    trial.eval.at_steps = plan.rungs;
+    plan.trial_flops.push_back(train::training_work(trial).total());
     // [eval] dimensions past a trial's embeddings would fail its evaluation once it has trained.
     if (const int64_t size = spec.eval.dimensions > 0 ? train::embedding_size(trial) : 0; spec.eval.dimensions > size)
       throw ConfigError(fmt::format("{}: [eval] dimensions = {}: trial {}'s embeddings have {} dimensions", spec.path,
                                     spec.eval.dimensions, hpo::trial_id(i), size));
   }
-  plan.max_steps = base.train.max_steps;
   plan.rung_k = base.eval.k;
   plan.max_query_tokens = base.data.max_query_tokens;
   plan.max_passage_tokens = base.data.max_passage_tokens;
@@ -77,11 +89,6 @@ hpo::SweepPlan resolve_plan(const hpo::SweepSpec& spec) {
       throw ConfigError(fmt::format("{}: [eval] baselines: {} (base config {})", spec.path, e.what(), spec.base));
     }
   }
-  hpo::AshaConfig asha;
-  asha.min_steps = spec.asha.min_steps;
-  asha.reduction_factor = spec.asha.reduction_factor;
-  asha.max_steps = plan.max_steps;
-  plan.rungs = hpo::rung_steps(asha);
   return plan;
 }
 

@@ -70,6 +70,8 @@ SweepDriver::SweepDriver(SweepPlan plan, sched::Store& store, sched::Scheduler& 
   }
   events_seen_.assign(trials_.size(), 0);
   training_over_.assign(trials_.size(), false);
+  windows_.assign(trials_.size(), ProgressWindow());
+  speeds_.assign(trials_.size(), 1.0);
 }
 
 std::string SweepDriver::asha_log_path() const { return (std::filesystem::path(plan_.dir) / "asha.jsonl").string(); }
@@ -187,6 +189,11 @@ void SweepDriver::read_events(size_t index) {
     nlohmann::json ev = nlohmann::json::parse(stored.body, nullptr, /*allow_exceptions=*/false);
     if (!ev.is_object()) continue;
     const std::string kind = ev.value("event", std::string());
+    if (kind == "start") windows_[index].restart();
+    const auto step = ev.find("step"), time = ev.find("time"), batch = ev.find("batch_size");
+    if (kind == "progress" && step != ev.end() && step->is_number_integer() && time != ev.end() &&
+        time->is_number() && batch != ev.end() && batch->is_number_integer())
+      windows_[index].add(step->get<int64_t>(), time->get<double>(), batch->get<int64_t>());
     if (kind == "eval" && ev.contains("step") && ev["step"].is_number_integer()) {
       const auto value = ev.find(plan_.rung_metric());
       if (value != ev.end() && value->is_number()) take_rung(index, ev["step"].get<int64_t>(), value->get<double>());
@@ -209,8 +216,14 @@ bool SweepDriver::refresh(size_t index) {
     const double end = a.ended_at > 0 ? a.ended_at : std::max(a.started_at, clock_.now());
     t.wall_s += std::max(0.0, end - a.started_at);
     std::string where;
-    for (const auto& s : a.slots) where += (where.empty() ? "" : "+") + s;
+    double speed = 1e300;  // a job's work accrues at its slowest slot's speed (sched::JobView::work_s)
+    for (const auto& s : a.slots) {
+      where += (where.empty() ? "" : "+") + s;
+      for (const auto& slot : scheduler_.slots())
+        if (slot.id == s) speed = std::min(speed, slot.speed);
+    }
     t.slot = where;
+    speeds_[index] = speed < 1e300 ? speed : 1.0;
   }
   switch (job->state) {
     case sched::JobState::Queued: t.state = "queued"; break;
@@ -280,6 +293,23 @@ bool SweepDriver::refresh_baseline(size_t index) {
   return b.state != before;
 }
 
+void SweepDriver::price_trials() {
+  if (plan_.trial_flops.size() != trials_.size() || plan_.max_steps <= 0) return;
+  std::vector<double> rates;
+  for (size_t i = 0; i < trials_.size(); ++i) {
+    const double step_flops = plan_.trial_flops[i] / static_cast<double>(plan_.max_steps);
+    const int64_t batch = i < plan_.batch_sizes.size() ? plan_.batch_sizes[i] : 0;
+    if (const auto rate = windows_[i].rate(step_flops, batch, speeds_[i])) rates.push_back(*rate);
+  }
+  const auto measured = sweep_rate(rates);
+  if (!measured || (rate_measured_ && !reprice(plan_.flops_per_s, *measured))) return;
+  plan_.flops_per_s = *measured;
+  rate_measured_ = true;
+  for (size_t i = 0; i < trials_.size(); ++i)
+    if (trials_[i].state == "queued" || trials_[i].state == "running")
+      scheduler_.set_estimate(trials_[i].train_job, plan_.trial_flops[i] / plan_.flops_per_s);
+}
+
 bool SweepDriver::after_pass() {
   changed_ = false;
   bool changed = false;
@@ -290,6 +320,7 @@ bool SweepDriver::after_pass() {
     // A decision may settle a trial that waited for it: take it in this round.
     for (size_t i = 0; i < trials_.size(); ++i) changed = refresh(i) || changed;
   }
+  price_trials();
   return changed || changed_;
 }
 
@@ -301,13 +332,15 @@ bool SweepDriver::finished() const {
 
 nlohmann::json SweepDriver::results_json() const {
   nlohmann::json trials = nlohmann::json::array();
-  for (const auto& t : trials_) {
+  for (size_t i = 0; i < trials_.size(); ++i) {
+    const TrialStatus& t = trials_[i];
     const nlohmann::json params = to_json(t.params);
     nlohmann::json rungs = nlohmann::json::array();
     for (const auto& r : t.rungs) rungs.push_back({{"step", r.step}, {"value", r.value}, {"action", to_string(r.action)}});
     nlohmann::json row = {{"id", t.id},         {"params", params}, {"steps", t.steps},
                           {"wall_s", t.wall_s}, {"slot", t.slot},   {"state", t.state}, {"rungs", rungs},
                           {"train_job", t.train_job}, {"eval_job", t.eval_job}};
+    if (i < plan_.trial_flops.size()) row["flops"] = plan_.trial_flops[i];
     put_scores(row, t);
     if (!t.reason.empty()) row["reason"] = t.reason;
     trials.push_back(std::move(row));
@@ -317,6 +350,7 @@ nlohmann::json SweepDriver::results_json() const {
                         {"rung_metric", plan_.rung_metric()},
                         {"rungs", asha_.rungs()},
                         {"max_steps", plan_.max_steps},
+                        {"flops_per_s", rate_measured_ ? nlohmann::json(plan_.flops_per_s) : nlohmann::json(nullptr)},
                         {"trials", trials}};
   if (!baselines_.empty()) {
     nlohmann::json baselines = nlohmann::json::array();

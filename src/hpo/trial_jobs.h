@@ -9,6 +9,7 @@
 
 #include "hpo/search_space.h"
 #include "hpo/sweep_spec.h"
+#include "hpo/work_rate.h"
 #include "sched/job.h"
 
 namespace ragmig::hpo {
@@ -26,6 +27,11 @@ struct SweepPlan {
   std::string dir;                 ///< the sweep's state folder
   std::string cwd;                 ///< where the jobs run: relative paths of the configs resolve here
   std::vector<int64_t> batch_sizes;  ///< each trial's resolved train.batch_size (empty: not resolved)
+  /// Each trial's training FLOPs with its rung evaluations (train/work_estimate.h; empty: not counted).
+  std::vector<double> trial_flops;
+  /// What trial_flops are priced at as estimate_s: FLOP/s on a speed-1 slot (the driver's measured rate, once
+  /// its trials have one).
+  double flops_per_s = kUnmeasuredFlopsPerSecond;
 
   /// "recall@20"
   std::string rung_metric() const { return "recall@" + std::to_string(rung_k); }
@@ -38,7 +44,8 @@ std::string eval_job_name(const std::string& trial);
 /// Where the evaluation of a trial ("t03") or a baseline ("zero-shot") writes its JSON: <dir>/evals/t03.json.
 std::string eval_result_path(const SweepPlan& plan, const std::string& name);
 
-/// `ragmig train BASE --quiet --set <sweep set>... --set <param>... --set eval.*` on the sweep's slots.
+/// `ragmig train BASE --quiet --set <sweep set>... --set <param>... --set eval.*` on the sweep's slots; its
+/// estimate_s is its FLOPs at plan.flops_per_s (0, unknown, without trial_flops).
 sched::JobSpec train_job(const SweepPlan& plan, size_t index);
 /// `ragmig eval --retriever dense --model MODEL_DIR ... --out <eval_result_path>`: the sweep's metric on its
 /// evaluation split, ahead of queued trainings (priority + 1) so finished trials report early. With

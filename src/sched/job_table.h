@@ -125,6 +125,9 @@ class JobTable {
   virtual bool finish_attempt(JobId id, int64_t attempt_id, const AttemptEnd& end, double now) = 0;
   /// Sets a queued job's reason (why it waits: "unrunnable: ..."); a job in another state is left alone.
   virtual void set_reason(JobId id, const std::string& reason) = 0;
+  /// Replaces a queued or running job's JobSpec::estimate_s (a sweep prices its trials once it has measured how
+  /// fast they train); a finished job is left alone.
+  virtual void set_estimate(JobId id, double estimate_s) = 0;
   /// Records that a running job is being stopped (preemption or cancel), or resized, in the transition log.
   virtual void note(JobId id, const std::string& what, double now) = 0;
   /// Takes the worker's new events (JSON lines), the new file offset and its progress, in one step.

@@ -167,6 +167,14 @@ void Scheduler::cancel(JobId id, const std::string& reason) {
   }
 }
 
+void Scheduler::set_estimate(JobId id, double estimate_s) {
+  store_.set_estimate(id, estimate_s);
+  if (const auto it = active_.find(id); it != active_.end()) {
+    it->second.spec.estimate_s = estimate_s;
+    view_dirty_.push_back(id);
+  }
+}
+
 void Scheduler::migrate(JobId id, const std::string& reason) {
   const auto it = active_.find(id);
   if (it == active_.end() || it->second.state != JobState::Running) return;

@@ -79,6 +79,8 @@ class Scheduler {
   /// JobTable::request_cancel as `ragmig cancel`; a running job is stopped at once (SIGTERM: it checkpoints)
   /// and ends `cancelled`. `reason` goes into the transition log. A finished job is left alone.
   void cancel(JobId id, const std::string& reason);
+  /// Replaces a queued or running job's estimate (JobTable::set_estimate), for the policies from the next pass.
+  void set_estimate(JobId id, double estimate_s);
   /// Replaces the slots on offer (a MIG re-partition creates and destroys slots). Every slot that a running
   /// job holds must stay, under the same id. `awaiting`: queued jobs held for slots still being made for
   /// them (ClusterView::awaiting); slots made for a job carry Slot::reserved_for. `plan_waiting`: queued jobs

@@ -400,6 +400,20 @@ void Store::set_reason(JobId id, const std::string& reason) {
   db_->cached("UPDATE jobs SET reason = ? WHERE id = ? AND state = 'queued'").bind(1, reason).bind(2, id).run();
 }
 
+void Store::set_estimate(JobId id, double estimate_s) {
+  Transaction tx(*db_);
+  auto& st = db_->cached("SELECT spec FROM jobs WHERE id = ? AND state IN ('queued', 'running')");
+  st.bind(1, id);
+  if (!st.step()) return;
+  const std::string where = fmt::format("job {}", id);
+  JobSpec spec = job_spec_from_json(nlohmann::json::parse(st.column_text(0)), where);
+  st.reset();
+  spec.estimate_s = estimate_s;
+  validate(spec);
+  db_->cached("UPDATE jobs SET spec = ? WHERE id = ?").bind(1, to_json(spec).dump()).bind(2, id).run();
+  tx.commit();
+}
+
 void Store::record_alert(const std::string& body, double at) {
   db_->cached("INSERT INTO alerts(at, body) VALUES(?, ?)").bind(1, at).bind(2, body).run();
 }

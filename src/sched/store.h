@@ -55,6 +55,7 @@ class Store final : public JobTable {
   /// In one transaction.
   bool finish_attempt(JobId id, int64_t attempt_id, const AttemptEnd& end, double now) override;
   void set_reason(JobId id, const std::string& reason) override;
+  void set_estimate(JobId id, double estimate_s) override;
   void note(JobId id, const std::string& what, double now) override;
 
   /// Appends the events and sets the new file offset and progress, in one transaction.

@@ -128,6 +128,12 @@ void MemoryJobs::set_reason(sched::JobId id, const std::string& reason) {
   if (sched::JobRecord* r = find(id); r && r->state == sched::JobState::Queued) r->reason = reason;
 }
 
+void MemoryJobs::set_estimate(sched::JobId id, double estimate_s) {
+  sched::JobRecord* r = find(id);
+  if (r && (r->state == sched::JobState::Queued || r->state == sched::JobState::Running))
+    r->spec.estimate_s = estimate_s;
+}
+
 void MemoryJobs::record_events(sched::JobId id, int64_t, const std::vector<std::string>&, int64_t new_offset,
                                const sched::ProgressUpdate& progress) {
   sched::JobRecord* r = find(id);

@@ -29,6 +29,7 @@ class MemoryJobs final : public sched::JobTable {
   void set_attempt_pid(int64_t attempt_id, int64_t pid) override;
   bool finish_attempt(sched::JobId id, int64_t attempt_id, const sched::AttemptEnd& end, double now) override;
   void set_reason(sched::JobId id, const std::string& reason) override;
+  void set_estimate(sched::JobId id, double estimate_s) override;
   void note(sched::JobId, const std::string&, double) override {}
   void record_events(sched::JobId id, int64_t attempt_id, const std::vector<std::string>& lines, int64_t new_offset,
                      const sched::ProgressUpdate& progress) override;

@@ -327,13 +327,32 @@ void validate(const TrainConfig& c) {
 
 int64_t embedding_size(const TrainConfig& c) {
   if (c.model.dense_dim > 0) return c.model.dense_dim;
-  if (c.model.init.empty()) return c.model.hidden_size;
-  const std::string folder = model::resolve_model_reference(c.model.init);
-  const auto layout = model::read_sentence_transformer_layout(folder);
-  if (layout && layout->dense) return layout->dense->out_features;
-  const std::string config =
-      (std::filesystem::path(folder) / (layout ? layout->transformer_path : "") / "config.json").string();
-  return model::bert_config_from_json(model::read_json_file(config), config).hidden_size;
+  if (!c.model.init.empty()) {
+    const auto layout = model::read_sentence_transformer_layout(model::resolve_model_reference(c.model.init));
+    if (layout && layout->dense) return layout->dense->out_features;
+  }
+  return encoder_shape(c).hidden_size;
+}
+
+model::BertConfig encoder_shape(const TrainConfig& c) {
+  if (!c.model.init.empty()) {
+    const std::string folder = model::resolve_model_reference(c.model.init);
+    const auto layout = model::read_sentence_transformer_layout(folder);
+    const std::string config =
+        (std::filesystem::path(folder) / (layout ? layout->transformer_path : "") / "config.json").string();
+    return model::bert_config_from_json(model::read_json_file(config), config);
+  }
+  model::BertConfig b;
+  if (c.model.architecture == "modernbert")  // its layer pattern for this many layers, as the trainer builds it
+    b = model::bert_config_from_json({{"model_type", "modernbert"}, {"num_hidden_layers", c.model.layers}},
+                                     "model.architecture");
+  b.vocab_size = c.model.vocab_size;
+  b.hidden_size = c.model.hidden_size;
+  b.num_hidden_layers = c.model.layers;
+  b.num_attention_heads = c.model.heads;
+  b.intermediate_size = c.model.intermediate_size;
+  b.max_position_embeddings = c.model.max_position;
+  return b;
 }
 
 void check_input_paths(const TrainConfig& c) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/config_table.h"
+#include "model/bert_config.h"
 
 namespace ragmig::train {
 
@@ -161,6 +162,10 @@ TrainConfig read_train_config(const std::string& path, const std::vector<std::st
 /// out_features, else its hidden_size; read from its config.json and modules.json, no weights), else
 /// model.hidden_size. Throws as model::resolve_model_reference and the folder's readers do.
 int64_t embedding_size(const TrainConfig& cfg);
+
+/// The encoder a run of `cfg` trains, its shape only: model.init's config.json (no weights read), else the
+/// model.* sizes (ModernBERT with ModernBertConfig's layer pattern). Throws as embedding_size().
+model::BertConfig encoder_shape(const TrainConfig& cfg);
 
 /// Checks that the input files and folders the config names exist. Throws ConfigError naming key and path.
 void check_input_paths(const TrainConfig& cfg);

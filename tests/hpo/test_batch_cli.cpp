@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -250,7 +251,7 @@ TEST(BatchCli, InterruptedSweepContinuesWithoutRerunningFinishedTrials) {
 // leaderboard whatever the machine's timing. Four trials train at once on four CPU slots (one thread each),
 // once on an idle machine and once beside a busy loop per core, so they reach the rung in different orders;
 // everything in results.json but where and how long each trial ran (steps of a stopped trial, wall_s, slot,
-// job ids) is the same.
+// job ids, the rate they trained at) is the same.
 TEST(BatchCli, TheSameSweepGivesTheSameDecisionsUnderAnyLoad) {
   RAGMIG_REQUIRE_DATA("beir/squad-train");
   ScratchDir dir;
@@ -269,6 +270,8 @@ TEST(BatchCli, TheSameSweepGivesTheSameDecisionsUnderAnyLoad) {
     nlohmann::json out = read_results(dir / tag / "results.json");
     for (auto& t : out["trials"])
       for (const char* key : {"steps", "wall_s", "slot", "train_job", "eval_job"}) t.erase(key);
+    EXPECT_GT(out.value("flops_per_s", 0.0), 0) << "no training rate was measured";
+    out.erase("flops_per_s");  // how fast the trials trained: the machine's load
     return out;
   };
   const nlohmann::json idle = outcome("idle", false), loaded = outcome("loaded", true);
@@ -277,6 +280,65 @@ TEST(BatchCli, TheSameSweepGivesTheSameDecisionsUnderAnyLoad) {
   int stopped = 0;
   for (const auto& t : idle["trials"]) stopped += t["state"] == "stopped";
   EXPECT_GE(stopped, 1) << idle.dump(1);
+}
+
+// Each trial is priced by its FLOPs (train/work_estimate.h): under ljf on one CPU slot the largest batch trains
+// first and the smallest last, where fifo would take them in trial order. Once trials have trained a while the
+// sweep measures its rate from their progress events; it is of the order their own throughput gives (FLOP/s of
+// this machine, not the unmeasured guess of 1e15), so the estimates the scheduler ranks by are seconds.
+TEST(BatchCli, UnderLjfTheLargestTrialTrainsFirstPricedAtTheMeasuredRate) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  write_squad_subset(dir / "beir");
+  write_file_atomic(dir / "base.toml", "[data]\nbeir = \"" + (dir / "beir").string() +
+                                           "\"\nmax_query_tokens = 24\nmax_passage_tokens = 48\n"
+                                           "[model]\nvocab_size = 2000\nhidden_size = 64\nlayers = 1\nheads = 2\n"
+                                           "intermediate_size = 128\n"
+                                           "[train]\nmax_steps = 20\nwarmup_steps = 0\nlog_every = 1\n"
+                                           "[eval]\nk = 10\n");
+  write_file_atomic(dir / "sweep.toml", "[sweep]\nname = \"sizes\"\nbase = \"base.toml\"\nsearch = \"grid\"\n"
+                                            "policy = \"ljf\"\n"
+                                            "[space]\n\"train.batch_size\" = { choice = [8, 32, 16] }\n"
+                                            "[eval]\ndata = \"" + (dir / "beir").string() + "\"\nsplit = \"test\"\n"
+                                            "metric = \"ndcg@10\"\nmax_queries = 50\n");
+  const fs::path state = dir / "state";
+  const auto r = run_process({RAGMIG_BINARY, "batch", (dir / "sweep.toml").string(), "--state", state.string(),
+                              "--cpu-slots", "1", "--tick", "0.1"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json out = read_results(state / "results.json");
+  ASSERT_EQ(out["trials"].size(), 3u) << out.dump(1);
+  std::map<std::string, double> flops, started;
+  for (const auto& t : out["trials"]) {
+    EXPECT_EQ(t["state"], "done") << t.dump();
+    const std::string id = t["id"];
+    flops[id] = t.value("flops", 0.0);
+    const fs::path events = state / "runs" / std::to_string(t["train_job"].get<int64_t>()) / "events.jsonl";
+    std::ifstream in(events);
+    for (std::string line; std::getline(in, line);) {
+      const auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_object() && j.value("event", "") == "start" && !started.count(id)) started[id] = j.value("time", 0.0);
+    }
+  }
+  EXPECT_GT(flops["t01"], flops["t02"]);  // batch 32, 16, 8
+  EXPECT_GT(flops["t02"], flops["t00"]);
+  ASSERT_EQ(started.size(), 3u);
+  EXPECT_LT(started["t01"], started["t02"]) << "ljf starts the largest trial first";
+  EXPECT_LT(started["t02"], started["t00"]) << "and the smallest last";
+
+  // The measured rate against the throughput t01's trainer reported: the same order of magnitude.
+  ASSERT_TRUE(out["flops_per_s"].is_number()) << out.dump(1);
+  const double rate = out["flops_per_s"].get<double>();
+  std::vector<double> samples_per_s;
+  std::ifstream in(state / "runs" / std::to_string(out["trials"][1]["train_job"].get<int64_t>()) / "events.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object() && j.value("event", "") == "progress") samples_per_s.push_back(j.value("samples_per_s", 0.0));
+  }
+  ASSERT_FALSE(samples_per_s.empty());
+  std::sort(samples_per_s.begin(), samples_per_s.end());
+  const double reported = flops["t01"] / 20 / 32 * samples_per_s[samples_per_s.size() / 2];
+  EXPECT_GT(rate, reported / 4) << "measured " << rate << " FLOP/s; t01's trainer reported " << reported;
+  EXPECT_LT(rate, reported * 4) << "measured " << rate << " FLOP/s; t01's trainer reported " << reported;
 }
 
 // A sweep that starts from a trained model scores BM25 and that model untrained beside its trials, each alone

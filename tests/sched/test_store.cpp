@@ -105,6 +105,37 @@ TEST(Store, CancelRacesAreSafe) {
   EXPECT_THROW(cli.request_cancel(999, 8), DataError);
 }
 
+// A sweep prices its trials once it has measured them: a queued or running job's estimate changes, in the
+// file (another connection and a reopened store see it), with the rest of its spec; a finished job's does not.
+TEST(Store, EstimatesOfActiveJobsChange) {
+  testing::ScratchDir dir;
+  Store store(dir.path().string());
+  JobSpec s = spec("trial");
+  s.estimate_s = 3;
+  s.priority = 4;
+  const JobId queued = store.submit(s, 1);
+  const JobId running = store.submit(s, 2);
+  const JobId done = store.submit(s, 3);
+  ASSERT_TRUE(store.start_attempt(running, {"cpu0"}, 4));
+  const auto attempt = store.start_attempt(done, {"cpu1"}, 5);
+  AttemptEnd end;
+  end.outcome = "done";
+  end.next = JobState::Done;
+  store.finish_attempt(done, *attempt, end, 6);
+
+  for (const JobId id : {queued, running, done}) store.set_estimate(id, 1200);
+  store.set_estimate(999, 1);  // no such job: nothing to change
+  Store other(dir.path().string());
+  EXPECT_EQ(other.job(queued)->spec.estimate_s, 1200);
+  EXPECT_EQ(other.job(running)->spec.estimate_s, 1200);
+  EXPECT_EQ(other.job(done)->spec.estimate_s, 3) << "a finished job keeps what it ran with";
+  EXPECT_EQ(other.job(queued)->spec.priority, 4);
+  EXPECT_EQ(other.job(queued)->spec.argv, s.argv);
+  EXPECT_EQ(other.job(running)->state, JobState::Running);
+  EXPECT_THROW(store.set_estimate(queued, -1), ConfigError);
+  EXPECT_EQ(other.job(queued)->spec.estimate_s, 1200);
+}
+
 TEST(Store, EventsAndProgress) {
   testing::ScratchDir dir;
   Store store(dir.path().string());

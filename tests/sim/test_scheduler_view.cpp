@@ -282,5 +282,52 @@ TEST(SchedulerView, WhatIsSubmittedBeforeTheDecisionIsPlacedInTheSamePass) {
   }
 }
 
+// Scheduler::set_estimate (a sweep pricing its trials once it has measured their rate): the next pass ranks by
+// the new estimates, in the view, the store and the simulator's table alike.
+TEST(SchedulerView, ANewEstimateReordersTheQueueFromTheNextPass) {
+  for (const bool in_memory_table : {false, true}) {
+    SimClock clock;
+    const std::string root = (std::filesystem::temp_directory_path() / "ragmig-estimate-test").string();
+    const auto store = sched::Store::in_memory(root);
+    MemoryJobs memory(root);
+    sched::JobTable& table = in_memory_table ? static_cast<sched::JobTable&>(memory) : *store;
+    const ThroughputModel model;
+    SimExecutor executor(model, {5, 10, 2}, clock, false);
+    sched::SchedulerOptions options;
+    options.policy = "ljf";
+    sched::Scheduler scheduler(table, executor, clock, cluster_slots(build_cluster(parse_cluster_spec("1xH200"))),
+                               options);
+    std::vector<sched::JobId> ids;
+    for (const double estimate : {3.0, 2.0, 1.0}) {  // priced at a guess: j0 looks longest
+      sched::JobSpec spec;
+      spec.name = "j" + std::to_string(ids.size());
+      spec.argv = {"sim"};
+      spec.need = sched::parse_need("gpu:1");
+      spec.estimate_s = estimate;
+      ids.push_back(scheduler.submit(spec));
+      executor.add_job(ids.back(), "resnet50", 1000);
+    }
+    scheduler.step();
+    ASSERT_EQ(table.job(ids[0])->state, sched::JobState::Running);
+    // Measured: j2 is the longest of the two that wait, by far.
+    scheduler.set_estimate(ids[2], 5000);
+    scheduler.set_estimate(ids[1], 100);
+    EXPECT_EQ(table.job(ids[2])->spec.estimate_s, 5000);
+    const auto entry = [&](sched::JobId id) {
+      for (const auto& j : scheduler.cluster_view().jobs)
+        if (j.id == id) return j.estimate_s;
+      return -1.0;
+    };
+    EXPECT_EQ(entry(ids[2]), 5000);
+    EXPECT_EQ(entry(ids[1]), 100);
+    while (table.job(ids[0])->state == sched::JobState::Running) {
+      clock.wait_until(executor.next_event_time(clock.now()));
+      scheduler.step();
+    }
+    EXPECT_EQ(table.job(ids[2])->state, sched::JobState::Running) << in_memory_table;
+    EXPECT_EQ(table.job(ids[1])->state, sched::JobState::Queued) << in_memory_table;
+  }
+}
+
 }  // namespace
 }  // namespace ragmig::sim

@@ -1,0 +1,23 @@
+// Forward FLOPs of an encoder (see encoder_flops.h).
+#include "model/encoder_flops.h"
+
+#include <algorithm>
+
+namespace ragmig::model {
+
+double encoder_flops(const BertConfig& c, int64_t len) {
+  const double l = static_cast<double>(len), h = static_cast<double>(c.hidden_size);
+  const double i = static_cast<double>(c.intermediate_size);
+  const double ffn = (c.is_modernbert() ? 6 : 4) * l * h * i;
+  const auto& sliding_layers = c.modernbert.sliding_layers;
+  double flops = 0;
+  for (int64_t layer = 0; layer < c.num_hidden_layers; ++layer) {
+    const auto at = static_cast<size_t>(layer);
+    const bool sliding = c.is_modernbert() && at < sliding_layers.size() && sliding_layers[at];
+    const double keys = sliding ? std::min(l, static_cast<double>(c.modernbert.local_attention + 1)) : l;
+    flops += 8 * l * h * h + ffn + 4 * l * keys * h;
+  }
+  return flops;
+}
+
+}  // namespace ragmig::model

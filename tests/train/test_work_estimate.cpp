@@ -1,0 +1,112 @@
+// A training run's FLOPs counted from its config (what `ragmig batch` prices its trials by): per step the batch's
+// queries and passages through the encoder, 3x the forward (2x with LoRA, +1x with GradCache), the hard
+// negatives as more passages, the recall evaluations forward only, and the encoder's shape from model.init's
+// config.json when there is one.
+#include "train/work_estimate.h"
+
+#include <gtest/gtest.h>
+
+#include "core/atomic_file.h"
+#include "model/encoder_flops.h"
+#include "support/test_support.h"
+
+namespace ragmig::train {
+namespace {
+
+TrainConfig small_run() {
+  TrainConfig c;
+  c.model.hidden_size = 64;
+  c.model.layers = 2;
+  c.model.heads = 2;
+  c.model.intermediate_size = 128;
+  c.data.max_query_tokens = 24;
+  c.data.max_passage_tokens = 96;
+  c.train.batch_size = 32;
+  c.train.max_steps = 150;
+  return c;
+}
+
+TEST(WorkEstimate, AStepIsThreeForwardsOfTheBatchsQueriesAndPassages) {
+  const TrainConfig c = small_run();
+  const model::BertConfig shape = encoder_shape(c);
+  EXPECT_EQ(shape.hidden_size, 64);
+  EXPECT_EQ(shape.num_hidden_layers, 2);
+  EXPECT_EQ(shape.intermediate_size, 128);
+  const double pair = model::encoder_flops(shape, 24) + model::encoder_flops(shape, 96);
+  const TrainingWork w = training_work(c);
+  EXPECT_DOUBLE_EQ(w.step_flops, 3 * 32 * pair);
+  EXPECT_EQ(w.steps, 150);
+  EXPECT_EQ(w.eval_flops, 0);  // no eval.split: nothing evaluated
+  EXPECT_DOUBLE_EQ(w.total(), 150 * w.step_flops);
+}
+
+TEST(WorkEstimate, BatchNegativesLoraAndGradCacheScaleTheStep) {
+  const TrainConfig c = small_run();
+  const double step = training_work(c).step_flops;
+  const model::BertConfig shape = encoder_shape(c);
+  const double query = model::encoder_flops(shape, 24), passage = model::encoder_flops(shape, 96);
+
+  TrainConfig twice = c;
+  twice.train.batch_size = 64;
+  EXPECT_DOUBLE_EQ(training_work(twice).step_flops, 2 * step);
+
+  TrainConfig negatives = c;
+  negatives.train.hard_negatives = 3;  // four passages per query
+  EXPECT_DOUBLE_EQ(training_work(negatives).step_flops, 3 * 32 * (query + 4 * passage));
+
+  TrainConfig lora = c;
+  lora.lora.rank = 8;  // the frozen weights get no gradients: forward and the activations' backward
+  EXPECT_DOUBLE_EQ(training_work(lora).step_flops, step * 2 / 3);
+
+  TrainConfig cached = c;
+  cached.train.accumulation = "gradcache";  // a forward without gradients first
+  EXPECT_DOUBLE_EQ(training_work(cached).step_flops, step * 4 / 3);
+  cached.train.accumulation = "plain";      // micro-batches compute what one batch does
+  EXPECT_DOUBLE_EQ(training_work(cached).step_flops, step);
+}
+
+TEST(WorkEstimate, EvaluationsUpToTheLastStepAreCountedForwardOnly) {
+  TrainConfig c = small_run();
+  c.eval.split = "test";
+  c.eval.max_queries = 300;
+  c.eval.max_passages = 2000;
+  c.eval.at_steps = {20, 60, 150, 500};  // 150 is the last step's own evaluation; 500 is never reached
+  const model::BertConfig shape = encoder_shape(c);
+  const double one = 300 * model::encoder_flops(shape, 24) + 2000 * model::encoder_flops(shape, 96);
+  const TrainingWork w = training_work(c);
+  EXPECT_DOUBLE_EQ(w.eval_flops, 3 * one);
+  EXPECT_DOUBLE_EQ(w.total(), 150 * w.step_flops + 3 * one);
+  c.eval.at_steps.clear();  // the evaluation after the last step only
+  EXPECT_DOUBLE_EQ(training_work(c).eval_flops, one);
+}
+
+TEST(WorkEstimate, APretrainedModelsShapeComesFromItsConfigJson) {
+  testing::ScratchDir dir;
+  write_file_atomic(dir / "config.json", R"({"model_type": "bert", "hidden_size": 384, "num_hidden_layers": 6,
+    "num_attention_heads": 12, "intermediate_size": 1536, "vocab_size": 30522})");
+  TrainConfig c = small_run();
+  c.model.init = dir.path().string();
+  const model::BertConfig shape = encoder_shape(c);
+  EXPECT_EQ(shape.hidden_size, 384);
+  EXPECT_EQ(shape.num_hidden_layers, 6);
+  EXPECT_EQ(shape.intermediate_size, 1536);
+  EXPECT_EQ(embedding_size(c), 384);
+  // A MiniLM-sized encoder: its steps cost what its shape says, far more than the 2 x 64 model's.
+  EXPECT_DOUBLE_EQ(training_work(c).step_flops,
+                   3 * 32 * (model::encoder_flops(shape, 24) + model::encoder_flops(shape, 96)));
+  EXPECT_GT(training_work(c).total(), 50 * training_work(small_run()).total());
+}
+
+TEST(WorkEstimate, ANewModernBertHasItsLayerPattern) {
+  TrainConfig c = small_run();
+  c.model.architecture = "modernbert";
+  c.model.layers = 4;
+  const model::BertConfig shape = encoder_shape(c);
+  EXPECT_TRUE(shape.is_modernbert());
+  EXPECT_EQ(shape.modernbert.sliding_layers, (std::vector<bool>{false, true, true, false}));
+  EXPECT_EQ(shape.hidden_size, 64);
+  EXPECT_GT(training_work(c).step_flops, 0);
+}
+
+}  // namespace
+}  // namespace ragmig::train
