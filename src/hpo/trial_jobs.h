@@ -29,9 +29,9 @@ struct SweepPlan {
   std::vector<int64_t> batch_sizes;  ///< each trial's resolved train.batch_size (empty: not resolved)
   /// Each trial's training FLOPs with its rung evaluations (train/work_estimate.h; empty: not counted).
   std::vector<double> trial_flops;
-  /// What trial_flops are priced at as estimate_s: FLOP/s on a speed-1 slot (the driver's measured rate, once
-  /// its trials have one).
-  double flops_per_s = kUnmeasuredFlopsPerSecond;
+  /// What trial_flops are priced at as estimate_s: FLOP/s on a speed-1 slot; unmeasured_rate(trial_flops) until
+  /// the driver's trials have measured it (0: not priced).
+  double flops_per_s = 0;
 
   /// "recall@20"
   std::string rung_metric() const { return "recall@" + std::to_string(rung_k); }
@@ -45,7 +45,7 @@ std::string eval_job_name(const std::string& trial);
 std::string eval_result_path(const SweepPlan& plan, const std::string& name);
 
 /// `ragmig train BASE --quiet --set <sweep set>... --set <param>... --set eval.*` on the sweep's slots; its
-/// estimate_s is its FLOPs at plan.flops_per_s (0, unknown, without trial_flops).
+/// estimate_s is its FLOPs at plan.flops_per_s (0, unknown, without trial_flops or a rate).
 sched::JobSpec train_job(const SweepPlan& plan, size_t index);
 /// `ragmig eval --retriever dense --model MODEL_DIR ... --out <eval_result_path>`: the sweep's metric on its
 /// evaluation split, ahead of queued trainings (priority + 1) so finished trials report early. With

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace ragmig::hpo {
 
@@ -33,6 +34,11 @@ std::optional<double> sweep_rate(std::vector<double> rates) {
   std::nth_element(rates.begin(), middle, rates.end());
   if (rates.size() % 2 == 1) return *middle;
   return (*middle + *std::max_element(rates.begin(), middle)) / 2;
+}
+
+double unmeasured_rate(std::vector<double> trial_flops) {
+  const auto median = sweep_rate(std::move(trial_flops));
+  return median ? *median / kUnmeasuredMedianTrialSeconds : 0;
 }
 
 bool reprice(double applied, double measured) { return std::abs(measured / applied - 1) > 0.1; }

@@ -9,9 +9,14 @@
 
 namespace ragmig::hpo {
 
-/// The rate estimates are priced at until a trial has measured one: faster than one device trains a BERT, so
-/// estimates err short (a queue deadline alert does not fire on a guess) while their order is right already.
-inline constexpr double kUnmeasuredFlopsPerSecond = 1e15;
+/// Until a trial has measured the rate, the median trial is priced at what the scheduler assumes of a job of
+/// unknown length (exec::RebalanceOptions::unknown_remaining_s: an hour), the others in proportion to their FLOPs:
+/// their order is right from the first pass, and the MIG planner sees the lengths it assumed before trials had
+/// estimates.
+inline constexpr double kUnmeasuredMedianTrialSeconds = 3600;
+
+/// The rate that prices the median of `trial_flops` at kUnmeasuredMedianTrialSeconds (0 for none).
+double unmeasured_rate(std::vector<double> trial_flops);
 
 /// A trial's progress events within one attempt at one batch size, from the first to the latest: its training
 /// speed, with its start (loading the model and the data) left out.

@@ -285,7 +285,8 @@ TEST(BatchCli, TheSameSweepGivesTheSameDecisionsUnderAnyLoad) {
 // Each trial is priced by its FLOPs (train/work_estimate.h): under ljf on one CPU slot the largest batch trains
 // first and the smallest last, where fifo would take them in trial order. Once trials have trained a while the
 // sweep measures its rate from their progress events; it is of the order their own throughput gives (FLOP/s of
-// this machine, not the unmeasured guess of 1e15), so the estimates the scheduler ranks by are seconds.
+// this machine, not the unmeasured guess that prices the median trial at an hour), so the estimates the
+// scheduler ranks by are seconds.
 TEST(BatchCli, UnderLjfTheLargestTrialTrainsFirstPricedAtTheMeasuredRate) {
   RAGMIG_REQUIRE_DATA("beir/squad-train");
   ScratchDir dir;
@@ -520,10 +521,11 @@ TEST(BatchCli, ASweepOnAnEmptyMigGpuPartitionsItForTheTrials) {
     EXPECT_TRUE(t["metric"].is_number()) << t.dump();
   }
   // Every job ran on an instance the scheduler created (at least the 1g.18gb each asks for; trials get more,
-  // which runs them faster), and was told its MIG UUID. Trials of unknown length (an hour each, assumed) run
-  // one after the other on the whole GPU: the second would rather wait for the first than share at the 1.2x
-  // a 4g + 3g is assumed to do, and without moves none is packed where waiting for the GPU to free would end
-  // it sooner (exec/mig_rebalance.h). Packing on a real run: tests/gpu/test_mig_auto_run.cpp.
+  // which runs them faster), and was told its MIG UUID. Trials of equal size (priced at an hour each until they
+  // have measured their rate, then at what they measured) run one after the other on the whole GPU: the second
+  // would rather wait for the first than share at the 1.2x a 4g + 3g is assumed to do, and without moves none is
+  // packed where waiting for the GPU to free would end it sooner (exec/mig_rebalance.h). Packing on a real run:
+  // tests/gpu/test_mig_auto_run.cpp.
   size_t created = 0;
   for (size_t at = r.output.find("-cgi "); at != std::string::npos; at = r.output.find("-cgi ", at + 1)) ++created;
   EXPECT_GE(created, 1u) << r.output;

@@ -105,14 +105,16 @@ TEST(TrialJobs, TrainingJobCarriesEverythingAsOverrides) {
   EXPECT_NE(std::find(sized_sets.begin(), sized_sets.end(), "eval.dimensions=64"), sized_sets.end());
 }
 
-// A trial's estimate is its FLOPs at the plan's rate: unknown (0) without a count, a guess that errs short
-// before the sweep has measured its rate, seconds once it has.
+// A trial's estimate is its FLOPs at the plan's rate: unknown (0) without a count or a rate; before the sweep
+// has measured its rate, the median trial an hour and the others in proportion; seconds once it has.
 TEST(TrialJobs, EstimateIsTheTrialsFlopsAtThePlansRate) {
   SweepPlan plan = example_plan();
   EXPECT_EQ(train_job(plan, 1).estimate_s, 0);
   plan.trial_flops = {3e15, 6e15};
-  EXPECT_DOUBLE_EQ(train_job(plan, 0).estimate_s, 3e15 / kUnmeasuredFlopsPerSecond);
-  EXPECT_DOUBLE_EQ(train_job(plan, 1).estimate_s, 6.0);
+  EXPECT_EQ(train_job(plan, 1).estimate_s, 0);
+  plan.flops_per_s = unmeasured_rate(plan.trial_flops);
+  EXPECT_DOUBLE_EQ(train_job(plan, 0).estimate_s, 2400);
+  EXPECT_DOUBLE_EQ(train_job(plan, 1).estimate_s, 4800);
   plan.flops_per_s = 2e10;
   EXPECT_DOUBLE_EQ(train_job(plan, 1).estimate_s, 3e5);
   EXPECT_EQ(eval_job(plan, 1, "/m").estimate_s, 0);  // an evaluation's work is not counted

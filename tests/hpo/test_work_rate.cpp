@@ -48,8 +48,15 @@ TEST(WorkRate, TheSweepsRateIsTheMedianOfItsTrials) {
   EXPECT_EQ(*sweep_rate({8, 1, 2, 100}), 5);  // one slow or fast trial does not move it far
 }
 
+TEST(WorkRate, UnmeasuredTheMedianTrialIsAnHour) {
+  EXPECT_EQ(unmeasured_rate({}), 0);
+  EXPECT_DOUBLE_EQ(unmeasured_rate({7.2e12}), 2e9);
+  EXPECT_DOUBLE_EQ(unmeasured_rate({1e9, 3.6e13, 7.2e14}), 1e10);
+  EXPECT_EQ(kUnmeasuredMedianTrialSeconds, 3600);
+}
+
 TEST(WorkRate, EstimatesArePricedAgainOnlyWhenTheRateMovesMoreThanTenPercent) {
-  EXPECT_TRUE(reprice(kUnmeasuredFlopsPerSecond, 2e10));
+  EXPECT_TRUE(reprice(1e6, 2e10));
   EXPECT_FALSE(reprice(2e10, 2.1e10));
   EXPECT_FALSE(reprice(2e10, 1.85e10));
   EXPECT_TRUE(reprice(2e10, 2.3e10));
