@@ -157,6 +157,20 @@ void require(bool ok, const std::string& key, const std::string& what) {
   if (!ok) throw ConfigError("config key '" + key + "': " + what);
 }
 
+// A new encoder's model.* sizes, without ModernBERT's per-layer types: validate() checks the sizes before a list of
+// that many layers may be built (2^63 layers must not be).
+model::BertConfig new_encoder_sizes(const ModelConfig& m) {
+  model::BertConfig b;
+  b.model_type = m.architecture;
+  b.vocab_size = m.vocab_size;
+  b.hidden_size = m.hidden_size;
+  b.num_hidden_layers = m.layers;
+  b.num_attention_heads = m.heads;
+  b.intermediate_size = m.intermediate_size;
+  b.max_position_embeddings = m.max_position;
+  return b;
+}
+
 }  // namespace
 
 TrainConfig read_train_config(const std::string& path, const std::vector<std::string>& sets, nlohmann::json* resolved) {
@@ -268,15 +282,7 @@ void validate(const TrainConfig& c) {
                       kMaxStepPassages));
   require(c.model.dense_dim <= kMaxDenseDim, "model.dense_dim", fmt::format("must be <= {}", kMaxDenseDim));
   if (c.model.init.empty()) {
-    // Only the sizes, not the trainer's full config (spec_from_config): ModernBERT's lists a type per layer, and a
-    // list of 2^63 layers is what must not be built.
-    model::BertConfig b;
-    b.model_type = c.model.architecture;
-    b.vocab_size = c.model.vocab_size;
-    b.hidden_size = c.model.hidden_size;
-    b.num_hidden_layers = c.model.layers;
-    b.intermediate_size = c.model.intermediate_size;
-    b.max_position_embeddings = c.model.max_position;
+    const model::BertConfig b = new_encoder_sizes(c.model);
     const double weights = b.minimum_weight_count() +
                            static_cast<double>(c.model.hidden_size) * static_cast<double>(c.model.dense_dim);
     if (weights > kMaxNewModelWeights)
@@ -342,16 +348,11 @@ model::BertConfig encoder_shape(const TrainConfig& c) {
         (std::filesystem::path(folder) / (layout ? layout->transformer_path : "") / "config.json").string();
     return model::bert_config_from_json(model::read_json_file(config), config);
   }
-  model::BertConfig b;
-  if (c.model.architecture == "modernbert")  // its layer pattern for this many layers, as the trainer builds it
-    b = model::bert_config_from_json({{"model_type", "modernbert"}, {"num_hidden_layers", c.model.layers}},
-                                     "model.architecture");
-  b.vocab_size = c.model.vocab_size;
-  b.hidden_size = c.model.hidden_size;
-  b.num_hidden_layers = c.model.layers;
-  b.num_attention_heads = c.model.heads;
-  b.intermediate_size = c.model.intermediate_size;
-  b.max_position_embeddings = c.model.max_position;
+  model::BertConfig b = new_encoder_sizes(c.model);
+  if (b.is_modernbert())  // its layer pattern for this many layers, as the trainer builds it
+    b.modernbert = model::bert_config_from_json({{"model_type", "modernbert"}, {"num_hidden_layers", c.model.layers}},
+                                                "model.architecture")
+                       .modernbert;
   return b;
 }
 
