@@ -60,6 +60,7 @@ SweepDriver::SweepDriver(SweepPlan plan, sched::Store& store, sched::Scheduler& 
     TrialStatus t;
     t.id = trial_id(i);
     t.params = plan_.trials[i];
+    if (i < plan_.trial_flops.size()) t.flops = plan_.trial_flops[i];
     index_of_[t.id] = i;
     trials_.push_back(std::move(t));
   }
@@ -301,13 +302,14 @@ void SweepDriver::price_trials() {
     const int64_t batch = i < plan_.batch_sizes.size() ? plan_.batch_sizes[i] : 0;
     if (const auto rate = windows_[i].rate(step_flops, batch, speeds_[i])) rates.push_back(*rate);
   }
-  const auto measured = sweep_rate(rates);
-  if (!measured || (rate_measured_ && !reprice(plan_.flops_per_s, *measured))) return;
-  plan_.flops_per_s = *measured;
-  rate_measured_ = true;
-  for (size_t i = 0; i < trials_.size(); ++i)
-    if (trials_[i].state == "queued" || trials_[i].state == "running")
-      scheduler_.set_estimate(trials_[i].train_job, plan_.trial_flops[i] / plan_.flops_per_s);
+  measured_rate_ = sweep_rate(rates);
+  if (!measured_rate_) return;
+  for (auto& t : trials_) t.estimate_s = t.flops / *measured_rate_;
+  if (rate_applied_ && !reprice(plan_.flops_per_s, *measured_rate_)) return;
+  plan_.flops_per_s = *measured_rate_;
+  rate_applied_ = true;
+  for (const auto& t : trials_)
+    if (t.state == "queued" || t.state == "running") scheduler_.set_estimate(t.train_job, t.estimate_s);
 }
 
 bool SweepDriver::after_pass() {
@@ -332,15 +334,15 @@ bool SweepDriver::finished() const {
 
 nlohmann::json SweepDriver::results_json() const {
   nlohmann::json trials = nlohmann::json::array();
-  for (size_t i = 0; i < trials_.size(); ++i) {
-    const TrialStatus& t = trials_[i];
+  for (const auto& t : trials_) {
     const nlohmann::json params = to_json(t.params);
     nlohmann::json rungs = nlohmann::json::array();
     for (const auto& r : t.rungs) rungs.push_back({{"step", r.step}, {"value", r.value}, {"action", to_string(r.action)}});
     nlohmann::json row = {{"id", t.id},         {"params", params}, {"steps", t.steps},
                           {"wall_s", t.wall_s}, {"slot", t.slot},   {"state", t.state}, {"rungs", rungs},
                           {"train_job", t.train_job}, {"eval_job", t.eval_job}};
-    if (i < plan_.trial_flops.size()) row["flops"] = plan_.trial_flops[i];
+    if (t.flops > 0) row["flops"] = t.flops;
+    if (t.estimate_s > 0) row["estimate_s"] = t.estimate_s;
     put_scores(row, t);
     if (!t.reason.empty()) row["reason"] = t.reason;
     trials.push_back(std::move(row));
@@ -350,7 +352,7 @@ nlohmann::json SweepDriver::results_json() const {
                         {"rung_metric", plan_.rung_metric()},
                         {"rungs", asha_.rungs()},
                         {"max_steps", plan_.max_steps},
-                        {"flops_per_s", rate_measured_ ? nlohmann::json(plan_.flops_per_s) : nlohmann::json(nullptr)},
+                        {"flops_per_s", measured_rate_ ? nlohmann::json(*measured_rate_) : nlohmann::json(nullptr)},
                         {"trials", trials}};
   if (!baselines_.empty()) {
     nlohmann::json baselines = nlohmann::json::array();

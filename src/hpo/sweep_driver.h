@@ -55,6 +55,9 @@ struct TrialStatus : Scored {
   std::vector<RungResult> rungs;
   int64_t steps = 0;              ///< training steps done
   double wall_s = 0;              ///< training time over all attempts
+  double flops = 0;               ///< a full run's training FLOPs (SweepPlan::trial_flops; 0: not counted)
+  double estimate_s = 0;          ///< flops at the sweep's measured rate (0 until one is measured); the scheduler's
+                                  ///< estimate is within 10 % of it
   std::string slot;               ///< where its training ran last ("cpu:0", "mig:0:1g.18gb@0", "+" between replicas)
   std::string reason;             ///< why it failed or stopped
 };
@@ -86,7 +89,8 @@ class SweepDriver {
   const std::vector<TrialStatus>& trials() const { return trials_; }
   const std::vector<BaselineStatus>& baselines() const { return baselines_; }
   /// {"sweep", "metric", "rung_metric", "rungs", "flops_per_s" (the measured rate; null before one), "trials":
-  /// [{id, params, metric, steps, wall_s, slot, state, rungs, train_job, eval_job, flops}]}, trials in id order;
+  /// [{id, params, metric, steps, wall_s, slot, state, rungs, train_job, eval_job, flops, estimate_s}]}, trials
+  /// in id order (estimate_s once a rate is measured);
   /// with [eval] fusion, trials have "hybrid" and "fusion"; with [eval] baselines, "baselines": [{id, state,
   /// metric, eval_job}] (and hybrid, fusion).
   nlohmann::json results_json() const;
@@ -127,7 +131,11 @@ class SweepDriver {
   std::vector<bool> training_over_;          ///< per trial: its training job ended and its events are read
   std::vector<ProgressWindow> windows_;      ///< per trial: its progress in its current attempt
   std::vector<double> speeds_;               ///< per trial: the speed of the slots it trained on last
-  bool rate_measured_ = false;               ///< plan_.flops_per_s is a measured rate
+  /// The sweep's rate from every progress window so far: what results and the report show (the same from any
+  /// driver that has read the same events). plan_.flops_per_s is the one the scheduler's estimates were last
+  /// priced at (within 10 % of it, reprice()).
+  std::optional<double> measured_rate_;
+  bool rate_applied_ = false;                ///< plan_.flops_per_s is a measured rate
   /// order = "trial": rung -> trial index -> (step, value) reported and not yet decided
   std::map<int64_t, std::map<size_t, std::pair<int64_t, double>>> waiting_;
   std::map<int64_t, size_t> settled_;        ///< rung -> trials [0, n) settled there, in trial order

@@ -110,12 +110,17 @@ void loss_legend(std::string& out, const ReportData& d, const GroupColors& colou
 }
 
 void leaderboard(std::string& out, const ReportData& d, const GroupColors& colours) {
+  const bool work =  // trials counted by their FLOPs (sweeps of ragmig batch)
+      std::any_of(d.leaderboard.begin(), d.leaderboard.end(), [](const LeaderRow& r) { return r.flops > 0; });
   out += "<section class=\"panel\">\n<h2>Leaderboard</h2>\n<p class=\"note\">Ranked best first by " +
          escape_html(d.metric_name) + "; rungs show " + escape_html(d.rung_metric_name) +
          " at each ASHA rung (\u2713 continued, \u2715 stopped)." +
          (std::any_of(d.leaderboard.begin(), d.leaderboard.end(), [](const LeaderRow& r) { return r.baseline; })
               ? " Baselines (BM25, the encoder before training) are evaluated the same way, for reference."
               : "") +
+         (work ? " Work is a full run's training FLOPs, counted from its config; the estimate, those FLOPs at the"
+                 " rate the sweep's trials measured, is what the scheduler's policy ranks trials by."
+               : "") +
          "</p>\n";
   if (d.leaderboard.empty()) {
     out += "<p class=\"empty\">no data</p>\n</section>\n";
@@ -132,7 +137,8 @@ void leaderboard(std::string& out, const ReportData& d, const GroupColors& colou
   out += "<div class=\"table-wrap\">\n<table>\n<thead><tr><th class=\"num\">#</th><th>trial</th><th>state</th>"
          "<th class=\"num\">" + escape_html(d.metric_name) + "</th>" +
          (hybrid ? "<th class=\"num\">fused with BM25</th><th>fusion</th>" : "") + "<th>rungs (" +
-         escape_html(d.rung_metric_name) + ")</th><th class=\"num\">steps</th><th class=\"num\">wall time</th><th>slot</th>";
+         escape_html(d.rung_metric_name) + ")</th><th class=\"num\">steps</th><th class=\"num\">wall time</th>" +
+         (work ? "<th class=\"num\">work (estimate)</th>" : "") + "<th>slot</th>";
   for (const auto& k : keys) out += "<th>" + escape_html(k) + "</th>";
   out += "</tr></thead>\n<tbody>\n";
   // The best trial is highlighted (the model to keep), even below a baseline that scores higher.
@@ -152,7 +158,7 @@ void leaderboard(std::string& out, const ReportData& d, const GroupColors& colou
                             escape_html(r.fusion) + "</td>"
                       : absent + absent;
     if (r.baseline) {  // evaluated, never trained: no rungs, steps, slot history or parameters
-      out += absent + absent + absent + absent;
+      out += absent + absent + absent + absent + (work ? absent : "");
       for (size_t k = 0; k < keys.size(); ++k) out += absent;
       out += "</tr>\n";
       continue;
@@ -160,6 +166,10 @@ void leaderboard(std::string& out, const ReportData& d, const GroupColors& colou
     out += "<td class=\"rungs\">" + rungs_cell(r.rungs) + "</td>";
     out += "<td class=\"num\">" + format_count(r.steps) + "</td>";
     out += "<td class=\"num\">" + format_duration(r.wall_s) + "</td>";
+    if (work)  // what the scheduler ranks the trial by: its FLOPs, priced once the sweep has measured its rate
+      out += r.flops > 0 ? "<td class=\"num\">" + format_flops(r.flops) +
+                               (r.estimate_s > 0 ? " (" + format_duration(r.estimate_s) + ")" : "") + "</td>"
+                         : absent;
     out += "<td class=\"mono\">" + escape_html(r.slot) + "</td>";
     for (const auto& k : keys) {
       const std::string* value = nullptr;

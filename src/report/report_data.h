@@ -44,6 +44,8 @@ struct LeaderRow {
   std::vector<Rung> rungs;              ///< rung evaluations (ASHA)
   int64_t steps = 0;
   double wall_s = 0;
+  double flops = 0;                     ///< a full run's training FLOPs (train/work_estimate.h); 0: not counted
+  double estimate_s = 0;                ///< those FLOPs at the sweep's measured rate; 0: none measured yet
   std::string slot;                     ///< where it ran last
   std::vector<std::pair<std::string, std::string>> params;  ///< key -> value text
 };

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 
 namespace ragmig::report {
 namespace {
@@ -68,6 +69,16 @@ std::string format_compact(double v) {
   if (a >= 1e4) return format_number(v / 1e3, 1) + "k";
   if (a >= 100) return format_number(v, 0);
   return format_number(v, 3);
+}
+
+std::string format_flops(double flops) {
+  if (!std::isfinite(flops) || flops < 0) return kDash;
+  static const char* const kPrefixes[] = {"M", "G", "T", "P", "E"};
+  double v = flops / 1e6;
+  size_t p = 0;
+  while (p + 1 < std::size(kPrefixes) && v >= 999.5) v /= 1e3, ++p;
+  const int decimals = v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2;
+  return format_number(v, decimals) + " " + kPrefixes[p] + "FLOP";
 }
 
 std::string format_count(int64_t v) {

@@ -25,6 +25,10 @@ std::string format_fixed(double v, int decimals);
 /// Short form for axis labels and cards: 950 -> "950", 12500 -> "12.5k", 3.2e6 -> "3.2M".
 std::string format_compact(double v);
 
+/// A count of floating-point operations with an SI prefix, three significant digits: 1.51e12 -> "1.51 TFLOP",
+/// 8.2e16 -> "82 PFLOP"; below 1e9 in MFLOP; non-finite or negative gives "—".
+std::string format_flops(double flops);
+
 /// An integer with thousands separators: 12000 -> "12,000".
 std::string format_count(int64_t v);
 

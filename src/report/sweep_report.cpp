@@ -46,6 +46,8 @@ std::vector<LeaderRow> leaderboard(const std::vector<hpo::TrialStatus>& trials,
     for (const auto& r : t.rungs) row.rungs.push_back({r.step, r.value, hpo::to_string(r.action)});
     row.steps = t.steps;
     row.wall_s = t.wall_s;
+    row.flops = t.flops;
+    row.estimate_s = t.estimate_s;
     row.slot = t.slot;
     for (const auto& [key, value] : t.params) row.params.emplace_back(key, hpo::value_text(value));
     rows.push_back(std::move(row));

@@ -251,7 +251,7 @@ TEST(BatchCli, InterruptedSweepContinuesWithoutRerunningFinishedTrials) {
 // leaderboard whatever the machine's timing. Four trials train at once on four CPU slots (one thread each),
 // once on an idle machine and once beside a busy loop per core, so they reach the rung in different orders;
 // everything in results.json but where and how long each trial ran (steps of a stopped trial, wall_s, slot,
-// job ids, the rate they trained at) is the same.
+// job ids, the rate they trained at and their estimates at it) is the same.
 TEST(BatchCli, TheSameSweepGivesTheSameDecisionsUnderAnyLoad) {
   RAGMIG_REQUIRE_DATA("beir/squad-train");
   ScratchDir dir;
@@ -269,7 +269,7 @@ TEST(BatchCli, TheSameSweepGivesTheSameDecisionsUnderAnyLoad) {
     EXPECT_EQ(r.exit_code, 0) << r.output;
     nlohmann::json out = read_results(dir / tag / "results.json");
     for (auto& t : out["trials"])
-      for (const char* key : {"steps", "wall_s", "slot", "train_job", "eval_job"}) t.erase(key);
+      for (const char* key : {"steps", "wall_s", "slot", "train_job", "eval_job", "estimate_s"}) t.erase(key);
     EXPECT_GT(out.value("flops_per_s", 0.0), 0) << "no training rate was measured";
     out.erase("flops_per_s");  // how fast the trials trained: the machine's load
     return out;
@@ -340,6 +340,14 @@ TEST(BatchCli, UnderLjfTheLargestTrialTrainsFirstPricedAtTheMeasuredRate) {
   const double reported = flops["t01"] / 20 / 32 * samples_per_s[samples_per_s.size() / 2];
   EXPECT_GT(rate, reported / 4) << "measured " << rate << " FLOP/s; t01's trainer reported " << reported;
   EXPECT_LT(rate, reported * 4) << "measured " << rate << " FLOP/s; t01's trainer reported " << reported;
+  // Each trial's estimate is its FLOPs at that rate, and the report's leaderboard shows both.
+  for (const auto& t : out["trials"]) {
+    const double estimate = t.value("estimate_s", 0.0);
+    EXPECT_NEAR(estimate, t.value("flops", 0.0) / rate, 1e-9 * estimate) << t.dump();
+  }
+  const std::string report = read_text(state / "report.html");
+  EXPECT_NE(report.find("<th class=\"num\">work (estimate)</th>"), std::string::npos);
+  EXPECT_NE(report.find("FLOP ("), std::string::npos);
 }
 
 // A sweep that starts from a trained model scores BM25 and that model untrained beside its trials, each alone

@@ -246,6 +246,44 @@ TEST(SweepReport, BaselinesRankAmongFinishedTrials) {
   EXPECT_EQ(plain.find("Baselines"), std::string::npos);
 }
 
+// What the scheduler ranks each trial by: its FLOPs, and once the sweep has measured its rate, the seconds they
+// come to. Baselines are not counted; a sweep without counts has no such column.
+TEST(SweepReport, TheLeaderboardShowsEachTrialsWorkAndEstimate) {
+  hpo::TrialStatus priced, unpriced, stopped;
+  priced.id = "t00", priced.state = "done", priced.metric = 0.7, priced.flops = 1.51e12, priced.estimate_s = 48;
+  unpriced.id = "t01", unpriced.state = "queued", unpriced.flops = 3.02e12;
+  stopped.id = "t02", stopped.state = "stopped";
+  hpo::BaselineStatus bm25;
+  bm25.id = "bm25", bm25.state = "done", bm25.metric = 0.68;
+  ReportData d = sample_report();
+  d.leaderboard = leaderboard({priced, unpriced, stopped}, {bm25});
+  EXPECT_EQ(d.leaderboard[0].flops, 1.51e12);
+  EXPECT_EQ(d.leaderboard[0].estimate_s, 48);
+  const std::string html = render_html(d);
+  EXPECT_NE(html.find("<th class=\"num\">work (estimate)</th>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"num\">1.51 TFLOP (48 s)</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"num\">3.02 TFLOP</td>"), std::string::npos);
+  // Every row has as many cells as the header has columns (the baseline's and the uncounted trial's are dashes).
+  const auto count = [](const std::string& s, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+    return n;
+  };
+  const size_t begin = html.find("<thead><tr><th class=\"num\">#</th><th>trial</th>");
+  ASSERT_NE(begin, std::string::npos);
+  const std::string table = html.substr(begin, html.find("</table>", begin) - begin);
+  const size_t columns = count(table.substr(0, table.find("</thead>")), "</th>");
+  size_t rows = 0;
+  for (size_t at = table.find("<tbody>"); (at = table.find("<tr", at + 1)) != std::string::npos; ++rows) {
+    const std::string row = table.substr(at, table.find("</tr>", at) - at);
+    EXPECT_EQ(count(row, "</td>"), columns) << row;
+  }
+  EXPECT_EQ(rows, 4u);
+  // Without counts, no column.
+  d.leaderboard = leaderboard({stopped}, {bm25});
+  EXPECT_EQ(render_html(d).find("work (estimate)"), std::string::npos);
+}
+
 TEST(WriteReport, AtomicNoTempLeft) {
   ragmig::testing::ScratchDir dir;
   const ReportData d = sample_report();

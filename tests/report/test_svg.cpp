@@ -75,6 +75,24 @@ TEST(FormatCompact, Table) {
     EXPECT_EQ(format_compact(c.v), c.out) << c.v;
 }
 
+TEST(FormatFlops, Table) {
+  struct Case {
+    double v;
+    std::string out;
+  };
+  for (const Case& c : std::vector<Case>{{0, "0 MFLOP"},
+                                         {2.5e8, "250 MFLOP"},
+                                         {9.9e8, "990 MFLOP"},
+                                         {9.996e8, "1 GFLOP"},
+                                         {1.51e12, "1.51 TFLOP"},
+                                         {22.35e9, "22.4 GFLOP"},
+                                         {8.2e16, "82 PFLOP"},
+                                         {3e21, "3000 EFLOP"},
+                                         {-1, "\u2014"},
+                                         {std::nan(""), "\u2014"}})
+    EXPECT_EQ(format_flops(c.v), c.out) << c.v;
+}
+
 TEST(FormatCount, Table) {
   EXPECT_EQ(format_count(0), "0");
   EXPECT_EQ(format_count(999), "999");
