@@ -1,8 +1,8 @@
 // What a training run computes, counted from its config before it starts: the work that `ragmig batch` tells
-// the scheduler each trial is (JobSpec::estimate_s, once priced at a measured FLOP rate), so that sjf, ljf and
-// srtf order a sweep's trials by their size. A count of the big products, not a measurement: texts are counted
-// at their length caps (the padding and the shorter texts that unpadded training saves are not subtracted), so
-// it ranks runs of one data set well and prices them once a rate is known (hpo/work_rate.h). Torch-free.
+// the scheduler each trial is (JobSpec::estimate_s, priced at the FLOP rate the sweep measures: hpo/work_rate.h),
+// so that sjf, ljf and srtf order a sweep's trials by their size. A count of the big products, not a measurement:
+// texts are counted at their length caps (the padding and the shorter texts that unpadded training saves are not
+// subtracted), so it ranks runs of one data set well; the measured rate absorbs the rest. Torch-free.
 #pragma once
 
 #include <cstdint>

@@ -347,6 +347,19 @@ TEST(BatchCli, UnderLjfTheLargestTrialTrainsFirstPricedAtTheMeasuredRate) {
   }
   const std::string report = read_text(state / "report.html");
   EXPECT_NE(report.find("<th class=\"num\">work (estimate)</th>"), std::string::npos);
+  // `ragmig status --json` shows the estimate each training was last ranked by, in seconds: the measured rate's
+  // (repriced past 10 %), not the unmeasured hour.
+  const auto status = run_process({RAGMIG_BINARY, "status", "--state", state.string(), "--json"});
+  ASSERT_EQ(status.exit_code, 0) << status.output;
+  const nlohmann::json listed = nlohmann::json::parse(status.output);
+  size_t priced = 0;
+  for (const auto& job : listed["jobs"])
+    if (job["argv"].size() > 1 && job["argv"][1] == "train") {
+      ++priced;
+      EXPECT_GT(job.value("estimate_s", 0.0), 0) << job.dump();
+      EXPECT_LT(job.value("estimate_s", 1e9), 600) << job.dump();
+    }
+  EXPECT_EQ(priced, 3u) << status.output;
   EXPECT_NE(report.find("FLOP ("), std::string::npos);
 }
 
