@@ -213,17 +213,19 @@ bool SweepDriver::refresh(size_t index) {
                           job->state == sched::JobState::Cancelled;
   t.steps = std::max({t.steps, job->step, job->checkpoint_step});
   t.wall_s = 0;
-  for (const auto& a : store_.attempts(t.train_job)) {
+  const auto attempts = store_.attempts(t.train_job);
+  for (const auto& a : attempts) {
     const double end = a.ended_at > 0 ? a.ended_at : std::max(a.started_at, clock_.now());
     t.wall_s += std::max(0.0, end - a.started_at);
-    std::string where;
-    double speed = 1e300;  // a job's work accrues at its slowest slot's speed (sched::JobView::work_s)
-    for (const auto& s : a.slots) {
-      where += (where.empty() ? "" : "+") + s;
+  }
+  if (!attempts.empty()) {  // where it trained last, and that attempt's speed (its slowest slot's: JobView::work_s)
+    t.slot.clear();
+    double speed = 1e300;
+    for (const auto& s : attempts.back().slots) {
+      t.slot += (t.slot.empty() ? "" : "+") + s;
       for (const auto& slot : scheduler_.slots())
         if (slot.id == s) speed = std::min(speed, slot.speed);
     }
-    t.slot = where;
     speeds_[index] = speed < 1e300 ? speed : 1.0;
   }
   switch (job->state) {

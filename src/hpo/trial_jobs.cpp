@@ -66,7 +66,8 @@ sched::JobSpec train_job(const SweepPlan& plan, size_t index) {
   job.cwd = plan.cwd;
   job.need = sched::parse_need(s.slots);
   job.priority = s.priority;
-  if (index < plan.trial_flops.size() && plan.flops_per_s > 0) job.estimate_s = plan.trial_flops[index] / plan.flops_per_s;
+  if (index < plan.trial_flops.size() && plan.flops_per_s > 0)
+    job.estimate_s = plan.trial_flops[index] / plan.flops_per_s;
   if (s.min_batch_fraction > 0 && !job.need.cpu && index < plan.batch_sizes.size()) {
     job.batch_size = plan.batch_sizes[index];
     job.min_batch_size = std::max<int64_t>(

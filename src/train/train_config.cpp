@@ -171,6 +171,14 @@ model::BertConfig new_encoder_sizes(const ModelConfig& m) {
   return b;
 }
 
+// The shape in a model folder's config.json (its transformer module's, in a sentence-transformers folder).
+model::BertConfig pretrained_shape(const std::string& folder,
+                                   const std::optional<model::SentenceTransformerLayout>& layout) {
+  const std::string config =
+      (std::filesystem::path(folder) / (layout ? layout->transformer_path : "") / "config.json").string();
+  return model::bert_config_from_json(model::read_json_file(config), config);
+}
+
 }  // namespace
 
 TrainConfig read_train_config(const std::string& path, const std::vector<std::string>& sets, nlohmann::json* resolved) {
@@ -333,20 +341,17 @@ void validate(const TrainConfig& c) {
 
 int64_t embedding_size(const TrainConfig& c) {
   if (c.model.dense_dim > 0) return c.model.dense_dim;
-  if (!c.model.init.empty()) {
-    const auto layout = model::read_sentence_transformer_layout(model::resolve_model_reference(c.model.init));
-    if (layout && layout->dense) return layout->dense->out_features;
-  }
-  return encoder_shape(c).hidden_size;
+  if (c.model.init.empty()) return c.model.hidden_size;
+  const std::string folder = model::resolve_model_reference(c.model.init);
+  const auto layout = model::read_sentence_transformer_layout(folder);
+  if (layout && layout->dense) return layout->dense->out_features;
+  return pretrained_shape(folder, layout).hidden_size;
 }
 
 model::BertConfig encoder_shape(const TrainConfig& c) {
   if (!c.model.init.empty()) {
     const std::string folder = model::resolve_model_reference(c.model.init);
-    const auto layout = model::read_sentence_transformer_layout(folder);
-    const std::string config =
-        (std::filesystem::path(folder) / (layout ? layout->transformer_path : "") / "config.json").string();
-    return model::bert_config_from_json(model::read_json_file(config), config);
+    return pretrained_shape(folder, model::read_sentence_transformer_layout(folder));
   }
   model::BertConfig b = new_encoder_sizes(c.model);
   if (b.is_modernbert())  // its layer pattern for this many layers, as the trainer builds it
