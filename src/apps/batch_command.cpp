@@ -78,7 +78,6 @@ hpo::SweepPlan resolve_plan(const hpo::SweepSpec& spec) {
       throw ConfigError(fmt::format("{}: [eval] dimensions = {}: trial {}'s embeddings have {} dimensions", spec.path,
                                     spec.eval.dimensions, hpo::trial_id(i), size));
   }
-  plan.flops_per_s = hpo::unmeasured_rate(plan.trial_flops);
   plan.rung_k = base.eval.k;
   plan.max_query_tokens = base.data.max_query_tokens;
   plan.max_passage_tokens = base.data.max_passage_tokens;

@@ -12,6 +12,8 @@
 #include "sched/clock.h"
 #include "sched/slot.h"
 #include "sched/store.h"
+#include "train/train_config.h"
+#include "train/work_estimate.h"
 
 namespace ragmig::apps {
 namespace {
@@ -50,6 +52,36 @@ void check_cpu_slots(const sched::JobSpec& spec, sched::Store& store) {
                                 reason.substr(reason.find(' ') + 1), store.dir()));
 }
 
+// A `ragmig train CONFIG [--set key=value ...]` job states its work: its config's training FLOPs (train/
+// work_estimate.h), which the scheduler prices at the rate its jobs measure (sched/work_pricer.h), so that sjf, ljf
+// and srtf order training jobs by size. The config is read as the job will read it, from the job's folder. A
+// job that cannot be counted now is queued as it is, without an estimate, with a warning: its config or model
+// may be written by a job before it (`ragmig mine` before the training on its triples).
+void count_training_work(sched::JobSpec& spec) {
+  const auto& a = spec.argv;
+  if (a.size() < 3 || a[0] != "ragmig" || a[1] != "train") return;
+  std::string config;
+  std::vector<std::string> sets;
+  for (size_t i = 2; i < a.size(); ++i) {
+    if (a[i] == "--set" || a[i] == "--run-dir" || a[i] == "--replicas") {  // `ragmig train`'s options with a value
+      if (a[i] == "--set" && i + 1 < a.size()) sets.push_back(a[i + 1]);
+      ++i;
+    } else if (a[i].rfind("--set=", 0) == 0) {
+      sets.push_back(a[i].substr(6));
+    } else if (a[i].rfind("-", 0) != 0 && config.empty()) {
+      config = a[i];
+    }
+  }
+  if (config.empty()) return;
+  try {
+    const train::TrainConfig cfg = train::read_train_config((std::filesystem::path(spec.cwd) / config).string(), sets);
+    const train::TrainingWork work = train::training_work(cfg);
+    spec.work = {work.total(), work.step_flops, cfg.train.batch_size};
+  } catch (const Error& e) {
+    log_line(fmt::format("ragmig submit: the job's work is not counted, so it has no estimate ({})", e.what()));
+  }
+}
+
 }  // namespace
 
 Command add_submit_command(CLI::App& root) {
@@ -72,7 +104,10 @@ Command add_submit_command(CLI::App& root) {
                                    "data-parallel replicas: started together (gang) on N slots of the --slots kind, "
                                    "each with RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT")
                        ->check(CLI::Range(1, 1024));
-  auto* estimate = sub->add_option("--estimate", args->estimate, "expected seconds of work on a speed-1 slot");
+  auto* estimate = sub->add_option("--estimate", args->estimate,
+                                   "expected seconds of work on a speed-1 slot (without it, a `ragmig train` job's "
+                                   "FLOPs are counted from its config and the scheduler prices them at the rate its "
+                                   "jobs measure)");
   auto* retries = sub->add_option("--max-retries", args->max_retries, "failed attempts retried with back-off");
   sub->add_option("--state", args->state, "state folder (default ./.ragmig or $RAGMIG_STATE)");
   sub->footer("Options given on the command line override the job file's keys.");
@@ -90,6 +125,7 @@ Command add_submit_command(CLI::App& root) {
                    if (retries->count()) spec.max_retries = args->max_retries;
                    if (spec.name.empty() && !spec.argv.empty()) spec.name = join_shell_words(spec.argv).substr(0, 60);
                    spec.cwd = std::filesystem::current_path().string();
+                   if (!(spec.estimate_s > 0)) count_training_work(spec);
                    sched::validate(spec);
                    check_executable(spec);
                    sched::Store store(args->state);

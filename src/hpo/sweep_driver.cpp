@@ -71,7 +71,7 @@ SweepDriver::SweepDriver(SweepPlan plan, sched::Store& store, sched::Scheduler& 
   }
   events_seen_.assign(trials_.size(), 0);
   training_over_.assign(trials_.size(), false);
-  windows_.assign(trials_.size(), ProgressWindow());
+  windows_.assign(trials_.size(), sched::ProgressWindow());
   speeds_.assign(trials_.size(), 1.0);
 }
 
@@ -296,7 +296,7 @@ bool SweepDriver::refresh_baseline(size_t index) {
   return b.state != before;
 }
 
-void SweepDriver::price_trials() {
+void SweepDriver::measure_rate() {
   if (plan_.trial_flops.size() != trials_.size() || plan_.max_steps <= 0) return;
   std::vector<double> rates;
   for (size_t i = 0; i < trials_.size(); ++i) {
@@ -304,14 +304,9 @@ void SweepDriver::price_trials() {
     const int64_t batch = i < plan_.batch_sizes.size() ? plan_.batch_sizes[i] : 0;
     if (const auto rate = windows_[i].rate(step_flops, batch, speeds_[i])) rates.push_back(*rate);
   }
-  measured_rate_ = sweep_rate(rates);
-  if (!measured_rate_) return;
-  for (auto& t : trials_) t.estimate_s = t.flops / *measured_rate_;
-  if (rate_applied_ && !reprice(plan_.flops_per_s, *measured_rate_)) return;
-  plan_.flops_per_s = *measured_rate_;
-  rate_applied_ = true;
-  for (const auto& t : trials_)
-    if (t.state == "queued" || t.state == "running") scheduler_.set_estimate(t.train_job, t.estimate_s);
+  measured_rate_ = sched::median_rate(rates);
+  if (measured_rate_)
+    for (auto& t : trials_) t.estimate_s = t.flops / *measured_rate_;
 }
 
 bool SweepDriver::after_pass() {
@@ -324,7 +319,7 @@ bool SweepDriver::after_pass() {
     // A decision may settle a trial that waited for it: take it in this round.
     for (size_t i = 0; i < trials_.size(); ++i) changed = refresh(i) || changed;
   }
-  price_trials();
+  measure_rate();
   return changed || changed_;
 }
 

@@ -5,9 +5,9 @@
 // matched to jobs by name, so none is submitted twice. With [asha] order = "trial" (the default) decisions
 // are taken in trial order at each rung (a report waits until every earlier trial has reported there or
 // never will), and a trained model is evaluated only once its decisions are taken, so the decisions and the
-// leaderboard do not depend on the machine's timing. Trials are submitted with their FLOPs priced at
-// plan.flops_per_s as their estimates; once trials report progress, the sweep's measured rate (work_rate.h)
-// prices every unfinished trial again, so the estimates that sjf, ljf and srtf read are seconds of this machine.
+// leaderboard do not depend on the machine's timing. Trials are submitted stating their FLOPs (JobSpec::work),
+// which the scheduler prices as their estimates (sched/work_pricer.h); the driver measures the same rate from
+// every trial's progress (sched/work_rate.h) for results.json and the report.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +20,7 @@
 #include "hpo/asha.h"
 #include "hpo/eval_scores.h"
 #include "hpo/trial_jobs.h"
-#include "hpo/work_rate.h"
+#include "sched/work_rate.h"
 #include "sched/clock.h"
 #include "sched/scheduler.h"
 #include "sched/store.h"
@@ -106,8 +106,8 @@ class SweepDriver {
   /// "stopped by ASHA at step S: recall@k V below the rung's cutoff"
   std::string stop_reason(const RungResult& rung) const;
   bool refresh(size_t index);
-  /// Prices the unfinished trials' FLOPs at the rate their progress measures, when it moved (reprice()).
-  void price_trials();
+  /// The rate every trial's progress so far measures, and each trial's FLOPs at it, for results and the report.
+  void measure_rate();
   bool refresh_baseline(size_t index);
   /// Where the evaluation job `job` of `name` ("t03", "bm25") stands: its state (queued, evaluating, done,
   /// failed, cancelled), and its scores once done or why it failed.
@@ -129,13 +129,11 @@ class SweepDriver {
   std::map<std::string, size_t> index_of_;   ///< trial id -> index
   std::vector<int64_t> events_seen_;         ///< per trial: seq of the last event of its training read
   std::vector<bool> training_over_;          ///< per trial: its training job ended and its events are read
-  std::vector<ProgressWindow> windows_;      ///< per trial: its progress in its current attempt
+  std::vector<sched::ProgressWindow> windows_;      ///< per trial: its progress in its current attempt
   std::vector<double> speeds_;               ///< per trial: the speed of the slots it trained on last
   /// The sweep's rate from every progress window so far: what results and the report show (the same from any
-  /// driver that has read the same events). plan_.flops_per_s is the one the scheduler's estimates were last
-  /// priced at (within 10 % of it, reprice()).
+  /// driver that has read the same events, where the scheduler's pricing starts afresh with each run).
   std::optional<double> measured_rate_;
-  bool rate_applied_ = false;                ///< plan_.flops_per_s is a measured rate
   /// order = "trial": rung -> trial index -> (step, value) reported and not yet decided
   std::map<int64_t, std::map<size_t, std::pair<int64_t, double>>> waiting_;
   std::map<int64_t, size_t> settled_;        ///< rung -> trials [0, n) settled there, in trial order

@@ -9,7 +9,6 @@
 
 #include "hpo/search_space.h"
 #include "hpo/sweep_spec.h"
-#include "hpo/work_rate.h"
 #include "sched/job.h"
 
 namespace ragmig::hpo {
@@ -27,11 +26,9 @@ struct SweepPlan {
   std::string dir;                 ///< the sweep's state folder
   std::string cwd;                 ///< where the jobs run: relative paths of the configs resolve here
   std::vector<int64_t> batch_sizes;  ///< each trial's resolved train.batch_size (empty: not resolved)
-  /// Each trial's training FLOPs with its rung evaluations (train/work_estimate.h; empty: not counted).
+  /// Each trial's training FLOPs with its rung evaluations (train/work_estimate.h; empty: not counted): the work
+  /// its job states (JobSpec::work), which the scheduler prices as its estimate (sched/work_pricer.h).
   std::vector<double> trial_flops;
-  /// What trial_flops are priced at as estimate_s: FLOP/s on a speed-1 slot; unmeasured_rate(trial_flops) until
-  /// the driver's trials have measured it (0: not priced).
-  double flops_per_s = 0;
 
   /// "recall@20"
   std::string rung_metric() const { return "recall@" + std::to_string(rung_k); }
@@ -44,8 +41,8 @@ std::string eval_job_name(const std::string& trial);
 /// Where the evaluation of a trial ("t03") or a baseline ("zero-shot") writes its JSON: <dir>/evals/t03.json.
 std::string eval_result_path(const SweepPlan& plan, const std::string& name);
 
-/// `ragmig train BASE --quiet --set <sweep set>... --set <param>... --set eval.*` on the sweep's slots; its
-/// estimate_s is its FLOPs at plan.flops_per_s (0, unknown, without trial_flops or a rate).
+/// `ragmig train BASE --quiet --set <sweep set>... --set <param>... --set eval.*` on the sweep's slots, stating
+/// its work (JobSpec::work: its trial_flops over max_steps steps at its batch; none without trial_flops).
 sched::JobSpec train_job(const SweepPlan& plan, size_t index);
 /// `ragmig eval --retriever dense --model MODEL_DIR ... --out <eval_result_path>`: the sweep's metric on its
 /// evaluation split, ahead of queued trainings (priority + 1) so finished trials report early. With

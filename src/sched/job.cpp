@@ -83,6 +83,9 @@ nlohmann::json to_json(const JobSpec& spec) {
                       {"max_retries", spec.max_retries}};
   if (spec.batch_size > 0) j["batch_size"] = spec.batch_size;
   if (spec.min_batch_size > 0) j["min_batch_size"] = spec.min_batch_size;
+  if (spec.work.flops > 0)
+    j["work"] = {
+        {"flops", spec.work.flops}, {"step_flops", spec.work.step_flops}, {"batch_size", spec.work.batch_size}};
   return j;
 }
 
@@ -98,6 +101,11 @@ JobSpec job_spec_from_json(const nlohmann::json& j, const std::string& where) {
     spec.max_retries = j.at("max_retries").get<int64_t>();
     spec.batch_size = j.value("batch_size", int64_t{0});
     spec.min_batch_size = j.value("min_batch_size", int64_t{0});
+    if (const auto work = j.find("work"); work != j.end()) {
+      spec.work.flops = work->at("flops").get<double>();
+      spec.work.step_flops = work->at("step_flops").get<double>();
+      spec.work.batch_size = work->at("batch_size").get<int64_t>();
+    }
     return spec;
   } catch (const nlohmann::json::exception& e) {
     throw DataError(where + ": job spec: " + e.what());
@@ -149,6 +157,12 @@ void validate(const JobSpec& spec) {
     throw ConfigError("job.min_batch_size needs job.batch_size (the batch the command trains at)");
   if (spec.min_batch_size > spec.batch_size)
     throw ConfigError(fmt::format("job.min_batch_size {} exceeds job.batch_size {}", spec.min_batch_size, spec.batch_size));
+  const auto& w = spec.work;
+  if (!(w.flops >= 0) || !(w.step_flops >= 0) || w.batch_size < 0 ||
+      (w.flops > 0 && (w.step_flops <= 0 || w.batch_size <= 0)))
+    throw ConfigError(fmt::format("job's work must be counted in full: flops {} (>= 0), step_flops {} and "
+                                  "batch_size {} (> 0 with flops)",
+                                  w.flops, w.step_flops, w.batch_size));
 }
 
 std::string to_string(JobState state) {

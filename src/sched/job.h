@@ -48,6 +48,17 @@ struct JobSpec {
   int64_t batch_size = 0;
   int64_t min_batch_size = 0;
   bool resizable() const { return batch_size > 0 && min_batch_size > 0; }
+
+  /// The job's work counted when it was submitted (`ragmig submit` counts a `ragmig train` command's:
+  /// train/work_estimate.h): `flops` in all, `step_flops` per step at `batch_size` samples. The scheduler keeps
+  /// estimate_s at these FLOPs priced at the rate its jobs' progress measures (work_pricer.h); flops == 0: not
+  /// counted, and estimate_s is the submitter's.
+  struct Work {
+    double flops = 0;
+    double step_flops = 0;
+    int64_t batch_size = 0;
+  };
+  Work work;
 };
 
 nlohmann::json to_json(const JobSpec& spec);

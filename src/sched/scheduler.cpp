@@ -123,6 +123,7 @@ JobId Scheduler::submit(const JobSpec& spec) {
   job.state = JobState::Queued;
   job.submitted_at = job.queued_since = now;
   ++queued_;
+  prices_work_ = prices_work_ || spec.work.flops > 0;
   view_dirty_.push_back(id);
   runnable_dirty_.push_back(id);
   return id;
@@ -201,6 +202,7 @@ void Scheduler::reload() {
   queued_ = 0;
   for (auto& job : store_.jobs(/*active_only=*/true)) {
     queued_ += job.state == JobState::Queued;
+    prices_work_ = prices_work_ || job.spec.work.flops > 0;
     index_slots(job);
     active_[job.id] = std::move(job);
   }
@@ -217,9 +219,11 @@ void Scheduler::reload(JobId id) {
   auto job = store_.job(id);
   if (job && !is_terminal(job->state)) {
     queued_ += job->state == JobState::Queued;
+    prices_work_ = prices_work_ || job->spec.work.flops > 0;
     index_slots(*job);
     active_[id] = std::move(*job);
   } else {
+    pricer_.forget(id);
     active_.erase(id);
     release(id);
     stopping_.erase(id);
@@ -268,6 +272,18 @@ void Scheduler::recover() {
 void Scheduler::handle_events(const EventLines& lines) {
   ProgressUpdate progress;
   std::vector<nlohmann::json> parsed;  // for the listener
+  // A job that stated its work measures the rate it is priced at (work_pricer.h), at the speed of the slots it
+  // holds now: its slowest one's, as JobView::work_s counts a gang's work.
+  const auto job = active_.find(lines.job);
+  const JobSpec::Work* work =
+      job != active_.end() && job->second.spec.work.flops > 0 ? &job->second.spec.work : nullptr;
+  double speed = 0;
+  if (work)
+    for (const auto& id : job->second.slots)
+      if (const auto slot = slot_index_.find(id); slot != slot_index_.end()) {
+        const double s = slots_[static_cast<size_t>(slot->second)].speed;
+        speed = speed > 0 ? std::min(speed, s) : s;
+      }
   for (const auto& line : lines.lines) {
     auto event = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (!event.is_object()) continue;  // the store keeps the line; progress only reads what parses
@@ -293,16 +309,36 @@ void Scheduler::handle_events(const EventLines& lines) {
           view_dirty_.push_back(lines.job);
         }
     if (kind == "oom") oom_attempt_[lines.job] = lines.attempt_id;
+    if (work && speed > 0) pricer_.on_event(lines.job, *work, event, speed);
     if (listener_) parsed.push_back(std::move(event));
   }
   store_.record_events(lines.job, lines.attempt_id, lines.lines, lines.offset, progress);
   if (listener_ && !parsed.empty()) listener_->on_events(lines.job, parsed, clock_.now());
-  auto it = active_.find(lines.job);
-  if (it != active_.end()) {
-    it->second.events_offset = lines.offset;
-    if (progress.step) it->second.step = *progress.step;
-    if (progress.checkpoint_step) it->second.checkpoint_step = *progress.checkpoint_step;
+  if (job != active_.end()) {
+    job->second.events_offset = lines.offset;
+    if (progress.step) job->second.step = *progress.step;
+    if (progress.checkpoint_step) job->second.checkpoint_step = *progress.checkpoint_step;
   }
+}
+
+void Scheduler::price_work() {
+  if (!prices_work_) return;
+  std::vector<double> flops;
+  for (const auto& [id, job] : active_)
+    if (job.spec.work.flops > 0) flops.push_back(job.spec.work.flops);
+  prices_work_ = !flops.empty();
+  const double unmeasured = unmeasured_rate(std::move(flops));
+  int priced = 0;
+  for (const auto& [id, job] : active_)
+    if (job.spec.work.flops > 0)
+      if (const auto estimate = pricer_.new_estimate(job.spec.work, job.spec.estimate_s, unmeasured)) {
+        set_estimate(id, *estimate);
+        ++priced;
+      }
+  if (priced > 0)
+    say(pricer_.rate() ? fmt::format("{} estimate(s) priced at the measured {:.3g} FLOP/s", priced, *pricer_.rate())
+                       : fmt::format("{} estimate(s) priced at {:.3g} FLOP/s (the median job an hour until measured)",
+                                     priced, unmeasured));
 }
 
 void Scheduler::request_batch_size(JobId id, int64_t batch_size, const std::string& why, double now) {
@@ -433,6 +469,7 @@ void Scheduler::handle_exit(const ExitStatus& status) {
     batch_size_.erase(status.job);
     requested_batch_.erase(status.job);
     memory_.erase(status.job);
+    pricer_.forget(status.job);
     active_.erase(it);
     release(status.job);
     return;
@@ -698,6 +735,7 @@ void Scheduler::pass() {
     for (const auto& [id, job] : active_)
       if (job.state == JobState::Running && job.cancel_requested) stop(id, StopReason::Cancel, "cancelled by user");
   check_cancels_ = false;
+  price_work();
   if (before_decide_) before_decide_();
 
   now = clock_.now();

@@ -14,6 +14,7 @@
 #include "sched/executor.h"
 #include "sched/job_table.h"
 #include "sched/policy.h"
+#include "sched/work_pricer.h"
 
 namespace ragmig::sched {
 
@@ -116,6 +117,9 @@ class Scheduler {
   /// slots_fixed); run(until_empty) does not wait for them.
   const std::map<JobId, std::string>& unrunnable() const { return unrunnable_; }
   const std::vector<Slot>& slots() const { return slots_; }
+  /// The FLOP rate on a speed-1 slot that jobs stating their work are priced at, as measured so far (nullopt
+  /// before any such job's progress).
+  std::optional<double> work_rate() const { return pricer_.rate(); }
   const Policy& policy() const { return policy_; }
 
  private:
@@ -126,6 +130,8 @@ class Scheduler {
   void reload(JobId id);
   void handle_exit(const ExitStatus& status);
   void handle_events(const EventLines& lines);
+  /// Keeps the estimates of the jobs that stated their work at the rate measured so far (work_pricer.h).
+  void price_work();
   /// Asks a worker for another batch size (the job protocol's Resize, through the executor), noted in the store.
   void request_batch_size(JobId id, int64_t batch_size, const std::string& why, double now);
   // What a view entry's time-dependent fields grow from.
@@ -169,6 +175,8 @@ class Scheduler {
   std::map<JobId, int64_t> requested_batch_;  ///< the batch size last asked of each job (request_batch_size)
   std::map<JobId, MemoryModel> memory_;   ///< learned from each job's events and out-of-memory exits
   std::map<JobId, int64_t> oom_attempt_;  ///< the attempt whose worker last reported running out of memory
+  WorkPricer pricer_;                     ///< prices the jobs that stated their work (JobSpec::work)
+  bool prices_work_ = false;              ///< an active job stated its work (else price_work() has nothing to do)
   double last_status_write_ = -1;
   // Kept between passes so that a pass costs what changed, not what exists.
   ClusterView view_;                         ///< the policy's input, refreshed in place

@@ -1,8 +1,9 @@
 // What a training run computes, counted from its config before it starts: the work that `ragmig batch` tells
-// the scheduler each trial is (JobSpec::estimate_s, priced at the FLOP rate the sweep measures: hpo/work_rate.h),
-// so that sjf, ljf and srtf order a sweep's trials by their size. A count of the big products, not a measurement:
-// texts are counted at their length caps (the padding and the shorter texts that unpadded training saves are not
-// subtracted), so it ranks runs of one data set well; the measured rate absorbs the rest. Torch-free.
+// the scheduler each trial is and `ragmig submit` each `ragmig train` job (JobSpec::estimate_s and JobSpec::work,
+// priced at the FLOP rate the jobs measure: sched/work_rate.h), so that sjf, ljf and srtf order them by size. A
+// count of the big products, not a measurement: texts are counted at their length caps (the padding and the
+// shorter texts that unpadded training saves are not subtracted), so it ranks runs of one data set well; the
+// measured rate absorbs the rest. Torch-free.
 #pragma once
 
 #include <cstdint>

@@ -105,19 +105,20 @@ TEST(TrialJobs, TrainingJobCarriesEverythingAsOverrides) {
   EXPECT_NE(std::find(sized_sets.begin(), sized_sets.end(), "eval.dimensions=64"), sized_sets.end());
 }
 
-// A trial's estimate is its FLOPs at the plan's rate: unknown (0) without a count or a rate; before the sweep
-// has measured its rate, the median trial an hour and the others in proportion; seconds once it has.
-TEST(TrialJobs, EstimateIsTheTrialsFlopsAtThePlansRate) {
+// A trial states its work, its FLOPs over its steps at its batch, for the scheduler to price (sched/work_pricer.h):
+// none without a count; no estimate of its own.
+TEST(TrialJobs, ATrainingStatesItsWorkForTheSchedulerToPrice) {
   SweepPlan plan = example_plan();
-  EXPECT_EQ(train_job(plan, 1).estimate_s, 0);
+  plan.batch_sizes = {64, 48};
+  EXPECT_EQ(train_job(plan, 1).work.flops, 0);
   plan.trial_flops = {3e15, 6e15};
-  EXPECT_EQ(train_job(plan, 1).estimate_s, 0);
-  plan.flops_per_s = unmeasured_rate(plan.trial_flops);
-  EXPECT_DOUBLE_EQ(train_job(plan, 0).estimate_s, 2400);
-  EXPECT_DOUBLE_EQ(train_job(plan, 1).estimate_s, 4800);
-  plan.flops_per_s = 2e10;
-  EXPECT_DOUBLE_EQ(train_job(plan, 1).estimate_s, 3e5);
-  EXPECT_EQ(eval_job(plan, 1, "/m").estimate_s, 0);  // an evaluation's work is not counted
+  const sched::JobSpec job = train_job(plan, 1);
+  EXPECT_EQ(job.work.flops, 6e15);
+  EXPECT_DOUBLE_EQ(job.work.step_flops, 6e15 / static_cast<double>(plan.max_steps));
+  EXPECT_EQ(job.work.batch_size, 48);
+  EXPECT_EQ(job.estimate_s, 0);
+  EXPECT_NO_THROW(sched::validate(job));
+  EXPECT_EQ(eval_job(plan, 1, "/m").work.flops, 0);  // an evaluation's work is not counted
 }
 
 TEST(TrialJobs, MinBatchFractionMakesGpuTrialsResizable) {

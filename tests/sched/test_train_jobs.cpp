@@ -2,8 +2,10 @@
 // and each preempted job resumes from its checkpoint — no step is trained twice (from its events).
 #include <gmock/gmock.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "core/atomic_file.h"
 #include "sched_fixture.h"
@@ -113,6 +115,71 @@ TEST_F(SchedTrain, OutOfMemoryRetriesAtHalfTheBatchSize) {
   EXPECT_EQ(failed["attempts"], 6) << "16, 8, 4, 2, then 2 again (too small to halve) until max_retries 5";
   EXPECT_EQ(failed["failures"], 6);
   EXPECT_NE(failed["reason"].get<std::string>().find("max_retries 5"), std::string::npos) << failed.dump(1);
+}
+
+// `ragmig submit` counts a `ragmig train` job's FLOPs from its config (train/work_estimate.h) and the scheduler
+// prices them at the rate the jobs' own progress measures: under ljf on one CPU slot the largest batch trains
+// first and the smallest last (fifo would take them as submitted; 200 pairs hold 25 distinct positives), and once
+// they have trained each estimate is the job's FLOPs at that rate: seconds of this machine, not the hour the
+// median job is priced at before. A job given its own estimate keeps it; one whose config cannot be read yet is
+// queued uncounted, with a warning.
+TEST_F(SchedTrain, SubmittedTrainingsArePricedByTheirWorkAtTheMeasuredRate) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  write_squad_pairs(dir_ / "pairs.jsonl", 200);
+  write_file_atomic(dir_ / "train.toml", tiny_config(dir_ / "pairs.jsonl"));
+  const std::string train = "ragmig train " + (dir_ / "train.toml").string() +
+                            " --quiet --set train.max_steps=20 --set train.batch_size=";
+  std::vector<int64_t> ids;
+  for (const int batch : {4, 16, 8}) ids.push_back(submit({"--cmd", train + std::to_string(batch)}));
+  const int64_t guessed = submit({"--cmd", train + "4", "--estimate", "0.001"});
+  std::vector<double> work;
+  for (const int64_t id : ids) {
+    const auto j = job(id);
+    work.push_back(j.value("work_flops", 0.0));
+    EXPECT_FALSE(j.contains("estimate_s")) << "priced by the scheduler, not at submission: " << j.dump();
+  }
+  EXPECT_GT(work[1], work[2]);
+  EXPECT_GT(work[2], work[0]);
+  EXPECT_GT(work[0], 0);
+  EXPECT_FALSE(job(guessed).contains("work_flops"));
+  const auto uncounted = ragmig({"submit", "--cmd", "ragmig train " + (dir_ / "later.toml").string()});
+  ASSERT_EQ(uncounted.exit_code, 0) << uncounted.output;
+  EXPECT_NE(uncounted.output.find("not counted"), std::string::npos) << uncounted.output;
+  EXPECT_NE(uncounted.output.find("later.toml"), std::string::npos) << uncounted.output;
+  std::string later;  // the id: the one line of digits (the warning went to stderr)
+  std::istringstream lines(uncounted.output);
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty() && line.find_first_not_of("0123456789") == std::string::npos) later = line;
+  ASSERT_FALSE(later.empty()) << uncounted.output;
+  EXPECT_EQ(ragmig({"cancel", later}).exit_code, 0);
+
+  const auto run = ragmig({"run", "--cpu-slots", "1", "--policy", "ljf", "--until-empty", "--tick", "0.1"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("priced at the measured"), std::string::npos) << run.output;
+  std::vector<double> started, estimates;
+  for (const int64_t id : ids) {
+    const auto j = job(id);
+    EXPECT_EQ(j["state"], "done") << j.dump(1);
+    for (const auto& e : read_events(j["run_dir"].get<std::string>()))
+      if (e["event"] == "start") started.push_back(e["time"].get<double>());
+    estimates.push_back(j.value("estimate_s", 0.0));
+  }
+  ASSERT_EQ(started.size(), 3u);
+  EXPECT_LT(started[1], started[2]) << "ljf starts the largest first";
+  EXPECT_LT(started[2], started[0]) << "and the smallest last";
+  EXPECT_LT(started[0], read_events(job(guessed)["run_dir"].get<std::string>()).front()["time"].get<double>())
+      << "its own estimate, a millisecond, is the shortest";
+  // Measured: each estimate is its job's FLOPs at the rate measured while it was queued or ran, seconds of a
+  // 20-step run here, far below the unmeasured prices (the median job an hour). The rate moves as jobs of other
+  // batch sizes measure it (a small batch computes fewer FLOP/s), but not by orders of magnitude.
+  std::vector<double> rates;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    EXPECT_GT(estimates[i], 0);
+    EXPECT_LT(estimates[i], 600) << "job " << ids[i] << " kept the unmeasured price";
+    rates.push_back(work[i] / estimates[i]);
+  }
+  EXPECT_LT(*std::max_element(rates.begin(), rates.end()), 4 * *std::min_element(rates.begin(), rates.end()));
+  EXPECT_EQ(job(guessed).value("estimate_s", 0.0), 0.001);
 }
 
 }  // namespace

@@ -1,11 +1,11 @@
-// The rate a sweep's trials train at, from their progress events: a window per attempt and batch size that
-// leaves the start out, scaled by the slot's speed and the batch; the sweep's median; repricing only on a
+// The rate training jobs train at, from their progress events: a window per attempt and batch size that
+// leaves the start out, scaled by the slot's speed and the batch; the median over jobs; repricing only on a
 // real change.
-#include "hpo/work_rate.h"
+#include "sched/work_rate.h"
 
 #include <gtest/gtest.h>
 
-namespace ragmig::hpo {
+namespace ragmig::sched {
 namespace {
 
 TEST(WorkRate, AWindowMeasuresFlopsPerSecondFromItsFirstProgressEvent) {
@@ -41,18 +41,18 @@ TEST(WorkRate, AResizeOrANewAttemptOpensANewWindow) {
   EXPECT_FALSE(w.rate(1e9, 32, 1.0));
 }
 
-TEST(WorkRate, TheSweepsRateIsTheMedianOfItsTrials) {
-  EXPECT_FALSE(sweep_rate({}));
-  EXPECT_EQ(*sweep_rate({7}), 7);
-  EXPECT_EQ(*sweep_rate({9, 1, 5}), 5);
-  EXPECT_EQ(*sweep_rate({8, 1, 2, 100}), 5);  // one slow or fast trial does not move it far
+TEST(WorkRate, TheRateIsTheMedianOfTheJobs) {
+  EXPECT_FALSE(median_rate({}));
+  EXPECT_EQ(*median_rate({7}), 7);
+  EXPECT_EQ(*median_rate({9, 1, 5}), 5);
+  EXPECT_EQ(*median_rate({8, 1, 2, 100}), 5);  // one slow or fast job does not move it far
 }
 
-TEST(WorkRate, UnmeasuredTheMedianTrialIsAnHour) {
+TEST(WorkRate, UnmeasuredTheMedianJobIsAnHour) {
   EXPECT_EQ(unmeasured_rate({}), 0);
   EXPECT_DOUBLE_EQ(unmeasured_rate({7.2e12}), 2e9);
   EXPECT_DOUBLE_EQ(unmeasured_rate({1e9, 3.6e13, 7.2e14}), 1e10);
-  EXPECT_EQ(kUnmeasuredMedianTrialSeconds, 3600);
+  EXPECT_EQ(kUnmeasuredMedianJobSeconds, 3600);
 }
 
 TEST(WorkRate, EstimatesArePricedAgainOnlyWhenTheRateMovesMoreThanTenPercent) {
@@ -64,4 +64,4 @@ TEST(WorkRate, EstimatesArePricedAgainOnlyWhenTheRateMovesMoreThanTenPercent) {
 }
 
 }  // namespace
-}  // namespace ragmig::hpo
+}  // namespace ragmig::sched

@@ -1,11 +1,11 @@
-// A sweep's training rate from its trials' progress (see work_rate.h).
-#include "hpo/work_rate.h"
+// Training jobs' FLOP rate from their progress (see work_rate.h).
+#include "sched/work_rate.h"
 
 #include <algorithm>
 #include <cmath>
 #include <utility>
 
-namespace ragmig::hpo {
+namespace ragmig::sched {
 
 void ProgressWindow::add(int64_t step, double time, int64_t batch_size) {
   if (!open_ || batch_size != batch_size_ || step <= last_step_) {
@@ -28,7 +28,7 @@ std::optional<double> ProgressWindow::rate(double step_flops, int64_t configured
   return flops / seconds;
 }
 
-std::optional<double> sweep_rate(std::vector<double> rates) {
+std::optional<double> median_rate(std::vector<double> rates) {
   if (rates.empty()) return std::nullopt;
   const auto middle = rates.begin() + static_cast<std::ptrdiff_t>(rates.size() / 2);
   std::nth_element(rates.begin(), middle, rates.end());
@@ -36,11 +36,11 @@ std::optional<double> sweep_rate(std::vector<double> rates) {
   return (*middle + *std::max_element(rates.begin(), middle)) / 2;
 }
 
-double unmeasured_rate(std::vector<double> trial_flops) {
-  const auto median = sweep_rate(std::move(trial_flops));
-  return median ? *median / kUnmeasuredMedianTrialSeconds : 0;
+double unmeasured_rate(std::vector<double> job_flops) {
+  const auto median = median_rate(std::move(job_flops));
+  return median ? *median / kUnmeasuredMedianJobSeconds : 0;
 }
 
 bool reprice(double applied, double measured) { return std::abs(measured / applied - 1) > 0.1; }
 
-}  // namespace ragmig::hpo
+}  // namespace ragmig::sched

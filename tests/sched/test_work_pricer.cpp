@@ -1,0 +1,162 @@
+// Jobs that state their work in FLOPs (`ragmig submit` counts a `ragmig train` job's) are priced by the scheduler:
+// before any measurement the median job at an hour, the others in proportion; once a job's progress events
+// measure the rate, every such job at its FLOPs over that rate — in the store, for the policy's next pass — and a
+// job submitted later at once. Jobs with the submitter's own estimate keep it.
+#include "sched/work_pricer.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sched/scheduler.h"
+#include "sched/store.h"
+
+namespace ragmig::sched {
+namespace {
+
+JobSpec::Work work_of(double flops, int64_t steps = 100, int64_t batch = 8) {
+  return {flops, flops / static_cast<double>(steps), batch};
+}
+
+nlohmann::json progress(int64_t step, double time, int64_t batch = 8) {
+  return {{"event", "progress"}, {"step", step}, {"time", time}, {"batch_size", batch}};
+}
+
+TEST(WorkPricer, UnmeasuredJobsArePricedAtTheRateGivenThenAtTheMeasuredOne) {
+  WorkPricer pricer;
+  const auto work = work_of(3.6e12);  // 3.6e10 FLOP per step of 8
+  EXPECT_FALSE(pricer.rate());
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(work, 0, 1e9), 3600);
+  EXPECT_FALSE(pricer.new_estimate(work, 3500, 1e9)) << "within 10 %: left as it is";
+  EXPECT_FALSE(pricer.new_estimate({}, 0, 1e9)) << "no work, no price";
+  pricer.on_event(1, work, {{"event", "start"}, {"step", 0}}, 1);
+  pricer.on_event(1, work, progress(10, 100), 1);
+  EXPECT_FALSE(pricer.rate()) << "one progress event spans no time";
+  pricer.on_event(1, work, progress(20, 110), 2);  // 10 steps of 3.6e10 in 10 s on a slot of speed 2
+  ASSERT_TRUE(pricer.rate());
+  EXPECT_DOUBLE_EQ(*pricer.rate(), 1.8e10);
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(work, 3600, 1e9), 200);
+  // A second job measures twice as fast; the median of two is their mean. Malformed events change nothing.
+  pricer.on_event(2, work, progress(1, 0), 1);
+  pricer.on_event(2, work, {{"event", "progress"}, {"step", "x"}, {"time", 9}, {"batch_size", 8}}, 1);
+  pricer.on_event(2, work, progress(11, 5), 1);
+  EXPECT_DOUBLE_EQ(*pricer.rate(), (1.8e10 + 7.2e10) / 2);
+  // A finished job's rate stays in the median.
+  pricer.forget(2);
+  EXPECT_DOUBLE_EQ(*pricer.rate(), (1.8e10 + 7.2e10) / 2);
+}
+
+// Starts nothing: the event lines a test gives it reach the scheduler as a worker's events.jsonl would.
+class ScriptedExecutor : public Executor {
+ public:
+  int64_t start(const Launch& launch) override {
+    attempt_[launch.job] = launch.attempt_id;
+    started.push_back(launch.job);
+    return 0;
+  }
+  void stop(JobId, double) override {}
+  ExecUpdate poll(double) override {
+    ExecUpdate update;
+    update.events.swap(events_);
+    update.exits.swap(exits_);
+    return update;
+  }
+  std::optional<ExitStatus> reattach(const Launch&, int64_t) override { return std::nullopt; }
+  double next_event_time(double now) override { return now + 1; }
+
+  void emit(JobId job, const std::vector<nlohmann::json>& events) {
+    EventLines lines{job, attempt_[job], {}, 0};
+    for (const auto& e : events) {
+      lines.lines.push_back(e.dump());
+      offset_[job] += static_cast<int64_t>(lines.lines.back().size()) + 1;
+    }
+    lines.offset = offset_[job];
+    events_.push_back(std::move(lines));
+  }
+  void finish(JobId job) {
+    ExitStatus exit;
+    exit.job = job;
+    exit.attempt_id = attempt_[job];
+    exit.exit_code = 0;
+    exits_.push_back(exit);
+  }
+
+  std::vector<JobId> started;
+
+ private:
+  std::map<JobId, int64_t> attempt_, offset_;
+  std::vector<EventLines> events_;
+  std::vector<ExitStatus> exits_;
+};
+
+class StepClock : public Clock {
+ public:
+  double now() override { return t; }
+  void wait_until(double until) override { t = std::max(t, until); }
+  double t = 1000;
+};
+
+TEST(WorkPricer, TheSchedulerPricesTheJobsThatStateTheirWork) {
+  const auto store = Store::in_memory((std::filesystem::temp_directory_path() / "ragmig-work-pricer").string());
+  ScriptedExecutor executor;
+  StepClock clock;
+  SchedulerOptions options;
+  options.policy = "ljf";
+  Slot slot;
+  slot.id = "cpu:0";
+  Scheduler scheduler(*store, executor, clock, {slot}, options);
+  const auto submit = [&](const std::string& name, double flops, double estimate_s = 0) {
+    JobSpec spec;
+    spec.name = name;
+    spec.argv = {"ragmig", "train", name + ".toml"};
+    spec.estimate_s = estimate_s;
+    if (flops > 0) spec.work = work_of(flops);
+    return scheduler.submit(spec);
+  };
+  const JobId small = submit("small", 1e12), large = submit("large", 4e12), mid = submit("mid", 2e12);
+  const JobId guessed = submit("guessed", 0, 50);  // the submitter's own estimate
+  const auto estimate = [&](JobId id) { return store->job(id)->spec.estimate_s; };
+  scheduler.step();
+  // Unmeasured: the median (mid) at an hour; ljf starts the largest.
+  EXPECT_DOUBLE_EQ(estimate(mid), 3600);
+  EXPECT_DOUBLE_EQ(estimate(small), 1800);
+  EXPECT_DOUBLE_EQ(estimate(large), 7200);
+  EXPECT_EQ(estimate(guessed), 50);
+  ASSERT_EQ(executor.started, std::vector<JobId>{large});
+  EXPECT_FALSE(scheduler.work_rate());
+
+  // `large` measures 4e10 FLOP per step x 10 steps in 20 s: 2e10 FLOP/s, from its first progress event on.
+  executor.emit(large, {{{"event", "start"}, {"step", 0}, {"time", 1000.0}}, progress(1, 1010), progress(11, 1030)});
+  clock.t += 30;
+  scheduler.step();
+  ASSERT_TRUE(scheduler.work_rate());
+  EXPECT_DOUBLE_EQ(*scheduler.work_rate(), 2e10);
+  EXPECT_DOUBLE_EQ(estimate(large), 200);
+  EXPECT_DOUBLE_EQ(estimate(mid), 100);
+  EXPECT_DOUBLE_EQ(estimate(small), 50);
+  EXPECT_EQ(estimate(guessed), 50);
+  // The policy sees the new estimates in this very pass.
+  for (const auto& j : scheduler.cluster_view().jobs) {
+    if (j.id == mid) {
+      EXPECT_DOUBLE_EQ(j.estimate_s, 100);
+    }
+  }
+
+  // A job submitted now is priced at the measured rate at once; a rate within 10 % rewrites nothing.
+  const JobId late = submit("late", 6e12);
+  executor.emit(large, {progress(21, 1049)});  // 20 steps in 39 s: 2.05e10, 2.5 % faster
+  scheduler.step();
+  EXPECT_DOUBLE_EQ(estimate(late), 6e12 / *scheduler.work_rate());
+  EXPECT_DOUBLE_EQ(estimate(mid), 100) << "priced again though the rate moved less than 10 %";
+
+  // `large` ends; the next start goes to the longest priced job, and the rate stays.
+  executor.finish(large);
+  scheduler.step();
+  EXPECT_EQ(executor.started.back(), late);
+  EXPECT_TRUE(scheduler.work_rate());
+}
+
+}  // namespace
+}  // namespace ragmig::sched
