@@ -114,7 +114,7 @@ TEST(TrialJobs, ATrainingStatesItsWorkForTheSchedulerToPrice) {
   plan.trial_flops = {3e15, 6e15};
   const sched::JobSpec job = train_job(plan, 1);
   EXPECT_EQ(job.work.flops, 6e15);
-  EXPECT_DOUBLE_EQ(job.work.step_flops, 6e15 / static_cast<double>(plan.max_steps));
+  EXPECT_EQ(job.work.steps, plan.max_steps);
   EXPECT_EQ(job.work.batch_size, 48);
   EXPECT_EQ(job.estimate_s, 0);
   EXPECT_NO_THROW(sched::validate(job));

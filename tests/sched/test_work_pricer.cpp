@@ -16,9 +16,7 @@
 namespace ragmig::sched {
 namespace {
 
-JobSpec::Work work_of(double flops, int64_t steps = 100, int64_t batch = 8) {
-  return {flops, flops / static_cast<double>(steps), batch};
-}
+JobSpec::Work work_of(double flops, int64_t steps = 100, int64_t batch = 8) { return {flops, steps, batch}; }
 
 nlohmann::json progress(int64_t step, double time, int64_t batch = 8) {
   return {{"event", "progress"}, {"step", step}, {"time", time}, {"batch_size", batch}};
