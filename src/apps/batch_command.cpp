@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -64,6 +65,7 @@ hpo::SweepPlan resolve_plan(const hpo::SweepSpec& spec) {
   asha.reduction_factor = spec.asha.reduction_factor;
   asha.max_steps = plan.max_steps;
   plan.rungs = hpo::rung_steps(asha);
+  std::map<std::pair<std::string, std::string>, train::EvalSizes> eval_data;  // by data.beir and split: read once
   for (size_t i = 0; i < plan.trials.size(); ++i) {
     train::TrainConfig trial = resolve(&plan.trials[i], "trial " + hpo::trial_id(i));
     plan.batch_sizes.push_back(trial.train.batch_size);
@@ -72,7 +74,11 @@ hpo::SweepPlan resolve_plan(const hpo::SweepSpec& spec) {
     trial.eval.max_queries = spec.asha.queries;
     trial.eval.max_passages = spec.asha.passages;
     trial.eval.at_steps = plan.rungs;
-    plan.trial_flops.push_back(train::training_work(trial).total());
+    const auto data = std::make_pair(trial.data.beir, trial.eval.split);
+    if (!eval_data.count(data)) eval_data[data] = train::eval_sizes(trial);  // [asha] queries or passages 0: all
+    const train::TrainingWork work = train::training_work(trial, eval_data[data]);
+    plan.trial_flops.push_back(work.total());
+    plan.trial_step_flops.push_back(work.step_flops);
     // [eval] dimensions past a trial's embeddings would fail its evaluation once it has trained.
     if (const int64_t size = spec.eval.dimensions > 0 ? train::embedding_size(trial) : 0; spec.eval.dimensions > size)
       throw ConfigError(fmt::format("{}: [eval] dimensions = {}: trial {}'s embeddings have {} dimensions", spec.path,

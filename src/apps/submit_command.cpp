@@ -75,8 +75,8 @@ void count_training_work(sched::JobSpec& spec) {
   if (config.empty()) return;
   try {
     const train::TrainConfig cfg = train::read_train_config((std::filesystem::path(spec.cwd) / config).string(), sets);
-    const train::TrainingWork work = train::training_work(cfg);
-    spec.work = {work.total(), work.steps, cfg.train.batch_size};
+    const train::TrainingWork work = train::training_work(cfg, train::eval_sizes(cfg));
+    spec.work = {work.total(), work.step_flops, cfg.train.batch_size};
   } catch (const Error& e) {
     log_line(fmt::format("ragmig submit: the job's work is not counted, so it has no estimate ({})", e.what()));
   }

@@ -60,6 +60,8 @@ bool LineReader::next(std::string& line) {
   return true;
 }
 
+int64_t LineReader::file_offset() const { return static_cast<int64_t>(gzoffset(impl_->file)); }
+
 std::string resolve_maybe_gz(const std::string& path) {
   if (std::filesystem::exists(path)) return path;
   if (std::filesystem::exists(path + ".gz")) return path + ".gz";

@@ -21,6 +21,8 @@ class LineReader {
   /// 1-based number of the line last returned by next().
   int64_t line_number() const { return line_number_; }
   const std::string& path() const { return path_; }
+  /// Bytes of the file itself read so far (compressed ones for gzip; zlib reads ahead of next()).
+  int64_t file_offset() const;
 
  private:
   struct Impl;

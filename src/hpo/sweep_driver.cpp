@@ -297,12 +297,11 @@ bool SweepDriver::refresh_baseline(size_t index) {
 }
 
 void SweepDriver::measure_rate() {
-  if (plan_.trial_flops.size() != trials_.size() || plan_.max_steps <= 0) return;
+  if (plan_.trial_step_flops.size() != trials_.size()) return;
   std::vector<double> rates;
   for (size_t i = 0; i < trials_.size(); ++i) {
-    const double step_flops = plan_.trial_flops[i] / static_cast<double>(plan_.max_steps);
     const int64_t batch = i < plan_.batch_sizes.size() ? plan_.batch_sizes[i] : 0;
-    if (const auto rate = windows_[i].rate(step_flops, batch, speeds_[i])) rates.push_back(*rate);
+    if (const auto rate = windows_[i].rate(plan_.trial_step_flops[i], batch, speeds_[i])) rates.push_back(*rate);
   }
   measured_rate_ = sched::median_rate(rates);
   if (measured_rate_)

@@ -85,7 +85,7 @@ nlohmann::json to_json(const JobSpec& spec) {
   if (spec.min_batch_size > 0) j["min_batch_size"] = spec.min_batch_size;
   if (spec.work.flops > 0)
     j["work"] = {
-        {"flops", spec.work.flops}, {"steps", spec.work.steps}, {"batch_size", spec.work.batch_size}};
+        {"flops", spec.work.flops}, {"step_flops", spec.work.step_flops}, {"batch_size", spec.work.batch_size}};
   return j;
 }
 
@@ -103,7 +103,7 @@ JobSpec job_spec_from_json(const nlohmann::json& j, const std::string& where) {
     spec.min_batch_size = j.value("min_batch_size", int64_t{0});
     if (const auto work = j.find("work"); work != j.end()) {
       spec.work.flops = work->at("flops").get<double>();
-      spec.work.steps = work->at("steps").get<int64_t>();
+      spec.work.step_flops = work->at("step_flops").get<double>();
       spec.work.batch_size = work->at("batch_size").get<int64_t>();
     }
     return spec;
@@ -158,10 +158,11 @@ void validate(const JobSpec& spec) {
   if (spec.min_batch_size > spec.batch_size)
     throw ConfigError(fmt::format("job.min_batch_size {} exceeds job.batch_size {}", spec.min_batch_size, spec.batch_size));
   const auto& w = spec.work;
-  if (!(w.flops >= 0) || w.steps < 0 || w.batch_size < 0 || (w.flops > 0 && (w.steps <= 0 || w.batch_size <= 0)))
-    throw ConfigError(fmt::format("job's work must be counted in full: flops {} (>= 0), steps {} and batch_size {} "
-                                  "(> 0 with flops)",
-                                  w.flops, w.steps, w.batch_size));
+  if (!(w.flops >= 0) || !(w.step_flops >= 0) || w.batch_size < 0 ||
+      (w.flops > 0 && (w.step_flops <= 0 || w.batch_size <= 0)))
+    throw ConfigError(fmt::format("job's work must be counted in full: flops {} (>= 0), step_flops {} and "
+                                  "batch_size {} (> 0 with flops)",
+                                  w.flops, w.step_flops, w.batch_size));
 }
 
 std::string to_string(JobState state) {

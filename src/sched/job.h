@@ -50,14 +50,14 @@ struct JobSpec {
   bool resizable() const { return batch_size > 0 && min_batch_size > 0; }
 
   /// The job's work counted when it was submitted (`ragmig submit` counts a `ragmig train` command's:
-  /// train/work_estimate.h): `flops` over `steps` steps at `batch_size` samples (its evaluations' share spread
-  /// over the steps). The scheduler keeps estimate_s at these FLOPs priced at the rate its jobs' progress measures
-  /// (work_pricer.h); flops == 0: not counted, and estimate_s is the submitter's.
+  /// train/work_estimate.h): `flops` in all (its evaluations too), `step_flops` per training step at `batch_size`
+  /// samples. The scheduler measures FLOP/s from the steps and keeps estimate_s at `flops` over that rate
+  /// (work_pricer.h), so an evaluation costs its FLOPs at the training's speed; flops == 0: not counted, and
+  /// estimate_s is the submitter's.
   struct Work {
     double flops = 0;
-    int64_t steps = 0;
+    double step_flops = 0;
     int64_t batch_size = 0;
-    double step_flops() const { return steps > 0 ? flops / static_cast<double>(steps) : 0; }
   };
   Work work;
 };

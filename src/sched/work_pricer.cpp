@@ -15,7 +15,7 @@ void WorkPricer::on_event(JobId id, const JobSpec::Work& work, const nlohmann::j
     return;
   ProgressWindow& window = windows_[id];
   window.add(step->get<int64_t>(), time->get<double>(), batch->get<int64_t>());
-  const auto measured = window.rate(work.step_flops(), work.batch_size, speed);
+  const auto measured = window.rate(work.step_flops, work.batch_size, speed);
   if (!measured) return;
   rates_[id] = *measured;
   std::vector<double> rates;

@@ -299,6 +299,7 @@ TEST(BatchCli, UnderLjfTheLargestTrialTrainsFirstPricedAtTheMeasuredRate) {
                                            "[eval]\nk = 10\n");
   write_file_atomic(dir / "sweep.toml", "[sweep]\nname = \"sizes\"\nbase = \"base.toml\"\nsearch = \"grid\"\n"
                                             "policy = \"ljf\"\n"
+                                            "[asha]\nqueries = 10\npassages = 40\n"
                                             "[space]\n\"train.batch_size\" = { choice = [8, 32, 16] }\n"
                                             "[eval]\ndata = \"" + (dir / "beir").string() + "\"\nsplit = \"test\"\n"
                                             "metric = \"ndcg@10\"\nmax_queries = 50\n");
@@ -326,7 +327,9 @@ TEST(BatchCli, UnderLjfTheLargestTrialTrainsFirstPricedAtTheMeasuredRate) {
   EXPECT_LT(started["t01"], started["t02"]) << "ljf starts the largest trial first";
   EXPECT_LT(started["t02"], started["t00"]) << "and the smallest last";
 
-  // The measured rate against the throughput t01's trainer reported: the same order of magnitude.
+  // The measured rate against the throughput t01's trainer reported: the same order of magnitude. (The rate is
+  // measured on training steps; the rung evaluations here are small, so a trial's FLOPs over its steps are
+  // about one step's.)
   ASSERT_TRUE(out["flops_per_s"].is_number()) << out.dump(1);
   const double rate = out["flops_per_s"].get<double>();
   std::vector<double> samples_per_s;

@@ -112,9 +112,10 @@ TEST(TrialJobs, ATrainingStatesItsWorkForTheSchedulerToPrice) {
   plan.batch_sizes = {64, 48};
   EXPECT_EQ(train_job(plan, 1).work.flops, 0);
   plan.trial_flops = {3e15, 6e15};
+  plan.trial_step_flops = {1e13, 3e13};
   const sched::JobSpec job = train_job(plan, 1);
   EXPECT_EQ(job.work.flops, 6e15);
-  EXPECT_EQ(job.work.steps, plan.max_steps);
+  EXPECT_EQ(job.work.step_flops, 3e13);
   EXPECT_EQ(job.work.batch_size, 48);
   EXPECT_EQ(job.estimate_s, 0);
   EXPECT_NO_THROW(sched::validate(job));

@@ -16,7 +16,9 @@
 namespace ragmig::sched {
 namespace {
 
-JobSpec::Work work_of(double flops, int64_t steps = 100, int64_t batch = 8) { return {flops, steps, batch}; }
+JobSpec::Work work_of(double flops, int64_t steps = 100, int64_t batch = 8) {
+  return {flops, flops / static_cast<double>(steps), batch};
+}
 
 nlohmann::json progress(int64_t step, double time, int64_t batch = 8) {
   return {{"event", "progress"}, {"step", step}, {"time", time}, {"batch_size", batch}};
@@ -24,7 +26,7 @@ nlohmann::json progress(int64_t step, double time, int64_t batch = 8) {
 
 TEST(WorkPricer, UnmeasuredJobsArePricedAtTheRateGivenThenAtTheMeasuredOne) {
   WorkPricer pricer;
-  const auto work = work_of(3.6e12);  // 3.6e10 FLOP per step of 8
+  const JobSpec::Work work{3.6e12, 3e10, 8};  // 100 steps of 3e10 FLOP at batch 8, and 6e11 of evaluations
   EXPECT_FALSE(pricer.rate());
   EXPECT_DOUBLE_EQ(*pricer.new_estimate(work, 0, 1e9), 3600);
   EXPECT_FALSE(pricer.new_estimate(work, 3500, 1e9)) << "within 10 %: left as it is";
@@ -32,18 +34,19 @@ TEST(WorkPricer, UnmeasuredJobsArePricedAtTheRateGivenThenAtTheMeasuredOne) {
   pricer.on_event(1, work, {{"event", "start"}, {"step", 0}}, 1);
   pricer.on_event(1, work, progress(10, 100), 1);
   EXPECT_FALSE(pricer.rate()) << "one progress event spans no time";
-  pricer.on_event(1, work, progress(20, 110), 2);  // 10 steps of 3.6e10 in 10 s on a slot of speed 2
+  pricer.on_event(1, work, progress(20, 110), 2);  // 10 steps of 3e10 in 10 s on a slot of speed 2
   ASSERT_TRUE(pricer.rate());
-  EXPECT_DOUBLE_EQ(*pricer.rate(), 1.8e10);
-  EXPECT_DOUBLE_EQ(*pricer.new_estimate(work, 3600, 1e9), 200);
+  EXPECT_DOUBLE_EQ(*pricer.rate(), 1.5e10);
+  // All its FLOPs at the steps' rate: the evaluations cost what training FLOPs cost.
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(work, 3600, 1e9), 240);
   // A second job measures twice as fast; the median of two is their mean. Malformed events change nothing.
   pricer.on_event(2, work, progress(1, 0), 1);
   pricer.on_event(2, work, {{"event", "progress"}, {"step", "x"}, {"time", 9}, {"batch_size", 8}}, 1);
   pricer.on_event(2, work, progress(11, 5), 1);
-  EXPECT_DOUBLE_EQ(*pricer.rate(), (1.8e10 + 7.2e10) / 2);
+  EXPECT_DOUBLE_EQ(*pricer.rate(), (1.5e10 + 6e10) / 2);
   // A finished job's rate stays in the median.
   pricer.forget(2);
-  EXPECT_DOUBLE_EQ(*pricer.rate(), (1.8e10 + 7.2e10) / 2);
+  EXPECT_DOUBLE_EQ(*pricer.rate(), (1.5e10 + 6e10) / 2);
 }
 
 // Starts nothing: the event lines a test gives it reach the scheduler as a worker's events.jsonl would.
