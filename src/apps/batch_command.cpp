@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -65,7 +66,26 @@ hpo::SweepPlan resolve_plan(const hpo::SweepSpec& spec) {
   asha.reduction_factor = spec.asha.reduction_factor;
   asha.max_steps = plan.max_steps;
   plan.rungs = hpo::rung_steps(asha);
-  std::map<std::pair<std::string, std::string>, train::EvalSizes> eval_data;  // by data.beir and split: read once
+  // The sizes of evaluation data (train::eval_sizes), read once per folder, split and what is read of them.
+  std::map<std::tuple<std::string, std::string, bool, bool>, train::EvalSizes> eval_data;
+  const auto sizes = [&](const train::TrainConfig& cfg) -> const train::EvalSizes& {
+    const auto key = std::make_tuple(cfg.data.beir, cfg.eval.split, cfg.eval.max_queries == 0,
+                                     cfg.eval.max_passages == 0);
+    auto it = eval_data.find(key);
+    if (it == eval_data.end()) it = eval_data.emplace(key, train::eval_sizes(cfg)).first;
+    return it->second;
+  };
+  // What `ragmig eval` of a model of `cfg` computes on the sweep's evaluation split (hpo::eval_job): the whole
+  // corpus and [eval] max_queries, at the base config's lengths.
+  const auto scored = [&](train::TrainConfig cfg) {
+    cfg.data.beir = spec.eval.data;
+    cfg.data.max_query_tokens = base.data.max_query_tokens;
+    cfg.data.max_passage_tokens = base.data.max_passage_tokens;
+    cfg.eval.split = spec.eval.split;
+    cfg.eval.max_queries = spec.eval.max_queries;
+    cfg.eval.max_passages = 0;
+    return train::evaluation_flops(cfg, sizes(cfg));
+  };
   for (size_t i = 0; i < plan.trials.size(); ++i) {
     train::TrainConfig trial = resolve(&plan.trials[i], "trial " + hpo::trial_id(i));
     plan.batch_sizes.push_back(trial.train.batch_size);
@@ -74,11 +94,10 @@ hpo::SweepPlan resolve_plan(const hpo::SweepSpec& spec) {
     trial.eval.max_queries = spec.asha.queries;
     trial.eval.max_passages = spec.asha.passages;
     trial.eval.at_steps = plan.rungs;
-    const auto data = std::make_pair(trial.data.beir, trial.eval.split);
-    if (!eval_data.count(data)) eval_data[data] = train::eval_sizes(trial);  // [asha] queries or passages 0: all
-    const train::TrainingWork work = train::training_work(trial, eval_data[data]);
+    const train::TrainingWork work = train::training_work(trial, sizes(trial));  // [asha] passages 0: all of them
     plan.trial_flops.push_back(work.total());
     plan.trial_step_flops.push_back(work.step_flops);
+    plan.eval_flops.push_back(scored(trial));
     // [eval] dimensions past a trial's embeddings would fail its evaluation once it has trained.
     if (const int64_t size = spec.eval.dimensions > 0 ? train::embedding_size(trial) : 0; spec.eval.dimensions > size)
       throw ConfigError(fmt::format("{}: [eval] dimensions = {}: trial {}'s embeddings have {} dimensions", spec.path,
@@ -88,6 +107,7 @@ hpo::SweepPlan resolve_plan(const hpo::SweepSpec& spec) {
   plan.max_query_tokens = base.data.max_query_tokens;
   plan.max_passage_tokens = base.data.max_passage_tokens;
   plan.init_model = base.model.init;
+  if (!plan.init_model.empty()) plan.zero_shot_flops = scored(base);
   for (const auto& baseline : spec.eval.baselines) {  // a baseline that cannot run stops the sweep here
     try {
       hpo::baseline_job(plan, baseline);

@@ -13,9 +13,9 @@ namespace ragmig::hpo {
 namespace {
 
 // `ragmig eval` of one retriever on the sweep's evaluation split, at the lengths training used, as a job
-// named after what it evaluates.
+// named after what it evaluates, stating the work of its encoder (`flops`; 0: not counted).
 sched::JobSpec evaluation(const SweepPlan& plan, const std::string& name, const std::string& retriever,
-                          const std::string& model_dir) {
+                          const std::string& model_dir, double flops) {
   const SweepSpec& s = plan.spec;
   sched::JobSpec job;
   job.name = eval_job_name(name);
@@ -34,6 +34,7 @@ sched::JobSpec evaluation(const SweepPlan& plan, const std::string& name, const 
   need.replicas = 1;  // evaluation is one process, whatever the training's replicas
   job.need = need;
   job.priority = s.priority + 1;
+  job.work.flops = flops;
   return job;
 }
 
@@ -78,17 +79,19 @@ sched::JobSpec train_job(const SweepPlan& plan, size_t index) {
 }
 
 sched::JobSpec eval_job(const SweepPlan& plan, size_t index, const std::string& model_dir) {
-  return evaluation(plan, trial_id(index), plan.spec.eval.fusion.empty() ? "dense" : "hybrid", model_dir);
+  return evaluation(plan, trial_id(index), plan.spec.eval.fusion.empty() ? "dense" : "hybrid", model_dir,
+                    index < plan.eval_flops.size() ? plan.eval_flops[index] : 0);
 }
 
 sched::JobSpec baseline_job(const SweepPlan& plan, const std::string& baseline) {
-  if (baseline == "bm25") return evaluation(plan, baseline, "bm25", "");
+  if (baseline == "bm25") return evaluation(plan, baseline, "bm25", "", 0);
   if (baseline != "zero-shot")
     throw ConfigError("unknown baseline '" + baseline + "' (expected \"bm25\" or \"zero-shot\")");
   if (plan.init_model.empty())
     throw ConfigError("\"zero-shot\" evaluates the base config's model.init before training, and it has none "
                       "(it trains from scratch)");
-  return evaluation(plan, baseline, plan.spec.eval.fusion.empty() ? "dense" : "hybrid", plan.init_model);
+  return evaluation(plan, baseline, plan.spec.eval.fusion.empty() ? "dense" : "hybrid", plan.init_model,
+                    plan.zero_shot_flops);
 }
 
 }  // namespace ragmig::hpo

@@ -30,6 +30,10 @@ struct SweepPlan {
   /// work_estimate.h; empty: not counted): the work its job states (JobSpec::work), which the scheduler prices as
   /// its estimate at the rate the steps measure (sched/work_pricer.h).
   std::vector<double> trial_flops, trial_step_flops;
+  /// What the evaluation of each trial's model (eval_job) and of the base config's model.init (the zero-shot
+  /// baseline) computes: the work those jobs state (empty, 0: not counted).
+  std::vector<double> eval_flops;
+  double zero_shot_flops = 0;
 
   /// "recall@20"
   std::string rung_metric() const { return "recall@" + std::to_string(rung_k); }
@@ -47,10 +51,11 @@ std::string eval_result_path(const SweepPlan& plan, const std::string& name);
 sched::JobSpec train_job(const SweepPlan& plan, size_t index);
 /// `ragmig eval --retriever dense --model MODEL_DIR ... --out <eval_result_path>`: the sweep's metric on its
 /// evaluation split, ahead of queued trainings (priority + 1) so finished trials report early. With
-/// [eval] fusion, `--retriever hybrid --fusion F`: the model alone and fused with BM25 in one run.
+/// [eval] fusion, `--retriever hybrid --fusion F`: the model alone and fused with BM25 in one run. Its work is
+/// eval_flops' (BM25's is not counted).
 sched::JobSpec eval_job(const SweepPlan& plan, size_t index, const std::string& model_dir);
 /// A baseline's evaluation, made like a trial's: "bm25" (`--retriever bm25`) or "zero-shot" (plan.init_model
-/// untrained). An unknown name or a zero-shot without init_model is a ConfigError.
+/// untrained; its work zero_shot_flops). An unknown name or a zero-shot without init_model is a ConfigError.
 sched::JobSpec baseline_job(const SweepPlan& plan, const std::string& baseline);
 
 }  // namespace ragmig::hpo

@@ -158,10 +158,10 @@ void validate(const JobSpec& spec) {
   if (spec.min_batch_size > spec.batch_size)
     throw ConfigError(fmt::format("job.min_batch_size {} exceeds job.batch_size {}", spec.min_batch_size, spec.batch_size));
   const auto& w = spec.work;
-  if (!(w.flops >= 0) || !(w.step_flops >= 0) || w.batch_size < 0 ||
-      (w.flops > 0 && (w.step_flops <= 0 || w.batch_size <= 0)))
-    throw ConfigError(fmt::format("job's work must be counted in full: flops {} (>= 0), step_flops {} and "
-                                  "batch_size {} (> 0 with flops)",
+  if (!(w.flops >= 0) || !(w.step_flops >= 0) || w.batch_size < 0 || (w.step_flops > 0 && w.batch_size == 0) ||
+      (w.step_flops > 0 && !(w.flops > 0)))
+    throw ConfigError(fmt::format("job's work: flops {} and step_flops {} must be >= 0, and steps need flops and "
+                                  "their batch_size (> 0; it is {})",
                                   w.flops, w.step_flops, w.batch_size));
 }
 

@@ -51,9 +51,9 @@ struct JobSpec {
 
   /// The job's work counted when it was submitted (`ragmig submit` counts a `ragmig train` command's:
   /// train/work_estimate.h): `flops` in all (its evaluations too), `step_flops` per training step at `batch_size`
-  /// samples. The scheduler measures FLOP/s from the steps and keeps estimate_s at `flops` over that rate
-  /// (work_pricer.h), so an evaluation costs its FLOPs at the training's speed; flops == 0: not counted, and
-  /// estimate_s is the submitter's.
+  /// samples (0 for a job without steps: a sweep's evaluation). The scheduler measures FLOP/s from the steps of
+  /// the jobs that have them and keeps estimate_s at `flops` over that rate (work_pricer.h), so an evaluation
+  /// costs its FLOPs at the training's speed; flops == 0: not counted, and estimate_s is the submitter's.
   struct Work {
     double flops = 0;
     double step_flops = 0;

@@ -13,6 +13,24 @@
 
 namespace ragmig::train {
 
+namespace {
+
+double one_evaluation(const TrainConfig& cfg, const EvalSizes& all, double query, double passage) {
+  const int64_t queries = cfg.eval.max_queries == 0 ? all.queries
+                          : all.queries > 0       ? std::min(cfg.eval.max_queries, all.queries)
+                                                  : cfg.eval.max_queries;
+  const int64_t passages = cfg.eval.max_passages > 0 ? cfg.eval.max_passages : all.passages;
+  return static_cast<double>(queries) * query + static_cast<double>(passages) * passage;
+}
+
+}  // namespace
+
+double evaluation_flops(const TrainConfig& cfg, const EvalSizes& all) {
+  const model::BertConfig shape = encoder_shape(cfg);
+  return one_evaluation(cfg, all, model::encoder_flops(shape, cfg.data.max_query_tokens),
+                        model::encoder_flops(shape, cfg.data.max_passage_tokens));
+}
+
 TrainingWork training_work(const TrainConfig& cfg, const EvalSizes& all) {
   const model::BertConfig shape = encoder_shape(cfg);
   const double query = model::encoder_flops(shape, cfg.data.max_query_tokens);
@@ -28,12 +46,7 @@ TrainingWork training_work(const TrainConfig& cfg, const EvalSizes& all) {
     std::set<int64_t> at(cfg.eval.at_steps.begin(), cfg.eval.at_steps.end());
     at.insert(t.max_steps);
     const auto evaluations = static_cast<double>(std::distance(at.begin(), at.upper_bound(t.max_steps)));
-    const int64_t queries = cfg.eval.max_queries == 0 ? all.queries
-                            : all.queries > 0       ? std::min(cfg.eval.max_queries, all.queries)
-                                                    : cfg.eval.max_queries;
-    const int64_t passages = cfg.eval.max_passages > 0 ? cfg.eval.max_passages : all.passages;
-    work.eval_flops =
-        evaluations * (static_cast<double>(queries) * query + static_cast<double>(passages) * passage);
+    work.eval_flops = evaluations * one_evaluation(cfg, all, query, passage);
   }
   return work;
 }

@@ -35,6 +35,11 @@ struct EvalSizes {
 /// encoder_shape().
 TrainingWork training_work(const TrainConfig& cfg, const EvalSizes& all = {});
 
+/// One evaluation of `cfg`'s encoder as training_work() counts it: eval.max_queries queries at
+/// data.max_query_tokens and eval.max_passages passages at data.max_passage_tokens (`all`'s where 0), forward
+/// only (what `ragmig eval` of the trained model computes on the same data).
+double evaluation_flops(const TrainConfig& cfg, const EvalSizes& all = {});
+
 inline constexpr int64_t kCountedCorpusBytes = int64_t{32} << 20;
 
 /// The sizes of `cfg`'s evaluation data that a 0 (all) of eval.max_queries or eval.max_passages asks for (the

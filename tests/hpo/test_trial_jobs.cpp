@@ -119,7 +119,17 @@ TEST(TrialJobs, ATrainingStatesItsWorkForTheSchedulerToPrice) {
   EXPECT_EQ(job.work.batch_size, 48);
   EXPECT_EQ(job.estimate_s, 0);
   EXPECT_NO_THROW(sched::validate(job));
-  EXPECT_EQ(eval_job(plan, 1, "/m").work.flops, 0);  // an evaluation's work is not counted
+  // An evaluation states the FLOPs of its encoder, without steps: priced, never measured from.
+  EXPECT_EQ(eval_job(plan, 1, "/m").work.flops, 0);
+  plan.eval_flops = {2e12, 4e12};
+  const sched::JobSpec eval = eval_job(plan, 1, "/m");
+  EXPECT_EQ(eval.work.flops, 4e12);
+  EXPECT_EQ(eval.work.step_flops, 0);
+  EXPECT_NO_THROW(sched::validate(eval));
+  plan.init_model = "/init";
+  plan.zero_shot_flops = 3e12;
+  EXPECT_EQ(baseline_job(plan, "zero-shot").work.flops, 3e12);
+  EXPECT_EQ(baseline_job(plan, "bm25").work.flops, 0);
 }
 
 TEST(TrialJobs, MinBatchFractionMakesGpuTrialsResizable) {

@@ -77,18 +77,23 @@ TEST(JobSpec, JsonRoundTrip) {
   EXPECT_THROW(job_spec_from_json({{"name", "x"}}, "row 3"), DataError);
 }
 
-TEST(JobSpec, WorkIsCountedInFullOrNotAtAll) {
+// A job's work: its FLOPs, and for a training its steps' FLOPs at their batch (what its progress measures the
+// rate by); an evaluation has FLOPs and no steps.
+TEST(JobSpec, WorkStepsNeedTheirBatchAndFlops) {
   JobSpec spec;
   spec.argv = {"ragmig", "train", "a.toml"};
-  spec.work = {1e12, 1e10, 8};
-  EXPECT_NO_THROW(validate(spec));
-  for (const JobSpec::Work bad : {JobSpec::Work{1e12, 0, 8}, JobSpec::Work{1e12, 1e10, 0}, JobSpec::Work{-1, 0, 0}}) {
+  for (const JobSpec::Work good : {JobSpec::Work{1e12, 1e10, 8}, JobSpec::Work{1e12, 0, 0}, JobSpec::Work{}}) {
+    spec.work = good;
+    EXPECT_NO_THROW(validate(spec)) << good.flops << " " << good.step_flops;
+  }
+  for (const JobSpec::Work bad :
+       {JobSpec::Work{1e12, 1e10, 0}, JobSpec::Work{0, 1e10, 8}, JobSpec::Work{-1, 0, 0}, JobSpec::Work{1, -1, 0}}) {
     spec.work = bad;
     try {
       validate(spec);
-      ADD_FAILURE() << "no error for flops " << bad.flops;
+      ADD_FAILURE() << "no error for flops " << bad.flops << ", step_flops " << bad.step_flops;
     } catch (const ConfigError& e) {
-      EXPECT_THAT(e.what(), HasSubstr("batch_size"));
+      EXPECT_THAT(e.what(), HasSubstr("job's work"));
     }
   }
 }

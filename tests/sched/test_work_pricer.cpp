@@ -108,12 +108,12 @@ TEST(WorkPricer, TheSchedulerPricesTheJobsThatStateTheirWork) {
   Slot slot;
   slot.id = "cpu:0";
   Scheduler scheduler(*store, executor, clock, {slot}, options);
-  const auto submit = [&](const std::string& name, double flops, double estimate_s = 0) {
+  const auto submit = [&](const std::string& name, double flops, double estimate_s = 0, bool steps = true) {
     JobSpec spec;
     spec.name = name;
     spec.argv = {"ragmig", "train", name + ".toml"};
     spec.estimate_s = estimate_s;
-    if (flops > 0) spec.work = work_of(flops);
+    if (flops > 0) spec.work = steps ? work_of(flops) : JobSpec::Work{flops, 0, 0};
     return scheduler.submit(spec);
   };
   const JobId small = submit("small", 1e12), large = submit("large", 4e12), mid = submit("mid", 2e12);
@@ -145,11 +145,14 @@ TEST(WorkPricer, TheSchedulerPricesTheJobsThatStateTheirWork) {
     }
   }
 
-  // A job submitted now is priced at the measured rate at once; a rate within 10 % rewrites nothing.
+  // A job submitted now is priced at the measured rate at once, an evaluation (FLOPs, no steps) too; a rate
+  // within 10 % rewrites nothing.
   const JobId late = submit("late", 6e12);
+  const JobId evaluation = submit("evaluation", 1e11, 0, /*steps=*/false);
   executor.emit(large, {progress(21, 1049)});  // 20 steps in 39 s: 2.05e10, 2.5 % faster
   scheduler.step();
   EXPECT_DOUBLE_EQ(estimate(late), 6e12 / *scheduler.work_rate());
+  EXPECT_DOUBLE_EQ(estimate(evaluation), 1e11 / *scheduler.work_rate());
   EXPECT_DOUBLE_EQ(estimate(mid), 100) << "priced again though the rate moved less than 10 %";
 
   // `large` ends; the next start goes to the longest priced job, and the rate stays.

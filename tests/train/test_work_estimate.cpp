@@ -106,6 +106,7 @@ TEST(WorkEstimate, AnEvaluationOfEverythingCountsTheSplitsQueriesAndTheCorpus) {
   const model::BertConfig shape = encoder_shape(c);
   const double query = model::encoder_flops(shape, 24), passage = model::encoder_flops(shape, 96);
   EXPECT_DOUBLE_EQ(training_work(c, all).eval_flops, 2 * query + 500 * passage);
+  EXPECT_DOUBLE_EQ(evaluation_flops(c, all), 2 * query + 500 * passage);  // what a sweep's evaluation job states
   EXPECT_EQ(training_work(c).eval_flops, 0) << "sizes not known: not counted";
   c.eval.max_queries = 1;
   c.eval.max_passages = 100;
