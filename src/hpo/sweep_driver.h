@@ -129,10 +129,11 @@ class SweepDriver {
   std::map<std::string, size_t> index_of_;   ///< trial id -> index
   std::vector<int64_t> events_seen_;         ///< per trial: seq of the last event of its training read
   std::vector<bool> training_over_;          ///< per trial: its training job ended and its events are read
-  std::vector<sched::ProgressWindow> windows_;      ///< per trial: its progress in its current attempt
+  std::vector<sched::ProgressWindow> windows_;  ///< per trial: its progress in its current attempt
   std::vector<double> speeds_;               ///< per trial: the speed of the slots it trained on last
-  /// The sweep's rate from every progress window so far: what results and the report show (the same from any
-  /// driver that has read the same events, where the scheduler's pricing starts afresh with each run).
+  /// The sweep's rate from every progress window so far: what results and the report show, the same from any
+  /// driver that has read the same events (the scheduler measures its own, for the estimates, from the events it
+  /// sees while it runs).
   std::optional<double> measured_rate_;
   /// order = "trial": rung -> trial index -> (step, value) reported and not yet decided
   std::map<int64_t, std::map<size_t, std::pair<int64_t, double>>> waiting_;
