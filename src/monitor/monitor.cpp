@@ -201,6 +201,7 @@ Observation Monitor::observe(sched::Scheduler& scheduler, double now) {
     ++it;
   }
   if (known && !slots.empty() && !scheduler.active().empty()) o.queue_finish_at = queue_finish_at(now, running_left, queued_work, slots.size());
+  o.work_rate = scheduler.work_rate();
   // Queued and running from the loop's own view; finished jobs as this scheduler ended them, and from the store
   // once a minute (another process changes them only by cancelling a queued job): the query was half a sample.
   if (now - counted_at_ >= 60) {

@@ -54,6 +54,9 @@ struct Observation {
   double oldest_wait_s = 0, mean_wait_s = 0;  ///< over those
   int64_t host_memory_used_bytes = -1, host_memory_total_bytes = -1;
   std::optional<double> queue_finish_at;  ///< when every queued and running job should be done (estimate)
+  /// Training FLOP/s on a speed-1 slot as the jobs' progress measures it: what counted work (JobSpec::work) is
+  /// priced at (sched::Scheduler::work_rate); nullopt before a measurement.
+  std::optional<double> work_rate;
   double deadline = 0;              ///< [alerts] deadline (Unix time); 0: none
 };
 

@@ -71,6 +71,10 @@ void add_observation(Registry& r, const Observation& o, const std::map<std::stri
     r.gauge("ragmig_queue_finish_timestamp_seconds", "when every queued and running job should be done (estimate)")
         .set(*o.queue_finish_at);
   if (o.deadline > 0) r.gauge("ragmig_queue_deadline_timestamp_seconds", "[alerts] deadline").set(o.deadline);
+  if (o.work_rate)
+    r.gauge("ragmig_work_rate_flops_per_second",
+            "training FLOP/s on a speed-1 slot, the median of the jobs' progress: what counted work is priced at")
+        .set(*o.work_rate);
 
   for (const auto& j : o.jobs) {
     if (j.state != sched::JobState::Running) continue;
@@ -80,6 +84,9 @@ void add_observation(Registry& r, const Observation& o, const std::map<std::stri
     r.gauge("ragmig_job_attempts", "attempts so far, this one included", l).set(static_cast<double>(j.attempts));
     r.gauge("ragmig_job_preemptions", "attempts the scheduler stopped (preemption, migration)", l)
         .set(static_cast<double>(w.preemptions));
+    if (j.estimate_s > 0)
+      r.gauge("ragmig_job_estimate_seconds", "the job's work in seconds on a speed-1 slot (what sjf, ljf and srtf rank "
+              "by; counted work at ragmig_work_rate_flops_per_second)", l).set(j.estimate_s);
     if (w.step >= 0) r.gauge("ragmig_job_step", "the last step the worker reported", l).set(static_cast<double>(w.step));
     if (w.max_steps > 0) r.gauge("ragmig_job_max_steps", "the run's step budget", l).set(static_cast<double>(w.max_steps));
     if (w.samples_per_s > 0)

@@ -306,6 +306,15 @@ TEST_F(MonitorCli, SweepMetricsMoveWhileItRunsAndTheReportListsAlerts) {
   EXPECT_TRUE(grew) << "no job's step moved across " << scrapes.size() << " scrapes";
   const auto done = [&](const json& m) { return value(m, "ragmig_jobs", {{"state", "done"}}).value_or(-1); };
   EXPECT_GT(done(scrapes.back()), done(scrapes.front()));
+  // The trials' work priced at the rate their progress measured: the rate, and running trials' estimates.
+  bool rate = false, estimate = false;
+  for (const auto& m : scrapes) {
+    rate = rate || value(m, "ragmig_work_rate_flops_per_second").value_or(0) > 1e6;
+    estimate = estimate || (m.contains("ragmig_job_estimate_seconds") && !m["ragmig_job_estimate_seconds"].empty() &&
+                            m["ragmig_job_estimate_seconds"][0]["value"].get<double>() > 0);
+  }
+  EXPECT_TRUE(rate) << "no scrape had the measured work rate";
+  EXPECT_TRUE(estimate) << "no scrape had a running trial's estimate";
   EXPECT_GE(value(scrapes.front(), "ragmig_alerts_total", {{"rule", "deadline"}}).value_or(-1), 0.0);
   const std::string report = read_file(sweep_state / "report.html");
   EXPECT_NE(report.find("<h2>Alerts</h2>"), std::string::npos);

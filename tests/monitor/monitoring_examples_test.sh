@@ -103,7 +103,7 @@ known = {
     "ragmig_job_running_seconds", "ragmig_job_attempts", "ragmig_job_preemptions", "ragmig_job_step",
     "ragmig_job_max_steps", "ragmig_job_samples_per_second", "ragmig_job_loss", "ragmig_job_eta_seconds",
     "ragmig_job_last_progress_age_seconds", "ragmig_job_checkpoint_age_seconds",
-    "ragmig_job_resident_memory_bytes",
+    "ragmig_job_resident_memory_bytes", "ragmig_job_estimate_seconds", "ragmig_work_rate_flops_per_second",
     "ragmig_scheduler_pass_duration_seconds_bucket", "ragmig_scheduler_pass_duration_seconds_sum",
     "ragmig_scheduler_pass_duration_seconds_count",
     "ragmig_preemptions_total", "ragmig_attempts_ended_total",
