@@ -54,9 +54,10 @@ void check_cpu_slots(const sched::JobSpec& spec, sched::Store& store) {
 
 // A `ragmig train CONFIG [--set key=value ...]` job states its work: its config's training FLOPs (train/
 // work_estimate.h), which the scheduler prices at the rate its jobs measure (sched/work_pricer.h), so that sjf, ljf
-// and srtf order training jobs by size. The config is read as the job will read it, from the job's folder. A
-// job that cannot be counted now is queued as it is, without an estimate, with a warning: its config or model
-// may be written by a job before it (`ragmig mine` before the training on its triples).
+// and srtf order training jobs by size. The config is read as the job will read it, from the job's folder: one
+// that is there must be valid with its --set overrides (ConfigError naming file and key: the job would fail on
+// it). A job whose config, model or data is not there yet is queued without an estimate, with a warning: a job
+// before it may write them (`ragmig mine` before the training on its triples).
 void count_training_work(sched::JobSpec& spec) {
   const auto& a = spec.argv;
   if (a.size() < 3 || a[0] != "ragmig" || a[1] != "train") return;
@@ -73,12 +74,18 @@ void count_training_work(sched::JobSpec& spec) {
     }
   }
   if (config.empty()) return;
+  const auto not_counted = [](const std::string& why) {
+    log_line(fmt::format("ragmig submit: the job's work is not counted, so it has no estimate ({})", why));
+  };
+  const std::string path = (std::filesystem::path(spec.cwd) / config).string();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return not_counted(path + ": no such file yet");
+  const train::TrainConfig cfg = train::read_train_config(path, sets);
   try {
-    const train::TrainConfig cfg = train::read_train_config((std::filesystem::path(spec.cwd) / config).string(), sets);
     const train::TrainingWork work = train::training_work(cfg, train::eval_sizes(cfg));
     spec.work = {work.total(), work.step_flops, cfg.train.batch_size};
   } catch (const Error& e) {
-    log_line(fmt::format("ragmig submit: the job's work is not counted, so it has no estimate ({})", e.what()));
+    not_counted(e.what());
   }
 }
 

@@ -75,6 +75,25 @@ TEST_F(BadInput, Row7CommandsThatCannotBeExecuted) {
   EXPECT_NE(reason.find("no-such-command-ragmig-test"), std::string::npos) << reason;
 }
 
+// A `ragmig train` job's config is read at submit to count its work: one that is there and would fail the job
+// (a misspelt key, a --set of the wrong type) is refused with the file, the key and exit 2, and nothing is
+// queued; one that is not there yet (a job before it may write it) is queued with a warning, without an estimate.
+TEST_F(BadInput, ATrainingJobsBadConfigIsRefusedAtSubmit) {
+  write_file_atomic(dir_ / "typo.toml", "[data]\nbeir = \"x\"\n[train]\nmax_stepz = 3\n");
+  auto r = ragmig({"submit", "--cmd", "ragmig train " + (dir_ / "typo.toml").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("typo.toml:4: unknown key 'train.max_stepz'"), std::string::npos) << r.output;
+  write_file_atomic(dir_ / "ok.toml", "[data]\nbeir = \"x\"\n");
+  r = ragmig({"submit", "--cmd", "ragmig train " + (dir_ / "ok.toml").string() + " --set train.lr=abc"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--set train.lr"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(state())) << "a refused job left a state folder behind";
+  r = ragmig({"submit", "--cmd", "ragmig train " + (dir_ / "later.toml").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("not counted"), std::string::npos) << r.output;
+  EXPECT_EQ(status()["jobs"].size(), 1u);
+}
+
 // Row 8: shell syntax outside quotes would not do what it says without a shell: refused, with the sh -c form.
 TEST_F(BadInput, Row8ShellOperatorsInCmdAreRefused) {
   const auto r = ragmig({"submit", "--cmd", "echo a | cat"});
