@@ -1,8 +1,8 @@
 // How fast training jobs train, measured from their own progress events, in FLOP per second on a slot of
 // speed 1 (Slot::speed): the rate that prices a job's FLOPs (JobSpec::work; train/work_estimate.h counts them)
-// as its JobSpec::estimate_s, the seconds that sjf, ljf, srtf and the monitor's queue estimate work in. A sweep
-// prices its trials with it (hpo/sweep_driver.h), the scheduler the jobs submitted with their work
-// (work_pricer.h). Pure.
+// as its JobSpec::estimate_s, the seconds that sjf, ljf, srtf and the monitor's queue estimate work in. The
+// scheduler prices the jobs that state their work with it (work_pricer.h); a sweep reports its trials' rate
+// (hpo/sweep_driver.h). Pure.
 #pragma once
 
 #include <cstdint>
