@@ -17,6 +17,7 @@
 #include "exec/slurm_executor.h"
 #include "monitor/alert.h"
 #include "monitor/job_watch.h"
+#include "report/svg.h"
 #include "sched/clock.h"
 #include "sched/store.h"
 
@@ -254,6 +255,13 @@ Command add_status_command(CLI::App& root) {
                                 job->spec.name, sched::to_string(job->state),
                                 job->reason.empty() ? "" : " — " + job->reason, join_shell_words(job->spec.argv),
                                 sched::to_string(job->spec.need), job->spec.priority, store.run_dir(job->id));
+                     // What sjf, ljf and srtf rank it by, and the work a scheduler priced it from.
+                     const auto& work = job->spec.work;
+                     if (job->spec.estimate_s > 0 || work.flops > 0)
+                       fmt::print("  estimate {}{}\n",
+                                  job->spec.estimate_s > 0 ? report::format_duration(job->spec.estimate_s)
+                                                           : "not priced yet",
+                                  work.flops > 0 ? " (" + report::format_flops(work.flops) + " of work)" : "");
                      for (const auto& a : store.attempts(job->id))
                        fmt::print("  attempt {} on {}: {} ({})\n", a.number, fmt::join(a.slots, ","),
                                   a.outcome.empty() ? "running" : a.outcome,

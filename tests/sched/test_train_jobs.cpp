@@ -180,6 +180,10 @@ TEST_F(SchedTrain, SubmittedTrainingsArePricedByTheirWorkAtTheMeasuredRate) {
   }
   EXPECT_LT(*std::max_element(rates.begin(), rates.end()), 4 * *std::min_element(rates.begin(), rates.end()));
   EXPECT_EQ(job(guessed).value("estimate_s", 0.0), 0.001);
+  // `ragmig status ID` says it too: the estimate, and the work it was priced from.
+  const auto shown = ragmig({"status", std::to_string(ids[1])});
+  EXPECT_NE(shown.output.find("  estimate "), std::string::npos) << shown.output;
+  EXPECT_NE(shown.output.find("FLOP of work)"), std::string::npos) << shown.output;
 }
 
 }  // namespace
