@@ -273,17 +273,11 @@ void Scheduler::handle_events(const EventLines& lines) {
   ProgressUpdate progress;
   std::vector<nlohmann::json> parsed;  // for the listener
   // A job that stated its work measures the rate it is priced at (work_pricer.h), at the speed of the slots it
-  // holds now: its slowest one's, as JobView::work_s counts a gang's work.
+  // holds now.
   const auto job = active_.find(lines.job);
   const JobSpec::Work* work =
       job != active_.end() && job->second.spec.work.flops > 0 ? &job->second.spec.work : nullptr;
-  double speed = 0;
-  if (work)
-    for (const auto& id : job->second.slots)
-      if (const auto slot = slot_index_.find(id); slot != slot_index_.end()) {
-        const double s = slots_[static_cast<size_t>(slot->second)].speed;
-        speed = speed > 0 ? std::min(speed, s) : s;
-      }
+  const std::optional<double> speed = work ? slowest_slot_speed(job->second) : std::nullopt;
   for (const auto& line : lines.lines) {
     auto event = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (!event.is_object()) continue;  // the store keeps the line; progress only reads what parses
@@ -309,7 +303,7 @@ void Scheduler::handle_events(const EventLines& lines) {
           view_dirty_.push_back(lines.job);
         }
     if (kind == "oom") oom_attempt_[lines.job] = lines.attempt_id;
-    if (work && speed > 0) pricer_.on_event(lines.job, *work, event, speed);
+    if (work && speed) pricer_.on_event(lines.job, *work, event, *speed);
     if (listener_) parsed.push_back(std::move(event));
   }
   store_.record_events(lines.job, lines.attempt_id, lines.lines, lines.offset, progress);
@@ -364,13 +358,8 @@ void Scheduler::handle_exit(const ExitStatus& status) {
   end.exit_code = status.exit_code;
   end.signal = status.signal;
   const double ran = std::max(0.0, now - job.started_at);
-  double speed = slots_.empty() ? 1.0 : 1e300;
-  for (const auto& id : job.slots)
-    if (const auto s = slot_index_.find(id); s != slot_index_.end())
-      speed = std::min(speed, slots_[static_cast<size_t>(s->second)].speed);
-  if (speed > 1e299) speed = 1.0;
   end.service_s = ran * static_cast<double>(job.spec.need.replicas);
-  end.work_s = ran * speed;
+  end.work_s = ran * slowest_slot_speed(job).value_or(1.0);
   const std::string how = describe(status);
   if (status.known && status.exit_code == 0) {
     end.outcome = "done";
@@ -489,6 +478,14 @@ void Scheduler::handle_exit(const ExitStatus& status) {
   queued.attempt_id = queued.attempt_number = queued.pid = 0;
   queued.started_at = 0;
   queued.slots.clear();
+}
+
+std::optional<double> Scheduler::slowest_slot_speed(const JobRecord& job) const {
+  std::optional<double> speed;
+  for (const auto& id : job.slots)
+    if (const auto s = slot_index_.find(id); s != slot_index_.end())
+      speed = std::min(speed.value_or(1e300), slots_[static_cast<size_t>(s->second)].speed);
+  return speed;
 }
 
 MemoryModel Scheduler::memory_of(const JobRecord& job) const {

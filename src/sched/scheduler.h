@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 #include <string>
@@ -142,6 +143,9 @@ class Scheduler {
   void refresh_view(double now);
   bool view_entry(const JobRecord& job, JobView& entry, ViewBase& base) const;
   MemoryModel memory_of(const JobRecord& job) const;  ///< learned, else the prior from its spec
+  /// The speed of the slowest of the slots `job` holds that this scheduler has: what a gang's work accrues at
+  /// (JobView::work_s); nullopt when it holds none of them.
+  std::optional<double> slowest_slot_speed(const JobRecord& job) const;
   void index_slots(const JobRecord& job);
   void hold(JobId id, std::vector<int> slots);
   void release(JobId id);
