@@ -123,7 +123,7 @@ JobId Scheduler::submit(const JobSpec& spec) {
   job.state = JobState::Queued;
   job.submitted_at = job.queued_since = now;
   ++queued_;
-  prices_work_ = prices_work_ || spec.work.flops > 0;
+  prices_stale_ = prices_stale_ || spec.work.flops > 0;
   view_dirty_.push_back(id);
   runnable_dirty_.push_back(id);
   return id;
@@ -202,7 +202,7 @@ void Scheduler::reload() {
   queued_ = 0;
   for (auto& job : store_.jobs(/*active_only=*/true)) {
     queued_ += job.state == JobState::Queued;
-    prices_work_ = prices_work_ || job.spec.work.flops > 0;
+    prices_stale_ = prices_stale_ || job.spec.work.flops > 0;
     index_slots(job);
     active_[job.id] = std::move(job);
   }
@@ -219,11 +219,11 @@ void Scheduler::reload(JobId id) {
   auto job = store_.job(id);
   if (job && !is_terminal(job->state)) {
     queued_ += job->state == JobState::Queued;
-    prices_work_ = prices_work_ || job->spec.work.flops > 0;
+    prices_stale_ = prices_stale_ || job->spec.work.flops > 0;
     index_slots(*job);
     active_[id] = std::move(*job);
   } else {
-    pricer_.forget(id);
+    if (const auto gone = active_.find(id); gone != active_.end()) forget_work(gone->second);
     active_.erase(id);
     release(id);
     stopping_.erase(id);
@@ -303,7 +303,10 @@ void Scheduler::handle_events(const EventLines& lines) {
           view_dirty_.push_back(lines.job);
         }
     if (kind == "oom") oom_attempt_[lines.job] = lines.attempt_id;
-    if (work && speed) pricer_.on_event(lines.job, *work, event, *speed);
+    if (work && speed) {
+      pricer_.on_event(lines.job, *work, event, *speed);
+      prices_stale_ = true;  // the rate may have moved
+    }
     if (listener_) parsed.push_back(std::move(event));
   }
   store_.record_events(lines.job, lines.attempt_id, lines.lines, lines.offset, progress);
@@ -315,12 +318,18 @@ void Scheduler::handle_events(const EventLines& lines) {
   }
 }
 
+void Scheduler::forget_work(const JobRecord& job) {
+  if (!(job.spec.work.flops > 0)) return;
+  pricer_.forget(job.id);
+  prices_stale_ = true;  // the median job, which prices all until a rate is measured, may be another
+}
+
 void Scheduler::price_work() {
-  if (!prices_work_) return;
+  if (!prices_stale_) return;
+  prices_stale_ = false;
   std::vector<double> flops;
   for (const auto& [id, job] : active_)
     if (job.spec.work.flops > 0) flops.push_back(job.spec.work.flops);
-  prices_work_ = !flops.empty();
   const double unmeasured = unmeasured_rate(std::move(flops));
   int priced = 0;
   for (const auto& [id, job] : active_)
@@ -458,7 +467,7 @@ void Scheduler::handle_exit(const ExitStatus& status) {
     batch_size_.erase(status.job);
     requested_batch_.erase(status.job);
     memory_.erase(status.job);
-    pricer_.forget(status.job);
+    forget_work(it->second);
     active_.erase(it);
     release(status.job);
     return;

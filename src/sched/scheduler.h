@@ -131,8 +131,11 @@ class Scheduler {
   void reload(JobId id);
   void handle_exit(const ExitStatus& status);
   void handle_events(const EventLines& lines);
-  /// Keeps the estimates of the jobs that stated their work at the rate measured so far (work_pricer.h).
+  /// Keeps the estimates of the jobs that stated their work at the rate measured so far (work_pricer.h), when
+  /// something they depend on changed since the last time (prices_stale_).
   void price_work();
+  /// A job that stated its work leaves for good: its progress window goes, and the prices are looked at again.
+  void forget_work(const JobRecord& job);
   /// Asks a worker for another batch size (the job protocol's Resize, through the executor), noted in the store.
   void request_batch_size(JobId id, int64_t batch_size, const std::string& why, double now);
   // What a view entry's time-dependent fields grow from.
@@ -180,7 +183,9 @@ class Scheduler {
   std::map<JobId, MemoryModel> memory_;   ///< learned from each job's events and out-of-memory exits
   std::map<JobId, int64_t> oom_attempt_;  ///< the attempt whose worker last reported running out of memory
   WorkPricer pricer_;                     ///< prices the jobs that stated their work (JobSpec::work)
-  bool prices_work_ = false;              ///< an active job stated its work (else price_work() has nothing to do)
+  /// A job that states its work arrived, changed or left, or one reported progress (the rate may have moved):
+  /// price_work() looks at the estimates again. A pass costs what changed, not every such job.
+  bool prices_stale_ = false;
   double last_status_write_ = -1;
   // Kept between passes so that a pass costs what changed, not what exists.
   ClusterView view_;                         ///< the policy's input, refreshed in place
