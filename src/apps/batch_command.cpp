@@ -95,8 +95,7 @@ hpo::SweepPlan resolve_plan(const hpo::SweepSpec& spec) {
     trial.eval.max_passages = spec.asha.passages;
     trial.eval.at_steps = plan.rungs;
     const train::TrainingWork work = train::training_work(trial, sizes(trial));  // [asha] passages 0: all of them
-    plan.trial_flops.push_back(work.total());
-    plan.trial_step_flops.push_back(work.step_flops);
+    plan.trial_work.push_back({work.total(), work.step_flops, trial.train.batch_size, work.steps});
     plan.eval_flops.push_back(scored(trial));
     // [eval] dimensions past a trial's embeddings would fail its evaluation once it has trained.
     if (const int64_t size = spec.eval.dimensions > 0 ? train::embedding_size(trial) : 0; spec.eval.dimensions > size)

@@ -41,6 +41,7 @@ nlohmann::json job_json(const sched::JobRecord& j) {
                         {"argv", j.spec.argv}};
   if (j.spec.estimate_s > 0) out["estimate_s"] = j.spec.estimate_s;  // what sjf, ljf and srtf rank it by
   if (j.spec.work.flops > 0) out["work_flops"] = j.spec.work.flops;   // what the scheduler prices estimate_s from
+  if (j.work_s > 0) out["work_s"] = j.work_s;  // what its ended attempts ran: seconds x slot speed
   if (j.cancel_requested) out["cancel_requested"] = true;
   if (sched::is_terminal(j.state)) out["finished_at"] = j.finished_at;
   return out;

@@ -60,7 +60,7 @@ SweepDriver::SweepDriver(SweepPlan plan, sched::Store& store, sched::Scheduler& 
     TrialStatus t;
     t.id = trial_id(i);
     t.params = plan_.trials[i];
-    if (i < plan_.trial_flops.size()) t.flops = plan_.trial_flops[i];
+    if (i < plan_.trial_work.size()) t.flops = plan_.trial_work[i].flops;
     index_of_[t.id] = i;
     trials_.push_back(std::move(t));
   }
@@ -297,11 +297,11 @@ bool SweepDriver::refresh_baseline(size_t index) {
 }
 
 void SweepDriver::measure_rate() {
-  if (plan_.trial_step_flops.size() != trials_.size()) return;
+  if (plan_.trial_work.size() != trials_.size()) return;
   std::vector<double> rates;
   for (size_t i = 0; i < trials_.size(); ++i) {
-    const int64_t batch = i < plan_.batch_sizes.size() ? plan_.batch_sizes[i] : 0;
-    if (const auto rate = windows_[i].rate(plan_.trial_step_flops[i], batch, speeds_[i])) rates.push_back(*rate);
+    const auto& work = plan_.trial_work[i];
+    if (const auto rate = windows_[i].rate(work.step_flops, work.batch_size, speeds_[i])) rates.push_back(*rate);
   }
   measured_rate_ = sched::median_rate(rates);
   if (measured_rate_)

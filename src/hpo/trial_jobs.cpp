@@ -67,8 +67,7 @@ sched::JobSpec train_job(const SweepPlan& plan, size_t index) {
   job.cwd = plan.cwd;
   job.need = sched::parse_need(s.slots);
   job.priority = s.priority;
-  if (index < plan.trial_flops.size() && index < plan.trial_step_flops.size() && index < plan.batch_sizes.size())
-    job.work = {plan.trial_flops[index], plan.trial_step_flops[index], plan.batch_sizes[index]};
+  if (index < plan.trial_work.size()) job.work = plan.trial_work[index];
   if (s.min_batch_fraction > 0 && !job.need.cpu && index < plan.batch_sizes.size()) {
     job.batch_size = plan.batch_sizes[index];
     job.min_batch_size = std::max<int64_t>(

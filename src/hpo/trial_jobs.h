@@ -26,10 +26,10 @@ struct SweepPlan {
   std::string dir;                 ///< the sweep's state folder
   std::string cwd;                 ///< where the jobs run: relative paths of the configs resolve here
   std::vector<int64_t> batch_sizes;  ///< each trial's resolved train.batch_size (empty: not resolved)
-  /// Each trial's training FLOPs with its rung evaluations, and those of one training step (train/
-  /// work_estimate.h; empty: not counted): the work its job states (JobSpec::work), which the scheduler prices as
-  /// its estimate at the rate the steps measure (sched/work_pricer.h).
-  std::vector<double> trial_flops, trial_step_flops;
+  /// Each trial's training FLOPs with its rung evaluations, its steps and the FLOPs of one at its batch (train/
+  /// work_estimate.h; empty: not counted): the work its job states, which the scheduler prices as its estimate at
+  /// the rate the steps measure (sched/work_pricer.h).
+  std::vector<sched::JobSpec::Work> trial_work;
   /// What the evaluation of each trial's model (eval_job) and of the base config's model.init (the zero-shot
   /// baseline) computes: the work those jobs state (empty, 0: not counted).
   std::vector<double> eval_flops;
@@ -47,7 +47,7 @@ std::string eval_job_name(const std::string& trial);
 std::string eval_result_path(const SweepPlan& plan, const std::string& name);
 
 /// `ragmig train BASE --quiet --set <sweep set>... --set <param>... --set eval.*` on the sweep's slots, stating
-/// its work (JobSpec::work: trial_flops, trial_step_flops at its batch; none without them).
+/// its work (JobSpec::work: trial_work's; none without it).
 sched::JobSpec train_job(const SweepPlan& plan, size_t index);
 /// `ragmig eval --retriever dense --model MODEL_DIR ... --out <eval_result_path>`: the sweep's metric on its
 /// evaluation split, ahead of queued trainings (priority + 1) so finished trials report early. With

@@ -83,9 +83,11 @@ nlohmann::json to_json(const JobSpec& spec) {
                       {"max_retries", spec.max_retries}};
   if (spec.batch_size > 0) j["batch_size"] = spec.batch_size;
   if (spec.min_batch_size > 0) j["min_batch_size"] = spec.min_batch_size;
-  if (spec.work.flops > 0)
+  if (spec.work.flops > 0) {
     j["work"] = {
         {"flops", spec.work.flops}, {"step_flops", spec.work.step_flops}, {"batch_size", spec.work.batch_size}};
+    if (spec.work.steps > 0) j["work"]["steps"] = spec.work.steps;
+  }
   return j;
 }
 
@@ -105,6 +107,7 @@ JobSpec job_spec_from_json(const nlohmann::json& j, const std::string& where) {
       spec.work.flops = work->at("flops").get<double>();
       spec.work.step_flops = work->at("step_flops").get<double>();
       spec.work.batch_size = work->at("batch_size").get<int64_t>();
+      spec.work.steps = work->value("steps", int64_t{0});
     }
     return spec;
   } catch (const nlohmann::json::exception& e) {
@@ -163,6 +166,11 @@ void validate(const JobSpec& spec) {
     throw ConfigError(fmt::format("job's work: flops {} and step_flops {} must be >= 0, and steps need flops and "
                                   "their batch_size (> 0; it is {})",
                                   w.flops, w.step_flops, w.batch_size));
+  if (w.steps < 0 || (w.steps > 0 && !(w.step_flops > 0)) ||
+      static_cast<double>(w.steps) * w.step_flops > w.flops * (1 + 1e-9))
+    throw ConfigError(fmt::format("job's work: {} steps of {} FLOPs must be >= 0, have step_flops and fit in its "
+                                  "{} FLOPs",
+                                  w.steps, w.step_flops, w.flops));
 }
 
 std::string to_string(JobState state) {

@@ -50,14 +50,17 @@ struct JobSpec {
   bool resizable() const { return batch_size > 0 && min_batch_size > 0; }
 
   /// The job's work counted when it was submitted (`ragmig submit` counts a `ragmig train` command's:
-  /// train/work_estimate.h): `flops` in all (its evaluations too), `step_flops` per training step at `batch_size`
-  /// samples (0 for a job without steps: a sweep's evaluation). The scheduler measures FLOP/s from the steps of
-  /// the jobs that have them and keeps estimate_s at `flops` over that rate (work_pricer.h), so an evaluation
-  /// costs its FLOPs at the training's speed; flops == 0: not counted, and estimate_s is the submitter's.
+  /// train/work_estimate.h): `flops` in all (its evaluations too), `steps` training steps (its max_steps; 0 = not
+  /// said) of `step_flops` each at `batch_size` samples (0 for a job without steps: a sweep's evaluation). The
+  /// scheduler measures FLOP/s from the steps of the jobs that have them and keeps estimate_s at the job's FLOPs
+  /// over that rate (work_pricer.h), so an evaluation costs its FLOPs at the training's speed; once a job with
+  /// `steps` reports progress, at what it has done plus what is left of its steps at the batch it now trains at.
+  /// flops == 0: not counted, and estimate_s is the submitter's.
   struct Work {
     double flops = 0;
     double step_flops = 0;
     int64_t batch_size = 0;
+    int64_t steps = 0;
   };
   Work work;
 };

@@ -273,11 +273,17 @@ void Scheduler::handle_events(const EventLines& lines) {
   ProgressUpdate progress;
   std::vector<nlohmann::json> parsed;  // for the listener
   // A job that stated its work measures the rate it is priced at (work_pricer.h), at the speed of the slots it
-  // holds now.
+  // holds now, having attained `attained` (JobView::work_s) as these events come.
   const auto job = active_.find(lines.job);
-  const JobSpec::Work* work =
-      job != active_.end() && job->second.spec.work.flops > 0 ? &job->second.spec.work : nullptr;
-  const std::optional<double> speed = work ? slowest_slot_speed(job->second) : std::nullopt;
+  const JobSpec::Work* work = nullptr;
+  double speed = 0, attained = 0;
+  if (job != active_.end() && job->second.spec.work.flops > 0)
+    if (const auto slowest = slowest_slot_speed(job->second)) {
+      work = &job->second.spec.work;
+      speed = *slowest;
+      if (job->second.state == JobState::Running)
+        attained = job->second.work_s + std::max(0.0, clock_.now() - job->second.started_at) * speed;
+    }
   for (const auto& line : lines.lines) {
     auto event = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (!event.is_object()) continue;  // the store keeps the line; progress only reads what parses
@@ -303,9 +309,9 @@ void Scheduler::handle_events(const EventLines& lines) {
           view_dirty_.push_back(lines.job);
         }
     if (kind == "oom") oom_attempt_[lines.job] = lines.attempt_id;
-    if (work && speed) {
-      pricer_.on_event(lines.job, *work, event, *speed);
-      prices_stale_ = true;  // the rate may have moved
+    if (work) {
+      pricer_.on_event(lines.job, *work, event, speed, attained);
+      prices_stale_ = true;  // the rate may have moved, the job's steps have
     }
     if (listener_) parsed.push_back(std::move(event));
   }
@@ -334,12 +340,13 @@ void Scheduler::price_work() {
   int priced = 0;
   for (const auto& [id, job] : active_)
     if (job.spec.work.flops > 0)
-      if (const auto estimate = pricer_.new_estimate(job.spec.work, job.spec.estimate_s, unmeasured)) {
+      if (const auto estimate = pricer_.new_estimate(id, job.spec.work, job.spec.estimate_s, unmeasured)) {
         set_estimate(id, *estimate);
         ++priced;
       }
   if (priced > 0)
-    say(pricer_.rate() ? fmt::format("{} estimate(s) priced at the measured {:.3g} FLOP/s", priced, *pricer_.rate())
+    say(pricer_.rate() ? fmt::format("{} estimate(s) priced at the measured rates (median {:.3g} FLOP/s)", priced,
+                                     *pricer_.rate())
                        : fmt::format("{} estimate(s) priced at {:.3g} FLOP/s (the median job an hour until measured)",
                                      priced, unmeasured));
 }

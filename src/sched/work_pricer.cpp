@@ -1,33 +1,48 @@
 // Estimates from counted work at the measured rate (see work_pricer.h).
 #include "sched/work_pricer.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace ragmig::sched {
 
-void WorkPricer::on_event(JobId id, const JobSpec::Work& work, const nlohmann::json& event, double speed) {
+void WorkPricer::on_event(JobId id, const JobSpec::Work& work, const nlohmann::json& event, double speed,
+                          double attained_s) {
   const std::string kind = event.value("event", std::string());
-  if (kind == "start") windows_[id].restart();
+  if (kind == "start") jobs_[id].window.restart();
   if (kind != "progress") return;
   const auto step = event.find("step"), time = event.find("time"), batch = event.find("batch_size");
   if (step == event.end() || !step->is_number_integer() || time == event.end() || !time->is_number() ||
       batch == event.end() || !batch->is_number_integer())
     return;
-  ProgressWindow& window = windows_[id];
-  window.add(step->get<int64_t>(), time->get<double>(), batch->get<int64_t>());
-  const auto measured = window.rate(work.step_flops, work.batch_size, speed);
+  Job& job = jobs_[id];
+  job.step = step->get<int64_t>();
+  job.batch_size = batch->get<int64_t>();
+  job.attained_s = attained_s;
+  job.window.add(job.step, time->get<double>(), job.batch_size);
+  const auto measured = job.window.rate(work.step_flops, work.batch_size, speed);
   if (!measured) return;
   rates_[id] = *measured;
   std::vector<double> rates;
   rates.reserve(rates_.size());
-  for (const auto& [job, rate] : rates_) rates.push_back(rate);
+  for (const auto& [other, rate] : rates_) rates.push_back(rate);
   rate_ = median_rate(std::move(rates));
 }
 
-std::optional<double> WorkPricer::new_estimate(const JobSpec::Work& work, double estimate_s, double unmeasured) const {
-  const double rate = rate_.value_or(unmeasured);
+std::optional<double> WorkPricer::new_estimate(JobId id, const JobSpec::Work& work, double estimate_s,
+                                               double unmeasured) const {
+  const auto own = rates_.find(id);
+  const double rate = own != rates_.end() ? own->second : rate_.value_or(unmeasured);
   if (!(work.flops > 0) || !(rate > 0)) return std::nullopt;
-  const double priced = work.flops / rate;
+  double priced = work.flops / rate;
+  const auto job = jobs_.find(id);
+  if (job != jobs_.end() && job->second.step >= 0 && work.steps > 0 && work.batch_size > 0) {
+    const Job& j = job->second;
+    const double steps_left = static_cast<double>(std::max<int64_t>(0, work.steps - j.step));
+    const double per_step = work.step_flops * static_cast<double>(j.batch_size) / static_cast<double>(work.batch_size);
+    const double evaluations = std::max(0.0, work.flops - static_cast<double>(work.steps) * work.step_flops);
+    priced = j.attained_s + (steps_left * per_step + evaluations) / rate;
+  }
   if (estimate_s > 0 && !reprice(estimate_s, priced)) return std::nullopt;
   return priced;
 }

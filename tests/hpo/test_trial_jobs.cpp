@@ -111,12 +111,12 @@ TEST(TrialJobs, ATrainingStatesItsWorkForTheSchedulerToPrice) {
   SweepPlan plan = example_plan();
   plan.batch_sizes = {64, 48};
   EXPECT_EQ(train_job(plan, 1).work.flops, 0);
-  plan.trial_flops = {3e15, 6e15};
-  plan.trial_step_flops = {1e13, 3e13};
+  plan.trial_work = {{3e15, 1e13, 64, 250}, {6e15, 3e13, 48, 150}};
   const sched::JobSpec job = train_job(plan, 1);
   EXPECT_EQ(job.work.flops, 6e15);
   EXPECT_EQ(job.work.step_flops, 3e13);
   EXPECT_EQ(job.work.batch_size, 48);
+  EXPECT_EQ(job.work.steps, 150);
   EXPECT_EQ(job.estimate_s, 0);
   EXPECT_NO_THROW(sched::validate(job));
   // An evaluation states the FLOPs of its encoder, without steps: priced, never measured from.

@@ -1,7 +1,8 @@
 // Jobs that state their work in FLOPs (`ragmig submit` counts a `ragmig train` job's) are priced by the scheduler:
 // before any measurement the median job at an hour, the others in proportion; once a job's progress events
 // measure the rate, every such job at its FLOPs over that rate — in the store, for the policy's next pass — and a
-// job submitted later at once. Jobs with the submitter's own estimate keep it.
+// job submitted later at once; a job that reports its steps by what it has done and what it has left, at its own
+// rate and the batch it trains at. Jobs with the submitter's own estimate keep it.
 #include "sched/work_pricer.h"
 
 #include <gtest/gtest.h>
@@ -16,8 +17,9 @@
 namespace ragmig::sched {
 namespace {
 
-JobSpec::Work work_of(double flops, int64_t steps = 100, int64_t batch = 8) {
-  return {flops, flops / static_cast<double>(steps), batch};
+// All of it in `steps` steps at batch 8, stating them or not.
+JobSpec::Work work_of(double flops, bool stated = false, int64_t steps = 100) {
+  return {flops, flops / static_cast<double>(steps), 8, stated ? steps : 0};
 }
 
 nlohmann::json progress(int64_t step, double time, int64_t batch = 8) {
@@ -28,25 +30,61 @@ TEST(WorkPricer, UnmeasuredJobsArePricedAtTheRateGivenThenAtTheMeasuredOne) {
   WorkPricer pricer;
   const JobSpec::Work work{3.6e12, 3e10, 8};  // 100 steps of 3e10 FLOP at batch 8, and 6e11 of evaluations
   EXPECT_FALSE(pricer.rate());
-  EXPECT_DOUBLE_EQ(*pricer.new_estimate(work, 0, 1e9), 3600);
-  EXPECT_FALSE(pricer.new_estimate(work, 3500, 1e9)) << "within 10 %: left as it is";
-  EXPECT_FALSE(pricer.new_estimate({}, 0, 1e9)) << "no work, no price";
-  pricer.on_event(1, work, {{"event", "start"}, {"step", 0}}, 1);
-  pricer.on_event(1, work, progress(10, 100), 1);
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(1, work, 0, 1e9), 3600);
+  EXPECT_FALSE(pricer.new_estimate(1, work, 3500, 1e9)) << "within 10 %: left as it is";
+  EXPECT_FALSE(pricer.new_estimate(1, {}, 0, 1e9)) << "no work, no price";
+  pricer.on_event(1, work, {{"event", "start"}, {"step", 0}}, 1, 0);
+  pricer.on_event(1, work, progress(10, 100), 1, 0);
   EXPECT_FALSE(pricer.rate()) << "one progress event spans no time";
-  pricer.on_event(1, work, progress(20, 110), 2);  // 10 steps of 3e10 in 10 s on a slot of speed 2
+  pricer.on_event(1, work, progress(20, 110), 2, 0);  // 10 steps of 3e10 in 10 s on a slot of speed 2
   ASSERT_TRUE(pricer.rate());
   EXPECT_DOUBLE_EQ(*pricer.rate(), 1.5e10);
   // All its FLOPs at the steps' rate: the evaluations cost what training FLOPs cost.
-  EXPECT_DOUBLE_EQ(*pricer.new_estimate(work, 3600, 1e9), 240);
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(1, work, 3600, 1e9), 240);
   // A second job measures twice as fast; the median of two is their mean. Malformed events change nothing.
-  pricer.on_event(2, work, progress(1, 0), 1);
-  pricer.on_event(2, work, {{"event", "progress"}, {"step", "x"}, {"time", 9}, {"batch_size", 8}}, 1);
-  pricer.on_event(2, work, progress(11, 5), 1);
+  pricer.on_event(2, work, progress(1, 0), 1, 0);
+  pricer.on_event(2, work, {{"event", "progress"}, {"step", "x"}, {"time", 9}, {"batch_size", 8}}, 1, 0);
+  pricer.on_event(2, work, progress(11, 5), 1, 0);
   EXPECT_DOUBLE_EQ(*pricer.rate(), (1.5e10 + 6e10) / 2);
   // A finished job's rate stays in the median.
   pricer.forget(2);
   EXPECT_DOUBLE_EQ(*pricer.rate(), (1.5e10 + 6e10) / 2);
+  // Job 1 is priced at its own rate now, another job at the median; without stated steps, at all its FLOPs.
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(1, work, 0, 1e9), 240);
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(3, work, 0, 1e9), 3.6e12 / 3.75e10);
+}
+
+// What a job has left (estimate_s - work_s) follows its steps: the work it had attained at its latest progress
+// event plus its steps left at the batch it now trains at and its evaluations, at its own rate.
+TEST(WorkPricer, AJobStatingItsStepsIsPricedByWhatItHasDoneAndWhatIsLeftAtItsOwnRate) {
+  WorkPricer pricer;
+  const JobSpec::Work one{3.6e12, 3e10, 8, 100};  // 100 steps of 3e10 FLOP at batch 8, and 6e11 of evaluations
+  const JobSpec::Work two{1.2e12, 1e10, 8, 100};
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(1, one, 0, 1e10), 360) << "no progress yet: all of it";
+  pricer.on_event(1, one, {{"event", "start"}, {"step", 0}}, 1, 0);
+  pricer.on_event(1, one, progress(10, 100), 1, 20);  // loading and 10 steps took 20 s
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(1, one, 0, 1e10), 20 + (90 * 3e10 + 6e11) / 1e10) << "where it is";
+  pricer.on_event(1, one, progress(20, 110), 1, 30);  // 10 steps in 10 s: 3e10 FLOP/s
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(1, one, 0, 1e10), 30 + 80 + 20);
+  // Job 2 measures 4e10; the median moves, job 1 keeps its own rate, a job not measured gets the median.
+  pricer.on_event(2, two, progress(0, 0), 1, 5);
+  pricer.on_event(2, two, progress(10, 2.5), 1, 10);
+  EXPECT_DOUBLE_EQ(*pricer.rate(), 3.5e10);
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(1, one, 0, 1e10), 130);
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(2, two, 0, 1e10), 10 + (90 * 1e10 + 2e11) / 4e10);
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(3, one, 0, 1e10), 3.6e12 / 3.5e10);
+  // Resized to batch 2: a step costs a quarter; its rate stays until the new batch's window spans a step.
+  pricer.on_event(1, one, progress(30, 120, 2), 1, 40);
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(1, one, 0, 1e10), 40 + (70 * 7.5e9 + 6e11) / 3e10);
+  pricer.on_event(1, one, progress(40, 125, 2), 1, 45);  // 10 small steps in 5 s: 1.5e10 FLOP/s
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(1, one, 0, 1e10), 45 + (60 * 7.5e9 + 6e11) / 1.5e10);
+  // Past its last step only its evaluations are left; within 10 % of that nothing is rewritten.
+  pricer.on_event(1, one, progress(100, 155, 2), 1, 75);  // at the same rate
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(1, one, 0, 1e10), 75 + 6e11 / 1.5e10);
+  EXPECT_FALSE(pricer.new_estimate(1, one, 120, 1e10));
+  // Gone: its progress with it (priced as new, at its rate kept in the median).
+  pricer.forget(1);
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(1, one, 0, 1e10), 3.6e12 / 1.5e10);
 }
 
 // Starts nothing: the event lines a test gives it reach the scheduler as a worker's events.jsonl would.
@@ -108,15 +146,17 @@ TEST(WorkPricer, TheSchedulerPricesTheJobsThatStateTheirWork) {
   Slot slot;
   slot.id = "cpu:0";
   Scheduler scheduler(*store, executor, clock, {slot}, options);
-  const auto submit = [&](const std::string& name, double flops, double estimate_s = 0, bool steps = true) {
+  const auto submit = [&](const std::string& name, double flops, double estimate_s = 0, bool steps = true,
+                          bool stated = false) {
     JobSpec spec;
     spec.name = name;
     spec.argv = {"ragmig", "train", name + ".toml"};
     spec.estimate_s = estimate_s;
-    if (flops > 0) spec.work = steps ? work_of(flops) : JobSpec::Work{flops, 0, 0};
+    if (flops > 0) spec.work = steps ? work_of(flops, stated) : JobSpec::Work{flops, 0, 0};
     return scheduler.submit(spec);
   };
-  const JobId small = submit("small", 1e12), large = submit("large", 4e12), mid = submit("mid", 2e12);
+  const JobId small = submit("small", 1e12), mid = submit("mid", 2e12);
+  const JobId large = submit("large", 4e12, 0, true, /*stated=*/true);  // 100 steps, and says so
   const JobId guessed = submit("guessed", 0, 50);  // the submitter's own estimate
   const auto estimate = [&](JobId id) { return store->job(id)->spec.estimate_s; };
   scheduler.step();
@@ -134,7 +174,8 @@ TEST(WorkPricer, TheSchedulerPricesTheJobsThatStateTheirWork) {
   scheduler.step();
   ASSERT_TRUE(scheduler.work_rate());
   EXPECT_DOUBLE_EQ(*scheduler.work_rate(), 2e10);
-  EXPECT_DOUBLE_EQ(estimate(large), 200);
+  // It stated its steps: the 30 s it has run plus its 89 steps left at its own rate.
+  EXPECT_DOUBLE_EQ(estimate(large), 30 + 89 * 4e10 / 2e10);
   EXPECT_DOUBLE_EQ(estimate(mid), 100);
   EXPECT_DOUBLE_EQ(estimate(small), 50);
   EXPECT_EQ(estimate(guessed), 50);
@@ -150,7 +191,9 @@ TEST(WorkPricer, TheSchedulerPricesTheJobsThatStateTheirWork) {
   const JobId late = submit("late", 6e12);
   const JobId evaluation = submit("evaluation", 1e11, 0, /*steps=*/false);
   executor.emit(large, {progress(21, 1049)});  // 20 steps in 39 s: 2.05e10, 2.5 % faster
+  clock.t += 19;
   scheduler.step();
+  EXPECT_DOUBLE_EQ(estimate(large), 208) << "on its pace: what it has left fell by the seconds it ran";
   EXPECT_DOUBLE_EQ(estimate(late), 6e12 / *scheduler.work_rate());
   EXPECT_DOUBLE_EQ(estimate(evaluation), 1e11 / *scheduler.work_rate());
   EXPECT_DOUBLE_EQ(estimate(mid), 100) << "priced again though the rate moved less than 10 %";
