@@ -112,8 +112,10 @@ std::string overview_text(sched::Store& store, const std::string& state_dir, dou
     }
     jobs = std::move(shown);
   }
-  out += fmt::format("{:>4}  {:<24} {:<9} {:<10} {:>3} {:>4} {:>7} {:>9} {:>8} {:>6}  {}\n", "ID", "NAME", "STATE", "SLOT",
-                     "PRI", "ATT", "STEP", "SAMPLES/S", "LOSS", "ETA", "REASON");
+  // EST: the seconds the scheduler expects the job's work to take on a speed-1 slot (what sjf, ljf and srtf order
+  // by), for the jobs still waiting or running; ETA: what a running job's steps say is left.
+  out += fmt::format("{:>4}  {:<24} {:<9} {:<10} {:>3} {:>4} {:>7} {:>9} {:>8} {:>6} {:>6}  {}\n", "ID", "NAME", "STATE",
+                     "SLOT", "PRI", "ATT", "STEP", "SAMPLES/S", "LOSS", "EST", "ETA", "REASON");
   for (const auto& j : jobs) {
     std::string loss = "-", eta = "-";
     if (j.state == sched::JobState::Running) {
@@ -123,10 +125,11 @@ std::string overview_text(sched::Store& store, const std::string& state_dir, dou
       if (const auto left = monitor::eta_seconds(w)) eta = age(*left);
     }
     const std::string slot = j.slots.empty() ? "-" : fmt::format("{}", fmt::join(j.slots, ","));
-    out += fmt::format("{:>4}  {:<24.24} {:<9} {:<10.10} {:>3} {:>4} {:>7} {:>9} {:>8} {:>6}  {}\n", j.id, j.spec.name,
-                       sched::to_string(j.state), slot, j.spec.priority, j.attempts,
+    const std::string estimate = !sched::is_terminal(j.state) && j.spec.estimate_s > 0 ? age(j.spec.estimate_s) : "-";
+    out += fmt::format("{:>4}  {:<24.24} {:<9} {:<10.10} {:>3} {:>4} {:>7} {:>9} {:>8} {:>6} {:>6}  {}\n", j.id,
+                       j.spec.name, sched::to_string(j.state), slot, j.spec.priority, j.attempts,
                        j.step >= 0 ? std::to_string(j.step) : "-",
-                       j.samples_per_s > 0 ? fmt::format("{:.1f}", j.samples_per_s) : "-", loss, eta,
+                       j.samples_per_s > 0 ? fmt::format("{:.1f}", j.samples_per_s) : "-", loss, estimate, eta,
                        compact ? j.reason.substr(0, 60) : j.reason);
   }
   if (hidden_queued || hidden_finished)

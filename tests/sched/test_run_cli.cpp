@@ -3,6 +3,13 @@
 #include <gmock/gmock.h>
 #include <signal.h>
 
+#include <algorithm>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include "core/atomic_file.h"
 #include "sched_fixture.h"
 
@@ -123,6 +130,31 @@ TEST_F(SchedCli, GangJobsStartEveryReplicaWithItsRank) {
   EXPECT_EQ(b["attempt_list"][0]["exit_code"], 4);
   EXPECT_LT(b["attempt_list"][0]["ended_at"].get<double>() - b["attempt_list"][0]["started_at"].get<double>(), 30)
       << "the surviving replica was stopped, not waited for";
+}
+
+// The table shows what each waiting job is expected to take (what sjf, ljf and srtf order by), "-" where nobody
+// knows; `status --json` has it as estimate_s.
+TEST_F(SchedCli, TheTableShowsEachWaitingJobsEstimate) {
+  submit({"--cmd", "true", "--name", "short-one", "--estimate", "90"});
+  submit({"--cmd", "true", "--name", "long-one", "--estimate", "7200"});
+  submit({"--cmd", "true", "--name", "unknown-one"});
+  const auto text = ragmig({"status"}).output;
+  std::map<std::string, std::vector<std::string>> rows;  // name -> the row's columns
+  std::vector<std::string> header;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::vector<std::string> columns{std::istream_iterator<std::string>(words), {}};
+    if (!columns.empty() && columns[0] == "ID" && header.empty()) header = columns;
+    if (columns.size() > 1) rows[columns[1]] = columns;
+  }
+  const auto est = std::find(header.begin(), header.end(), "EST");
+  ASSERT_NE(est, header.end()) << text;
+  const auto at = static_cast<size_t>(est - header.begin());
+  ASSERT_GT(rows["short-one"].size(), at) << text;
+  EXPECT_EQ(rows["short-one"][at], "90s") << text;
+  EXPECT_EQ(rows["long-one"][at], "2.0h") << text;
+  EXPECT_EQ(rows["unknown-one"][at], "-") << text;
 }
 
 TEST_F(SchedCli, BadInputIsAClearError) {
