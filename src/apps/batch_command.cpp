@@ -75,6 +75,19 @@ hpo::SweepPlan resolve_plan(const hpo::SweepSpec& spec) {
     if (it == eval_data.end()) it = eval_data.emplace(key, train::eval_sizes(cfg)).first;
     return it->second;
   };
+  // The lengths of the texts of a run's data as it tokenizes them (train::text_lengths), measured once per model,
+  // data, prompts and caps.
+  std::map<std::vector<std::string>, train::TextLengths> text_data;
+  const auto lengths = [&](const train::TrainConfig& cfg) -> const train::TextLengths& {
+    const auto& d = cfg.data;
+    const auto& m = cfg.model;
+    const std::vector<std::string> key{d.beir, d.pairs, d.pretrain, std::to_string(d.max_query_tokens),
+                                       std::to_string(d.max_passage_tokens), m.init, m.vocab,
+                                       m.query_prompt.value_or("\x01"), m.passage_prompt.value_or("\x01")};
+    auto it = text_data.find(key);
+    if (it == text_data.end()) it = text_data.emplace(key, train::text_lengths(cfg)).first;
+    return it->second;
+  };
   // What `ragmig eval` of a model of `cfg` computes on the sweep's evaluation split (hpo::eval_job): the whole
   // corpus and [eval] max_queries, at the base config's lengths.
   const auto scored = [&](train::TrainConfig cfg) {
@@ -84,7 +97,7 @@ hpo::SweepPlan resolve_plan(const hpo::SweepSpec& spec) {
     cfg.eval.split = spec.eval.split;
     cfg.eval.max_queries = spec.eval.max_queries;
     cfg.eval.max_passages = 0;
-    return train::evaluation_flops(cfg, sizes(cfg));
+    return train::evaluation_flops(cfg, sizes(cfg), lengths(cfg));
   };
   for (size_t i = 0; i < plan.trials.size(); ++i) {
     train::TrainConfig trial = resolve(&plan.trials[i], "trial " + hpo::trial_id(i));
@@ -94,7 +107,8 @@ hpo::SweepPlan resolve_plan(const hpo::SweepSpec& spec) {
     trial.eval.max_queries = spec.asha.queries;
     trial.eval.max_passages = spec.asha.passages;
     trial.eval.at_steps = plan.rungs;
-    const train::TrainingWork work = train::training_work(trial, sizes(trial));  // [asha] passages 0: all of them
+    // [asha] passages 0: all of them
+    const train::TrainingWork work = train::training_work(trial, sizes(trial), lengths(trial));
     plan.trial_work.push_back({work.total(), work.step_flops, trial.train.batch_size, work.steps});
     plan.eval_flops.push_back(scored(trial));
     // [eval] dimensions past a trial's embeddings would fail its evaluation once it has trained.

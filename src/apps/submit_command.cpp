@@ -82,7 +82,7 @@ void count_training_work(sched::JobSpec& spec) {
   if (!std::filesystem::is_regular_file(path, ec)) return not_counted(path + ": no such file yet");
   const train::TrainConfig cfg = train::read_train_config(path, sets);
   try {
-    const train::TrainingWork work = train::training_work(cfg, train::eval_sizes(cfg));
+    const train::TrainingWork work = train::training_work(cfg, train::eval_sizes(cfg), train::text_lengths(cfg));
     spec.work = {work.total(), work.step_flops, cfg.train.batch_size, work.steps};
   } catch (const Error& e) {
     not_counted(e.what());

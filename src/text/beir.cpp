@@ -25,7 +25,8 @@ bool is_blank(const std::string& line) {
 
 namespace {
 
-Corpus read_corpus_rows(const std::string& path, bool keep_text, const std::function<void(const Document&)>& each) {
+Corpus read_corpus_rows(const std::string& path, bool keep_text, const std::function<void(const Document&)>& each,
+                        int64_t max_rows = 0) {
   Corpus corpus;
   for_each_json_row(path, [&](const json& row, const std::string& file, int64_t line) {
     Document doc;
@@ -42,19 +43,19 @@ Corpus read_corpus_rows(const std::string& path, bool keep_text, const std::func
       std::string().swap(doc.text);
     }
     corpus.docs.push_back(std::move(doc));
-  });
+  }, max_rows);
   return corpus;
 }
 
 }  // namespace
 
-Corpus read_corpus(const std::string& path) { return read_corpus_rows(path, true, {}); }
+Corpus read_corpus(const std::string& path, int64_t max_rows) { return read_corpus_rows(path, true, {}, max_rows); }
 
 Corpus read_corpus_ids(const std::string& path, const std::function<void(const Document&)>& each) {
   return read_corpus_rows(path, false, each);
 }
 
-std::vector<Query> read_queries(const std::string& path) {
+std::vector<Query> read_queries(const std::string& path, int64_t max_rows) {
   std::vector<Query> queries;
   std::unordered_map<std::string, int64_t> seen;
   for_each_json_row(path, [&](const json& row, const std::string& file, int64_t line) {
@@ -64,7 +65,7 @@ std::vector<Query> read_queries(const std::string& path) {
     if (!seen.emplace(q.id, static_cast<int64_t>(queries.size())).second)
       throw DataError(file, line, "duplicate query id '" + q.id + "'");
     queries.push_back(std::move(q));
-  });
+  }, max_rows);
   return queries;
 }
 

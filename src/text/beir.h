@@ -36,14 +36,14 @@ struct Qrels {
 
 /// Rows {"_id", "title" (optional, may be null), "text"}; ids may be JSON numbers. Blank lines are skipped.
 /// Throws IoError, or DataError(file, line) for bad JSON, a missing or ill-typed field, a duplicate id,
-/// and DataError("... is empty") for a file with no rows.
-Corpus read_corpus(const std::string& path);
+/// and DataError("... is empty") for a file with no rows. max_rows > 0: only the first that many.
+Corpus read_corpus(const std::string& path, int64_t max_rows = 0);
 /// read_corpus, handing each document to `each` as it is read and keeping only the ids (titles and texts
 /// empty): for a consumer that needs the text once, such as a BM25 index build, in the memory of the ids.
 Corpus read_corpus_ids(const std::string& path, const std::function<void(const Document&)>& each);
 
 /// Rows {"_id", "text"}; same rules as read_corpus.
-std::vector<Query> read_queries(const std::string& path);
+std::vector<Query> read_queries(const std::string& path, int64_t max_rows = 0);
 
 /// BEIR TSV "query-id<TAB>corpus-id<TAB>score" with an optional header line, or TREC "qid 0 docid rel"
 /// (whitespace separated). Throws IoError, or DataError(file, line) for a malformed row.

@@ -11,12 +11,12 @@ namespace ragmig::text {
 using nlohmann::json;
 
 void for_each_json_row(const std::string& path,
-                       const std::function<void(const json&, const std::string&, int64_t)>& fn) {
+                       const std::function<void(const json&, const std::string&, int64_t)>& fn, int64_t max_rows) {
   LineReader reader(resolve_maybe_gz(path));
   const std::string& file = reader.path();
   std::string line;
   int64_t rows = 0;
-  while (reader.next(line)) {
+  while ((max_rows <= 0 || rows < max_rows) && reader.next(line)) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const int64_t n = reader.line_number();
     json row;

@@ -10,10 +10,11 @@
 namespace ragmig::text {
 
 /// Calls fn(row, file, line) for each non-blank line of `path` (plain or .gz, resolved with
-/// resolve_maybe_gz). Bad JSON or a row that is not an object: DataError(file, line). No rows at all:
-/// DataError("<file> is empty").
+/// resolve_maybe_gz), the first `max_rows` of them when that is > 0. Bad JSON or a row that is not an object:
+/// DataError(file, line). No rows at all: DataError("<file> is empty").
 void for_each_json_row(const std::string& path,
-                       const std::function<void(const nlohmann::json&, const std::string&, int64_t)>& fn);
+                       const std::function<void(const nlohmann::json&, const std::string&, int64_t)>& fn,
+                       int64_t max_rows = 0);
 
 /// A string field; null or (when !required) absent gives "". Other types: DataError naming the field.
 std::string json_string_field(const nlohmann::json& row, const char* key, const std::string& file,

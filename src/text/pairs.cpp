@@ -31,7 +31,7 @@ std::vector<std::string> string_array(const json& row, const char* key, const st
 
 }  // namespace
 
-std::vector<TrainingExample> read_pairs_jsonl(const std::string& path) {
+std::vector<TrainingExample> read_pairs_jsonl(const std::string& path, int64_t max_rows) {
   std::vector<TrainingExample> examples;
   std::unordered_map<std::string, int64_t> keys;
   for_each_json_row(path, [&](const json& row, const std::string& file, int64_t line) {
@@ -55,7 +55,7 @@ std::vector<TrainingExample> read_pairs_jsonl(const std::string& path) {
     else if (row.contains("neg")) ex.negatives = string_array(row, "neg", file, line);
     ex.positive_key = keys.emplace(ex.positive, static_cast<int64_t>(keys.size())).first->second;
     examples.push_back(std::move(ex));
-  });
+  }, max_rows);
   return examples;
 }
 

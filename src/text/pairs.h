@@ -20,8 +20,9 @@ struct TrainingExample {
 
 /// Rows {"query": str, "positive": str, "negatives": [str, ...] (optional), "query_id": str (optional)}, or
 /// with "pos"/"neg" arrays instead (the first of "pos" is the positive). positive_key numbers the distinct
-/// positive texts in order of first appearance. Throws IoError, or DataError(file, line) naming the missing or ill-typed field.
-std::vector<TrainingExample> read_pairs_jsonl(const std::string& path);
+/// positive texts in order of first appearance; only the first max_rows rows when that is > 0. Throws IoError,
+/// or DataError(file, line) naming the missing or ill-typed field.
+std::vector<TrainingExample> read_pairs_jsonl(const std::string& path, int64_t max_rows = 0);
 
 /// One example per qrels row with score > 0, in qrels order: positive = title + " " + text (just text when
 /// the title is empty), positive_key = the document's corpus position, no negatives. A used row naming an

