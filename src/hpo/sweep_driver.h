@@ -56,8 +56,8 @@ struct TrialStatus : Scored {
   int64_t steps = 0;              ///< training steps done
   double wall_s = 0;              ///< training time over all attempts
   double flops = 0;               ///< a full run's training FLOPs (SweepPlan::trial_work; 0: not counted)
-  double estimate_s = 0;          ///< flops at the sweep's measured rate (0 until one is measured); the scheduler's
-                                  ///< estimate is within 10 % of it
+  double estimate_s = 0;          ///< flops at the sweep's measured rate (0 until one is measured): the scheduler's
+                                  ///< estimate until the trial measured its own (sched/work_pricer.h)
   std::string slot;               ///< where its training ran last ("cpu:0", "mig:0:1g.18gb@0", "+" between replicas)
   std::string reason;             ///< why it failed or stopped
 };
