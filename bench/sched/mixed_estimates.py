@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """How close the scheduler's estimates of `ragmig submit`ted trainings come to the seconds the jobs run.
 
-A mixed queue on one CPU slot (sjf unless another policy is given): a MiniLM fine-tune on SciFact (20 steps of
-16) and two tiny SQuAD trainings from scratch (60 and 150 steps, each with its final evaluation over 18,891
-passages), whose FLOP rates differ about 3x. It polls `ragmig status --json` every second while `ragmig run`
+A mixed queue on one CPU slot (sjf unless another policy is given): two MiniLM fine-tunes on SciFact (20 and 30
+steps of 16) and two tiny SQuAD trainings from scratch (60 and 150 steps, each with its final evaluation over
+18,891 passages), whose FLOP rates differ about 2x. It polls `ragmig status --json` every second while `ragmig run`
 works, then prints per job the seconds it ran (`work_s`), its final estimate, the estimates it had while it ran,
-and what pricing all its FLOPs at the final median rate gives (the scheduler's pricing before jobs were priced by
-their own progress). Run from the repository root after the build:
+(the first is its price when it started: the rate of the jobs like it measured so far) and what pricing all its
+FLOPs at the final median rate gives (the scheduler's pricing before jobs were priced by their own progress and by
+the jobs like them). Run from the repository root after the build:
 
     python3 bench/sched/mixed_estimates.py [POLICY]     # RAGMIG=build/src/apps/ragmig STATE=/tmp/mixed-estimates
 """
@@ -25,6 +26,8 @@ JOBS = [
     "--set train.log_every=2",
     "ragmig train examples/train-squad-tiny.toml --quiet --set train.max_steps=60",
     "ragmig train examples/train-squad-tiny.toml --quiet --set train.max_steps=150",
+    "ragmig train examples/finetune-scifact-minilm.toml --quiet --set train.max_steps=30 --set train.batch_size=16 "
+    "--set train.log_every=2",
 ]
 
 
@@ -61,7 +64,8 @@ def main():
     print(f"policy {policy}; the jobs' median rate at the end: {median:.3g} FLOP/s" if median else "no rate measured")
     for id, job in sorted(status().items()):
         old = f"{job['work_flops'] / median:.1f} s" if median and "work_flops" in job else "-"
-        print(f"job {id} ({' '.join(job['argv'][2:3] + job['argv'][-2:])}): ran {job.get('work_s', 0):.1f} s, "
+        steps = next((a for a in job["argv"] if a.startswith("train.max_steps=")), "")
+        print(f"job {id} ({os.path.basename(job['argv'][2])} {steps}): ran {job.get('work_s', 0):.1f} s, "
               f"final estimate {job.get('estimate_s', 0):.1f} s, all FLOPs at the median {old}; "
               f"(second, estimate) while it ran: {seen.get(id, [])}")
 

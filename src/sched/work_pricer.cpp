@@ -22,17 +22,30 @@ void WorkPricer::on_event(JobId id, const JobSpec::Work& work, const nlohmann::j
   job.window.add(job.step, time->get<double>(), job.batch_size);
   const auto measured = job.window.rate(work.step_flops, work.batch_size, speed);
   if (!measured) return;
-  rates_[id] = *measured;
+  rates_[id] = {*measured, work.step_flops / static_cast<double>(work.batch_size)};
   std::vector<double> rates;
   rates.reserve(rates_.size());
-  for (const auto& [other, rate] : rates_) rates.push_back(rate);
+  for (const auto& [other, m] : rates_) rates.push_back(m.rate);
   rate_ = median_rate(std::move(rates));
+  like_rates_.clear();
+}
+
+std::optional<double> WorkPricer::like_rate(const JobSpec::Work& work) const {
+  if (!rate_ || !(work.step_flops > 0) || work.batch_size <= 0) return rate_;
+  const double per_sample = work.step_flops / static_cast<double>(work.batch_size);
+  if (const auto known = like_rates_.find(per_sample); known != like_rates_.end()) return known->second;
+  std::vector<double> like;
+  for (const auto& [id, m] : rates_)
+    if (m.per_sample <= 2 * per_sample && per_sample <= 2 * m.per_sample) like.push_back(m.rate);
+  const double rate = like.empty() ? *rate_ : *median_rate(std::move(like));
+  like_rates_.emplace(per_sample, rate);
+  return rate;
 }
 
 std::optional<double> WorkPricer::new_estimate(JobId id, const JobSpec::Work& work, double estimate_s,
                                                double unmeasured) const {
   const auto own = rates_.find(id);
-  const double rate = own != rates_.end() ? own->second : rate_.value_or(unmeasured);
+  const double rate = own != rates_.end() ? own->second.rate : like_rate(work).value_or(unmeasured);
   if (!(work.flops > 0) || !(rate > 0)) return std::nullopt;
   double priced = work.flops / rate;
   const auto job = jobs_.find(id);

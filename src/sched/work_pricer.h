@@ -27,11 +27,15 @@ class WorkPricer {
   /// FLOP/s on a speed-1 slot: the median over the jobs measured so far of each one's latest; nullopt before any.
   std::optional<double> rate() const { return rate_; }
   /// The estimate job `id` of `work` (flops > 0) should have instead of `estimate_s`, at its own measured rate,
-  /// else at rate(), else at `unmeasured` (unmeasured_rate() of the queue's FLOPs): a job that stated its steps and
-  /// reported progress, the work it had attained then plus what is left of its steps at the batch it reported and
-  /// its evaluations (all of them: which ones are behind it is not known); any other job, all its FLOPs. nullopt
-  /// while estimate_s is within 10 % of that (reprice()), so that a steady rate rewrites nothing.
+  /// else at like_rate(), else at `unmeasured` (unmeasured_rate() of the queue's FLOPs): a job that stated its
+  /// steps and reported progress, the work it had attained then plus what is left of its steps at the batch it
+  /// reported and its evaluations (all of them: which ones are behind it is not known); any other job, all its
+  /// FLOPs. nullopt while estimate_s is within 10 % of that (reprice()), so that a steady rate rewrites nothing.
   std::optional<double> new_estimate(JobId id, const JobSpec::Work& work, double estimate_s, double unmeasured) const;
+  /// The rate a job of `work` that has not measured its own trains at: the median over the measured jobs whose
+  /// FLOPs per sample are within 2x of its own (a model of its size on texts of its lengths: a small encoder's
+  /// steps reach fewer FLOP/s than a large one's), else rate(); nullopt before any measurement.
+  std::optional<double> like_rate(const JobSpec::Work& work) const;
 
  private:
   struct Job {
@@ -40,9 +44,14 @@ class WorkPricer {
     int64_t batch_size = 0;
     double attained_s = 0;  ///< the job's work_s when it came
   };
+  struct Measured {
+    double rate = 0;        ///< its latest
+    double per_sample = 0;  ///< its step FLOPs per sample
+  };
   std::unordered_map<JobId, Job> jobs_;
-  std::unordered_map<JobId, double> rates_;  ///< every measured job's latest rate
+  std::unordered_map<JobId, Measured> rates_;  ///< every measured job's
   std::optional<double> rate_;
+  mutable std::unordered_map<double, double> like_rates_;  ///< like_rate() by FLOPs per sample, until a rate moves
 };
 
 }  // namespace ragmig::sched

@@ -55,7 +55,8 @@ TEST(WorkPricer, UnmeasuredJobsArePricedAtTheRateGivenThenAtTheMeasuredOne) {
 }
 
 // What a job has left (estimate_s - work_s) follows its steps: the work it had attained at its latest progress
-// event plus its steps left at the batch it now trains at and its evaluations, at its own rate.
+// event plus its steps left at the batch it now trains at and its evaluations, at its own rate; a job not
+// measured yet at the rate of jobs like it.
 TEST(WorkPricer, AJobStatingItsStepsIsPricedByWhatItHasDoneAndWhatIsLeftAtItsOwnRate) {
   WorkPricer pricer;
   const JobSpec::Work one{3.6e12, 3e10, 8, 100};  // 100 steps of 3e10 FLOP at batch 8, and 6e11 of evaluations
@@ -66,13 +67,19 @@ TEST(WorkPricer, AJobStatingItsStepsIsPricedByWhatItHasDoneAndWhatIsLeftAtItsOwn
   EXPECT_DOUBLE_EQ(*pricer.new_estimate(1, one, 0, 1e10), 20 + (90 * 3e10 + 6e11) / 1e10) << "where it is";
   pricer.on_event(1, one, progress(20, 110), 1, 30);  // 10 steps in 10 s: 3e10 FLOP/s
   EXPECT_DOUBLE_EQ(*pricer.new_estimate(1, one, 0, 1e10), 30 + 80 + 20);
-  // Job 2 measures 4e10; the median moves, job 1 keeps its own rate, a job not measured gets the median.
+  // Job 2, a third of job 1's FLOPs per sample (a smaller model), measures 4e10; the median moves, job 1 keeps
+  // its own rate. A job not measured gets the median of the measured jobs within 2x of its FLOPs per sample: job
+  // 1's for another like it, the median of all for one like neither.
   pricer.on_event(2, two, progress(0, 0), 1, 5);
   pricer.on_event(2, two, progress(10, 2.5), 1, 10);
   EXPECT_DOUBLE_EQ(*pricer.rate(), 3.5e10);
   EXPECT_DOUBLE_EQ(*pricer.new_estimate(1, one, 0, 1e10), 130);
   EXPECT_DOUBLE_EQ(*pricer.new_estimate(2, two, 0, 1e10), 10 + (90 * 1e10 + 2e11) / 4e10);
-  EXPECT_DOUBLE_EQ(*pricer.new_estimate(3, one, 0, 1e10), 3.6e12 / 3.5e10);
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(3, one, 0, 1e10), 3.6e12 / 3e10);
+  EXPECT_DOUBLE_EQ(*pricer.like_rate(two), 4e10);
+  const JobSpec::Work larger{1.2e13, 1.2e11, 8, 100};  // 4x job 1's per sample
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(4, larger, 0, 1e10), 1.2e13 / 3.5e10);
+  EXPECT_DOUBLE_EQ(*pricer.like_rate({1e12, 0, 0}), 3.5e10) << "an evaluation: the median";
   // Resized to batch 2: a step costs a quarter; its rate stays until the new batch's window spans a step.
   pricer.on_event(1, one, progress(30, 120, 2), 1, 40);
   EXPECT_DOUBLE_EQ(*pricer.new_estimate(1, one, 0, 1e10), 40 + (70 * 7.5e9 + 6e11) / 3e10);
