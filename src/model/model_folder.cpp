@@ -317,16 +317,13 @@ LoadedModel load_model_folder(const std::string& dir) {
     return loaded;
   }
   EncoderSpec spec;
-  fs::path folder = top;  // where the BERT files are
   const auto st = read_sentence_transformer_layout(dir);
+  const fs::path folder = transformer_folder(dir, st);  // where the BERT files are
   if (!read_ragmig_json(top / "ragmig.json", spec) && st) {
     spec.pooling = parse_pooling(st->pooling);
     spec.normalize = st->normalize;
   }
-  if (st) {
-    folder = top / st->transformer_path;
-    spec.dense = st->dense;
-  }
+  if (st) spec.dense = st->dense;
   spec.bert = read_config(folder);
   if (spec.dense && spec.dense->in_features != spec.bert.hidden_size)
     throw DataError((top / st->dense_path / "config.json").string() + ": key \"in_features\": " +

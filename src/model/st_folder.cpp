@@ -413,6 +413,11 @@ FolderTokenizer read_folder_tokenizer(const std::string& dir) {
   return out;
 }
 
+std::string transformer_folder(const std::string& dir, const std::optional<SentenceTransformerLayout>& layout) {
+  if (!layout || layout->transformer_path.empty()) return dir;
+  return (fs::path(dir) / layout->transformer_path).string();
+}
+
 std::optional<SentenceTransformerLayout> read_sentence_transformer_layout(const std::string& dir) {
   const fs::path folder(dir), modules_path = folder / "modules.json";
   const auto modules = read_optional(modules_path);

@@ -63,6 +63,10 @@ struct SentenceTransformerLayout {
 /// leaves the prompt's tokens out) or a Dense config dense_config_from_json refuses.
 std::optional<SentenceTransformerLayout> read_sentence_transformer_layout(const std::string& dir);
 
+/// Where a model folder keeps its BERT files (config.json, vocabulary, weights): its Transformer module's folder
+/// by `layout` (read_sentence_transformer_layout's), else the folder itself.
+std::string transformer_folder(const std::string& dir, const std::optional<SentenceTransformerLayout>& layout);
+
 /// The prompts of config_sentence_transformers.json's "prompts" (text/prompts.h): the query prompt is "query",
 /// the passage prompt the first non-empty one of "document", "passage" and "corpus" (sentence-transformers'
 /// encode_document looks for those names in that order, but takes the first present even when it is empty,

@@ -29,9 +29,7 @@ std::pair<std::unique_ptr<text::Tokenizer>, text::Prompts> run_tokenizer(const T
   if (!cfg.model.init.empty()) {
     const std::string folder = model::resolve_model_reference(cfg.model.init);
     const auto layout = model::read_sentence_transformer_layout(folder);
-    spec = model::read_folder_tokenizer((std::filesystem::path(folder) / (layout ? layout->transformer_path : ""))
-                                            .string())
-               .spec;
+    spec = model::read_folder_tokenizer(model::transformer_folder(folder, layout)).spec;
     prompts = model::read_prompts(folder);
   } else if (!cfg.model.vocab.empty()) {
     spec = text::word_piece_spec(model::read_vocab_file(cfg.model.vocab));
