@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -77,13 +78,14 @@ hpo::SweepPlan resolve_plan(const hpo::SweepSpec& spec) {
   };
   // The lengths of the texts of a run's data as it tokenizes them (train::text_lengths), measured once per model,
   // data, prompts and caps.
-  std::map<std::vector<std::string>, train::TextLengths> text_data;
+  using TextKey = std::tuple<std::string, std::string, std::string, int64_t, int64_t, std::string, std::string,
+                             std::optional<std::string>, std::optional<std::string>>;
+  std::map<TextKey, train::TextLengths> text_data;
   const auto lengths = [&](const train::TrainConfig& cfg) -> const train::TextLengths& {
     const auto& d = cfg.data;
     const auto& m = cfg.model;
-    const std::vector<std::string> key{d.beir, d.pairs, d.pretrain, std::to_string(d.max_query_tokens),
-                                       std::to_string(d.max_passage_tokens), m.init, m.vocab,
-                                       m.query_prompt.value_or("\x01"), m.passage_prompt.value_or("\x01")};
+    const TextKey key{d.beir,   d.pairs, d.pretrain,      d.max_query_tokens, d.max_passage_tokens,
+                      m.init,   m.vocab, m.query_prompt, m.passage_prompt};
     auto it = text_data.find(key);
     if (it == text_data.end()) it = text_data.emplace(key, train::text_lengths(cfg)).first;
     return it->second;
@@ -101,7 +103,6 @@ hpo::SweepPlan resolve_plan(const hpo::SweepSpec& spec) {
   };
   for (size_t i = 0; i < plan.trials.size(); ++i) {
     train::TrainConfig trial = resolve(&plan.trials[i], "trial " + hpo::trial_id(i));
-    plan.batch_sizes.push_back(trial.train.batch_size);
     // Its work as hpo::train_job runs it: with the sweep's rung evaluations.
     trial.eval.split = spec.eval.split;
     trial.eval.max_queries = spec.asha.queries;

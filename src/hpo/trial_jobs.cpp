@@ -68,8 +68,8 @@ sched::JobSpec train_job(const SweepPlan& plan, size_t index) {
   job.need = sched::parse_need(s.slots);
   job.priority = s.priority;
   if (index < plan.trial_work.size()) job.work = plan.trial_work[index];
-  if (s.min_batch_fraction > 0 && !job.need.cpu && index < plan.batch_sizes.size()) {
-    job.batch_size = plan.batch_sizes[index];
+  if (s.min_batch_fraction > 0 && !job.need.cpu && index < plan.trial_work.size()) {
+    job.batch_size = plan.trial_work[index].batch_size;
     job.min_batch_size = std::max<int64_t>(
         2, static_cast<int64_t>(std::ceil(s.min_batch_fraction * static_cast<double>(job.batch_size))));
     job.min_batch_size = std::min(job.min_batch_size, job.batch_size);

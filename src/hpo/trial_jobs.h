@@ -25,10 +25,9 @@ struct SweepPlan {
   std::string init_model;          ///< the base config's model.init ("" = from scratch): the zero-shot baseline
   std::string dir;                 ///< the sweep's state folder
   std::string cwd;                 ///< where the jobs run: relative paths of the configs resolve here
-  std::vector<int64_t> batch_sizes;  ///< each trial's resolved train.batch_size (empty: not resolved)
-  /// Each trial's training FLOPs with its rung evaluations, its steps and the FLOPs of one at its batch (train/
-  /// work_estimate.h; empty: not counted): the work its job states, which the scheduler prices as its estimate at
-  /// the rate the steps measure (sched/work_pricer.h).
+  /// Each trial's training FLOPs with its rung evaluations, its steps and the FLOPs of one at its resolved
+  /// train.batch_size (train/work_estimate.h; empty: not resolved): the work its job states, which the scheduler
+  /// prices as its estimate at the rate the steps measure (sched/work_pricer.h).
   std::vector<sched::JobSpec::Work> trial_work;
   /// What the evaluation of each trial's model (eval_job) and of the base config's model.init (the zero-shot
   /// baseline) computes: the work those jobs state (empty, 0: not counted).

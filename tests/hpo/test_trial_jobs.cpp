@@ -109,7 +109,6 @@ TEST(TrialJobs, TrainingJobCarriesEverythingAsOverrides) {
 // none without a count; no estimate of its own.
 TEST(TrialJobs, ATrainingStatesItsWorkForTheSchedulerToPrice) {
   SweepPlan plan = example_plan();
-  plan.batch_sizes = {64, 48};
   EXPECT_EQ(train_job(plan, 1).work.flops, 0);
   plan.trial_work = {{3e15, 1e13, 64, 250}, {6e15, 3e13, 48, 150}};
   const sched::JobSpec job = train_job(plan, 1);
@@ -134,7 +133,7 @@ TEST(TrialJobs, ATrainingStatesItsWorkForTheSchedulerToPrice) {
 
 TEST(TrialJobs, MinBatchFractionMakesGpuTrialsResizable) {
   SweepPlan plan = example_plan();
-  plan.batch_sizes = {64, 48};
+  plan.trial_work = {{3e15, 1e13, 64, 250}, {6e15, 3e13, 48, 150}};
   plan.spec.min_batch_fraction = 0.25;
   EXPECT_EQ(train_job(plan, 0).batch_size, 64);
   EXPECT_EQ(train_job(plan, 0).min_batch_size, 16);
