@@ -174,7 +174,8 @@ model::BertConfig new_encoder_sizes(const ModelConfig& m) {
 // The shape in a model folder's config.json (its transformer module's, in a sentence-transformers folder).
 model::BertConfig pretrained_shape(const std::string& folder,
                                    const std::optional<model::SentenceTransformerLayout>& layout) {
-  const std::string config = (std::filesystem::path(model::transformer_folder(folder, layout)) / "config.json").string();
+  const std::string config =
+      (std::filesystem::path(model::transformer_folder(folder, layout)) / "config.json").string();
   return model::bert_config_from_json(model::read_json_file(config), config);
 }
 
