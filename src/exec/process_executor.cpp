@@ -179,6 +179,9 @@ int64_t ProcessExecutor::start(const sched::Launch& launch) {
   a.run_dir = launch.run_dir;
   a.events_offset = launch.events_offset;
   a.devices = gpu_devices(launch);
+  a.cpu_seconds = 0;
+  a.cpu_at = unix_now();
+  if (on_cpu) a.cores = static_cast<double>(launch.slots.size() * std::max(1, options_.cpu_slot_threads));
   attempts_[launch.job] = a;
   return pid;
 }
@@ -260,13 +263,19 @@ sched::ExecUpdate ProcessExecutor::poll(double now) {
       ::kill(-a.pid, SIGKILL);
       a.kill_at = 0;
     }
-    if (sample && a.pid > 0 && !a.devices.empty() && options_.device_utilization) {
-      const auto u = options_.device_utilization(a.devices);
-      update.usage.push_back({job, u ? *u : -1.0});
-    } else if (sample && a.pid > 0) {
+    if (!a.devices.empty() && options_.device_utilization) {
+      if (sample && a.pid > 0) {
+        const auto u = options_.device_utilization(a.devices);
+        update.usage.push_back({job, u ? *u : -1.0});
+      }
+    } else if (a.pid > 0 && wall - a.cpu_at >= (a.cpu_sampled ? 1.0 : 0.25) * options_.usage_interval_s) {
+      // Each attempt's CPU share over its own windows, the first from its start and a quarter as long, so that a
+      // slot is measured soon after its job starts (a sweep's report averages only when every busy slot is).
       const double cpu = session_cpu_seconds(a.pid);
-      if (a.cpu_seconds >= 0 && cpu >= 0 && wall > a.cpu_at)
-        update.usage.push_back({job, std::max(0.0, cpu - a.cpu_seconds) / (wall - a.cpu_at)});
+      if (a.cpu_seconds >= 0 && cpu >= 0 && wall > a.cpu_at) {
+        update.usage.push_back({job, std::max(0.0, cpu - a.cpu_seconds) / (wall - a.cpu_at) / a.cores});
+        a.cpu_sampled = true;
+      }
       a.cpu_seconds = cpu;
       a.cpu_at = wall;
     }

@@ -18,7 +18,7 @@ namespace ragmig::exec {
 struct ProcessExecutorOptions {
   std::string ragmig_exe;          ///< the ragmig binary, run where a job's argv[0] is "ragmig"
   std::string shim_exe;            ///< ragmig-shim, the per-attempt process (exec/shim.h)
-  double usage_interval_s = 2.0;   ///< how often CPU utilisation is sampled
+  double usage_interval_s = 2.0;   ///< how often utilisation is sampled (a CPU job's first window is a quarter of it)
   double poll_interval_s = 0.2;    ///< how often the loop should poll when nothing else is due
   /// Threads of a job on CPU slots, per slot (each replica holds one): its OMP_NUM_THREADS, which LibTorch,
   /// `ragmig train` and other OpenMP programs take as their thread count, so jobs side by side share the
@@ -64,7 +64,11 @@ class ProcessExecutor : public sched::Executor {
     int64_t events_offset = 0;
     bool stop_requested = false;
     double kill_at = 0;     ///< SIGKILL at this time once stopping (0 = not stopping)
+    /// The session's CPU seconds at cpu_at: 0 at its start for an attempt we spawned (a new session has used
+    /// none), not known (-1) for an adopted one until its first sample.
     double cpu_seconds = -1, cpu_at = 0;
+    bool cpu_sampled = false;  ///< a utilisation has been reported (its first window is shorter)
+    double cores = 1;  ///< what its CPU slots give it (threads per slot x slots): CPU seconds per second at 100 %
     std::vector<std::string> devices;  ///< the GPU/MIG devices of its slots; empty on CPU slots
   };
 

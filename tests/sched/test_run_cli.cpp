@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -155,6 +156,47 @@ TEST_F(SchedCli, TheTableShowsEachWaitingJobsEstimate) {
   EXPECT_EQ(rows["short-one"][at], "90s") << text;
   EXPECT_EQ(rows["long-one"][at], "2.0h") << text;
   EXPECT_EQ(rows["unknown-one"][at], "-") << text;
+}
+
+// A CPU slot's utilisation is the share of its cores its job uses (CPU seconds per second over the slot's
+// threads, OMP_NUM_THREADS), measured from the job's start: a job busy on every thread it was given reads near
+// 100 % (never past it), a sleeping one near 0.
+TEST_F(SchedCli, ASlotsUtilisationIsTheShareOfItsCoresItsJobUses) {
+  auto scheduler = start_scheduler({"--cpu-slots", "1"}, "usage");
+  const auto measured = [&](int64_t id) -> std::optional<double> {
+    const auto now = status();
+    for (const auto& slot : now["slots"])
+      if (slot["job"] == id && slot["utilization"].is_number()) return slot["utilization"].get<double>();
+    return std::nullopt;
+  };
+  const auto wait_measured = [&](int64_t id) {
+    std::optional<double> u;
+    for (int i = 0; i < 150 && !u; ++i) {
+      u = measured(id);
+      if (!u) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return u;
+  };
+  // Loops bounded (about a minute here), so that none spins on if the test stops half-way (jobs outlive a
+  // scheduler that is killed).
+  const int64_t busy = submit({"--cmd", "sh -c 'for t in $(seq $OMP_NUM_THREADS); do "
+                                        "(i=0; while [ $i -lt 80000000 ]; do i=$((i+1)); done) & done; wait'"});
+  ASSERT_TRUE(wait_measured(busy)) << "no utilisation measured for the busy job in 30 s";
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // a whole window after its start's
+  const auto busy_u = measured(busy);
+  ASSERT_TRUE(busy_u);
+  EXPECT_GT(*busy_u, 0.2);  // all of the slot's threads spin (less where other tests share the cores)
+  EXPECT_LE(*busy_u, 1.05);
+  ragmig({"cancel", std::to_string(busy)});
+  ASSERT_TRUE(wait_for([&](const auto& s) { return state_of(s, busy) == "cancelled"; }, 30));
+
+  const int64_t idle = submit({"--cmd", "sleep 30"});
+  const auto idle_u = wait_measured(idle);
+  ASSERT_TRUE(idle_u) << "no utilisation measured for the sleeping job in 30 s";
+  EXPECT_LT(*idle_u, 0.1);
+  ragmig({"cancel", std::to_string(idle)});
+  scheduler->signal(SIGTERM);
+  EXPECT_EQ(scheduler->wait(), 0);
 }
 
 TEST_F(SchedCli, BadInputIsAClearError) {
