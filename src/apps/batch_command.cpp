@@ -400,6 +400,7 @@ Command add_batch_command(CLI::App& root) {
       };
       for (const auto& b : driver.baselines()) say(b.id, b.state, b, b.reason);
       for (const auto& t : driver.trials()) say(t.id, t.state, t, t.reason);
+      if (driver.finished()) break;
       const double now = clock.now();
       if (now - last_sample >= 2.0) {  // else at the next pass where every busy slot is measured
         if (const auto u = mean_utilization(store.slots(), input)) {
@@ -408,7 +409,6 @@ Command add_batch_command(CLI::App& root) {
           last_sample = now;
         }
       }
-      if (driver.finished()) break;
       // results.json follows the steps closely; the report (which reads every event) on changes and every 10 s.
       if (changed || now - last_write >= 10.0) {
         write_outputs();

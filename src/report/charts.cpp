@@ -342,10 +342,18 @@ std::string utilisation_chart(const ReportData& d) {
       svg.leaf("circle", {{"cx", coord(sx(meas[0].first))}, {"cy", coord(sy(meas[0].second))}, {"r", "3.5"},
                           {"fill", meas_colour}});
     } else {
-      std::string pts;
-      for (const auto& [t, v] : meas) pts += (pts.empty() ? "" : " ") + coord(sx(t)) + "," + coord(sy(v));
-      svg.leaf_with_title("polyline", {{"points", pts}, {"fill", "none"}, {"stroke", meas_colour},
-                                       {"stroke-width", "1.8"}, {"stroke-linejoin", "round"}},
+      // Samples come every few seconds while something can be measured; across a longer gap (the sweep stopped
+      // and later continued, a slot whose device does not say) the line breaks instead of inventing a slope.
+      std::vector<double> gaps;
+      for (size_t i = 1; i < meas.size(); ++i) gaps.push_back(meas[i].first - meas[i - 1].first);
+      std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2), gaps.end());
+      const double broken = std::max(10.0, 5 * gaps[gaps.size() / 2]);
+      std::string path;
+      for (size_t i = 0; i < meas.size(); ++i)
+        path += (i == 0 || meas[i].first - meas[i - 1].first > broken ? "M" : "L") + coord(sx(meas[i].first)) + " " +
+                coord(sy(meas[i].second));
+      svg.leaf_with_title("path", {{"d", path}, {"fill", "none"}, {"stroke", meas_colour}, {"stroke-width", "1.8"},
+                                   {"stroke-linejoin", "round"}},
                           meas_text);
     }
   }

@@ -21,10 +21,13 @@ body { margin: 0; background: #f3f4f6; color: #111827;
 .page { max-width: 1240px; margin: 0 auto; padding: 28px 24px 36px; }
 h1 { font-size: 26px; font-weight: 650; letter-spacing: -0.01em; margin: 0 0 4px; }
 .subtitle { color: #6b7280; margin: 0 0 18px; }
-.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(132px, 1fr)); gap: 12px; }
-.card { background: #fff; border: 1px solid #e5e7eb; border-radius: 10px; padding: 12px 14px; }
+.cards { display: flex; flex-wrap: wrap; gap: 12px; }
+.card { flex: 1 1 auto; min-width: 120px; max-width: 240px; background: #fff; border: 1px solid #e5e7eb;
+  border-radius: 10px; padding: 12px 14px; }
+.card > div { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .card .k { font-size: 12px; color: #6b7280; text-transform: uppercase; letter-spacing: 0.04em; }
-.card .v { font-size: 20px; font-weight: 600; font-variant-numeric: tabular-nums; overflow-wrap: anywhere; }
+.card .v { font-size: 20px; font-weight: 600; font-variant-numeric: tabular-nums; }
+.card .d { font-size: 12.5px; color: #6b7280; }
 .panel { background: #fff; border: 1px solid #e5e7eb; border-radius: 10px; padding: 16px 18px; margin-top: 18px; }
 h2 { font-size: 16px; font-weight: 600; margin: 0 0 2px; }
 .note { color: #6b7280; font-size: 13px; margin: 0 0 12px; }
@@ -32,9 +35,10 @@ svg.chart { display: block; width: 100%; height: auto; }
 .table-wrap { overflow-x: auto; }
 table { border-collapse: collapse; width: 100%; font-size: 13px; font-variant-numeric: tabular-nums; }
 th { text-align: left; font-weight: 600; color: #374151; background: #f9fafb; padding: 8px 10px;
-  border-bottom: 1px solid #e5e7eb; white-space: nowrap; }
+  border-bottom: 1px solid #e5e7eb; vertical-align: bottom; }
 td { padding: 7px 10px; border-bottom: 1px solid #f1f5f9; vertical-align: top; }
 th.num, td.num { text-align: right; }
+table.ranked td { white-space: nowrap; }
 tr.best td { background: #f0fdf4; }
 td.k { color: #6b7280; width: 220px; white-space: nowrap; }
 .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12.5px; }
@@ -70,6 +74,13 @@ std::string swatch(const std::string& colour) {
   return "<span class=\"swatch\" style=\"background:" + colour + "\"></span>";
 }
 
+// A parameter's dotted key ("train.temperature") may break after its dots when its column is narrow.
+std::string breakable_key(const std::string& key) {
+  std::string out = escape_html(key);
+  for (size_t at = out.find('.'); at != std::string::npos; at = out.find('.', at + 6)) out.insert(at + 1, "<wbr>");
+  return out;
+}
+
 std::string rungs_cell(const std::vector<Rung>& rungs) {
   if (rungs.empty()) return "<span class=\"absent\">\u2014</span>";
   std::string out;
@@ -88,9 +99,13 @@ void header(std::string& out, const ReportData& d) {
   if (!d.subtitle.empty()) out += "<p class=\"subtitle\">" + escape_html(d.subtitle) + "</p>\n";
   if (!d.summary.empty()) {
     out += "<div class=\"cards\">\n";
-    for (const auto& [k, v] : d.summary)
-      out += "<div class=\"card\"><div class=\"k\">" + escape_html(k) + "</div><div class=\"v\">" + escape_html(v) +
-             "</div></div>\n";
+    for (const auto& card : d.summary)
+      out += "<div class=\"card\"><div class=\"k\">" + escape_html(card.key) + "</div><div class=\"v\">" +
+             escape_html(card.value) + "</div>" +
+             (card.detail.empty() ? ""
+                                  : "<div class=\"d\" title=\"" + escape_html(card.detail) + "\">" +
+                                        escape_html(card.detail) + "</div>") +
+             "</div>\n";
     out += "</div>\n";
   }
   out += "</header>\n";
@@ -112,6 +127,14 @@ void loss_legend(std::string& out, const ReportData& d, const GroupColors& colou
 void leaderboard(std::string& out, const ReportData& d, const GroupColors& colours) {
   const bool work =  // trials counted by their FLOPs (sweeps of ragmig batch)
       std::any_of(d.leaderboard.begin(), d.leaderboard.end(), [](const LeaderRow& r) { return r.flops > 0; });
+  // A column whose every row says the same is said once, in the note: the fusion when every model was fused the
+  // same way, the slot when the trials all ran on one (the schedule shows it).
+  std::set<std::string> fusions, slots;
+  for (const auto& r : d.leaderboard) {
+    if (r.hybrid) fusions.insert(r.fusion);
+    if (!r.baseline) slots.insert(r.slot);
+  }
+  const bool hybrid = !fusions.empty(), fusion_column = fusions.size() > 1, slot_column = slots.size() > 1;
   out += "<section class=\"panel\">\n<h2>Leaderboard</h2>\n<p class=\"note\">Ranked best first by " +
          escape_html(d.metric_name) + "; rungs show " + escape_html(d.rung_metric_name) +
          " at each ASHA rung (\u2713 continued, \u2715 stopped)." +
@@ -121,6 +144,7 @@ void leaderboard(std::string& out, const ReportData& d, const GroupColors& colou
          (work ? " Work is a full run's training FLOPs, counted from its config; the estimate, those FLOPs at the"
                  " rate the sweep's trials measured, is what the scheduler's policy ranks trials by."
                : "") +
+         (hybrid && !fusion_column ? " Every fused score is by " + escape_html(*fusions.begin()) + "." : "") +
          "</p>\n";
   if (d.leaderboard.empty()) {
     out += "<p class=\"empty\">no data</p>\n</section>\n";
@@ -132,14 +156,14 @@ void leaderboard(std::string& out, const ReportData& d, const GroupColors& colou
     for (const auto& kv : r.params)
       if (seen.insert(kv.first).second) keys.push_back(kv.first);
 
-  const bool hybrid = std::any_of(d.leaderboard.begin(), d.leaderboard.end(), [](const LeaderRow& r) { return r.hybrid.has_value(); });
   const std::string absent = "<td class=\"absent\">\u2014</td>";
-  out += "<div class=\"table-wrap\">\n<table>\n<thead><tr><th class=\"num\">#</th><th>trial</th><th>state</th>"
-         "<th class=\"num\">" + escape_html(d.metric_name) + "</th>" +
-         (hybrid ? "<th class=\"num\">fused with BM25</th><th>fusion</th>" : "") + "<th>rungs (" +
-         escape_html(d.rung_metric_name) + ")</th><th class=\"num\">steps</th><th class=\"num\">wall time</th>" +
-         (work ? "<th class=\"num\">work (estimate)</th>" : "") + "<th>slot</th>";
-  for (const auto& k : keys) out += "<th>" + escape_html(k) + "</th>";
+  out += "<div class=\"table-wrap\">\n<table class=\"ranked\">\n<thead><tr><th class=\"num\">#</th><th>trial</th>"
+         "<th>state</th><th class=\"num\">" + escape_html(d.metric_name) + "</th>" +
+         (hybrid ? "<th class=\"num\">fused with BM25</th>" : "") + (fusion_column ? "<th>fusion</th>" : "") +
+         "<th>rungs (" + escape_html(d.rung_metric_name) +
+         ")</th><th class=\"num\">steps</th><th class=\"num\">wall time</th>" +
+         (work ? "<th class=\"num\">work (estimate)</th>" : "") + (slot_column ? "<th>slot</th>" : "");
+  for (const auto& k : keys) out += "<th>" + breakable_key(k) + "</th>";
   out += "</tr></thead>\n<tbody>\n";
   // The best trial is highlighted (the model to keep), even below a baseline that scores higher.
   const auto best = std::find_if(d.leaderboard.begin(), d.leaderboard.end(),
@@ -153,12 +177,10 @@ void leaderboard(std::string& out, const ReportData& d, const GroupColors& colou
     out += "<td>" + badge(r.state) + "</td>";
     out += "<td class=\"num\">" + (r.metric ? format_fixed(*r.metric, 4) : "<span class=\"absent\">\u2014</span>") +
            "</td>";
-    if (hybrid)
-      out += r.hybrid ? "<td class=\"num\">" + format_fixed(*r.hybrid, 4) + "</td><td class=\"mono\">" +
-                            escape_html(r.fusion) + "</td>"
-                      : absent + absent;
+    if (hybrid) out += r.hybrid ? "<td class=\"num\">" + format_fixed(*r.hybrid, 4) + "</td>" : absent;
+    if (fusion_column) out += r.hybrid ? "<td class=\"mono\">" + escape_html(r.fusion) + "</td>" : absent;
     if (r.baseline) {  // evaluated, never trained: no rungs, steps, slot history or parameters
-      out += absent + absent + absent + absent + (work ? absent : "");
+      out += absent + absent + absent + (work ? absent : "") + (slot_column ? absent : "");
       for (size_t k = 0; k < keys.size(); ++k) out += absent;
       out += "</tr>\n";
       continue;
@@ -170,7 +192,7 @@ void leaderboard(std::string& out, const ReportData& d, const GroupColors& colou
       out += r.flops > 0 ? "<td class=\"num\">" + format_flops(r.flops) +
                                (r.estimate_s > 0 ? " (" + format_duration(r.estimate_s) + ")" : "") + "</td>"
                          : absent;
-    out += "<td class=\"mono\">" + escape_html(r.slot) + "</td>";
+    if (slot_column) out += "<td class=\"mono\">" + escape_html(r.slot) + "</td>";
     for (const auto& k : keys) {
       const std::string* value = nullptr;
       for (const auto& kv : r.params)

@@ -59,12 +59,18 @@ struct AlertRow {
   double cleared_after_s = -1;  ///< how long it fired; -1: firing still
 };
 
+/// A headline figure: what it is, its value in large type, and what it belongs to in small ("t02").
+struct SummaryCard {
+  std::string key, value;
+  std::string detail = {};
+};
+
 struct ReportData {
   std::string title;                    ///< e.g. "Sweep squad-tiny"
   std::string subtitle;                 ///< e.g. sweep file and generated-at time
   std::string metric_name = "ndcg@10";
   std::string rung_metric_name = "recall@20";
-  std::vector<std::pair<std::string, std::string>> summary;  ///< headline figures: trials, done, best...
+  std::vector<SummaryCard> summary;     ///< headline figures: trials, done, best...
   std::vector<std::string> slots;       ///< Gantt rows in order (slot ids), e.g. "cpu:0", "mig:0:1g.18gb@0"
   std::vector<Span> spans;
   double horizon_s = 0;                 ///< time axis end (>= every span end); 0: taken from the data

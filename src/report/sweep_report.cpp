@@ -121,12 +121,20 @@ ReportData sweep_report(const hpo::SweepDriver& driver, sched::Store& store, con
     add_spans(t.id, t.state == "stopped", t.train_job, t.id);
     add_spans(t.id, false, t.eval_job, hpo::eval_job_name(t.id));
   }
+  // Until now while the sweep runs; a finished one's ends with its last attempt, however much later the report
+  // is written again (`ragmig batch` run again on it).
   d.horizon_s = std::max(0.0, input.now - t0);
+  const bool finished = driver.finished() && !d.spans.empty();
+  if (finished) {
+    d.horizon_s = 0;
+    for (const auto& span : d.spans) d.horizon_s = std::max(d.horizon_s, span.end);
+  }
 
   d.allocated = allocation(d.spans, input.slot_compute,
                            input.capacity > 0 ? input.capacity : static_cast<int>(d.slots.size()), d.horizon_s);
   d.measured.name = "measured";
-  for (const auto& [at, value] : input.measured) d.measured.points.emplace_back(at - t0, value);
+  for (const auto& [at, value] : input.measured)
+    if (!finished || at - t0 <= d.horizon_s) d.measured.points.emplace_back(at - t0, value);
 
   // Loss curves from the workers' progress events.
   for (const auto& t : trials) {
@@ -181,28 +189,28 @@ ReportData sweep_report(const hpo::SweepDriver& driver, sched::Store& store, con
   std::map<std::string, int> count;
   int64_t steps = 0;
   for (const auto& t : trials) ++count[t.state], steps += t.steps;
-  d.summary.emplace_back("trials", std::to_string(trials.size()));
-  d.summary.emplace_back("done", std::to_string(count["done"]));
-  d.summary.emplace_back("stopped by ASHA", std::to_string(count["stopped"]));
+  d.summary.push_back({"trials", std::to_string(trials.size())});
+  d.summary.push_back({"done", std::to_string(count["done"])});
+  d.summary.push_back({"stopped by ASHA", std::to_string(count["stopped"])});
   if (count["failed"] + count["cancelled"] > 0)
-    d.summary.emplace_back("failed / cancelled", fmt::format("{} / {}", count["failed"], count["cancelled"]));
+    d.summary.push_back({"failed / cancelled", fmt::format("{} / {}", count["failed"], count["cancelled"])});
   // The best trial (the model to keep), whether or not a baseline scores higher.
   const auto best = std::find_if(d.leaderboard.begin(), d.leaderboard.end(),
                                  [](const LeaderRow& r) { return !r.baseline && r.metric; });
   if (best != d.leaderboard.end())
-    d.summary.emplace_back("best " + d.metric_name, fmt::format("{:.4f} ({})", *best->metric, best->trial));
+    d.summary.push_back({"best " + d.metric_name, fmt::format("{:.4f}", *best->metric), best->trial});
   const LeaderRow* best_hybrid = nullptr;
   for (const auto& r : d.leaderboard)
     if (r.hybrid && (!best_hybrid || *r.hybrid > *best_hybrid->hybrid)) best_hybrid = &r;
   if (best_hybrid)
-    d.summary.emplace_back("best hybrid with BM25",
-                           fmt::format("{:.4f} ({}, {})", *best_hybrid->hybrid, best_hybrid->trial, best_hybrid->fusion));
-  d.summary.emplace_back("wall time", format_duration(d.horizon_s));
-  if (!d.alerts.empty()) d.summary.emplace_back("alerts", std::to_string(d.alerts.size()));
+    d.summary.push_back({"best hybrid with BM25", fmt::format("{:.4f}", *best_hybrid->hybrid),
+                         best_hybrid->trial + " \u00b7 " + best_hybrid->fusion});
+  d.summary.push_back({"wall time", format_duration(d.horizon_s)});
+  if (!d.alerts.empty()) d.summary.push_back({"alerts", std::to_string(d.alerts.size())});
   const double budget = static_cast<double>(plan.max_steps) * static_cast<double>(trials.size());
   if (budget > 0)
-    d.summary.emplace_back(fmt::format("steps trained (of {} x {})", trials.size(), plan.max_steps),
-                           fmt::format("{:.0f} %", 100.0 * static_cast<double>(steps) / budget));
+    d.summary.push_back({"steps trained", fmt::format("{:.0f} %", 100.0 * static_cast<double>(steps) / budget),
+                         fmt::format("of {} x {}", trials.size(), plan.max_steps)});
   d.environment = input.environment;
   return d;
 }

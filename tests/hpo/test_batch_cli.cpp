@@ -231,10 +231,21 @@ TEST(BatchCli, InterruptedSweepContinuesWithoutRerunningFinishedTrials) {
     EXPECT_NE(html.find(">" + t["id"].get<std::string>() + "<"), std::string::npos) << t["id"];
   EXPECT_EQ(html.find("<script"), std::string::npos);
 
-  // A third run finds nothing to do and changes nothing.
+  // A third run finds nothing to do and changes nothing: the report it writes again still ends where the sweep did.
+  const auto wall_time = [](const std::string& page) {
+    const std::string card = ">wall time</div><div class=\"v\">";
+    const size_t at = page.find(card);
+    if (at == std::string::npos) return std::string();
+    const size_t begin = at + card.size();
+    return page.substr(begin, page.find('<', begin) - begin);
+  };
+  const std::string wall = wall_time(html);
+  ASSERT_FALSE(wall.empty()) << html;
+  std::this_thread::sleep_for(std::chrono::seconds(2));
   const auto third = run_process(argv);
   EXPECT_EQ(third.exit_code, 0) << third.output;
   EXPECT_EQ(read_results(results)["trials"], final_results["trials"]);
+  EXPECT_EQ(wall_time(read_text(files.state / "report.html")), wall);
 
   // The report renders in a real browser (skipped without Chromium).
   if (find_chromium().empty()) GTEST_SKIP() << "chromium not found: the report was not opened in a browser";
@@ -244,6 +255,9 @@ TEST(BatchCli, InterruptedSweepContinuesWithoutRerunningFinishedTrials) {
   EXPECT_GT(check.svg_count, 0);
   EXPECT_EQ(check.svg_rendered, check.svg_count) << check.log;
   EXPECT_TRUE(check.console_errors.empty()) << check.console_errors.front();
+  EXPECT_EQ(check.wrapped_figures, 0);
+  EXPECT_EQ(check.wide_tables, 0);
+  EXPECT_EQ(check.page_overflow_px, 0);
   EXPECT_TRUE(fs::exists(shot));
 }
 
@@ -436,7 +450,9 @@ TEST(BatchCli, BaselinesAndFusedScoresStandBesideTheTrials) {
   // The best-score card names a trial (the model to keep) even where a baseline scores higher.
   const std::string card = "<div class=\"k\">best ndcg@10</div><div class=\"v\">";
   ASSERT_NE(report.find(card), std::string::npos);
-  EXPECT_EQ(report.substr(report.find(card) + card.size()).find("(t0"), 7u) << report.substr(report.find(card), 80);
+  const size_t at = report.find(card);
+  const std::string best = report.substr(at, report.find("</div></div>\n", at) - at);  // key, score, trial
+  EXPECT_NE(best.find("<div class=\"d\" title=\"t0"), std::string::npos) << best;
   for (const char* shown : {">zero-shot", ">bm25", "baseline</span>", "fused with BM25</th>", "best hybrid with BM25",
                             "bm25 eval", "zero-shot eval"})
     EXPECT_NE(report.find(shown), std::string::npos) << shown;

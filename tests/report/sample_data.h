@@ -15,8 +15,9 @@ inline report::ReportData sample_report() {
   d.title = "Sweep squad-tiny";
   d.subtitle = "sweeps/squad-tiny.toml \u00b7 generated 2025-11-22 14:30 UTC";
   d.summary = {{"trials", "8"},   {"done", "4"},         {"stopped", "2"},
-               {"failed", "1"},   {"running", "1"},      {"best ndcg@10", "0.4123 (t06)"},
-               {"wall time", "23 min"}, {"slot busy", "87 %"}};
+               {"failed", "1"},   {"running", "1"},      {"best ndcg@10", "0.4123", "t06"},
+               {"best hybrid with BM25", "0.4512", "t06 \u00b7 Linear(alpha=0.5)"},
+               {"wall time", "23 min 41 s"}, {"slot busy", "87 %"}, {"steps trained", "64 %", "of 8 x 600"}};
   d.slots = {"mig:0:3g.71gb@0", "mig:0:1g.18gb@4", "cpu:0"};
   d.spans = {
       {"mig:0:3g.71gb@0", "t01", "t01", 0, 420, "done"},
@@ -80,7 +81,9 @@ inline report::ReportData sample_report() {
                    {"GPU", "NVIDIA H100 80GB HBM3, MIG: 3g.40gb + 3g.40gb"},
                    {"policy", "asha(eta=3, min_steps=100, max_steps=900)"},
                    {"slots", "mig:0:1:0, mig:0:2:0, cpu:0"},
-                   {"ragmig", "0.4.0 (5499b84)"}};
+                   {"ragmig", "0.4.0 (5499b84)"},
+                   {"GPUs", "none usable: NVML absent: cannot load NVML (libnvidia-ml.so.1): libnvidia-ml.so.1: cannot "
+                            "open shared object file: No such file or directory"}};
   return d;
 }
 

@@ -44,6 +44,9 @@ void expect_renders_cleanly(const ReportData& d, const std::filesystem::path& fo
   EXPECT_EQ(c.svg_count, static_cast<int>(count(html, "<svg"))) << c.log;
   EXPECT_EQ(c.svg_rendered, c.svg_count) << c.log;
   EXPECT_TRUE(c.console_errors.empty()) << joined(c.console_errors);
+  EXPECT_EQ(c.wrapped_figures, 0) << "a summary card's figure breaks over lines at 1400 px";
+  EXPECT_EQ(c.wide_tables, 0) << "a table is wider than the page at 1400 px";
+  EXPECT_EQ(c.page_overflow_px, 0);
   ASSERT_FALSE(c.screenshot.empty()) << c.log;
   EXPECT_EQ(c.screenshot, (folder / "report.png").string());
   EXPECT_GT(std::filesystem::file_size(c.screenshot), 10u * 1024) << c.screenshot;
@@ -76,6 +79,10 @@ TEST(ReportBrowser, BrokenPageIsCaught) {
                          "height=\"5\"/></svg>\n"
                          "<script>console.error('custom complaint'); throw new Error(\"boom\");</script>\n"
                          "<img src=\"missing.png\" alt=\"\">\n"
+                         "<div class=\"card\" style=\"width:60px\"><div class=\"v\">0.7451 (t00, Linear)</div></div>\n"
+                         "<div class=\"table-wrap\" style=\"overflow-x:auto;width:100px\"><table><tr>"
+                         "<td style=\"white-space:nowrap\">a cell much wider than its table's wrapper</td></tr></table></div>\n"
+                         "<div style=\"width:3000px\">wider than the window</div>\n"
                          "</body></html>\n";
   BrowserCheck c = ragmig::testing::check_in_browser(path, (scratch / "shot.png").string());
   ASSERT_TRUE(c.ran) << c.log;
@@ -85,6 +92,9 @@ TEST(ReportBrowser, BrokenPageIsCaught) {
   EXPECT_NE(errors.find("boom"), std::string::npos) << errors;
   EXPECT_NE(errors.find("custom complaint"), std::string::npos) << errors;
   EXPECT_NE(errors.find("missing.png"), std::string::npos) << errors;
+  EXPECT_EQ(c.wrapped_figures, 1);
+  EXPECT_EQ(c.wide_tables, 1);
+  EXPECT_GT(c.page_overflow_px, 1000);
   EXPECT_EQ(c.screenshot, (scratch / "shot.png").string()) << c.log;
 }
 

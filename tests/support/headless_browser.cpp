@@ -54,10 +54,28 @@ constexpr const char* kCheckScript = R"js(<script>
         try { inner = svgs[i].getBBox(); } catch (x) { inner = null; }
         if (box.width > 0 && box.height > 0 && inner && inner.width > 0 && inner.height > 0) ++rendered;
       }
+      // Layout a reader would notice: a headline figure broken over lines, a page wider than the window, a
+      // table wider than its box (a horizontal scroll bar, or past its panel).
+      var wrapped = 0, figures = document.querySelectorAll('.card .v, .card .d');
+      for (var j = 0; j < figures.length; ++j) {
+        var range = document.createRange();
+        range.selectNodeContents(figures[j]);
+        var tops = {};
+        Array.prototype.forEach.call(range.getClientRects(), function (r) { tops[Math.round(r.top)] = 1; });
+        if (Object.keys(tops).length > 1) ++wrapped;
+      }
+      var wide = 0, tables = document.querySelectorAll('table');
+      for (var k = 0; k < tables.length; ++k) {
+        var box = tables[k].parentElement;
+        if (Math.max(box.scrollWidth, tables[k].offsetWidth) > box.clientWidth + 1) ++wide;
+      }
+      var root = document.documentElement;
       var out = document.createElement('pre');
       out.id = 'ragmig-browser-check';
       out.textContent = 'RAGMIG_' + 'CHECK_BEGIN' +
-          encodeURIComponent(JSON.stringify({svg_count: svgs.length, svg_rendered: rendered, errors: errors})) +
+          encodeURIComponent(JSON.stringify({svg_count: svgs.length, svg_rendered: rendered, errors: errors,
+            wrapped_figures: wrapped, wide_tables: wide,
+            page_overflow_px: Math.max(0, root.scrollWidth - root.clientWidth)})) +
           'RAGMIG_' + 'CHECK_END';
       (document.body || document.documentElement).appendChild(out);
     }, 0);
@@ -250,6 +268,7 @@ BrowserCheck check_in_browser(const std::string& html_path, const std::string& s
   std::ofstream(copy, std::ios::binary) << inject_check(read_all(html_path));
   auto argv = chromium_argv(chromium, tmp / "profile-dom");
   argv.push_back("--dump-dom");
+  argv.push_back("--window-size=1400,2400");  // the layout measured is the screenshot's
   argv.push_back(file_url(copy));
   Run dom = run_with_timeout(argv, tmp, "dom");
   log_run(c.log, argv, dom);
@@ -262,6 +281,9 @@ BrowserCheck check_in_browser(const std::string& html_path, const std::string& s
       c.svg_count = j.at("svg_count").get<int>();
       c.svg_rendered = j.at("svg_rendered").get<int>();
       c.console_errors = j.at("errors").get<std::vector<std::string>>();
+      c.wrapped_figures = j.at("wrapped_figures").get<int>();
+      c.wide_tables = j.at("wide_tables").get<int>();
+      c.page_overflow_px = j.at("page_overflow_px").get<int>();
       c.ran = true;
     } catch (const std::exception& ex) {
       c.log += std::string("could not parse the check results: ") + ex.what() + "\n";
