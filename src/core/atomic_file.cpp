@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "core/error.h"
 
@@ -32,36 +33,58 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view bytes
 }
 
 void write_file_atomic(const std::filesystem::path& path, std::initializer_list<std::string_view> pieces) {
-  std::filesystem::path tmp = path;
-  tmp += ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw IoError(tmp.string() + ": cannot create: " + errno_text());
-  for (const std::string_view bytes : pieces) {
-    size_t done = 0;
-    while (done < bytes.size()) {
-      ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        std::string err = errno_text();
-        ::close(fd);
-        ::unlink(tmp.c_str());
-        throw IoError(tmp.string() + ": write failed: " + err);
-      }
-      done += static_cast<size_t>(n);
+  AtomicFileWriter file(path);
+  for (const std::string_view bytes : pieces) file.write(bytes);
+  file.commit();
+}
+
+AtomicFileWriter::AtomicFileWriter(std::filesystem::path path) : path_(std::move(path)) {
+  tmp_ = path_;
+  tmp_ += ".tmp." + std::to_string(::getpid());
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw IoError(tmp_.string() + ": cannot create: " + errno_text());
+}
+
+AtomicFileWriter::~AtomicFileWriter() { abandon(); }
+
+void AtomicFileWriter::abandon() noexcept {
+  if (fd_ < 0) return;
+  ::close(fd_);
+  ::unlink(tmp_.c_str());
+  fd_ = -1;
+}
+
+void AtomicFileWriter::write(std::string_view bytes) {
+  if (fd_ < 0) throw IoError(tmp_.string() + ": written after it was committed or failed");
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const std::string err = errno_text();
+      abandon();
+      throw IoError(tmp_.string() + ": write failed: " + err);
     }
+    done += static_cast<size_t>(n);
   }
+  size_ += bytes.size();
+}
+
+void AtomicFileWriter::commit() {
+  if (fd_ < 0) throw IoError(tmp_.string() + ": committed twice or after a failed write");
+  const int fd = std::exchange(fd_, -1);
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    std::string err = errno_text();
-    ::unlink(tmp.c_str());
-    throw IoError(tmp.string() + ": fsync/close failed: " + err);
+    const std::string err = errno_text();
+    ::unlink(tmp_.c_str());
+    throw IoError(tmp_.string() + ": fsync/close failed: " + err);
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string err = errno_text();
-    ::unlink(tmp.c_str());
-    throw IoError(path.string() + ": rename failed: " + err);
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    const std::string err = errno_text();
+    ::unlink(tmp_.c_str());
+    throw IoError(path_.string() + ": rename failed: " + err);
   }
-  fsync_folder(path.parent_path());
-  remove_stale_temporaries(path.parent_path(), path.filename().string(), ".tmp.");
+  fsync_folder(path_.parent_path());
+  remove_stale_temporaries(path_.parent_path(), path_.filename().string(), ".tmp.");
 }
 
 void remove_stale_temporaries(const std::filesystem::path& folder, std::string_view stem_prefix, std::string_view separator) {

@@ -15,6 +15,29 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view bytes
 /// The same for a file made of several pieces, written one after another (no copy of them joined).
 void write_file_atomic(const std::filesystem::path& path, std::initializer_list<std::string_view> pieces);
 
+/// A file written piece by piece (what is too big to join in memory first: a checkpoint streamed out of its
+/// serialiser) that commit() puts in place as write_file_atomic() does; destroyed uncommitted (an exception
+/// mid-write), it removes its temporary and the target is untouched. Throws IoError.
+class AtomicFileWriter {
+ public:
+  explicit AtomicFileWriter(std::filesystem::path path);
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+
+  void write(std::string_view bytes);
+  /// fsync, rename into place, fsync of the folder; then removes stale temporaries of the same target.
+  void commit();
+  uint64_t size() const { return size_; }
+
+ private:
+  void abandon() noexcept;
+
+  std::filesystem::path path_, tmp_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
+
 /// Removes what writers killed before their rename left in `folder`: entries named <stem><separator><pid>
 /// ("results.json.tmp.123", "model.tmp-77") whose stem starts with `stem_prefix` and whose process is gone.
 /// Best effort, never throws; a live process's temporary (another writer at work) is left alone.

@@ -4,9 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <exception>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
@@ -27,16 +27,34 @@ std::string CheckpointStore::save(int64_t step, const std::function<void(torch::
                                   const nlohmann::json& config) {
   torch::serialize::OutputArchive archive;
   fill(archive);
-  std::ostringstream out;
-  archive.save_to(out);
-  const std::string bytes = std::move(out).str();
+  // Streamed from the serialiser to the file, checksummed on the way: a copy of the whole archive in memory
+  // (hundreds of MB for a base encoder and its optimiser state) cost more than the writing itself.
   const std::string pt = path_for(step, "pt");
-  write_file_atomic(pt, bytes);
+  AtomicFileWriter file(pt);
+  uint32_t crc = 0;
+  // The serialiser calls back from code that must not throw (its writer's destructor writes the archive's last
+  // records, and a short write there ends the process): a failed write (a full disk) is kept, the rest of the
+  // bytes are dropped as if written, and it is thrown once the serialiser is done.
+  std::exception_ptr failed;
+  archive.save_to([&](const void* data, size_t size) -> size_t {
+    if (failed) return size;
+    const std::string_view bytes(static_cast<const char*>(data), size);
+    try {
+      file.write(bytes);
+    } catch (...) {
+      failed = std::current_exception();
+    }
+    crc = crc32_of(bytes, crc);
+    return size;
+  });
+  if (failed) std::rethrow_exception(failed);
+  const uint64_t bytes = file.size();
+  file.commit();
   nlohmann::json manifest = {{"format", "ragmig-checkpoint-1"},
                              {"step", step},
                              {"file", fs::path(pt).filename().string()},
-                             {"bytes", bytes.size()},
-                             {"crc32", crc32_of(bytes)}};
+                             {"bytes", bytes},
+                             {"crc32", crc}};
   if (!config.is_null()) manifest["config"] = config;
   write_file_atomic(path_for(step, "json"), manifest.dump(2) + "\n");
   prune();

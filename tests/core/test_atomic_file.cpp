@@ -45,6 +45,40 @@ TEST(AtomicFile, WriteFileInPiecesJoinsThem) {
 
 // What a writer killed before its rename leaves is removed by the next write of the same file; another live
 // process's temporary, other files' and names that only look alike are not touched.
+// A file streamed piece by piece appears whole at commit(); until then the old one is what readers see, and a
+// writer dropped before it (an exception mid-write) leaves the old file and no temporary.
+TEST(AtomicFile, AStreamedFileAppearsWholeAtCommitOrNotAtAll) {
+  testing::ScratchDir dir;
+  const auto path = dir / "ckpt.pt";
+  write_file_atomic(path, "old");
+  const auto entries = [&] {
+    std::set<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path())) names.insert(e.path().filename().string());
+    return names;
+  };
+  {
+    AtomicFileWriter file(path);
+    file.write("new ");
+    file.write("bytes");
+    EXPECT_EQ(read_file(path), "old");
+    EXPECT_EQ(entries().size(), 2u) << "the temporary beside it";
+    EXPECT_EQ(file.size(), 9u);
+  }  // dropped uncommitted
+  EXPECT_EQ(read_file(path), "old");
+  EXPECT_EQ(entries(), std::set<std::string>{"ckpt.pt"});
+
+  AtomicFileWriter file(path);
+  file.write("new ");
+  file.write("");
+  file.write("bytes");
+  file.commit();
+  EXPECT_EQ(read_file(path), "new bytes");
+  EXPECT_EQ(entries(), std::set<std::string>{"ckpt.pt"});
+  EXPECT_THROW(file.write("more"), IoError);
+  EXPECT_THROW(file.commit(), IoError);
+  EXPECT_THROW(AtomicFileWriter(dir / "no/such/f.pt"), IoError);
+}
+
 TEST(AtomicFile, TheNextWriteRemovesTemporariesOfDeadWriters) {
   testing::ScratchDir dir;
   const pid_t dead = ::fork();
