@@ -95,7 +95,10 @@ int64_t element_count(const std::vector<int64_t>& shape) {
   return n;
 }
 
-std::string serialize_safetensors(const SafetensorsFile& file, const std::string& what) {
+namespace {
+
+// The 8-byte header length and the JSON header (padded to 8 bytes) that come before the tensors' bytes.
+std::string safetensors_header(const SafetensorsFile& file, const std::string& what) {
   nlohmann::json header = nlohmann::json::object();
   int64_t offset = 0;
   for (const auto& [name, t] : file.tensors) {
@@ -121,17 +124,28 @@ std::string serialize_safetensors(const SafetensorsFile& file, const std::string
   // Padding the header to a multiple of 8 puts the data on an 8-byte boundary, so readers can map F64
   // and I64 tensors without copying.
   text.append((8 - text.size() % 8) % 8, ' ');
-
   std::string out;
-  out.reserve(8 + text.size() + static_cast<size_t>(offset));
   write_u64_le(out, text.size());
-  out += text;
+  return out + text;
+}
+
+}  // namespace
+
+std::string serialize_safetensors(const SafetensorsFile& file, const std::string& what) {
+  std::string out = safetensors_header(file, what);
+  size_t size = out.size();
+  for (const auto& [name, t] : file.tensors) size += t.bytes.size();
+  out.reserve(size);
   for (const auto& [name, t] : file.tensors) out += t.bytes;
   return out;
 }
 
 void write_safetensors(const std::string& path, const SafetensorsFile& file) {
-  write_file_atomic(path, serialize_safetensors(file, path));
+  const std::string header = safetensors_header(file, path);  // throws before anything is written
+  AtomicFileWriter out(path);  // the tensors' bytes as they are, not joined into one more copy first
+  out.write(header);
+  for (const auto& [name, t] : file.tensors) out.write(t.bytes);
+  out.commit();
 }
 
 SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& source) {
