@@ -108,6 +108,7 @@ hpo::SweepPlan resolve_plan(const hpo::SweepSpec& spec) {
     trial.eval.max_queries = spec.asha.queries;
     trial.eval.max_passages = spec.asha.passages;
     trial.eval.at_steps = plan.rungs;
+    trial.eval.at_end = false;
     // [asha] passages 0: all of them
     const train::TrainingWork work = train::training_work(trial, sizes(trial), lengths(trial));
     plan.trial_work.push_back({work.total(), work.step_flops, trial.train.batch_size, work.steps});

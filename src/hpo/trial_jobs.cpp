@@ -62,6 +62,7 @@ sched::JobSpec train_job(const SweepPlan& plan, size_t index) {
   set(fmt::format("eval.max_queries={}", s.asha.queries));
   set(fmt::format("eval.max_passages={}", s.asha.passages));
   set(fmt::format("eval.at_steps=[{}]", fmt::join(plan.rungs, ", ")));
+  set("eval.at_end=false");  // the finished model is scored by its evaluation job on the whole split
   if (s.eval.dimensions > 0) set(fmt::format("eval.dimensions={}", s.eval.dimensions));  // rungs at the scored size
   if (plan.threads > 0) set(fmt::format("train.threads={}", plan.threads));
   job.cwd = plan.cwd;

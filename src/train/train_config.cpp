@@ -114,6 +114,8 @@ ConfigTable make_config_table(TrainConfig& c) {
   t.add("eval.dimensions", c.eval.dimensions,
         "search with the leading N dimensions of each embedding, as `ragmig eval --dimensions` (0 = all)");
   t.add("eval.at_steps", c.eval.at_steps, "also evaluate after these steps, e.g. [25, 75] (ASHA rungs)");
+  t.add("eval.at_end", c.eval.at_end,
+        "evaluate after the last step (result.json's recall@k); false where another job scores the model");
 
   t.add("lora.rank", c.lora.rank, "LoRA rank r: train adapters on the frozen model.init (0 = full fine-tuning)");
   t.add("lora.alpha", c.lora.alpha, "LoRA alpha: the adapter is scaled by alpha / r");

@@ -103,6 +103,9 @@ struct EvalOptions {
   /// Also evaluate after these steps (events "eval" with "step"): the rungs at which `ragmig batch` lets
   /// ASHA stop a trial. Needs eval.split.
   std::vector<int64_t> at_steps;
+  /// Evaluate after the last step (result.json's recall@k). `ragmig batch` turns it off: its evaluation job
+  /// scores each finished model on the whole split.
+  bool at_end = true;
 };
 
 /// Data parallelism: used when the worker runs as one of several ranks (RANK/WORLD_SIZE, Slurm, or

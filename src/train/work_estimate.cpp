@@ -102,7 +102,7 @@ TrainingWork training_work(const TrainConfig& cfg, const EvalSizes& all, const T
                     (query + static_cast<double>(1 + t.hard_negatives) * passage);
   if (!cfg.eval.split.empty()) {
     std::set<int64_t> at(cfg.eval.at_steps.begin(), cfg.eval.at_steps.end());
-    at.insert(t.max_steps);
+    if (cfg.eval.at_end) at.insert(t.max_steps);
     const auto evaluations = static_cast<double>(std::distance(at.begin(), at.upper_bound(t.max_steps)));
     work.eval_flops = evaluations * one_evaluation(cfg, all, query, passage);
   }

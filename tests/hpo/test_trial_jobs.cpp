@@ -68,6 +68,7 @@ TEST(TrialJobs, TrainingJobCarriesEverythingAsOverrides) {
   double lr = 0;
   std::string pooling, split;
   std::vector<int64_t> at_steps;
+  bool at_end = true;
   ConfigTable t;
   t.add("train.max_steps", max_steps, "");
   t.add("data.max_passage_tokens", passage_tokens, "");
@@ -78,6 +79,7 @@ TEST(TrialJobs, TrainingJobCarriesEverythingAsOverrides) {
   t.add("eval.max_queries", queries, "");
   t.add("eval.max_passages", passages, "");
   t.add("eval.at_steps", at_steps, "");
+  t.add("eval.at_end", at_end, "");
   t.add("train.threads", threads, "");
   for (const auto& s : sets_of(job.argv)) t.apply_override(s);
   EXPECT_EQ(max_steps, 150);
@@ -95,6 +97,7 @@ TEST(TrialJobs, TrainingJobCarriesEverythingAsOverrides) {
   EXPECT_EQ(queries, 300);
   EXPECT_EQ(passages, 2000);
   EXPECT_EQ(at_steps, (std::vector<int64_t>{20, 60}));
+  EXPECT_FALSE(at_end) << "the trial's evaluation job scores the finished model";
   EXPECT_EQ(threads, 3);
   EXPECT_FALSE(job.resizable());  // no [sweep] min_batch_fraction: the trials keep their batch
   const auto sets = sets_of(job.argv);

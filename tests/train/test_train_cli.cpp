@@ -2,7 +2,9 @@
 // left behind. Plus the documented help.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <sstream>
 
 #include "core/atomic_file.h"
 #include "model/lora.h"
@@ -147,6 +149,39 @@ TEST(TrainCli, ADenseDimGivesANewModelADenseModule) {
             nlohmann::json::parse(R"({"in_features": 32, "out_features": 8, "bias": true,
                                       "activation_function": "torch.nn.modules.activation.Tanh"})"));
   EXPECT_TRUE(std::filesystem::exists(dir / "run/model/2_Dense/model.safetensors"));
+}
+
+// Recall after the given steps and, unless eval.at_end = false (a sweep's trials: their evaluation job scores
+// the model), after the last one; a step asked for in eval.at_steps is evaluated once either way.
+TEST(TrainCli, EvaluationsAtTheStepsAskedAndAtTheEndUnlessTurnedOff) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  write_squad_pairs(dir / "pairs.jsonl", 240);
+  std::string config = tiny_config(dir / "pairs.jsonl");
+  config.replace(config.find("pairs = "), 0, "beir = \"" + (data_dir() / "beir/squad-train").string() + "\"\n");
+  config += "\n[eval]\nsplit = \"test\"\nmax_queries = 20\nmax_passages = 200\nk = 5\n";
+  write_file_atomic(dir / "cfg.toml", config);
+  const auto evaluated = [&](const std::string& run, const std::vector<std::string>& set) {
+    std::vector<std::string> argv = {"train", (dir / "cfg.toml").string(), "--run-dir", (dir / run).string(), "--quiet",
+                                     "--set", "train.max_steps=4", "--set", "data.pairs="};
+    for (const auto& s : set) argv.insert(argv.end(), {"--set", s});
+    const auto r = run_ragmig(argv);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    std::vector<int64_t> steps;
+    std::istringstream events(read_file(dir / run / "events.jsonl"));
+    for (std::string line; std::getline(events, line);) {
+      const auto e = nlohmann::json::parse(line);
+      if (e["event"] == "eval") steps.push_back(e["step"].get<int64_t>());
+    }
+    const auto result = nlohmann::json::parse(read_file(dir / run / "result.json"));
+    const bool at_end = std::find(set.begin(), set.end(), "eval.at_end=false") == set.end();
+    EXPECT_EQ(result.contains("recall@5"), at_end) << result.dump();  // the end's recall, in result.json
+    return steps;
+  };
+  EXPECT_EQ(evaluated("both", {"eval.at_steps=[2]"}), (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(evaluated("rungs", {"eval.at_steps=[2]", "eval.at_end=false"}), (std::vector<int64_t>{2}));
+  EXPECT_EQ(evaluated("last", {"eval.at_steps=[2, 4]", "eval.at_end=false"}), (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(evaluated("once", {"eval.at_steps=[4]"}), (std::vector<int64_t>{4}));
 }
 
 // `ragmig train DIR/cfg.toml --run-dir DIR/RUN` with `set` as --set overrides; a failure is recorded.

@@ -84,6 +84,11 @@ TEST(WorkEstimate, EvaluationsUpToTheLastStepAreCountedForwardOnly) {
   const TrainingWork w = training_work(c);
   EXPECT_DOUBLE_EQ(w.eval_flops, 3 * one);
   EXPECT_DOUBLE_EQ(w.total(), 150 * w.step_flops + 3 * one);
+  c.eval.at_end = false;  // a sweep's trial: the rungs only (150 among them here, as asked)
+  EXPECT_DOUBLE_EQ(training_work(c).eval_flops, 3 * one);
+  c.eval.at_steps = {20, 60};
+  EXPECT_DOUBLE_EQ(training_work(c).eval_flops, 2 * one);
+  c.eval.at_end = true;
   c.eval.at_steps.clear();  // the evaluation after the last step only
   EXPECT_DOUBLE_EQ(training_work(c).eval_flops, one);
 }
