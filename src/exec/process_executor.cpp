@@ -181,7 +181,7 @@ int64_t ProcessExecutor::start(const sched::Launch& launch) {
   a.devices = gpu_devices(launch);
   a.cpu_seconds = 0;
   a.cpu_at = unix_now();
-  if (on_cpu) a.cores = static_cast<double>(launch.slots.size() * std::max(1, options_.cpu_slot_threads));
+  a.cores = cores_of(launch);
   attempts_[launch.job] = a;
   return pid;
 }
@@ -240,6 +240,11 @@ std::optional<sched::ExitStatus> ProcessExecutor::check_ended(sched::JobId job, 
   status.attempt_id = a.attempt_id;
   status.stop_requested = a.stop_requested;
   return status;
+}
+
+double ProcessExecutor::cores_of(const sched::Launch& launch) const {
+  const bool on_cpu = !launch.slots.empty() && launch.slots.front().kind == sched::SlotKind::Cpu;
+  return on_cpu ? static_cast<double>(launch.slots.size() * std::max(1, options_.cpu_slot_threads)) : 1.0;
 }
 
 sched::ExecUpdate ProcessExecutor::poll(double now) {
@@ -306,6 +311,7 @@ std::optional<sched::ExitStatus> ProcessExecutor::reattach(const sched::Launch& 
   a.run_dir = launch.run_dir;
   a.events_offset = launch.events_offset;
   a.devices = gpu_devices(launch);
+  a.cores = cores_of(launch);
   attempts_[launch.job] = a;
   return std::nullopt;
 }

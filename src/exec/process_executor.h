@@ -73,6 +73,8 @@ class ProcessExecutor : public sched::Executor {
   };
 
   std::optional<sched::ExitStatus> check_ended(sched::JobId job, Attempt& a);
+  /// The cores a launch's CPU slots give it (threads per slot x slots); 1 on GPU slots.
+  double cores_of(const sched::Launch& launch) const;
   sched::EventLines read_events(sched::JobId job, Attempt& a);
 
   ProcessExecutorOptions options_;

@@ -76,8 +76,8 @@ std::string swatch(const std::string& colour) {
 
 // A parameter's dotted key ("train.temperature") may break after its dots when its column is narrow.
 std::string breakable_key(const std::string& key) {
-  std::string out = escape_html(key);
-  for (size_t at = out.find('.'); at != std::string::npos; at = out.find('.', at + 6)) out.insert(at + 1, "<wbr>");
+  std::string out;
+  for (char c : escape_html(key)) out += c == '.' ? std::string(".<wbr>") : std::string(1, c);
   return out;
 }
 
