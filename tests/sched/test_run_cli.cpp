@@ -185,7 +185,7 @@ TEST_F(SchedCli, ASlotsUtilisationIsTheShareOfItsCoresItsJobUses) {
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // a whole window after its start's
   const auto busy_u = measured(busy);
   ASSERT_TRUE(busy_u);
-  EXPECT_GT(*busy_u, 0.2);  // all of the slot's threads spin (less where other tests share the cores)
+  EXPECT_GT(*busy_u, 0.15);  // all of the slot's threads spin (less where other work shares the cores)
   EXPECT_LE(*busy_u, 1.05);
   ragmig({"cancel", std::to_string(busy)});
   ASSERT_TRUE(wait_for([&](const auto& s) { return state_of(s, busy) == "cancelled"; }, 30));
@@ -193,7 +193,7 @@ TEST_F(SchedCli, ASlotsUtilisationIsTheShareOfItsCoresItsJobUses) {
   const int64_t idle = submit({"--cmd", "sleep 30"});
   const auto idle_u = wait_measured(idle);
   ASSERT_TRUE(idle_u) << "no utilisation measured for the sleeping job in 30 s";
-  EXPECT_LT(*idle_u, 0.1);
+  EXPECT_LT(*idle_u, 0.05);
   ragmig({"cancel", std::to_string(idle)});
   scheduler->signal(SIGTERM);
   EXPECT_EQ(scheduler->wait(), 0);
