@@ -113,16 +113,19 @@ std::string overview_text(sched::Store& store, const std::string& state_dir, dou
     jobs = std::move(shown);
   }
   // EST: the seconds the scheduler expects the job's work to take on a speed-1 slot (what sjf, ljf and srtf order
-  // by), for the jobs still waiting or running; ETA: what a running job's steps say is left.
+  // by), for the jobs still waiting or running; ETA: what a running job's steps say is left; REASON: why a job is
+  // where it is, or for a running one without a reason what its worker last said it was doing (an evaluation's
+  // "embedding 5183 passages").
   out += fmt::format("{:>4}  {:<24} {:<9} {:<10} {:>3} {:>4} {:>7} {:>9} {:>8} {:>6} {:>6}  {}\n", "ID", "NAME", "STATE",
                      "SLOT", "PRI", "ATT", "STEP", "SAMPLES/S", "LOSS", "EST", "ETA", "REASON");
   for (const auto& j : jobs) {
-    std::string loss = "-", eta = "-";
+    std::string loss = "-", eta = "-", reason = j.reason;
     if (j.state == sched::JobState::Running) {
       const monitor::JobWatch w = watch_of(store, j.id);
       if (w.loss) loss = std::isfinite(*w.loss) ? fmt::format("{:.4f}", *w.loss) : "nan";
       else if (w.loss_not_finite) loss = w.loss_text;
       if (const auto left = monitor::eta_seconds(w)) eta = age(*left);
+      if (reason.empty()) reason = w.message;  // what a job without steps says it is doing (an evaluation)
     }
     const std::string slot = j.slots.empty() ? "-" : fmt::format("{}", fmt::join(j.slots, ","));
     const std::string estimate = !sched::is_terminal(j.state) && j.spec.estimate_s > 0 ? age(j.spec.estimate_s) : "-";
@@ -130,7 +133,7 @@ std::string overview_text(sched::Store& store, const std::string& state_dir, dou
                        j.spec.name, sched::to_string(j.state), slot, j.spec.priority, j.attempts,
                        j.step >= 0 ? std::to_string(j.step) : "-",
                        j.samples_per_s > 0 ? fmt::format("{:.1f}", j.samples_per_s) : "-", loss, estimate, eta,
-                       compact ? j.reason.substr(0, 60) : j.reason);
+                       compact ? reason.substr(0, 60) : reason);
   }
   if (hidden_queued || hidden_finished)
     out += fmt::format("      ... and {} more queued, {} more finished (`ragmig status` lists all)\n", hidden_queued,
@@ -266,6 +269,9 @@ Command add_status_command(CLI::App& root) {
                                   job->spec.estimate_s > 0 ? report::format_duration(job->spec.estimate_s)
                                                            : "not priced yet",
                                   work.flops > 0 ? " (" + report::format_flops(work.flops) + " of work)" : "");
+                     if (job->state == sched::JobState::Running)  // what its worker last said it was doing
+                       if (const auto w = watch_of(store, job->id); !w.message.empty())
+                         fmt::print("  now: {}\n", w.message);
                      for (const auto& a : store.attempts(job->id))
                        fmt::print("  attempt {} on {}: {} ({})\n", a.number, fmt::join(a.slots, ","),
                                   a.outcome.empty() ? "running" : a.outcome,

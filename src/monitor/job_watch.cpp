@@ -32,6 +32,7 @@ void fold_event(JobWatch& w, const nlohmann::json& event, double received_at) {
     w.loss_not_finite = false;
     w.loss_text.clear();
     w.loss.reset();
+    w.message.clear();
     w.finished_at = 0;
     if (step) w.step = static_cast<int64_t>(*step);
     const auto config = event.find("config");
@@ -55,6 +56,8 @@ void fold_event(JobWatch& w, const nlohmann::json& event, double received_at) {
     }
     w.last_progress_at = at;
     ++w.progress_events;
+    if (const auto message = event.find("message"); message != event.end() && message->is_string())
+      w.message = message->get<std::string>();
     if (const auto loss = number(event, "loss")) {
       w.loss = *loss;
       if (!std::isfinite(*loss)) {

@@ -25,6 +25,9 @@ struct JobWatch {
   bool loss_not_finite = false;    ///< the worker said its loss became NaN or infinite
   std::string loss_text;           ///< that loss as the worker wrote it ("nan", "inf")
   double samples_per_s = 0;
+  /// The last progress event's message, this attempt: what a worker without steps is doing ("embedded 2,048 of
+  /// 5,183 passages", `ragmig eval`'s lines).
+  std::string message;
   double rss_mb = 0;
   int64_t checkpoint_step = -1;
   double checkpoint_at = 0;        ///< when the newest checkpoint was written; 0: none

@@ -44,6 +44,22 @@ TEST(JobWatch, FoldsProgressIntoStepTimeIntervalAndEta) {
   EXPECT_NEAR(*eta_seconds(w), 950 * 0.4, 1e-6);
 }
 
+// A worker without steps (`ragmig eval` as a job) says what it is doing in its progress events' messages: the last
+// one is kept for `ragmig status`, and a new attempt starts without one.
+TEST(JobWatch, KeepsTheLastProgressMessageOfTheAttempt) {
+  JobWatch w;
+  fold_event(w, {{"event", "start"}, {"time", 1.0}}, 0);
+  EXPECT_EQ(w.message, "");
+  fold_event(w, {{"event", "progress"}, {"message", "loading model"}, {"time", 2.0}}, 0);
+  fold_event(w, {{"event", "progress"}, {"message", "embedding 5183 passages"}, {"time", 3.0}}, 0);
+  fold_event(w, {{"event", "progress"}, {"message", 7}, {"time", 4.0}}, 0);  // not text: ignored
+  EXPECT_EQ(w.message, "embedding 5183 passages");
+  EXPECT_EQ(w.step, -1);
+  EXPECT_FALSE(eta_seconds(w).has_value());
+  fold_event(w, {{"event", "start"}, {"time", 5.0}}, 0);
+  EXPECT_EQ(w.message, "");
+}
+
 TEST(JobWatch, DivergedCheckpointOomAndAttemptEnds) {
   JobWatch w = trained(2, 1.0);
   fold_event(w, {{"event", "checkpoint"}, {"step", 20}, {"time", 103.0}}, 0);
