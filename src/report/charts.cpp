@@ -363,6 +363,27 @@ std::string utilisation_chart(const ReportData& d) {
   return svg.finish();
 }
 
+namespace {
+
+// Lines of this many points or more are drawn smoothed over their own faint values.
+constexpr size_t kSmoothedFrom = 10;
+
+// The debiased exponential moving average of a loss curve; the weight grows with the points (0.6 for a few dozen
+// steps, 0.9 for hundreds), so that a short run keeps its shape and a long one shows its trend.
+std::vector<std::pair<double, double>> smoothed(const std::vector<std::pair<double, double>>& points) {
+  const double w = std::clamp(1.0 - 8.0 / static_cast<double>(points.size()), 0.6, 0.9);
+  std::vector<std::pair<double, double>> out;
+  double ema = 0, weight = 0;
+  for (const auto& [x, y] : points) {
+    ema = w * ema + (1 - w) * y;
+    weight = w * weight + (1 - w);
+    out.emplace_back(x, ema / weight);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string loss_chart(const ReportData& d, const GroupColors& colours) {
   const std::string title = "Training loss per trial over steps";
   struct Line {
@@ -427,12 +448,27 @@ std::string loss_chart(const ReportData& d, const GroupColors& colours) {
     std::string dash = l->look == TrialLook::stopped ? "7 4" : l->look == TrialLook::faded ? "2 3" : "none";
     std::string tooltip = l->series->name + ": final loss " + format_number(l->points.back().second, 4) +
                           " at step " + format_number(l->points.back().first, 0);
-    const auto& last = l->points.back();
-    if (l->points.size() > 1) {
+    const bool smooth = l->points.size() >= kSmoothedFrom;
+    const auto trend = smooth ? smoothed(l->points) : l->points;
+    const auto& last = trend.back();  // the line's end: the dot sits on it
+    const auto polyline = [&](const std::vector<std::pair<double, double>>& points) {
       std::string pts;
-      for (const auto& [x, y] : l->points) pts += (pts.empty() ? "" : " ") + coord(sx(x)) + "," + coord(sy(y));
-      svg.leaf_with_title("polyline", {{"points", pts}, {"fill", "none"}, {"stroke", colour}, {"stroke-width", "1.8"},
-                                       {"stroke-opacity", opacity}, {"stroke-dasharray", dash},
+      for (const auto& [x, y] : points) pts += (pts.empty() ? "" : " ") + coord(sx(x)) + "," + coord(sy(y));
+      return pts;
+    };
+    if (smooth) {
+      // A step's loss is one batch's: noisy. The steps' own values stay faint behind the trend, an exponential
+      // moving average (debiased at the start, as TensorBoard draws it).
+      svg.leaf("polyline", {{"points", polyline(l->points)}, {"fill", "none"}, {"stroke", colour},
+                            {"stroke-width", "1"}, {"stroke-opacity", l->look == TrialLook::faded ? "0.15" : "0.3"},
+                            {"stroke-linejoin", "round"}});
+      svg.leaf_with_title("polyline", {{"points", polyline(trend)}, {"fill", "none"}, {"stroke", colour},
+                                       {"stroke-width", "2"}, {"stroke-opacity", opacity}, {"stroke-dasharray", dash},
+                                       {"stroke-linejoin", "round"}},
+                          tooltip);
+    } else if (l->points.size() > 1) {
+      svg.leaf_with_title("polyline", {{"points", polyline(l->points)}, {"fill", "none"}, {"stroke", colour},
+                                       {"stroke-width", "1.8"}, {"stroke-opacity", opacity}, {"stroke-dasharray", dash},
                                        {"stroke-linejoin", "round"}},
                           tooltip);
     }

@@ -260,7 +260,8 @@ std::string render_html(const ReportData& d) {
   out += "</section>\n";
 
   out += "<section class=\"panel\">\n<h2>Training loss</h2>\n<p class=\"note\">Per trial over training steps; "
-         "dashed: stopped early, faded: failed or cancelled. Legend values are the last loss.</p>\n";
+         "dashed: stopped early, faded: failed or cancelled; a moving average over each step's own loss, drawn faint. "
+         "Legend values are the last loss.</p>\n";
   out += loss_chart(d, colours);
   loss_legend(out, d, colours);
   out += "</section>\n";

@@ -2,7 +2,9 @@
 // degenerate input; charts one by one; write_report's atomic write.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <sstream>
 
 #include "core/atomic_file.h"
 #include "report/charts.h"
@@ -170,6 +172,33 @@ TEST(Charts, StoppedTrialsDashedFailedFaded) {
   const std::string loss = loss_chart(d, GroupColors::from(d));
   EXPECT_EQ(count(loss, "stroke-dasharray=\"7 4\""), 2u);  // t04, t07
   EXPECT_EQ(count(loss, "stroke-dasharray=\"2 3\""), 1u);  // t05
+}
+
+// A step's loss is one batch's: a curve of 10 points or more is drawn as its moving average over its own values,
+// faint; a shorter one as it is. The average follows the trend: a loss alternating 1 and 3 draws a line near 2.
+TEST(Charts, LongLossCurvesAreSmoothedOverTheirFaintSteps) {
+  ReportData d;
+  d.loss.push_back({"t00", {}});
+  for (int step = 1; step <= 40; ++step) d.loss[0].points.emplace_back(step, step % 2 ? 1.0 : 3.0);
+  d.loss.push_back({"t01", {{1, 2.0}, {2, 1.5}, {3, 1.2}}});
+  const std::string svg = loss_chart(d, GroupColors::from(d));
+  EXPECT_EQ(count(svg, "<polyline"), 3u);  // t00 faint and smoothed, t01 as it is
+  EXPECT_EQ(count(svg, "stroke-opacity=\"0.3\""), 1u);
+  const auto ys = [&](size_t nth) {  // the y coordinates of the nth polyline's points
+    size_t at = 0;
+    for (size_t i = 0; i <= nth; ++i) at = svg.find("<polyline points=\"", at + 1);
+    std::vector<double> out;
+    std::istringstream points(svg.substr(at + 18, svg.find('"', at + 18) - at - 18));
+    for (std::string point; points >> point;) out.push_back(std::stod(point.substr(point.find(',') + 1)));
+    return out;
+  };
+  const auto spread = [](const std::vector<double>& v) {
+    return *std::max_element(v.begin() + 20, v.end()) - *std::min_element(v.begin() + 20, v.end());
+  };
+  const auto raw = ys(0), trend = ys(1);
+  ASSERT_EQ(raw.size(), 40u);
+  ASSERT_EQ(trend.size(), 40u);
+  EXPECT_LT(spread(trend), spread(raw) / 3) << "after its first steps the average stays near the middle";
 }
 
 TEST(Charts, TextColourReadsOnItsBackground) {
