@@ -25,8 +25,8 @@ struct JobWatch {
   bool loss_not_finite = false;    ///< the worker said its loss became NaN or infinite
   std::string loss_text;           ///< that loss as the worker wrote it ("nan", "inf")
   double samples_per_s = 0;
-  /// The last progress event's message, this attempt: what a worker without steps is doing ("embedded 2,048 of
-  /// 5,183 passages", `ragmig eval`'s lines).
+  /// The last progress event's message, this attempt: what a worker without steps is doing (`ragmig eval`'s
+  /// lines: "embedding 5183 passages", "embedded 2048 of 5183 passages").
   std::string message;
   double rss_mb = 0;
   int64_t checkpoint_step = -1;
