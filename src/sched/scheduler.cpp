@@ -344,11 +344,18 @@ void Scheduler::price_work() {
         set_estimate(id, *estimate);
         ++priced;
       }
-  if (priced > 0)
-    say(pricer_.rate() ? fmt::format("{} estimate(s) priced at the measured rates (median {:.3g} FLOP/s)", priced,
-                                     *pricer_.rate())
-                       : fmt::format("{} estimate(s) priced at {:.3g} FLOP/s (the median job an hour until measured)",
-                                     priced, unmeasured));
+  // Logged the first time, when the prices start (or stop) coming from measurements, and when the median rate
+  // moved by more than a quarter since the last line: each job's own rate settles over its first progress windows
+  // and every move of 10 % reprices it (`ragmig status` shows the estimates as they are).
+  const double rate = pricer_.rate().value_or(0);
+  const bool news = said_rate_ < 0 || (rate > 0) != (said_rate_ > 0) ||
+                    (rate > 0 && std::abs(rate / said_rate_ - 1) > 0.25);
+  if (priced > 0 && news) {
+    said_rate_ = rate;
+    say(rate > 0 ? fmt::format("{} estimate(s) priced at the measured rates (median {:.3g} FLOP/s)", priced, rate)
+                 : fmt::format("{} estimate(s) priced at {:.3g} FLOP/s (the median job an hour until measured)",
+                               priced, unmeasured));
+  }
 }
 
 void Scheduler::request_batch_size(JobId id, int64_t batch_size, const std::string& why, double now) {

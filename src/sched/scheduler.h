@@ -186,6 +186,7 @@ class Scheduler {
   /// A job that states its work arrived, changed or left, or one reported progress (the rate may have moved):
   /// price_work() looks at the estimates again. A pass costs what changed, not every such job.
   bool prices_stale_ = false;
+  double said_rate_ = -1;  ///< the median rate the log last named (0: none measured; -1: nothing said yet)
   double last_status_write_ = -1;
   // Kept between passes so that a pass costs what changed, not what exists.
   ClusterView view_;                         ///< the policy's input, refreshed in place
