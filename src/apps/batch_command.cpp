@@ -388,16 +388,18 @@ Command add_batch_command(CLI::App& root) {
       const bool changed_in_pass = std::exchange(driver_changed, false);
       const bool changed = driver.after_pass() || changed_in_pass;
       monitoring.after_pass(scheduler, clock.now());
-      // "t03: done (ndcg@10 0.6612, fused with BM25 0.7420)"
+      // How each trial and baseline ended: "t03: done (ndcg@10 0.6612, fused with BM25 0.7420)", "t05: stopped -
+      // stopped by ASHA at step 60: ...". Its jobs' starts and ends are the scheduler's lines ("job 6 (t03 eval):
+      // queued -> running on cpu:0").
       const auto say = [&](const std::string& id, const std::string& state, const hpo::Scored& s,
                            const std::string& reason) {
-        if (said[id] == state) return;
+        if (state == "queued" || state == "running" || state == "evaluating" || said[id] == state) return;
         said[id] = state;
         log_line(fmt::format("{}: {}{}{}", id, state,
                              s.metric ? fmt::format(" ({} {:.4f}{})", spec.eval.metric, *s.metric,
                                                     s.hybrid ? fmt::format(", fused with BM25 {:.4f}", *s.hybrid) : "")
                                       : "",
-                             reason.empty() || state == "queued" ? "" : " - " + reason));
+                             reason.empty() ? "" : " - " + reason));
       };
       for (const auto& b : driver.baselines()) say(b.id, b.state, b, b.reason);
       for (const auto& t : driver.trials()) say(t.id, t.state, t, t.reason);
