@@ -71,7 +71,7 @@ monitor::JobWatch watch_of(sched::Store& store, sched::JobId id) {
 
 struct Overview {
   bool running = false;
-  std::optional<sched::Store::SchedulerInfo> info;
+  std::optional<sched::SchedulerInfo> info;
 };
 
 Overview scheduler_state(sched::Store& store, const std::string& state_dir) {
@@ -128,7 +128,10 @@ std::string overview_text(sched::Store& store, const std::string& state_dir, dou
       if (reason.empty()) reason = w.message;  // what a job without steps says it is doing (an evaluation)
     }
     const std::string slot = j.slots.empty() ? "-" : fmt::format("{}", fmt::join(j.slots, ","));
-    const std::string estimate = !sched::is_terminal(j.state) && j.spec.estimate_s > 0 ? age(j.spec.estimate_s) : "-";
+    // Work priced before any job measured a rate is priced at a placeholder (the median job an hour): "?".
+    const bool placeholder = j.spec.work.flops > 0 && !(s.info && s.info->work_rate);
+    const std::string estimate =
+        sched::is_terminal(j.state) || !(j.spec.estimate_s > 0) ? "-" : placeholder ? "?" : age(j.spec.estimate_s);
     out += fmt::format("{:>4}  {:<24.24} {:<9} {:<10.10} {:>3} {:>4} {:>7} {:>9} {:>8} {:>6} {:>6}  {}\n", j.id,
                        j.spec.name, sched::to_string(j.state), slot, j.spec.priority, j.attempts,
                        j.step >= 0 ? std::to_string(j.step) : "-",
@@ -162,6 +165,8 @@ nlohmann::json overview_json(sched::Store& store, const std::string& state_dir, 
     scheduler["heartbeat_age_s"] = now - s.info->heartbeat;
     if (!s.info->metrics_url.empty()) scheduler["metrics_url"] = s.info->metrics_url;
   }
+  // The FLOP/s the estimates of stated work are priced at; null: none measured yet (they are placeholders).
+  if (s.info) scheduler["work_rate"] = s.info->work_rate ? nlohmann::json(*s.info->work_rate) : nlohmann::json(nullptr);
   nlohmann::json out = {{"scheduler", scheduler}, {"jobs", nlohmann::json::array()}, {"slots", nlohmann::json::array()},
                         {"alerts", nlohmann::json::array()}};
   for (const auto& j : store.jobs(/*active_only=*/false)) {
@@ -264,11 +269,16 @@ Command add_status_command(CLI::App& root) {
                                 sched::to_string(job->spec.need), job->spec.priority, store.run_dir(job->id));
                      // What sjf, ljf and srtf rank it by, and the work a scheduler priced it from.
                      const auto& work = job->spec.work;
+                     const auto info = store.scheduler_info();
+                     const bool measured = info && info->work_rate;
                      if (job->spec.estimate_s > 0 || work.flops > 0)
-                       fmt::print("  estimate {}{}\n",
+                       fmt::print("  estimate {}{}{}\n",
                                   job->spec.estimate_s > 0 ? report::format_duration(job->spec.estimate_s)
                                                            : "not priced yet",
-                                  work.flops > 0 ? " (" + report::format_flops(work.flops) + " of work)" : "");
+                                  work.flops > 0 ? " (" + report::format_flops(work.flops) + " of work)" : "",
+                                  work.flops > 0 && job->spec.estimate_s > 0 && !measured
+                                      ? ", a placeholder until a job measures its rate"
+                                      : "");
                      if (job->state == sched::JobState::Running)  // what its worker last said it was doing
                        if (const auto w = watch_of(store, job->id); !w.message.empty())
                          fmt::print("  now: {}\n", w.message);

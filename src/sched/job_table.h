@@ -13,6 +13,17 @@
 
 namespace ragmig::sched {
 
+/// The running scheduler's heartbeat, for `ragmig status`.
+struct SchedulerInfo {
+  int64_t pid = 0;
+  std::string policy;
+  double heartbeat = 0;     ///< when it was written
+  std::string metrics_url;  ///< where its /metrics listens; "" for nowhere
+  /// The median FLOP/s its jobs measured (sched/work_pricer.h); none yet: the estimates of stated work are the
+  /// placeholder (the median job an hour) until a job reports progress.
+  std::optional<double> work_rate;
+};
+
 /// A job row with its open attempt (when running) and the progress its worker last reported.
 struct JobRecord {
   JobId id = 0;
@@ -138,8 +149,7 @@ class JobTable {
   /// the running scheduler's heartbeat.
   virtual void write_slots(const std::vector<SlotStatus>& slots) = 0;
   virtual void update_slots(const std::vector<SlotStatus>& slots) = 0;
-  virtual void set_scheduler_info(int64_t pid, const std::string& policy, double now,
-                                  const std::string& metrics_url = "") = 0;
+  virtual void set_scheduler_info(const SchedulerInfo& info) = 0;
 };
 
 }  // namespace ragmig::sched

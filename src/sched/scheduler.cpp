@@ -725,7 +725,8 @@ void Scheduler::write_slot_status(double now) {
   status_dirty_.clear();
   status_stale_ = false;
   if (slots_changed_ || now - last_heartbeat_ >= 2.0) {
-    store_.set_scheduler_info(static_cast<int64_t>(::getpid()), to_string(policy_.spec), now, metrics_url_);
+    store_.set_scheduler_info({static_cast<int64_t>(::getpid()), to_string(policy_.spec), now, metrics_url_,
+                               pricer_.rate()});
     last_heartbeat_ = now;
   }
   slots_changed_ = false;

@@ -473,25 +473,29 @@ std::vector<SlotStatus> Store::slots() {
   return out;
 }
 
-void Store::set_scheduler_info(int64_t pid, const std::string& policy, double now, const std::string& metrics_url) {
+void Store::set_scheduler_info(const SchedulerInfo& info) {
   // One statement: atomic on its own.
   // Written on every pass of the loop, so formatted directly (the same JSON object as nlohmann would write),
   // and updated in place once the row exists.
-  const std::string value = fmt::format(R"({{"heartbeat":{},"metrics_url":{},"pid":{},"policy":{}}})",
-                                        nlohmann::json(now).dump(), nlohmann::json(metrics_url).dump(), pid,
-                                        nlohmann::json(policy).dump());
+  const std::string value =
+      fmt::format(R"({{"heartbeat":{},"metrics_url":{},"pid":{},"policy":{},"work_rate":{}}})",
+                  nlohmann::json(info.heartbeat).dump(), nlohmann::json(info.metrics_url).dump(), info.pid,
+                  nlohmann::json(info.policy).dump(),
+                  info.work_rate ? nlohmann::json(*info.work_rate).dump() : std::string("null"));
   db_->cached("UPDATE meta SET value = ? WHERE key = 'scheduler'").bind(1, value).run();
   if (db_->changes() == 0)
     db_->cached("INSERT INTO meta(key, value) VALUES('scheduler', ?)").bind(1, value).run();
 }
 
-std::optional<Store::SchedulerInfo> Store::scheduler_info() {
+std::optional<SchedulerInfo> Store::scheduler_info() {
   auto st = db_->prepare("SELECT value FROM meta WHERE key = 'scheduler'");
   if (!st.step()) return std::nullopt;
   const auto j = nlohmann::json::parse(st.column_text(0), nullptr, false);
   if (j.is_discarded()) return std::nullopt;
-  return SchedulerInfo{j.value("pid", int64_t{0}), j.value("policy", std::string()), j.value("heartbeat", 0.0),
-                       j.value("metrics_url", std::string())};
+  SchedulerInfo info{j.value("pid", int64_t{0}), j.value("policy", std::string()), j.value("heartbeat", 0.0),
+                     j.value("metrics_url", std::string()), std::nullopt};
+  if (const auto rate = j.find("work_rate"); rate != j.end() && rate->is_number()) info.work_rate = rate->get<double>();
+  return info;
 }
 
 }  // namespace ragmig::sched

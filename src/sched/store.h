@@ -88,16 +88,8 @@ class Store final : public JobTable {
   /// Replaces the rows of these slots only (by id), leaving the others as they are.
   void update_slots(const std::vector<SlotStatus>& slots) override;
   std::vector<SlotStatus> slots();
-  /// The running scheduler's heartbeat: pid, policy, time and where its /metrics listens ("" for nowhere),
-  /// for `status`.
-  void set_scheduler_info(int64_t pid, const std::string& policy, double now,
-                          const std::string& metrics_url = "") override;
-  struct SchedulerInfo {
-    int64_t pid = 0;
-    std::string policy;
-    double heartbeat = 0;
-    std::string metrics_url;
-  };
+  /// The running scheduler's heartbeat, for `status`.
+  void set_scheduler_info(const SchedulerInfo& info) override;
   std::optional<SchedulerInfo> scheduler_info();
 
  private:

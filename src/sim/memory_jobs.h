@@ -35,7 +35,7 @@ class MemoryJobs final : public sched::JobTable {
                      const sched::ProgressUpdate& progress) override;
   void write_slots(const std::vector<sched::SlotStatus>&) override {}
   void update_slots(const std::vector<sched::SlotStatus>&) override {}
-  void set_scheduler_info(int64_t, const std::string&, double, const std::string& = "") override {}
+  void set_scheduler_info(const sched::SchedulerInfo&) override {}
 
  private:
   sched::JobRecord* find(sched::JobId id);  ///< nullptr for an unknown id

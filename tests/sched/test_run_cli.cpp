@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/atomic_file.h"
+#include "sched/store.h"
 #include "sched_fixture.h"
 
 namespace ragmig::testing {
@@ -156,6 +157,41 @@ TEST_F(SchedCli, TheTableShowsEachWaitingJobsEstimate) {
   EXPECT_EQ(rows["short-one"][at], "90s") << text;
   EXPECT_EQ(rows["long-one"][at], "2.0h") << text;
   EXPECT_EQ(rows["unknown-one"][at], "-") << text;
+}
+
+// A job that states its work is priced by the scheduler at the rate its jobs measure; until one has, the price is
+// a placeholder (the median job an hour), which `status` shows as "?" and `status ID` names as such.
+TEST_F(SchedCli, AnEstimateBeforeAnyRateIsMeasuredIsAPlaceholder) {
+  sched::JobSpec spec;
+  spec.name = "stated-work";
+  spec.argv = {"true"};
+  spec.work = {3.6e12, 1.2e10, 16, 300};
+  spec.estimate_s = 3600;  // as the scheduler prices the median job before any rate is measured
+  int64_t id = 0;
+  {
+    sched::Store store(state());
+    id = store.submit(spec, 1.0);
+    store.set_scheduler_info({12345, "sjf", 2.0, "", std::nullopt});
+  }
+  const auto estimate_column = [&] {
+    const std::string text = ragmig({"status"}).output;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);)
+      if (line.find("stated-work") != std::string::npos) {
+        std::istringstream words(line);
+        std::vector<std::string> columns{std::istream_iterator<std::string>(words), {}};
+        return columns.size() > 9 ? columns[9] : text;  // ID NAME STATE SLOT PRI ATT STEP SAMPLES/S LOSS EST
+      }
+    return text;
+  };
+  EXPECT_EQ(estimate_column(), "?");
+  EXPECT_NE(ragmig({"status", std::to_string(id)}).output.find("a placeholder until a job measures its rate"),
+            std::string::npos);
+  EXPECT_TRUE(status()["scheduler"]["work_rate"].is_null());
+  sched::Store(state()).set_scheduler_info({12345, "sjf", 3.0, "", 1e9});
+  EXPECT_EQ(estimate_column(), "60m");
+  EXPECT_EQ(ragmig({"status", std::to_string(id)}).output.find("placeholder"), std::string::npos);
+  EXPECT_EQ(status()["scheduler"]["work_rate"], 1e9);
 }
 
 // A CPU slot's utilisation is the share of its cores its job uses (CPU seconds per second over the slot's
