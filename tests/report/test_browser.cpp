@@ -81,7 +81,8 @@ TEST(ReportBrowser, BrokenPageIsCaught) {
                          "<img src=\"missing.png\" alt=\"\">\n"
                          "<div class=\"card\" style=\"width:60px\"><div class=\"v\">0.7451 (t00, Linear)</div></div>\n"
                          "<div class=\"table-wrap\" style=\"overflow-x:auto;width:100px\"><table><tr>"
-                         "<td style=\"white-space:nowrap\">a cell much wider than its table's wrapper</td></tr></table></div>\n"
+                         "<td style=\"white-space:nowrap\">a cell much wider than its table's wrapper</td>"
+                         "</tr></table></div>\n"
                          "<div style=\"width:3000px\">wider than the window</div>\n"
                          "</body></html>\n";
   BrowserCheck c = ragmig::testing::check_in_browser(path, (scratch / "shot.png").string());

@@ -241,9 +241,8 @@ TEST_F(SchedCli, ARunningJobShowsWhatItsWorkerLastSaid) {
   auto scheduler = start_scheduler({"--cpu-slots", "1"}, "said");
   const int64_t id = submit({"--cmd", "sh -c 'echo \"{\\\"event\\\": \\\"progress\\\", \\\"message\\\": "
                                       "\\\"embedding 5183 passages\\\"}\" >> $RAGMIG_RUN_DIR/events.jsonl; sleep 30'"});
-  ASSERT_TRUE(wait_for([&](const auto&) { return ragmig({"status"}).output.find("embedding 5183") != std::string::npos; },
-                       30))
-      << ragmig({"status"}).output;
+  const auto said = [&](const auto&) { return ragmig({"status"}).output.find("embedding 5183") != std::string::npos; };
+  ASSERT_TRUE(wait_for(said, 30)) << ragmig({"status"}).output;
   EXPECT_NE(ragmig({"status", std::to_string(id)}).output.find("  now: embedding 5183 passages"), std::string::npos);
   ragmig({"cancel", std::to_string(id)});
   scheduler->signal(SIGTERM);
