@@ -69,6 +69,12 @@ monitor::JobWatch watch_of(sched::Store& store, sched::JobId id) {
   return w;
 }
 
+// Whether `job`'s estimate is the scheduler's placeholder: work it stated, priced before any job measured a rate
+// (the median job an hour until then).
+bool placeholder_estimate(const sched::JobRecord& job, const std::optional<sched::SchedulerInfo>& info) {
+  return job.spec.work.flops > 0 && job.spec.estimate_s > 0 && !(info && info->work_rate);
+}
+
 struct Overview {
   bool running = false;
   std::optional<sched::SchedulerInfo> info;
@@ -128,10 +134,9 @@ std::string overview_text(sched::Store& store, const std::string& state_dir, dou
       if (reason.empty()) reason = w.message;  // what a job without steps says it is doing (an evaluation)
     }
     const std::string slot = j.slots.empty() ? "-" : fmt::format("{}", fmt::join(j.slots, ","));
-    // Work priced before any job measured a rate is priced at a placeholder (the median job an hour): "?".
-    const bool placeholder = j.spec.work.flops > 0 && !(s.info && s.info->work_rate);
-    const std::string estimate =
-        sched::is_terminal(j.state) || !(j.spec.estimate_s > 0) ? "-" : placeholder ? "?" : age(j.spec.estimate_s);
+    std::string estimate = "-";
+    if (!sched::is_terminal(j.state) && j.spec.estimate_s > 0)
+      estimate = placeholder_estimate(j, s.info) ? "?" : age(j.spec.estimate_s);
     out += fmt::format("{:>4}  {:<24.24} {:<9} {:<10.10} {:>3} {:>4} {:>7} {:>9} {:>8} {:>6} {:>6}  {}\n", j.id,
                        j.spec.name, sched::to_string(j.state), slot, j.spec.priority, j.attempts,
                        j.step >= 0 ? std::to_string(j.step) : "-",
@@ -269,14 +274,12 @@ Command add_status_command(CLI::App& root) {
                                 sched::to_string(job->spec.need), job->spec.priority, store.run_dir(job->id));
                      // What sjf, ljf and srtf rank it by, and the work a scheduler priced it from.
                      const auto& work = job->spec.work;
-                     const auto info = store.scheduler_info();
-                     const bool measured = info && info->work_rate;
                      if (job->spec.estimate_s > 0 || work.flops > 0)
                        fmt::print("  estimate {}{}{}\n",
                                   job->spec.estimate_s > 0 ? report::format_duration(job->spec.estimate_s)
                                                            : "not priced yet",
                                   work.flops > 0 ? " (" + report::format_flops(work.flops) + " of work)" : "",
-                                  work.flops > 0 && job->spec.estimate_s > 0 && !measured
+                                  placeholder_estimate(*job, store.scheduler_info())
                                       ? ", a placeholder until a job measures its rate"
                                       : "");
                      if (job->state == sched::JobState::Running)  // what its worker last said it was doing

@@ -456,22 +456,17 @@ std::string loss_chart(const ReportData& d, const GroupColors& colours) {
       for (const auto& [x, y] : points) pts += (pts.empty() ? "" : " ") + coord(sx(x)) + "," + coord(sy(y));
       return pts;
     };
-    if (smooth) {
-      // A step's loss is one batch's: noisy. The steps' own values stay faint behind the trend, an exponential
-      // moving average (debiased at the start, as TensorBoard draws it).
+    // A step's loss is one batch's: noisy. A long curve's own values stay faint behind its trend, an exponential
+    // moving average (debiased at the start, as TensorBoard draws it).
+    if (smooth)
       svg.leaf("polyline", {{"points", polyline(l->points)}, {"fill", "none"}, {"stroke", colour},
                             {"stroke-width", "1"}, {"stroke-opacity", l->look == TrialLook::faded ? "0.15" : "0.3"},
                             {"stroke-linejoin", "round"}});
+    if (trend.size() > 1)
       svg.leaf_with_title("polyline", {{"points", polyline(trend)}, {"fill", "none"}, {"stroke", colour},
-                                       {"stroke-width", "2"}, {"stroke-opacity", opacity}, {"stroke-dasharray", dash},
-                                       {"stroke-linejoin", "round"}},
+                                       {"stroke-width", smooth ? "2" : "1.8"}, {"stroke-opacity", opacity},
+                                       {"stroke-dasharray", dash}, {"stroke-linejoin", "round"}},
                           tooltip);
-    } else if (l->points.size() > 1) {
-      svg.leaf_with_title("polyline", {{"points", polyline(l->points)}, {"fill", "none"}, {"stroke", colour},
-                                       {"stroke-width", "1.8"}, {"stroke-opacity", opacity}, {"stroke-dasharray", dash},
-                                       {"stroke-linejoin", "round"}},
-                          tooltip);
-    }
     svg.leaf_with_title("circle", {{"cx", coord(sx(last.first))}, {"cy", coord(sy(last.second))},
                                    {"r", l->points.size() > 1 ? "2.6" : "3.5"}, {"fill", colour},
                                    {"fill-opacity", opacity}},
