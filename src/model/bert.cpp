@@ -122,8 +122,11 @@ torch::Tensor padded_attention(const torch::Tensor& q_in, const torch::Tensor& k
                                                false);
 #endif
   if (!context.defined()) {
-    auto scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(head_dim));
-    scores = scores + batch.score_bias(scores.scalar_type());
+    // The scale goes on q ([B, heads, L, d]) as SDPA's own math path puts it, not on the scores ([.., L, L], L/d
+    // times bigger): a pass less over the scores forward and backward. The bias is added in place: matmul keeps
+    // its inputs for backward, not its output.
+    auto scores = torch::matmul(q * (1.0 / std::sqrt(static_cast<double>(head_dim))), k.transpose(-1, -2));
+    scores.add_(batch.score_bias(scores.scalar_type()));
     const auto probs = torch::softmax(scores, -1);
     context = model::keyed_dropout_matmul(probs, v, dropout, training);
   }

@@ -140,7 +140,9 @@ torch::Tensor ModernBertAttentionImpl::attend(const torch::Tensor& q, const torc
   if (impl == AttentionImpl::Fused && !cpu_dropout)
     return at::scaled_dot_product_attention(q, k, v, bias, training ? dropout_ : 0.0, false);
 #endif
-  const auto scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(head_dim_)) + bias;
+  // The scale on q and the bias in place, as BERT's plain attention (bert.cpp).
+  auto scores = torch::matmul(q * (1.0 / std::sqrt(static_cast<double>(head_dim_))), k.transpose(-1, -2));
+  scores.add_(bias);
   return keyed_dropout_matmul(torch::softmax(scores, -1, torch::kFloat).to(q.scalar_type()), v, dropout_, training);
 }
 
