@@ -388,13 +388,17 @@ Command add_batch_command(CLI::App& root) {
       const bool changed_in_pass = std::exchange(driver_changed, false);
       const bool changed = driver.after_pass() || changed_in_pass;
       monitoring.after_pass(scheduler, clock.now());
-      // How each trial and baseline ended: "t03: done (ndcg@10 0.6612, fused with BM25 0.7420)", "t05: stopped -
-      // stopped by ASHA at step 60: ...". Its jobs' starts and ends are the scheduler's lines ("job 6 (t03 eval):
-      // queued -> running on cpu:0").
+      // How each trial and baseline ended: "t03: done (ndcg@10 0.6612, fused with BM25 0.7420)", "t05: stopped by
+      // ASHA at step 60: ..." (a reason that starts with the state is said alone). Its jobs' starts and ends are the
+      // scheduler's lines ("job 6 (t03 eval): queued -> running on cpu:0").
       const auto say = [&](const std::string& id, const std::string& state, const hpo::Scored& s,
                            const std::string& reason) {
         if (state == "queued" || state == "running" || state == "evaluating" || said[id] == state) return;
         said[id] = state;
+        if (reason.starts_with(state) && !s.metric) {
+          log_line(fmt::format("{}: {}", id, reason));
+          return;
+        }
         log_line(fmt::format("{}: {}{}{}", id, state,
                              s.metric ? fmt::format(" ({} {:.4f}{})", spec.eval.metric, *s.metric,
                                                     s.hybrid ? fmt::format(", fused with BM25 {:.4f}", *s.hybrid) : "")

@@ -467,7 +467,11 @@ void Scheduler::handle_exit(const ExitStatus& status) {
   const bool closed = store_.finish_attempt(job.id, status.attempt_id, end, now);
   if (closed && listener_) listener_->on_attempt_end(job, end, now);
   view_dirty_.push_back(status.job);
-  say(fmt::format("job {} ({}): running -> {}: {}", job.id, job.spec.name, to_string(end.next), end.reason));
+  // A job stopped with a reason had it said at "stopping:" (sched/scheduler.cpp's stop); the end says how.
+  if (end.outcome == "cancelled" && cancel_reasons_.count(job.id))
+    say(fmt::format("job {} ({}): running -> {} ({})", job.id, job.spec.name, to_string(end.next), how));
+  else
+    say(fmt::format("job {} ({}): running -> {}: {}", job.id, job.spec.name, to_string(end.next), end.reason));
   stopping_.erase(status.job);
   cancel_reasons_.erase(status.job);
   start_checkpoint_.erase(status.job);

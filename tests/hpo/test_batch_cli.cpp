@@ -282,6 +282,19 @@ TEST(BatchCli, TheSameSweepGivesTheSameDecisionsUnderAnyLoad) {
                                 "--cpu-slots", "4", "--tick", "0.1"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     nlohmann::json out = read_results(dir / tag / "results.json");
+    // A stopped trial's reason is in the log twice: when the scheduler stops its job, and as the trial's end
+    // ("t01: stopped by ASHA at step ..."); the job's end says how it exited.
+    for (const auto& t : out["trials"]) {
+      if (t["state"] != "stopped") continue;
+      const std::string reason = t.value("reason", "");
+      size_t times = 0;
+      for (size_t at = r.output.find(reason); !reason.empty() && at != std::string::npos;
+           at = r.output.find(reason, at + 1))
+        ++times;
+      EXPECT_EQ(times, 2u) << reason << "\n" << r.output;
+      EXPECT_NE(r.output.find(t["id"].get<std::string>() + ": " + reason), std::string::npos) << r.output;
+      EXPECT_NE(r.output.find("running -> cancelled (exit code 75)"), std::string::npos) << r.output;
+    }
     for (auto& t : out["trials"])
       for (const char* key : {"steps", "wall_s", "slot", "train_job", "eval_job", "estimate_s"}) t.erase(key);
     EXPECT_GT(out.value("flops_per_s", 0.0), 0) << "no training rate was measured";
