@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include "apps/command.h"
 #include "core/error.h"
 #include "core/shell_words.h"
+#include "eval/evaluate.h"
 #include "sched/clock.h"
 #include "sched/slot.h"
 #include "sched/store.h"
@@ -52,6 +54,10 @@ void check_cpu_slots(const sched::JobSpec& spec, sched::Store& store) {
                                 reason.substr(reason.find(' ') + 1), store.dir()));
 }
 
+void not_counted(const std::string& why) {
+  log_line(fmt::format("ragmig submit: the job's work is not counted, so it has no estimate ({})", why));
+}
+
 // A `ragmig train CONFIG [--set key=value ...]` job states its work: its config's training FLOPs (train/
 // work_estimate.h), which the scheduler prices at the rate its jobs measure (sched/work_pricer.h), so that sjf, ljf
 // and srtf order training jobs by size. The config is read as the job will read it, from the job's folder: one
@@ -74,9 +80,6 @@ void count_training_work(sched::JobSpec& spec) {
     }
   }
   if (config.empty()) return;
-  const auto not_counted = [](const std::string& why) {
-    log_line(fmt::format("ragmig submit: the job's work is not counted, so it has no estimate ({})", why));
-  };
   const std::string path = (std::filesystem::path(spec.cwd) / config).string();
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return not_counted(path + ": no such file yet");
@@ -84,6 +87,65 @@ void count_training_work(sched::JobSpec& spec) {
   try {
     const train::TrainingWork work = train::training_work(cfg, train::eval_sizes(cfg), train::text_lengths(cfg));
     spec.work = {work.total(), work.step_flops, cfg.train.batch_size, work.steps};
+  } catch (const Error& e) {
+    not_counted(e.what());
+  }
+}
+
+// A `ragmig eval` job that embeds (--retriever dense or hybrid) states its encoder's work as a sweep's evaluation
+// jobs do (train::evaluation_flops): its queries (--max-queries, else every judged query of --split) and the whole
+// corpus at --max-query-tokens / --max-passage-tokens, forward only, as though nothing were cached; the options'
+// defaults are `ragmig eval`'s own (eval::EvalOptions). BM25 computes no encoder FLOPs and a re-ranking's are its
+// candidate pairs': neither is counted. Like a training, a job whose data or model is not there yet is queued
+// without an estimate, with a warning.
+void count_evaluation_work(sched::JobSpec& spec) {
+  const auto& a = spec.argv;
+  if (a.size() < 3 || a[0] != "ragmig" || a[1] != "eval") return;
+  std::map<std::string, std::string> given;  // "--name value" and "--name=value"; flags take no value
+  for (size_t i = 2; i < a.size(); ++i) {
+    if (a[i].rfind("--", 0) != 0) continue;
+    if (const auto eq = a[i].find('='); eq != std::string::npos) {
+      given[a[i].substr(0, eq)] = a[i].substr(eq + 1);
+    } else if (i + 1 < a.size() && a[i + 1].rfind("--", 0) != 0) {
+      given[a[i]] = a[i + 1];
+      ++i;
+    }
+  }
+  const auto value = [&](const std::string& name, const std::string& otherwise) {
+    const auto it = given.find(name);
+    return it == given.end() ? otherwise : it->second;
+  };
+  const std::string retriever = value("--retriever", "bm25");
+  if (retriever != "dense" && retriever != "hybrid") return;
+  // What the job would fail on at once is refused now, naming the option.
+  const auto count = [&](const std::string& name, int64_t otherwise) {
+    const std::string text = value(name, std::to_string(otherwise));
+    size_t used = 0;
+    int64_t n = -1;
+    try {
+      n = std::stoll(text, &used);
+    } catch (const std::exception&) {
+    }
+    if (used != text.size() || n < 0)
+      throw ConfigError(fmt::format("ragmig eval {} {}: expected a count (an integer >= 0)", name, text));
+    return n;
+  };
+  for (const char* required : {"--data", "--model"})
+    if (value(required, "").empty())
+      throw ConfigError(fmt::format("ragmig eval --retriever {} needs {}", retriever, required));
+  const eval::EvalOptions defaults;
+  train::TrainConfig cfg;
+  cfg.data.beir = (std::filesystem::path(spec.cwd) / given.at("--data")).string();
+  cfg.model.init = given.at("--model");
+  cfg.eval.split = value("--split", defaults.split);
+  cfg.eval.max_queries = count("--max-queries", defaults.max_queries);
+  cfg.eval.max_passages = 0;
+  cfg.data.max_query_tokens = count("--max-query-tokens", defaults.dense.embed.max_query_tokens);
+  cfg.data.max_passage_tokens = count("--max-passage-tokens", defaults.dense.embed.max_passage_tokens);
+  if (given.count("--query-prompt")) cfg.model.query_prompt = given.at("--query-prompt");
+  if (given.count("--passage-prompt")) cfg.model.passage_prompt = given.at("--passage-prompt");
+  try {
+    spec.work.flops = train::evaluation_flops(cfg, train::eval_sizes(cfg), train::text_lengths(cfg));
   } catch (const Error& e) {
     not_counted(e.what());
   }
@@ -132,7 +194,10 @@ Command add_submit_command(CLI::App& root) {
                    if (retries->count()) spec.max_retries = args->max_retries;
                    if (spec.name.empty() && !spec.argv.empty()) spec.name = join_shell_words(spec.argv).substr(0, 60);
                    spec.cwd = std::filesystem::current_path().string();
-                   if (!(spec.estimate_s > 0)) count_training_work(spec);
+                   if (!(spec.estimate_s > 0)) {
+                     count_training_work(spec);
+                     count_evaluation_work(spec);
+                   }
                    sched::validate(spec);
                    check_executable(spec);
                    sched::Store store(args->state);

