@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -64,13 +65,21 @@ void clear_past(int64_t n, uint8_t* bits) {
   if (n % 8) bits[n / 8] &= static_cast<uint8_t>((1u << (n % 8)) - 1);
 }
 
+// What this CPU offers, and the cap tests lower to check each path on one machine.
+MaskIsa detected_isa() {
+#ifdef RAGMIG_MASK_BITS_AVX2
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
+    return MaskIsa::Avx512;
+  if (__builtin_cpu_supports("avx2")) return MaskIsa::Avx2;
+#endif
+  return MaskIsa::Scalar;
+}
+
+std::atomic<MaskIsa> isa_cap{MaskIsa::Avx512};
+
 #ifdef RAGMIG_MASK_BITS_AVX2
 #define RAGMIG_AVX2 __attribute__((target("avx2")))
-
-bool cpu_has_avx2() {
-  static const bool has = __builtin_cpu_supports("avx2");
-  return has;
-}
+#define RAGMIG_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq")))
 
 // The mask's 8 values of one byte of bits: lane k = bit k ? scale : +0.
 RAGMIG_AVX2 inline __m256 mask_lanes(uint8_t byte, __m256 scale) {
@@ -145,6 +154,72 @@ RAGMIG_AVX2 int64_t fill_bytes_avx2(int64_t begin, int64_t end, uint32_t drop, u
   }
   return b;
 }
+
+// AVX-512: 16 elements a step, their 16 mask lanes straight from two bytes of bits (a mask register), and the
+// hashes' 64-bit multiplies native (AVX512DQ). The same products and bits as the AVX2 and scalar loops.
+// GCC 12 warns in its own _mm512_srli_epi64 (its undefined pass-through: GCC bug 105593, fixed in 13).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+// Lane k = bit k of the 16 bits at `bits` ? scale : +0.
+RAGMIG_AVX512 inline __m512 mask_lanes16(const uint8_t* bits, __m512 scale) {
+  uint16_t k;
+  std::memcpy(&k, bits, 2);
+  return _mm512_maskz_mov_ps(k, scale);
+}
+
+// Elements [0, 8 * bytes); an odd last byte through the AVX2 loop.
+RAGMIG_AVX512 void multiply_avx512(const float* x, float* y, const uint8_t* bits, int64_t bytes, float scale) {
+  const __m512 s = _mm512_set1_ps(scale);
+  int64_t b = 0;
+  for (; b + 2 <= bytes; b += 2)
+    _mm512_storeu_ps(y + 8 * b, _mm512_mul_ps(_mm512_loadu_ps(x + 8 * b), mask_lanes16(bits + b, s)));
+  if (b < bytes) multiply_avx2(x + 8 * b, y + 8 * b, bits + b, bytes - b, scale);
+}
+
+RAGMIG_AVX512 void multiply_avx512(const uint16_t* x, uint16_t* y, const uint8_t* bits, int64_t bytes, float scale) {
+  const __m512 s = _mm512_set1_ps(scale);
+  const __m512i one = _mm512_set1_epi32(1), bias = _mm512_set1_epi32(0x7FFF), nan = _mm512_set1_epi32(0x7FC0);
+  int64_t b = 0;
+  for (; b + 2 <= bytes; b += 2) {
+    const __m256i in = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 8 * b));
+    const __m512 p = _mm512_mul_ps(_mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(in), 16)),
+                                   mask_lanes16(bits + b, s));
+    const __m512i u = _mm512_castps_si512(p);
+    const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), one);
+    __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, bias), odd), 16);
+    r = _mm512_mask_mov_epi32(r, _mm512_cmp_ps_mask(p, p, _CMP_UNORD_Q), nan);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + 8 * b), _mm512_cvtepi32_epi16(r));  // each <= 0xFFFF
+  }
+  if (b < bytes) multiply_avx2(x + 8 * b, y + 8 * b, bits + b, bytes - b, scale);
+}
+
+RAGMIG_AVX512 inline __m512i splitmix_lanes512(__m512i x) {
+  x = _mm512_add_epi64(x, _mm512_set1_epi64(static_cast<int64_t>(0x9E3779B97F4A7C15ull)));
+  x = _mm512_mullo_epi64(_mm512_xor_si512(x, _mm512_srli_epi64(x, 30)),
+                         _mm512_set1_epi64(static_cast<int64_t>(0xBF58476D1CE4E5B9ull)));
+  x = _mm512_mullo_epi64(_mm512_xor_si512(x, _mm512_srli_epi64(x, 27)),
+                         _mm512_set1_epi64(static_cast<int64_t>(0x94D049BB133111EBull)));
+  return _mm512_xor_si512(x, _mm512_srli_epi64(x, 31));
+}
+
+// fill_bytes eight hashes (four bytes) at a time: hash j's four 16-bit fields are mask bits 4j..4j+3, the layout
+// fill_bytes writes. drop <= 0xFFFF.
+RAGMIG_AVX512 int64_t fill_bytes_avx512(int64_t begin, int64_t end, uint32_t drop, uint64_t key, uint8_t* bits) {
+  const __m512i k = _mm512_set1_epi64(static_cast<int64_t>(key));
+  const __m512i d = _mm512_set1_epi16(static_cast<int16_t>(static_cast<uint16_t>(drop)));
+  const __m512i eight = _mm512_set1_epi64(8);
+  __m512i h = _mm512_add_epi64(_mm512_set1_epi64(2 * begin), _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
+  int64_t b = begin;
+  for (; b + 4 <= end; b += 4) {
+    const __mmask32 keep = _mm512_cmpge_epu16_mask(splitmix_lanes512(_mm512_xor_si512(k, splitmix_lanes512(h))), d);
+    const auto word = static_cast<uint32_t>(keep);
+    std::memcpy(bits + b, &word, 4);
+    h = _mm512_add_epi64(h, eight);
+  }
+  return b;
+}
+#pragma GCC diagnostic pop
 #endif
 
 }  // namespace
@@ -155,11 +230,16 @@ void multiply_by_mask_bits_scalar(const T* x, T* y, const uint8_t* bits, int64_t
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * values[(bits[i / 8] >> (i % 8)) & 1];
 }
 
+MaskIsa mask_isa() {
+  static const MaskIsa detected = detected_isa();
+  return std::min(detected, isa_cap.load());
+}
+
+void cap_mask_isa(MaskIsa most) { isa_cap.store(most); }
+
 template <typename T>
 bool mask_bits_vectorised() {
-#ifdef RAGMIG_MASK_BITS_AVX2
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, c10::BFloat16>) return cpu_has_avx2();
-#endif
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, c10::BFloat16>) return mask_isa() != MaskIsa::Scalar;
   return false;
 }
 
@@ -170,10 +250,12 @@ void fill_keep_bits_scalar(int64_t n, double p, uint64_t key, uint8_t* bits) {
 
 void fill_keep_bits(int64_t n, double p, uint64_t key, uint8_t* bits) {
   const uint32_t drop = drop_threshold(p);
+  [[maybe_unused]] const MaskIsa isa = mask_isa();
   for_each_range((n + 7) / 8, [&](int64_t begin, int64_t end) {
     int64_t done = begin;
 #ifdef RAGMIG_MASK_BITS_AVX2
-    if (cpu_has_avx2() && drop <= 0xFFFF) done = fill_bytes_avx2(begin, end, drop, key, bits);
+    if (isa == MaskIsa::Avx512 && drop <= 0xFFFF) done = fill_bytes_avx512(begin, end, drop, key, bits);
+    if (isa == MaskIsa::Avx2 && drop <= 0xFFFF) done = fill_bytes_avx2(begin, end, drop, key, bits);
 #endif
     fill_bytes(done, end, drop, key, bits);
   });
@@ -183,17 +265,24 @@ void fill_keep_bits(int64_t n, double p, uint64_t key, uint8_t* bits) {
 template <typename T>
 void multiply_by_mask_bits(const T* x, T* y, const uint8_t* bits, int64_t n, T scale) {
   [[maybe_unused]] const bool vectorised = mask_bits_vectorised<T>();
+  [[maybe_unused]] const bool wide = vectorised && mask_isa() == MaskIsa::Avx512;
   for_each_range((n + 7) / 8, [&](int64_t begin, int64_t end) {
     const int64_t first = 8 * begin, count = std::min(8 * end, n) - first;
     int64_t done = 0;
 #ifdef RAGMIG_MASK_BITS_AVX2
     if (vectorised) {
       done = count / 8 * 8;
+      const auto multiply = [&](const auto* in, auto* out, float s) {
+        if (wide)
+          multiply_avx512(in, out, bits + begin, count / 8, s);
+        else
+          multiply_avx2(in, out, bits + begin, count / 8, s);
+      };
       if constexpr (std::is_same_v<T, float>) {
-        multiply_avx2(x + first, y + first, bits + begin, count / 8, scale);
+        multiply(x + first, y + first, scale);
       } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
-        multiply_avx2(reinterpret_cast<const uint16_t*>(x + first), reinterpret_cast<uint16_t*>(y + first),
-                      bits + begin, count / 8, static_cast<float>(scale));
+        multiply(reinterpret_cast<const uint16_t*>(x + first), reinterpret_cast<uint16_t*>(y + first),
+                 static_cast<float>(scale));
       }
     }
 #endif

@@ -9,9 +9,9 @@
 //
 // Each product is rounded to the element type as LibTorch's `x * mask` rounds it (bf16 and half: the product in
 // float, rounded to the nearest even, c10's NaN), so the result equals x * mask bit for bit. Where the CPU has AVX2,
-// fp32 and bf16 run 8 elements at a time, and the hashes four at a time: the library is built for baseline x86-64,
-// where GCC vectorises neither bf16's rounding nor the bit unpacking (bf16 ran at ~2.5 ns an element, 6-9x
-// LibTorch's own x * mask) nor 64-bit multiplies.
+// fp32 and bf16 run 8 elements at a time, and the hashes four at a time (AVX-512: 16 elements, eight hashes): the
+// library is built for baseline x86-64, where GCC vectorises neither bf16's rounding nor the bit unpacking (bf16
+// ran at ~2.5 ns an element, 6-9x LibTorch's own x * mask) nor 64-bit multiplies.
 #pragma once
 
 #include <c10/util/BFloat16.h>
@@ -38,8 +38,14 @@ void multiply_by_mask_bits(const T* x, T* y, const uint8_t* bits, int64_t n, T s
 template <typename T>
 void multiply_by_mask_bits_scalar(const T* x, T* y, const uint8_t* bits, int64_t n, T scale);
 
-/// Whether multiply_by_mask_bits runs its AVX2 version for T on this CPU (fill_keep_bits does where float does).
+/// Whether multiply_by_mask_bits runs a vectorised version for T on this CPU (fill_keep_bits does where float does).
 template <typename T>
 bool mask_bits_vectorised();
+
+/// The instructions the vectorised loops use: AVX-512 (F, BW, DQ: 16 elements and eight hashes a step) where the
+/// CPU has them, else AVX2, else none; at most `cap_mask_isa`'s (tests check each path on one machine).
+enum class MaskIsa { Scalar, Avx2, Avx512 };
+MaskIsa mask_isa();
+void cap_mask_isa(MaskIsa most);
 
 }  // namespace ragmig::model

@@ -106,11 +106,24 @@ TEST(KeyedDropout, ApplyingTheKeyIsMultiplyingByItsMask) {
   EXPECT_THROW(keyed_dropout_apply_bits(torch::ones({9}), torch::zeros({1}, torch::kUInt8), 0.2), std::exception);
 }
 
-// The vectorised product (AVX2, where this CPU has it) equals the scalar one byte for byte: every bf16 bit pattern
-// (NaNs, infinities, subnormals, both zeros) against kept and dropped bits, fp32 edge values and random ones, a
-// tail that is not a whole byte of bits, and in place.
+// Runs `body` once on each vectorised path this CPU has: AVX-512, then AVX2 with the wider one capped.
+void on_each_vector_path(const std::function<void()>& body) {
+  for (const MaskIsa isa : {MaskIsa::Avx512, MaskIsa::Avx2}) {
+    cap_mask_isa(isa);
+    if (mask_isa() == isa) {
+      SCOPED_TRACE(isa == MaskIsa::Avx512 ? "avx512" : "avx2");
+      body();
+    }
+  }
+  cap_mask_isa(MaskIsa::Avx512);
+}
+
+// The vectorised products (AVX-512 and AVX2, where this CPU has them) equal the scalar one byte for byte: every bf16
+// bit pattern (NaNs, infinities, subnormals, both zeros) against kept and dropped bits, fp32 edge values and random
+// ones, tails that are not a whole byte of bits nor an even number of bytes, and in place.
 TEST(KeyedDropout, TheVectorisedMaskProductEqualsTheScalarOneOnEveryValue) {
-  RecordProperty("vectorised", mask_bits_vectorised<float>() ? "avx2" : "no");
+  const MaskIsa widest = mask_isa();
+  RecordProperty("vectorised", widest == MaskIsa::Avx512 ? "avx512" : widest == MaskIsa::Avx2 ? "avx2" : "no");
   auto check = [](const auto* x, int64_t n, auto scale) {
     using T = std::remove_const_t<std::remove_pointer_t<decltype(x)>>;
     std::vector<uint8_t> bits((n + 7) / 8);
@@ -122,29 +135,34 @@ TEST(KeyedDropout, TheVectorisedMaskProductEqualsTheScalarOneOnEveryValue) {
     EXPECT_EQ(std::memcmp(fast.data(), slow.data(), n * sizeof(T)), 0);
     EXPECT_EQ(std::memcmp(in_place.data(), slow.data(), n * sizeof(T)), 0);
   };
-  std::vector<uint16_t> patterns(2 * 65536 + 5);  // every pattern twice, under other bits; a tail of 5
+  std::vector<uint16_t> patterns(2 * 65536 + 13);  // every pattern twice, under other bits; a tail of 13
   for (size_t i = 0; i < patterns.size(); ++i) patterns[i] = static_cast<uint16_t>(i * 40503u);
-  for (const float scale : {1.0f / 0.9f, 1.0f / 0.7f, 2.0f})
-    check(reinterpret_cast<const c10::BFloat16*>(patterns.data()), static_cast<int64_t>(patterns.size()),
-          c10::BFloat16(scale));
   std::vector<float> floats = {std::nanf("1"), -std::nanf("7"), INFINITY, -INFINITY, 0.0f, -0.0f, 1e-45f, -1e-40f,
                                FLT_MAX, -FLT_MAX, FLT_MIN, 1.0f, -3.5f};
   for (int i = 0; i < 100003; ++i) floats.push_back(static_cast<float>(splitmix64(i) % 2000001) / 1000.0f - 1000.0f);
-  check(floats.data(), static_cast<int64_t>(floats.size()), 1.0f / 0.9f);
+  on_each_vector_path([&] {
+    for (const float scale : {1.0f / 0.9f, 1.0f / 0.7f, 2.0f})
+      for (const int64_t n : {static_cast<int64_t>(patterns.size()), int64_t{24}, int64_t{15}})
+        check(reinterpret_cast<const c10::BFloat16*>(patterns.data()), n, c10::BFloat16(scale));
+    check(floats.data(), static_cast<int64_t>(floats.size()), 1.0f / 0.9f);
+    check(floats.data(), int64_t{23}, 1.0f / 0.9f);
+  });
 }
 
 // The vectorised, threaded mask bits equal the scalar ones: at rates down to the finest (drop = 65535 of 65536)
 // and the one past it (every element dropped), for lengths that end mid-byte, and over ranges that start where
 // LibTorch's threads split them.
 TEST(KeyedDropout, TheVectorisedMaskBitsEqualTheScalarOnes) {
-  for (const double p : {0.0, 0.1, 0.5, 65535.0 / 65536.0, 1.0 - 0.4 / 65536.0}) {
-    for (const int64_t n : {int64_t{1}, int64_t{61}, int64_t{1000003}}) {
-      std::vector<uint8_t> fast((n + 7) / 8), slow((n + 7) / 8);
-      fill_keep_bits(n, p, 0xC0FFEE + n, fast.data());
-      fill_keep_bits_scalar(n, p, 0xC0FFEE + n, slow.data());
-      EXPECT_EQ(fast, slow) << p << " " << n;
+  on_each_vector_path([] {
+    for (const double p : {0.0, 0.1, 0.5, 65535.0 / 65536.0, 1.0 - 0.4 / 65536.0}) {
+      for (const int64_t n : {int64_t{1}, int64_t{61}, int64_t{1000003}}) {
+        std::vector<uint8_t> fast((n + 7) / 8), slow((n + 7) / 8);
+        fill_keep_bits(n, p, 0xC0FFEE + n, fast.data());
+        fill_keep_bits_scalar(n, p, 0xC0FFEE + n, slow.data());
+        EXPECT_EQ(fast, slow) << p << " " << n;
+      }
     }
-  }
+  });
   std::vector<uint8_t> none(125);
   fill_keep_bits(1000, 1.0 - 0.4 / 65536.0, 3, none.data());
   EXPECT_EQ(std::count(none.begin(), none.end(), 0), 125);  // rounded to 65536 / 65536: all dropped
