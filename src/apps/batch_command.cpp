@@ -111,7 +111,7 @@ hpo::SweepPlan resolve_plan(const hpo::SweepSpec& spec) {
     trial.eval.at_end = false;
     // [asha] passages 0: all of them
     const train::TrainingWork work = train::training_work(trial, sizes(trial), lengths(trial));
-    plan.trial_work.push_back({work.total(), work.step_flops, trial.train.batch_size, work.steps});
+    plan.trial_work.push_back({work.total(), work.step_flops, trial.train.batch_size, work.steps, work.eval_steps});
     plan.eval_flops.push_back(scored(trial));
     // [eval] dimensions past a trial's embeddings would fail its evaluation once it has trained.
     if (const int64_t size = spec.eval.dimensions > 0 ? train::embedding_size(trial) : 0; spec.eval.dimensions > size)

@@ -86,7 +86,7 @@ void count_training_work(sched::JobSpec& spec) {
   const train::TrainConfig cfg = train::read_train_config(path, sets);
   try {
     const train::TrainingWork work = train::training_work(cfg, train::eval_sizes(cfg), train::text_lengths(cfg));
-    spec.work = {work.total(), work.step_flops, cfg.train.batch_size, work.steps};
+    spec.work = {work.total(), work.step_flops, cfg.train.batch_size, work.steps, work.eval_steps};
   } catch (const Error& e) {
     not_counted(e.what());
   }

@@ -87,6 +87,7 @@ nlohmann::json to_json(const JobSpec& spec) {
     j["work"] = {
         {"flops", spec.work.flops}, {"step_flops", spec.work.step_flops}, {"batch_size", spec.work.batch_size}};
     if (spec.work.steps > 0) j["work"]["steps"] = spec.work.steps;
+    if (!spec.work.eval_steps.empty()) j["work"]["eval_steps"] = spec.work.eval_steps;
   }
   return j;
 }
@@ -108,6 +109,7 @@ JobSpec job_spec_from_json(const nlohmann::json& j, const std::string& where) {
       spec.work.step_flops = work->at("step_flops").get<double>();
       spec.work.batch_size = work->at("batch_size").get<int64_t>();
       spec.work.steps = work->value("steps", int64_t{0});
+      spec.work.eval_steps = work->value("eval_steps", std::vector<int64_t>{});
     }
     return spec;
   } catch (const nlohmann::json::exception& e) {
@@ -171,6 +173,9 @@ void validate(const JobSpec& spec) {
     throw ConfigError(fmt::format("job's work: {} steps of {} FLOPs must be >= 0, have step_flops and fit in its "
                                   "{} FLOPs",
                                   w.steps, w.step_flops, w.flops));
+  for (const int64_t at : w.eval_steps)
+    if (at < 0 || at > w.steps)
+      throw ConfigError(fmt::format("job's work: an evaluation after step {} of its {} steps", at, w.steps));
 }
 
 std::string to_string(JobState state) {

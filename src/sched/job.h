@@ -54,13 +54,16 @@ struct JobSpec {
   /// said) of `step_flops` each at `batch_size` samples (0 for a job without steps: a sweep's evaluation). The
   /// scheduler measures FLOP/s from the steps of the jobs that have them and keeps estimate_s at the job's FLOPs
   /// over that rate (work_pricer.h), so an evaluation costs its FLOPs at the training's speed; once a job with
-  /// `steps` reports progress, at what it has done plus what is left of its steps at the batch it now trains at.
+  /// `steps` reports progress, at what it has done plus what is left of its steps at the batch it now trains at
+  /// and of its evaluations: `eval_steps`, the steps after which it evaluates (each costing an equal share of
+  /// flops - steps x step_flops; empty: all of that share is left until it ends).
   /// flops == 0: not counted, and estimate_s is the submitter's.
   struct Work {
     double flops = 0;
     double step_flops = 0;
     int64_t batch_size = 0;
     int64_t steps = 0;
+    std::vector<int64_t> eval_steps = {};
   };
   Work work;
 };

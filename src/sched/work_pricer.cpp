@@ -53,7 +53,13 @@ std::optional<double> WorkPricer::new_estimate(JobId id, const JobSpec::Work& wo
     const Job& j = job->second;
     const double steps_left = static_cast<double>(std::max<int64_t>(0, work.steps - j.step));
     const double per_step = work.step_flops * static_cast<double>(j.batch_size) / static_cast<double>(work.batch_size);
-    const double evaluations = std::max(0.0, work.flops - static_cast<double>(work.steps) * work.step_flops);
+    double evaluations = std::max(0.0, work.flops - static_cast<double>(work.steps) * work.step_flops);
+    // Those done are in the seconds attained; one at the latest step may not have run yet.
+    if (!work.eval_steps.empty()) {
+      const auto left = std::count_if(work.eval_steps.begin(), work.eval_steps.end(),
+                                      [&](int64_t at) { return at >= j.step; });
+      evaluations *= static_cast<double>(left) / static_cast<double>(work.eval_steps.size());
+    }
     priced = j.attained_s + (steps_left * per_step + evaluations) / rate;
   }
   if (estimate_s > 0 && !reprice(estimate_s, priced)) return std::nullopt;

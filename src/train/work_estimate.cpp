@@ -103,8 +103,8 @@ TrainingWork training_work(const TrainConfig& cfg, const EvalSizes& all, const T
   if (!cfg.eval.split.empty()) {
     std::set<int64_t> at(cfg.eval.at_steps.begin(), cfg.eval.at_steps.end());
     if (cfg.eval.at_end) at.insert(t.max_steps);
-    const auto evaluations = static_cast<double>(std::distance(at.begin(), at.upper_bound(t.max_steps)));
-    work.eval_flops = evaluations * one_evaluation(cfg, all, query, passage);
+    work.eval_steps.assign(at.begin(), at.upper_bound(t.max_steps));
+    work.eval_flops = static_cast<double>(work.eval_steps.size()) * one_evaluation(cfg, all, query, passage);
   }
   return work;
 }

@@ -17,6 +17,7 @@ struct TrainingWork {
   double step_flops = 0;  ///< one optimiser step: forward and backward of the batch's queries and passages
   int64_t steps = 0;      ///< train.max_steps
   double eval_flops = 0;  ///< the recall evaluations (eval.at_steps and after the last step), forward only
+  std::vector<int64_t> eval_steps;  ///< the steps after which they run, in order
 
   double total() const { return step_flops * static_cast<double>(steps) + eval_flops; }
 };

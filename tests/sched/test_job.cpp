@@ -68,13 +68,16 @@ TEST(JobSpec, JsonRoundTrip) {
   EXPECT_EQ(resizable.min_batch_size, 16);
   EXPECT_TRUE(resizable.resizable());
   EXPECT_FALSE(to_json(spec).contains("work"));  // nor do those whose work nobody counted
-  spec.work = {3.2e12, 3.2e10, 32, 90};
+  spec.work = {3.2e12, 3.2e10, 32, 90, {30, 90}};
   const JobSpec counted = job_spec_from_json(to_json(spec), "test");
   EXPECT_EQ(counted.work.flops, 3.2e12);
   EXPECT_EQ(counted.work.step_flops, 3.2e10);
   EXPECT_EQ(counted.work.batch_size, 32);
   EXPECT_EQ(counted.work.steps, 90);
+  EXPECT_EQ(counted.work.eval_steps, (std::vector<int64_t>{30, 90}));
   EXPECT_EQ(to_json(counted), to_json(spec));
+  spec.work.eval_steps = {91};
+  EXPECT_THROW(validate(spec), ConfigError) << "an evaluation past its last step";
   EXPECT_THROW(job_spec_from_json({{"name", "x"}}, "row 3"), DataError);
 }
 
@@ -83,12 +86,12 @@ TEST(JobSpec, JsonRoundTrip) {
 TEST(JobSpec, WorkStepsNeedTheirBatchAndFlops) {
   JobSpec spec;
   spec.argv = {"ragmig", "train", "a.toml"};
-  for (const JobSpec::Work good : {JobSpec::Work{1e12, 1e10, 8}, JobSpec::Work{1e12, 0, 0}, JobSpec::Work{},
+  for (const JobSpec::Work& good : {JobSpec::Work{1e12, 1e10, 8}, JobSpec::Work{1e12, 0, 0}, JobSpec::Work{},
                                    JobSpec::Work{1e12, 1e10, 8, 100}}) {
     spec.work = good;
     EXPECT_NO_THROW(validate(spec)) << good.flops << " " << good.step_flops;
   }
-  for (const JobSpec::Work bad :
+  for (const JobSpec::Work& bad :
        {JobSpec::Work{1e12, 1e10, 0}, JobSpec::Work{0, 1e10, 8}, JobSpec::Work{-1, 0, 0}, JobSpec::Work{1, -1, 0},
         JobSpec::Work{1e12, 1e10, 8, 101}, JobSpec::Work{1e12, 0, 0, 5}, JobSpec::Work{1e12, 1e10, 8, -1}}) {
     spec.work = bad;

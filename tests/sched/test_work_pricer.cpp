@@ -144,6 +144,22 @@ class StepClock : public Clock {
   double t = 1000;
 };
 
+// The evaluations a job has run are in the seconds it attained: what is left counts those at or after its latest
+// step only (the one at that step may not have run yet).
+TEST(WorkPricer, EvaluationsAJobHasRunAreNotLeft) {
+  WorkPricer pricer;
+  const JobSpec::Work work{3.6e12, 3e10, 8, 100, {10, 50, 100}};  // three evaluations of 2e11 FLOP
+  pricer.on_event(1, work, {{"event", "start"}, {"step", 0}}, 1, 0);
+  pricer.on_event(1, work, progress(10, 100), 1, 20);
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(1, work, 0, 1e10), 20 + (90 * 3e10 + 6e11) / 1e10) << "all three";
+  pricer.on_event(1, work, progress(20, 110), 1, 34);  // 10 steps in 10 s: 3e10 FLOP/s; and the evaluation
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(1, work, 0, 3e10), 34 + (80 * 3e10 + 4e11) / 3e10);
+  pricer.on_event(1, work, progress(60, 150), 1, 78);
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(1, work, 0, 3e10), 78 + (40 * 3e10 + 2e11) / 3e10) << "the last one";
+  const JobSpec::Work unsaid{3.6e12, 3e10, 8, 100};
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(1, unsaid, 0, 3e10), 78 + (40 * 3e10 + 6e11) / 3e10) << "steps not said";
+}
+
 TEST(WorkPricer, TheSchedulerPricesTheJobsThatStateTheirWork) {
   const auto store = Store::in_memory((std::filesystem::temp_directory_path() / "ragmig-work-pricer").string());
   ScriptedExecutor executor;

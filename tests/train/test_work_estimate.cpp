@@ -83,14 +83,17 @@ TEST(WorkEstimate, EvaluationsUpToTheLastStepAreCountedForwardOnly) {
   const double one = 300 * model::encoder_flops(shape, 24) + 2000 * model::encoder_flops(shape, 96);
   const TrainingWork w = training_work(c);
   EXPECT_DOUBLE_EQ(w.eval_flops, 3 * one);
+  EXPECT_EQ(w.eval_steps, (std::vector<int64_t>{20, 60, 150}));
   EXPECT_DOUBLE_EQ(w.total(), 150 * w.step_flops + 3 * one);
   c.eval.at_end = false;  // a sweep's trial: the rungs only (150 among them here, as asked)
   EXPECT_DOUBLE_EQ(training_work(c).eval_flops, 3 * one);
   c.eval.at_steps = {20, 60};
   EXPECT_DOUBLE_EQ(training_work(c).eval_flops, 2 * one);
+  EXPECT_EQ(training_work(c).eval_steps, (std::vector<int64_t>{20, 60}));
   c.eval.at_end = true;
   c.eval.at_steps.clear();  // the evaluation after the last step only
   EXPECT_DOUBLE_EQ(training_work(c).eval_flops, one);
+  EXPECT_EQ(training_work(c).eval_steps, (std::vector<int64_t>{150}));
 }
 
 // An evaluation of all queries or all passages (eval.max_queries or eval.max_passages 0) is counted from its data:
