@@ -467,7 +467,7 @@ void Scheduler::handle_exit(const ExitStatus& status) {
   const bool closed = store_.finish_attempt(job.id, status.attempt_id, end, now);
   if (closed && listener_) listener_->on_attempt_end(job, end, now);
   view_dirty_.push_back(status.job);
-  // A job stopped with a reason had it said at "stopping:" (sched/scheduler.cpp's stop); the end says how.
+  // A job stopped with a reason had it said at "stopping:" (Scheduler::stop); the end says how it exited.
   if (end.outcome == "cancelled" && cancel_reasons_.count(job.id))
     say(fmt::format("job {} ({}): running -> {} ({})", job.id, job.spec.name, to_string(end.next), how));
   else
