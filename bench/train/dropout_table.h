@@ -8,8 +8,6 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
-#include <vector>
-
 #include "common/bench_support.h"
 #include "model/keyed_dropout.h"
 #include "model/keyed_dropout_kernels.h"
@@ -19,16 +17,6 @@ namespace ragmig::bench {
 inline void print_dropout_table(double min_seconds) {
   const double p = 0.1;
   const torch::Tensor probs = torch::softmax(torch::randn({32, 12, 256, 256}), -1);
-  // Each vectorised path this CPU has, the widest first (AVX-512, then AVX2 with it capped), else the scalar loops.
-  std::vector<model::MaskIsa> paths;
-  for (const auto isa : {model::MaskIsa::Avx512, model::MaskIsa::Avx2, model::MaskIsa::Scalar}) {
-    model::cap_mask_isa(isa);
-    if (model::mask_isa() == isa) paths.push_back(isa);
-  }
-  model::cap_mask_isa(model::MaskIsa::Avx512);
-  const auto name = [](model::MaskIsa isa) {
-    return isa == model::MaskIsa::Avx512 ? "AVX-512" : isa == model::MaskIsa::Avx2 ? "AVX2" : "scalar";
-  };
   fmt::print("\nDropout on attention probabilities 32x12x256x256 ({:.1f}M elements), p = {}, ms per call, {} "
              "threads:\n{:<14} {:>10} {:>15} {:>6} {:>10} {:>10} {:>6}\n",
              static_cast<double>(probs.numel()) / 1e6, p, at::get_num_threads(), "dtype, loops", "keyed fwd",
@@ -40,14 +28,14 @@ inline void print_dropout_table(double min_seconds) {
     const torch::Tensor mask = model::keyed_dropout_mask_like(x, p, key);
     const double torch_forward = seconds_per_call([&] { (void)torch::dropout(x, p, true); }, min_seconds);
     const double product = seconds_per_call([&] { (void)(x * mask); }, min_seconds);
-    for (const auto isa : paths) {
+    for (const auto isa : model::mask_isas()) {  // every path this CPU has, the widest first
       model::cap_mask_isa(isa);
       const double forward = seconds_per_call([&] { (void)model::keyed_dropout_apply_keeping_bits(x, p, key); },
                                               min_seconds);
       const double backward = seconds_per_call([&] { (void)model::keyed_dropout_apply_bits(x, bits, p); },
                                                min_seconds);
       fmt::print("{:<14} {:>10.1f} {:>15.1f} {:>6.2f} {:>10.1f} {:>10.1f} {:>6.2f}\n",
-                 fmt::format("{}, {}", dtype == torch::kFloat ? "fp32" : "bf16", name(isa)), 1e3 * forward,
+                 fmt::format("{}, {}", dtype == torch::kFloat ? "fp32" : "bf16", model::to_string(isa)), 1e3 * forward,
                  1e3 * torch_forward, forward / torch_forward, 1e3 * backward, 1e3 * product, backward / product);
     }
     model::cap_mask_isa(model::MaskIsa::Avx512);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "core/error.h"
 #include "core/splitmix.h"
@@ -65,14 +66,18 @@ void clear_past(int64_t n, uint8_t* bits) {
   if (n % 8) bits[n / 8] &= static_cast<uint8_t>((1u << (n % 8)) - 1);
 }
 
-// What this CPU offers, and the cap tests lower to check each path on one machine.
+// What this CPU offers (asked once), and the cap tests lower to check each path on one machine.
 MaskIsa detected_isa() {
+  static const MaskIsa detected = [] {
 #ifdef RAGMIG_MASK_BITS_AVX2
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
-    return MaskIsa::Avx512;
-  if (__builtin_cpu_supports("avx2")) return MaskIsa::Avx2;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq"))
+      return MaskIsa::Avx512;
+    if (__builtin_cpu_supports("avx2")) return MaskIsa::Avx2;
 #endif
-  return MaskIsa::Scalar;
+    return MaskIsa::Scalar;
+  }();
+  return detected;
 }
 
 std::atomic<MaskIsa> isa_cap{MaskIsa::Avx512};
@@ -230,12 +235,20 @@ void multiply_by_mask_bits_scalar(const T* x, T* y, const uint8_t* bits, int64_t
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * values[(bits[i / 8] >> (i % 8)) & 1];
 }
 
-MaskIsa mask_isa() {
-  static const MaskIsa detected = detected_isa();
-  return std::min(detected, isa_cap.load());
-}
+MaskIsa mask_isa() { return std::min(detected_isa(), isa_cap.load()); }
 
 void cap_mask_isa(MaskIsa most) { isa_cap.store(most); }
+
+std::vector<MaskIsa> mask_isas() {
+  std::vector<MaskIsa> isas;
+  for (const MaskIsa isa : {MaskIsa::Avx512, MaskIsa::Avx2, MaskIsa::Scalar})
+    if (isa <= detected_isa()) isas.push_back(isa);
+  return isas;
+}
+
+const char* to_string(MaskIsa isa) {
+  return isa == MaskIsa::Avx512 ? "AVX-512" : isa == MaskIsa::Avx2 ? "AVX2" : "scalar";
+}
 
 template <typename T>
 bool mask_bits_vectorised() {
@@ -264,16 +277,15 @@ void fill_keep_bits(int64_t n, double p, uint64_t key, uint8_t* bits) {
 
 template <typename T>
 void multiply_by_mask_bits(const T* x, T* y, const uint8_t* bits, int64_t n, T scale) {
-  [[maybe_unused]] const bool vectorised = mask_bits_vectorised<T>();
-  [[maybe_unused]] const bool wide = vectorised && mask_isa() == MaskIsa::Avx512;
+  [[maybe_unused]] const MaskIsa isa = mask_bits_vectorised<T>() ? mask_isa() : MaskIsa::Scalar;
   for_each_range((n + 7) / 8, [&](int64_t begin, int64_t end) {
     const int64_t first = 8 * begin, count = std::min(8 * end, n) - first;
     int64_t done = 0;
 #ifdef RAGMIG_MASK_BITS_AVX2
-    if (vectorised) {
+    if (isa != MaskIsa::Scalar) {
       done = count / 8 * 8;
       const auto multiply = [&](const auto* in, auto* out, float s) {
-        if (wide)
+        if (isa == MaskIsa::Avx512)
           multiply_avx512(in, out, bits + begin, count / 8, s);
         else
           multiply_avx2(in, out, bits + begin, count / 8, s);

@@ -18,6 +18,7 @@
 #include <c10/util/Half.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace ragmig::model {
 
@@ -47,5 +48,8 @@ bool mask_bits_vectorised();
 enum class MaskIsa { Scalar, Avx2, Avx512 };
 MaskIsa mask_isa();
 void cap_mask_isa(MaskIsa most);
+/// Every path this CPU can run, widest first, Scalar last (benchmarks and tests run each through cap_mask_isa).
+std::vector<MaskIsa> mask_isas();
+const char* to_string(MaskIsa isa);  ///< "AVX-512", "AVX2", "scalar"
 
 }  // namespace ragmig::model

@@ -108,12 +108,11 @@ TEST(KeyedDropout, ApplyingTheKeyIsMultiplyingByItsMask) {
 
 // Runs `body` once on each vectorised path this CPU has: AVX-512, then AVX2 with the wider one capped.
 void on_each_vector_path(const std::function<void()>& body) {
-  for (const MaskIsa isa : {MaskIsa::Avx512, MaskIsa::Avx2}) {
+  for (const MaskIsa isa : mask_isas()) {
+    if (isa == MaskIsa::Scalar) continue;
     cap_mask_isa(isa);
-    if (mask_isa() == isa) {
-      SCOPED_TRACE(isa == MaskIsa::Avx512 ? "avx512" : "avx2");
-      body();
-    }
+    SCOPED_TRACE(to_string(isa));
+    body();
   }
   cap_mask_isa(MaskIsa::Avx512);
 }
@@ -122,8 +121,7 @@ void on_each_vector_path(const std::function<void()>& body) {
 // bit pattern (NaNs, infinities, subnormals, both zeros) against kept and dropped bits, fp32 edge values and random
 // ones, tails that are not a whole byte of bits nor an even number of bytes, and in place.
 TEST(KeyedDropout, TheVectorisedMaskProductEqualsTheScalarOneOnEveryValue) {
-  const MaskIsa widest = mask_isa();
-  RecordProperty("vectorised", widest == MaskIsa::Avx512 ? "avx512" : widest == MaskIsa::Avx2 ? "avx2" : "no");
+  RecordProperty("vectorised", to_string(mask_isa()));
   auto check = [](const auto* x, int64_t n, auto scale) {
     using T = std::remove_const_t<std::remove_pointer_t<decltype(x)>>;
     std::vector<uint8_t> bits((n + 7) / 8);
