@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "model/attention_probs.h"
 #include "model/keyed_dropout.h"
 #include "model/modernbert.h"
 #include "model/varlen_attention.h"
@@ -123,12 +124,9 @@ torch::Tensor padded_attention(const torch::Tensor& q_in, const torch::Tensor& k
 #endif
   if (!context.defined()) {
     // The scale goes on q ([B, heads, L, d]) as SDPA's own math path puts it, not on the scores ([.., L, L], L/d
-    // times bigger): a pass less over the scores forward and backward. The bias is added in place: matmul keeps
-    // its inputs for backward, not its output.
-    auto scores = torch::matmul(q * (1.0 / std::sqrt(static_cast<double>(head_dim))), k.transpose(-1, -2));
-    scores.add_(batch.score_bias(scores.scalar_type()));
-    const auto probs = torch::softmax(scores, -1);
-    context = model::keyed_dropout_matmul(probs, v, dropout, training);
+    // times bigger): a pass less over the scores forward and backward.
+    const auto scores = torch::matmul(q * (1.0 / std::sqrt(static_cast<double>(head_dim))), k.transpose(-1, -2));
+    context = model::attention_probs_matmul(scores, batch.score_bias(scores.scalar_type()), v, dropout, training);
   }
   return context.transpose(1, 2).contiguous().view({b, l, heads * head_dim});
 }

@@ -15,12 +15,6 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// The value a kept element is multiplied by: 1 / (1 - p) in float, then in the tensor's dtype (the mask's value).
-template <typename T>
-T keep_scale(double p) {
-  return static_cast<T>(static_cast<float>(1.0 / (1.0 - p)));
-}
-
 // out[i] = in[i] * the mask's value kept in bits (model/keyed_dropout_kernels.h); out may be in.
 void multiply_by_bits(const torch::Tensor& in, torch::Tensor& out, const uint8_t* bits, double p) {
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, in.scalar_type(), "keyed_dropout", [&] {

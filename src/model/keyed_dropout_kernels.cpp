@@ -2,8 +2,6 @@
 // without the precompiled <torch/torch.h> (src/model/CMakeLists.txt): it includes no LibTorch header.
 #include "model/keyed_dropout_kernels.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -13,33 +11,13 @@
 
 #include "core/error.h"
 #include "core/splitmix.h"
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define RAGMIG_MASK_BITS_AVX2 1
-#endif
+#include "model/cpu_lanes.h"
 
 namespace ragmig::model {
 namespace {
 
 // Units of work below which a loop stays on the calling thread: 32K elements (as LibTorch's own grain).
 constexpr int64_t kGrainBytes = 1 << 12;
-
-// fn(begin, end) over [0, n) in one contiguous range per thread, on LibTorch's intra-op threads when n is large
-// enough (an OpenMP region inside another runs on one thread, as at::parallel_for's does).
-template <typename F>
-void for_each_range(int64_t n, const F& fn) {
-  if (n <= kGrainBytes || omp_in_parallel() || omp_get_max_threads() == 1) {
-    fn(int64_t{0}, n);
-    return;
-  }
-#pragma omp parallel
-  {
-    const int64_t threads = std::min<int64_t>(omp_get_num_threads(), (n + kGrainBytes - 1) / kGrainBytes);
-    const int64_t chunk = (n + threads - 1) / threads, begin = omp_get_thread_num() * chunk;
-    if (begin < n) fn(begin, std::min(n, begin + chunk));
-  }
-}
 
 // Element i keeps when its 16-bit uniform u (four per hash of (key, i / 4)) is >= drop = p in 1/65536ths.
 uint32_t drop_threshold(double p) {
@@ -69,9 +47,9 @@ void clear_past(int64_t n, uint8_t* bits) {
 // What this CPU offers (asked once), and the cap tests lower to check each path on one machine.
 MaskIsa detected_isa() {
   static const MaskIsa detected = [] {
-#ifdef RAGMIG_MASK_BITS_AVX2
+#ifdef RAGMIG_CPU_LANES_X86
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512dq"))
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
       return MaskIsa::Avx512;
     if (__builtin_cpu_supports("avx2")) return MaskIsa::Avx2;
 #endif
@@ -82,16 +60,8 @@ MaskIsa detected_isa() {
 
 std::atomic<MaskIsa> isa_cap{MaskIsa::Avx512};
 
-#ifdef RAGMIG_MASK_BITS_AVX2
-#define RAGMIG_AVX2 __attribute__((target("avx2")))
-#define RAGMIG_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq")))
-
-// The mask's 8 values of one byte of bits: lane k = bit k ? scale : +0.
-RAGMIG_AVX2 inline __m256 mask_lanes(uint8_t byte, __m256 scale) {
-  const __m256i lane_bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-  const __m256i set = _mm256_and_si256(_mm256_set1_epi32(byte), lane_bit);
-  return _mm256_and_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(set, lane_bit)), scale);
-}
+#ifdef RAGMIG_CPU_LANES_X86
+using lanes::mask_lanes;
 
 // Elements [0, 8 * bytes). Each lane's product is mulss's, as the scalar loop's and LibTorch's own.
 RAGMIG_AVX2 void multiply_avx2(const float* x, float* y, const uint8_t* bits, int64_t bytes, float scale) {
@@ -100,22 +70,13 @@ RAGMIG_AVX2 void multiply_avx2(const float* x, float* y, const uint8_t* bits, in
     _mm256_storeu_ps(y + 8 * b, _mm256_mul_ps(_mm256_loadu_ps(x + 8 * b), mask_lanes(bits[b], s)));
 }
 
-// bf16 as its 16 bits: widened to float, multiplied in float, rounded back as c10::BFloat16(float) rounds
-// ((u + 0x7FFF + (u >> 16 & 1)) >> 16, NaN as 0x7FC0).
+// bf16 as its 16 bits: widened to float, multiplied in float, rounded back as c10::BFloat16(float) rounds.
 RAGMIG_AVX2 void multiply_avx2(const uint16_t* x, uint16_t* y, const uint8_t* bits, int64_t bytes, float scale) {
   const __m256 s = _mm256_set1_ps(scale);
-  const __m256i one = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7FFF), nan = _mm256_set1_epi32(0x7FC0);
   for (int64_t b = 0; b < bytes; ++b) {
-    const __m128i in = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + 8 * b));
-    const __m256 p = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(in), 16)),
+    const __m256 p = _mm256_mul_ps(lanes::widen8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + 8 * b))),
                                    mask_lanes(bits[b], s));
-    const __m256i u = _mm256_castps_si256(p);
-    const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), one);
-    __m256i r = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, bias), odd), 16);
-    r = _mm256_blendv_epi8(r, nan, _mm256_castps_si256(_mm256_cmp_ps(p, p, _CMP_UNORD_Q)));
-    // 32 -> 16 bits: packus packs within each 128-bit half ([r0-3 r0-3 | r4-7 r4-7]); the permute joins r0-3, r4-7.
-    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0xD8);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + 8 * b), _mm256_castsi256_si128(packed));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + 8 * b), lanes::round8(p));
   }
 }
 
@@ -184,17 +145,11 @@ RAGMIG_AVX512 void multiply_avx512(const float* x, float* y, const uint8_t* bits
 
 RAGMIG_AVX512 void multiply_avx512(const uint16_t* x, uint16_t* y, const uint8_t* bits, int64_t bytes, float scale) {
   const __m512 s = _mm512_set1_ps(scale);
-  const __m512i one = _mm512_set1_epi32(1), bias = _mm512_set1_epi32(0x7FFF), nan = _mm512_set1_epi32(0x7FC0);
   int64_t b = 0;
   for (; b + 2 <= bytes; b += 2) {
-    const __m256i in = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 8 * b));
-    const __m512 p = _mm512_mul_ps(_mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(in), 16)),
+    const __m512 p = _mm512_mul_ps(lanes::widen16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 8 * b))),
                                    mask_lanes16(bits + b, s));
-    const __m512i u = _mm512_castps_si512(p);
-    const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), one);
-    __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, bias), odd), 16);
-    r = _mm512_mask_mov_epi32(r, _mm512_cmp_ps_mask(p, p, _CMP_UNORD_Q), nan);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + 8 * b), _mm512_cvtepi32_epi16(r));  // each <= 0xFFFF
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + 8 * b), lanes::round16(p));
   }
   if (b < bytes) multiply_avx2(x + 8 * b, y + 8 * b, bits + b, bytes - b, scale);
 }
@@ -264,9 +219,9 @@ void fill_keep_bits_scalar(int64_t n, double p, uint64_t key, uint8_t* bits) {
 void fill_keep_bits(int64_t n, double p, uint64_t key, uint8_t* bits) {
   const uint32_t drop = drop_threshold(p);
   [[maybe_unused]] const MaskIsa isa = mask_isa();
-  for_each_range((n + 7) / 8, [&](int64_t begin, int64_t end) {
+  lanes::for_each_range((n + 7) / 8, kGrainBytes, [&](int64_t begin, int64_t end) {
     int64_t done = begin;
-#ifdef RAGMIG_MASK_BITS_AVX2
+#ifdef RAGMIG_CPU_LANES_X86
     if (isa == MaskIsa::Avx512 && drop <= 0xFFFF) done = fill_bytes_avx512(begin, end, drop, key, bits);
     if (isa == MaskIsa::Avx2 && drop <= 0xFFFF) done = fill_bytes_avx2(begin, end, drop, key, bits);
 #endif
@@ -278,10 +233,10 @@ void fill_keep_bits(int64_t n, double p, uint64_t key, uint8_t* bits) {
 template <typename T>
 void multiply_by_mask_bits(const T* x, T* y, const uint8_t* bits, int64_t n, T scale) {
   [[maybe_unused]] const MaskIsa isa = mask_bits_vectorised<T>() ? mask_isa() : MaskIsa::Scalar;
-  for_each_range((n + 7) / 8, [&](int64_t begin, int64_t end) {
+  lanes::for_each_range((n + 7) / 8, kGrainBytes, [&](int64_t begin, int64_t end) {
     const int64_t first = 8 * begin, count = std::min(8 * end, n) - first;
     int64_t done = 0;
-#ifdef RAGMIG_MASK_BITS_AVX2
+#ifdef RAGMIG_CPU_LANES_X86
     if (isa != MaskIsa::Scalar) {
       done = count / 8 * 8;
       const auto multiply = [&](const auto* in, auto* out, float s) {

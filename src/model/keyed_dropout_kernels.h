@@ -30,6 +30,12 @@ void fill_keep_bits(int64_t n, double p, uint64_t key, uint8_t* bits);
 /// The same bits on the calling thread, one hash at a time: what the vectorised path must equal (tests).
 void fill_keep_bits_scalar(int64_t n, double p, uint64_t key, uint8_t* bits);
 
+/// The value a kept element is multiplied by: 1 / (1 - p) in float, then in T (a mask's value, as LibTorch's x * mask).
+template <typename T>
+T keep_scale(double p) {
+  return static_cast<T>(static_cast<float>(1.0 / (1.0 - p)));
+}
+
 /// y[i] = x[i] * (bit i % 8 of bits[i / 8] ? scale : 0) for i in [0, n), rounded to T; y may be x. T: float,
 /// double, c10::BFloat16 or c10::Half.
 template <typename T>
@@ -43,7 +49,7 @@ void multiply_by_mask_bits_scalar(const T* x, T* y, const uint8_t* bits, int64_t
 template <typename T>
 bool mask_bits_vectorised();
 
-/// The instructions the vectorised loops use: AVX-512 (F, BW, DQ: 16 elements and eight hashes a step) where the
+/// The instructions the vectorised loops use: AVX-512 (F, BW, DQ, VL: 16 elements and eight hashes a step) where the
 /// CPU has them, else AVX2, else none; at most `cap_mask_isa`'s (tests check each path on one machine).
 enum class MaskIsa { Scalar, Avx2, Avx512 };
 MaskIsa mask_isa();

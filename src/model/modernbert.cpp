@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "model/attention_probs.h"
 #include "model/keyed_dropout.h"
 #include "model/local_attention.h"
 #include "model/varlen_attention.h"
@@ -140,10 +141,9 @@ torch::Tensor ModernBertAttentionImpl::attend(const torch::Tensor& q, const torc
   if (impl == AttentionImpl::Fused && !cpu_dropout)
     return at::scaled_dot_product_attention(q, k, v, bias, training ? dropout_ : 0.0, false);
 #endif
-  // The scale on q and the bias in place, as BERT's plain attention (bert.cpp).
-  auto scores = torch::matmul(q * (1.0 / std::sqrt(static_cast<double>(head_dim_))), k.transpose(-1, -2));
-  scores.add_(bias);
-  return keyed_dropout_matmul(torch::softmax(scores, -1, torch::kFloat).to(q.scalar_type()), v, dropout_, training);
+  // The scale on q, as BERT's plain attention (bert.cpp).
+  const auto scores = torch::matmul(q * (1.0 / std::sqrt(static_cast<double>(head_dim_))), k.transpose(-1, -2));
+  return attention_probs_matmul(scores, bias, v, dropout_, training);
 }
 
 ModernBertMlpImpl::ModernBertMlpImpl(const BertConfig& c)
