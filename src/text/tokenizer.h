@@ -52,7 +52,7 @@ struct NormalizerStep {
     kNfc,               ///< Unicode's NFC (nfc.h)
   };
   Kind kind = Kind::kPrecompiled;
-  std::string text, content;
+  std::string text{}, content{};
   bool left = false, right = false;  ///< kStrip's ends
   bool operator==(const NormalizerStep&) const = default;
 };

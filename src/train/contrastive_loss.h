@@ -43,7 +43,7 @@ LossTerms loss_terms(const TrainOptions& options);
 struct LossSpec {
   std::vector<int64_t> dims;  ///< prefix sizes, each <= D; none = the loss of the whole embeddings
   bool renormalize = true;    ///< L2-normalise each prefix (the model normalises: cosine at every size)
-  LossTerms terms;
+  LossTerms terms{};
 };
 
 /// -mean_i log(exp(s_ii) / Z_i) with s = scale x q·d the query-to-passage logits and Z_i summed over the terms'

@@ -126,7 +126,9 @@ TEST(Packing, FindsWhatTryingEveryLayoutFinds) {
     const double want = exhaustive(t, f);
     const auto got = best_packing(h200(), t, f);
     ASSERT_EQ(got.has_value(), want >= 0) << trial;
-    if (got) EXPECT_NEAR(got->throughput, want, 1e-5) << trial;
+    if (got) {
+      EXPECT_NEAR(got->throughput, want, 1e-5) << trial;
+    }
   }
 }
 
