@@ -99,21 +99,23 @@ struct AttentionProbsFunction : public torch::autograd::Function<AttentionProbsF
     const torch::Tensor& g = grads[0];
     const double p = ctx->saved_data["dropout_p"].toDouble();
     const bool bias_grad = ctx->saved_data.count("bias_sizes") && ctx->needs_input_grad(2);
-    torch::Tensor grad_scores, grad_bias, grad_v;
+    torch::Tensor grad_scores, grad_bias, grad_v, dropped = p > 0 ? torch::Tensor() : probs;
     if (ctx->needs_input_grad(0) || bias_grad) {
       grad_scores = torch::matmul(g, v.to(g.scalar_type()).transpose(-1, -2)).to(probs.scalar_type()).contiguous();
+      if (p > 0 && ctx->needs_input_grad(1)) dropped = torch::empty_like(probs);  // made on the way
       const int64_t n = probs.size(-1);
       const uint8_t* bits = p > 0 ? ctx->saved_data["dropout_bits"].toTensor().data_ptr<uint8_t>() : nullptr;
       for_dtype(probs, [&](auto tag) {
         using T = decltype(tag);
+        T* dropped_out = p > 0 && dropped.defined() ? dropped.data_ptr<T>() : nullptr;
         softmax_dropout_backward_rows<T>(grad_scores.data_ptr<T>(), probs.data_ptr<T>(), probs.numel() / n, n, bits,
-                                         keep_scale<T>(p));
+                                         keep_scale<T>(p), dropped_out);
       });
       if (bias_grad) grad_bias = at::sum_to(grad_scores, ctx->saved_data["bias_sizes"].toIntVector());
       if (!ctx->needs_input_grad(0)) grad_scores = torch::Tensor();
     }
     if (ctx->needs_input_grad(1)) {
-      const torch::Tensor dropped = p > 0 ? keyed_dropout_saved(ctx, probs) : probs;
+      if (!dropped.defined()) dropped = keyed_dropout_saved(ctx, probs);
       grad_v = torch::matmul(dropped.to(g.scalar_type()).transpose(-1, -2), g).to(v.scalar_type());
     }
     return {grad_scores, grad_v, grad_bias, torch::Tensor(), torch::Tensor()};

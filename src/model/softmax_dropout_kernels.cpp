@@ -112,28 +112,24 @@ RAGMIG_AVX512 void forward_row(const T* s, const T* b, int64_t n, const uint8_t*
   }
 }
 
-// g's lanes [j, j + 16) of a row of n from element e on, times the mask (bits null: none).
-template <typename T>
-RAGMIG_AVX512 inline __m512 masked16(const T* g, int64_t j, __mmask16 k, int64_t n, const uint8_t* bits,
-                                     int64_t bytes, int64_t e, __m512 scale) {
-  const __m512 v = load16(g + j, k);
-  return bits ? _mm512_mul_ps(v, mask16(bits, bytes, e + j, n - j, scale)) : v;
-}
-
-// One row of the backward, in place over g.
+// One row of the backward, in place over g; dropped (if asked) gets p x mask, as multiply_by_mask_bits makes it.
 template <typename T>
 RAGMIG_AVX512 void backward_row(T* g, const T* p, int64_t n, const uint8_t* bits, int64_t bytes, int64_t e,
-                                float keep_scale) {
+                                float keep_scale, T* dropped) {
   const __m512 scale = _mm512_set1_ps(keep_scale);
   __m512 dot = _mm512_setzero_ps();
   for (int64_t j = 0; j < n; j += 16) {
     const __mmask16 k = first_lanes(n - j);
-    dot = _mm512_fmadd_ps(masked16(g, j, k, n, bits, bytes, e, scale), load16(p + j, k), dot);  // off lanes: 0
+    __m512 gj = load16(g + j, k);
+    if (bits) gj = _mm512_mul_ps(gj, mask16(bits, bytes, e + j, n - j, scale));
+    dot = _mm512_fmadd_ps(gj, load16(p + j, k), dot);  // masked-off lanes are 0
   }
   const __m512 sum = _mm512_set1_ps(_mm512_reduce_add_ps(dot));
   for (int64_t j = 0; j < n; j += 16) {
     const __mmask16 k = first_lanes(n - j);
-    store16(g + j, k, _mm512_mul_ps(load16(p + j, k), _mm512_sub_ps(masked16(g, j, k, n, bits, bytes, e, scale), sum)));
+    const __m512 m = bits ? mask16(bits, bytes, e + j, n - j, scale) : _mm512_set1_ps(1.0f), pj = load16(p + j, k);
+    store16(g + j, k, _mm512_mul_ps(pj, _mm512_sub_ps(_mm512_mul_ps(load16(g + j, k), m), sum)));
+    if (dropped) store16(dropped + j, k, _mm512_mul_ps(pj, m));
   }
 }
 #pragma GCC diagnostic pop
@@ -159,13 +155,15 @@ void softmax_dropout_rows(const T* scores, const RowBias<T>& bias, int64_t rows,
 }
 
 template <typename T>
-void softmax_dropout_backward_rows(T* grad, const T* probs, int64_t rows, int64_t n, const uint8_t* bits, T scale) {
+void softmax_dropout_backward_rows(T* grad, const T* probs, int64_t rows, int64_t n, const uint8_t* bits, T scale,
+                                   T* dropped) {
   RAGMIG_CHECK(softmax_dropout_vectorised(), "softmax_dropout_backward_rows runs where the CPU has AVX-512");
 #ifdef RAGMIG_CPU_LANES_X86
   const int64_t bytes = (rows * n + 7) / 8;
   lanes::for_each_range(rows, grain_rows(n), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r)
-      backward_row(grad + r * n, probs + r * n, n, bits, bytes, r * n, static_cast<float>(scale));
+      backward_row(grad + r * n, probs + r * n, n, bits, bytes, r * n, static_cast<float>(scale),
+                   dropped ? dropped + r * n : nullptr);
   });
 #endif
 }
@@ -173,7 +171,7 @@ void softmax_dropout_backward_rows(T* grad, const T* probs, int64_t rows, int64_
 #define RAGMIG_SOFTMAX_DROPOUT_TYPE(T)                                                                          \
   template void softmax_dropout_rows<T>(const T*, const RowBias<T>&, int64_t, int64_t, const uint8_t*, T, T*, \
                                         T*);                                                                    \
-  template void softmax_dropout_backward_rows<T>(T*, const T*, int64_t, int64_t, const uint8_t*, T);
+  template void softmax_dropout_backward_rows<T>(T*, const T*, int64_t, int64_t, const uint8_t*, T, T*);
 RAGMIG_SOFTMAX_DROPOUT_TYPE(float)
 RAGMIG_SOFTMAX_DROPOUT_TYPE(c10::BFloat16)
 #undef RAGMIG_SOFTMAX_DROPOUT_TYPE

@@ -37,7 +37,10 @@ void softmax_dropout_rows(const T* scores, const RowBias<T>& bias, int64_t rows,
 
 /// Its backward, in place: `grad` (the gradient with respect to dropped) becomes the gradient with respect to
 /// scores, g = grad x mask and grad = probs * (g - sum(g * probs)) along each row, in float (bits null: no mask).
+/// `dropped` (may be null) gets the forward's dropped again on the way (what v's gradient is the product with),
+/// bit for bit, without another pass over probs.
 template <typename T>
-void softmax_dropout_backward_rows(T* grad, const T* probs, int64_t rows, int64_t n, const uint8_t* bits, T scale);
+void softmax_dropout_backward_rows(T* grad, const T* probs, int64_t rows, int64_t n, const uint8_t* bits, T scale,
+                                   T* dropped = nullptr);
 
 }  // namespace ragmig::model

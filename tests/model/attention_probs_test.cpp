@@ -170,7 +170,8 @@ TEST(AttentionProbs, TheLoopsDropTheirOwnProbabilitiesWithTheKeyedMask) {
   }
 }
 
-// The backward loop is softmax's backward of the masked gradient: against the formula in double.
+// The backward loop is softmax's backward of the masked gradient (against the formula in double), and remakes the
+// forward's dropped probabilities on the way.
 TEST(AttentionProbs, TheBackwardLoopIsSoftmaxsBackwardOfTheMaskedGradient) {
   if (!softmax_dropout_vectorised()) GTEST_SKIP() << "no AVX-512";
   for (const int64_t n : {int64_t{5}, int64_t{16}, int64_t{53}}) {
@@ -183,9 +184,14 @@ TEST(AttentionProbs, TheBackwardLoopIsSoftmaxsBackwardOfTheMaskedGradient) {
     const torch::Tensor mask = keyed_dropout_mask(rows * n, 0.4, 5, torch::kDouble).view({rows, n});
     const torch::Tensor g = grad.to(torch::kDouble) * mask, p = probs.to(torch::kDouble);
     const torch::Tensor expected = p * (g - (g * p).sum(-1, true));
-    torch::Tensor got = grad.clone();
-    softmax_dropout_backward_rows<float>(got.data_ptr<float>(), probs.data_ptr<float>(), rows, n, bits.data(), scale);
+    torch::Tensor got = grad.clone(), dropped = torch::empty_like(probs), expected_dropped = torch::empty_like(probs);
+    softmax_dropout_backward_rows<float>(got.data_ptr<float>(), probs.data_ptr<float>(), rows, n, bits.data(), scale,
+                                         dropped.data_ptr<float>());
     EXPECT_TRUE(torch::allclose(got.to(torch::kDouble), expected, 1e-5, 1e-6)) << n;
+    // The forward's dropped again, on the way: the mask's product bit for bit.
+    multiply_by_mask_bits_scalar(probs.data_ptr<float>(), expected_dropped.data_ptr<float>(), bits.data(), rows * n,
+                                 scale);
+    EXPECT_TRUE(torch::equal(dropped, expected_dropped)) << n;
     torch::Tensor unmasked = grad.clone();
     softmax_dropout_backward_rows<float>(unmasked.data_ptr<float>(), probs.data_ptr<float>(), rows, n, nullptr, scale);
     const torch::Tensor g0 = grad.to(torch::kDouble);
