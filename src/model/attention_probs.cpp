@@ -126,7 +126,10 @@ struct AttentionProbsFunction : public torch::autograd::Function<AttentionProbsF
 
 torch::Tensor attention_probs_matmul_composite(const torch::Tensor& scores, const torch::Tensor& bias,
                                                const torch::Tensor& v, double p, bool training) {
-  const torch::Tensor biased = bias.defined() ? scores + bias : scores;
+  // The bias goes in place where the graph allows it (a product's output: its node keeps its inputs, not it), as
+  // before this function existed: one [B, heads, L, L] buffer less at the peak.
+  torch::Tensor biased = scores;
+  if (bias.defined()) biased = scores.is_leaf() && scores.requires_grad() ? scores + bias : scores.add_(bias);
   // LibTorch's softmax of a bf16 or half tensor computes in float and rounds once, as the fused loops.
   return keyed_dropout_matmul(torch::softmax(biased, -1), v, p, training);
 }

@@ -16,11 +16,12 @@ namespace ragmig::model {
 /// keyed_dropout_matmul(softmax(scores + bias, -1), v, p, training), the softmax in float and rounded to scores'
 /// dtype. `bias` broadcasts to scores (undefined: none); its gradient flows where it requires one (MPNet's learned
 /// position bias). The fused path and the composite differ by rounding only (the sum scores + bias is not rounded
-/// to bf16 before softmax; the exponentials are a polynomial's).
+/// to bf16 before softmax; the exponentials are a polynomial's); the composite may overwrite scores (below).
 torch::Tensor attention_probs_matmul(const torch::Tensor& scores, const torch::Tensor& bias, const torch::Tensor& v,
                                      double p, bool training);
 
 /// The composite of LibTorch's ops attention_probs_matmul runs where the fused path does not (tests compare them).
+/// It adds the bias into `scores` in place unless scores is a leaf of the graph (callers hand it a product's output).
 torch::Tensor attention_probs_matmul_composite(const torch::Tensor& scores, const torch::Tensor& bias,
                                                const torch::Tensor& v, double p, bool training);
 
