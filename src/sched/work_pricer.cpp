@@ -9,7 +9,10 @@ namespace ragmig::sched {
 void WorkPricer::on_event(JobId id, const JobSpec::Work& work, const nlohmann::json& event, double speed,
                           double attained_s) {
   const std::string kind = event.value("event", std::string());
-  if (kind == "start") jobs_[id].window.restart();
+  if (kind == "start") {
+    on_start(jobs_[id], work, event, attained_s);
+    return;
+  }
   if (kind != "progress") return;
   const auto step = event.find("step"), time = event.find("time"), batch = event.find("batch_size");
   if (step == event.end() || !step->is_number_integer() || time == event.end() || !time->is_number() ||
@@ -28,6 +31,21 @@ void WorkPricer::on_event(JobId id, const JobSpec::Work& work, const nlohmann::j
   for (const auto& [other, m] : rates_) rates.push_back(m.rate);
   rate_ = median_rate(std::move(rates));
   like_rates_.clear();
+}
+
+void WorkPricer::on_start(Job& job, const JobSpec::Work& work, const nlohmann::json& event, double attained_s) {
+  job.window.restart();
+  // A restart resumes at its checkpoint's step: the steps it did past it before it stopped are to be done again
+  // (the work it attained has them), so what is left counts from there now, not from its next progress event.
+  const auto step = event.find("step"), batch = event.find("batch_size");
+  if (step == event.end() || !step->is_number_integer()) return;
+  if (job.step < 0 && step->get<int64_t>() <= 0) return;  // a first start: all of it is left as it is
+  job.step = step->get<int64_t>();
+  job.attained_s = attained_s;
+  if (batch != event.end() && batch->is_number_integer() && batch->get<int64_t>() > 0)
+    job.batch_size = batch->get<int64_t>();
+  else if (job.batch_size <= 0)
+    job.batch_size = work.batch_size;
 }
 
 std::optional<double> WorkPricer::like_rate(const JobSpec::Work& work) const {

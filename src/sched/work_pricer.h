@@ -18,8 +18,9 @@ namespace ragmig::sched {
 class WorkPricer {
  public:
   /// A worker's event of job `id`, of `work`, on slots of `speed` (a gang's slowest), seen when the job had
-  /// attained `attained_s` of work (JobView::work_s): "start" (a new attempt) opens a new window; "progress" with
-  /// step, time and batch_size extends it, measures the job's rate and says where the job is.
+  /// attained `attained_s` of work (JobView::work_s): "start" (a new attempt) opens a new window, and one that
+  /// resumes (its step, a checkpoint's) says where the job is again; "progress" with step, time and batch_size
+  /// extends the window, measures the job's rate and says where the job is.
   void on_event(JobId id, const JobSpec::Work& work, const nlohmann::json& event, double speed, double attained_s);
   /// A job that left the queue for good: its window and progress go (its rate stays in the median).
   void forget(JobId id) { jobs_.erase(id); }
@@ -40,7 +41,7 @@ class WorkPricer {
  private:
   struct Job {
     ProgressWindow window;
-    int64_t step = -1;      ///< the latest progress event's (-1: none yet)
+    int64_t step = -1;      ///< the latest progress event's, or a resuming start's (-1: none yet)
     int64_t batch_size = 0;
     double attained_s = 0;  ///< the job's work_s when it came
   };
@@ -48,6 +49,8 @@ class WorkPricer {
     double rate = 0;        ///< its latest
     double per_sample = 0;  ///< its step FLOPs per sample
   };
+  void on_start(Job& job, const JobSpec::Work& work, const nlohmann::json& event, double attained_s);
+
   std::unordered_map<JobId, Job> jobs_;
   std::unordered_map<JobId, Measured> rates_;  ///< every measured job's
   std::optional<double> rate_;

@@ -94,6 +94,24 @@ TEST(WorkPricer, AJobStatingItsStepsIsPricedByWhatItHasDoneAndWhatIsLeftAtItsOwn
   EXPECT_DOUBLE_EQ(*pricer.new_estimate(1, one, 0, 1e10), 3.6e12 / 1.5e10);
 }
 
+// A preempted job resumes at its checkpoint's step: the steps it did past it are left again from its restart on,
+// not from its next progress event; so is a job resumed after the scheduler restarted (no progress seen before).
+TEST(WorkPricer, APreemptedJobsLostStepsAreLeftFromItsRestart) {
+  WorkPricer pricer;
+  const JobSpec::Work work{3.6e12, 3e10, 8, 100};  // 100 steps of 3e10 FLOP at batch 8, and 6e11 of evaluations
+  pricer.on_event(1, work, {{"event", "start"}, {"step", 0}}, 1, 0);
+  pricer.on_event(1, work, progress(10, 100), 1, 20);
+  pricer.on_event(1, work, progress(60, 150), 1, 70);  // 50 steps in 50 s: 3e10 FLOP/s
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(1, work, 0, 1e10), 70 + (40 * 3e10 + 6e11) / 3e10);
+  // Stopped past step 60, its checkpoint at 50, 75 s attained; it restarts there at batch 4 (an OOM retry).
+  pricer.on_event(1, work, {{"event", "start"}, {"step", 50}, {"batch_size", 4}}, 1, 75);
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(1, work, 0, 1e10), 75 + (50 * 1.5e10 + 6e11) / 3e10);
+  pricer.on_event(2, work, {{"event", "start"}, {"step", 40}}, 1, 50);
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(2, work, 0, 1e10), 50 + (60 * 3e10 + 6e11) / 3e10) << "at job 1's rate";
+  pricer.on_event(3, work, {{"event", "start"}, {"step", 0}, {"batch_size", 8}}, 1, 0);
+  EXPECT_DOUBLE_EQ(*pricer.new_estimate(3, work, 0, 1e10), 3.6e12 / 3e10) << "a first start: all of it";
+}
+
 // Starts nothing: the event lines a test gives it reach the scheduler as a worker's events.jsonl would.
 class ScriptedExecutor : public Executor {
  public:
