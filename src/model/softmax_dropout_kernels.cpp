@@ -16,17 +16,31 @@ namespace {
 // Rows per thread's range: at least 32K elements, as LibTorch's own grain.
 int64_t grain_rows(int64_t n) { return std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(n, 1)); }
 
-// Where row r's bias starts (RowBias's indexing), null without one.
+// Each row's bias (RowBias's indexing; null without one), row after row from `first` on: the row's indices are
+// counted up instead of divided out of its number (four 64-bit divisions a row; the bench's bf16 forward 15.0 -> 14.4 ms).
 template <typename T>
-const T* bias_of_row(const RowBias<T>& bias, int64_t r) {
-  if (!bias.data) return nullptr;
-  int64_t offset = 0;
-  for (int k = 3; k >= 0; --k) {
-    offset += r % bias.sizes[k] * bias.strides[k];
-    r /= bias.sizes[k];
+class BiasRows {
+ public:
+  BiasRows(const RowBias<T>& bias, int64_t first) : bias_(bias) {
+    for (int k = 3; k >= 0; --k) {
+      index_[k] = first % bias.sizes[k];
+      first /= bias.sizes[k];
+    }
   }
-  return bias.data + offset;
-}
+  const T* row() const {
+    if (!bias_.data) return nullptr;
+    int64_t offset = 0;
+    for (int k = 0; k < 4; ++k) offset += index_[k] * bias_.strides[k];
+    return bias_.data + offset;
+  }
+  void next() {
+    for (int k = 3; k >= 0 && ++index_[k] == bias_.sizes[k]; --k) index_[k] = 0;
+  }
+
+ private:
+  const RowBias<T>& bias_;
+  int64_t index_[4] = {0, 0, 0, 0};
+};
 
 #ifdef RAGMIG_CPU_LANES_X86
 #pragma GCC diagnostic push
@@ -147,9 +161,11 @@ void softmax_dropout_rows(const T* scores, const RowBias<T>& bias, int64_t rows,
   const int64_t bytes = (rows * n + 7) / 8;
   lanes::for_each_range(rows, grain_rows(n), [&](int64_t begin, int64_t end) {
     std::vector<float> scratch(n);
-    for (int64_t r = begin; r < end; ++r)
-      forward_row(scores + r * n, bias_of_row(bias, r), n, bits, bytes, r * n, static_cast<float>(scale),
-                  scratch.data(), probs ? probs + r * n : nullptr, dropped ? dropped + r * n : nullptr);
+    BiasRows<T> rows_bias(bias, begin);
+    for (int64_t r = begin; r < end; ++r, rows_bias.next()) {
+      forward_row(scores + r * n, rows_bias.row(), n, bits, bytes, r * n, static_cast<float>(scale), scratch.data(),
+                  probs ? probs + r * n : nullptr, dropped ? dropped + r * n : nullptr);
+    }
   });
 #endif
 }

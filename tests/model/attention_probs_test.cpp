@@ -95,17 +95,20 @@ TEST(AttentionProbs, TheFusedNodeGivesTheCompositesOutputsAndGradients) {
 }
 
 // Without a graph (no_grad: GradCache's first pass) the fused path gives the graph's output bit for bit, and neither
-// depends on the thread count.
+// depends on the thread count (three threads: ranges of rows that start mid-batch, their bias rows counted from there).
 TEST(AttentionProbs, WithoutAGraphOrWithOneThreadTheSameOutput) {
   if (!softmax_dropout_vectorised()) GTEST_SKIP() << "no AVX-512";
   torch::manual_seed(3);
-  const torch::Tensor scores = torch::randn({4, 2, 61, 61}).to(torch::kBFloat16), v = torch::randn({4, 2, 61, 16});
-  const torch::Tensor bias = padding_bias(4, 61, 20, torch::kBFloat16);
+  const torch::Tensor scores = torch::randn({4, 3, 97, 97}).to(torch::kBFloat16), v = torch::randn({4, 3, 97, 16});
+  torch::Tensor bias = padding_bias(4, 97, 20, torch::kBFloat16);
+  bias[2].narrow(-1, 0, 50).fill_(-3.3895313892515355e38);  // batch rows 1 and 2 masked differently
   auto call = [&](bool graph) {
     torch::manual_seed(8);
     const torch::Tensor s = graph ? scores.clone().requires_grad_(true) : scores;
     return attention_probs_matmul(s, bias, v.to(torch::kBFloat16), 0.1, true).detach();
   };
+  const int threads = at::get_num_threads();
+  at::set_num_threads(3);
   const torch::Tensor with_graph = call(true);
   torch::Tensor without;
   {
@@ -113,7 +116,6 @@ TEST(AttentionProbs, WithoutAGraphOrWithOneThreadTheSameOutput) {
     without = call(false);
   }
   EXPECT_TRUE(torch::equal(with_graph, without));
-  const int threads = at::get_num_threads();
   at::set_num_threads(1);
   const torch::Tensor one_thread = call(true);
   at::set_num_threads(threads);
