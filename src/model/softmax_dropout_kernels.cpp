@@ -17,7 +17,8 @@ namespace {
 int64_t grain_rows(int64_t n) { return std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(n, 1)); }
 
 // Each row's bias (RowBias's indexing; null without one), row after row from `first` on: the row's indices are
-// counted up instead of divided out of its number (four 64-bit divisions a row; the bench's bf16 forward 15.0 -> 14.4 ms).
+// counted up instead of divided out of its number (four 64-bit divisions a row; bench_train --attention's bf16
+// forward 15.0 -> 14.4 ms).
 template <typename T>
 class BiasRows {
  public:
