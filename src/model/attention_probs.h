@@ -4,9 +4,10 @@
 // On a CPU with AVX-512 the bias, softmax and keyed dropout's mask (model/keyed_dropout.h, the same masks from the
 // same draws) are one pass over the scores (model/softmax_dropout_kernels.h), and with a gradient to carry one graph
 // node that keeps what the composite's nodes kept (the probabilities, v, the mask's bits), and whose backward applies
-// the mask inside softmax's backward, in place over the gradient. LibTorch's ops take five passes over these
-// [batch, heads, L, L] tensors forward (the bias, softmax, the mask) and backward (the mask, softmax's backward),
-// each past the caches at training sizes. Elsewhere (other CPUs, CUDA, other dtypes) the composite.
+// the mask inside softmax's backward, in place over the gradient, remaking the dropped probabilities for v's gradient
+// on the way. LibTorch's ops take six passes over these [batch, heads, L, L] tensors, each over tens of MB at
+// training sizes: forward the bias, softmax and the mask; backward the mask, softmax's backward and the dropped
+// probabilities again. Elsewhere (other CPUs, CUDA, other dtypes) the composite.
 #pragma once
 
 #include <torch/torch.h>

@@ -14,7 +14,6 @@
 #include <immintrin.h>
 #define RAGMIG_CPU_LANES_X86 1
 #define RAGMIG_AVX2 __attribute__((target("avx2")))
-#define RAGMIG_AVX2_FMA __attribute__((target("avx2,fma")))
 #define RAGMIG_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
 #endif
 

@@ -1,7 +1,7 @@
 // The CPU loops of attention's probabilities (model/attention_probs.h), without LibTorch: each row of scores, plus
 // its bias, through softmax and keyed dropout's mask in one pass over memory, and the way back in one pass over the
 // gradient. LibTorch's own ops take a pass each over the [batch, heads, L, L] tensors (the bias added, softmax, the
-// mask, and in backward the mask and softmax's backward), each past the caches at training sizes.
+// mask, and in backward the mask and softmax's backward), each over tens of MB at training sizes.
 //
 // AVX-512 (F, BW, DQ, VL) only, 16 lanes a step with masked tails; where the CPU lacks it (or tests cap model/
 // keyed_dropout_kernels.h's MaskIsa below it) softmax_dropout_vectorised() is false and callers compose LibTorch's
