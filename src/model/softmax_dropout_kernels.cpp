@@ -83,7 +83,7 @@ RAGMIG_AVX512 inline __m512 exp16(__m512 x) {
       _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);  // ln 2 in two parts: the first exact in n
   r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  // Horner's rule written out: a loop over the coefficients stays a loop at -O2, a chain the core cannot overlap.
+  // Horner's rule written out: GCC -O2 kept a loop over the coefficients, a load and a branch a step.
   __m512 y = _mm512_fmadd_ps(_mm512_set1_ps(1.9875691500e-4f), r, _mm512_set1_ps(1.3981999507e-3f));
   y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(8.3334519073e-3f));
   y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(4.1665795894e-2f));
