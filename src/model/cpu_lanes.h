@@ -19,6 +19,9 @@
 
 namespace ragmig::model::lanes {
 
+/// Elements below which a loop stays on the calling thread: 32K, as LibTorch's own grain.
+constexpr int64_t kGrainElements = int64_t{1} << 15;
+
 /// fn(begin, end) over [0, n) in one contiguous range per thread, on LibTorch's intra-op threads when n is at least
 /// two grains (an OpenMP region inside another runs on one thread, as at::parallel_for's does).
 template <typename F>

@@ -16,8 +16,8 @@
 namespace ragmig::model {
 namespace {
 
-// Units of work below which a loop stays on the calling thread: 32K elements (as LibTorch's own grain).
-constexpr int64_t kGrainBytes = 1 << 12;
+// The loops' grain in bytes of mask bits (a byte: eight elements).
+constexpr int64_t kGrainBytes = lanes::kGrainElements / 8;
 
 // Element i keeps when its 16-bit uniform u (four per hash of (key, i / 4)) is >= drop = p in 1/65536ths.
 uint32_t drop_threshold(double p) {

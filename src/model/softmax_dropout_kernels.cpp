@@ -13,8 +13,8 @@
 namespace ragmig::model {
 namespace {
 
-// Rows per thread's range: at least 32K elements, as LibTorch's own grain.
-int64_t grain_rows(int64_t n) { return std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(n, 1)); }
+// The loops' grain in rows of n elements.
+int64_t grain_rows(int64_t n) { return std::max<int64_t>(1, lanes::kGrainElements / std::max<int64_t>(n, 1)); }
 
 // Each row's bias (RowBias's indexing; null without one), row after row from `first` on: the row's indices are
 // counted up instead of divided out of its number (four 64-bit divisions a row; bench_train --attention's bf16
