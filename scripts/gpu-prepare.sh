@@ -7,6 +7,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ../shared/tools/gpu/prepare.sh
+# BUILD_TARGETS="a b" makes the recipe's build.sh build only those (scripts/gpu-lease.sh builds ragmig first and the
+# tests beside the checks).
+line='cmake --build /opt/b -j"$(nproc)"'
+sed -i "s|$line -- -k 0|$line \${BUILD_TARGETS:+--target \$BUILD_TARGETS} -- -k 0|" .gpu/build.sh
+grep -q BUILD_TARGETS .gpu/build.sh || { echo "gpu-prepare: the recipe's build line changed: see .gpu/build.sh" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/tree" "$work/debs"

@@ -11,7 +11,8 @@
 # is listed only where the run's peak memory fits in it) for `ragmig sim --throughputs`, whose sweep:N then
 # draws these types (src/sim/sweep.h), and prints the table (bench/mig/slice_table.py).
 #   bash bench/mig/slice_speed.sh        (RAGMIG=path/to/ragmig, BEIR=squad-train folder, OUT=log folder,
-#                                         STEPS=20 of which the first 10 are warm-up, BUDGET_S=480)
+#                                         STEPS=20 of which the first 10 are warm-up, BUDGET_S=480,
+#                                         SLICES="7 1 2 3 4": the slice sizes, in this order)
 # On the lent GPU machine: bash .gpu/build.sh && . /opt/b/env.sh && RAGMIG=/opt/b/src/apps/ragmig bash bench/mig/slice_speed.sh
 set -u
 cd "$(dirname "$0")/../.."
@@ -63,7 +64,7 @@ run() {  # run TYPE G BATCH [--set ...]: STEPS steps of TYPE on the SM share of 
 }
 minilm=(--set model.hidden_size=384 --set model.layers=6 --set model.intermediate_size=1536)
 # The whole GPU and the smallest slice first: the two ends of each type's curve, then the sizes between.
-for g in 7 1 2 3 4; do
+for g in ${SLICES:-7 1 2 3 4}; do
   run ragmig_minilm_b64 "$g" 64 "${minilm[@]}"
   run ragmig_minilm_b256 "$g" 256 "${minilm[@]}"
   run ragmig_bert_base_b64 "$g" 64

@@ -6,7 +6,8 @@
 # batch 512 on shuffled batches (ST's batching), GradCache at batch 512 (chunks of 64); then a table with samples/s,
 # real tokens/s, padding, peak memory, model FLOP utilisation on real tokens and the ratios
 # (bench/train/gpu_table.py), and the Kineto profile of five steps summed by kernel kind (trace_table.py).
-#   bash bench/train/gpu.sh            (RAGMIG=path/to/ragmig, BEIR=squad-train folder, OUT=log folder, STEPS=30)
+#   bash bench/train/gpu.sh            (RAGMIG=path/to/ragmig, BEIR=squad-train folder, OUT=log folder, STEPS=30,
+#                                      ROWS="b512 st512 b128 st128 b512-padded b512-shuffled b512-gradcache": a subset)
 # On the lent GPU machine: bash .gpu/build.sh; . /opt/b/env.sh; RAGMIG=/opt/b/src/apps/ragmig bash bench/train/gpu.sh
 set -u
 cd "$(dirname "$0")/../.."
@@ -27,9 +28,11 @@ print(json.dumps({"tflops": 2 * 8192**3 * n / (time.perf_counter() - t) / 1e12, 
                   "torch": torch.__version__}))
 PY
 cat "$OUT/peak.json"
+ROWS=" ${ROWS:-b512 st512 b128 st128 b512-padded b512-shuffled b512-gradcache} "
 row() {  # row NAME BATCH [--set ...]: a ragmig run of STEPS steps, progress every 5 (the first 10 are warm-up)
   local name=$1 batch=$2 t0=$SECONDS
   shift 2
+  [[ $ROWS == *" $name "* ]] || return 0
   if [ $SECONDS -gt $DEADLINE ]; then echo "== $name: skipped (time)"; return; fi
   rm -rf "$OUT/$name"
   timeout "${ROW_LIMIT:-120}" "$R" train examples/train-bert-base-gpu.toml --run-dir "$OUT/$name" --quiet \
@@ -40,6 +43,7 @@ row() {  # row NAME BATCH [--set ...]: a ragmig run of STEPS steps, progress eve
 }
 st() {  # st BATCH: sentence-transformers, same shape
   local t0=$SECONDS
+  [[ $ROWS == *" st$1 "* ]] || return 0
   if [ $SECONDS -gt $DEADLINE ]; then echo "== st-$1: skipped (time)"; return; fi
   timeout "${ROW_LIMIT:-120}" python3 bench/train/st_bench_gpu.py --beir "$BEIR" --batch "$1" --steps 20 \
     > "$OUT/st-$1.json" 2> "$OUT/st-$1.log"
