@@ -7,7 +7,11 @@
 // computed, as a slice with half the speed would), once with the batch split evenly and once with dynamic
 // batch: samples/s, the replicas' step-time gap over the second half of the run, and the split it ends with.
 // And two replicas averaging parameters every 20 steps (localsgd) instead of gradients every step.
-// Usage: bench_dp [--device cpu|cuda] [--steps N] [--batch B] [--config F]
+// Each row names the process group the run chose (its start event), e.g. gloo where NCCL was asked for ranks on
+// one GPU. On a GPU, a small model's step is mostly fixed costs (launches), which no split of the batch moves:
+// give it a model whose step grows with the batch, e.g. --config examples/train-bert-base-gpu.toml --batch 256
+// --set 'train.accumulation="none"' --set data.max_examples=12000.
+// Usage: bench_dp [--device cpu|cuda] [--steps N] [--batch B] [--config F] [--set KEY=VALUE]...
 #include <fmt/format.h>
 #include <cstdlib>
 #include <filesystem>
@@ -31,15 +35,22 @@ struct Run {
   std::vector<std::string> sets;  ///< extra --set overrides
 };
 
-std::vector<nlohmann::json> progress_events(const fs::path& events) {
+std::vector<nlohmann::json> events_named(const fs::path& events, const std::string& name) {
   std::ifstream in(events);
   std::string line;
   std::vector<nlohmann::json> out;
   while (std::getline(in, line)) {
     auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_object() && j.value("event", "") == "progress") out.push_back(std::move(j));
+    if (j.is_object() && j.value("event", "") == name) out.push_back(std::move(j));
   }
   return out;
+}
+
+// The process group a run of several replicas chose ("gloo", "nccl"), "-" for one process.
+std::string chosen_backend(const fs::path& events) {
+  const auto start = events_named(events, "start");
+  if (start.empty() || !start[0].contains("parallel")) return "-";
+  return start[0]["parallel"].value("backend", "-");
 }
 
 // Median samples/s of the progress events after the first window (start-up and warm-up left out).
@@ -70,12 +81,14 @@ std::pair<double, std::string> gap_and_split(const std::vector<nlohmann::json>& 
 int main(int argc, char** argv) {
   std::string device = "cpu", config = std::string(RAGMIG_SOURCE_DIR) + "/examples/train-squad-tiny.toml";
   int steps = 60, batch = 64;
+  std::vector<std::string> common;  // --set overrides of every run
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--device") device = value;
     else if (flag == "--steps") steps = std::atoi(value.c_str());
     else if (flag == "--batch") batch = std::atoi(value.c_str());
     else if (flag == "--config") config = value;
+    else if (flag == "--set") common.push_back(value);
     else {
       fmt::print(stderr, "bench_dp: unknown option {}\n", flag);
       return 2;
@@ -97,7 +110,7 @@ int main(int argc, char** argv) {
   const fs::path dir = ::mkdtemp(pattern);
   fmt::print("bench_dp: {} on {}, {} steps of global batch {} (sync: each replica takes {})\n", config, device, steps,
              batch, batch / 2);
-  fmt::print("{:<32} {:>10} {:>10} {:>9} {:>7}\n", "run", "samples/s", "vs 1 proc", "step gap", "split");
+  fmt::print("{:<32} {:>10} {:>10} {:>9} {:>7} {:>6}\n", "run", "samples/s", "vs 1 proc", "step gap", "split", "group");
   double reference = 0;
   bool failed = false;
   for (size_t k = 0; k < runs.size(); ++k) {
@@ -112,6 +125,7 @@ int main(int argc, char** argv) {
                                      "--set", fmt::format("train.device=\"{}\"", device),
                                      "--set", fmt::format("parallel.backend=\"{}\"", r.backend)};
     // clang-format on
+    for (const auto& set : common) args.insert(args.end(), {"--set", set});
     for (const auto& set : r.sets) args.insert(args.end(), {"--set", set});
     if (r.replicas > 1) args.insert(args.end(), {"--replicas", std::to_string(r.replicas)});
     const int code = ragmig::testing::BackgroundProcess(args, run.string() + ".log").wait();
@@ -120,13 +134,14 @@ int main(int argc, char** argv) {
       failed = true;
       continue;
     }
-    const auto progress = progress_events(run / "events.jsonl");
+    const auto progress = events_named(run / "events.jsonl", "progress");
     const double rate = median_samples_per_s(progress);
     const auto [gap, split] = gap_and_split(progress);
     if (r.replicas == 1) reference = rate;
-    fmt::print("{:<32} {:>10.1f} {:>10} {:>9} {:>7}\n", r.name, rate,
+    fmt::print("{:<32} {:>10.1f} {:>10} {:>9} {:>7} {:>6}\n", r.name, rate,
                reference > 0 ? fmt::format("{:.2f}x", rate / reference) : "-",
-               split.empty() ? "-" : fmt::format("{:.1f}%", 100 * gap), split.empty() ? "-" : split);
+               split.empty() ? "-" : fmt::format("{:.1f}%", 100 * gap), split.empty() ? "-" : split,
+               r.replicas > 1 ? chosen_backend(run / "events.jsonl") : "-");
   }
   if (failed) return 1;  // the logs stay for a look
   fs::remove_all(dir);

@@ -9,7 +9,8 @@
 //     utilisation, preemptions, moved jobs, re-partitions, and each average JCT as a ratio to whole GPUs
 //     under the same ordering; then with dynamic batch (+dynbatch); and (c) the sweep on 8xA100-40GB, whose
 //     1g.5gb slices hold the base retrievers only at a smaller batch; (b) again over ten seeds (makespan
-//     against the work bound); (d) light load: a few of MISO's jobs on few GPUs, mig=auto against whole GPUs.
+//     against the work bound); (d) light load: a few of MISO's jobs on few GPUs, mig=auto against whole GPUs;
+//     (e) the sweep of (b) on ragmig's own job types at their speeds measured per slice on an H200.
 // Usage: bench_sim [PHILLY_CSV] [POLICY_LIST]; bench_sim --mig runs part 2 only, --philly part 1 only.
 #include <fmt/format.h>
 
@@ -188,13 +189,13 @@ void miso_seeds(const ThroughputModel& model) {
 // without the rule for a batch's end (exec::RebalanceOptions::drain_after_s); then the same under ljf+dynbatch
 // (longest job first) — one seed's makespan moves by a few percent with any change to the plan, so the claim is
 // made over ten.
-void sweep_seeds(const ThroughputModel& model) {
+void sweep_seeds(const ThroughputModel& model, const std::string& part) {
   const std::string whole = "8xH200";
   const Cluster whole_cluster = build_cluster(parse_cluster_spec(whole));
-  fmt::print("\n(b) over seeds: whole GPUs and mig=auto + migration, fifo+dynbatch (and without the batch-end rule: "
+  fmt::print("\n{} over seeds: whole GPUs and mig=auto + migration, fifo+dynbatch (and without the batch-end rule: "
              "--drain-after -1), then ljf+dynbatch\n{:<6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>8} | {:>9} "
              "{:>9} {:>9} {:>9} {:>8}\n",
-             "seed", "bound", "whole", "mig", "lower", "makespan", "/bound", "no rule", "/bound", "ljf whole",
+             part, "seed", "bound", "whole", "mig", "lower", "makespan", "/bound", "no rule", "/bound", "ljf whole",
              "ljf mig", "lower", "makespan", "/bound");
   const int seeds = 10;
   struct Mean {
@@ -285,11 +286,17 @@ int compare_mig_all() {
   compare_mig("(a) MISO's trace, MISO's move cost", "miso:100", 8, "A100-40GB", model, kMisoCosts);
   miso_seeds(model);
   compare_mig("(b) retriever sweep", "sweep:200", 8, "H200", model);
-  sweep_seeds(model);
+  sweep_seeds(model, "(b)");
   // The same sweep where the base retrievers' memory (10 GB) exceeds the smallest slice (1g.5gb): what dynamic
   // batch is for.
   compare_mig("(c) retriever sweep, small slices", "sweep:200", 8, "A100-40GB", model);
   light_load(model);
+  // (e) The sweep again, its trials drawn from ragmig's own job types at the speeds measured per slice size on
+  // an H200 (bench/mig/slice_speed.sh, 2026-12-04; 3g not measured: the power law of throughput.h stands in).
+  const auto ragmig_table = std::filesystem::path(RAGMIG_SOURCE_DIR) / "bench/mig/ragmig-slices-h200.txt";
+  const auto measured = make_throughput_model({read_throughput_table(ragmig_table.string())});
+  compare_mig("(e) retriever sweep, ragmig's H200 per-slice speeds", "sweep:200", 8, "H200", measured);
+  sweep_seeds(measured, "(e)");
   return 0;
 }
 
