@@ -10,7 +10,7 @@
 //     under the same ordering; then with dynamic batch (+dynbatch); and (c) the sweep on 8xA100-40GB, whose
 //     1g.5gb slices hold the base retrievers only at a smaller batch; (b) again over ten seeds (makespan
 //     against the work bound); (d) light load: a few of MISO's jobs on few GPUs, mig=auto against whole GPUs;
-//     (e) the sweep of (b) on ragmig's own job types at their speeds measured per slice on an H200.
+//     (e) the sweep of (b), and light load, on ragmig's own job types at their speeds measured per slice on an H200.
 // Usage: bench_sim [PHILLY_CSV] [POLICY_LIST]; bench_sim --mig runs part 2 only, --philly part 1 only.
 #include <fmt/format.h>
 
@@ -246,15 +246,14 @@ void sweep_seeds(const ThroughputModel& model, const std::string& part) {
 // than they keep busy for long. mig=auto's average JCT against whole GPUs under fifo,
 // without and with migration, at both move costs, seeds 1-3; the rows worse than whole GPUs by more than 2 %
 // are marked (the bound).
-void light_load(const ThroughputModel& model) {
-  fmt::print("\n(d) light load, fifo: mig=auto's average JCT / whole GPUs' (* above 1.02)\n{:<24} {:>5} {:>9} {:>9} "
+using Runs = std::vector<std::pair<std::string, std::string>>;  // (workload, cluster)
+
+void light_load(const ThroughputModel& model, const std::string& part, const Runs& runs) {
+  fmt::print("\n{} light load, fifo: mig=auto's average JCT / whole GPUs' (* above 1.02)\n{:<24} {:>5} {:>9} {:>9} "
              "{:>9} {:>9}\n",
-             "workload on cluster", "seed", "whole(s)", "auto", "+moves", "+moves 5s");
+             part, "workload on cluster", "seed", "whole(s)", "auto", "+moves", "+moves 5s");
   int above = 0, rows = 0;
-  for (const auto& [workload, cluster] : std::vector<std::pair<std::string, std::string>>{
-           {"miso:10", "1xA100-40GB"}, {"miso:20", "2xA100-40GB"}, {"miso:40", "2xA100-40GB"},
-           {"miso:40", "4xA100-40GB"}, {"miso:60", "4xA100-40GB"}, {"miso:30", "8xA100-40GB"},
-           {"sweep:12", "4xH200"}, {"sweep:20", "8xH200"}, {"sweep:16", "8xA100-40GB"}, {"sweep:10", "2xH200"}}) {
+  for (const auto& [workload, cluster] : runs) {
     const Cluster whole_cluster = build_cluster(parse_cluster_spec(cluster));
     for (uint64_t seed = 1; seed <= 3; ++seed) {
       const auto jobs = load_workload(parse_workload_spec(workload), whole_cluster, model, seed).jobs;
@@ -290,13 +289,19 @@ int compare_mig_all() {
   // The same sweep where the base retrievers' memory (10 GB) exceeds the smallest slice (1g.5gb): what dynamic
   // batch is for.
   compare_mig("(c) retriever sweep, small slices", "sweep:200", 8, "A100-40GB", model);
-  light_load(model);
+  light_load(model, "(d)",
+             {{"miso:10", "1xA100-40GB"}, {"miso:20", "2xA100-40GB"}, {"miso:40", "2xA100-40GB"},
+              {"miso:40", "4xA100-40GB"}, {"miso:60", "4xA100-40GB"}, {"miso:30", "8xA100-40GB"},
+              {"sweep:12", "4xH200"}, {"sweep:20", "8xH200"}, {"sweep:16", "8xA100-40GB"}, {"sweep:10", "2xH200"}});
   // (e) The sweep again, its trials drawn from ragmig's own job types at the speeds measured per slice size on
   // an H200 (bench/mig/slice_speed.sh, 2026-12-04; 3g not measured: the power law of throughput.h stands in).
   const auto ragmig_table = std::filesystem::path(RAGMIG_SOURCE_DIR) / "bench/mig/ragmig-slices-h200.txt";
   const auto measured = make_throughput_model({read_throughput_table(ragmig_table.string())});
   compare_mig("(e) retriever sweep, ragmig's H200 per-slice speeds", "sweep:200", 8, "H200", measured);
   sweep_seeds(measured, "(e)");
+  light_load(measured, "(e)",
+             {{"sweep:6", "1xH200"}, {"sweep:10", "2xH200"}, {"sweep:12", "4xH200"}, {"sweep:20", "8xH200"},
+              {"sweep:40", "8xH200"}});
   return 0;
 }
 
