@@ -45,6 +45,7 @@ void print_human(const gpu::Inventory& inv) {
     }
     for (const auto& n : g.notes) std::printf("  note: %s\n", n.c_str());
   }
+  if (!inv.visibility.empty() && !inv.cpu_fallback) std::printf("%s.\n", inv.visibility.c_str());
   if (inv.cpu_fallback) {
     std::printf("No usable GPU (%s): offering %zu CPU slot(s).\n", inv.fallback_reason.c_str(), inv.slots.size());
   }

@@ -137,9 +137,11 @@ std::vector<gpu::GpuState> gpus_to_plan(const MigArgs& a, std::vector<std::strin
   if (!a.current.empty() || !a.busy.empty()) throw ConfigError("--current and --busy describe a GPU named with --gpu");
   const gpu::Inventory inv = gpu::read_inventory();
   for (const auto& d : inv.gpus) {
-    if (!d.mig_capable || !d.catalog) {
+    if (!d.mig_capable || !d.catalog || d.layout_fixed) {
       notes->push_back(fmt::format("GPU {} ({}): {}", d.index, d.name,
-                                   d.mig_capable ? "not in the MIG catalog" : "does not support MIG"));
+                                   d.layout_fixed  ? "CUDA_VISIBLE_DEVICES names only some of its MIG devices"
+                                   : d.mig_capable ? "not in the MIG catalog"
+                                                   : "does not support MIG"));
       continue;
     }
     gpu::GpuState g;

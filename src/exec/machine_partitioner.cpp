@@ -16,6 +16,7 @@
 #include "exec/inventory_slots.h"
 #include "gpu/inventory.h"
 #include "gpu/mig_steps.h"
+#include "gpu/visible_devices.h"
 
 namespace ragmig::exec {
 namespace {
@@ -25,8 +26,11 @@ gpu::Placement placement_of(const gpu::GpuDeviceState& d, const gpu::GpuInstance
   return {d.catalog->profile_index_by_id(gi.profile_id), gi.placement_start};
 }
 
-// Whether ragmig may re-lay out GPU d: MIG on, a catalog for it, no mode change waiting for a reset.
-bool plannable(const gpu::GpuDeviceState& d) { return d.mig_enabled && d.catalog && !d.mig_pending; }
+// Whether ragmig may re-lay out GPU d: MIG on, a catalog for it, no mode change waiting for a reset, and all of
+// it ragmig's (CUDA_VISIBLE_DEVICES).
+bool plannable(const gpu::GpuDeviceState& d) {
+  return d.mig_enabled && d.catalog && !d.mig_pending && !d.layout_fixed;
+}
 
 }  // namespace
 
@@ -50,9 +54,10 @@ std::vector<PlannableGpu> plannable_gpus(const std::vector<gpu::GpuDeviceState>&
     if (!plannable(d)) {
       if (notes)
         notes->push_back(label + ": left as it is (" +
-                         (!d.catalog      ? "no MIG catalog for it"
-                          : d.mig_pending ? "a MIG mode change waits for a reset"
-                                          : "MIG mode is off") +
+                         (!d.catalog        ? "no MIG catalog for it"
+                          : d.mig_pending   ? "a MIG mode change waits for a reset"
+                          : d.layout_fixed  ? "CUDA_VISIBLE_DEVICES names only some of its MIG devices"
+                                            : "MIG mode is off") +
                          ")");
       continue;
     }
@@ -182,7 +187,7 @@ std::vector<sched::JobId> MachinePartitioner::awaiting() const {
 bool MachinePartitioner::read(double now) {
   read_at_ = now;
   try {
-    devices_ = gpu::read_devices(nvml_);
+    devices_ = gpu::read_visible_devices(nvml_).gpus;
     read_error_.clear();
     return true;
   } catch (const DeviceError& e) {
@@ -252,7 +257,7 @@ void MachinePartitioner::launch(const sched::ClusterView& view) {
                             say(std::string("the layout stays as it is: ") + e.what());
                           }
                           try {  // whatever happened, also after a failure half-way
-                            out.devices = gpu::read_devices(nvml);
+                            out.devices = gpu::read_visible_devices(nvml).gpus;
                             out.read = true;
                           } catch (const DeviceError& e) {
                             say(std::string("cannot read the GPUs back: ") + e.what());

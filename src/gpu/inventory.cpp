@@ -8,6 +8,7 @@
 
 #include "core/cpu_threads.h"
 #include "core/error.h"
+#include "gpu/visible_devices.h"
 
 namespace ragmig::gpu {
 
@@ -96,7 +97,9 @@ Inventory read_inventory(const InventoryOptions& options) {
   if (nvml) {
     inv.driver_version = driver_version(*nvml);
     try {
-      inv.gpus = read_devices(*nvml);
+      auto visible = read_visible_devices(*nvml);
+      inv.gpus = std::move(visible.gpus);
+      inv.visibility = std::move(visible.note);
     } catch (const DeviceError& e) {
       inv.fallback_reason = e.what();
     }
@@ -113,7 +116,7 @@ Inventory read_inventory(const InventoryOptions& options) {
       if (!nvml) {
         inv.fallback_reason = "NVML " + std::string(to_string(inv.nvml_status)) + ": " + inv.nvml_detail;
       } else if (inv.gpus.empty()) {
-        inv.fallback_reason = "NVML found no GPU";
+        inv.fallback_reason = inv.visibility.empty() ? "NVML found no GPU" : inv.visibility;
       } else {
         inv.fallback_reason = "no usable GPU slot (MIG GPUs without instances must be partitioned: ragmig mig plan)";
       }
@@ -168,6 +171,7 @@ nlohmann::json to_json(const GpuDeviceState& g) {
           {"mig_capable", g.mig_capable},
           {"mig_enabled", g.mig_enabled},
           {"mig_pending_reset", g.mig_pending},
+          {"layout_fixed", g.layout_fixed},
           {"busy", g.busy ? nlohmann::json(*g.busy) : nlohmann::json(nullptr)},
           {"instances", instances},
           {"notes", g.notes}};
@@ -185,6 +189,7 @@ nlohmann::json to_json(const Inventory& inv) {
             {"library", inv.nvml_library},
             {"driver_version", inv.driver_version}}},
           {"gpus", gpus},
+          {"visibility", inv.visibility},
           {"cpu_fallback", inv.cpu_fallback},
           {"fallback_reason", inv.fallback_reason},
           {"slots", slots}};

@@ -34,6 +34,7 @@ struct Inventory {
   std::string driver_version;
   std::vector<GpuDeviceState> gpus;
   std::vector<Slot> slots;
+  std::string visibility;            ///< what CUDA_VISIBLE_DEVICES hid (visible_devices.h), or ""
   bool cpu_fallback = false;         ///< slots are CPU slots because there is no usable GPU
   std::string fallback_reason;
 };

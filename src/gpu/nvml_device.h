@@ -47,6 +47,7 @@ struct GpuDeviceState {
   bool mig_capable = false;
   bool mig_enabled = false;            ///< current MIG mode
   bool mig_pending = false;            ///< a mode change waits for a GPU reset
+  bool layout_fixed = false;           ///< only some of its MIG devices are ragmig's (visible_devices.h)
   const GpuCatalog* catalog = nullptr; ///< null for GPUs the catalog does not know
   std::vector<GpuInstanceState> instances;
   std::vector<std::string> notes;      ///< what could not be read, and why

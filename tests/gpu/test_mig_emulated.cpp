@@ -88,6 +88,54 @@ size_t position(const std::vector<std::string>& calls, const std::string& prefix
   return it == calls.end() ? std::string::npos : static_cast<size_t>(it - calls.begin());
 }
 
+// CUDA_VISIBLE_DEVICES as a scheduler given part of a machine sees it (gpu/visible_devices.h): the GPUs and MIG
+// devices it names are the only slots, a GPU named by a MIG device alone keeps its layout, an empty value hides
+// every GPU, and an entry that names nothing is bad input that names it.
+TEST_F(Emulated, CudaVisibleDevicesNamesTheGpusAndMigDevicesRagmigMayUse) {
+  json state = h200_state();
+  state["gpus"].push_back({{"name", "NVIDIA H200"},
+                           {"uuid", "GPU-5e1d7c52-1111-4000-8000-000000000000"},
+                           {"memory_mib", 143771},
+                           {"mig_current", 0},
+                           {"instances", json::array()}});
+  write(state);
+  const auto gpus_seeing = [&](const char* value) {
+    ::setenv("CUDA_VISIBLE_DEVICES", value, 1);
+    const auto r = ragmig({"gpus", "--json"});
+    ::unsetenv("CUDA_VISIBLE_DEVICES");
+    return r;
+  };
+  const auto slot_ids = [](const json& j) {
+    std::vector<std::string> ids;
+    for (const auto& s : j["slots"]) ids.push_back(s["id"]);
+    return ids;
+  };
+  auto r = gpus_seeing("1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  json j = output_json(r);
+  EXPECT_EQ(slot_ids(j), std::vector<std::string>{"gpu:1"});
+  EXPECT_NE(j["visibility"].get<std::string>().find("hides 1 of 2 GPU(s)"), std::string::npos) << r.output;
+
+  r = gpus_seeing("MIG-00000007-aaaa-bbbb-cccc-000000000000");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  j = output_json(r);
+  ASSERT_EQ(j["slots"].size(), 1u) << r.output;
+  EXPECT_EQ(j["slots"][0]["cuda_visible_devices"], "MIG-00000007-aaaa-bbbb-cccc-000000000000");
+  ASSERT_EQ(j["gpus"].size(), 1u);
+  EXPECT_TRUE(j["gpus"][0]["layout_fixed"].get<bool>());
+
+  r = gpus_seeing("");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  j = output_json(r);
+  EXPECT_TRUE(j["cpu_fallback"].get<bool>());
+  EXPECT_NE(j["fallback_reason"].get<std::string>().find("hides all 2 GPU(s)"), std::string::npos) << r.output;
+  EXPECT_EQ(j["slots"][0]["kind"], "cpu");
+
+  r = gpus_seeing("0,3");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("entry \"3\" is no GPU index"), std::string::npos) << r.output;
+}
+
 TEST_F(Emulated, GpusListsTheGpuItsInstancesAndSlotsAndChangesNothing) {
   write(h200_state());
   const std::string before = read_file(path());

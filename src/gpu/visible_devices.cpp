@@ -1,0 +1,123 @@
+// CUDA_VISIBLE_DEVICES read as CUDA reads it, with every entry required to name a device (see visible_devices.h).
+#include "gpu/visible_devices.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+#include "core/error.h"
+
+namespace ragmig::gpu {
+namespace {
+
+std::string trimmed(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+std::vector<std::string> entries_of(const std::string& value) {
+  std::vector<std::string> out;
+  size_t from = 0;
+  while (true) {
+    const size_t comma = value.find(',', from);
+    out.push_back(trimmed(value.substr(from, comma == std::string::npos ? std::string::npos : comma - from)));
+    if (comma == std::string::npos) return out;
+    from = comma + 1;
+  }
+}
+
+bool all_digits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+[[noreturn]] void refuse(const std::string& value, const std::string& entry, const std::string& why) {
+  throw ConfigError(fmt::format("CUDA_VISIBLE_DEVICES=\"{}\": entry \"{}\" {} (expected GPU indices as NVML "
+                                "numbers them, GPU-… or MIG-… UUIDs, comma-separated; `ragmig gpus` lists them)",
+                                value, entry, why));
+}
+
+}  // namespace
+
+Visibility visible_devices(std::vector<GpuDeviceState> gpus, const char* value) {
+  Visibility out;
+  if (!value) {
+    out.gpus = std::move(gpus);
+    return out;
+  }
+  const std::string text = trimmed(value);
+  if (text.empty() || text == "-1" || text == "NoDevFiles") {
+    if (!gpus.empty())
+      out.note = fmt::format("CUDA_VISIBLE_DEVICES=\"{}\" hides all {} GPU(s)", value, gpus.size());
+    return out;
+  }
+  std::vector<char> whole(gpus.size(), 0);
+  std::vector<std::vector<std::string>> mig(gpus.size());  // MIG device UUIDs named, per GPU
+  for (const std::string& entry : entries_of(text)) {
+    if (entry.empty()) refuse(value, entry, "is empty");
+    if (all_digits(entry)) {
+      const auto it = std::find_if(gpus.begin(), gpus.end(),
+                                   [&](const GpuDeviceState& g) { return std::to_string(g.index) == entry; });
+      if (it == gpus.end()) refuse(value, entry, fmt::format("is no GPU index of this machine's {}", gpus.size()));
+      whole[static_cast<size_t>(it - gpus.begin())] = 1;
+    } else if (starts_with(entry, "GPU-")) {
+      std::vector<size_t> hits;
+      for (size_t k = 0; k < gpus.size(); ++k)
+        if (starts_with(gpus[k].uuid, entry)) hits.push_back(k);
+      if (hits.size() != 1) refuse(value, entry, hits.empty() ? "names no GPU" : "names more than one GPU");
+      whole[hits[0]] = 1;
+    } else if (starts_with(entry, "MIG-")) {
+      bool found = false;
+      for (size_t k = 0; k < gpus.size() && !found; ++k)
+        for (const auto& gi : gpus[k].instances)
+          for (const auto& dev : gi.devices)
+            if (!found && !dev.uuid.empty() && starts_with(dev.uuid, entry)) {
+              mig[k].push_back(dev.uuid);
+              found = true;
+            }
+      if (!found) refuse(value, entry, "names no MIG device");
+    } else {
+      refuse(value, entry, "is neither an index nor a GPU or MIG UUID");
+    }
+  }
+  size_t hidden = 0, partial = 0;
+  for (size_t k = 0; k < gpus.size(); ++k) {
+    if (whole[k]) {
+      out.gpus.push_back(std::move(gpus[k]));
+      continue;
+    }
+    if (mig[k].empty()) {
+      ++hidden;
+      continue;
+    }
+    GpuDeviceState g = std::move(gpus[k]);
+    std::vector<GpuInstanceState> kept;
+    for (auto& gi : g.instances) {
+      std::erase_if(gi.devices, [&](const MigDeviceState& d) {
+        return std::find(mig[k].begin(), mig[k].end(), d.uuid) == mig[k].end();
+      });
+      if (!gi.devices.empty()) kept.push_back(std::move(gi));
+    }
+    g.instances = std::move(kept);
+    g.layout_fixed = true;
+    ++partial;
+    out.gpus.push_back(std::move(g));
+  }
+  if (hidden > 0 || partial > 0)
+    out.note = fmt::format("CUDA_VISIBLE_DEVICES=\"{}\" hides {} of {} GPU(s){}", value, hidden,
+                           hidden + out.gpus.size(),
+                           partial > 0 ? fmt::format("; of {} it names only MIG devices: those alone are used, and "
+                                                     "the layout stays", partial)
+                                       : "");
+  return out;
+}
+
+Visibility read_visible_devices(const NvmlLibrary& nvml) {
+  return visible_devices(read_devices(nvml), std::getenv("CUDA_VISIBLE_DEVICES"));
+}
+
+}  // namespace ragmig::gpu
