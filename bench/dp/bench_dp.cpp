@@ -9,8 +9,8 @@
 // And two replicas averaging parameters every 20 steps (localsgd) instead of gradients every step.
 // Each row names the process group the run chose (its start event), e.g. gloo where NCCL was asked for ranks on
 // one GPU. On a GPU, a small model's step is mostly fixed costs (launches), which no split of the batch moves:
-// give it a model whose step grows with the batch, e.g. --config examples/train-bert-base-gpu.toml --batch 256
-// --set 'train.accumulation="none"' --set data.max_examples=12000.
+// give it a model whose step grows with the batch, e.g. --config examples/train-bert-base-gpu.toml --batch 512
+// --set 'train.accumulation="none"' --set data.max_examples=22000.
 // Usage: bench_dp [--device cpu|cuda] [--steps N] [--batch B] [--config F] [--set KEY=VALUE]...
 #include <fmt/format.h>
 #include <cstdlib>

@@ -17,7 +17,8 @@
 //     whole would end it sooner (one such job per GPU; the value it adds counted as its own speed) — with
 //     migration, sooner also than taking the slice now and moving to that GPU when it frees. Without
 //     migration, a job is not packed where even waiting for the GPU that frees last and running there whole
-//     would end it sooner (it would keep its slice to the end). A job planned on a GPU
+//     would end it sooner (it would keep its slice to the end), nor where its packing would squeeze a job
+//     planned on that GPU earlier in the pass past that point. A job planned on a GPU
 //     gets its instance reserved (Slot::reserved_for), so that the ordering policy cannot hand it to a job
 //     the plan meant to wait; the jobs left waiting take no reshapable slot meanwhile
 //     (ClusterView::plan_waiting) — without both, a sweep submitted at once ran its long trials on the slices

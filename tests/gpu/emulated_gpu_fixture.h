@@ -39,6 +39,7 @@ class EmulatedGpuScheduler : public SchedFixture {
   void SetUp() override {
     ::setenv("RAGMIG_NVML_LIBRARY", NVML_EMULATOR, 1);
     ::setenv("NVML_EMULATOR_STATE", nvml_state().c_str(), 1);
+    ::unsetenv("CUDA_VISIBLE_DEVICES");  // it would hide the emulator's GPU
   }
   void TearDown() override {
     ::unsetenv("RAGMIG_NVML_LIBRARY");

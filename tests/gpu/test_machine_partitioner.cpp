@@ -63,6 +63,7 @@ class MachinePartitionerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ::setenv("NVML_EMULATOR_STATE", state_.c_str(), 1);
+    ::unsetenv("CUDA_VISIBLE_DEVICES");  // it would hide the emulator's GPU
     write_file_atomic(state_, seven_small_instances().dump());
   }
   void TearDown() override { ::unsetenv("NVML_EMULATOR_STATE"); }

@@ -158,6 +158,7 @@ TEST_F(MigAutoRun, RefusedWithoutAGpuItMayPartition) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_THAT(r.output, HasSubstr("--mig auto needs NVML"));
   ::setenv("RAGMIG_NVML_LIBRARY", NVML_EMULATOR, 1);
+  ::unsetenv("CUDA_VISIBLE_DEVICES");  // it would hide the emulator's GPU
   json state = seven_small_instances();
   state["gpus"][0]["mig_current"] = 0;
   state["gpus"][0]["instances"] = json::array();

@@ -49,6 +49,7 @@ json h200_state() {
 
 class Emulated : public ::testing::Test {
  protected:
+  void SetUp() override { ::unsetenv("CUDA_VISIBLE_DEVICES"); }  // it would hide the emulator's GPU
   void write(const json& state) { write_file_atomic(path(), state.dump(2)); }
   json read() const { return json::parse(read_file(path())); }
   std::string path() const { return (dir_ / "nvml.json").string(); }

@@ -560,6 +560,7 @@ TEST(BatchCli, ASweepOnAnEmptyMigGpuPartitionsItForTheTrials) {
                               .dump());
   ::setenv("RAGMIG_NVML_LIBRARY", NVML_EMULATOR, 1);
   ::setenv("NVML_EMULATOR_STATE", gpus.c_str(), 1);
+  ::unsetenv("CUDA_VISIBLE_DEVICES");  // it would hide the emulator's GPU
   const auto r = run_process({RAGMIG_BINARY, "batch", files.sweep.string(), "--state", files.state.string(), "--mig", "auto"});
   ::unsetenv("RAGMIG_NVML_LIBRARY");
   ::unsetenv("NVML_EMULATOR_STATE");
