@@ -43,26 +43,31 @@ def main():
     peak = json.load(open(os.path.join(out, "peak.json")))
     tf = peak["tflops"] * 1e12
     print(f"\n{peak['gpu']}, torch {peak['torch']}: bf16 matmul peak {peak['tflops']:.0f} TFLOP/s (8192^3)")
-    print(f"{'row':<16} {'samples/s':>10} {'tokens/s':>10} {'pad %':>6} {'GiB':>6} {'MFU':>6} {'vs ST':>6}  notes")
+    print(f"{'row':<18} {'samples/s':>10} {'tokens/s':>10} {'pad %':>6} {'GiB':>6} {'MFU':>6} {'vs ST':>6}  notes")
     st = {}
     for b in (512, 128):
         p = os.path.join(out, f"st-{b}.json")
         if os.path.exists(p) and os.path.getsize(p):
             st[b] = json.loads(open(p).read().strip().splitlines()[-1])
-    rows = [("b512", 512), ("b128", 128), ("b512-padded", 512), ("b512-shuffled", 512), ("b512-gradcache", 512)]
+    rows = [("b512", 512), ("b128", 128), ("b512-padded", 512), ("b512-shuffled", 512), ("b512-gradcache", 512),
+            ("b512-gradcache256", 512)]
+    plain = ragmig_row(os.path.join(out, "b512"))
     for name, b in rows:
         r = ragmig_row(os.path.join(out, name))
         if not r:
-            print(f"{name:<16} (no result)")
+            print(f"{name:<18} (no result)")
             continue
+        # GradCache's price: its time per sample over plain training's at the same batch (issue 16: <= 1.5x).
+        price = f" {plain['samples_per_s'] / r['samples_per_s']:.2f}x plain's time per sample" \
+            if plain and "gradcache" in name else ""
         mfu = r["tokens_per_s"] * flops_per_token(r["tokens_per_s"] / r["samples_per_s"]) / tf
         vs = f"{r['samples_per_s'] / st[b]['samples_per_s']:.2f}x" if b in st else "-"
-        print(f"{name:<16} {r['samples_per_s']:>10.0f} {r['tokens_per_s']:>10.0f} {100 * r['padding']:>6.1f} "
+        print(f"{name:<18} {r['samples_per_s']:>10.0f} {r['tokens_per_s']:>10.0f} {100 * r['padding']:>6.1f} "
               f"{r['memory_gib']:>6.1f} {100 * mfu:>5.1f}% {vs:>6}  varlen={r['varlen']} step={r['optimizer_step']} "
-              f"loss={r['loss']:.3f}")
+              f"loss={r['loss']:.3f}{price}")
     for b, s in st.items():
         mfu = s["tokens_per_s"] * flops_per_token(s["tokens_per_s"] / s["samples_per_s"]) / tf
-        print(f"{'ST b' + str(b):<16} {s['samples_per_s']:>10.0f} {s['tokens_per_s']:>10.0f} {'':>6} "
+        print(f"{'ST b' + str(b):<18} {s['samples_per_s']:>10.0f} {s['tokens_per_s']:>10.0f} {'':>6} "
               f"{s['peak_mem_gib']:>6.1f} {100 * mfu:>5.1f}% {'1.00x':>6}  {s['impl']}")
 
 
