@@ -71,7 +71,8 @@ cpu_lane=$!
 # The GPU lane: gpu-check.sh's stages in priority order (issue 16's speed, 15's checks, 17's slice speeds).
 OUT=$W BUILD=$B BUILT_MARK=$W/built BUDGET_S=$(($(left) - 10)) \
   STAGES=${GPU_STAGES:-"bench train cuda dp slices modern"} \
-  ROWS=${ROWS:-"b512 st512 b128 st128 b512-gradcache b512-gradcache256"} BENCH_S=${BENCH_S:-200} ROW_LIMIT=${ROW_LIMIT:-45} \
+  ROWS=${ROWS:-"b512 st512 b128 st128 b512-gradcache b512-gradcache256"} BENCH_S=${BENCH_S:-200} \
+  ROW_LIMIT=${ROW_LIMIT:-45} \
   TRAIN_STEPS=${TRAIN_STEPS:-16} TRAIN_S=${TRAIN_S:-40} CUDA_S=${CUDA_S:-70} DP_S=${DP_S:-60} \
   DP_ARGS=${DP_ARGS:-"--steps 40"} SLICES=${SLICES:-"7 1 3 2 4"} SLICE_STEPS=${SLICE_STEPS:-15} \
   RUN_LIMIT=${RUN_LIMIT:-40} \
