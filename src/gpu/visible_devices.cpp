@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <utility>
 
 #include "core/error.h"
 
@@ -71,15 +72,14 @@ Visibility visible_devices(std::vector<GpuDeviceState> gpus, const char* value) 
       if (hits.size() != 1) refuse(value, entry, hits.empty() ? "names no GPU" : "names more than one GPU");
       whole[hits[0]] = 1;
     } else if (starts_with(entry, "MIG-")) {
-      bool found = false;
-      for (size_t k = 0; k < gpus.size() && !found; ++k)
+      std::vector<std::pair<size_t, std::string>> hits;  // (GPU, device UUID)
+      for (size_t k = 0; k < gpus.size(); ++k)
         for (const auto& gi : gpus[k].instances)
           for (const auto& dev : gi.devices)
-            if (!found && !dev.uuid.empty() && starts_with(dev.uuid, entry)) {
-              mig[k].push_back(dev.uuid);
-              found = true;
-            }
-      if (!found) refuse(value, entry, "names no MIG device");
+            if (!dev.uuid.empty() && starts_with(dev.uuid, entry)) hits.emplace_back(k, dev.uuid);
+      if (hits.size() != 1)
+        refuse(value, entry, hits.empty() ? "names no MIG device" : "names more than one MIG device");
+      mig[hits[0].first].push_back(hits[0].second);
     } else {
       refuse(value, entry, "is neither an index nor a GPU or MIG UUID");
     }

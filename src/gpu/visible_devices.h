@@ -17,11 +17,12 @@ struct Visibility {
 
 /// The GPUs of `gpus` that `value` (CUDA_VISIBLE_DEVICES; null: unset) leaves. Unset: every GPU. Empty, "-1"
 /// or "NoDevFiles": none. Otherwise a comma-separated list whose entries are GPU indices as NVML numbers them
-/// (CUDA's order too where CUDA_DEVICE_ORDER=PCI_BUS_ID, as Slurm and cluster images set it), GPU UUIDs
-/// ("GPU-5e1d7c52-…", or a prefix naming one GPU, as CUDA takes them) or MIG device UUIDs ("MIG-…"). A GPU
-/// named whole is ragmig's: all its MIG devices, and ragmig may re-lay it out. A GPU named only by some of its
-/// MIG devices keeps those, and its layout is left as it is (GpuDeviceState::layout_fixed). Where CUDA stops
-/// at an entry that names no device and quietly drops the rest, this throws ConfigError naming the entry.
+/// (CUDA's order too under CUDA_DEVICE_ORDER=PCI_BUS_ID, and on a machine of one GPU model), GPU UUIDs
+/// ("GPU-5e1d7c52-…", or a prefix naming one GPU, as CUDA takes them) or MIG device UUIDs ("MIG-…", or a prefix
+/// naming one device). A GPU named whole is ragmig's: all its MIG devices, and ragmig may re-lay it out. A GPU
+/// named only by some of its MIG devices keeps those, and its layout is left as it is
+/// (GpuDeviceState::layout_fixed). Where CUDA stops at an entry that names no device and quietly drops the rest,
+/// this throws ConfigError naming the entry.
 Visibility visible_devices(std::vector<GpuDeviceState> gpus, const char* value);
 
 /// read_devices, then visible_devices with this process's CUDA_VISIBLE_DEVICES.

@@ -101,6 +101,7 @@ TEST(VisibleDevices, AnEntryThatNamesNothingIsRefusedByName) {
   EXPECT_NE(refusal("GPU-ffff").find("entry \"GPU-ffff\" names no GPU"), std::string::npos);
   EXPECT_NE(refusal("GPU-").find("entry \"GPU-\" names more than one GPU"), std::string::npos);
   EXPECT_NE(refusal("MIG-dddd").find("entry \"MIG-dddd\" names no MIG device"), std::string::npos);
+  EXPECT_NE(refusal("MIG-cccc").find("entry \"MIG-cccc\" names more than one MIG device"), std::string::npos);
   EXPECT_NE(refusal("cuda:0").find("entry \"cuda:0\" is neither an index nor a GPU or MIG UUID"), std::string::npos);
   EXPECT_NE(refusal("0,,1").find("entry \"\" is empty"), std::string::npos);
   EXPECT_NE(refusal("0,7").find("CUDA_VISIBLE_DEVICES=\"0,7\""), std::string::npos);
