@@ -293,6 +293,20 @@ double members_end_in(Plan& plan, size_t g, const State& st) {
   return end;
 }
 
+// Seconds until the GPU that frees last (of those ragmig alone uses) is free; negative when none is.
+double latest_free_in(const State& st) {
+  double latest = -1;
+  for (const double t : st.free_in)
+    if (std::isfinite(t)) latest = std::max(latest, t);
+  return latest;
+}
+
+// Without moves a job planned now keeps its slice to the end: whether waiting for the GPU that frees last, `latest`
+// seconds from now, and then running whole would end `m` sooner than its `on_slice` seconds on a slice.
+bool waiting_wins(const Member& m, double on_slice, double latest) {
+  return latest >= 0 && latest + m.remaining_s / m.speeds[7] < on_slice;
+}
+
 // 2. Queued jobs, in the policy's order, to the GPU that gains the most. Jobs held for an instance made for
 // them (moved, or planned by an earlier plan) are not queued for a new one.
 void admit_queue(const sched::ClusterView& view, const SpeedOf& speed_of, const RebalanceOptions& options,
@@ -325,16 +339,14 @@ void admit_queue(const sched::ClusterView& view, const SpeedOf& speed_of, const 
   // GPUs' average JCT).
   auto keeps_its_waiters = [&](size_t g, const Members& trial) {
     if (options.migrate) return true;
-    double latest = -1;
-    for (size_t h = 0; h < n; ++h)
-      if (std::isfinite(st.free_in[h])) latest = std::max(latest, st.free_in[h]);
+    const double latest = latest_free_in(st);
     const auto& cat = plan.catalog(g);
     const auto p = gpu::best_packing(cat, plan.table(g, trial), st.fixed[g]);
     for (size_t i = 0; p && i < trial.size(); ++i) {
       const Member& m = *trial[i];
-      if (m.running) continue;
-      const double on_slice = m.remaining_s / std::max(speed_on(m.speeds, cat, p->instance_of[i]), 1e-9);
-      if (latest >= 0 && latest + m.remaining_s / m.speeds[7] < on_slice) return false;
+      if (!m.running &&
+          waiting_wins(m, m.remaining_s / std::max(speed_on(m.speeds, cat, p->instance_of[i]), 1e-9), latest))
+        return false;
     }
     return true;
   };
@@ -385,12 +397,7 @@ void admit_queue(const sched::ClusterView& view, const SpeedOf& speed_of, const 
     // last (of those ragmig alone uses) and then running whole would end it sooner (ten trials on two GPUs,
     // both with a job waiting for them, packed a 6,000 s trial onto a 1g for 34,000 s: 1.10x whole GPUs'
     // average JCT). It waits.
-    if (!options.migrate) {
-      double latest = -1;
-      for (size_t h = 0; h < n; ++h)
-        if (std::isfinite(st.free_in[h])) latest = std::max(latest, st.free_in[h]);
-      if (latest >= 0 && latest + q->remaining_s / q->speeds[7] < on_slice) continue;
-    }
+    if (!options.migrate && waiting_wins(*q, on_slice, latest_free_in(st))) continue;
     st.members[best].push_back(q);
     st.base[best] = best_t;
     st.free_in[best] = std::max(st.free_in[best], members_end_in(plan, best, st));

@@ -34,8 +34,6 @@ bool all_digits(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
 }
 
-bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
-
 [[noreturn]] void refuse(const std::string& value, const std::string& entry, const std::string& why) {
   throw ConfigError(fmt::format("CUDA_VISIBLE_DEVICES=\"{}\": entry \"{}\" {} (expected GPU indices as NVML "
                                 "numbers them, GPU-… or MIG-… UUIDs, comma-separated; `ragmig gpus` lists them)",
@@ -65,18 +63,18 @@ Visibility visible_devices(std::vector<GpuDeviceState> gpus, const char* value) 
                                    [&](const GpuDeviceState& g) { return std::to_string(g.index) == entry; });
       if (it == gpus.end()) refuse(value, entry, fmt::format("is no GPU index of this machine's {}", gpus.size()));
       whole[static_cast<size_t>(it - gpus.begin())] = 1;
-    } else if (starts_with(entry, "GPU-")) {
+    } else if (entry.starts_with("GPU-")) {
       std::vector<size_t> hits;
       for (size_t k = 0; k < gpus.size(); ++k)
-        if (starts_with(gpus[k].uuid, entry)) hits.push_back(k);
+        if (gpus[k].uuid.starts_with(entry)) hits.push_back(k);
       if (hits.size() != 1) refuse(value, entry, hits.empty() ? "names no GPU" : "names more than one GPU");
       whole[hits[0]] = 1;
-    } else if (starts_with(entry, "MIG-")) {
+    } else if (entry.starts_with("MIG-")) {
       std::vector<std::pair<size_t, std::string>> hits;  // (GPU, device UUID)
       for (size_t k = 0; k < gpus.size(); ++k)
         for (const auto& gi : gpus[k].instances)
           for (const auto& dev : gi.devices)
-            if (!dev.uuid.empty() && starts_with(dev.uuid, entry)) hits.emplace_back(k, dev.uuid);
+            if (!dev.uuid.empty() && dev.uuid.starts_with(entry)) hits.emplace_back(k, dev.uuid);
       if (hits.size() != 1)
         refuse(value, entry, hits.empty() ? "names no MIG device" : "names more than one MIG device");
       mig[hits[0].first].push_back(hits[0].second);
