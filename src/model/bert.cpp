@@ -263,10 +263,10 @@ torch::Tensor BertModelImpl::forward(const torch::Tensor& input_ids, const torch
   }
   auto positions = torch::arange(ids.size(1), ids.options()).add_(config_.position_offset()).unsqueeze(0);
   AttentionBatch batch;
-  batch.mask = attention_mask;
+  batch.mask = attention_mask.to(ids.device(), /*non_blocking=*/true);
   batch.impl = attention_impl_;
   if (!unpad_) return encoder->forward(embeddings(ids, types, positions), batch);
-  const Packing packing = make_packing(attention_mask);
+  const Packing packing = make_packing(attention_mask, ids.device());  // no wait for the GPU from a host mask
   batch.packed = &packing;
   auto hidden = embeddings(pack(ids, packing), pack(types, packing), pack(positions.expand_as(ids), packing));
   return unpack(encoder->forward(hidden, batch), packing);

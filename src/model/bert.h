@@ -154,7 +154,9 @@ class BertModelImpl : public torch::nn::Module {
   /// or undefined for all zeros (MPNet and ModernBERT ignore them). Returns the last hidden state [B,L,H].
   /// Throws DataError on bad shapes or L > config().max_tokens(). Unpadded (set_unpad), the padding positions of
   /// the result are zeros (HF computes values there that no pooling reads); the real tokens' states are the same
-  /// up to float rounding (ModernBERT's as BERT's: unpadded but for the attention products).
+  /// up to float rounding (ModernBERT's as BERT's: unpadded but for the attention products). The mask may lie on
+  /// the host while the ids are on a GPU: the packing is then made on the host, and the forward pass never waits
+  /// for the GPU (a mask on the GPU makes it wait once, for the count of real tokens).
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
                         const torch::Tensor& token_type_ids = {});
 

@@ -39,7 +39,8 @@ torch::Tensor DualEncoderImpl::project(const torch::Tensor& pooled, bool passage
 
 torch::Tensor DualEncoderImpl::encode(bool passage, const torch::Tensor& ids, const torch::Tensor& mask) {
   BertModel tower = passage ? passage_tower() : query_;
-  auto pooled = project(pool(tower->forward(ids, mask), mask, spec_.pooling), passage);
+  const auto hidden = tower->forward(ids, mask);  // a mask on the host spares the tower a wait for the GPU
+  auto pooled = project(pool(hidden, mask.to(hidden.device(), /*non_blocking=*/true), spec_.pooling), passage);
   if (!spec_.normalize) return pooled;
   namespace F = torch::nn::functional;
   return F::normalize(pooled, F::NormalizeFuncOptions().p(2).dim(1).eps(1e-12));

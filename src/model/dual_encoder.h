@@ -40,7 +40,7 @@ class DualEncoderImpl : public torch::nn::Module {
   explicit DualEncoderImpl(const EncoderSpec& spec);
 
   /// ids, mask [B,L] int64 -> [B,D] float32 (D = spec.embedding_dim()), pooled, through the Dense layer, then
-  /// (if spec.normalize) L2-normalised.
+  /// (if spec.normalize) L2-normalised. The mask may lie on the host with the ids on a GPU (BertModelImpl::forward).
   torch::Tensor encode_queries(const torch::Tensor& ids, const torch::Tensor& mask);
   torch::Tensor encode_passages(const torch::Tensor& ids, const torch::Tensor& mask);
 

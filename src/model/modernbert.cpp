@@ -185,12 +185,12 @@ torch::Tensor ModernBert::forward(const torch::Tensor& input_ids, const torch::T
   const ModernBertOptions& m = config_.modernbert;
   const int64_t l = input_ids.size(1), head_dim = config_.hidden_size / config_.num_attention_heads;
   ModernBertBatch batch;
-  batch.mask = attention_mask;
+  batch.mask = attention_mask.to(input_ids.device(), /*non_blocking=*/true);
   batch.half_window = m.local_attention / 2;
   batch.impl = impl;
   batch.global_rotary = rotary_tables(l, head_dim, m.global_rope_theta, input_ids.device());
   batch.local_rotary = rotary_tables(l, head_dim, m.local_rope_theta, input_ids.device());
-  const Packing packing = unpad ? make_packing(attention_mask) : Packing{};
+  const Packing packing = unpad ? make_packing(attention_mask, input_ids.device()) : Packing{};
   if (unpad) batch.packed = &packing;
   auto hidden = embeddings(unpad ? pack(input_ids, packing) : input_ids);
   for (const auto& layer : *layers) hidden = layer->as<ModernBertLayerImpl>()->forward(hidden, batch);

@@ -19,6 +19,17 @@ Packing make_packing(const torch::Tensor& mask) {
   return p;
 }
 
+Packing make_packing(const torch::Tensor& mask, const torch::Device& device) {
+  Packing p = make_packing(mask);
+  if (mask.device() == device) return p;
+  const auto move = [&](const torch::Tensor& t) {
+    return (device.is_cuda() && t.device().is_cpu() ? t.pin_memory() : t).to(device, /*non_blocking=*/true);
+  };
+  p.index = move(p.index);
+  p.cu_seqlens = move(p.cu_seqlens);
+  return p;
+}
+
 torch::Tensor pack(const torch::Tensor& x, const Packing& packing) {
   return x.flatten(0, 1).index_select(0, packing.index);
 }

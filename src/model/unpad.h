@@ -15,8 +15,14 @@ struct Packing {
   int64_t rows = 0, length = 0;
 };
 
-/// The packing of `mask` [B, L] (any integer or bool type; tokens need not be contiguous within a row).
+/// The packing of `mask` [B, L] (any integer or bool type; tokens need not be contiguous within a row), on the
+/// mask's device.
 Packing make_packing(const torch::Tensor& mask);
+
+/// The same with its tensors on `device`. Built where the mask lies: from a mask on the host the host never waits
+/// for the device (the count of real tokens is known at once; the tensors follow through pinned memory without
+/// blocking), while a mask on a GPU makes the host wait for every kernel queued before (`nonzero` must read it).
+Packing make_packing(const torch::Tensor& mask, const torch::Device& device);
 
 /// x [B, L, ...] -> [N, ...]: the real tokens' rows, in row order.
 torch::Tensor pack(const torch::Tensor& x, const Packing& packing);

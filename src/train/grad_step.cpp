@@ -38,11 +38,11 @@ torch::Tensor backward_plain(const EncodeFn& encode, const PairBatch& batch, con
   torch::Tensor total = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(batch.q_ids.device()));
   for_chunks(b, chunk, [&](int64_t begin, int64_t end) {
     // This micro-batch's positives, then its queries' hard negatives.
-    const auto on_device = torch::TensorOptions().dtype(torch::kLong).device(batch.p_ids.device());
-    torch::Tensor rows = torch::arange(begin, end, on_device);
-    if (h > 0) rows = torch::cat({rows, torch::arange(b + begin * h, b + end * h, on_device)});
+    torch::Tensor rows = torch::arange(begin, end, torch::kLong);
+    if (h > 0) rows = torch::cat({rows, torch::arange(b + begin * h, b + end * h, torch::kLong)});
     torch::Tensor q = encode(batch.q_ids.slice(0, begin, end), batch.q_mask.slice(0, begin, end), Tower::Query);
-    torch::Tensor p = encode(batch.p_ids.index_select(0, rows), batch.p_mask.index_select(0, rows), Tower::Passage);
+    torch::Tensor p = encode(batch.p_ids.index_select(0, rows.to(batch.p_ids.device())),
+                             batch.p_mask.index_select(0, rows.to(batch.p_mask.device())), Tower::Passage);
     const int64_t n = end - begin;
     torch::Tensor loss = contrastive_loss(q, p.slice(0, 0, n), split_negatives(p, n), scale_leaf, loss_spec) *
                          (static_cast<double>(n) / static_cast<double>(b));

@@ -21,6 +21,8 @@ enum class Tower { Query, Passage };
 /// Embeds token ids [rows, L] with mask [rows, L] into [rows, D] float32 embeddings.
 using EncodeFn = std::function<torch::Tensor(const torch::Tensor& ids, const torch::Tensor& mask, Tower)>;
 
+/// The ids on the training device; the masks may stay on the host (assemble_batch leaves them there, pinned for a
+/// GPU), where the towers read them without waiting for the device.
 struct PairBatch {
   torch::Tensor q_ids, q_mask;  ///< [B, Lq]
   torch::Tensor p_ids, p_mask;  ///< [B*(1+H), Lp]

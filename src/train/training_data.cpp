@@ -14,14 +14,18 @@
 namespace ragmig::train {
 namespace {
 
-// On a GPU through pinned host memory, copied without waiting: the copy queues behind the step before it
-// instead of stopping the host until the device is idle (the pinned block is not reused before it is done).
-torch::Tensor to_tensor(std::vector<int64_t>& v, int64_t rows, int64_t cols, const torch::Device& device) {
-  const torch::Tensor host = torch::from_blob(v.data(), {rows, cols}, torch::kLong);
-  if (!device.is_cuda()) return host.to(device, /*non_blocking=*/false, /*copy=*/true);
+// A batch's ids or mask on the host: pinned for a GPU, whose copies from there queue behind the step before
+// instead of stopping the host until the device is idle (the pinned block is not reused before they are done).
+torch::Tensor host_tensor(std::vector<int64_t>& v, int64_t rows, int64_t cols, const torch::Device& device) {
+  const torch::Tensor view = torch::from_blob(v.data(), {rows, cols}, torch::kLong);
+  if (!device.is_cuda()) return view.clone();
   torch::Tensor pinned = torch::empty({rows, cols}, torch::TensorOptions().dtype(torch::kLong).pinned_memory(true));
-  pinned.copy_(host);
-  return pinned.to(device, /*non_blocking=*/true);
+  pinned.copy_(view);
+  return pinned;
+}
+
+torch::Tensor device_tensor(std::vector<int64_t>& v, int64_t rows, int64_t cols, const torch::Device& device) {
+  return host_tensor(v, rows, cols, device).to(device, /*non_blocking=*/true);
 }
 
 }  // namespace
@@ -144,11 +148,12 @@ PairBatch assemble_batch(const TokenizedData& data, std::span<const int64_t> row
   p.insert(p.end(), negs.begin(), negs.end());
   text::TokenBatch qb = text::make_token_batch(q, pad_id);
   text::TokenBatch pb = text::make_token_batch(p, pad_id);
+  // The masks stay on the host: the towers make their packing there without waiting for the device.
   PairBatch batch;
-  batch.q_ids = to_tensor(qb.ids, qb.rows, qb.cols, device);
-  batch.q_mask = to_tensor(qb.mask, qb.rows, qb.cols, device);
-  batch.p_ids = to_tensor(pb.ids, pb.rows, pb.cols, device);
-  batch.p_mask = to_tensor(pb.mask, pb.rows, pb.cols, device);
+  batch.q_ids = device_tensor(qb.ids, qb.rows, qb.cols, device);
+  batch.q_mask = host_tensor(qb.mask, qb.rows, qb.cols, device);
+  batch.p_ids = device_tensor(pb.ids, pb.rows, pb.cols, device);
+  batch.p_mask = host_tensor(pb.mask, pb.rows, pb.cols, device);
   batch.hard_negatives = hard_negatives;
   batch.real_tokens = std::count(qb.mask.begin(), qb.mask.end(), 1) + std::count(pb.mask.begin(), pb.mask.end(), 1);
   return batch;

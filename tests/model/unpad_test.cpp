@@ -38,6 +38,14 @@ TEST(Unpad, PackingRoundTripsAndCountsRows) {
   EXPECT_THROW(make_packing(mask.flatten()), std::exception);
 }
 
+TEST(Unpad, PackingForADeviceIsTheMasksPacking) {
+  const Packing a = make_packing(ragged_mask()), b = make_packing(ragged_mask(), torch::kCPU);
+  EXPECT_TRUE(torch::equal(a.index, b.index));
+  EXPECT_TRUE(torch::equal(a.cu_seqlens, b.cu_seqlens));
+  EXPECT_EQ(b.index.device(), torch::Device(torch::kCPU));
+  EXPECT_EQ(std::make_pair(a.rows, a.length), std::make_pair(b.rows, b.length));
+}
+
 TEST(Unpad, UnpaddedBertMatchesThePaddedOneOnRealTokens) {
   auto config = testing::tiny_bert_config(60, 32, 4, 16);
   config.hidden_dropout_prob = config.attention_probs_dropout_prob = 0.0;

@@ -5,10 +5,12 @@
 #include <sstream>
 
 #include "model/dual_encoder.h"
+#include "model/unpad.h"
 #include "model/varlen_attention.h"
 #include "train/autocast_guard.h"
 #include "train/fused_step.h"
 #include "train/grad_step.h"
+#include "train/training_data.h"
 #include "train_fixture.h"
 #include "support/tiny_bert.h"
 
@@ -141,6 +143,50 @@ TEST(Cuda, UnpaddedTowersAndTheFusedStepMatchThePaddedPerParameterOnes) {
   }
   for (const auto& p : padded->named_parameters())
     EXPECT_LT((p.value() - pb[p.key()]).abs().max().item<double>(), 1e-5) << p.key();
+}
+
+// A batch as the trainer assembles it for a GPU: ids on the device, masks on the (pinned) host. The towers make
+// their packing on the host, without waiting for the GPU, and compute exactly what they do from masks on the GPU:
+// the same packing, the same embeddings bit for bit, padded or not.
+TEST(Cuda, MasksOnTheHostGiveWhatMasksOnTheGpuGive) {
+  RAGMIG_REQUIRE_CUDA();
+  const torch::Device gpu(torch::kCUDA, 0);
+  TokenizedData data;
+  for (int64_t i = 0; i < 12; ++i) {
+    const auto token = static_cast<int32_t>(5 + i);
+    data.queries.push_back(std::vector<int32_t>(static_cast<size_t>(3 + i % 5), token));
+    data.passages.push_back(std::vector<int32_t>(static_cast<size_t>(4 + (7 * i) % 11), token + 20));
+    data.positive.push_back(i);
+    data.negatives.emplace_back();
+    data.positive_key.push_back(i);
+  }
+  const std::vector<int64_t> rows = {0, 3, 5, 7, 8, 11};
+  const PairBatch batch = assemble_batch(data, rows, 1, 0, 9, 2, gpu);
+  ASSERT_TRUE(batch.q_ids.is_cuda());
+  ASSERT_TRUE(batch.q_mask.device().is_cpu() && batch.q_mask.is_pinned());
+  const model::Packing host = model::make_packing(batch.p_mask, gpu);
+  const model::Packing device = model::make_packing(batch.p_mask.to(gpu));
+  EXPECT_TRUE(host.index.is_cuda());
+  EXPECT_TRUE(torch::equal(host.index, device.index));
+  EXPECT_TRUE(torch::equal(host.cu_seqlens, device.cu_seqlens));
+  model::EncoderSpec spec;
+  spec.bert = testing::tiny_bert_config(100, 64, 4, 512);
+  spec.bert.hidden_dropout_prob = spec.bert.attention_probs_dropout_prob = 0.0;
+  torch::manual_seed(6);
+  model::DualEncoder net(spec);
+  net->to(gpu);
+  net->eval();
+  torch::NoGradGuard no_grad;
+  for (const bool unpad : {false, true}) {
+    net->query_tower()->set_unpad(unpad);
+    AutocastGuard autocast(gpu, true);
+    EXPECT_TRUE(torch::equal(net->encode_passages(batch.p_ids, batch.p_mask),
+                             net->encode_passages(batch.p_ids, batch.p_mask.to(gpu))))
+        << "unpad " << unpad;
+    EXPECT_TRUE(torch::equal(net->encode_queries(batch.q_ids, batch.q_mask),
+                             net->encode_queries(batch.q_ids, batch.q_mask.to(gpu))))
+        << "unpad " << unpad;
+  }
 }
 
 // MPNet on the GPU: its relative position bias goes into SDPA's mask (the memory-efficient kernel, which takes a
