@@ -6,6 +6,7 @@
 // ModernBERT (modernbert.h) with ModernBertModel's names instead; the BERT parts are then absent.
 #pragma once
 
+#include <array>
 #include <torch/torch.h>
 
 #include "model/bert_config.h"
@@ -77,6 +78,9 @@ class BertSelfAttentionImpl : public torch::nn::Module {
   LoraLinear query{nullptr}, key{nullptr}, value{nullptr};
 
  private:
+  /// q, k and v [.., H]: what query, key and value give `hidden`, their base products in one matmul.
+  std::array<torch::Tensor, 3> project(const torch::Tensor& hidden);
+
   int64_t heads_, head_dim_;
   double dropout_;
 };

@@ -55,7 +55,10 @@ LoraLinearImpl::LoraLinearImpl(int64_t in_features, int64_t out_features, bool w
 torch::Tensor LoraLinearImpl::forward(const torch::Tensor& x) {
   // aten::linear folds the batch into one addmm, as Python's nn.Linear does (torch::nn::Linear's forward runs
   // a matmul and a separate bias add: 1.6x the mm time of a training step, bench/train --profile).
-  auto y = torch::linear(x, weight, bias);
+  return adapt(x, torch::linear(x, weight, bias));
+}
+
+torch::Tensor LoraLinearImpl::adapt(const torch::Tensor& x, torch::Tensor y) {
   if (!lora_A.is_empty()) {
     const bool keyed = dropout_ > 0 && is_training() && x.device().is_cpu();
     const auto down = (keyed ? DroppedDownFunction::apply(x, lora_A->weight, dropout_,
@@ -67,6 +70,7 @@ torch::Tensor LoraLinearImpl::forward(const torch::Tensor& x) {
     const std::vector<int64_t> shape = y.sizes().vec();
     y = torch::addmm(y.reshape({-1, shape.back()}), down, lora_B->weight.t(), 1.0, scaling_).view(shape);
   }
+  if (!routes_.empty() && !y.is_contiguous()) y = y.contiguous();  // its own rows, not a view into q, k and v's
   for (const auto& r : routes_) {
     // In place on a view of y: the routes exist only for inference, where no graph needs y unchanged.
     auto rows = y.narrow(0, r.begin, r.end - r.begin);

@@ -29,6 +29,10 @@ class LoraLinearImpl : public torch::nn::Module {
   /// x's first dimension).
   torch::Tensor forward(const torch::Tensor& x);
 
+  /// What forward(x) returns, given `base`: x's product with weight and bias computed elsewhere (BertSelfAttention
+  /// makes q, k and v in one matmul over the three layers' weights). Adds the adapters to it.
+  torch::Tensor adapt(const torch::Tensor& x, torch::Tensor base);
+
   /// Adds a trainable adapter of rank r: lora_A as PEFT initialises it (Kaiming-uniform, a = sqrt(5)), lora_B
   /// zeros, so the layer's output is unchanged until training moves B. Throws DataError if one is there already.
   void add_lora(int64_t rank, double scaling, double dropout);
