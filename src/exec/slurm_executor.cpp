@@ -15,6 +15,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/shell_words.h"
+#include "core/trim.h"
 #include "exec/command_output.h"
 #include "exec/event_tail.h"
 #include "exec/process_executor.h"
@@ -46,10 +47,8 @@ std::vector<std::string> split(const std::string& text, char sep) {
   return out;
 }
 
-std::string trimmed(const std::string& s) {
-  const size_t a = s.find_first_not_of(" \t\r\n"), b = s.find_last_not_of(" \t\r\n");
-  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
-}
+// Command output and files without the blanks and line ends around them.
+std::string trimmed(std::string_view s) { return std::string(trim(s, " \t\r\n")); }
 
 // What a client command said when it failed: its stderr, or its exit code when it said nothing.
 std::string failure_of(const CommandOutput& r) {

@@ -9,22 +9,18 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/trim.h"
 
 namespace ragmig::gpu {
 namespace {
-
-std::string trimmed(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
 
 std::vector<std::string> entries_of(const std::string& value) {
   std::vector<std::string> out;
   size_t from = 0;
   while (true) {
     const size_t comma = value.find(',', from);
-    out.push_back(trimmed(value.substr(from, comma == std::string::npos ? std::string::npos : comma - from)));
+    const size_t count = comma == std::string::npos ? std::string::npos : comma - from;
+    out.emplace_back(trim(std::string_view(value).substr(from, count)));
     if (comma == std::string::npos) return out;
     from = comma + 1;
   }
@@ -48,7 +44,7 @@ Visibility visible_devices(std::vector<GpuDeviceState> gpus, const char* value) 
     out.gpus = std::move(gpus);
     return out;
   }
-  const std::string text = trimmed(value);
+  const std::string text(trim(value));
   if (text.empty() || text == "-1" || text == "NoDevFiles") {
     if (!gpus.empty())
       out.note = fmt::format("CUDA_VISIBLE_DEVICES=\"{}\" hides all {} GPU(s)", value, gpus.size());

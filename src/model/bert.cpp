@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "model/attention_probs.h"
+#include "model/host_copy.h"
 #include "model/keyed_dropout.h"
 #include "model/modernbert.h"
 #include "model/varlen_attention.h"
@@ -274,7 +275,7 @@ torch::Tensor BertModelImpl::forward(const torch::Tensor& input_ids, const torch
   }
   auto positions = torch::arange(ids.size(1), ids.options()).add_(config_.position_offset()).unsqueeze(0);
   AttentionBatch batch;
-  batch.mask = attention_mask.to(ids.device(), /*non_blocking=*/true);
+  batch.mask = to_device_without_waiting(attention_mask, ids.device());
   batch.impl = attention_impl_;
   if (!unpad_) return encoder->forward(embeddings(ids, types, positions), batch);
   const Packing packing = make_packing(attention_mask, ids.device());  // no wait for the GPU from a host mask

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "model/host_copy.h"
+
 namespace ragmig::model {
 
 torch::Tensor pool(const torch::Tensor& hidden, const torch::Tensor& attention_mask, Pooling pooling) {
@@ -40,7 +42,7 @@ torch::Tensor DualEncoderImpl::project(const torch::Tensor& pooled, bool passage
 torch::Tensor DualEncoderImpl::encode(bool passage, const torch::Tensor& ids, const torch::Tensor& mask) {
   BertModel tower = passage ? passage_tower() : query_;
   const auto hidden = tower->forward(ids, mask);  // a mask on the host spares the tower a wait for the GPU
-  auto pooled = project(pool(hidden, mask.to(hidden.device(), /*non_blocking=*/true), spec_.pooling), passage);
+  auto pooled = project(pool(hidden, to_device_without_waiting(mask, hidden.device()), spec_.pooling), passage);
   if (!spec_.normalize) return pooled;
   namespace F = torch::nn::functional;
   return F::normalize(pooled, F::NormalizeFuncOptions().p(2).dim(1).eps(1e-12));

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "model/attention_probs.h"
+#include "model/host_copy.h"
 #include "model/keyed_dropout.h"
 #include "model/local_attention.h"
 #include "model/varlen_attention.h"
@@ -185,7 +186,7 @@ torch::Tensor ModernBert::forward(const torch::Tensor& input_ids, const torch::T
   const ModernBertOptions& m = config_.modernbert;
   const int64_t l = input_ids.size(1), head_dim = config_.hidden_size / config_.num_attention_heads;
   ModernBertBatch batch;
-  batch.mask = attention_mask.to(input_ids.device(), /*non_blocking=*/true);
+  batch.mask = to_device_without_waiting(attention_mask, input_ids.device());
   batch.half_window = m.local_attention / 2;
   batch.impl = impl;
   batch.global_rotary = rotary_tables(l, head_dim, m.global_rope_theta, input_ids.device());

@@ -3,6 +3,7 @@
 #include "model/unpad.h"
 
 #include "core/error.h"
+#include "model/host_copy.h"
 
 namespace ragmig::model {
 
@@ -21,12 +22,8 @@ Packing make_packing(const torch::Tensor& mask) {
 
 Packing make_packing(const torch::Tensor& mask, const torch::Device& device) {
   Packing p = make_packing(mask);
-  if (mask.device() == device) return p;
-  const auto move = [&](const torch::Tensor& t) {
-    return (device.is_cuda() && t.device().is_cpu() ? t.pin_memory() : t).to(device, /*non_blocking=*/true);
-  };
-  p.index = move(p.index);
-  p.cu_seqlens = move(p.cu_seqlens);
+  p.index = to_device_without_waiting(p.index, device);
+  p.cu_seqlens = to_device_without_waiting(p.cu_seqlens, device);
   return p;
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/line_reader.h"
+#include "core/trim.h"
 #include "text/json_rows.h"
 
 namespace ragmig::text {
@@ -92,12 +93,6 @@ std::vector<std::string_view> split_on(std::string_view line, bool tabs_only) {
     i = j;
   }
   return out;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
 }
 
 // Integer scores; "1.0"-style integral decimals are accepted because some converters write them.

@@ -38,11 +38,15 @@ torch::Tensor backward_plain(const EncodeFn& encode, const PairBatch& batch, con
   torch::Tensor total = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(batch.q_ids.device()));
   for_chunks(b, chunk, [&](int64_t begin, int64_t end) {
     // This micro-batch's positives, then its queries' hard negatives.
-    torch::Tensor rows = torch::arange(begin, end, torch::kLong);
-    if (h > 0) rows = torch::cat({rows, torch::arange(b + begin * h, b + end * h, torch::kLong)});
+    // Made where each tensor lies (the mask may be on the host): a copy across would wait for the device.
+    const auto select = [&](const torch::Tensor& x) {
+      const auto on = torch::TensorOptions().dtype(torch::kLong).device(x.device());
+      torch::Tensor rows = torch::arange(begin, end, on);
+      if (h > 0) rows = torch::cat({rows, torch::arange(b + begin * h, b + end * h, on)});
+      return x.index_select(0, rows);
+    };
     torch::Tensor q = encode(batch.q_ids.slice(0, begin, end), batch.q_mask.slice(0, begin, end), Tower::Query);
-    torch::Tensor p = encode(batch.p_ids.index_select(0, rows.to(batch.p_ids.device())),
-                             batch.p_mask.index_select(0, rows.to(batch.p_mask.device())), Tower::Passage);
+    torch::Tensor p = encode(select(batch.p_ids), select(batch.p_mask), Tower::Passage);
     const int64_t n = end - begin;
     torch::Tensor loss = contrastive_loss(q, p.slice(0, 0, n), split_negatives(p, n), scale_leaf, loss_spec) *
                          (static_cast<double>(n) / static_cast<double>(b));

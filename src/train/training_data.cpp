@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/splitmix.h"
+#include "model/host_copy.h"
 #include "text/pretrain_pairs.h"
 #include "text/query_holdout.h"
 #include "text/token_batch.h"
@@ -25,7 +26,7 @@ torch::Tensor host_tensor(std::vector<int64_t>& v, int64_t rows, int64_t cols, c
 }
 
 torch::Tensor device_tensor(std::vector<int64_t>& v, int64_t rows, int64_t cols, const torch::Device& device) {
-  return host_tensor(v, rows, cols, device).to(device, /*non_blocking=*/true);
+  return model::to_device_without_waiting(host_tensor(v, rows, cols, device), device);
 }
 
 }  // namespace
