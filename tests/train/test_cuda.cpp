@@ -2,7 +2,14 @@
 // `ragmig train` run on the GPU. Labelled `cuda`; skips where there is no GPU.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <sstream>
+#include <string>
+#include <vector>
+
+#ifdef RAGMIG_TORCH_CUDA
+#include <c10/cuda/CUDAFunctions.h>
+#endif
 
 #include "model/dual_encoder.h"
 #include "model/unpad.h"
@@ -145,21 +152,27 @@ TEST(Cuda, UnpaddedTowersAndTheFusedStepMatchThePaddedPerParameterOnes) {
     EXPECT_LT((p.value() - pb[p.key()]).abs().max().item<double>(), 1e-5) << p.key();
 }
 
-// A batch as the trainer assembles it for a GPU: ids on the device, masks on the (pinned) host. The towers make
-// their packing on the host, without waiting for the GPU, and compute exactly what they do from masks on the GPU:
-// the same packing, the same embeddings bit for bit, padded or not.
-TEST(Cuda, MasksOnTheHostGiveWhatMasksOnTheGpuGive) {
-  RAGMIG_REQUIRE_CUDA();
-  const torch::Device gpu(torch::kCUDA, 0);
+// `n` examples of token ids 5.. (queries 3-7 tokens, passages 4-14), each with its own positive passage.
+TokenizedData ragged_examples(int64_t n) {
   TokenizedData data;
-  for (int64_t i = 0; i < 12; ++i) {
-    const auto token = static_cast<int32_t>(5 + i);
+  for (int64_t i = 0; i < n; ++i) {
+    const auto token = static_cast<int32_t>(5 + i % 60);
     data.queries.push_back(std::vector<int32_t>(static_cast<size_t>(3 + i % 5), token));
     data.passages.push_back(std::vector<int32_t>(static_cast<size_t>(4 + (7 * i) % 11), token + 20));
     data.positive.push_back(i);
     data.negatives.emplace_back();
     data.positive_key.push_back(i);
   }
+  return data;
+}
+
+// A batch as the trainer assembles it for a GPU: ids on the device, masks on the (pinned) host. The towers make
+// their packing on the host, without waiting for the GPU, and compute exactly what they do from masks on the GPU:
+// the same packing, the same embeddings bit for bit, padded or not.
+TEST(Cuda, MasksOnTheHostGiveWhatMasksOnTheGpuGive) {
+  RAGMIG_REQUIRE_CUDA();
+  const torch::Device gpu(torch::kCUDA, 0);
+  const TokenizedData data = ragged_examples(12);
   const std::vector<int64_t> rows = {0, 3, 5, 7, 8, 11};
   const PairBatch batch = assemble_batch(data, rows, 1, 0, 9, 2, gpu);
   ASSERT_TRUE(batch.q_ids.is_cuda());
@@ -187,6 +200,63 @@ TEST(Cuda, MasksOnTheHostGiveWhatMasksOnTheGpuGive) {
                              net->encode_queries(batch.q_ids, batch.q_mask.to(gpu))))
         << "unpad " << unpad;
   }
+}
+
+// A training step on the GPU never makes the host wait for it: assembling the batch (masks stay on the host), the
+// unpadded towers' packing, variable-length flash attention with dropout, InfoNCE, backward (the full batch and
+// GradCache), clipping and fused AdamW only queue work, so the host runs ahead of the device. CUDA's sync debug
+// mode turns any wait into an error; only reading the losses afterwards waits.
+TEST(Cuda, ATrainingStepNeverWaitsForTheGpu) {
+  RAGMIG_REQUIRE_CUDA();
+#ifndef RAGMIG_TORCH_CUDA
+  GTEST_SKIP() << "built without LibTorch's CUDA library (c10_cuda), which sets the sync debug mode";
+#else
+  const torch::Device gpu(torch::kCUDA, 0);
+  const TokenizedData data = ragged_examples(64);
+  model::EncoderSpec spec;
+  spec.bert = testing::tiny_bert_config(100, 64, 4, 512);
+  torch::manual_seed(7);
+  model::DualEncoder net(spec);
+  net->to(gpu);
+  net->train();
+  net->query_tower()->set_unpad(true);
+  torch::optim::AdamW adamw(net->parameters(), torch::optim::AdamWOptions(1e-3).weight_decay(0.01));
+  ASSERT_TRUE(fused_step_available(gpu));
+  FusedAdamW fused(adamw);
+  const auto params = net->parameters();
+  const auto scale = torch::full({}, 20.0, torch::TensorOptions().device(gpu));
+  const EncodeFn encode = [&](const torch::Tensor& ids, const torch::Tensor& mask, Tower t) {
+    AutocastGuard autocast(gpu, true);
+    return t == Tower::Query ? net->encode_queries(ids, mask) : net->encode_passages(ids, mask);
+  };
+  const auto step = [&](int64_t at, bool gradcache) {
+    std::vector<int64_t> rows(16);
+    for (int64_t i = 0; i < 16; ++i) rows[static_cast<size_t>(i)] = (at * 16 + i) % 64;
+    const PairBatch batch = assemble_batch(data, rows, 1, 0, 9, at, gpu);
+    net->zero_grad();
+    auto loss = gradcache ? backward_grad_cache(encode, batch, scale, 4) : backward_full(encode, batch, scale);
+    clip_grad_norm_on_device(params, 1.0);
+    fused.step();
+    return loss;
+  };
+  step(0, false);  // first calls: allocations, the optimiser's state
+  step(1, true);
+  torch::cuda::synchronize();
+  auto& debug = c10::cuda::warning_state();
+  const auto before = debug.get_sync_debug_mode();
+  debug.set_sync_debug_mode(c10::cuda::SyncDebugMode::L_ERROR);
+  std::vector<torch::Tensor> losses;
+  std::string waited;
+  try {
+    for (int64_t at = 2; at < 6; ++at) losses.push_back(step(at, at % 2 == 1));
+  } catch (const c10::Error& e) {
+    waited = e.what_without_backtrace();
+  }
+  debug.set_sync_debug_mode(before);
+  EXPECT_EQ(waited, "") << "a step waited for the GPU";
+  for (const auto& l : losses) EXPECT_TRUE(std::isfinite(l.item<double>()));
+  EXPECT_TRUE(model::varlen_attention_used());
+#endif
 }
 
 // MPNet on the GPU: its relative position bias goes into SDPA's mask (the memory-efficient kernel, which takes a
