@@ -11,7 +11,9 @@
 // one GPU. On a GPU, a small model's step is mostly fixed costs (launches), which no split of the batch moves:
 // give it a model whose step grows with the batch, e.g. --config examples/train-bert-base-gpu.toml --batch 512
 // --set 'train.accumulation="none"' --set data.max_examples=22000.
-// Usage: bench_dp [--device cpu|cuda] [--steps N] [--batch B] [--config F] [--set KEY=VALUE]...
+// --runs picks some: e.g. --runs one,even,dynamic (of one, sync (CPU) or gloo and nccl (GPU), localsgd, even,
+// dynamic), so that a big model's runs fit a short GPU lease.
+// Usage: bench_dp [--device cpu|cuda] [--steps N] [--batch B] [--config F] [--set KEY=VALUE]... [--runs K,...]
 #include <fmt/format.h>
 #include <cstdlib>
 #include <filesystem>
@@ -29,6 +31,7 @@ namespace fs = std::filesystem;
 namespace {
 
 struct Run {
+  std::string key;  ///< what --runs names it by
   std::string name;
   int replicas = 1;
   std::string backend = "auto";
@@ -82,6 +85,7 @@ int main(int argc, char** argv) {
   std::string device = "cpu", config = std::string(RAGMIG_SOURCE_DIR) + "/examples/train-squad-tiny.toml";
   int steps = 60, batch = 64;
   std::vector<std::string> common;  // --set overrides of every run
+  std::string only;                 // --runs: the keys to run, comma-separated (empty: all)
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--device") device = value;
@@ -89,23 +93,32 @@ int main(int argc, char** argv) {
     else if (flag == "--batch") batch = std::atoi(value.c_str());
     else if (flag == "--config") config = value;
     else if (flag == "--set") common.push_back(value);
+    else if (flag == "--runs") only = "," + value + ",";
     else {
       fmt::print(stderr, "bench_dp: unknown option {}\n", flag);
       return 2;
     }
   }
-  std::vector<Run> runs = {{"1 process", 1, "auto", {}}, {"2 replicas, sync", 2, "gloo", {}}};
+  std::vector<Run> runs = {{"one", "1 process", 1, "auto", {}}, {"sync", "2 replicas, sync", 2, "gloo", {}}};
   if (device != "cpu")
-    runs = {{"1 process", 1, "auto", {}},
-            {"2 replicas on 1 GPU, Gloo", 2, "gloo", {}},
-            {"2 replicas on 1 GPU, NCCL", 2, "nccl", {}}};
+    runs = {{"one", "1 process", 1, "auto", {}},
+            {"gloo", "2 replicas on 1 GPU, Gloo", 2, "gloo", {}},
+            {"nccl", "2 replicas on 1 GPU, NCCL", 2, "nccl", {}}};
   // Parameter averaging every K steps: replicas sharing a GPU (or MIG slices of one) talk 1/K as often.
-  runs.push_back({device == "cpu" ? "2 replicas, localsgd K=20" : "2 on 1 GPU, localsgd K=20", 2, "gloo",
+  runs.push_back({"localsgd", device == "cpu" ? "2 replicas, localsgd K=20" : "2 on 1 GPU, localsgd K=20", 2, "gloo",
                   {"parallel.mode=\"localsgd\"", "parallel.average_every=20"}});
   const std::vector<std::string> slowed = {"parallel.debug_slowdown_rank=1", "parallel.debug_slowdown=2"};
-  runs.push_back({"rank 1 slowed 2x, even split", 2, "gloo", slowed});
-  runs.push_back({"rank 1 slowed 2x, dynamic", 2, "gloo", slowed});
+  runs.push_back({"even", "rank 1 slowed 2x, even split", 2, "gloo", slowed});
+  runs.push_back({"dynamic", "rank 1 slowed 2x, dynamic", 2, "gloo", slowed});
   runs.back().sets.insert(runs.back().sets.end(), {"parallel.dynamic_batch=true", "parallel.rebalance_every=10"});
+  if (!only.empty()) {
+    std::erase_if(runs, [&](const Run& r) { return only.find("," + r.key + ",") == std::string::npos; });
+    if (runs.empty()) {
+      fmt::print(stderr, "bench_dp: --runs {} names no run (one, sync or gloo/nccl, localsgd, even, dynamic)\n",
+                 only.substr(1, only.size() - 2));
+      return 2;
+    }
+  }
   char pattern[] = "/tmp/ragmig-bench-dp-XXXXXX";
   const fs::path dir = ::mkdtemp(pattern);
   fmt::print("bench_dp: {} on {}, {} steps of global batch {} (sync: each replica takes {})\n", config, device, steps,
