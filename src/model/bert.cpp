@@ -136,9 +136,9 @@ torch::Tensor padded_attention(const torch::Tensor& q_in, const torch::Tensor& k
 }  // namespace
 
 std::array<torch::Tensor, 3> BertSelfAttentionImpl::project(const torch::Tensor& hidden) {
-  // One matmul over the three weights: a wider, faster product; under autocast one cast of `hidden` instead of
-  // three, and in backward one gradient for it instead of three summed (on a GPU those casts and fp32 sums cost as
-  // much as the products: bench/train/gpu.sh's profile).
+  // One matmul over the three weights: a wider product; under autocast one cast of `hidden` instead of three, and
+  // in backward one gradient for it instead of three summed in fp32 (on a GPU those casts and sums cost as much as
+  // the products: bench/train/gpu.sh's profile). Embeddings match transformers' as closely as three products did.
   const auto weight = torch::cat({query->weight, key->weight, value->weight});
   const auto bias = torch::cat({query->bias, key->bias, value->bias});
   const auto parts = torch::linear(hidden, weight, bias).chunk(3, -1);

@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <string>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
@@ -179,6 +181,60 @@ TEST(Lora, MergedWeightsEmbedAsBasePlusAdapter) {
   const auto m = merged->forward(ids, mask);
   EXPECT_LT((m - with_adapter).abs().max().item<double>(), 1e-5);
   EXPECT_GT((m - tiny_tower()->forward(ids, mask)).abs().max().item<double>(), 1e-2) << "the adapter matters";
+}
+
+// q, k and v come from one product over the three weights, which under autocast runs in bf16: every adapter still
+// counts, its own (trained: gradients reach each A and B) and routed ones (serving). Checked against the fp32 tower
+// within bf16 rounding, far below what the adapters change.
+TEST(Lora, UnderAutocastQKeyAndValueFromOneProductKeepEveryAdapter) {
+  const LoraSpec s = spec(4, {"query", "key", "value"});
+  const auto [ids, mask] = tiny_batch(4);
+  const auto keep = mask.unsqueeze(-1).to(torch::kFloat);
+  // Against a fixed direction: LayerNorm's outputs have squares summing to a constant.
+  const auto direction = torch::randn({4, 9, kHidden});
+  BertModel t = tiny_tower();
+  attach_lora(t, s);
+  {
+    torch::NoGradGuard no_grad;
+    torch::manual_seed(8);
+    for (auto& p : t->named_parameters())
+      if (is_lora_parameter(p.key())) p.value().normal_(0, 0.3);
+  }
+  const auto run = [&](bool bf16) {
+    t->zero_grad();
+    torch::Tensor out;
+    {
+      train::AutocastGuard autocast(torch::kCPU, bf16);
+      out = t->forward(ids, mask).to(torch::kFloat) * keep;
+    }
+    (out * direction).sum().backward();
+    std::map<std::string, torch::Tensor> grads;
+    for (const auto& p : t->named_parameters())
+      if (is_lora_parameter(p.key())) grads[p.key()] = p.value().grad().clone();
+    return std::make_pair(out.detach(), grads);
+  };
+  const auto [exact, exact_grads] = run(false);
+  const auto [bf16, bf16_grads] = run(true);
+  const double rounding = (bf16 - exact).abs().max().item<double>();
+  const double adapters = (exact - tiny_tower()->forward(ids, mask) * keep).abs().max().item<double>();
+  EXPECT_LT(rounding, 0.1);
+  EXPECT_GT(adapters, 10 * rounding) << "the adapters change far more than bf16 rounds";
+  ASSERT_EQ(bf16_grads.size(), static_cast<size_t>(kLayers * 3 * 2));
+  for (const auto& [name, g] : exact_grads) {
+    const auto& b = bf16_grads.at(name);
+    EXPECT_GT(g.abs().sum().item<double>(), 0) << name;
+    EXPECT_LT((b - g).norm().item<double>() / g.norm().item<double>(), 5e-2) << name;
+  }
+
+  // Routed (serving): the same adapter given to the base tower for all rows, under autocast.
+  const LoraAdapter a = own_adapter(t, s);
+  BertModel base = tiny_tower();
+  torch::NoGradGuard no_grad;
+  AdapterRouting routing(base, {{0, 4, &a}});
+  train::AutocastGuard autocast(torch::kCPU, true);
+  const auto routed = base->forward(ids, mask).to(torch::kFloat) * keep;
+  EXPECT_LT((routed - exact).abs().max().item<double>(), 0.1);
+  EXPECT_LT((routed - bf16).abs().max().item<double>(), 0.1);
 }
 
 TEST(Lora, MixedAdaptersInOneBatchEqualOneByOne) {
