@@ -84,7 +84,8 @@ for s in ${STAGES:-cuda modern train slices bench dp hf all}; do
       grep -E 'tests passed|tests failed|\(Failed|\(SEGFAULT' "$OUT/ctest-hf.log" ;;
     all)
       built
-      stage ctest-all "${ALL_S:-200}" bash -c "cd $B && ctest -j16 --output-on-failure -LE 'cuda|hf' --timeout 180"
+      stage ctest-all "${ALL_S:-200}" bash -c "cd $B && OMP_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE \
+        ctest -j16 --output-on-failure -LE 'cuda|hf' --timeout 180"
       grep -E 'tests passed|tests failed|\(Failed|\(SEGFAULT|\(Timeout|Not Run' "$OUT/ctest-all.log" | head -40 ;;
     *) echo "== $s: unknown stage (cuda modern train slices bench dp hf all)" ;;
   esac
