@@ -15,7 +15,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/shell_words.h"
-#include "core/trim.h"
+#include "core/strings.h"
 #include "exec/command_output.h"
 #include "exec/event_tail.h"
 #include "exec/process_executor.h"
@@ -34,17 +34,6 @@ std::string sh_quote(const std::string& word) {
   std::string out = "'";
   for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
-}
-
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (size_t i = 0; i <= text.size(); ++i)
-    if (i == text.size() || text[i] == sep) {
-      out.push_back(text.substr(start, i - start));
-      start = i + 1;
-    }
-  return out;
 }
 
 // Command output and files without the blanks and line ends around them.

@@ -9,21 +9,15 @@
 #include <utility>
 
 #include "core/error.h"
-#include "core/trim.h"
+#include "core/strings.h"
 
 namespace ragmig::gpu {
 namespace {
 
 std::vector<std::string> entries_of(const std::string& value) {
-  std::vector<std::string> out;
-  size_t from = 0;
-  while (true) {
-    const size_t comma = value.find(',', from);
-    const size_t count = comma == std::string::npos ? std::string::npos : comma - from;
-    out.emplace_back(trim(std::string_view(value).substr(from, count)));
-    if (comma == std::string::npos) return out;
-    from = comma + 1;
-  }
+  std::vector<std::string> out = split(value, ',');
+  for (auto& e : out) e = std::string(trim(e));
+  return out;
 }
 
 bool all_digits(const std::string& s) {

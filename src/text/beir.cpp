@@ -9,7 +9,7 @@
 
 #include "core/error.h"
 #include "core/line_reader.h"
-#include "core/trim.h"
+#include "core/strings.h"
 #include "text/json_rows.h"
 
 namespace ragmig::text {

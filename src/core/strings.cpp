@@ -1,0 +1,23 @@
+// Splitting and trimming (see strings.h).
+#include "core/strings.h"
+
+namespace ragmig {
+
+std::string_view trim(std::string_view s, std::string_view blanks) {
+  const size_t first = s.find_first_not_of(blanks);
+  if (first == std::string_view::npos) return {};
+  return s.substr(first, s.find_last_not_of(blanks) - first + 1);
+}
+
+std::vector<std::string> split(std::string_view text, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i)
+    if (i == text.size() || text[i] == sep) {
+      out.emplace_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  return out;
+}
+
+}  // namespace ragmig
