@@ -78,7 +78,8 @@ BERT_DP="--config examples/train-bert-base-gpu.toml --batch 512 --steps 40 --run
   --set train.accumulation=\"none\" --set data.max_examples=22000"
 OUT=$W BUILD=$B BUILT_MARK=$W/built BUDGET_S=$(($(left) - 10)) \
   STAGES=${GPU_STAGES:-"bench cuda dp train modern"} \
-  ROWS=${ROWS:-"b512 st512 b128 st128 b512-gradcache b512-gradcache256"} BENCH_S=${BENCH_S:-200} \
+  ROWS=${ROWS:-"b512 st512 b128 st128 b512-gradcache b512-gradcache256 b512-apart b128-apart"} \
+  BENCH_S=${BENCH_S:-230} \
   ROW_LIMIT=${ROW_LIMIT:-45} \
   TRAIN_STEPS=${TRAIN_STEPS:-16} TRAIN_S=${TRAIN_S:-40} CUDA_S=${CUDA_S:-70} DP_S=${DP_S:-150} \
   DP_ARGS=${DP_ARGS:-$BERT_DP} SLICES=${SLICES:-"7 1 3 2 4"} SLICE_STEPS=${SLICE_STEPS:-15} \

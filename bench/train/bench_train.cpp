@@ -130,9 +130,9 @@ double cpp_samples_per_s(const Shape& s, const std::vector<IdBatch>& id_batches,
   for (const auto& b : id_batches) batches.push_back(to_pair_batch(b));
   // As the trainer: each forward under autocast, whose cache of bf16 weights is dropped as it ends (a scope
   // over whole steps would keep casting the weights of the first step).
-  const train::EncodeFn encode = [&](const torch::Tensor& ids, const torch::Tensor& mask, train::Tower t) {
+  const train::EncodeFn encode = [&](const std::vector<train::TowerInput>& inputs) {
     train::AutocastGuard autocast(torch::kCPU, bf16);
-    return t == train::Tower::Query ? net->encode_queries(ids, mask) : net->encode_passages(ids, mask);
+    return train::encode_towers(net, inputs);
   };
   const auto scale = torch::full({}, 20.0);
   auto step = [&](const train::PairBatch& batch) {

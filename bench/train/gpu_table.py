@@ -49,8 +49,8 @@ def main():
         p = os.path.join(out, f"st-{b}.json")
         if os.path.exists(p) and os.path.getsize(p):
             st[b] = json.loads(open(p).read().strip().splitlines()[-1])
-    rows = [("b512", 512), ("b128", 128), ("b512-padded", 512), ("b512-shuffled", 512), ("b512-gradcache", 512),
-            ("b512-gradcache256", 512)]
+    rows = [("b512", 512), ("b128", 128), ("b512-apart", 512), ("b128-apart", 128), ("b512-padded", 512),
+            ("b512-shuffled", 512), ("b512-gradcache", 512), ("b512-gradcache256", 512)]
     plain = ragmig_row(os.path.join(out, "b512"))
     for name, b in rows:
         r = ragmig_row(os.path.join(out, name))
@@ -60,6 +60,10 @@ def main():
         # GradCache's price: its time per sample over plain training's at the same batch (issue 16: <= 1.5x).
         price = f" {plain['samples_per_s'] / r['samples_per_s']:.2f}x plain's time per sample" \
             if plain and "gradcache" in name else ""
+        # A pass per tower against one pass over both (the row without "-apart", same batch).
+        joint = ragmig_row(os.path.join(out, name[:-len("-apart")])) if name.endswith("-apart") else None
+        if joint:
+            price = f" one pass {joint['samples_per_s'] / r['samples_per_s']:.2f}x this"
         mfu = r["tokens_per_s"] * flops_per_token(r["tokens_per_s"] / r["samples_per_s"]) / tf
         vs = f"{r['samples_per_s'] / st[b]['samples_per_s']:.2f}x" if b in st else "-"
         print(f"{name:<18} {r['samples_per_s']:>10.0f} {r['tokens_per_s']:>10.0f} {100 * r['padding']:>6.1f} "

@@ -147,6 +147,11 @@ std::array<torch::Tensor, 3> BertSelfAttentionImpl::project(const torch::Tensor&
 
 torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const AttentionBatch& batch) {
   auto [q, k, v] = project(hidden);
+  return attend(q, k, v, batch);
+}
+
+torch::Tensor BertSelfAttentionImpl::attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                            const AttentionBatch& batch) {
   const double dropout = is_training() ? dropout_ : 0.0;
   if (!batch.packed) return padded_attention(q, k, v, batch, heads_, head_dim_, dropout_, is_training());
   const Packing& p = *batch.packed;
@@ -155,6 +160,17 @@ torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const 
     auto split = [&](const torch::Tensor& x) { return x.view({n, heads_, head_dim_}); };
     auto context = varlen_attention(split(q), split(k), split(v), p, dropout);
     if (context.defined()) return context.reshape({n, heads_ * head_dim_});
+  }
+  if (!batch.parts.empty()) {  // each part padded to its own length, not to the longest part's
+    std::vector<torch::Tensor> contexts;
+    int64_t begin = 0;
+    for (const auto& part : batch.parts) {
+      const int64_t tokens = part.packed->index.size(0);
+      contexts.push_back(
+          attend(q.narrow(0, begin, tokens), k.narrow(0, begin, tokens), v.narrow(0, begin, tokens), part));
+      begin += tokens;
+    }
+    return torch::cat(contexts);
   }
   return pack(padded_attention(unpack(q, p), unpack(k, p), unpack(v, p), batch, heads_, head_dim_, dropout_,
                                is_training()),
@@ -255,8 +271,7 @@ void BertModelImpl::reset_parameters_hf() {
   embeddings->word_embeddings->weight[config_.pad_token_id].zero_();
 }
 
-torch::Tensor BertModelImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
-                                     const torch::Tensor& token_type_ids) {
+torch::Tensor BertModelImpl::checked_ids(const torch::Tensor& input_ids, const torch::Tensor& attention_mask) const {
   if (input_ids.dim() != 2) throw DataError("BERT input_ids must be [batch, length], got " + std::to_string(input_ids.dim()) + " dims");
   if (!attention_mask.defined() || attention_mask.sizes() != input_ids.sizes())
     throw DataError("BERT attention_mask must have the shape of input_ids");
@@ -264,7 +279,16 @@ torch::Tensor BertModelImpl::forward(const torch::Tensor& input_ids, const torch
     throw DataError("sequence length " + std::to_string(input_ids.size(1)) + " exceeds the model's " +
                     std::to_string(config_.max_tokens()) + " positions (max_position_embeddings)");
   if (at::isFloatingType(input_ids.scalar_type())) throw DataError("BERT input_ids must be integers");
-  auto ids = input_ids.to(torch::kLong);
+  return input_ids.to(torch::kLong);
+}
+
+torch::Tensor BertModelImpl::positions(const torch::Tensor& ids) const {
+  return torch::arange(ids.size(1), ids.options()).add_(config_.position_offset()).unsqueeze(0);
+}
+
+torch::Tensor BertModelImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
+                                     const torch::Tensor& token_type_ids) {
+  auto ids = checked_ids(input_ids, attention_mask);
   if (modern_) return modern_->forward(ids, attention_mask, attention_impl_, unpad_);
   torch::Tensor types;
   if (token_type_ids.defined()) {
@@ -273,15 +297,42 @@ torch::Tensor BertModelImpl::forward(const torch::Tensor& input_ids, const torch
   } else {
     types = torch::zeros_like(ids);
   }
-  auto positions = torch::arange(ids.size(1), ids.options()).add_(config_.position_offset()).unsqueeze(0);
   AttentionBatch batch;
   batch.mask = to_device_without_waiting(attention_mask, ids.device());
   batch.impl = attention_impl_;
-  if (!unpad_) return encoder->forward(embeddings(ids, types, positions), batch);
+  if (!unpad_) return encoder->forward(embeddings(ids, types, positions(ids)), batch);
   const Packing packing = make_packing(attention_mask, ids.device());  // no wait for the GPU from a host mask
   batch.packed = &packing;
-  auto hidden = embeddings(pack(ids, packing), pack(types, packing), pack(positions.expand_as(ids), packing));
+  auto hidden = embeddings(pack(ids, packing), pack(types, packing), pack(positions(ids).expand_as(ids), packing));
   return unpack(encoder->forward(hidden, batch), packing);
+}
+
+std::pair<torch::Tensor, torch::Tensor> BertModelImpl::forward_pair(const torch::Tensor& ids_a,
+                                                                    const torch::Tensor& mask_a,
+                                                                    const torch::Tensor& ids_b,
+                                                                    const torch::Tensor& mask_b) {
+  if (!joins_batches()) return {forward(ids_a, mask_a), forward(ids_b, mask_b)};
+  const auto a = checked_ids(ids_a, mask_a), b = checked_ids(ids_b, mask_b);
+  const auto device = a.device();
+  // Made where the masks lie (the host, in training: no wait for the GPU), then copied.
+  const Packing host_a = make_packing(mask_a), host_b = make_packing(mask_b);
+  const Packing pa = packing_on(host_a, device), pb = packing_on(host_b, device);
+  const Packing joint = packing_on(join_packings(host_a, host_b), device);
+  AttentionBatch batch;
+  batch.impl = attention_impl_;
+  batch.packed = &joint;
+  for (const auto& [mask, packing] : {std::pair{&mask_a, &pa}, std::pair{&mask_b, &pb}}) {
+    AttentionBatch& part = batch.parts.emplace_back();
+    part.mask = to_device_without_waiting(*mask, device);
+    part.packed = packing;
+    part.impl = attention_impl_;
+  }
+  const auto packed_ids = torch::cat({pack(a, pa), pack(b, pb)});
+  auto hidden = embeddings(packed_ids, torch::zeros_like(packed_ids),
+                           torch::cat({pack(positions(a).expand_as(a), pa), pack(positions(b).expand_as(b), pb)}));
+  hidden = encoder->forward(hidden, batch);
+  const int64_t tokens_a = pa.index.size(0);
+  return {unpack(hidden.narrow(0, 0, tokens_a), pa), unpack(hidden.narrow(0, tokens_a, hidden.size(0) - tokens_a), pb)};
 }
 
 }  // namespace ragmig::model

@@ -7,6 +7,9 @@
 #pragma once
 
 #include <array>
+#include <utility>
+#include <vector>
+
 #include <torch/torch.h>
 
 #include "model/bert_config.h"
@@ -47,6 +50,10 @@ struct AttentionBatch {
   const Packing* packed = nullptr;  ///< set: hidden states are the real tokens only
   AttentionImpl impl = AttentionImpl::Fused;
   torch::Tensor position_bias;      ///< [1, heads, L, L] added to every layer's scores (MPNet), or undefined
+  /// Set for a pass over several batches' packed tokens at once (BertModelImpl::forward_pair): `packed` is their
+  /// join_packings, each part one batch (its own mask and packing, its tokens next in the packed order), `mask`
+  /// unused. Where flash attention cannot take the joint packing, each part's attention is padded to its own length.
+  std::vector<AttentionBatch> parts;
 
   /// What every layer adds to its scores, in `dtype`: additive_attention_mask [B, 1, 1, L], plus position_bias
   /// ([B, heads, L, L] then). Built by the first layer and reused by the others, so autograd keeps one copy.
@@ -80,6 +87,9 @@ class BertSelfAttentionImpl : public torch::nn::Module {
  private:
   /// q, k and v [.., H]: what query, key and value give `hidden`, their base products in one matmul.
   std::array<torch::Tensor, 3> project(const torch::Tensor& hidden);
+  /// The context [.., H] of q, k and v [.., H] over `batch`.
+  torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                       const AttentionBatch& batch);
 
   int64_t heads_, head_dim_;
   double dropout_;
@@ -164,6 +174,15 @@ class BertModelImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
                         const torch::Tensor& token_type_ids = {});
 
+  /// forward(ids_a, mask_a) and forward(ids_b, mask_b) (a dual encoder's queries and passages: lengths may differ),
+  /// through one pass over both batches' real tokens where joins_batches(): half the kernels of two passes, each of
+  /// them larger, and one gradient per weight. The same states up to float rounding; with dropout, other masks.
+  std::pair<torch::Tensor, torch::Tensor> forward_pair(const torch::Tensor& ids_a, const torch::Tensor& mask_a,
+                                                       const torch::Tensor& ids_b, const torch::Tensor& mask_b);
+  /// Whether forward_pair makes one pass: unpadded (set_unpad) BERT (not MPNet, whose position bias is per length;
+  /// not ModernBERT). Otherwise it calls forward twice.
+  bool joins_batches() const { return unpad_ && !modern_ && !config_.mpnet(); }
+
   /// Re-runs HF's initialisation (uses the global torch RNG).
   void reset_parameters_hf();
 
@@ -181,6 +200,11 @@ class BertModelImpl : public torch::nn::Module {
   BertEncoder encoder{nullptr};
 
  private:
+  /// input_ids as int64, checked against the mask and the config (DataError).
+  torch::Tensor checked_ids(const torch::Tensor& input_ids, const torch::Tensor& attention_mask) const;
+  /// The position ids of ids' columns, [1, L].
+  torch::Tensor positions(const torch::Tensor& ids) const;
+
   std::shared_ptr<ModernBert> modern_;  ///< set for a ModernBERT config
   BertConfig config_;
   AttentionImpl attention_impl_ = AttentionImpl::Manual;

@@ -41,11 +41,23 @@ torch::Tensor DualEncoderImpl::project(const torch::Tensor& pooled, bool passage
 
 torch::Tensor DualEncoderImpl::encode(bool passage, const torch::Tensor& ids, const torch::Tensor& mask) {
   BertModel tower = passage ? passage_tower() : query_;
-  const auto hidden = tower->forward(ids, mask);  // a mask on the host spares the tower a wait for the GPU
+  return embedding(tower->forward(ids, mask), mask, passage);  // a mask on the host spares the tower a GPU wait
+}
+
+torch::Tensor DualEncoderImpl::embedding(const torch::Tensor& hidden, const torch::Tensor& mask, bool passage) {
   auto pooled = project(pool(hidden, to_device_without_waiting(mask, hidden.device()), spec_.pooling), passage);
   if (!spec_.normalize) return pooled;
   namespace F = torch::nn::functional;
   return F::normalize(pooled, F::NormalizeFuncOptions().p(2).dim(1).eps(1e-12));
+}
+
+std::pair<torch::Tensor, torch::Tensor> DualEncoderImpl::encode_pair(const torch::Tensor& q_ids,
+                                                                     const torch::Tensor& q_mask,
+                                                                     const torch::Tensor& p_ids,
+                                                                     const torch::Tensor& p_mask) {
+  if (passage_) return {encode_queries(q_ids, q_mask), encode_passages(p_ids, p_mask)};
+  const auto [q_hidden, p_hidden] = query_->forward_pair(q_ids, q_mask, p_ids, p_mask);
+  return {embedding(q_hidden, q_mask, false), embedding(p_hidden, p_mask, true)};
 }
 
 torch::Tensor DualEncoderImpl::encode_queries(const torch::Tensor& ids, const torch::Tensor& mask) {

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <torch/torch.h>
 
 #include "model/bert.h"
@@ -43,6 +44,10 @@ class DualEncoderImpl : public torch::nn::Module {
   /// (if spec.normalize) L2-normalised. The mask may lie on the host with the ids on a GPU (BertModelImpl::forward).
   torch::Tensor encode_queries(const torch::Tensor& ids, const torch::Tensor& mask);
   torch::Tensor encode_passages(const torch::Tensor& ids, const torch::Tensor& mask);
+  /// encode_queries(q_ids, q_mask) and encode_passages(p_ids, p_mask); with shared towers both through one forward
+  /// pass where the tower joins batches (BertModelImpl::forward_pair: unpadded BERT).
+  std::pair<torch::Tensor, torch::Tensor> encode_pair(const torch::Tensor& q_ids, const torch::Tensor& q_mask,
+                                                      const torch::Tensor& p_ids, const torch::Tensor& p_mask);
 
   const EncoderSpec& spec() const { return spec_; }
 
@@ -60,6 +65,8 @@ class DualEncoderImpl : public torch::nn::Module {
 
  private:
   torch::Tensor encode(bool passage, const torch::Tensor& ids, const torch::Tensor& mask);
+  /// A tower's last hidden state [B, L, H] with its mask -> the embeddings: pooled, projected, normalised.
+  torch::Tensor embedding(const torch::Tensor& hidden, const torch::Tensor& mask, bool passage);
 
   EncoderSpec spec_;
   BertModel query_{nullptr};

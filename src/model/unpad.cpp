@@ -2,6 +2,8 @@
 // each other: no atomics (the indices are distinct), so results stay deterministic on CPU and GPU.
 #include "model/unpad.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "model/host_copy.h"
 
@@ -21,9 +23,27 @@ Packing make_packing(const torch::Tensor& mask) {
 }
 
 Packing make_packing(const torch::Tensor& mask, const torch::Device& device) {
-  Packing p = make_packing(mask);
+  return packing_on(make_packing(mask), device);
+}
+
+Packing packing_on(const Packing& packing, const torch::Device& device) {
+  Packing p = packing;
   p.index = to_device_without_waiting(p.index, device);
   p.cu_seqlens = to_device_without_waiting(p.cu_seqlens, device);
+  return p;
+}
+
+Packing join_packings(const Packing& a, const Packing& b) {
+  Packing p;
+  p.rows = a.rows + b.rows;
+  p.length = std::max(a.length, b.length);
+  // A position row * L + column of a grid L wide moves to (row + first_row) * p.length + column.
+  const auto regrid = [&](const torch::Tensor& index, int64_t length, int64_t first_row) {
+    if (length == 0) return index;  // no tokens
+    return index + index.div(length, "floor") * (p.length - length) + first_row * p.length;
+  };
+  p.index = torch::cat({regrid(a.index, a.length, 0), regrid(b.index, b.length, a.rows)});
+  p.cu_seqlens = torch::cat({a.cu_seqlens, b.cu_seqlens.narrow(0, 1, b.rows) + a.index.size(0)});
   return p;
 }
 

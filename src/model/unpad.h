@@ -24,6 +24,14 @@ Packing make_packing(const torch::Tensor& mask);
 /// blocking), while a mask on a GPU makes the host wait for every kernel queued before (`nonzero` must read it).
 Packing make_packing(const torch::Tensor& mask, const torch::Device& device);
 
+/// The packing's tensors on `device`: from the host to a GPU through pinned memory, without waiting.
+Packing packing_on(const Packing& packing, const torch::Device& device);
+
+/// Two batches' packings as one, for a forward pass over both batches' real tokens at once: a's rows then b's, over
+/// the grid [a.rows + b.rows, max(a.length, b.length)] (what `index` counts in); a's tokens first in the packed
+/// order, so cu_seqlens runs on from a's into b's. Made where the packings lie, without reading them.
+Packing join_packings(const Packing& a, const Packing& b);
+
 /// x [B, L, ...] -> [N, ...]: the real tokens' rows, in row order.
 torch::Tensor pack(const torch::Tensor& x, const Packing& packing);
 

@@ -3,6 +3,7 @@
 #include "train/dp_step.h"
 
 #include <chrono>
+#include <tuple>
 
 #include "core/clock.h"
 #include "core/error.h"
@@ -24,16 +25,6 @@ auto timed(double& seconds, const torch::Device& device, Fn&& fn) {
   auto out = fn();
   seconds += seconds_since(t0);
   return out;
-}
-
-torch::Tensor embed_chunks(const EncodeFn& encode, const torch::Tensor& ids, const torch::Tensor& mask, Tower tower,
-                           int64_t chunk) {
-  std::vector<torch::Tensor> parts;
-  for (int64_t s = 0; s < ids.size(0); s += chunk) {
-    const int64_t e = std::min(ids.size(0), s + chunk);
-    parts.push_back(encode(ids.slice(0, s, e), mask.slice(0, s, e), tower));
-  }
-  return torch::cat(parts);
 }
 
 torch::Tensor flatten(const std::vector<torch::Tensor>& tensors, const std::vector<double>& weights) {
@@ -70,12 +61,11 @@ double backward_global_batch(const EncodeFn& encode, const PairBatch& local, con
   torch::Tensor q, p;
   if (grad_cache) {
     rng = capture_rng_state();
-    torch::NoGradGuard no_grad;
-    q = embed_chunks(encode, local.q_ids, local.q_mask, Tower::Query, chunk);
-    p = embed_chunks(encode, local.p_ids, local.p_mask, Tower::Passage, chunk);
+    std::tie(q, p) = embed_in_chunks(encode, local, chunk);
   } else {
-    q = encode(local.q_ids, local.q_mask, Tower::Query);
-    p = encode(local.p_ids, local.p_mask, Tower::Passage);
+    const auto e = encode({{local.q_ids, local.q_mask, Tower::Query}, {local.p_ids, local.p_mask, Tower::Passage}});
+    q = e[0];
+    p = e[1];
   }
   torch::Tensor q_live = grad_cache ? q.detach().requires_grad_(true) : q;
   torch::Tensor p_live = grad_cache ? p.detach().requires_grad_(true) : p;
@@ -100,16 +90,8 @@ double backward_global_batch(const EncodeFn& encode, const PairBatch& local, con
   loss.backward();
 
   if (grad_cache) {  // push the cached embedding gradients through chunk-wise graphs, same dropout masks
-    const torch::Tensor q_grad = q_live.grad(), p_grad = p_live.grad();
     restore_rng_state(rng);
-    for (int64_t s = 0; s < b; s += chunk) {
-      const int64_t e = std::min(b, s + chunk);
-      encode(local.q_ids.slice(0, s, e), local.q_mask.slice(0, s, e), Tower::Query).backward(q_grad.slice(0, s, e));
-    }
-    for (int64_t s = 0; s < local.p_ids.size(0); s += chunk) {
-      const int64_t e = std::min(local.p_ids.size(0), s + chunk);
-      encode(local.p_ids.slice(0, s, e), local.p_mask.slice(0, s, e), Tower::Passage).backward(p_grad.slice(0, s, e));
-    }
+    backward_in_chunks(encode, local, chunk, q_live.grad(), p_live.grad());
   }
   return loss.item<double>();
 }

@@ -1,6 +1,9 @@
 // Gradient computation for one batch, three ways (see grad_step.h).
 #include "train/grad_step.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "train/rng_state.h"
 
 namespace ragmig::train {
@@ -10,19 +13,50 @@ torch::Tensor split_negatives(const torch::Tensor& p_emb, int64_t b) {
   return p_emb.size(0) > b ? p_emb.slice(0, b) : torch::Tensor();
 }
 
-// Embeds rows [0, n) of ids/mask in chunks of `chunk` rows.
-template <class Fn>
-void for_chunks(int64_t n, int64_t chunk, Fn&& fn) {
-  for (int64_t begin = 0; begin < n; begin += chunk) fn(begin, std::min(n, begin + chunk));
+// The encoder calls of GradCache's passes, in order: call i embeds the i-th chunk of queries and of passages.
+std::vector<std::vector<TowerInput>> chunk_calls(const PairBatch& batch, int64_t chunk) {
+  const int64_t b = batch.queries(), np = batch.p_ids.size(0);
+  std::vector<std::vector<TowerInput>> calls;
+  for (int64_t s = 0; s < std::max(b, np); s += chunk) {
+    auto& call = calls.emplace_back();
+    if (s < b) call.push_back({batch.q_ids.slice(0, s, s + chunk), batch.q_mask.slice(0, s, s + chunk), Tower::Query});
+    if (s < np)
+      call.push_back({batch.p_ids.slice(0, s, s + chunk), batch.p_mask.slice(0, s, s + chunk), Tower::Passage});
+  }
+  return calls;
 }
 
 }  // namespace
 
+std::pair<torch::Tensor, torch::Tensor> embed_in_chunks(const EncodeFn& encode, const PairBatch& batch,
+                                                        int64_t chunk) {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> q_parts, p_parts;
+  for (const auto& call : chunk_calls(batch, chunk)) {
+    const auto embeddings = encode(call);
+    for (size_t i = 0; i < call.size(); ++i)
+      (call[i].tower == Tower::Query ? q_parts : p_parts).push_back(embeddings[i]);
+  }
+  return {torch::cat(q_parts), torch::cat(p_parts)};
+}
+
+void backward_in_chunks(const EncodeFn& encode, const PairBatch& batch, int64_t chunk, const torch::Tensor& q_grad,
+                        const torch::Tensor& p_grad) {
+  int64_t s = 0;
+  for (const auto& call : chunk_calls(batch, chunk)) {
+    const auto embeddings = encode(call);
+    std::vector<torch::Tensor> grads;
+    for (const auto& in : call) grads.push_back((in.tower == Tower::Query ? q_grad : p_grad).slice(0, s, s + chunk));
+    torch::autograd::backward(embeddings, grads);
+    s += chunk;
+  }
+}
+
 torch::Tensor backward_full(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale,
                             const LossSpec& loss_spec) {
   const int64_t b = batch.queries();
-  torch::Tensor q = encode(batch.q_ids, batch.q_mask, Tower::Query);
-  torch::Tensor p = encode(batch.p_ids, batch.p_mask, Tower::Passage);
+  const auto e = encode({{batch.q_ids, batch.q_mask, Tower::Query}, {batch.p_ids, batch.p_mask, Tower::Passage}});
+  const torch::Tensor &q = e[0], &p = e[1];
   torch::Tensor loss = contrastive_loss(q, p.slice(0, 0, b), split_negatives(p, b), scale, loss_spec);
   loss.backward();
   return loss.detach().to(torch::kDouble);
@@ -36,7 +70,8 @@ torch::Tensor backward_plain(const EncodeFn& encode, const PairBatch& batch, con
   // so its gradient is gathered on a detached leaf and pushed through once at the end.
   const torch::Tensor scale_leaf = scale.detach().requires_grad_(scale.requires_grad());
   torch::Tensor total = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(batch.q_ids.device()));
-  for_chunks(b, chunk, [&](int64_t begin, int64_t end) {
+  for (int64_t begin = 0; begin < b; begin += chunk) {
+    const int64_t end = std::min(b, begin + chunk);
     // This micro-batch's positives, then its queries' hard negatives.
     // Made where each tensor lies (the mask may be on the host): a copy across would wait for the device.
     const auto select = [&](const torch::Tensor& x) {
@@ -45,14 +80,15 @@ torch::Tensor backward_plain(const EncodeFn& encode, const PairBatch& batch, con
       if (h > 0) rows = torch::cat({rows, torch::arange(b + begin * h, b + end * h, on)});
       return x.index_select(0, rows);
     };
-    torch::Tensor q = encode(batch.q_ids.slice(0, begin, end), batch.q_mask.slice(0, begin, end), Tower::Query);
-    torch::Tensor p = encode(select(batch.p_ids), select(batch.p_mask), Tower::Passage);
+    const auto e = encode({{batch.q_ids.slice(0, begin, end), batch.q_mask.slice(0, begin, end), Tower::Query},
+                           {select(batch.p_ids), select(batch.p_mask), Tower::Passage}});
+    const torch::Tensor &q = e[0], &p = e[1];
     const int64_t n = end - begin;
     torch::Tensor loss = contrastive_loss(q, p.slice(0, 0, n), split_negatives(p, n), scale_leaf, loss_spec) *
                          (static_cast<double>(n) / static_cast<double>(b));
     loss.backward();
     total += loss.detach().to(torch::kDouble);
-  });
+  }
   if (scale.requires_grad()) scale.backward(scale_leaf.grad());
   return total;
 }
@@ -60,38 +96,19 @@ torch::Tensor backward_plain(const EncodeFn& encode, const PairBatch& batch, con
 torch::Tensor backward_grad_cache(const EncodeFn& encode, const PairBatch& batch, const torch::Tensor& scale,
                                   int64_t chunk, const LossSpec& loss_spec) {
   const int64_t b = batch.queries();
-  const int64_t np = batch.p_ids.size(0);
   // Pass 1: embeddings of the whole batch, no graph. The generators are rewound afterwards so that pass 2
   // draws the same dropout masks, chunk for chunk.
   const RngState rng = capture_rng_state();
-  std::vector<torch::Tensor> q_parts, p_parts;
-  {
-    torch::NoGradGuard no_grad;
-    for_chunks(b, chunk, [&](int64_t s, int64_t e) {
-      q_parts.push_back(encode(batch.q_ids.slice(0, s, e), batch.q_mask.slice(0, s, e), Tower::Query));
-    });
-    for_chunks(np, chunk, [&](int64_t s, int64_t e) {
-      p_parts.push_back(encode(batch.p_ids.slice(0, s, e), batch.p_mask.slice(0, s, e), Tower::Passage));
-    });
-  }
+  auto [q_cached, p_cached] = embed_in_chunks(encode, batch, chunk);
   // The full-batch loss on the cached embeddings gives d loss / d embedding for every row.
-  torch::Tensor q = torch::cat(q_parts).detach().requires_grad_(true);
-  torch::Tensor p = torch::cat(p_parts).detach().requires_grad_(true);
+  torch::Tensor q = q_cached.detach().requires_grad_(true);
+  torch::Tensor p = p_cached.detach().requires_grad_(true);
   torch::Tensor loss = contrastive_loss(q, p.slice(0, 0, b), split_negatives(p, b), scale, loss_spec);
   loss.backward();
-  const torch::Tensor q_grad = q.grad();
-  const torch::Tensor p_grad = p.grad();
 
   // Pass 2: re-embed each chunk with a graph and push the cached gradient through it.
   restore_rng_state(rng);
-  for_chunks(b, chunk, [&](int64_t s, int64_t e) {
-    torch::Tensor emb = encode(batch.q_ids.slice(0, s, e), batch.q_mask.slice(0, s, e), Tower::Query);
-    emb.backward(q_grad.slice(0, s, e));
-  });
-  for_chunks(np, chunk, [&](int64_t s, int64_t e) {
-    torch::Tensor emb = encode(batch.p_ids.slice(0, s, e), batch.p_mask.slice(0, s, e), Tower::Passage);
-    emb.backward(p_grad.slice(0, s, e));
-  });
+  backward_in_chunks(encode, batch, chunk, q.grad(), p.grad());
   return loss.detach().to(torch::kDouble);
 }
 

@@ -10,16 +10,12 @@
 
 #include <torch/torch.h>
 
-#include <functional>
+#include <utility>
 
 #include "train/contrastive_loss.h"
+#include "train/tower_encoder.h"
 
 namespace ragmig::train {
-
-enum class Tower { Query, Passage };
-
-/// Embeds token ids [rows, L] with mask [rows, L] into [rows, D] float32 embeddings.
-using EncodeFn = std::function<torch::Tensor(const torch::Tensor& ids, const torch::Tensor& mask, Tower)>;
 
 /// The ids on the training device; the masks may stay on the host (assemble_batch leaves them there, pinned for a
 /// GPU), where the towers read them without waiting for the device.
@@ -30,6 +26,15 @@ struct PairBatch {
   int64_t real_tokens = 0;      ///< the masks' ones, counted on the host as the batch was assembled
   int64_t queries() const { return q_ids.size(0); }
 };
+
+/// GradCache's first pass: the batch's query and passage embeddings ([B, D], [B*(1+H), D]) with no graph, embedded
+/// chunk by chunk, each call given the next chunk of queries and the next chunk of passages (while each lasts).
+std::pair<torch::Tensor, torch::Tensor> embed_in_chunks(const EncodeFn& encode, const PairBatch& batch, int64_t chunk);
+
+/// Its second pass: the same calls again with a graph (the generators rewound by the caller, for the same dropout
+/// masks), each chunk's rows of q_grad and p_grad pushed through its embeddings.
+void backward_in_chunks(const EncodeFn& encode, const PairBatch& batch, int64_t chunk, const torch::Tensor& q_grad,
+                        const torch::Tensor& p_grad);
 
 /// Each returns the batch's loss (contrastive_loss: InfoNCE, or its Matryoshka sum), a detached float64 scalar
 /// on the batch's device (reading it, `.item()`, waits for the device: a trainer reads it only when it reports);

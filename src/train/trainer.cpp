@@ -644,6 +644,8 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                  {"batch_size", global_batch},  // the scheduler's OOM retry halves what the worker says it runs
                  {"chunk_size", chunk},
                  {"unpad", unpad},
+                 {"towers_in_one_pass", t.towers_in_one_pass && net->spec().shared_towers &&
+                                            net->query_tower()->joins_batches()},
                  {"optimizer_step", fused_step ? "fused" : "per-parameter"},
                  {"parameters", params},
                  {"trainable_parameters", trainable_params},
@@ -661,9 +663,9 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                   comm ? fmt::format(", {} replicas ({}, {})", world, par.mode, comm->backend()) : std::string(),
                   loaded ? fmt::format(", resumed at step {}", step) : std::string()));
 
-  const EncodeFn encode = [&](const torch::Tensor& ids, const torch::Tensor& mask, Tower tower) {
+  const EncodeFn encode = [&](const std::vector<TowerInput>& inputs) {
     AutocastGuard autocast(device, bf16);
-    return tower == Tower::Query ? net->encode_queries(ids, mask) : net->encode_passages(ids, mask);
+    return encode_towers(net, inputs, t.towers_in_one_pass);
   };
   // One batch's gradients by train.accumulation; its loss stays on the device (grad_step.h).
   const auto backward_local = [&](const PairBatch& batch, const torch::Tensor& scale) {

@@ -4,8 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <algorithm>
+#include <functional>
+
 #include "model/bert.h"
 #include "model/dual_encoder.h"
+#include "model/keyed_dropout.h"
 #include "support/tiny_bert.h"
 
 namespace ragmig::model {
@@ -88,6 +94,106 @@ TEST(Unpad, DropoutStaysSeededAndEvalIsDeterministic) {
   EXPECT_FALSE(torch::equal(m->forward(ids, mask), first)) << "dropout is on in training";
   m->eval();
   EXPECT_TRUE(torch::equal(m->forward(ids, mask), m->forward(ids, mask)));
+}
+
+// Rows of 2, 9, 0 tokens, 9 wide: longer than ragged_mask's 7 (and, joined after it, shorter than a row of 11).
+torch::Tensor other_mask(int64_t width) {
+  auto m = torch::zeros({3, width}, torch::kLong);
+  m[0].narrow(0, 0, 2).fill_(1);
+  m[1].narrow(0, 0, 9).fill_(1);
+  return m;
+}
+
+TEST(Unpad, JoinedPackingsAreThePackingOfBothBatchesOnOneGrid) {
+  for (const int64_t width : {9, 11}) {
+    const auto a = ragged_mask(), b = other_mask(width);
+    // a's rows then b's, padded on the right to the wider of the two.
+    auto grid = torch::zeros({7, std::max<int64_t>(7, width)}, torch::kLong);
+    grid.narrow(0, 0, 4).narrow(1, 0, 7).copy_(a);
+    grid.narrow(0, 4, 3).narrow(1, 0, width).copy_(b);
+    const Packing joint = join_packings(make_packing(a), make_packing(b)), expected = make_packing(grid);
+    EXPECT_TRUE(torch::equal(joint.index, expected.index)) << joint.index;
+    EXPECT_TRUE(torch::equal(joint.cu_seqlens, expected.cu_seqlens)) << joint.cu_seqlens;
+    EXPECT_EQ(std::make_pair(joint.rows, joint.length), std::make_pair(expected.rows, expected.length));
+  }
+}
+
+// One pass over two batches of different lengths gives each batch's states, and the gradients of two passes.
+TEST(Unpad, OnePassOverTwoBatchesGivesWhatAPassEachGives) {
+  auto config = testing::tiny_bert_config(60, 32, 4, 16);
+  config.hidden_dropout_prob = config.attention_probs_dropout_prob = 0.0;
+  const auto mask_a = ragged_mask(), mask_b = other_mask(11);
+  const auto ids_a = torch::randint(3, 60, {4, 7}, torch::kLong) * mask_a;
+  const auto ids_b = torch::randint(3, 60, {3, 11}, torch::kLong) * mask_b;
+  for (const auto impl : {AttentionImpl::Manual, AttentionImpl::Fused}) {
+    torch::manual_seed(12);
+    BertModel apart(config);
+    torch::manual_seed(12);
+    BertModel joint(config);
+    for (auto* m : {&apart, &joint}) {
+      (*m)->set_attention_impl(impl);
+      (*m)->set_unpad(true);
+    }
+    ASSERT_TRUE(joint->joins_batches());
+    const auto a = apart->forward(ids_a, mask_a), b = apart->forward(ids_b, mask_b);
+    const auto [ja, jb] = joint->forward_pair(ids_a, mask_a, ids_b, mask_b);
+    ASSERT_EQ(ja.sizes(), a.sizes());
+    ASSERT_EQ(jb.sizes(), b.sizes());
+    EXPECT_LT((ja - a).abs().max().item<double>(), 1e-5) << "impl " << static_cast<int>(impl);
+    EXPECT_LT((jb - b).abs().max().item<double>(), 1e-5) << "impl " << static_cast<int>(impl);
+    (pool(a, mask_a, Pooling::Mean).pow(2).sum() + pool(b, mask_b, Pooling::Mean).sum()).backward();
+    (pool(ja, mask_a, Pooling::Mean).pow(2).sum() + pool(jb, mask_b, Pooling::Mean).sum()).backward();
+    auto pj = joint->named_parameters();
+    for (const auto& p : apart->named_parameters()) {
+      ASSERT_TRUE(p.value().grad().defined()) << p.key();
+      EXPECT_LT((p.value().grad() - pj[p.key()].grad()).abs().max().item<double>(), 1e-5) << p.key();
+    }
+  }
+  // Padded, MPNet (a position bias per length) and ModernBERT: a pass each, as forward gives.
+  BertModel padded(config);
+  EXPECT_FALSE(padded->joins_batches());
+  padded->eval();
+  const auto [pa, pb] = padded->forward_pair(ids_a, mask_a, ids_b, mask_b);
+  EXPECT_TRUE(torch::equal(pa, padded->forward(ids_a, mask_a)));
+  EXPECT_TRUE(torch::equal(pb, padded->forward(ids_b, mask_b)));
+  auto mpnet_config = config;
+  mpnet_config.model_type = "mpnet";
+  mpnet_config.type_vocab_size = 0;
+  mpnet_config.relative_attention_num_buckets = 32;
+  BertModel mpnet(mpnet_config);
+  mpnet->set_unpad(true);
+  EXPECT_FALSE(mpnet->joins_batches());
+}
+
+// How many dropout keys (model/keyed_dropout.h: one per dropout a forward pass applies) `fn` draws.
+int64_t dropout_keys_drawn(const std::function<void()>& fn) {
+  auto gen = at::detail::getDefaultCPUGenerator();
+  torch::manual_seed(3);
+  const auto start = gen.get_state();
+  fn();
+  const auto after = gen.get_state();
+  gen.set_state(start);
+  for (int64_t keys = 0; keys < 1000; ++keys, keyed_dropout_key())
+    if (torch::equal(gen.get_state(), after)) return keys;
+  return -1;
+}
+
+// The pair really goes through one pass: with dropout on, it applies each dropout once for both batches (but
+// attention's, which the CPU pads batch by batch), where two passes apply every one twice.
+TEST(Unpad, OnePassOverTwoBatchesDropsOutOncePerLayer) {
+  const auto config = testing::tiny_bert_config(60, 32, 4, 16);  // dropout 0.1
+  const auto mask_a = ragged_mask(), mask_b = other_mask(11);
+  const auto ids_a = torch::randint(3, 60, {4, 7}, torch::kLong) * mask_a;
+  const auto ids_b = torch::randint(3, 60, {3, 11}, torch::kLong) * mask_b;
+  BertModel m(config);
+  m->set_unpad(true);
+  const int64_t one = dropout_keys_drawn([&] { m->forward(ids_a, mask_a); });
+  const int64_t two = dropout_keys_drawn([&] { m->forward(ids_a, mask_a), m->forward(ids_b, mask_b); });
+  const int64_t pair = dropout_keys_drawn([&] { m->forward_pair(ids_a, mask_a, ids_b, mask_b); });
+  const int64_t layers = config.num_hidden_layers;
+  EXPECT_EQ(one, 1 + 3 * layers) << "embeddings, then attention probabilities, attention output, output per layer";
+  EXPECT_EQ(two, 2 * one);
+  EXPECT_EQ(pair, one + layers) << "one pass, attention probabilities dropped batch by batch";
 }
 
 }  // namespace

@@ -71,9 +71,9 @@ TEST(Cuda, GradCacheUnderBf16AutocastTracksTheFullBatch) {
   spec.bert.hidden_dropout_prob = spec.bert.attention_probs_dropout_prob = 0.0;
   model::DualEncoder net(spec);
   net->to(gpu);
-  const EncodeFn encode = [&](const torch::Tensor& ids, const torch::Tensor& mask, Tower t) {
+  const EncodeFn encode = [&](const std::vector<TowerInput>& inputs) {
     AutocastGuard autocast(gpu, true);
-    return t == Tower::Query ? net->encode_queries(ids, mask) : net->encode_passages(ids, mask);
+    return encode_towers(net, inputs);
   };
   PairBatch batch;
   batch.q_ids = torch::randint(5, 100, {32, 16}, torch::kLong).to(gpu);
@@ -123,9 +123,9 @@ TEST(Cuda, UnpaddedTowersAndTheFusedStepMatchThePaddedPerParameterOnes) {
   batch.p_mask = (torch::arange(40).unsqueeze(0) < torch::randint(1, 41, {16, 1})).to(torch::kLong).to(gpu);
   const auto scale = torch::full({}, 20.0, torch::TensorOptions().device(gpu));
   auto run = [&](model::DualEncoder& net) {
-    const EncodeFn encode = [&](const torch::Tensor& ids, const torch::Tensor& mask, Tower t) {
+    const EncodeFn encode = [&](const std::vector<TowerInput>& inputs) {
       AutocastGuard autocast(gpu, true);
-      return t == Tower::Query ? net->encode_queries(ids, mask) : net->encode_passages(ids, mask);
+      return encode_towers(net, inputs);
     };
     net->zero_grad();
     return backward_full(encode, batch, scale).item<double>();
@@ -225,9 +225,9 @@ TEST(Cuda, ATrainingStepNeverWaitsForTheGpu) {
   FusedAdamW fused(adamw);
   const auto params = net->parameters();
   const auto scale = torch::full({}, 20.0, torch::TensorOptions().device(gpu));
-  const EncodeFn encode = [&](const torch::Tensor& ids, const torch::Tensor& mask, Tower t) {
+  const EncodeFn encode = [&](const std::vector<TowerInput>& inputs) {
     AutocastGuard autocast(gpu, true);
-    return t == Tower::Query ? net->encode_queries(ids, mask) : net->encode_passages(ids, mask);
+    return encode_towers(net, inputs);
   };
   const auto step = [&](int64_t at, bool gradcache) {
     std::vector<int64_t> rows(16);

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <utility>
+#include <vector>
 
 #include "model/dual_encoder.h"
 #include "train/contrastive_loss.h"
@@ -47,26 +49,31 @@ double max_diff(const std::vector<torch::Tensor>& a, const std::vector<torch::Te
   return m;
 }
 
+// `unpad`: the towers run on the real tokens only, and with shared towers a query batch and a passage batch given
+// together go through one forward pass (model::BertModelImpl::forward_pair).
 struct TestEncoder {
   model::DualEncoder net;
   EncodeFn encode;
-  explicit TestEncoder(const model::EncoderSpec& spec) : net(spec) {
+  explicit TestEncoder(const model::EncoderSpec& spec, bool unpad = false) : net(spec) {
     net->train();
-    encode = [this](const torch::Tensor& ids, const torch::Tensor& mask, Tower t) {
-      return t == Tower::Query ? net->encode_queries(ids, mask) : net->encode_passages(ids, mask);
-    };
+    net->query_tower()->set_unpad(unpad);
+    net->passage_tower()->set_unpad(unpad);
+    encode = [this](const std::vector<TowerInput>& inputs) { return encode_towers(net, inputs); };
+  }
+  torch::Tensor operator()(const torch::Tensor& ids, const torch::Tensor& mask, Tower tower) const {
+    return encode_one(encode, ids, mask, tower);
   }
 };
 
 // (shared towers, chunk rows, float64). In float64 the two computations agree to rounding (1e-5 is the
 // issue's bound; they meet it by orders of magnitude); in float32 chunked and whole-batch matmuls round
 // differently, so the bound there is relative to the largest gradient.
-class GradCacheTest : public ::testing::TestWithParam<std::tuple<bool, int64_t, bool>> {};
+class GradCacheTest : public ::testing::TestWithParam<std::tuple<bool, int64_t, bool, bool>> {};
 
 TEST_P(GradCacheTest, EqualsFullBatchGradientsWithoutDropout) {
-  const auto [shared, chunk, f64] = GetParam();
+  const auto [shared, chunk, f64, unpad] = GetParam();
   torch::manual_seed(11);
-  TestEncoder s(tiny_spec(0.0, shared));
+  TestEncoder s(tiny_spec(0.0, shared), unpad);
   const auto dtype = f64 ? torch::kFloat64 : torch::kFloat32;
   s.net->to(dtype);
   const PairBatch batch = random_batch(12, 1);
@@ -91,7 +98,8 @@ TEST_P(GradCacheTest, EqualsFullBatchGradientsWithoutDropout) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Chunks, GradCacheTest,
-                         ::testing::Combine(::testing::Bool(), ::testing::Values<int64_t>(1, 5, 12), ::testing::Bool()));
+                         ::testing::Combine(::testing::Bool(), ::testing::Values<int64_t>(1, 5, 12), ::testing::Bool(),
+                                            ::testing::Bool()));
 
 // GradCache (float64, chunks of 5) on a batch of 12 queries with `hard_negatives` each under `spec`: the full batch's
 // loss and gradients (the loss is a function of the cached embeddings like any other), and other gradients than
@@ -134,30 +142,65 @@ TEST(GradCache, EqualsFullBatchGradientsOfEveryLossTerm) {
 
 TEST(GradCache, ReplaysDropoutMasksChunkForChunk) {
   // With dropout on, the reference is the same chunked forward kept in one graph: GradCache must match it,
-  // which it can only do if its second pass draws the first pass's masks.
-  torch::manual_seed(5);
-  TestEncoder s(tiny_spec(0.3, true));
+  // which it can only do if its second pass draws the first pass's masks. Unpadded, each call's chunk of queries
+  // and chunk of passages go through one forward pass.
+  for (const bool unpad : {false, true}) {
+    torch::manual_seed(5);
+    TestEncoder s(tiny_spec(0.3, true), unpad);
+    const PairBatch batch = random_batch(12, 1);
+    const int64_t chunk = 4;
+    auto scale = torch::full({}, 10.0);
+
+    const RngState start = capture_rng_state();
+    s.net->zero_grad();
+    std::vector<torch::Tensor> qs, ps;
+    for (int64_t b = 0; b < 24; b += chunk) {  // GradCache's calls: the next chunk of each while it lasts
+      std::vector<TowerInput> call;
+      const auto rows = [&](const torch::Tensor& x) { return x.slice(0, b, b + chunk); };
+      if (b < 12) call.push_back({rows(batch.q_ids), rows(batch.q_mask), Tower::Query});
+      call.push_back({rows(batch.p_ids), rows(batch.p_mask), Tower::Passage});
+      const auto e = s.encode(call);
+      if (b < 12) qs.push_back(e.front());
+      ps.push_back(e.back());
+    }
+    auto p = torch::cat(ps);
+    auto ref_loss = info_nce_loss(torch::cat(qs), p.slice(0, 0, 12), p.slice(0, 12), scale);
+    ref_loss.backward();
+    const auto g_ref = grads_of(s.net);
+
+    restore_rng_state(start);
+    s.net->zero_grad();
+    const double loss = backward_grad_cache(s.encode, batch, scale, chunk).item<double>();
+    EXPECT_NEAR(loss, ref_loss.item<double>(), 1e-6) << "unpad " << unpad;
+    EXPECT_LT(max_diff(g_ref, grads_of(s.net)), 1e-5) << "unpad " << unpad;
+  }
+}
+
+// One forward pass over a step's queries and passages (shared unpadded towers) gives the loss and gradients of a
+// pass per tower, for the full batch, GradCache and plain accumulation (float64, no dropout).
+TEST(OnePass, GivesTheLossAndGradientsOfAPassPerTower) {
+  torch::manual_seed(21);
+  TestEncoder s(tiny_spec(0.0, true), true);
+  s.net->to(torch::kFloat64);
+  ASSERT_TRUE(s.net->query_tower()->joins_batches());
   const PairBatch batch = random_batch(12, 1);
-  const int64_t chunk = 4;
-  auto scale = torch::full({}, 10.0);
-
-  const RngState start = capture_rng_state();
-  s.net->zero_grad();
-  std::vector<torch::Tensor> qs, ps;
-  for (int64_t b = 0; b < 12; b += chunk)
-    qs.push_back(s.encode(batch.q_ids.slice(0, b, b + chunk), batch.q_mask.slice(0, b, b + chunk), Tower::Query));
-  for (int64_t b = 0; b < 24; b += chunk)
-    ps.push_back(s.encode(batch.p_ids.slice(0, b, b + chunk), batch.p_mask.slice(0, b, b + chunk), Tower::Passage));
-  auto p = torch::cat(ps);
-  auto ref_loss = info_nce_loss(torch::cat(qs), p.slice(0, 0, 12), p.slice(0, 12), scale);
-  ref_loss.backward();
-  const auto g_ref = grads_of(s.net);
-
-  restore_rng_state(start);
-  s.net->zero_grad();
-  const double loss = backward_grad_cache(s.encode, batch, scale, chunk).item<double>();
-  EXPECT_NEAR(loss, ref_loss.item<double>(), 1e-6);
-  EXPECT_LT(max_diff(g_ref, grads_of(s.net)), 1e-5);
+  const auto scale = torch::full({}, 20.0, torch::kFloat64);
+  const EncodeFn per_tower = [&](const std::vector<TowerInput>& inputs) {
+    return encode_towers(s.net, inputs, false);
+  };
+  const std::vector<std::function<torch::Tensor(const EncodeFn&)>> steps = {
+      [&](const EncodeFn& e) { return backward_full(e, batch, scale); },
+      [&](const EncodeFn& e) { return backward_grad_cache(e, batch, scale, 5); },
+      [&](const EncodeFn& e) { return backward_plain(e, batch, scale, 4); }};
+  for (size_t i = 0; i < steps.size(); ++i) {
+    s.net->zero_grad();
+    const double apart = steps[i](per_tower).item<double>();
+    const auto g_apart = grads_of(s.net);
+    s.net->zero_grad();
+    const double joint = steps[i](s.encode).item<double>();
+    EXPECT_NEAR(apart, joint, 1e-12) << "step kind " << i;
+    EXPECT_LT(max_diff(g_apart, grads_of(s.net)), 1e-10) << "step kind " << i;
+  }
 }
 
 TEST(PlainAccumulation, SumsMicroBatchLosses) {
@@ -173,9 +216,9 @@ TEST(PlainAccumulation, SumsMicroBatchLosses) {
   s.net->zero_grad();
   double expected = 0;
   for (int64_t b = 0; b < 8; b += 4) {
-    auto q = s.encode(batch.q_ids.slice(0, b, b + 4), batch.q_mask.slice(0, b, b + 4), Tower::Query);
-    auto pos = s.encode(batch.p_ids.slice(0, b, b + 4), batch.p_mask.slice(0, b, b + 4), Tower::Passage);
-    auto neg = s.encode(batch.p_ids.slice(0, 8 + 2 * b, 8 + 2 * (b + 4)),
+    auto q = s(batch.q_ids.slice(0, b, b + 4), batch.q_mask.slice(0, b, b + 4), Tower::Query);
+    auto pos = s(batch.p_ids.slice(0, b, b + 4), batch.p_mask.slice(0, b, b + 4), Tower::Passage);
+    auto neg = s(batch.p_ids.slice(0, 8 + 2 * b, 8 + 2 * (b + 4)),
                         batch.p_mask.slice(0, 8 + 2 * b, 8 + 2 * (b + 4)), Tower::Passage);
     auto loss = info_nce_loss(q, pos, neg, scale) * 0.5;
     loss.backward();

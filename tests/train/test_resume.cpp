@@ -117,6 +117,7 @@ TEST_P(ResumeTest, SigtermThenRestartGivesBitIdenticalWeights) {
 INSTANTIATE_TEST_SUITE_P(Accumulation, ResumeTest,
                          ::testing::Values(ResumeCase{"none", "none", 4}, ResumeCase{"gradcache", "gradcache", 4},
                                            ResumeCase{"plain", "plain", 4}, ResumeCase{"ungrouped", "none", 0},
+                                           ResumeCase{"unpadded", "none", 4, "on"},
                                            ResumeCase{"unpadded_gradcache", "gradcache", 0, "on"}),
                          [](const auto& info) { return info.param.name; });
 
