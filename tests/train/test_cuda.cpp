@@ -100,7 +100,8 @@ TEST(Cuda, GradCacheUnderBf16AutocastTracksTheFullBatch) {
   EXPECT_LT(std::sqrt(num / den), 5e-2) << "relative gradient error";
 }
 
-// Unpadded towers on the GPU run attention as variable-length flash attention over the packed tokens; their
+// Unpadded towers on the GPU run attention as variable-length flash attention over the packed tokens (a step's
+// queries and passages in one pass: one joint packing); their
 // embeddings and gradients agree with the padded towers' within bf16 rounding, and the fused optimiser step
 // (foreach clipping, fused AdamW) moves the weights as LibTorch's per-parameter loops do.
 TEST(Cuda, UnpaddedTowersAndTheFusedStepMatchThePaddedPerParameterOnes) {
