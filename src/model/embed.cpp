@@ -5,6 +5,7 @@
 #include <limits>
 #include <numeric>
 
+#include "model/host_copy.h"
 #include "text/prompts.h"
 #include "text/token_batch.h"
 
@@ -55,6 +56,22 @@ torch::Tensor embed_texts(DualEncoder& model, const text::Tokenizer& tokenizer,
   const bool was_training = model->is_training();
   model->eval();
   torch::Tensor out;  // a normal tensor (not an inference one): callers may change it in place
+  // On a GPU the host runs ahead of the device: a batch's ids go over through pinned memory without waiting (the
+  // towers take the mask from the host themselves), and embeddings stay on the device until about 256 MB of them
+  // wait, then come back in one copy. On the CPU each batch's rows are put in place at once.
+  const size_t hold_bytes = device.is_cpu() ? 0 : (size_t{256} << 20);
+  std::vector<torch::Tensor> held;  // embeddings of sorted rows [held_from, ...), batch by batch
+  size_t held_from = 0, held_bytes = 0;
+  const auto put_in_place = [&](size_t upto) {
+    if (held.empty()) return;
+    const torch::Tensor emb = torch::cat(held).to(torch::kCPU, torch::kFloat32);
+    held.clear();
+    held_bytes = 0;
+    if (!out.defined()) out = torch::empty({static_cast<int64_t>(texts.size()), emb.size(1)}, torch::kFloat32);
+    const auto idx = torch::from_blob(order.data() + held_from, {static_cast<int64_t>(upto - held_from)}, torch::kLong);
+    out.index_copy_(0, idx, emb);
+    held_from = upto;
+  };
   // A budget of padded tokens per forward pass rather than a count of texts: short texts go many at a time.
   std::vector<size_t> lengths(order.size());
   for (size_t i = 0; i < order.size(); ++i) lengths[i] = seqs[static_cast<size_t>(order[i])].size();
@@ -63,18 +80,18 @@ torch::Tensor embed_texts(DualEncoder& model, const text::Tokenizer& tokenizer,
     std::vector<std::vector<int32_t>> chunk;
     for (size_t i = begin; i < end; ++i) chunk.push_back(seqs[order[i]]);
     text::TokenBatch tb = text::make_token_batch(chunk, tokenizer.pad_id());
-    torch::Tensor ids = torch::from_blob(tb.ids.data(), {tb.rows, tb.cols}, torch::kLong).to(device);
-    torch::Tensor mask = torch::from_blob(tb.mask.data(), {tb.rows, tb.cols}, torch::kLong).to(device);
-    torch::Tensor emb;
+    const torch::Tensor ids =
+        to_device_without_waiting(torch::from_blob(tb.ids.data(), {tb.rows, tb.cols}, torch::kLong), device);
+    const torch::Tensor mask = torch::from_blob(tb.mask.data(), {tb.rows, tb.cols}, torch::kLong);
     {
       c10::InferenceMode inference;
-      emb = (queries ? model->encode_queries(ids, mask) : model->encode_passages(ids, mask)).to(torch::kCPU, torch::kFloat32);
+      held.push_back(queries ? model->encode_queries(ids, mask) : model->encode_passages(ids, mask));
     }
-    if (!out.defined()) out = torch::empty({static_cast<int64_t>(texts.size()), emb.size(1)}, torch::kFloat32);
-    torch::Tensor idx = torch::from_blob(order.data() + begin, {static_cast<int64_t>(end - begin)}, torch::kLong);
-    out.index_copy_(0, idx, emb);
+    held_bytes += static_cast<size_t>(held.back().numel()) * held.back().element_size();
+    if (held_bytes >= hold_bytes) put_in_place(end);
     if (on_batch) on_batch(end);
   }
+  put_in_place(order.size());
   if (was_training) model->train();
   if (!out.defined()) out = torch::empty({0, 0});
   return out;

@@ -12,6 +12,7 @@
 #endif
 
 #include "model/dual_encoder.h"
+#include "model/embed.h"
 #include "model/unpad.h"
 #include "model/varlen_attention.h"
 #include "train/autocast_guard.h"
@@ -20,6 +21,7 @@
 #include "train/training_data.h"
 #include "train_fixture.h"
 #include "support/tiny_bert.h"
+#include "text/wordpiece.h"
 
 namespace ragmig::train {
 namespace {
@@ -151,6 +153,38 @@ TEST(Cuda, UnpaddedTowersAndTheFusedStepMatchThePaddedPerParameterOnes) {
   }
   for (const auto& p : padded->named_parameters())
     EXPECT_LT((p.value() - pb[p.key()]).abs().max().item<double>(), 1e-5) << p.key();
+}
+
+// `ragmig eval`'s embedder on the GPU (ids through pinned memory, masks left on the host, embeddings held on the
+// device and brought back at the end) gives the CPU's rows, in the input order, padded or unpadded.
+TEST(Cuda, EmbeddingTextsOnTheGpuGivesTheCpusRowsInOrder) {
+  RAGMIG_REQUIRE_CUDA();
+  const torch::Device gpu(torch::kCUDA, 0);
+  std::vector<std::string> vocab = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+  for (const char* w : {"the", "cell", "gene", "protein", "binds", "to", "a", "receptor", "in", "mice", "##s"})
+    vocab.emplace_back(w);
+  const text::WordPieceTokenizer tokenizer(vocab);
+  std::vector<std::string> texts;
+  for (int i = 0; i < 40; ++i) {
+    std::string t;
+    for (int w = 0; w <= (i * 7) % 23; ++w) t += vocab[static_cast<size_t>(5 + (i + w) % 11)] + " ";
+    texts.push_back(t);
+  }
+  model::EncoderSpec spec;
+  spec.bert = testing::tiny_bert_config(static_cast<int64_t>(vocab.size()), 64, 4, 512);
+  torch::manual_seed(8);
+  model::DualEncoder net(spec);
+  const auto on_cpu = model::embed_texts(net, tokenizer, texts, false, 32, 4, torch::kCPU);
+  net->to(gpu);
+  for (const bool unpad : {false, true}) {
+    net->query_tower()->set_unpad(unpad);
+    size_t reported = 0;
+    const auto on_gpu =
+        model::embed_texts(net, tokenizer, texts, false, 32, 4, gpu, {}, [&](size_t done) { reported = done; });
+    ASSERT_TRUE(on_gpu.device().is_cpu());
+    EXPECT_EQ(reported, texts.size());
+    EXPECT_LT((on_gpu - on_cpu).abs().max().item<double>(), 1e-4) << "unpad " << unpad;
+  }
 }
 
 // `n` examples of token ids 5.. (queries 3-7 tokens, passages 4-14), each with its own positive passage.
