@@ -12,6 +12,7 @@
 #include "gpu/join.h"
 #include "gpu/mig_applier.h"
 #include "gpu/plan_file.h"
+#include "gpu/visible_devices.h"
 
 namespace ragmig::apps {
 namespace {
@@ -139,7 +140,7 @@ std::vector<gpu::GpuState> gpus_to_plan(const MigArgs& a, std::vector<std::strin
   for (const auto& d : inv.gpus) {
     if (!d.mig_capable || !d.catalog || d.layout_fixed) {
       notes->push_back(fmt::format("GPU {} ({}): {}", d.index, d.name,
-                                   d.layout_fixed  ? "CUDA_VISIBLE_DEVICES names only some of its MIG devices"
+                                   d.layout_fixed  ? gpu::kLayoutFixedReason
                                    : d.mig_capable ? "not in the MIG catalog"
                                                    : "does not support MIG"));
       continue;

@@ -56,7 +56,7 @@ std::vector<PlannableGpu> plannable_gpus(const std::vector<gpu::GpuDeviceState>&
         notes->push_back(label + ": left as it is (" +
                          (!d.catalog        ? "no MIG catalog for it"
                           : d.mig_pending   ? "a MIG mode change waits for a reset"
-                          : d.layout_fixed  ? "CUDA_VISIBLE_DEVICES names only some of its MIG devices"
+                          : d.layout_fixed  ? gpu::kLayoutFixedReason
                                             : "MIG mode is off") +
                          ")");
       continue;

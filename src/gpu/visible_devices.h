@@ -25,6 +25,9 @@ struct Visibility {
 /// this throws ConfigError naming the entry.
 Visibility visible_devices(std::vector<GpuDeviceState> gpus, const char* value);
 
+/// Why a layout_fixed GPU is not re-laid out: what planners and `ragmig mig` print beside it.
+inline constexpr const char* kLayoutFixedReason = "CUDA_VISIBLE_DEVICES names only some of its MIG devices";
+
 /// read_devices, then visible_devices with this process's CUDA_VISIBLE_DEVICES.
 Visibility read_visible_devices(const NvmlLibrary& nvml);
 
