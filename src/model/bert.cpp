@@ -313,6 +313,7 @@ std::pair<torch::Tensor, torch::Tensor> BertModelImpl::forward_pair(const torch:
                                                                     const torch::Tensor& mask_b) {
   if (!joins_batches()) return {forward(ids_a, mask_a), forward(ids_b, mask_b)};
   const auto a = checked_ids(ids_a, mask_a), b = checked_ids(ids_b, mask_b);
+  if (modern_) return modern_->forward_pair(a, mask_a, b, mask_b, attention_impl_);
   const auto device = a.device();
   // Made where the masks lie (the host, in training: no wait for the GPU), then copied.
   const Packing host_a = make_packing(mask_a), host_b = make_packing(mask_b);

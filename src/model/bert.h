@@ -179,9 +179,9 @@ class BertModelImpl : public torch::nn::Module {
   /// them larger, and one gradient per weight. The same states up to float rounding; with dropout, other masks.
   std::pair<torch::Tensor, torch::Tensor> forward_pair(const torch::Tensor& ids_a, const torch::Tensor& mask_a,
                                                        const torch::Tensor& ids_b, const torch::Tensor& mask_b);
-  /// Whether forward_pair makes one pass: unpadded (set_unpad) BERT (not MPNet, whose position bias is per length;
-  /// not ModernBERT). Otherwise it calls forward twice.
-  bool joins_batches() const { return unpad_ && !modern_ && !config_.mpnet(); }
+  /// Whether forward_pair makes one pass: unpadded (set_unpad) BERT or ModernBERT (not MPNet, whose position bias
+  /// is per length). Otherwise it calls forward twice.
+  bool joins_batches() const { return unpad_ && !config_.mpnet(); }
 
   /// Re-runs HF's initialisation (uses the global torch RNG).
   void reset_parameters_hf();

@@ -91,11 +91,22 @@ ModernBertAttentionImpl::ModernBertAttentionImpl(const BertConfig& c, bool slidi
 }
 
 torch::Tensor ModernBertAttentionImpl::forward(const torch::Tensor& hidden, const ModernBertBatch& batch) {
-  const auto projected = Wqkv(hidden);
+  return keyed_dropout(Wo(context(Wqkv(hidden), batch)), dropout_, is_training());
+}
+
+torch::Tensor ModernBertAttentionImpl::context(const torch::Tensor& projected, const ModernBertBatch& batch) {
   torch::Tensor context;
   if (batch.packed) context = packed_context(projected, batch);
-  if (!context.defined()) context = padded_context(projected, batch);
-  return keyed_dropout(Wo(context), dropout_, is_training());
+  if (context.defined()) return context;
+  if (batch.parts.empty()) return padded_context(projected, batch);
+  std::vector<torch::Tensor> contexts;  // each part padded to its own length, not to the longest part's
+  int64_t begin = 0;
+  for (const auto& part : batch.parts) {
+    const int64_t tokens = part.packed->index.size(0);
+    contexts.push_back(padded_context(projected.narrow(0, begin, tokens), part));
+    begin += tokens;
+  }
+  return torch::cat(contexts);
 }
 
 torch::Tensor ModernBertAttentionImpl::packed_context(const torch::Tensor& projected, const ModernBertBatch& batch) {
@@ -181,22 +192,49 @@ ModernBert::ModernBert(torch::nn::Module& owner, const BertConfig& config) : con
       "final_norm", BiasOptionalLayerNorm(config.hidden_size, config.layer_norm_eps, config.modernbert.norm_bias));
 }
 
-torch::Tensor ModernBert::forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
-                                  AttentionImpl impl, bool unpad) {
+ModernBertBatch ModernBert::batch_of(const torch::Tensor& mask, int64_t length, const Packing* packing,
+                                     AttentionImpl impl, const torch::Device& device) const {
   const ModernBertOptions& m = config_.modernbert;
-  const int64_t l = input_ids.size(1), head_dim = config_.hidden_size / config_.num_attention_heads;
+  const int64_t head_dim = config_.hidden_size / config_.num_attention_heads;
   ModernBertBatch batch;
-  batch.mask = to_device_without_waiting(attention_mask, input_ids.device());
+  if (mask.defined()) batch.mask = to_device_without_waiting(mask, device);
   batch.half_window = m.local_attention / 2;
   batch.impl = impl;
-  batch.global_rotary = rotary_tables(l, head_dim, m.global_rope_theta, input_ids.device());
-  batch.local_rotary = rotary_tables(l, head_dim, m.local_rope_theta, input_ids.device());
-  const Packing packing = unpad ? make_packing(attention_mask, input_ids.device()) : Packing{};
-  if (unpad) batch.packed = &packing;
-  auto hidden = embeddings(unpad ? pack(input_ids, packing) : input_ids);
+  batch.global_rotary = rotary_tables(length, head_dim, m.global_rope_theta, device);
+  batch.local_rotary = rotary_tables(length, head_dim, m.local_rope_theta, device);
+  batch.packed = packing;
+  return batch;
+}
+
+torch::Tensor ModernBert::run(const torch::Tensor& ids, const ModernBertBatch& batch) {
+  auto hidden = embeddings(ids);
   for (const auto& layer : *layers) hidden = layer->as<ModernBertLayerImpl>()->forward(hidden, batch);
-  hidden = final_norm(hidden);
-  return unpad ? unpack(hidden, packing) : hidden;
+  return final_norm(hidden);
+}
+
+torch::Tensor ModernBert::forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
+                                  AttentionImpl impl, bool unpad) {
+  const auto device = input_ids.device();
+  if (!unpad) return run(input_ids, batch_of(attention_mask, input_ids.size(1), nullptr, impl, device));
+  const Packing packing = make_packing(attention_mask, device);  // no wait for the GPU from a host mask
+  return unpack(run(pack(input_ids, packing), batch_of(attention_mask, input_ids.size(1), &packing, impl, device)),
+                packing);
+}
+
+std::pair<torch::Tensor, torch::Tensor> ModernBert::forward_pair(const torch::Tensor& ids_a,
+                                                                 const torch::Tensor& mask_a,
+                                                                 const torch::Tensor& ids_b,
+                                                                 const torch::Tensor& mask_b, AttentionImpl impl) {
+  const auto device = ids_a.device();
+  // Made where the masks lie (the host, in training: no wait for the GPU), then copied.
+  const Packing host_a = make_packing(mask_a), host_b = make_packing(mask_b);
+  const Packing pa = packing_on(host_a, device), pb = packing_on(host_b, device);
+  const Packing joint = packing_on(join_packings(host_a, host_b), device);
+  ModernBertBatch batch = batch_of({}, joint.length, &joint, impl, device);
+  batch.parts = {batch_of(mask_a, pa.length, &pa, impl, device), batch_of(mask_b, pb.length, &pb, impl, device)};
+  const auto hidden = run(torch::cat({pack(ids_a, pa), pack(ids_b, pb)}), batch);
+  const int64_t tokens_a = pa.index.size(0);
+  return {unpack(hidden.narrow(0, 0, tokens_a), pa), unpack(hidden.narrow(0, tokens_a, hidden.size(0) - tokens_a), pb)};
 }
 
 namespace {

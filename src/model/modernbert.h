@@ -7,6 +7,9 @@
 // The tower (BertModel, bert.h) holds one when its config says "modernbert".
 #pragma once
 
+#include <utility>
+#include <vector>
+
 #include <torch/torch.h>
 
 #include "model/bert.h"
@@ -65,6 +68,10 @@ struct ModernBertBatch {
   const RotaryTables& packed_rotary(bool sliding) const;
   mutable torch::Tensor global_bias_cache, sliding_bias_cache, local_block_bias_cache;  ///< not set by callers
   mutable RotaryTables packed_global_cache, packed_local_cache;  ///< packed_rotary's; not set by callers
+  /// Set for a pass over several batches' packed tokens at once (ModernBert::forward_pair), as
+  /// AttentionBatch::parts (bert.h): `packed` is their join_packings (rotary tables as long as the longest batch),
+  /// each part one batch; where flash attention cannot take the join, each part's attention is padded on its own.
+  std::vector<ModernBertBatch> parts;
 };
 
 class ModernBertEmbeddingsImpl : public torch::nn::Module {
@@ -91,6 +98,8 @@ class ModernBertAttentionImpl : public torch::nn::Module {
   LoraLinear Wqkv{nullptr}, Wo{nullptr};
 
  private:
+  /// Wqkv's output -> the attention's context: packed_context, else padded_context (part by part for a join).
+  torch::Tensor context(const torch::Tensor& projected, const ModernBertBatch& batch);
   /// Wqkv's packed output [N, 3H] -> the attention's context [N, H] through varlen_attention, or undefined.
   torch::Tensor packed_context(const torch::Tensor& projected, const ModernBertBatch& batch);
   /// Wqkv's output [B, L, 3H] or packed [N, 3H] -> context of the same leading shape, on the padded rows; a
@@ -143,6 +152,11 @@ class ModernBert {
   /// attention products runs on the real tokens only, and the padding positions of the result are zeros.
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask, AttentionImpl impl,
                         bool unpad);
+  /// forward(ids_a, mask_a, impl, true) and forward(ids_b, mask_b, impl, true) through one pass over both batches'
+  /// real tokens (BertModelImpl::forward_pair); the same states up to float rounding.
+  std::pair<torch::Tensor, torch::Tensor> forward_pair(const torch::Tensor& ids_a, const torch::Tensor& mask_a,
+                                                       const torch::Tensor& ids_b, const torch::Tensor& mask_b,
+                                                       AttentionImpl impl);
 
   /// HF's initialisation (uses the global torch RNG): truncated normals (2 std) of initializer_range for the
   /// embeddings, Wqkv and Wi, initializer_range / sqrt(2 layers) for both Wo; zero biases, LayerNorms 1.
@@ -153,6 +167,12 @@ class ModernBert {
   BiasOptionalLayerNorm final_norm{nullptr};
 
  private:
+  /// The batch of one forward pass over ids of `length` columns with `mask`, packed by `packing` when given.
+  ModernBertBatch batch_of(const torch::Tensor& mask, int64_t length, const Packing* packing, AttentionImpl impl,
+                           const torch::Device& device) const;
+  /// Embeddings, layers and the final norm over `ids` (packed [N] or [B, L]).
+  torch::Tensor run(const torch::Tensor& ids, const ModernBertBatch& batch);
+
   BertConfig config_;
 };
 

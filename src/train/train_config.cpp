@@ -68,7 +68,7 @@ ConfigTable make_config_table(TrainConfig& c) {
         "padding (attention: variable-length flash attention on GPUs that have it, else padded around the usual "
         "kernel). Measured: H200 BERT-base batch 512 1.77x; CPU tiny model 0.83x, MiniLM 1.08x");
   t.add("train.towers_in_one_pass", c.train.towers_in_one_pass,
-        "with one shared tower, unpadded (train.unpad) and BERT (not MPNet or ModernBERT): a step's queries and "
+        "with one shared tower, unpadded (train.unpad), BERT or ModernBERT (not MPNet): a step's queries and "
         "passages go through one forward pass over their real tokens (half the kernels of a pass per tower, each "
         "larger; one gradient per weight); false: a pass per tower");
   t.add("train.lr", c.train.lr, "peak learning rate (AdamW)");
