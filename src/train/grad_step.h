@@ -3,7 +3,8 @@
 //  - plain:     micro-batches, each with its own loss (negatives only from its micro-batch), grads summed;
 //  - gradcache: embed the whole batch in chunks without a graph, take the full-batch loss on the cached
 //               embeddings, then re-embed chunk by chunk with a graph and back-propagate the cached embedding
-//               gradients (Gao et al., 2021). Same gradients as `full`, memory of one chunk.
+//               gradients (Gao et al., 2021). Same gradients as `full`, memory of one chunk (of queries and of
+//               passages: one encoder call embeds both).
 // B = queries per batch, H = hard negatives per query; passages are B positives then B*H negatives,
 // query i's negatives at rows B + i*H .. B + (i+1)*H - 1.
 #pragma once
