@@ -153,6 +153,11 @@ TEST(Unpad, OnePassOverTwoBatchesGivesWhatAPassEachGives) {
       ASSERT_TRUE(p.value().grad().defined()) << p.key();
       EXPECT_LT((p.value().grad() - pj[p.key()].grad()).abs().max().item<double>(), 1e-5) << p.key();
     }
+    // A batch of no rows (a replica's empty share) joins too.
+    const auto none = torch::zeros({0, 5}, torch::kLong);
+    const auto [ea, empty] = joint->forward_pair(ids_a, mask_a, none, none);
+    EXPECT_LT((ea - a).abs().max().item<double>(), 1e-5);
+    EXPECT_EQ(empty.sizes(), (std::vector<int64_t>{0, 5, config.hidden_size}));
   }
   // Padded, and MPNet (a position bias per length): a pass each, as forward gives.
   BertModel padded(bert);
