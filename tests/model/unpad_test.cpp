@@ -96,7 +96,7 @@ TEST(Unpad, DropoutStaysSeededAndEvalIsDeterministic) {
   EXPECT_TRUE(torch::equal(m->forward(ids, mask), m->forward(ids, mask)));
 }
 
-// Rows of 2, 9, 0 tokens, 9 wide: longer than ragged_mask's 7 (and, joined after it, shorter than a row of 11).
+// Rows of 2, 9 and 0 tokens, `width` (>= 9) wide: wider than ragged_mask's 7.
 torch::Tensor other_mask(int64_t width) {
   auto m = torch::zeros({3, width}, torch::kLong);
   m[0].narrow(0, 0, 2).fill_(1);
@@ -104,18 +104,22 @@ torch::Tensor other_mask(int64_t width) {
   return m;
 }
 
+// Joined, two packings are the packing of one grid: the first batch's rows then the second's, each padded on the
+// right to the wider of the two; the wider batch first or second.
 TEST(Unpad, JoinedPackingsAreThePackingOfBothBatchesOnOneGrid) {
-  for (const int64_t width : {9, 11}) {
-    const auto a = ragged_mask(), b = other_mask(width);
-    // a's rows then b's, padded on the right to the wider of the two.
-    auto grid = torch::zeros({7, std::max<int64_t>(7, width)}, torch::kLong);
-    grid.narrow(0, 0, 4).narrow(1, 0, 7).copy_(a);
-    grid.narrow(0, 4, 3).narrow(1, 0, width).copy_(b);
-    const Packing joint = join_packings(make_packing(a), make_packing(b)), expected = make_packing(grid);
-    EXPECT_TRUE(torch::equal(joint.index, expected.index)) << joint.index;
-    EXPECT_TRUE(torch::equal(joint.cu_seqlens, expected.cu_seqlens)) << joint.cu_seqlens;
-    EXPECT_EQ(std::make_pair(joint.rows, joint.length), std::make_pair(expected.rows, expected.length));
-  }
+  for (const int64_t width : {9, 11})
+    for (const bool wider_first : {false, true}) {
+      const auto narrow = ragged_mask(), wide = other_mask(width);
+      const auto& x = wider_first ? wide : narrow;
+      const auto& y = wider_first ? narrow : wide;
+      auto grid = torch::zeros({x.size(0) + y.size(0), width}, torch::kLong);
+      grid.narrow(0, 0, x.size(0)).narrow(1, 0, x.size(1)).copy_(x);
+      grid.narrow(0, x.size(0), y.size(0)).narrow(1, 0, y.size(1)).copy_(y);
+      const Packing joint = join_packings(make_packing(x), make_packing(y)), expected = make_packing(grid);
+      EXPECT_TRUE(torch::equal(joint.index, expected.index)) << joint.index;
+      EXPECT_TRUE(torch::equal(joint.cu_seqlens, expected.cu_seqlens)) << joint.cu_seqlens;
+      EXPECT_EQ(std::make_pair(joint.rows, joint.length), std::make_pair(expected.rows, expected.length));
+    }
 }
 
 // One pass over two batches of different lengths gives each batch's states, and the gradients of two passes: BERT,
@@ -152,6 +156,12 @@ TEST(Unpad, OnePassOverTwoBatchesGivesWhatAPassEachGives) {
     for (const auto& p : apart->named_parameters()) {
       ASSERT_TRUE(p.value().grad().defined()) << p.key();
       EXPECT_LT((p.value().grad() - pj[p.key()].grad()).abs().max().item<double>(), 1e-5) << p.key();
+    }
+    {  // the wider batch first
+      torch::NoGradGuard no_grad;
+      const auto [rb, ra] = joint->forward_pair(ids_b, mask_b, ids_a, mask_a);
+      EXPECT_LT((ra - a).abs().max().item<double>(), 1e-5);
+      EXPECT_LT((rb - b).abs().max().item<double>(), 1e-5);
     }
     // A batch of no rows (a replica's empty share) joins too.
     const auto none = torch::zeros({0, 5}, torch::kLong);
