@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <string_view>
 #include <utility>
 
 #include "core/error.h"
@@ -32,7 +33,7 @@ bool all_digits(const std::string& s) {
 
 }  // namespace
 
-Visibility visible_devices(std::vector<GpuDeviceState> gpus, const char* value) {
+Visibility visible_devices(std::vector<GpuDeviceState> gpus, const char* value, const char* device_order) {
   Visibility out;
   if (!value) {
     out.gpus = std::move(gpus);
@@ -44,11 +45,21 @@ Visibility visible_devices(std::vector<GpuDeviceState> gpus, const char* value) 
       out.note = fmt::format("CUDA_VISIBLE_DEVICES=\"{}\" hides all {} GPU(s)", value, gpus.size());
     return out;
   }
+  // CUDA's numbering is NVML's (PCI bus order) under CUDA_DEVICE_ORDER=PCI_BUS_ID, or where every GPU is one model
+  // (fastest first then breaks every tie by bus).
+  const bool pci_order = device_order && std::string_view(trim(device_order)) == "PCI_BUS_ID";
+  const bool one_model = std::all_of(gpus.begin(), gpus.end(), [&](const GpuDeviceState& g) {
+    return g.name == gpus.front().name;
+  });
   std::vector<char> whole(gpus.size(), 0);
   std::vector<std::vector<std::string>> mig(gpus.size());  // MIG device UUIDs named, per GPU
   for (const std::string& entry : entries_of(text)) {
     if (entry.empty()) refuse(value, entry, "is empty");
     if (all_digits(entry)) {
+      if (!pci_order && !one_model)
+        refuse(value, entry,
+               "is an index on a machine of several GPU models, where CUDA numbers GPUs fastest first and NVML by "
+               "PCI bus (set CUDA_DEVICE_ORDER=PCI_BUS_ID, or name the GPU by UUID)");
       const auto it = std::find_if(gpus.begin(), gpus.end(),
                                    [&](const GpuDeviceState& g) { return std::to_string(g.index) == entry; });
       if (it == gpus.end()) refuse(value, entry, fmt::format("is no GPU index of this machine's {}", gpus.size()));
@@ -105,7 +116,7 @@ Visibility visible_devices(std::vector<GpuDeviceState> gpus, const char* value) 
 }
 
 Visibility read_visible_devices(const NvmlLibrary& nvml) {
-  return visible_devices(read_devices(nvml), std::getenv("CUDA_VISIBLE_DEVICES"));
+  return visible_devices(read_devices(nvml), std::getenv("CUDA_VISIBLE_DEVICES"), std::getenv("CUDA_DEVICE_ORDER"));
 }
 
 }  // namespace ragmig::gpu

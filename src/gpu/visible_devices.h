@@ -22,13 +22,15 @@ struct Visibility {
 /// naming one device). A GPU named whole is ragmig's: all its MIG devices, and ragmig may re-lay it out. A GPU
 /// named only by some of its MIG devices keeps those, and its layout is left as it is
 /// (GpuDeviceState::layout_fixed). Where CUDA stops at an entry that names no device and quietly drops the rest,
-/// this throws ConfigError naming the entry.
-Visibility visible_devices(std::vector<GpuDeviceState> gpus, const char* value);
+/// this throws ConfigError naming the entry. `device_order` is CUDA_DEVICE_ORDER (null: unset): CUDA numbers GPUs
+/// fastest first unless it is PCI_BUS_ID, so on a machine of more than one GPU model an index may name another GPU
+/// for CUDA than for NVML; an index there is refused (ConfigError) unless the order is PCI_BUS_ID.
+Visibility visible_devices(std::vector<GpuDeviceState> gpus, const char* value, const char* device_order = nullptr);
 
 /// Why a layout_fixed GPU is not re-laid out: what planners and `ragmig mig` print beside it.
 inline constexpr const char* kLayoutFixedReason = "CUDA_VISIBLE_DEVICES names only some of its MIG devices";
 
-/// read_devices, then visible_devices with this process's CUDA_VISIBLE_DEVICES.
+/// read_devices, then visible_devices with this process's CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER.
 Visibility read_visible_devices(const NvmlLibrary& nvml);
 
 }  // namespace ragmig::gpu

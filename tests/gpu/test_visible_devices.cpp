@@ -107,5 +107,24 @@ TEST(VisibleDevices, AnEntryThatNamesNothingIsRefusedByName) {
   EXPECT_NE(refusal("0,7").find("CUDA_VISIBLE_DEVICES=\"0,7\""), std::string::npos);
 }
 
+// On a machine of two GPU models CUDA numbers GPUs fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID, and NVML by
+// bus: an index may then mean another GPU to CUDA than to ragmig, so it is refused with the two ways out.
+TEST(VisibleDevices, IndicesOnAMachineOfTwoModelsNeedThePciBusOrder) {
+  auto mixed = machine();
+  mixed[0].name = "NVIDIA A100-SXM4-80GB";
+  std::string message;
+  try {
+    visible_devices(mixed, "1");
+  } catch (const ConfigError& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find("entry \"1\" is an index on a machine of several GPU models"), std::string::npos) << message;
+  EXPECT_NE(message.find("set CUDA_DEVICE_ORDER=PCI_BUS_ID, or name the GPU by UUID"), std::string::npos) << message;
+  EXPECT_THROW(visible_devices(mixed, "1", "FASTEST_FIRST"), ConfigError);
+  EXPECT_EQ(visible_devices(mixed, "1", "PCI_BUS_ID").gpus.at(0).uuid, "GPU-bbbb1111-1111");
+  EXPECT_EQ(visible_devices(mixed, "GPU-bbbb").gpus.at(0).uuid, "GPU-bbbb1111-1111") << "a UUID is one GPU to both";
+  EXPECT_EQ(visible_devices(machine(), "1").gpus.at(0).uuid, "GPU-bbbb1111-1111") << "one model: the same order";
+}
+
 }  // namespace
 }  // namespace ragmig::gpu
