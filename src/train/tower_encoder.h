@@ -1,6 +1,6 @@
 // What a training step asks of its encoder: embeddings of token batches, each for its tower, several of them
 // through one forward pass where the model can (a step's queries and passages, in a dual encoder with one shared,
-// unpadded BERT tower: model/dual_encoder.h's encode_pair).
+// unpadded BERT or ModernBERT tower: model/dual_encoder.h's encode_pair).
 #pragma once
 
 #include <torch/torch.h>

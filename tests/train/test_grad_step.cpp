@@ -65,9 +65,9 @@ struct TestEncoder {
   }
 };
 
-// (shared towers, chunk rows, float64). In float64 the two computations agree to rounding (1e-5 is the
-// issue's bound; they meet it by orders of magnitude); in float32 chunked and whole-batch matmuls round
-// differently, so the bound there is relative to the largest gradient.
+// (shared towers, chunk rows, float64, unpadded towers: then each chunk call is one joined pass). In float64 the
+// two computations agree to rounding (1e-5 is the bound; they meet it by orders of magnitude); in float32
+// chunked and whole-batch matmuls round differently, so the bound there is relative to the largest gradient.
 class GradCacheTest : public ::testing::TestWithParam<std::tuple<bool, int64_t, bool, bool>> {};
 
 TEST_P(GradCacheTest, EqualsFullBatchGradientsWithoutDropout) {
