@@ -161,17 +161,10 @@ torch::Tensor BertSelfAttentionImpl::attend(const torch::Tensor& q, const torch:
     auto context = varlen_attention(split(q), split(k), split(v), p, dropout);
     if (context.defined()) return context.reshape({n, heads_ * head_dim_});
   }
-  if (!batch.parts.empty()) {  // each part padded to its own length, not to the longest part's
-    std::vector<torch::Tensor> contexts;
-    int64_t begin = 0;
-    for (const auto& part : batch.parts) {
-      const int64_t tokens = part.packed->index.size(0);
-      contexts.push_back(
-          attend(q.narrow(0, begin, tokens), k.narrow(0, begin, tokens), v.narrow(0, begin, tokens), part));
-      begin += tokens;
-    }
-    return torch::cat(contexts);
-  }
+  if (!batch.parts.empty())  // each part padded to its own length, not to the longest part's
+    return cat_over_parts(batch.parts, [&](const AttentionBatch& part, int64_t begin, int64_t tokens) {
+      return attend(q.narrow(0, begin, tokens), k.narrow(0, begin, tokens), v.narrow(0, begin, tokens), part);
+    });
   return pack(padded_attention(unpack(q, p), unpack(k, p), unpack(v, p), batch, heads_, head_dim_, dropout_,
                                is_training()),
               p);
@@ -314,26 +307,21 @@ std::pair<torch::Tensor, torch::Tensor> BertModelImpl::forward_pair(const torch:
   if (!joins_batches()) return {forward(ids_a, mask_a), forward(ids_b, mask_b)};
   const auto a = checked_ids(ids_a, mask_a), b = checked_ids(ids_b, mask_b);
   if (modern_) return modern_->forward_pair(a, mask_a, b, mask_b, attention_impl_);
-  const auto device = a.device();
-  // Made where the masks lie (the host, in training: no wait for the GPU), then copied.
-  const Packing host_a = make_packing(mask_a), host_b = make_packing(mask_b);
-  const Packing pa = packing_on(host_a, device), pb = packing_on(host_b, device);
-  const Packing joint = packing_on(join_packings(host_a, host_b), device);
+  // The packings made where the masks lie (the host, in training: no wait for the GPU), then copied.
+  const PackedPair packed = make_packed_pair(mask_a, mask_b, a.device());
   AttentionBatch batch;
   batch.impl = attention_impl_;
-  batch.packed = &joint;
-  for (const auto& [mask, packing] : {std::pair{&mask_a, &pa}, std::pair{&mask_b, &pb}}) {
+  batch.packed = &packed.joint;
+  for (const auto& [mask, packing] : {std::pair{&mask_a, &packed.a}, std::pair{&mask_b, &packed.b}}) {
     AttentionBatch& part = batch.parts.emplace_back();
-    part.mask = to_device_without_waiting(*mask, device);
+    part.mask = to_device_without_waiting(*mask, a.device());
     part.packed = packing;
     part.impl = attention_impl_;
   }
-  const auto packed_ids = torch::cat({pack(a, pa), pack(b, pb)});
-  auto hidden = embeddings(packed_ids, torch::zeros_like(packed_ids),
-                           torch::cat({pack(positions(a).expand_as(a), pa), pack(positions(b).expand_as(b), pb)}));
-  hidden = encoder->forward(hidden, batch);
-  const int64_t tokens_a = pa.index.size(0);
-  return {unpack(hidden.narrow(0, 0, tokens_a), pa), unpack(hidden.narrow(0, tokens_a, hidden.size(0) - tokens_a), pb)};
+  const auto ids = pack_pair(a, b, packed);
+  const auto hidden =
+      embeddings(ids, torch::zeros_like(ids), pack_pair(positions(a).expand_as(a), positions(b).expand_as(b), packed));
+  return unpack_pair(encoder->forward(hidden, batch), packed);
 }
 
 }  // namespace ragmig::model

@@ -48,6 +48,8 @@ class DualEncoderImpl : public torch::nn::Module {
   /// pass where the tower joins batches (BertModelImpl::forward_pair: unpadded BERT).
   std::pair<torch::Tensor, torch::Tensor> encode_pair(const torch::Tensor& q_ids, const torch::Tensor& q_mask,
                                                       const torch::Tensor& p_ids, const torch::Tensor& p_mask);
+  /// Whether encode_pair makes one forward pass: one shared tower that joins batches.
+  bool joins_pairs() const { return !passage_ && query_->joins_batches(); }
 
   const EncoderSpec& spec() const { return spec_; }
 

@@ -99,14 +99,10 @@ torch::Tensor ModernBertAttentionImpl::context(const torch::Tensor& projected, c
   if (batch.packed) context = packed_context(projected, batch);
   if (context.defined()) return context;
   if (batch.parts.empty()) return padded_context(projected, batch);
-  std::vector<torch::Tensor> contexts;  // each part padded to its own length, not to the longest part's
-  int64_t begin = 0;
-  for (const auto& part : batch.parts) {
-    const int64_t tokens = part.packed->index.size(0);
-    contexts.push_back(padded_context(projected.narrow(0, begin, tokens), part));
-    begin += tokens;
-  }
-  return torch::cat(contexts);
+  // Each part padded to its own length, not to the longest part's.
+  return cat_over_parts(batch.parts, [&](const ModernBertBatch& part, int64_t begin, int64_t tokens) {
+    return padded_context(projected.narrow(0, begin, tokens), part);
+  });
 }
 
 torch::Tensor ModernBertAttentionImpl::packed_context(const torch::Tensor& projected, const ModernBertBatch& batch) {
@@ -226,15 +222,12 @@ std::pair<torch::Tensor, torch::Tensor> ModernBert::forward_pair(const torch::Te
                                                                  const torch::Tensor& ids_b,
                                                                  const torch::Tensor& mask_b, AttentionImpl impl) {
   const auto device = ids_a.device();
-  // Made where the masks lie (the host, in training: no wait for the GPU), then copied.
-  const Packing host_a = make_packing(mask_a), host_b = make_packing(mask_b);
-  const Packing pa = packing_on(host_a, device), pb = packing_on(host_b, device);
-  const Packing joint = packing_on(join_packings(host_a, host_b), device);
-  ModernBertBatch batch = batch_of({}, joint.length, &joint, impl, device);
-  batch.parts = {batch_of(mask_a, pa.length, &pa, impl, device), batch_of(mask_b, pb.length, &pb, impl, device)};
-  const auto hidden = run(torch::cat({pack(ids_a, pa), pack(ids_b, pb)}), batch);
-  const int64_t tokens_a = pa.index.size(0);
-  return {unpack(hidden.narrow(0, 0, tokens_a), pa), unpack(hidden.narrow(0, tokens_a, hidden.size(0) - tokens_a), pb)};
+  // The packings made where the masks lie (the host, in training: no wait for the GPU), then copied.
+  const PackedPair packed = make_packed_pair(mask_a, mask_b, device);
+  ModernBertBatch batch = batch_of({}, packed.joint.length, &packed.joint, impl, device);
+  batch.parts = {batch_of(mask_a, packed.a.length, &packed.a, impl, device),
+                 batch_of(mask_b, packed.b.length, &packed.b, impl, device)};
+  return unpack_pair(run(pack_pair(ids_a, ids_b, packed), batch), packed);
 }
 
 namespace {

@@ -47,6 +47,20 @@ Packing join_packings(const Packing& a, const Packing& b) {
   return p;
 }
 
+PackedPair make_packed_pair(const torch::Tensor& mask_a, const torch::Tensor& mask_b, const torch::Device& device) {
+  const Packing a = make_packing(mask_a), b = make_packing(mask_b);
+  return {packing_on(a, device), packing_on(b, device), packing_on(join_packings(a, b), device)};
+}
+
+torch::Tensor pack_pair(const torch::Tensor& x_a, const torch::Tensor& x_b, const PackedPair& pair) {
+  return torch::cat({pack(x_a, pair.a), pack(x_b, pair.b)});
+}
+
+std::pair<torch::Tensor, torch::Tensor> unpack_pair(const torch::Tensor& x, const PackedPair& pair) {
+  const int64_t tokens_a = pair.a.index.size(0);
+  return {unpack(x.narrow(0, 0, tokens_a), pair.a), unpack(x.narrow(0, tokens_a, x.size(0) - tokens_a), pair.b)};
+}
+
 torch::Tensor pack(const torch::Tensor& x, const Packing& packing) {
   return x.flatten(0, 1).index_select(0, packing.index);
 }

@@ -644,8 +644,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                  {"batch_size", global_batch},  // the scheduler's OOM retry halves what the worker says it runs
                  {"chunk_size", chunk},
                  {"unpad", unpad},
-                 {"towers_in_one_pass", t.towers_in_one_pass && net->spec().shared_towers &&
-                                            net->query_tower()->joins_batches()},
+                 {"towers_in_one_pass", t.towers_in_one_pass && net->joins_pairs()},
                  {"optimizer_step", fused_step ? "fused" : "per-parameter"},
                  {"parameters", params},
                  {"trainable_parameters", trainable_params},

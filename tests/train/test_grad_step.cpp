@@ -182,7 +182,7 @@ TEST(OnePass, GivesTheLossAndGradientsOfAPassPerTower) {
   torch::manual_seed(21);
   TestEncoder s(tiny_spec(0.0, true), true);
   s.net->to(torch::kFloat64);
-  ASSERT_TRUE(s.net->query_tower()->joins_batches());
+  ASSERT_TRUE(s.net->joins_pairs());
   const PairBatch batch = random_batch(12, 1);
   const auto scale = torch::full({}, 20.0, torch::kFloat64);
   const EncodeFn per_tower = [&](const std::vector<TowerInput>& inputs) {
