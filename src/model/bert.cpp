@@ -53,9 +53,9 @@ torch::Tensor relative_position_buckets(int64_t length, int64_t num_buckets, int
   return bucket + torch::where(n < max_exact, n, large);
 }
 
-const torch::Tensor& AttentionBatch::score_bias(torch::ScalarType dtype) const {
+const torch::Tensor& AttentionBatch::score_bias(torch::ScalarType dtype, const torch::Device& device) const {
   if (score_bias_cache.defined() && score_bias_cache.scalar_type() == dtype) return score_bias_cache;
-  auto bias = additive_attention_mask(mask, dtype);
+  auto bias = additive_attention_mask(to_device_without_waiting(mask, device), dtype);
   // The padding mask's lowest value plus a bias rounds back to the lowest value: masked stays masked.
   if (position_bias.defined()) bias = position_bias.to(dtype) + bias;
   score_bias_cache = bias;
@@ -121,14 +121,15 @@ torch::Tensor padded_attention(const torch::Tensor& q_in, const torch::Tensor& k
   // mask: the plain path below is the same computation with model/keyed_dropout.h's masks.
   const bool cpu_dropout = training && dropout > 0 && q.device().is_cpu();
   if (batch.impl == AttentionImpl::Fused && !cpu_dropout)
-    context = at::scaled_dot_product_attention(q, k, v, batch.score_bias(q.scalar_type()), training ? dropout : 0.0,
-                                               false);
+    context = at::scaled_dot_product_attention(q, k, v, batch.score_bias(q.scalar_type(), q.device()),
+                                               training ? dropout : 0.0, false);
 #endif
   if (!context.defined()) {
     // The scale goes on q ([B, heads, L, d]) as SDPA's own math path puts it, not on the scores ([.., L, L], L/d
     // times bigger): a pass less over the scores forward and backward.
     const auto scores = torch::matmul(q * (1.0 / std::sqrt(static_cast<double>(head_dim))), k.transpose(-1, -2));
-    context = model::attention_probs_matmul(scores, batch.score_bias(scores.scalar_type()), v, dropout, training);
+    const auto& bias = batch.score_bias(scores.scalar_type(), scores.device());
+    context = model::attention_probs_matmul(scores, bias, v, dropout, training);
   }
   return context.transpose(1, 2).contiguous().view({b, l, heads * head_dim});
 }
@@ -291,7 +292,7 @@ torch::Tensor BertModelImpl::forward(const torch::Tensor& input_ids, const torch
     types = torch::zeros_like(ids);
   }
   AttentionBatch batch;
-  batch.mask = to_device_without_waiting(attention_mask, ids.device());
+  batch.mask = attention_mask;
   batch.impl = attention_impl_;
   if (!unpad_) return encoder->forward(embeddings(ids, types, positions(ids)), batch);
   const Packing packing = make_packing(attention_mask, ids.device());  // no wait for the GPU from a host mask
@@ -314,7 +315,7 @@ std::pair<torch::Tensor, torch::Tensor> BertModelImpl::forward_pair(const torch:
   batch.packed = &packed.joint;
   for (const auto& [mask, packing] : {std::pair{&mask_a, &packed.a}, std::pair{&mask_b, &packed.b}}) {
     AttentionBatch& part = batch.parts.emplace_back();
-    part.mask = to_device_without_waiting(*mask, a.device());
+    part.mask = *mask;
     part.packed = packing;
     part.impl = attention_impl_;
   }

@@ -46,7 +46,7 @@ torch::Tensor relative_position_buckets(int64_t length, int64_t num_buckets, int
 /// What every attention layer of one forward pass shares: the mask, the packing when the hidden states are
 /// packed (unpad.h: [N, H] instead of [B, L, H]) and MPNet's position bias.
 struct AttentionBatch {
-  torch::Tensor mask;               ///< [B, L], 1 = token
+  torch::Tensor mask;               ///< [B, L], 1 = token; on the host or the pass's device (score_bias copies it)
   const Packing* packed = nullptr;  ///< set: hidden states are the real tokens only
   AttentionImpl impl = AttentionImpl::Fused;
   torch::Tensor position_bias;      ///< [1, heads, L, L] added to every layer's scores (MPNet), or undefined
@@ -55,9 +55,10 @@ struct AttentionBatch {
   /// unused. Where flash attention cannot take the joint packing, each part's attention is padded to its own length.
   std::vector<AttentionBatch> parts;
 
-  /// What every layer adds to its scores, in `dtype`: additive_attention_mask [B, 1, 1, L], plus position_bias
-  /// ([B, heads, L, L] then). Built by the first layer and reused by the others, so autograd keeps one copy.
-  const torch::Tensor& score_bias(torch::ScalarType dtype) const;
+  /// What every layer adds to its scores, in `dtype` on `device`: additive_attention_mask [B, 1, 1, L], plus
+  /// position_bias ([B, heads, L, L] then). Built by the first layer and reused by the others, so autograd keeps one
+  /// copy. The mask goes to the device only here: a packed pass that flash attention takes never copies it.
+  const torch::Tensor& score_bias(torch::ScalarType dtype, const torch::Device& device) const;
   mutable torch::Tensor score_bias_cache;  ///< score_bias's; not set by callers
 };
 

@@ -52,22 +52,34 @@ torch::Tensor sliding_window_mask(const torch::Tensor& attention_mask, int64_t h
   return torch::where(outside, lowest, additive_attention_mask(attention_mask, dtype));  // [B, 1, L, L]
 }
 
+const torch::Tensor& ModernBertBatch::mask_on_device() const {
+  if (!device_mask_cache.defined()) device_mask_cache = to_device_without_waiting(mask, device);
+  return device_mask_cache;
+}
+
 const torch::Tensor& ModernBertBatch::score_bias(bool sliding, torch::ScalarType dtype) const {
   torch::Tensor& cache = sliding ? sliding_bias_cache : global_bias_cache;
   if (!cache.defined() || cache.scalar_type() != dtype)
-    cache = sliding ? sliding_window_mask(mask, half_window, dtype) : additive_attention_mask(mask, dtype);
+    cache = sliding ? sliding_window_mask(mask_on_device(), half_window, dtype)
+                    : additive_attention_mask(mask_on_device(), dtype);
   return cache;
 }
 
 const torch::Tensor& ModernBertBatch::local_block_bias(torch::ScalarType dtype) const {
   if (!local_block_bias_cache.defined() || local_block_bias_cache.scalar_type() != dtype)
-    local_block_bias_cache = model::local_block_bias(mask, half_window, dtype);
+    local_block_bias_cache = model::local_block_bias(mask_on_device(), half_window, dtype);
   return local_block_bias_cache;
+}
+
+const RotaryTables& ModernBertBatch::rotary(bool sliding) const {
+  RotaryTables& cache = sliding ? local_cache : global_cache;
+  if (!cache.cos.defined()) cache = rotary_tables(length, head_dim, sliding ? local_theta : global_theta, device);
+  return cache;
 }
 
 const RotaryTables& ModernBertBatch::packed_rotary(bool sliding) const {
   RotaryTables& cache = sliding ? packed_local_cache : packed_global_cache;
-  if (!cache.cos.defined()) cache = packed_rotary_tables(sliding ? local_rotary : global_rotary, *packed);
+  if (!cache.cos.defined()) cache = packed_rotary_tables(rotary(sliding), *packed);
   return cache;
 }
 
@@ -124,7 +136,7 @@ torch::Tensor ModernBertAttentionImpl::padded_context(const torch::Tensor& proje
   const auto b = rows.size(0), l = rows.size(1);
   // [B, L, 3, heads, head_dim] -> q, k, v [B, heads, L, head_dim]
   const auto qkv = rows.view({b, l, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});
-  const RotaryTables& rotary = sliding_ ? batch.local_rotary : batch.global_rotary;
+  const RotaryTables& rotary = batch.rotary(sliding_);
   const auto q = apply_rotary(qkv[0], rotary), k = apply_rotary(qkv[1], rotary);
   const auto v = qkv[2];
   torch::Tensor context;
@@ -191,13 +203,15 @@ ModernBert::ModernBert(torch::nn::Module& owner, const BertConfig& config) : con
 ModernBertBatch ModernBert::batch_of(const torch::Tensor& mask, int64_t length, const Packing* packing,
                                      AttentionImpl impl, const torch::Device& device) const {
   const ModernBertOptions& m = config_.modernbert;
-  const int64_t head_dim = config_.hidden_size / config_.num_attention_heads;
   ModernBertBatch batch;
-  if (mask.defined()) batch.mask = to_device_without_waiting(mask, device);
+  batch.mask = mask;
   batch.half_window = m.local_attention / 2;
+  batch.length = length;
+  batch.head_dim = config_.hidden_size / config_.num_attention_heads;
+  batch.global_theta = m.global_rope_theta;
+  batch.local_theta = m.local_rope_theta;
+  batch.device = device;
   batch.impl = impl;
-  batch.global_rotary = rotary_tables(length, head_dim, m.global_rope_theta, device);
-  batch.local_rotary = rotary_tables(length, head_dim, m.local_rope_theta, device);
   batch.packed = packing;
   return batch;
 }

@@ -52,26 +52,36 @@ RotaryTables packed_rotary_tables(const RotaryTables& tables, const Packing& pac
 torch::Tensor sliding_window_mask(const torch::Tensor& attention_mask, int64_t half_window, torch::ScalarType dtype);
 
 /// What every layer of one forward pass shares: the masks (built once per dtype), rotary tables per layer type and
-/// the packing when the hidden states are packed (unpad.h: [N, H] instead of [B, L, H]).
+/// the packing when the hidden states are packed (unpad.h: [N, H] instead of [B, L, H]). Each is made on first use:
+/// a packed pass that flash attention takes never copies the mask to the device, nor builds the padded tables.
 struct ModernBertBatch {
-  torch::Tensor mask;  ///< [B, L], 1 = token
+  torch::Tensor mask;  ///< [B, L], 1 = token; on the host or on `device` (score_bias copies it)
   const Packing* packed = nullptr;
   int64_t half_window = 64;
-  RotaryTables global_rotary, local_rotary;
+  int64_t length = 0, head_dim = 0;         ///< of the rotary tables: positions 0..length-1
+  double global_theta = 0, local_theta = 0;  ///< the rotary bases of global and sliding layers
+  torch::Device device = torch::kCPU;       ///< where the pass runs
   AttentionImpl impl = AttentionImpl::Fused;
 
   /// The additive mask of a global ([B, 1, 1, L]) or sliding ([B, 1, L, L]) layer in `dtype`.
   const torch::Tensor& score_bias(bool sliding, torch::ScalarType dtype) const;
   /// A sliding layer's mask in blocks (local_attention.h: [B * nb, 1, w, 3w]) in `dtype`.
   const torch::Tensor& local_block_bias(torch::ScalarType dtype) const;
+  /// A global or sliding layer's rotary tables (rotary_tables over `length` positions, built once).
+  const RotaryTables& rotary(bool sliding) const;
   /// A global or sliding layer's rotary tables for the packed tokens (packed_rotary_tables, built once).
   const RotaryTables& packed_rotary(bool sliding) const;
-  mutable torch::Tensor global_bias_cache, sliding_bias_cache, local_block_bias_cache;  ///< not set by callers
-  mutable RotaryTables packed_global_cache, packed_local_cache;  ///< packed_rotary's; not set by callers
   /// Set for a pass over several batches' packed tokens at once (ModernBert::forward_pair), as
   /// AttentionBatch::parts (bert.h): `packed` is their join_packings (rotary tables as long as the longest batch),
   /// each part one batch; where flash attention cannot take the join, each part's attention is padded on its own.
   std::vector<ModernBertBatch> parts;
+
+  mutable torch::Tensor global_bias_cache, sliding_bias_cache, local_block_bias_cache;  ///< not set by callers
+  mutable RotaryTables global_cache, local_cache, packed_global_cache, packed_local_cache;  ///< not set by callers
+  mutable torch::Tensor device_mask_cache;  ///< `mask` on `device`; not set by callers
+
+ private:
+  const torch::Tensor& mask_on_device() const;
 };
 
 class ModernBertEmbeddingsImpl : public torch::nn::Module {
