@@ -30,12 +30,6 @@ namespace {
 
 using sched::unix_now;
 
-std::string sh_quote(const std::string& word) {
-  std::string out = "'";
-  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 // Command output and files without the blanks and line ends around them.
 std::string trimmed(std::string_view s) { return std::string(trim(s, " \t\r\n")); }
 
@@ -119,7 +113,7 @@ std::string sbatch_script(const sched::Launch& launch, const SlurmOptions& o) {
                    launch.attempt_number);
   s += "#   sbatch " + join_shell_words(sbatch_arguments(launch, o)) + " " + script_path(launch) + "\n";
   s += fmt::format("export RAGMIG_JOB_ID={} RAGMIG_ATTEMPT={} RAGMIG_RUN_DIR={}\n", launch.job,
-                   launch.attempt_number, sh_quote(run_dir));
+                   launch.attempt_number, join_shell_words({run_dir}));
   if (cpu) {
     // A job's share of the cores is what Slurm gave it; OpenMP threads sleep when idle unless told otherwise.
     s += "export OMP_NUM_THREADS=1\n";
@@ -131,7 +125,7 @@ std::string sbatch_script(const sched::Launch& launch, const SlurmOptions& o) {
     // from the first node of the step (train/process_group.h); the port is the attempt's. Rank 0 logs to
     // worker.log, rank i to worker.rank<i>.log, as on one machine.
     s += fmt::format("export MASTER_PORT={} RAGMIG_RANK_SLOTS={}\n", sched::rendezvous_port(launch),
-                     sh_quote(fmt::format("{}", fmt::join(slot_ids, " "))));
+                     join_shell_words({fmt::format("{}", fmt::join(slot_ids, " "))}));
     const std::string rank =
         "slots=($RAGMIG_RANK_SLOTS); export RAGMIG_SLOT=${slots[$SLURM_PROCID]}; "
         "if [ \"$SLURM_PROCID\" != 0 ]; then exec >>\"$RAGMIG_RUN_DIR/worker.rank$SLURM_PROCID.log\" 2>&1; fi; "
@@ -142,18 +136,17 @@ std::string sbatch_script(const sched::Launch& launch, const SlurmOptions& o) {
     worker.insert(worker.begin(), srun.begin(), srun.end());
   }
   s += fmt::format("echo \"==> attempt {} of job {} on Slurm job $SLURM_JOB_ID ($SLURMD_NODENAME) at $(date +%s.%N): \"{}\n",
-                   launch.attempt_number, launch.job, sh_quote(join_shell_words(worker)));
+                   launch.attempt_number, launch.job, join_shell_words({join_shell_words(worker)}));
   std::vector<std::string> shim = {o.shim_exe, "--lock-fd", "-1", "--exit-file",
                                    attempt_exit_path(run_dir, launch.attempt_id), "--run-dir", run_dir};
   // One worker: SIGTERM to this script (the executor's stop, Slurm's --signal before a time limit) reaches it
   // once; it checkpoints and exits 75, and the shim, which ignores the signal, writes how it ended. A gang's
   // tasks get SIGTERM from Slurm itself (the steps are signalled, not this script: srun would end its step).
   if (n == 1) s += "trap 'trap \"\" TERM; kill -TERM 0' TERM\n";
-  for (const auto& w : shim) s += sh_quote(w) + " ";
+  s += join_shell_words(shim) + " ";
   // The process the shim starts sees the devices Slurm gave the job ("" for CPU slots).
   s += std::string("--devices ") + (cpu ? "'[\"\"]'" : "\"[\\\"${CUDA_VISIBLE_DEVICES:-}\\\"]\"") + " --slots " +
-       sh_quote(shim_slots) + " --";
-  for (const auto& w : worker) s += " " + sh_quote(w);
+       join_shell_words({shim_slots}) + " -- " + join_shell_words(worker);
   s += " &\nshim=$!\n";
   s += "wait \"$shim\"  # returns early when the trap runs\nwait \"$shim\"\n";
   return s;
@@ -302,9 +295,9 @@ std::string array_script(const std::vector<std::string>& scripts, const std::vec
   RAGMIG_CHECK(!scripts.empty() && scripts.size() == logs.size());
   std::string s = "#!/bin/bash\n# A job array of ragmig attempts, written by ragmig's Slurm executor: task i runs script i.\n";
   s += "scripts=(";
-  for (const auto& w : scripts) s += " " + sh_quote(w);
+  s += " " + join_shell_words(scripts);
   s += " )\nlogs=(";
-  for (const auto& w : logs) s += " " + sh_quote(w);
+  s += " " + join_shell_words(logs);
   s += " )\nexec >>\"${logs[$SLURM_ARRAY_TASK_ID]}\" 2>&1\n";
   // The same shell process runs the attempt's script: signals to the batch shell reach its trap.
   s += "exec /bin/bash \"${scripts[$SLURM_ARRAY_TASK_ID]}\"\n";

@@ -275,7 +275,7 @@ TEST_F(SlurmBackend, TwoReplicasInOneSlurmJobFollowOneProcess) {
   const auto run = std::filesystem::path(job(gang)["run_dir"].get<std::string>());
   const std::string script = read_file(run / "attempts/1.sbatch");
   EXPECT_NE(script.find("--ntasks=2 --requeue --signal=TERM@120"), std::string::npos) << script;
-  EXPECT_NE(script.find("'srun' '--kill-on-bad-exit=1'"), std::string::npos) << script;
+  EXPECT_NE(script.find("-- srun --kill-on-bad-exit=1 "), std::string::npos) << script;
   EXPECT_TRUE(std::filesystem::exists(run / "worker.rank1.log")) << "rank 1 logs beside rank 0's worker.log";
 }
 
