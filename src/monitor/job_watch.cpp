@@ -15,6 +15,13 @@ std::optional<double> number(const nlohmann::json& event, const char* key) {
   return it->get<double>();
 }
 
+// A step count: a number that is whole and fits int64 (a writer's 1e20 or 2.5 is not one, and is ignored).
+std::optional<int64_t> count(const nlohmann::json& event, const char* key) {
+  const auto n = number(event, key);
+  if (!n || *n != std::floor(*n) || std::abs(*n) >= 9.2e18) return std::nullopt;
+  return static_cast<int64_t>(*n);
+}
+
 }  // namespace
 
 void fold_event(JobWatch& w, const nlohmann::json& event, double received_at) {
@@ -23,7 +30,7 @@ void fold_event(JobWatch& w, const nlohmann::json& event, double received_at) {
   if (kind_it == event.end() || !kind_it->is_string()) return;
   const std::string kind = kind_it->get<std::string>();
   const double at = number(event, "time").value_or(received_at);
-  const auto step = number(event, "step");
+  const auto step = count(event, "step");
 
   if (kind == "start") {
     w.attempt_started_at = w.last_progress_at = at;
@@ -34,17 +41,17 @@ void fold_event(JobWatch& w, const nlohmann::json& event, double received_at) {
     w.loss.reset();
     w.message.clear();
     w.finished_at = 0;
-    if (step) w.step = static_cast<int64_t>(*step);
+    if (step) w.step = *step;
     const auto config = event.find("config");
     if (config != event.end() && config->is_object()) {
       const auto train = config->find("train");
       if (train != config->end() && train->is_object())
-        if (const auto max = number(*train, "max_steps")) w.max_steps = static_cast<int64_t>(*max);
+        if (const auto max = count(*train, "max_steps")) w.max_steps = *max;
     }
   } else if (kind == "progress") {
     if (step) {
       const double dt = at - w.last_progress_at;
-      const double steps = *step - static_cast<double>(w.step);
+      const double steps = static_cast<double>(*step) - static_cast<double>(w.step);
       // The first event of an attempt measures start-up too; only later intervals count as usual.
       if (w.progress_events > 0 && dt > 0) {
         w.progress_interval_s = smooth(w.progress_interval_s, dt);
@@ -52,7 +59,7 @@ void fold_event(JobWatch& w, const nlohmann::json& event, double received_at) {
       } else if (w.step_time_s == 0 && dt > 0 && steps > 0) {
         w.step_time_s = dt / steps;
       }
-      w.step = static_cast<int64_t>(*step);
+      w.step = *step;
     }
     w.last_progress_at = at;
     ++w.progress_events;
@@ -76,16 +83,16 @@ void fold_event(JobWatch& w, const nlohmann::json& event, double received_at) {
     w.loss_not_finite = true;
     const auto it = event.find("loss");
     w.loss_text = it == event.end() ? "nan" : it->is_string() ? it->get<std::string>() : it->dump();
-    if (step) w.step = static_cast<int64_t>(*step);
+    if (step) w.step = *step;
   } else if (kind == "checkpoint") {
-    if (step) w.checkpoint_step = static_cast<int64_t>(*step);
+    if (step) w.checkpoint_step = *step;
     w.checkpoint_at = at;
   } else if (kind == "oom") {
     w.oom_at = at;
     const auto it = event.find("error");
     w.oom_detail = it != event.end() && it->is_string() ? it->get<std::string>() : "out of memory";
   } else if (kind == "done") {
-    if (step) w.step = static_cast<int64_t>(*step);
+    if (step) w.step = *step;
     w.finished_at = at;
   }
 }

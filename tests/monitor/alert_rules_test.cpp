@@ -44,6 +44,21 @@ TEST(JobWatch, FoldsProgressIntoStepTimeIntervalAndEta) {
   EXPECT_NEAR(*eta_seconds(w), 950 * 0.4, 1e-6);
 }
 
+// Steps and max_steps are counts: a number that is not whole or does not fit int64 (the fuzzer's 1.8e20 was undefined
+// behaviour when converted) is ignored, as a step of another type is.
+TEST(JobWatch, StepsThatAreNoCountAreIgnored) {
+  JobWatch w = trained(2, 4.0);
+  for (const json& step : {json(1.8446744073709552e20), json(-1e19), json(12.5), json("12"), json(nullptr)})
+    for (const char* kind : {"progress", "checkpoint", "diverged", "done", "start"})
+      fold_event(w, {{"event", kind}, {"step", step}, {"time", 200.0}}, 0);
+  EXPECT_EQ(w.step, 20);
+  EXPECT_EQ(w.checkpoint_step, -1);
+  fold_event(w, {{"event", "start"}, {"config", {{"train", {{"max_steps", 1e30}}}}}}, 0);
+  EXPECT_EQ(w.max_steps, 1000);
+  fold_event(w, {{"event", "checkpoint"}, {"step", 30.0}}, 0);  // whole, though written as a float
+  EXPECT_EQ(w.checkpoint_step, 30);
+}
+
 // A worker without steps (`ragmig eval` as a job) says what it is doing in its progress events' messages: the last
 // one is kept for `ragmig status`, and a new attempt starts without one.
 TEST(JobWatch, KeepsTheLastProgressMessageOfTheAttempt) {
