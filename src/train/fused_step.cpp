@@ -10,8 +10,15 @@ namespace ragmig::train {
 #else
 #define RAGMIG_HAS_FUSED_ADAMW 0
 #endif
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+#define RAGMIG_HAS_CPU_FUSED_ADAMW 1
+#else
+#define RAGMIG_HAS_CPU_FUSED_ADAMW 0
+#endif
 
-bool fused_step_available(const torch::Device& device) { return RAGMIG_HAS_FUSED_ADAMW && device.is_cuda(); }
+bool fused_step_available(const torch::Device& device) {
+  return device.is_cuda() ? RAGMIG_HAS_FUSED_ADAMW : device.is_cpu() && RAGMIG_HAS_CPU_FUSED_ADAMW;
+}
 
 void clip_grad_norm_on_device(const std::vector<torch::Tensor>& params, double max_norm) {
   std::vector<torch::Tensor> grads;

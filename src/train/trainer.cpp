@@ -426,7 +426,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   torch::Tensor logit_scale = torch::full({}, std::log(1.0 / t.temperature), torch::TensorOptions().device(device));
   if (t.learn_temperature) logit_scale.requires_grad_(true);
   std::unique_ptr<torch::optim::Optimizer> optimizer = make_optimizer(net, logit_scale, t);
-  // On a GPU, clipping and AdamW in a few multi-tensor kernels (fused_step.h); on CPU LibTorch's own loops.
+  // Clipping and AdamW in a few multi-tensor kernels where this LibTorch has them (fused_step.h), else its loops.
   std::optional<FusedAdamW> fused_adamw;
   const bool fused_step = fused_step_available(device) && t.optimizer == "adamw";
   if (fused_step) fused_adamw.emplace(static_cast<torch::optim::AdamW&>(*optimizer));
