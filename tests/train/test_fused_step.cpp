@@ -9,12 +9,6 @@
 namespace ragmig::train {
 namespace {
 
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-constexpr bool kCpuFused = true;
-#else
-constexpr bool kCpuFused = false;
-#endif
-
 std::vector<torch::Tensor> make_params() {
   torch::manual_seed(7);
   return {torch::randn({8, 5}).requires_grad_(), torch::randn({5}).requires_grad_(), torch::randn({}).requires_grad_()};
@@ -48,7 +42,7 @@ TEST(FusedStep, ClippingOnTheDeviceMatchesClipGradNorm) {
 }
 
 TEST(FusedStep, FusedAdamWTracksAdamWAcrossARestoredState) {
-  if (!kCpuFused) GTEST_SKIP() << "LibTorch " << TORCH_VERSION << " has no CPU fused AdamW";
+  if (!fused_step_available(torch::kCPU)) GTEST_SKIP() << "LibTorch " << TORCH_VERSION << " has no CPU fused AdamW";
   auto a = make_params(), b = make_params();
   torch::optim::AdamW loop(groups_of(a), torch::optim::AdamWOptions(1e-2));
   auto state = std::make_unique<torch::optim::AdamW>(groups_of(b), torch::optim::AdamWOptions(1e-2));
