@@ -595,7 +595,8 @@ TEST(BatchCli, ASweepOnAnEmptyMigGpuPartitionsItForTheTrials) {
   for (const auto& j : jobs) {
     const auto one = run_process({RAGMIG_BINARY, "status", std::to_string(j["id"].get<int64_t>()), "--state",
                                   files.state.string(), "--json"});
-    for (const auto& a : nlohmann::json::parse(one.output)["attempt_list"]) {
+    const auto attempts = nlohmann::json::parse(one.output)["attempt_list"];  // not a member of a temporary
+    for (const auto& a : attempts) {
       ASSERT_EQ(a["slots"].size(), 1u);
       EXPECT_EQ(a["slots"][0].get<std::string>().rfind("mig:0:", 0), 0u) << a.dump();
     }
