@@ -3,8 +3,8 @@
 # then the whole ctest suite on it. ASan's reports land in $SAN_BUILD/sanitizer-logs, those of the processes the
 # tests start (ragmig, ragmig-torch, fault writers) included, whose stderr a test may not show; UBSan's go to
 # stderr (GCC 12's combined runtime ignores its log_path) and end the process that hit it (halt_on_error), which
-# fails its test. The run fails on a failed test or on any report. On the 2-core VM: ~15 min to build, ~20 min to
-# run (2026-12-05).
+# fails its test. The run fails on a failed test or on any report. On the 2-core VM (2026-12-05): 32 min 43 s from
+# an empty build folder, the suite 17.5 min of it.
 # Two tests skip there (RAGMIG_SKIP_UNDER_ASAN): ASan's malloc replaces glibc's heap settings, and its shadow
 # memory cannot be mapped under the address-space limit one test's job runs in. Leaks are not checked: LibTorch
 # keeps its registries until exit (make fuzz checks leaks in the torch-free parsers).
@@ -14,7 +14,7 @@ build=${SAN_BUILD:-build-asan}
 jobs=${JOBS:-2}
 data=${DATA:-../shared/data}
 if [ ! -f "$build/CMakeCache.txt" ]; then
-  # -O1 keeps asserts on and the reports' lines exact, and the suite in ~20 min.
+  # -O1 without -DNDEBUG: asserts on, the reports' lines close to exact, the suite about 2x CI's time.
   cmake -S . -B "$build" -G Ninja -DRAGMIG_DATA_DIR="$(realpath "$data")" -DRAGMIG_SANITIZE=address,undefined \
     -DRAGMIG_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 || exit 1
 fi
