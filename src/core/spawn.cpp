@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/stop_signal.h"
 
 extern char** environ;
 
@@ -44,8 +45,7 @@ pid_t spawn_process(const SpawnOptions& o) {
     throw IoError(std::string("fork failed: ") + std::strerror(err));
   }
   if (pid == 0) {
-    ::signal(SIGTERM, SIG_DFL);
-    ::signal(SIGINT, SIG_DFL);
+    reset_stop_signals_in_child();
     if (log_fd >= 0) {
       ::dup2(log_fd, 1);
       ::dup2(log_fd, 2);

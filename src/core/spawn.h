@@ -1,6 +1,6 @@
 // Starting one worker process: fork/exec with variables added to (or replacing those in) this process's
-// environment, stdout and stderr optionally appended to a log file, and SIGTERM/SIGINT back to their default
-// in the child. Shared by `ragmig train --replicas` and the scheduler's per-attempt shim.
+// environment, stdout and stderr optionally appended to a log file, and SIGTERM/SIGINT unblocked and back to
+// their default in the child (stop_signal.h). Shared by `ragmig train --replicas` and the scheduler's shim.
 #pragma once
 
 #include <sys/types.h>

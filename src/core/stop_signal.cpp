@@ -1,8 +1,12 @@
-// Signal handlers for the stop flag (see stop_signal.h).
+// The stop flag and the thread that waits for SIGTERM / SIGINT (see stop_signal.h).
 #include "core/stop_signal.h"
+
+#include <pthread.h>
 
 #include <atomic>
 #include <csignal>
+#include <mutex>
+#include <thread>
 
 namespace ragmig {
 namespace {
@@ -11,20 +15,42 @@ std::atomic<int> g_stop{0};  // -1 = by hand, >0 = the signal number
 std::atomic<int> g_received{0};
 static_assert(std::atomic<int>::is_always_lock_free);
 
-extern "C" void on_stop_signal(int sig) {
+void record(int sig) {
   g_stop.store(sig);
   g_received.fetch_add(1);
+}
+
+// For threads that ran before the signals were blocked: lock-free stores only, so async-signal-safe.
+extern "C" void on_stop_signal(int sig) { record(sig); }
+
+sigset_t stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  return set;
 }
 
 }  // namespace
 
 void install_stop_handlers() {
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGINT, &sa, nullptr);
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGTERM, &sa, nullptr);
+    sigaction(SIGINT, &sa, nullptr);
+    const sigset_t set = stop_signals();
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);  // inherited by the waiter and every thread started from here on
+    std::thread([set] {
+      for (;;) {
+        int sig = 0;
+        if (sigwait(&set, &sig) == 0) record(sig);
+      }
+    }).detach();
+  });
 }
 
 bool stop_requested() { return g_stop.load() != 0; }
@@ -35,5 +61,12 @@ void clear_stop() {
 }
 int stop_signal() { return g_stop.load() > 0 ? g_stop.load() : 0; }
 int stop_signals_received() { return g_received.load(); }
+
+void reset_stop_signals_in_child() {
+  ::signal(SIGTERM, SIG_DFL);
+  ::signal(SIGINT, SIG_DFL);
+  const sigset_t set = stop_signals();
+  sigprocmask(SIG_UNBLOCK, &set, nullptr);  // the child has one thread; sigprocmask is async-signal-safe
+}
 
 }  // namespace ragmig

@@ -1,10 +1,15 @@
 // The job protocol's "checkpoint now": SIGTERM (and SIGINT) set a flag that long loops poll between steps.
-// The handler only stores to a lock-free atomic, so it is async-signal-safe.
+// One thread waits for those signals (sigwait) and every thread started after install_stop_handlers() blocks
+// them, so a stop never interrupts another thread's system call (EINTR inside LibTorch, Gloo or the HTTP
+// server's workers) and runs no handler inside a library; ThreadSanitizer sees an ordinary thread set the flag.
+// Children must not inherit the blocked mask: every fork site calls reset_stop_signals_in_child().
 #pragma once
 
 namespace ragmig {
 
-/// Installs handlers for SIGTERM and SIGINT that set the stop flag. Idempotent.
+/// From the first call on: SIGTERM and SIGINT blocked in the calling thread (and so in the threads it starts
+/// afterwards) and set the stop flag, taken by one waiting thread; threads that already ran and do not block
+/// them set it from an async-signal-safe handler. Call it before starting threads. Idempotent.
 void install_stop_handlers();
 /// True once SIGTERM or SIGINT arrived (or request_stop() was called).
 bool stop_requested();
@@ -16,5 +21,8 @@ void clear_stop();
 int stop_signal();
 /// How many times SIGTERM or SIGINT arrived: a second Ctrl-C asks for more haste than the first.
 int stop_signals_received();
+/// In a child between fork and exec (async-signal-safe): SIGTERM and SIGINT unblocked and at their defaults,
+/// whatever install_stop_handlers() did in the parent (exec keeps a blocked mask and ignored signals).
+void reset_stop_signals_in_child();
 
 }  // namespace ragmig

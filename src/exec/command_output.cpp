@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/stop_signal.h"
 
 namespace ragmig::exec {
 
@@ -40,8 +41,7 @@ CommandOutput run_command(const std::vector<std::string>& argv, double timeout_s
     ::dup2(null_fd, 0);
     ::dup2(out_pipe[1], 1);
     ::dup2(err_pipe[1], 2);
-    ::signal(SIGTERM, SIG_DFL);
-    ::signal(SIGINT, SIG_DFL);
+    reset_stop_signals_in_child();
     ::execvp(args[0], args.data());
     const std::string why = std::string(argv[0]) + ": " + std::strerror(errno) + "\n";
     (void)!::write(2, why.data(), why.size());

@@ -22,6 +22,7 @@
 #include "core/file_lock.h"
 #include "core/local_port.h"
 #include "core/shell_words.h"
+#include "core/stop_signal.h"
 #include "exec/event_tail.h"
 #include "exec/process_usage.h"
 #include "sched/clock.h"
@@ -163,6 +164,7 @@ int64_t ProcessExecutor::start(const sched::Launch& launch) {
   }
   if (pid == 0) {
     ::setsid();  // its own session and process group: stopped as one, untouched by the terminal's signals
+    reset_stop_signals_in_child();
     if (!launch.spec.cwd.empty() && ::chdir(launch.spec.cwd.c_str()) != 0) ::_exit(127);
     ::dup2(null_fd, 0);
     ::dup2(log_fd, 1);

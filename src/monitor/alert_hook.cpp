@@ -18,6 +18,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/stop_signal.h"
 
 namespace ragmig::monitor {
 
@@ -63,6 +64,7 @@ void AlertHook::start(const std::string& json, double now) {
     ::setpgid(0, 0);
     ::dup2(fds[0], STDIN_FILENO);  // dup2 clears O_CLOEXEC on the copy
     ::signal(SIGPIPE, SIG_DFL);
+    reset_stop_signals_in_child();
     ::execl("/bin/sh", "sh", "-c", command_.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }

@@ -237,6 +237,7 @@ void validate(const ServeOptions& o) {
 
 int run_server(const ServeOptions& options, const std::function<void(int port)>& on_listening) {
   validate(options);
+  install_stop_handlers();  // before the batcher's and the HTTP pool's threads, which then block the signals
   if (options.threads > 0) at::set_num_threads(options.threads);
   Service service(options);
 
@@ -279,11 +280,12 @@ int run_server(const ServeOptions& options, const std::function<void(int port)>&
   } else if (!http.bind_to_port(options.host, port)) {
     throw IoError(fmt::format("cannot listen on {}:{} (in use, or not an address of this machine)", options.host, port));
   }
-  install_stop_handlers();
-  // SIGTERM / SIGINT set a flag (async-signal-safe); this thread turns it into a stop of the HTTP server.
+  // SIGTERM / SIGINT set the stop flag (stop_signal.h); this thread turns it into a stop of the HTTP server, once
+  // that listens (one that came while the model loaded would otherwise be lost: stop() before listening is none).
   std::atomic<bool> done{false};
   std::thread watcher([&] {
-    while (!done && !stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    while (!done && !(stop_requested() && http.is_running()))
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     http.stop();
   });
   on_listening(port);

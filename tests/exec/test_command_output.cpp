@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <csignal>
+#include <sstream>
 #include <string>
 #include <thread>
 
 #include "core/atomic_file.h"
+#include "core/stop_signal.h"
 #include "exec/command_output.h"
 #include "support/process.h"
 #include "support/test_support.h"
@@ -47,6 +50,23 @@ TEST(CommandOutput, TheTimeLimitKillsTheCommandAndWhatItStarted) {
   pid.erase(pid.find_last_not_of('\n') + 1);
   EXPECT_TRUE(testing::process_gone_within(pid, 5))
       << "`sleep 30` (pid " << pid << ") outlived the timed-out command";
+}
+
+TEST(CommandOutput, ACommandFromAProcessThatBlocksStopSignalsGetsThemBack) {
+  install_stop_handlers();  // blocks SIGTERM and SIGINT here (stop_signal.h), as `ragmig run` does
+  // grep, not a shell (dash unblocks every signal as it starts): the mask and ignored set exec left it.
+  const CommandOutput r = run_command({"grep", "-E", "^Sig(Blk|Ign):", "/proc/self/status"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string name;
+  std::string hex;
+  int seen = 0;
+  while (lines >> name >> hex) {
+    const unsigned long long mask = std::stoull(hex, nullptr, 16);
+    for (const int sig : {SIGTERM, SIGINT}) EXPECT_EQ(mask & (1ULL << (sig - 1)), 0ULL) << name << " " << hex;
+    ++seen;
+  }
+  EXPECT_EQ(seen, 2) << r.out;
 }
 
 }  // namespace
