@@ -17,10 +17,12 @@
 
 #include "core/base64.h"
 #include "core/error.h"
+#include "core/stop_signal.h"
 #include "model/embed.h"
 #include "serve/adapter_cache.h"
 #include "serve/batcher.h"
 #include "serve/embedder.h"
+#include "serve/server.h"
 #include "serve_fixture.h"
 
 namespace fs = std::filesystem;
@@ -279,6 +281,31 @@ TEST(Batcher, ConcurrentRequestsGetTheirOwnRowsAndAFullQueueRefuses) {
   EXPECT_THROW(small.submit({requests[1][0], requests[1][1]}), Overloaded);
   small.stop();  // answers what is queued without waiting out max_wait
   EXPECT_EQ(first.get().size(), 2u * 32);
+}
+
+// A stop asked for before the server listens (SIGTERM while its model loads) ends it once it listens: an HTTP
+// stop before listening is none, and the server would serve on.
+TEST(Server, AStopAskedForBeforeItListensEndsItOnceItListens) {
+  Fixture f;
+  ServeOptions o;
+  o.model = f.model().string();
+  o.port = 0;
+  o.threads = 1;
+  request_stop();
+  auto result = std::make_shared<std::promise<int>>();
+  auto port = std::make_shared<std::atomic<int>>(0);
+  std::thread([o, result, port] {  // detached: a server that serves on must not hang the test
+    try {
+      result->set_value(run_server(o, [port](int p) { port->store(p); }));
+    } catch (...) {
+      result->set_exception(std::current_exception());
+    }
+  }).detach();
+  auto done = result->get_future();
+  ASSERT_EQ(done.wait_for(std::chrono::seconds(30)), std::future_status::ready) << "the server served on";
+  EXPECT_EQ(done.get(), 0);
+  EXPECT_GT(port->load(), 0) << "it listened first";
+  clear_stop();
 }
 
 // --- the real process over HTTP --------------------------------------------------------------------------
