@@ -37,7 +37,7 @@ auto with_env(const char* name, const char* value, const F& f) {
 
 TEST(HeapAllocator, TheStartEventNamesItAndTheUsersSettingWins) {
   RAGMIG_REQUIRE_DATA("beir/squad-train");
-  RAGMIG_SKIP_UNDER_ASAN("its malloc replaces glibc's, whose heap settings this test reads back");
+  RAGMIG_SKIP_UNDER_SANITIZER("its malloc replaces glibc's, whose heap settings this test reads back");
   ScratchDir dir;
   write_squad_pairs(dir / "pairs.jsonl", 240);
   write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl"));
