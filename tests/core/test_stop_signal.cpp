@@ -23,11 +23,12 @@ bool blocked_here(int sig) {
   return sigismember(&mask, sig) == 1;
 }
 
-bool wait_for_stop(std::chrono::seconds limit) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!stop_requested() && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  return stop_requested();
+/// Whether `done()` holds within ten seconds (the waiting thread sets the flag soon after a signal, not at once).
+template <typename Done>
+bool soon(Done done) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return done();
 }
 
 TEST(StopSignal, ASigtermSetsTheFlagWithoutInterruptingOtherThreads) {
@@ -44,7 +45,7 @@ TEST(StopSignal, ASigtermSetsTheFlagWithoutInterruptingOtherThreads) {
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ASSERT_EQ(::kill(::getpid(), SIGTERM), 0);
-  ASSERT_TRUE(wait_for_stop(std::chrono::seconds(10)));
+  ASSERT_TRUE(soon([] { return stop_requested(); }));
   worker.join();
   EXPECT_TRUE(worker_blocks);
   EXPECT_EQ(worker_poll, 0) << "errno " << worker_errno;
@@ -52,9 +53,7 @@ TEST(StopSignal, ASigtermSetsTheFlagWithoutInterruptingOtherThreads) {
   EXPECT_EQ(stop_signals_received(), 1);
 
   ASSERT_EQ(::kill(::getpid(), SIGINT), 0);  // a second one is counted (a second Ctrl-C asks for more haste)
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (stop_signals_received() < 2 && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_TRUE(soon([] { return stop_signals_received() >= 2; }));
   EXPECT_EQ(stop_signals_received(), 2);
   EXPECT_EQ(stop_signal(), SIGINT);
   clear_stop();

@@ -18,6 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/stop_signal.h"
+
 namespace ragmig::testing {
 
 struct ProcessResult {
@@ -49,21 +51,13 @@ inline bool process_gone_within(const std::string& pid, double limit_s) {
   return false;
 }
 
-/// A test that called install_stop_handlers() blocks SIGTERM and SIGINT (core/stop_signal.h): what it starts must
-/// not inherit that mask, as ragmig's own fork sites ensure (reset_stop_signals_in_child).
-inline void unblock_signals_in_child() {
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-}
-
 /// Runs argv (no shell) to completion.
 inline ProcessResult run_process(const std::vector<std::string>& argv) {
   int pipe_fd[2];
   if (::pipe(pipe_fd) != 0) throw std::runtime_error("pipe failed");
   pid_t pid = ::fork();
   if (pid == 0) {
-    unblock_signals_in_child();
+    reset_stop_signals_in_child();  // a test that installed the stop handlers blocks them
     ::dup2(pipe_fd[1], 1);
     ::dup2(pipe_fd[1], 2);
     ::close(pipe_fd[0]);
@@ -92,7 +86,7 @@ class BackgroundProcess {
   BackgroundProcess(const std::vector<std::string>& argv, const std::string& log_path) {
     pid_ = ::fork();
     if (pid_ == 0) {
-      unblock_signals_in_child();
+      reset_stop_signals_in_child();  // a test that installed the stop handlers blocks them
       int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       ::dup2(fd, 1);
       ::dup2(fd, 2);
