@@ -1,5 +1,6 @@
-// RAII scope for bf16 autocast. LibTorch 1.13 has no C++ guard and its CUDA autocast calls differ from
-// torch 2.x (set_autocast_enabled(device_type, …)): this header hides both behind one constructor.
+// RAII scopes for bf16 autocast. LibTorch 1.13 has no C++ guard and its CUDA autocast calls differ from
+// torch 2.x (set_autocast_enabled(device_type, …)): AutocastGuard hides both behind one constructor.
+// AutocastPass keeps autocast's casts of the weights over a pass of several autocast scopes.
 #pragma once
 
 #include <ATen/autocast_mode.h>
@@ -48,6 +49,21 @@ class AutocastGuard {
   bool cuda_;
   bool enabled_;
   bool prev_ = false;
+};
+
+/// One pass over micro-batches (a GradCache pass, plain accumulation's micro-batches): the autocast scopes opened
+/// inside it, one per encoder call, share autocast's casts of the trainable weights, each cast once per pass instead
+/// of once per call; leaving it drops them. A pass is all without a graph or all with one: LibTorch releases
+/// before the fix of pytorch#158232 cache a cast made under no_grad without a graph, and a pass with one that
+/// reused it would give its weight no gradient. Without autocast it does nothing (nothing is cast).
+class AutocastPass {
+ public:
+  AutocastPass() { at::autocast::increment_nesting(); }
+  ~AutocastPass() {
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+  }
+  AutocastPass(const AutocastPass&) = delete;
+  AutocastPass& operator=(const AutocastPass&) = delete;
 };
 
 }  // namespace ragmig::train

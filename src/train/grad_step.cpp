@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "train/autocast_guard.h"
 #include "train/rng_state.h"
 
 namespace ragmig::train {
@@ -31,6 +32,7 @@ std::vector<std::vector<TowerInput>> chunk_calls(const PairBatch& batch, int64_t
 std::pair<torch::Tensor, torch::Tensor> embed_in_chunks(const EncodeFn& encode, const PairBatch& batch,
                                                         int64_t chunk) {
   torch::NoGradGuard no_grad;
+  const AutocastPass pass;
   std::vector<torch::Tensor> q_parts, p_parts;
   for (const auto& call : chunk_calls(batch, chunk)) {
     const auto embeddings = encode(call);
@@ -42,6 +44,7 @@ std::pair<torch::Tensor, torch::Tensor> embed_in_chunks(const EncodeFn& encode, 
 
 void backward_in_chunks(const EncodeFn& encode, const PairBatch& batch, int64_t chunk, const torch::Tensor& q_grad,
                         const torch::Tensor& p_grad) {
+  const AutocastPass pass;
   int64_t s = 0;
   for (const auto& call : chunk_calls(batch, chunk)) {
     const auto embeddings = encode(call);
@@ -70,6 +73,7 @@ torch::Tensor backward_plain(const EncodeFn& encode, const PairBatch& batch, con
   // so its gradient is gathered on a detached leaf and pushed through once at the end.
   const torch::Tensor scale_leaf = scale.detach().requires_grad_(scale.requires_grad());
   torch::Tensor total = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(batch.q_ids.device()));
+  const AutocastPass pass;
   for (int64_t begin = 0; begin < b; begin += chunk) {
     const int64_t end = std::min(b, begin + chunk);
     // This micro-batch's positives, then its queries' hard negatives.

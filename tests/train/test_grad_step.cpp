@@ -4,11 +4,17 @@
 
 #include <gtest/gtest.h>
 
+#include <ATen/autocast_mode.h>
+#include <ATen/record_function.h>
+
 #include <functional>
+#include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "model/dual_encoder.h"
+#include "train/autocast_guard.h"
 #include "train/contrastive_loss.h"
 #include "train/rng_state.h"
 #include "support/tiny_bert.h"
@@ -200,6 +206,73 @@ TEST(OnePass, GivesTheLossAndGradientsOfAPassPerTower) {
     const double joint = steps[i](s.encode).item<double>();
     EXPECT_NEAR(apart, joint, 1e-12) << "step kind " << i;
     EXPECT_LT(max_diff(g_apart, grads_of(s.net)), 1e-10) << "step kind " << i;
+  }
+}
+
+// The casts (aten::_to_copy) this thread makes in `run`. By name only: RecordFunction's inputs() is unusable from
+// a build with assertions on (the class's layout differs from the release LibTorch's).
+int64_t casts_in(const std::function<void()>& run) {
+  static thread_local int64_t casts = 0;
+  casts = 0;
+  const auto handle = at::addThreadLocalCallback(
+      at::RecordFunctionCallback([](const at::RecordFunction& fn) -> std::unique_ptr<at::ObserverContext> {
+        if (std::string(fn.name()) == "aten::_to_copy") ++casts;
+        return nullptr;
+      }).scopes({at::RecordScope::FUNCTION}));
+  run();
+  at::removeCallback(handle);
+  return casts;
+}
+
+// Under bf16 autocast, GradCache and plain accumulation cast each weight once per pass over their chunks, not once
+// per chunk, and get the gradients that casting it afresh for every call gives, bit for bit (autocast_guard.h says
+// why GradCache's two passes do not share one cache).
+TEST(Autocast, EachWeightIsCastOncePerPassOverTheChunks) {
+  torch::manual_seed(17);
+  TestEncoder s(tiny_spec(0.1, true));
+  const PairBatch batch = random_batch(12, 1);
+  const auto scale = torch::full({}, 20.0);
+  const torch::Device cpu(torch::kCPU);
+  const EncodeFn in_autocast = [&](const std::vector<TowerInput>& inputs) {
+    AutocastGuard autocast(cpu, true);
+    return encode_towers(s.net, inputs);
+  };
+  const EncodeFn cast_every_call = [&](const std::vector<TowerInput>& inputs) {
+    AutocastGuard autocast(cpu, true);
+    auto out = encode_towers(s.net, inputs);
+    at::autocast::clear_cache();
+    return out;
+  };
+  // One call's weight casts: a first call's casts less a second's in the same pass (which casts activations only).
+  int64_t weight_casts = 0;
+  {
+    torch::NoGradGuard no_grad;
+    const AutocastPass pass;
+    const std::vector<TowerInput> call = {{batch.q_ids.slice(0, 0, 4), batch.q_mask.slice(0, 0, 4), Tower::Query}};
+    weight_casts = casts_in([&] { in_autocast(call); });
+    weight_casts -= casts_in([&] { in_autocast(call); });
+  }
+  ASSERT_GE(weight_casts, 2 * 3 * 2) << "2 layers, each with at least 3 products' weights and biases";
+  struct Kind {
+    int64_t calls, passes;  // encoder calls, passes over the chunks
+    std::function<torch::Tensor(const EncodeFn&)> step;
+  };
+  const std::vector<Kind> kinds = {
+      {12, 2, [&](const EncodeFn& e) { return backward_grad_cache(e, batch, scale, 4); }},  // 6 calls a pass
+      {3, 1, [&](const EncodeFn& e) { return backward_plain(e, batch, scale, 4); }}};
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    torch::manual_seed(3);
+    s.net->zero_grad();
+    double fresh = 0, cached = 0;
+    const int64_t fresh_casts = casts_in([&] { fresh = kinds[i].step(cast_every_call).item<double>(); });
+    const auto g_fresh = grads_of(s.net);
+    torch::manual_seed(3);
+    s.net->zero_grad();
+    const int64_t pass_casts = casts_in([&] { cached = kinds[i].step(in_autocast).item<double>(); });
+    EXPECT_EQ(fresh_casts - pass_casts, weight_casts * (kinds[i].calls - kinds[i].passes)) << "kind " << i;
+    EXPECT_EQ(fresh, cached) << "kind " << i;
+    EXPECT_EQ(max_diff(g_fresh, grads_of(s.net)), 0.0) << "kind " << i;
+    for (const auto& g : grads_of(s.net)) EXPECT_GT(g.abs().max().item<double>(), 0.0) << "kind " << i;
   }
 }
 
