@@ -2,6 +2,7 @@
 #include "gpu/demand.h"
 
 #include <charconv>
+#include <limits>
 
 #include "core/error.h"
 #include "gpu/mig_catalog.h"
@@ -10,14 +11,20 @@
 namespace ragmig::gpu {
 namespace {
 
-int64_t parse_int(std::string_view text, const std::string& term, const char* what) {
+// A decimal integer in [least, most]; ConfigError naming the term otherwise.
+int64_t parse_int(std::string_view text, const std::string& term, const char* what, int64_t least, int64_t most) {
   int64_t value = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
+  if (text.empty() || ec == std::errc::invalid_argument || ptr != text.data() + text.size()) {
     throw ConfigError("demand term '" + term + "': '" + std::string(text) + "' is not a valid " + what);
   }
+  if (ec == std::errc::result_out_of_range || value < least || value > most)
+    throw ConfigError("demand term '" + term + "': the " + what + " must be between " + std::to_string(least) +
+                      " and " + std::to_string(most));
   return value;
 }
+
+constexpr int64_t kMostMemoryMib = int64_t{1} << 30;  // 1 PiB: no job's slice is near it, and GiB * 1024 fits
 
 }  // namespace
 
@@ -35,19 +42,19 @@ std::vector<Demand> parse_demands(std::string_view spec) {
     Demand d;
     std::string_view rest = term;
     if (const size_t at = rest.find('@'); at != std::string_view::npos) {
-      d.priority = static_cast<int>(parse_int(rest.substr(at + 1), term, "priority"));
+      d.priority = static_cast<int>(
+          parse_int(rest.substr(at + 1), term, "priority", std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
       rest = rest.substr(0, at);
     }
     if (const size_t colon = rest.find(':'); colon != std::string_view::npos) {
-      const int64_t count = parse_int(rest.substr(colon + 1), term, "job count");
-      if (count < 1 || count > 1'000'000) throw ConfigError("demand term '" + term + "': the job count must be 1 or more");
-      d.count = static_cast<int>(count);
+      d.count = static_cast<int>(parse_int(rest.substr(colon + 1), term, "job count", 1, 1'000'000));
       rest = rest.substr(0, colon);
     }
     if (rest.ends_with("GiB") || rest.ends_with("MiB")) {
-      const int64_t n = parse_int(rest.substr(0, rest.size() - 3), term, "memory size");
-      if (n < 1) throw ConfigError("demand term '" + term + "': the memory size must be positive");
-      d.memory_mib = rest.ends_with("GiB") ? n * 1024 : n;
+      const bool gib = rest.ends_with("GiB");
+      const int64_t n = parse_int(rest.substr(0, rest.size() - 3), term, gib ? "memory size in GiB" : "memory size in MiB",
+                                  1, gib ? kMostMemoryMib / 1024 : kMostMemoryMib);
+      d.memory_mib = gib ? n * 1024 : n;
     } else if (looks_like_profile_name(rest)) {
       d.profile = std::string(rest);
     } else {

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
+#include <optional>
 #include <regex>
 
 #include "core/error.h"
@@ -14,6 +16,14 @@
 
 namespace ragmig::gpu {
 namespace {
+
+// A run of decimal digits as an int; nullopt when it does not fit ("99999999999gb" is no GPU's memory).
+std::optional<int> digits_value(std::string_view digits) {
+  int value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+  return value;
+}
 
 struct Sizes {  // memory of each profile of a 7-compute/8-memory-slice GPU, largest profile first
   int64_t g7, g4, g3, g2, g1_double, g1;
@@ -139,9 +149,9 @@ const GpuCatalog* find_gpu_catalog(std::string_view gpu_name, int64_t total_memo
   static const std::regex gb_re("([0-9]+) ?GB");
   std::smatch m;
   if (std::regex_search(name, m, gb_re)) {
-    const int gb = std::stoi(m[1].str());
+    const std::optional<int> gb = digits_value(m[1].str());
     for (const auto* c : family) {
-      if (c->memory_gb == gb) return c;
+      if (gb == c->memory_gb) return c;
     }
     return nullptr;  // e.g. H100 94GB: a different profile table that the catalog does not hold
   }
@@ -176,8 +186,10 @@ ProfileName parse_profile_name(std::string_view text) {
   ProfileName p;
   const size_t g = text.find('g');
   const size_t gb = text.find("gb");
-  p.compute_slices = std::stoi(std::string(text.substr(0, g)));
-  p.memory_gb = std::stoi(std::string(text.substr(g + 2, gb - g - 2)));
+  const std::optional<int> memory = digits_value(text.substr(g + 2, gb - g - 2));
+  if (!memory) throw ConfigError("'" + std::string(text) + "': no MIG profile has that much memory");
+  p.compute_slices = *digits_value(text.substr(0, g));  // one or two digits
+  p.memory_gb = *memory;
   p.media_extensions = text.ends_with("+me");
   return p;
 }

@@ -16,6 +16,9 @@
 namespace ragmig::sim {
 namespace {
 
+// What a measured time per iteration may be: 1 ns to 31 years.
+constexpr double kFewestSeconds = 1e-9, kMostSeconds = 1e9;
+
 // Compute slices of the profile keys of one type's entries that name GPU slices, with their times.
 std::vector<std::pair<int, double>> slice_points(const std::map<std::string, double>& entries) {
   std::vector<std::pair<int, double>> points;
@@ -64,9 +67,13 @@ ThroughputTable parse_throughput_table(const std::string& text, const std::strin
     if (table.count(type)) throw DataError(where, number, "job type '" + type + "' listed twice");
     auto& entries = table[type];
     for (const auto& [profile, value] : json.items()) {
-      if (!value.is_number() || !(value.get<double>() > 0) || !std::isfinite(value.get<double>()) || profile.empty())
+      // Bounded: a time of 1e300 s beside one of 1e-9 s fits an exponent whose power law prices other slots at
+      // 0 s or at infinity (fuzz/fuzz_throughput.cpp found it).
+      if (!value.is_number() || !(value.get<double>() >= kFewestSeconds && value.get<double>() <= kMostSeconds) ||
+          profile.empty())
         throw DataError(where, number,
-                        fmt::format("job type '{}': '{}' must map to a positive number of seconds", type, profile));
+                        fmt::format("job type '{}': '{}' must map to seconds per iteration between {:g} and {:g}, got {}",
+                                    type, profile, kFewestSeconds, kMostSeconds, value.dump()));
       entries[profile] = value.get<double>();
     }
   }

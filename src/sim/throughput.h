@@ -18,7 +18,7 @@ using ThroughputTable = std::map<std::string, std::map<std::string, double>>;
 
 /// Reads a table: one job type per line, `<type> {"<profile>": <seconds per iteration>, ...}` (MISO's
 /// format, which ragmig's measurements files use too); blank lines and lines starting with '#' are skipped.
-/// Throws DataError naming file:line for a malformed line or a time that is not a positive number.
+/// Throws DataError naming file:line for a malformed line or a time outside 1e-9 .. 1e9 seconds.
 ThroughputTable read_throughput_table(const std::string& path);
 /// Parses the text of a table; `where` names it in errors.
 ThroughputTable parse_throughput_table(const std::string& text, const std::string& where);

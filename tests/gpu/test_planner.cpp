@@ -236,5 +236,22 @@ TEST(Planner, InvariantsHoldOnRandomInputs) {
   }
 }
 
+// Demand strings: the canonical form round-trips; a count, priority or memory size outside its range is a
+// ConfigError naming the term (not a wrapped int or an overflow: fuzz/fuzz_specs.cpp found 777777777777777777GiB).
+TEST(Demand, RoundTripsAndNamesTermsOutOfRange) {
+  EXPECT_EQ(to_string(parse_demands("20GiB:2@1,1g.18gb,512MiB:3")), "20GiB:2@1,1g.18gb:1,512MiB:3");
+  EXPECT_EQ(parse_demands("1048576GiB")[0].memory_mib, int64_t{1} << 30);
+  for (const std::string bad : {"777777777777777777GiB", "1048577GiB", "1073741825MiB", "0GiB", "1g.18gb:0",
+                                "1g.18gb:1000001", "1g.18gb:1@2147483648", "1g.18gb:1@-2147483649",
+                                "1g.18gb:99999999999999999999"}) {
+    try {
+      parse_demands(bad);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("'" + bad + "'"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ragmig::gpu

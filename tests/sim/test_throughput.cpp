@@ -31,7 +31,8 @@ TEST(ThroughputTable, ReadsMisoFormatAndRoundTrips) {
 
 TEST(ThroughputTable, BadLinesNameFileAndLine) {
   for (const char* bad : {"x\n", "x {}\n", "x [1]\n", "x {\"1g.5gb\": -1}\n", "x {\"1g.5gb\": \"fast\"}\n",
-                          "x {\"1g.5gb\": 0}\n", "x {\"a\": 1}\nx {\"b\": 1}\n", "x {\"1g.5gb\": 1\n"}) {
+                          "x {\"1g.5gb\": 0}\n", "x {\"a\": 1}\nx {\"b\": 1}\n", "x {\"1g.5gb\": 1\n",
+                          "x {\"1g.5gb\": 1e-10}\n", "x {\"7g.40gb\": 1.5e9}\n"}) {
     try {
       parse_throughput_table(std::string("# header\n") + bad, "m.txt");
       ADD_FAILURE() << bad;
