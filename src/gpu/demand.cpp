@@ -42,8 +42,8 @@ std::vector<Demand> parse_demands(std::string_view spec) {
     Demand d;
     std::string_view rest = term;
     if (const size_t at = rest.find('@'); at != std::string_view::npos) {
-      d.priority = static_cast<int>(
-          parse_int(rest.substr(at + 1), term, "priority", std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
+      constexpr int64_t least = std::numeric_limits<int>::min(), most = std::numeric_limits<int>::max();
+      d.priority = static_cast<int>(parse_int(rest.substr(at + 1), term, "priority", least, most));
       rest = rest.substr(0, at);
     }
     if (const size_t colon = rest.find(':'); colon != std::string_view::npos) {
@@ -52,8 +52,9 @@ std::vector<Demand> parse_demands(std::string_view spec) {
     }
     if (rest.ends_with("GiB") || rest.ends_with("MiB")) {
       const bool gib = rest.ends_with("GiB");
-      const int64_t n = parse_int(rest.substr(0, rest.size() - 3), term, gib ? "memory size in GiB" : "memory size in MiB",
-                                  1, gib ? kMostMemoryMib / 1024 : kMostMemoryMib);
+      const int64_t n = parse_int(rest.substr(0, rest.size() - 3), term,
+                                  gib ? "memory size in GiB" : "memory size in MiB", 1,
+                                  gib ? kMostMemoryMib / 1024 : kMostMemoryMib);
       d.memory_mib = gib ? n * 1024 : n;
     } else if (looks_like_profile_name(rest)) {
       d.profile = std::string(rest);

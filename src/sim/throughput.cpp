@@ -72,8 +72,8 @@ ThroughputTable parse_throughput_table(const std::string& text, const std::strin
       if (!value.is_number() || !(value.get<double>() >= kFewestSeconds && value.get<double>() <= kMostSeconds) ||
           profile.empty())
         throw DataError(where, number,
-                        fmt::format("job type '{}': '{}' must map to seconds per iteration between {:g} and {:g}, got {}",
-                                    type, profile, kFewestSeconds, kMostSeconds, value.dump()));
+                        fmt::format("job type '{}': '{}' must map to seconds per iteration between {:g} and {:g}, "
+                                    "got {}", type, profile, kFewestSeconds, kMostSeconds, value.dump()));
       entries[profile] = value.get<double>();
     }
   }
