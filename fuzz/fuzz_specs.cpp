@@ -5,8 +5,9 @@
 // parses again, to the same canonical string: what ragmig writes back (plans, reports, the scheduler's queue)
 // must read back as it was.
 #include <cstdint>
+#include <functional>
 #include <string>
-#include <string_view>
+#include <vector>
 
 #include "fuzz_support.h"
 #include "gpu/demand.h"
@@ -24,39 +25,51 @@ namespace {
 
 using namespace ragmig;
 
-// parse(text), then parse(to_string(that)) must give the same canonical string.
+// A grammar as text -> the canonical string (to_string) of what it parses to; the MIG ones on a GPU model.
+struct Grammar {
+  const char* name;
+  bool per_gpu;
+  std::function<std::string(const gpu::GpuCatalog&, const std::string&)> canonical;
+};
+
 template <typename Parse, typename Write>
-void round_trip(const char* grammar, const std::string& text, Parse parse, Write write) {
-  const std::string canonical = write(parse(text));
-  std::string again;
-  try {
-    again = write(parse(canonical));
-  } catch (const ConfigError& e) {
-    fuzz::finding(grammar, ("the canonical form '" + canonical + "' does not parse: " + e.what()).c_str());
-  }
-  if (again != canonical)
-    fuzz::finding(grammar, ("'" + canonical + "' reads back as '" + again + "'").c_str());
+Grammar grammar(const char* name, Parse parse, Write write) {
+  return {name, false, [=](const gpu::GpuCatalog&, const std::string& s) { return write(parse(s)); }};
+}
+template <typename Parse, typename Write>
+Grammar mig_grammar(const char* name, Parse parse, Write write) {
+  return {name, true, [=](const gpu::GpuCatalog& g, const std::string& s) { return write(g, parse(g, s)); }};
 }
 
-// The MIG grammars on every GPU model of the catalog.
-void mig_grammar(int which, const std::string& text) {
-  for (const gpu::GpuCatalog& gpu : gpu::gpu_catalogs()) {
-    fuzz::expect_typed_errors([&] {
-      switch (which) {
-        case 0:
-          round_trip("layout", text, [&](const std::string& s) { return gpu::parse_layout(gpu, s); },
-                     [&](const gpu::Layout& l) { return gpu::to_string(gpu, l); });
-          break;
-        case 1:
-          round_trip("placement", text, [&](const std::string& s) { return gpu::parse_placement(gpu, s); },
-                     [&](const gpu::Placement& p) { return gpu::to_string(gpu, p); });
-          break;
-        default:
-          round_trip("mix", text, [&](const std::string& s) { return gpu::parse_mix(gpu, s); },
-                     [&](const gpu::ProfileMix& m) { return gpu::to_string(gpu, m); });
-      }
-    });
+const std::vector<Grammar>& grammars() {
+  static const std::vector<Grammar> all = {
+      mig_grammar("layout", gpu::parse_layout, [](auto& g, const gpu::Layout& l) { return gpu::to_string(g, l); }),
+      mig_grammar("placement", gpu::parse_placement,
+                  [](auto& g, const gpu::Placement& p) { return gpu::to_string(g, p); }),
+      mig_grammar("mix", gpu::parse_mix, [](auto& g, const gpu::ProfileMix& m) { return gpu::to_string(g, m); }),
+      grammar("profile name", gpu::parse_profile_name, [](const gpu::ProfileName& n) { return gpu::to_string(n); }),
+      grammar("demands", gpu::parse_demands, [](const std::vector<gpu::Demand>& d) { return gpu::to_string(d); }),
+      grammar("cluster", sim::parse_cluster_spec, [](const sim::ClusterSpec& c) { return sim::to_string(c); }),
+      grammar("workload", sim::parse_workload_spec, [](const sim::WorkloadSpec& w) { return sim::to_string(w); }),
+      grammar("need", sched::parse_need, [](const sched::Need& n) { return sched::to_string(n); }),
+      grammar("policy", sched::parse_policy_spec, [](const sched::PolicySpec& p) { return sched::to_string(p); }),
+      grammar("bm25", index::parse_bm25_spec, [](const index::Bm25Spec& b) { return index::to_string(b); }),
+      grammar("fusion", index::parse_fusion_spec, [](const index::FusionSpec& f) { return index::to_string(f); }),
+      grammar("dense", index::parse_dense_spec, [](const index::DenseSpec& d) { return index::to_string(d); }),
+  };
+  return all;
+}
+
+// The canonical form of `text` must parse again, to the same canonical string.
+void round_trip(const Grammar& g, const gpu::GpuCatalog& gpu, const std::string& text) {
+  const std::string canonical = g.canonical(gpu, text);
+  std::string again;
+  try {
+    again = g.canonical(gpu, canonical);
+  } catch (const ConfigError& e) {
+    fuzz::finding(g.name, ("the canonical form '" + canonical + "' does not parse: " + e.what()).c_str());
   }
+  if (again != canonical) fuzz::finding(g.name, ("'" + canonical + "' reads back as '" + again + "'").c_str());
 }
 
 }  // namespace
@@ -64,49 +77,10 @@ void mig_grammar(int which, const std::string& text) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
-  const int grammar = data[0] % 12;
-  if (grammar <= 2) {
-    mig_grammar(grammar, text);
-    return 0;
+  const Grammar& g = grammars()[data[0] % grammars().size()];
+  for (const gpu::GpuCatalog& gpu : gpu::gpu_catalogs()) {
+    fuzz::expect_typed_errors([&] { round_trip(g, gpu, text); });
+    if (!g.per_gpu) break;
   }
-  fuzz::expect_typed_errors([&] {
-    switch (grammar) {
-      case 3:
-        round_trip("profile name", text, [](const std::string& s) { return gpu::parse_profile_name(s); },
-                   [](const gpu::ProfileName& n) { return gpu::to_string(n); });
-        break;
-      case 4:
-        round_trip("demands", text, [](const std::string& s) { return gpu::parse_demands(s); },
-                   [](const std::vector<gpu::Demand>& d) { return gpu::to_string(d); });
-        break;
-      case 5:
-        round_trip("cluster", text, [](const std::string& s) { return sim::parse_cluster_spec(s); },
-                   [](const sim::ClusterSpec& c) { return sim::to_string(c); });
-        break;
-      case 6:
-        round_trip("workload", text, [](const std::string& s) { return sim::parse_workload_spec(s); },
-                   [](const sim::WorkloadSpec& w) { return sim::to_string(w); });
-        break;
-      case 7:
-        round_trip("need", text, [](const std::string& s) { return sched::parse_need(s); },
-                   [](const sched::Need& n) { return sched::to_string(n); });
-        break;
-      case 8:
-        round_trip("policy", text, [](const std::string& s) { return sched::parse_policy_spec(s); },
-                   [](const sched::PolicySpec& p) { return sched::to_string(p); });
-        break;
-      case 9:
-        round_trip("bm25", text, [](const std::string& s) { return index::parse_bm25_spec(s); },
-                   [](const index::Bm25Spec& b) { return index::to_string(b); });
-        break;
-      case 10:
-        round_trip("fusion", text, [](const std::string& s) { return index::parse_fusion_spec(s); },
-                   [](const index::FusionSpec& f) { return index::to_string(f); });
-        break;
-      default:
-        round_trip("dense", text, [](const std::string& s) { return index::parse_dense_spec(s); },
-                   [](const index::DenseSpec& d) { return index::to_string(d); });
-    }
-  });
   return 0;
 }
