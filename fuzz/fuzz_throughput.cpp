@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "fuzz_support.h"
 #include "sim/throughput.h"
@@ -23,20 +24,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       ragmig::fuzz::finding("throughput", ("a written table does not read back: " + std::string(e.what())).c_str());
     }
     if (again != table) ragmig::fuzz::finding("throughput", "a written table reads back as another");
-    // Each type on every slice size, on a whole GPU and on a CPU slot, measured or not: the fitted power law
-    // included (a table of extreme times must not price a slot at 0, infinity or NaN).
+    // Each type on a CPU slot, on every slice size of a GPU it was not measured on (the fitted power law or the
+    // fallback: a table of extreme times must not price a slot at 0, infinity or NaN) and on its first measured slot.
     const ThroughputModel model = make_throughput_model({table});
-    for (const auto& [type, slots] : table)
-      for (int compute = 0; compute <= 8; ++compute) {
-        SlotShape slot;
-        slot.profile = compute == 0 ? "cpu" : compute == 8 ? slots.begin()->first : "unmeasured";
-        slot.kind = compute == 0 ? ragmig::sched::SlotKind::Cpu : ragmig::sched::SlotKind::Gpu;
-        slot.compute = compute == 8 ? std::max(1, profile_compute(slot.profile)) : std::max(1, compute);
+    for (const auto& [type, slots] : table) {
+      std::vector<SlotShape> shapes = {{ragmig::sched::SlotKind::Cpu, "cpu", 1}};
+      for (int g = 1; g <= 7; ++g) shapes.push_back({ragmig::sched::SlotKind::Gpu, "unmeasured", g});
+      const std::string& measured = slots.begin()->first;
+      shapes.push_back({ragmig::sched::SlotKind::Gpu, measured, std::max(1, profile_compute(measured))});
+      for (const SlotShape& slot : shapes) {
         const double t = seconds_per_iteration(model, type, slot);
         if (!(t > 0) || !std::isfinite(t))
           ragmig::fuzz::finding("throughput", (type + " on " + slot.profile + " (" + std::to_string(slot.compute) +
                                                " slices) is priced at " + std::to_string(t) + " s").c_str());
       }
+    }
   });
   return 0;
 }
