@@ -137,7 +137,12 @@ def _handle(conn):
         _execute(request["argv"], request["cwd"], request["env"])
     for fd in fds:
         os.close(fd)
-    conn.sendall(b"R")
+    try:
+        conn.sendall(b"R")
+    except OSError:  # the caller went away before it heard that its run started (it may have seen the run's output)
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os._exit(0)
     pidfd = os.pidfd_open(pid)
     while True:
         ready, _, _ = select.select([conn, pidfd], [], [])

@@ -66,6 +66,27 @@ def check(python, tmp, served):
     assert r.returncode == 0 and r.stdout.startswith("Python "), r
 
 
+def run_pid(mark, wait_s=None):
+    """The pid the run wrote to `mark`, once it has; None when it has not within wait_s seconds (None: no limit)."""
+    deadline = None if wait_s is None else time.monotonic() + wait_s
+    while not os.path.exists(mark) or not open(mark).read():
+        if deadline is not None and time.monotonic() > deadline:
+            return None
+        time.sleep(0.02)
+    return int(open(mark).read())
+
+
+def assert_gone(pid, how):
+    """The process `pid` ends within 5 s."""
+    for _ in range(250):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.02)
+    raise AssertionError("the run %d outlived its caller (%s)" % (pid, how))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         python = client(tmp)
@@ -77,19 +98,22 @@ def main():
             mark = os.path.join(tmp, "pid")
             caller = subprocess.Popen([python, "-c", "import os, time; open(%r, 'w').write(str(os.getpid())); "
                                        "time.sleep(60)" % mark])
-            while not os.path.exists(mark) or not open(mark).read():
-                time.sleep(0.02)
-            run_pid = int(open(mark).read())
+            pid = run_pid(mark)
             caller.kill()
             caller.wait()
-            for _ in range(250):
-                try:
-                    os.kill(run_pid, 0)
-                except ProcessLookupError:
-                    break
-                time.sleep(0.02)
-            else:
-                raise AssertionError("the run %d outlived its caller" % run_pid)
+            assert_gone(pid, "killed")
+            # Also when the caller goes away before it hears that the run started (the server's "R" then finds
+            # no one to read it): a client that sends its request and hangs up at once.
+            os.remove(mark)
+            code = ("import os, time; open(%r, 'w').write(str(os.getpid())); time.sleep(60)" % mark)
+            with open(os.devnull, "rb") as null_in, open(os.devnull, "wb") as null_out:
+                s = pyfork._connect(NAME)
+                pyfork._send(s, {"argv": ["-c", code], "cwd": tmp, "env": dict(os.environ)},
+                             fds=(null_in.fileno(), null_out.fileno(), null_out.fileno()))
+                s.close()
+            pid = run_pid(mark, wait_s=5)  # None: the server ended the run before it wrote its pid
+            if pid is not None:
+                assert_gone(pid, "hung up at once")
         finally:
             pyfork.stop(NAME)
         assert pyfork._connect(NAME) is None, "stopped, the server still answers"
