@@ -10,6 +10,7 @@
 #include "apps/command.h"
 #include "core/error.h"
 #include "core/shell_words.h"
+#include "core/strings.h"
 #include "eval/evaluate.h"
 #include "sched/clock.h"
 #include "sched/slot.h"
@@ -120,15 +121,8 @@ void count_evaluation_work(sched::JobSpec& spec) {
   // What the job would fail on at once is refused now, naming the option.
   const auto count = [&](const std::string& name, int64_t otherwise) {
     const std::string text = value(name, std::to_string(otherwise));
-    size_t used = 0;
-    int64_t n = -1;
-    try {
-      n = std::stoll(text, &used);
-    } catch (const std::exception&) {
-    }
-    if (used != text.size() || n < 0)
-      throw ConfigError(fmt::format("ragmig eval {} {}: expected a count (an integer >= 0)", name, text));
-    return n;
+    if (const auto n = whole_number(text, 0)) return *n;
+    throw ConfigError(fmt::format("ragmig eval {} {}: expected a count (an integer >= 0)", name, text));
   };
   for (const char* required : {"--data", "--model"})
     if (value(required, "").empty())

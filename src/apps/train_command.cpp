@@ -12,6 +12,7 @@
 #include "core/cpu_threads.h"
 #include "core/error.h"
 #include "core/stop_signal.h"
+#include "core/strings.h"
 #include "train/process_group.h"
 #include "train/replica_launcher.h"
 #include "train/train_config.h"
@@ -82,7 +83,8 @@ Command add_train_command(CLI::App& root) {
                    int local_replicas = 1;
                    if (rendezvous && rendezvous->world_size > 1) {
                      const char* lws = std::getenv("LOCAL_WORLD_SIZE");
-                     local_replicas = lws && std::atoi(lws) > 0 ? std::atoi(lws) : rendezvous->world_size;
+                     local_replicas = static_cast<int>(
+                         whole_number(lws ? lws : "", 1, rendezvous->world_size).value_or(rendezvous->world_size));
                    }
                    at::set_num_threads(cfg.train.threads > 0 ? static_cast<int>(cfg.train.threads)
                                                              : default_compute_threads(local_replicas));

@@ -1,6 +1,9 @@
 // Splitting and trimming (see strings.h).
 #include "core/strings.h"
 
+#include <charconv>
+#include <cmath>
+
 namespace ragmig {
 
 std::string_view trim(std::string_view s, std::string_view blanks) {
@@ -18,6 +21,23 @@ std::vector<std::string> split(std::string_view text, char sep) {
       start = i + 1;
     }
   return out;
+}
+
+std::optional<int64_t> whole_number(std::string_view text, int64_t least, int64_t most) {
+  int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < least || value > most)
+    return std::nullopt;
+  return value;
+}
+
+std::optional<double> finite_number(std::string_view text, double least, double most) {
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value) ||
+      !(value >= least) || !(value <= most))
+    return std::nullopt;
+  return value;
 }
 
 }  // namespace ragmig

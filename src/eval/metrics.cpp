@@ -2,11 +2,11 @@
 #include "eval/metrics.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <functional>
 
 #include "core/error.h"
+#include "core/strings.h"
 
 namespace ragmig::eval {
 namespace {
@@ -40,9 +40,10 @@ Metric parse_metric(const std::string& name) {
   if (!known || at == std::string::npos)
     throw ConfigError("unknown metric '" + name + "' (expected ndcg@K, recall@K, p@K, mrr@K or map@K)");
   const std::string k = name.substr(at + 1);
-  auto [ptr, ec] = std::from_chars(k.data(), k.data() + k.size(), m.k);
-  if (ec != std::errc() || ptr != k.data() + k.size() || m.k < 1 || k[0] == '0')
+  const auto cut_off = whole_number(k, 1);
+  if (!cut_off || k[0] == '0')
     throw ConfigError("metric '" + name + "': the cut-off after '@' must be a positive integer");
+  m.k = *cut_off;
   return m;
 }
 

@@ -2,12 +2,12 @@
 #include "eval/run_file.h"
 
 #include <charconv>
-#include <cmath>
 #include <set>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/line_reader.h"
+#include "core/strings.h"
 
 namespace ragmig::eval {
 namespace {
@@ -56,18 +56,13 @@ TrecRun read_trec_run(const std::string& path) {
     if (f.empty()) continue;
     if (f.size() != 6)
       throw DataError(reader.path(), n, "expected 'qid Q0 docid rank score tag', got " + std::to_string(f.size()) + " fields");
-    int64_t rank = 0;
-    auto [rp, rec] = std::from_chars(f[3].data(), f[3].data() + f[3].size(), rank);
-    if (rec != std::errc() || rp != f[3].data() + f[3].size())
-      throw DataError(reader.path(), n, "rank is not an integer: '" + std::string(f[3]) + "'");
-    double score = 0;
-    auto [sp, sec] = std::from_chars(f[4].data(), f[4].data() + f[4].size(), score);
-    if (sec != std::errc() || sp != f[4].data() + f[4].size() || !std::isfinite(score))
-      throw DataError(reader.path(), n, "score is not a number: '" + std::string(f[4]) + "'");
+    if (!whole_number(f[3])) throw DataError(reader.path(), n, "rank is not an integer: '" + std::string(f[3]) + "'");
+    const auto score = finite_number(f[4]);
+    if (!score) throw DataError(reader.path(), n, "score is not a number: '" + std::string(f[4]) + "'");
     std::string qid(f[0]), doc(f[2]);
     if (!seen[qid].insert(doc).second)
       throw DataError(reader.path(), n, "document '" + doc + "' is listed twice for query '" + qid + "'");
-    run[qid].push_back(ScoredDoc{std::move(doc), score});
+    run[qid].push_back(ScoredDoc{std::move(doc), *score});
   }
   return run;
 }

@@ -23,6 +23,7 @@
 #include "core/local_port.h"
 #include "core/shell_words.h"
 #include "core/stop_signal.h"
+#include "core/strings.h"
 #include "exec/event_tail.h"
 #include "exec/process_usage.h"
 #include "sched/clock.h"
@@ -300,11 +301,7 @@ std::optional<sched::ExitStatus> ProcessExecutor::reattach(const sched::Launch& 
     return status;
   }
   if (pid <= 0) {  // the scheduler died before it recorded the pid: the shim wrote it into the lock file
-    try {
-      pid = std::stoll(read_file(lock));
-    } catch (const std::exception&) {
-      pid = 0;
-    }
+    pid = whole_number(trim(read_file(lock), " \t\r\n"), 0).value_or(0);
   }
   Attempt a;
   a.attempt_id = launch.attempt_id;

@@ -1,10 +1,10 @@
 // Demand strings and the rule that matches a job to a MIG profile.
 #include "gpu/demand.h"
 
-#include <charconv>
 #include <limits>
 
 #include "core/error.h"
+#include "core/strings.h"
 #include "gpu/mig_catalog.h"
 #include "gpu/join.h"
 
@@ -13,15 +13,9 @@ namespace {
 
 // A decimal integer in [least, most]; ConfigError naming the term otherwise.
 int64_t parse_int(std::string_view text, const std::string& term, const char* what, int64_t least, int64_t most) {
-  int64_t value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec == std::errc::invalid_argument || ptr != text.data() + text.size()) {
-    throw ConfigError("demand term '" + term + "': '" + std::string(text) + "' is not a valid " + what);
-  }
-  if (ec == std::errc::result_out_of_range || value < least || value > most)
-    throw ConfigError("demand term '" + term + "': the " + what + " must be between " + std::to_string(least) +
-                      " and " + std::to_string(most));
-  return value;
+  if (const auto value = whole_number(text, least, most)) return *value;
+  throw ConfigError("demand term '" + term + "': the " + what + " must be a whole number from " +
+                    std::to_string(least) + " to " + std::to_string(most) + ", got '" + std::string(text) + "'");
 }
 
 constexpr int64_t kMostMemoryMib = int64_t{1} << 30;  // 1 PiB: no job's slice is near it, and GiB * 1024 fits

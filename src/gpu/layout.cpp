@@ -6,10 +6,11 @@
 #include <algorithm>
 #include <bit>
 #include <cctype>
-#include <charconv>
+#include <limits>
 #include <set>
 
 #include "core/error.h"
+#include "core/strings.h"
 #include "gpu/join.h"
 
 namespace ragmig::gpu {
@@ -36,12 +37,8 @@ std::vector<std::string> split_terms(std::string_view spec) {
 }
 
 int parse_small_int(std::string_view text, const std::string& what) {
-  int value = -1;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size() || value < 0 || text.empty()) {
-    throw ConfigError("'" + std::string(text) + "' is not a valid " + what);
-  }
-  return value;
+  if (const auto value = whole_number(text, 0, std::numeric_limits<int>::max())) return static_cast<int>(*value);
+  throw ConfigError("'" + std::string(text) + "' is not a valid " + what);
 }
 
 }  // namespace

@@ -5,12 +5,13 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <regex>
 
 #include "core/error.h"
+#include "core/strings.h"
 #include "gpu/join.h"
 #include "gpu/nvml_api.h"
 
@@ -19,10 +20,8 @@ namespace {
 
 // A run of decimal digits as an int; nullopt when it does not fit ("99999999999gb" is no GPU's memory).
 std::optional<int> digits_value(std::string_view digits) {
-  int value = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
-  return value;
+  if (const auto value = whole_number(digits, 0, std::numeric_limits<int>::max())) return static_cast<int>(*value);
+  return std::nullopt;
 }
 
 struct Sizes {  // memory of each profile of a 7-compute/8-memory-slice GPU, largest profile first

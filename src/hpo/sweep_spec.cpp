@@ -13,6 +13,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/strings.h"
 #include "core/toml_names.h"
 #include "sched/job.h"
 #include "sched/policy.h"
@@ -313,9 +314,7 @@ void read_eval_table(const Reader& r, const toml::table& t, SweepEval& eval) {
   r.get(t, "eval", "metric", eval.metric);
   const auto at = eval.metric.find('@');
   const std::string k = at == std::string::npos ? "" : eval.metric.substr(at + 1);
-  const bool k_ok = !k.empty() && k.size() <= 9 &&
-                    std::all_of(k.begin(), k.end(), [](char c) { return c >= '0' && c <= '9'; }) && std::stoll(k) >= 1;
-  if (at == 0 || !k_ok)
+  if (at == 0 || !whole_number(k, 1))
     r.fail("eval", "metric", fmt::format("expected name@k with k >= 1, like \"ndcg@10\" (got \"{}\")", eval.metric));
   r.get(t, "eval", "max_queries", eval.max_queries, 0);
   if (r.get(t, "eval", "fusion", eval.fusion) && eval.fusion.empty())

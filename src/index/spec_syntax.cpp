@@ -2,10 +2,10 @@
 #include "index/spec_syntax.h"
 
 #include <charconv>
-#include <cmath>
 #include <set>
 
 #include "core/error.h"
+#include "core/strings.h"
 
 namespace ragmig::index {
 namespace {
@@ -54,21 +54,16 @@ SpecParts split_spec(std::string_view spec, const std::string& what) {
 }
 
 double spec_number(const std::string& value, const std::string& key, const std::string& spec) {
-  double d = 0;
-  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), d);
-  if (ec != std::errc() || ptr != value.data() + value.size() || !std::isfinite(d))
-    throw ConfigError("spec '" + spec + "': " + key + " expects a number, got '" + value + "'");
-  return d;
+  if (const auto d = finite_number(value)) return *d;
+  throw ConfigError("spec '" + spec + "': " + key + " expects a number, got '" + value + "'");
 }
 
 int64_t spec_integer(const std::string& value, const std::string& key, const std::string& spec, int64_t min_value) {
-  int64_t v = 0;
-  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-  if (ec != std::errc() || ptr != value.data() + value.size())
-    throw ConfigError("spec '" + spec + "': " + key + " expects an integer, got '" + value + "'");
-  if (v < min_value)
+  const auto v = whole_number(value);
+  if (!v) throw ConfigError("spec '" + spec + "': " + key + " expects an integer, got '" + value + "'");
+  if (*v < min_value)
     throw ConfigError("spec '" + spec + "': " + key + " must be at least " + std::to_string(min_value) + ", got " + value);
-  return v;
+  return *v;
 }
 
 std::string format_number(double value) {

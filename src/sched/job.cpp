@@ -5,21 +5,18 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 
 #include "core/config_table.h"
 #include "core/error.h"
 #include "core/shell_words.h"
+#include "core/strings.h"
 
 namespace ragmig::sched {
 namespace {
 
 int64_t parse_positive(const std::string& digits, const std::string& text, const char* what) {
-  int64_t value = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc() || end != digits.data() + digits.size() || value < 1 || value > 1'000'000)
-    throw ConfigError(fmt::format("slots '{}': {} must be a whole number from 1, got '{}'", text, what, digits));
-  return value;
+  if (const auto value = whole_number(digits, 1, 1'000'000)) return *value;
+  throw ConfigError(fmt::format("slots '{}': {} must be a whole number from 1, got '{}'", text, what, digits));
 }
 
 // Matches "<1 to 4 digits>gb" at `pos`; returns the position after it (0 when it does not match) and the digits.

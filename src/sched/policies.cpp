@@ -2,7 +2,6 @@
 // place_in_order (placement.cpp) turns that into decisions, so placement is the same for all of them.
 // Ties always break by submission time and then id, so the same view gives the same decisions.
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
@@ -10,6 +9,7 @@
 #include <type_traits>
 
 #include "core/error.h"
+#include "core/strings.h"
 #include "sched/dynamic_batch.h"
 #include "sched/placement.h"
 #include "sched/policy.h"
@@ -38,11 +38,8 @@ class Params {
 
   double number(const std::string& key, double min) const {
     const std::string& text = values_.at(key);
-    double value = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size() || !(value >= min) || !std::isfinite(value))
-      throw ConfigError(fmt::format("policy '{}': {} must be a number >= {}, got '{}'", spec_, key, min, text));
-    return value;
+    if (const auto value = finite_number(text, min)) return *value;
+    throw ConfigError(fmt::format("policy '{}': {} must be a number >= {}, got '{}'", spec_, key, min, text));
   }
 
   std::vector<double> numbers(const std::string& key) const {  // "a:b:c", increasing
@@ -51,12 +48,11 @@ class Params {
     size_t start = 0;
     while (start <= text.size()) {
       const size_t end = std::min(text.find(':', start), text.size());
-      double value = 0;
-      const auto [ptr, ec] = std::from_chars(text.data() + start, text.data() + end, value);
-      if (ec != std::errc() || ptr != text.data() + end || !(value > 0) || (!out.empty() && value <= out.back()))
+      const auto value = finite_number(std::string_view(text).substr(start, end - start));
+      if (!value || !(*value > 0) || (!out.empty() && *value <= out.back()))
         throw ConfigError(fmt::format("policy '{}': {} must be increasing positive numbers separated by ':', got '{}'",
                                       spec_, key, text));
-      out.push_back(value);
+      out.push_back(*value);
       start = end + 1;
     }
     return out;

@@ -4,9 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 
 #include "core/error.h"
+#include "core/strings.h"
 #include "exec/queue_partition.h"
 #include "gpu/mig_catalog.h"
 
@@ -43,9 +43,9 @@ Pool parse_pool(const std::string& text, const std::string& whole) {
   Pool pool;
   const size_t x = text.find('x');
   if (x == std::string::npos || x == 0) throw bad("no count");
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + x, pool.count);
-  if (ec != std::errc() || end != text.data() + x || pool.count < 1 || pool.count > 1'000'000)
-    throw bad("the count must be a whole number from 1");
+  const auto count = whole_number(std::string_view(text).substr(0, x), 1, 1'000'000);
+  if (!count) throw bad("the count must be a whole number from 1");
+  pool.count = static_cast<int>(*count);
   const size_t colon = text.find(':', x);
   pool.model = text.substr(x + 1, colon == std::string::npos ? std::string::npos : colon - x - 1);
   const gpu::GpuCatalog* catalog = gpu::find_gpu_catalog(pool.model);

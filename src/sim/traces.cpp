@@ -5,13 +5,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <map>
 #include <optional>
 
 #include "core/error.h"
 #include "core/line_reader.h"
+#include "core/strings.h"
 #include "gpu/mig_catalog.h"
 
 namespace ragmig::sim {
@@ -43,21 +43,15 @@ class Columns {
   double number(const std::vector<std::string>& row, const std::string& name, int64_t line, double min,
                 double max = kPlausibleSeconds) const {
     const std::string& text = get(row, name, line);
-    double value = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value) ||
-        value < min || value > max)
-      throw DataError(path_, line, fmt::format("{} must be a number from {} to {:g}, got '{}'", name, min, max, text));
-    return value;
+    if (const auto value = finite_number(text, min, max)) return *value;
+    throw DataError(path_, line, fmt::format("{} must be a number from {} to {:g}, got '{}'", name, min, max, text));
   }
   int64_t integer(const std::vector<std::string>& row, const std::string& name, int64_t line, int64_t min,
                   int64_t max) const {
     const std::string& text = get(row, name, line);
-    int64_t value = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < min || value > max)
-      throw DataError(path_, line, fmt::format("{} must be a whole number from {} to {}, got '{}'", name, min, max, text));
-    return value;
+    if (const auto value = whole_number(text, min, max)) return *value;
+    throw DataError(path_, line,
+                    fmt::format("{} must be a whole number from {} to {}, got '{}'", name, min, max, text));
   }
 
  private:
@@ -79,11 +73,8 @@ int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
 // "2017-10-09 07:01:55" -> seconds since the epoch (UTC); nullopt when malformed.
 std::optional<int64_t> parse_timestamp(const std::string& s) {
   if (s.size() != 19 || s[4] != '-' || s[7] != '-' || s[10] != ' ' || s[13] != ':' || s[16] != ':') return std::nullopt;
-  auto field = [&](size_t pos, size_t len, int64_t lo, int64_t hi) -> std::optional<int64_t> {
-    int64_t v = 0;
-    const auto [end, ec] = std::from_chars(s.data() + pos, s.data() + pos + len, v);
-    if (ec != std::errc() || end != s.data() + pos + len || v < lo || v > hi) return std::nullopt;
-    return v;
+  auto field = [&](size_t pos, size_t len, int64_t lo, int64_t hi) {
+    return whole_number(std::string_view(s).substr(pos, len), lo, hi);
   };
   const auto y = field(0, 4, 1970, 9999), mo = field(5, 2, 1, 12), d = field(8, 2, 1, 31), h = field(11, 2, 0, 23),
              mi = field(14, 2, 0, 59), se = field(17, 2, 0, 60);

@@ -4,9 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 
 #include "core/error.h"
+#include "core/strings.h"
 #include "sim/sweep.h"
 #include "sim/traces.h"
 
@@ -36,10 +36,10 @@ WorkloadSpec parse_workload_spec(const std::string& text) {
   WorkloadSpec spec;
   if (kind == "sweep" || kind == "miso") {
     spec.kind = kind == "sweep" ? WorkloadKind::Sweep : WorkloadKind::Miso;
-    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), spec.count);
-    if (rest.empty() || ec != std::errc() || end != rest.data() + rest.size() || spec.count < 1 ||
-        spec.count > 10'000'000 || rest[0] == '0' || rest[0] == '+')
+    const auto count = whole_number(rest, 1, 10'000'000);
+    if (!count || rest[0] == '0')
       throw ConfigError(fmt::format("workload '{}': {}:N needs a job count from 1", text, kind));
+    spec.count = static_cast<int>(*count);
     return spec;
   }
   if (kind == "philly") spec.kind = WorkloadKind::Philly;

@@ -10,6 +10,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/strings.h"
 
 namespace fs = std::filesystem;
 
@@ -68,10 +69,7 @@ std::vector<int64_t> CheckpointStore::steps() const {
   for (const auto& entry : fs::directory_iterator(dir_)) {
     const std::string name = entry.path().filename().string();
     if (name.size() != 19 || name.rfind("ckpt-", 0) != 0 || entry.path().extension() != ".json") continue;
-    try {
-      out.push_back(std::stoll(name.substr(5, 9)));
-    } catch (const std::exception&) {
-    }
+    if (const auto step = whole_number(std::string_view(name).substr(5, 9), 0)) out.push_back(*step);
   }
   std::sort(out.rbegin(), out.rend());
   return out;

@@ -17,6 +17,7 @@
 #endif
 
 #include "core/error.h"
+#include "core/strings.h"
 
 namespace ragmig::train {
 namespace {
@@ -31,14 +32,8 @@ using PgBase = c10d::ProcessGroup;
 int parse_int(const EnvLookup& env, const std::string& key, int lo, int hi) {
   const auto v = env(key);
   if (!v) throw ConfigError("environment variable " + key + " is required here");
-  try {
-    size_t used = 0;
-    const long x = std::stol(*v, &used);
-    if (used != v->size() || x < lo || x > hi) throw std::out_of_range(key);
-    return static_cast<int>(x);
-  } catch (const std::exception&) {
-    throw ConfigError(fmt::format("environment variable {}={}: expected an integer in [{}, {}]", key, *v, lo, hi));
-  }
+  if (const auto x = whole_number(*v, lo, hi)) return static_cast<int>(*x);
+  throw ConfigError(fmt::format("environment variable {}={}: expected an integer in [{}, {}]", key, *v, lo, hi));
 }
 
 std::optional<std::string> nonempty(const EnvLookup& env, const std::string& key) {

@@ -1,4 +1,5 @@
-// Splitting keeps empty pieces; trimming takes only the named characters, from both ends only.
+// Splitting keeps empty pieces; trimming takes only the named characters, from both ends only; numbers are read
+// whole or not at all.
 #include "core/strings.h"
 
 #include <gtest/gtest.h>
@@ -21,6 +22,32 @@ TEST(Split, KeepsEveryPieceEmptyOnesIncluded) {
   EXPECT_EQ(split("", ','), (std::vector<std::string>{""}));
   EXPECT_EQ(split(",", ','), (std::vector<std::string>{"", ""}));
   EXPECT_EQ(split("a|b\n", '\n'), (std::vector<std::string>{"a|b", ""}));
+}
+
+TEST(WholeNumber, AllOfTheTextInRangeOrNothing) {
+  EXPECT_EQ(whole_number("42"), 42);
+  EXPECT_EQ(whole_number("-7"), -7);
+  EXPECT_EQ(whole_number("007"), 7);
+  EXPECT_EQ(whole_number("9223372036854775807"), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(whole_number("5", 5, 5), 5);
+  // What std::stoll would have taken in part or with blanks, and what does not fit.
+  for (const char* bad : {"", " 4", "4 ", "4\n", "8x", "+4", "4.0", "1e3", "0x10", "-", "9223372036854775808",
+                          "99999999999999999999"})
+    EXPECT_FALSE(whole_number(bad).has_value()) << bad;
+  EXPECT_FALSE(whole_number("4", 5).has_value());
+  EXPECT_FALSE(whole_number("6", 0, 5).has_value());
+  EXPECT_FALSE(whole_number("-1", 0).has_value());
+}
+
+TEST(FiniteNumber, AllOfTheTextFiniteAndInRangeOrNothing) {
+  EXPECT_EQ(finite_number("0.25"), 0.25);
+  EXPECT_EQ(finite_number("-3"), -3.0);
+  EXPECT_EQ(finite_number("1e3"), 1000.0);
+  EXPECT_EQ(finite_number("2", 2, 2), 2.0);
+  for (const char* bad : {"", " 1", "1 ", "1x", "+1", "inf", "-inf", "nan", "0x1p3", "1e999", "."})
+    EXPECT_FALSE(finite_number(bad).has_value()) << bad;
+  EXPECT_FALSE(finite_number("0.5", 1).has_value());
+  EXPECT_FALSE(finite_number("3", 0, 2.5).has_value());
 }
 
 }  // namespace

@@ -54,6 +54,10 @@ TEST(CheckpointStore, NewestWinsAndOldOnesArePruned) {
   EXPECT_EQ(load_value(store, &step), 3.0f);
   EXPECT_EQ(step, 30);
   EXPECT_FALSE(std::filesystem::exists(dir / "ck/ckpt-000000010.pt"));
+  // Names that only look like a checkpoint's are not steps ("00000002a" is not step 2).
+  write_file_atomic(dir / "ck/ckpt-00000002a.json", "{}");
+  write_file_atomic(dir / "ck/ckpt-0000000-2.json", "{}");
+  EXPECT_EQ(store.steps(), (std::vector<int64_t>{30, 20}));
 }
 
 TEST(CheckpointStore, CorruptNewestFallsBackToOlder) {
