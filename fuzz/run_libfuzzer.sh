@@ -10,7 +10,7 @@ build=${FUZZ_BUILD:-build-fuzz}
 seconds=${FUZZ_SECONDS:-600}
 jobs=${JOBS:-2}
 all="train_config sweep job_file alert_config beir qrels pairs model_folder safetensors traces events plan_file
-     run_file embed_request visible_devices bm25_index specs control throughput"
+     run_file embed_request visible_devices bm25_index specs control throughput slurm"
 targets=${FUZZ_TARGETS:-$all}
 
 # clang 16 or newer: src/ captures structured bindings in lambdas (C++20), which clang 14 refuses.
@@ -27,6 +27,7 @@ dict_of() {
     train_config | sweep | job_file | alert_config) echo fuzz/dict/toml.dict ;;
     traces | qrels | run_file) echo fuzz/dict/csv.dict ;;
     specs) echo fuzz/dict/specs.dict ;;
+    slurm) echo fuzz/dict/slurm.dict ;;
     *) echo fuzz/dict/json.dict ;;
   esac
 }

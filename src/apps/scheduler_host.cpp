@@ -9,6 +9,7 @@
 #include "core/cpu_threads.h"
 #include "core/error.h"
 #include "exec/inventory_slots.h"
+#include "exec/slurm_config.h"
 #include "gpu/nvml_device.h"
 #include "sched/policy.h"
 
@@ -229,6 +230,7 @@ Backend slurm_backend(const BackendArgs& args, int cpu_slots, const std::string&
   if (mig != "off")
     throw ConfigError("--mig " + mig + " re-partitions this machine's GPUs; with --backend slurm the MIG layout is "
                       "the cluster's (gres.conf), so leave --mig off");
+  exec::check_slurm_options(args.slurm);
   exec::SlurmOptions options = args.slurm;
   options.ragmig_exe = ragmig_exe();
   options.shim_exe = exec::find_shim(options.ragmig_exe);

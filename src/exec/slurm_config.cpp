@@ -3,10 +3,26 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string_view>
+#include <utility>
+
 #include "core/error.h"
 #include "core/toml_names.h"
 
 namespace ragmig::exec {
+namespace {
+
+// One word for sbatch: not empty, no blanks, control characters or DEL.
+bool one_word(std::string_view text) {
+  return !text.empty() && std::none_of(text.begin(), text.end(), [](char c) {
+    return static_cast<unsigned char>(c) <= ' ' || c == '\x7f';
+  });
+}
+
+bool sbatch_option(std::string_view text) { return text.starts_with("--") && one_word(text); }
+
+}  // namespace
 
 SlurmOptions merge_slurm_table(const std::string& text, const std::string& source, SlurmOptions options) {
   toml::table root;
@@ -32,12 +48,13 @@ SlurmOptions merge_slurm_table(const std::string& text, const std::string& sourc
                                             : nullptr;
     if (field) {
       if (!v.is_string()) throw fail(fmt::format("expected a string (got {})", toml_type_name(v)));
+      if (!one_word(*v.value<std::string>())) throw fail("expected one word, without blanks or control characters");
       if (field->empty()) *field = *v.value<std::string>();
     } else if (key == "sbatch") {
       const toml::array* list = v.as_array();
       if (!list) throw fail(fmt::format("expected a list of sbatch options (got {})", toml_type_name(v)));
       for (const auto& item : *list) {
-        if (!item.is_string() || item.value<std::string>()->rfind("--", 0) != 0)
+        if (!item.is_string() || !sbatch_option(*item.value<std::string>()))
           throw fail("expected options like \"--constraint=h200\", one word each");
         file_sbatch.push_back(*item.value<std::string>());
       }
@@ -53,6 +70,19 @@ SlurmOptions merge_slurm_table(const std::string& text, const std::string& sourc
   file_sbatch.insert(file_sbatch.end(), options.sbatch_options.begin(), options.sbatch_options.end());
   options.sbatch_options = std::move(file_sbatch);
   return options;
+}
+
+void check_slurm_options(const SlurmOptions& options) {
+  const std::pair<const char*, const std::string*> words[] = {{"--partition", &options.partition},
+                                                              {"--account", &options.account},
+                                                              {"--qos", &options.qos},
+                                                              {"--time", &options.time_limit}};
+  for (const auto& [name, value] : words)
+    if (!value->empty() && !one_word(*value))
+      throw ConfigError(fmt::format("{} '{}': expected one word, without blanks or control characters", name, *value));
+  for (const std::string& o : options.sbatch_options)
+    if (!sbatch_option(o))
+      throw ConfigError(fmt::format("--sbatch '{}': expected an sbatch option as one word, like --constraint=h200", o));
 }
 
 }  // namespace ragmig::exec

@@ -170,14 +170,17 @@ std::map<std::string, std::string> parse_squeue(const std::string& text) {
     const std::string line = trimmed(raw);
     if (line.empty()) continue;
     const auto parts = split(line, '|');
-    if (parts.size() != 2 || parts[0].empty() || parts[1].empty())
+    const bool two = parts.size() == 2;
+    const std::string id = two ? trimmed(parts[0]) : "", state = two ? trimmed(parts[1]) : "";
+    if (id.empty() || state.empty())
       throw DataError(fmt::format("squeue output line {}: expected \"<job id>|<STATE>\", got \"{}\"", line_no, line));
-    out[parts[0]] = parts[1];
+    out[id] = state;
   }
   return out;
 }
 
 std::vector<sched::Slot> slurm_slots(const std::string& sinfo_text, int cpu_slots) {
+  constexpr int64_t kMostSlots = 100'000;  // a scheduler pass looks at every slot
   std::vector<sched::Slot> slots;
   std::set<std::string> seen;  // sinfo -N lists a node once per partition
   int line_no = 0, group = 0;
@@ -189,32 +192,31 @@ std::vector<sched::Slot> slurm_slots(const std::string& sinfo_text, int cpu_slot
     const auto bad = [&](const std::string& what) {
       return DataError(fmt::format("sinfo output line {}: {} in \"{}\" (expected \"<node>|<cpus>|<gres>\")", line_no, what, line));
     };
+    const auto make_room = [&](int64_t more) {
+      if (std::ssize(slots) + more > kMostSlots)
+        throw bad(fmt::format("more than {} slots by this line (a node without GPUs has a CPU slot per CPU unless "
+                              "--cpu-slots says how many)", kMostSlots));
+    };
     if (parts.size() != 3 || parts[0].empty()) throw bad("not three fields");
     if (!seen.insert(parts[0]).second) continue;
     const std::string& node = parts[0];
-    int cpus = 0;
-    try {
-      cpus = std::stoi(parts[1]);
-    } catch (const std::exception&) {
-      throw bad("a CPU count that is not a number");
-    }
-    int gpus = 0;
+    const auto cpus = whole_number(parts[1], 0, kMostSlots);
+    if (!cpus) throw bad("a CPU count that is not a number");
+    int64_t gpus = 0;
+    std::map<std::string, int64_t> of_type;  // a type listed twice ("gpu:a100:2(S:0),gpu:a100:2(S:1)") counts on
     if (parts[2] != "(null)" && !parts[2].empty())
       for (const auto& gres : split(parts[2], ',')) {
         // gpu[:type]:count[(S:0-1)]
         const auto fields = split(gres.substr(0, gres.find('(')), ':');
         if (fields.empty() || fields[0] != "gpu") continue;
         if (fields.size() < 2) throw bad("a GPU GRES without a count");
-        int count = 0;
-        try {
-          count = std::stoi(fields.back());
-        } catch (const std::exception&) {
-          throw bad("a GRES count that is not a number");
-        }
+        const auto count = whole_number(fields.back(), 0, kMostSlots);
+        if (!count) throw bad("a GRES count that is not a number");
         const std::string type = fields.size() >= 3 ? fields[1] : "gpu";
-        for (int i = 0; i < count; ++i) {
+        make_room(*count);
+        for (int64_t i = 0; i < *count; ++i) {
           sched::Slot s;
-          s.id = fmt::format("{}:{}:{}", node, type, i);
+          s.id = fmt::format("{}:{}:{}", node, type, of_type[type]++);
           s.group = group;
           s.profile = type;
           if (gpu::looks_like_profile_name(type)) {
@@ -229,10 +231,11 @@ std::vector<sched::Slot> slurm_slots(const std::string& sinfo_text, int cpu_slot
           }
           slots.push_back(s);
         }
-        gpus += count;
+        gpus += *count;
       }
-    const int n_cpu = cpu_slots > 0 ? cpu_slots : (gpus == 0 ? cpus : 0);
-    for (int i = 0; i < n_cpu; ++i) {
+    const int64_t n_cpu = cpu_slots > 0 ? cpu_slots : (gpus == 0 ? *cpus : 0);
+    make_room(n_cpu);
+    for (int64_t i = 0; i < n_cpu; ++i) {
       sched::Slot s;
       s.id = fmt::format("{}:cpu:{}", node, i);
       s.group = group;

@@ -54,7 +54,7 @@ std::map<std::string, std::string> parse_squeue(const std::string& text);
 /// The scheduler's slots from `sinfo -h -N -o "%N|%c|%G"` (node, CPUs, GRES): each "gpu:<type>:<n>" GRES gives
 /// n slots (a type shaped like a MIG profile, "1g.18gb", MIG slots; any other type or none whole GPUs), and
 /// `cpu_slots` CPU slots per node (0: one per CPU on nodes without GPUs, none beside GPUs). Throws DataError
-/// naming a line it cannot read.
+/// naming a line it cannot read, or when the slots would be more than 100,000.
 std::vector<sched::Slot> slurm_slots(const std::string& sinfo_text, int cpu_slots);
 
 /// The cluster's slots, read with sinfo. Throws DeviceError when Slurm does not answer or offers none.

@@ -173,21 +173,21 @@ const GpuCatalog& gpu_catalog(std::string_view gpu_name, int64_t total_memory_mi
 }
 
 bool looks_like_profile_name(std::string_view text) {
-  static const std::regex re("[1-9][0-9]?g\\.[1-9][0-9]*gb(\\+me)?");
+  static const std::regex re("[1-7]g\\.[1-9][0-9]*gb(\\+me)?");  // a GPU has 7 compute slices at most
   return std::regex_match(text.begin(), text.end(), re);
 }
 
 ProfileName parse_profile_name(std::string_view text) {
   if (!looks_like_profile_name(text)) {
-    throw ConfigError("'" + std::string(text) + "' is not a MIG profile name (expected <compute>g.<memory>gb or "
-                      "<compute>g.<memory>gb+me, e.g. 1g.18gb)");
+    throw ConfigError("'" + std::string(text) + "' is not a MIG profile name (expected <1-7>g.<memory>gb or "
+                      "<1-7>g.<memory>gb+me, e.g. 1g.18gb)");
   }
   ProfileName p;
   const size_t g = text.find('g');
   const size_t gb = text.find("gb");
   const std::optional<int> memory = digits_value(text.substr(g + 2, gb - g - 2));
   if (!memory) throw ConfigError("'" + std::string(text) + "': no MIG profile has that much memory");
-  p.compute_slices = *digits_value(text.substr(0, g));  // one or two digits
+  p.compute_slices = text[0] - '0';  // one digit, 1-7
   p.memory_gb = *memory;
   p.media_extensions = text.ends_with("+me");
   return p;

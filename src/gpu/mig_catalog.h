@@ -64,7 +64,7 @@ struct ProfileName {
 /// Parses "1g.18gb" or "1g.18gb+me"; throws ConfigError saying what was expected.
 ProfileName parse_profile_name(std::string_view text);
 std::string to_string(const ProfileName& name);
-/// True when `text` has the shape of a profile name (whether or not any GPU offers it).
+/// True when `text` has the shape of a profile name, <1-7>g.<memory>gb[+me] (whether or not any GPU offers it).
 bool looks_like_profile_name(std::string_view text);
 
 }  // namespace ragmig::gpu

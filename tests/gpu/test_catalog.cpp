@@ -161,7 +161,7 @@ TEST(Catalog, ProfileNamesRoundTrip) {
   }
   EXPECT_EQ(parse_profile_name("3g.71gb"), (ProfileName{3, 71, false}));
   for (const std::string bad : {"", "1g18gb", "0g.5gb", "1g.5GB", "g.5gb", "1g.5gb+xx", "1g.0gb", "1g.5gb+me+me", "1x1g.5gb",
-                           "1g.99999999999gb"}) {
+                           "1g.99999999999gb", "8g.71gb", "10g.5gb"}) {
     EXPECT_THROW(parse_profile_name(bad), ConfigError) << bad;
   }
 }

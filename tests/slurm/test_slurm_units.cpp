@@ -17,7 +17,8 @@ TEST(SlurmParse, SqueueLinesAndTheirRefusals) {
   EXPECT_EQ(parse_squeue("12|RUNNING\n13|PENDING\n\n"),
             (std::map<std::string, std::string>{{"12", "RUNNING"}, {"13", "PENDING"}}));
   EXPECT_TRUE(parse_squeue("").empty());
-  for (const std::string bad : {"12 RUNNING\n", "|RUNNING\n", "12|\n", "12|RUNNING|x\n"}) {
+  EXPECT_EQ(parse_squeue("12 |\tRUNNING\r\n"), (std::map<std::string, std::string>{{"12", "RUNNING"}}));
+  for (const std::string bad : {"12 RUNNING\n", "|RUNNING\n", "12|\n", "12| \n", "12|RUNNING|x\n"}) {
     try {
       parse_squeue("1|RUNNING\n" + bad);
       ADD_FAILURE() << bad << " was accepted";
@@ -52,9 +53,18 @@ TEST(SlurmParse, SlotsFromSinfo) {
   EXPECT_NE(slots[0].group, slots[3].group);
   EXPECT_TRUE(sched::fits(sched::parse_need("1g.18gb:1"), slots[0]));
   EXPECT_FALSE(sched::fits(sched::parse_need("2g.35gb:1"), slots[0]));
+  // A type listed twice (per socket) numbers its GPUs on.
+  const auto twice = slurm_slots("n|4|gpu:a100:2(S:0),gpu:a100:1(S:1)\n", 0);
+  ASSERT_EQ(twice.size(), 3u);
+  EXPECT_EQ(twice[2].id, "n:a100:2");
+  // A GRES type shaped like a profile of more compute slices than a GPU has is a type of whole GPUs.
+  EXPECT_EQ(slurm_slots("n|4|gpu:8g.71gb:1\n", 0).at(0).kind, sched::SlotKind::Gpu);
   // --cpu-slots N: N per node, beside GPUs too.
   EXPECT_EQ(slurm_slots("mig1|64|gpu:1g.18gb:1\n", 2).size(), 3u);
-  for (const std::string bad : {"n1|x|(null)\n", "n1|4\n", "n1|4|gpu:many\n", "|4|(null)\n"})
+  // Counts read whole: "8x" or "4 " is not taken as 8 or 4 (std::stoi read them so).
+  for (const std::string bad : {"n1|x|(null)\n", "n1|4\n", "n1|4|gpu:many\n", "|4|(null)\n", "n1|8x|(null)\n",
+                                "n1|-4|(null)\n", "n1|4|gpu:h100:2x\n", "n1|4|gpu:h100:99999999999\n",
+                                "n1|60000|(null)\nn2|60000|(null)\n"})
     EXPECT_THROW(slurm_slots(bad, 0), DataError) << bad;
 }
 
@@ -78,6 +88,11 @@ TEST(SlurmConfig, TheSweepsTableFillsWhatTheCommandLineLeftEmpty) {
       {"[slurm]\nnodes = 2\n", "s.toml:2: [slurm] nodes: unknown key"},
       {"[slurm]\nsbatch = \"--exclusive\"\n", "s.toml:2: [slurm] sbatch: expected a list"},
       {"[slurm]\nsbatch = [\"exclusive\"]\n", "s.toml:2: [slurm] sbatch: expected options like"},
+      // Words that would split on sbatch's command line, or end the script's comment line that shows it.
+      {"[slurm]\nsbatch = [\"--constraint=a100\\nrm -rf x\"]\n", "s.toml:2: [slurm] sbatch: expected options like"},
+      {"[slurm]\nsbatch = [\"--exclusive --mem=0\"]\n", "s.toml:2: [slurm] sbatch: expected options like"},
+      {"\n[slurm]\npartition = \"gpu a\"\n", "s.toml:3: [slurm] partition: expected one word"},
+      {"[slurm]\ntime = \"\"\n", "s.toml:2: [slurm] time: expected one word"},
       {"slurm = 1\n", "s.toml: slurm: expected a table [slurm]"},
       {"[slurm]\narray_limit = \"4\"\n", "s.toml:2: [slurm] array_limit: expected a whole number >= 0 (got a string)"},
       {"[slurm]\narray_limit = -1\n", "s.toml:2: [slurm] array_limit: expected a whole number from 0 to 1000000 (got -1)"},
@@ -86,6 +101,28 @@ TEST(SlurmConfig, TheSweepsTableFillsWhatTheCommandLineLeftEmpty) {
     try {
       merge_slurm_table(text, "s.toml", {});
       ADD_FAILURE() << text << " was accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(SlurmConfig, CommandLineValuesAreOneWordEach) {
+  SlurmOptions o;
+  o.partition = "gpu";
+  o.sbatch_options = {"--constraint=a100", "--exclusive"};
+  EXPECT_NO_THROW(check_slurm_options(o));
+  EXPECT_NO_THROW(check_slurm_options({})) << "empty fields are Slurm's defaults";
+  const std::vector<std::pair<SlurmOptions, std::string>> bad = {
+      {[] { SlurmOptions b; b.partition = "gpu\n"; return b; }(), "--partition 'gpu\n': expected one word"},
+      {[] { SlurmOptions b; b.time_limit = "4:00 :00"; return b; }(), "--time '4:00 :00': expected one word"},
+      {[] { SlurmOptions b; b.sbatch_options = {"exclusive"}; return b; }(), "--sbatch 'exclusive': expected"},
+      {[] { SlurmOptions b; b.sbatch_options = {"--a\tb"}; return b; }(), "--sbatch '--a\tb': expected"},
+  };
+  for (const auto& [options, want] : bad) {
+    try {
+      check_slurm_options(options);
+      ADD_FAILURE() << want << " was accepted";
     } catch (const ConfigError& e) {
       EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
     }
