@@ -10,7 +10,7 @@ build=${FUZZ_BUILD:-build-fuzz}
 seconds=${FUZZ_SECONDS:-600}
 jobs=${JOBS:-2}
 all="train_config sweep job_file alert_config beir qrels pairs model_folder safetensors traces events plan_file
-     run_file embed_request visible_devices bm25_index specs control throughput slurm"
+     run_file embed_request visible_devices bm25_index specs control throughput slurm asha_log"
 targets=${FUZZ_TARGETS:-$all}
 
 # clang 16 or newer: src/ captures structured bindings in lambdas (C++20), which clang 14 refuses.

@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/event_log.h"
+#include "hpo/asha_log.h"
 
 namespace ragmig::hpo {
 namespace {
@@ -79,37 +82,11 @@ std::string SweepDriver::asha_log_path() const { return (std::filesystem::path(p
 
 void SweepDriver::start() {
   // Replay the decisions of earlier drivers, in the order they were taken.
-  if (std::ifstream in(asha_log_path()); in) {
-    std::string line;
-    int64_t number = 0;
-    while (std::getline(in, line)) {
-      ++number;
-      if (line.empty()) continue;
-      nlohmann::json j;
-      try {
-        j = nlohmann::json::parse(line);
-      } catch (const nlohmann::json::exception&) {
-        if (in.peek() == EOF) break;  // a line cut short by a crash: the decision was never acted on
-        throw DataError(asha_log_path(), number, "not a JSON line");
-      }
-      const bool well_typed = j.is_object() && j.contains("trial") && j["trial"].is_string() && j.contains("step") &&
-                              j["step"].is_number_integer() && j.contains("value") &&
-                              (j["value"].is_number() || j["value"].is_null()) && j.contains("action") &&
-                              j["action"].is_string();
-      const auto it = well_typed ? index_of_.find(j["trial"].get<std::string>()) : index_of_.end();
-      if (it == index_of_.end())
-        throw DataError(asha_log_path(), number,
-                        "expected {trial: a trial of this sweep, step: integer, value: number or null, action: string}");
-      const std::string trial = it->first;
-      const int64_t step = j["step"].get<int64_t>();
-      const double value = j["value"].is_number() ? j["value"].get<double>() : std::nan("");
-      const AshaAction action = asha_.report(trial, step, value);
-      if (to_string(action) != j["action"].get<std::string>())
-        throw DataError(asha_log_path(), number,
-                        fmt::format("replaying gives '{}' where the log says '{}': the log belongs to another sweep",
-                                    to_string(action), j["action"].get<std::string>()));
-      trials_[it->second].rungs.push_back({step, value, action});
-    }
+  if (std::filesystem::exists(asha_log_path())) {
+    std::set<std::string> ids;
+    for (const auto& [id, index] : index_of_) ids.insert(id);
+    for (const AshaLogEntry& e : replay_asha_log(read_file(asha_log_path()), asha_log_path(), ids, asha_))
+      trials_[index_of_.at(e.trial)].rungs.push_back({e.step, e.value, e.action});
   }
   // Match trials to the jobs a previous driver submitted, by name; submit the rest.
   std::map<std::string, sched::JobId> by_name;
@@ -172,7 +149,7 @@ void SweepDriver::decide_in_trial_order() {
 void SweepDriver::decide(size_t index, int64_t step, double value) {
   TrialStatus& t = trials_[index];
   const AshaAction action = asha_.report(t.id, step, value);
-  EventLog(asha_log_path()).append({{"trial", t.id}, {"step", step}, {"value", value}, {"action", to_string(action)}});
+  EventLog(asha_log_path()).append(to_json(AshaLogEntry{t.id, step, value, action}));
   t.rungs.push_back({step, value, action});
   changed_ = true;
   if (action == AshaAction::Stop && !training_over_[index]) scheduler_.cancel(t.train_job, stop_reason(t.rungs.back()));

@@ -1,5 +1,6 @@
 // ASHA: rung steps, numpy's percentile, the decision rule as a table, and the bookkeeping class on a scripted
-// run of nine trials whose decisions were worked out by hand (and replay to the same state).
+// run of nine trials whose decisions were worked out by hand (and replay to the same state); the decision log a
+// restarted driver replays.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,6 +8,7 @@
 
 #include "core/error.h"
 #include "hpo/asha.h"
+#include "hpo/asha_log.h"
 
 namespace ragmig::hpo {
 namespace {
@@ -202,6 +204,50 @@ TEST(Asha, MinimizeAndNoRungs) {
   EXPECT_EQ(none.report("a", 50, 0.0), C);
   EXPECT_EQ(none.report("b", 50, kNaN), C);
   EXPECT_TRUE(none.recorded().empty());
+}
+
+// asha.jsonl as the driver writes it (with its time field): t01 and t02 fall below t00 at rung 10; t03's NaN is
+// the worst value; t00 alone at rung 30.
+TEST(AshaLog, ReplaysTheDecisionsAndIgnoresATornLastLine) {
+  const std::set<std::string> trials = {"t00", "t01", "t02", "t03"};
+  const AshaConfig config{.min_steps = 10, .reduction_factor = 3, .max_steps = 1000};
+  std::string log;
+  for (const AshaLogEntry& e : std::vector<AshaLogEntry>{
+           {"t00", 10, 0.41, C}, {"t01", 12, 0.38, S}, {"t02", 10, 0.2, S}, {"t03", 10, kNaN, S}, {"t00", 30, 0.5, C}}) {
+    nlohmann::json j = to_json(e);
+    j["time"] = 1764930000.5;
+    log += j.dump() + "\n";
+  }
+  EXPECT_NE(log.find("\"value\":null"), std::string::npos) << "NaN is written as null";
+  Asha asha(config);
+  const auto entries = replay_asha_log(log + "{\"trial\":\"t01\",\"st", "asha.jsonl", trials, asha);
+  ASSERT_EQ(entries.size(), 5u);
+  EXPECT_EQ(entries[1].step, 12);
+  EXPECT_TRUE(std::isnan(entries[3].value));
+  EXPECT_TRUE(asha.stopped("t01") && asha.stopped("t02") && asha.stopped("t03") && !asha.stopped("t00"));
+  EXPECT_EQ(asha.recorded().at(30).at("t00"), 0.5);
+
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"{\"trial\":\"t01\",\"st\n" + log, "asha.jsonl:1: not a JSON line"},  // torn, but not the last line
+      {"{\"trial\":\"t00\",\"step\":10,\"value\":0.4,\"action\":\"stop\"}\n",
+       "asha.jsonl:1: replaying gives 'continue' where the log says 'stop'"},
+      {"\n{\"trial\":\"t09\",\"step\":10,\"value\":0.4,\"action\":\"continue\"}\n", "asha.jsonl:2: expected {trial"},
+      {"{\"trial\":\"t00\",\"step\":-10,\"value\":0.4,\"action\":\"continue\"}\n", "asha.jsonl:1: expected"},
+      {"{\"trial\":\"t00\",\"step\":18446744073709551615,\"value\":0.4,\"action\":\"continue\"}\n",
+       "asha.jsonl:1: expected"},
+      {"{\"trial\":\"t00\",\"step\":10,\"value\":\"0.4\",\"action\":\"continue\"}\n", "asha.jsonl:1: expected"},
+      {"{\"trial\":\"t00\",\"step\":10,\"value\":0.4,\"action\":\"halt\"}\n", "asha.jsonl:1: expected"},
+      {"[1, 2]\n", "asha.jsonl:1: expected"},
+  };
+  for (const auto& [text, want] : bad) {
+    Asha fresh(config);
+    try {
+      replay_asha_log(text, "asha.jsonl", trials, fresh);
+      ADD_FAILURE() << text << " was accepted";
+    } catch (const DataError& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace
