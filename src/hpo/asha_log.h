@@ -20,7 +20,6 @@ struct AshaLogEntry {
   int64_t step = 0;
   double value = 0;  ///< NaN where the line says null
   AshaAction action = AshaAction::Continue;
-  bool operator==(const AshaLogEntry&) const = default;  // NaN values compare unequal: callers compare lines
 };
 
 /// One line of the log as the driver appends it (core/event_log.h adds its time).
