@@ -56,8 +56,9 @@ struct TrialStatus : Scored {
   int64_t steps = 0;              ///< training steps done
   double wall_s = 0;              ///< training time over all attempts
   double flops = 0;               ///< a full run's training FLOPs (SweepPlan::trial_work; 0: not counted)
-  double estimate_s = 0;          ///< flops at the sweep's measured rate (0 until one is measured): the scheduler's
-                                  ///< estimate until the trial measured its own (sched/work_pricer.h)
+  double estimate_s = 0;          ///< flops at the median of the trials' measured rates (0 until one is measured);
+                                  ///< the scheduler prices by a job's own rate, or those of jobs of like cost per
+                                  ///< sample (sched/work_pricer.h), so the two can differ
   std::string slot;               ///< where its training ran last ("cpu:0", "mig:0:1g.18gb@0", "+" between replicas)
   std::string reason;             ///< why it failed or stopped
 };
