@@ -116,6 +116,13 @@ def _execute(argv, cwd, env):
     os._exit(status)
 
 
+def _end_with_caller(pid):
+    """In the handler, once its caller is gone: ends the run `pid`, then the handler itself."""
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    os._exit(0)
+
+
 def _handle(conn):
     """In a child of the server, for one connection: the request, the run, its exit status."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -140,9 +147,7 @@ def _handle(conn):
     try:
         conn.sendall(b"R")
     except OSError:  # the caller went away before it heard that its run started (it may have seen the run's output)
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        os._exit(0)
+        _end_with_caller(pid)
     pidfd = os.pidfd_open(pid)
     while True:
         ready, _, _ = select.select([conn, pidfd], [], [])
@@ -152,9 +157,7 @@ def _handle(conn):
             conn.sendall(b"%4d" % (code if code >= 0 else 128 - code))
             os._exit(0)
         if not conn.recv(1):  # the caller went away: so does its run
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            os._exit(0)
+            _end_with_caller(pid)
 
 
 def serve(name, ready_fd, libraries=_LIBRARIES):
