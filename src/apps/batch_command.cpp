@@ -287,7 +287,11 @@ Command add_batch_command(CLI::App& root) {
     const std::string sweep_text = read_file(args->sweep);
     const hpo::SweepSpec spec = hpo::parse_sweep(sweep_text, args->sweep);
     const monitor::AlertThresholds thresholds = monitor::parse_alert_config(sweep_text, args->sweep);
-    eval::parse_metric(spec.eval.metric);
+    try {
+      eval::parse_metric(spec.eval.metric);
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("{}: [eval] metric: {}", spec.path, e.what()));
+    }
     if (!fs::is_directory(spec.eval.data))
       throw ConfigError(fmt::format("{}: [eval] data: '{}' is not a folder", spec.path, spec.eval.data));
     check_fusion(spec);

@@ -1,5 +1,6 @@
 // Training examples for contrastive retriever training: (query, positive passage, optional hard negatives),
-// read from a pairs JSONL file or derived from a BEIR folder and its qrels.
+// read from a pairs file (JSONL in the column names of ragmig, FlagEmbedding and sentence-transformers'
+// datasets, or MS MARCO's TSV triples) or derived from a BEIR folder and its qrels.
 #pragma once
 
 #include <cstdint>
@@ -18,11 +19,20 @@ struct TrainingExample {
   int64_t positive_key = 0;  ///< equal keys = the same positive passage (batch samplers keep them apart)
 };
 
-/// Rows {"query": str, "positive": str, "negatives": [str, ...] (optional), "query_id": str (optional)}, or
-/// with "pos"/"neg" arrays instead (the first of "pos" is the positive). positive_key numbers the distinct
-/// positive texts in order of first appearance; only the first max_rows rows when that is > 0. Throws IoError,
-/// or DataError(file, line) naming the missing or ill-typed field.
-std::vector<TrainingExample> read_pairs_jsonl(const std::string& path, int64_t max_rows = 0);
+/// A pairs file, by its name: `*.tsv` / `*.tsv.gz` is read as TSV, anything else as JSONL (plain or gzip).
+/// JSONL: one object per line, each column under one of its names —
+///   query:     "query" | "anchor" | "question"
+///   positive:  "positive" (string) | "pos" (array, its first) | "answer"
+///   negatives: "negatives" | "neg" (arrays) | "negative" (string) | "negative_1", "negative_2", ... (strings)
+///   "query_id" (optional; a string or an integer)
+/// — ragmig's own rows (`ragmig mine`), FlagEmbedding's {query, pos, neg}, and sentence-transformers' datasets
+/// written by `Dataset.to_json` (anchor/positive/negative, query/positive/negative_1..N, question/answer).
+/// TSV: query<TAB>positive[<TAB>negative...] per line (MS MARCO's triples), no quoting; a first line naming
+/// the columns (a query name, then a positive name) is a header and skipped.
+/// Blank lines are skipped; a text may be empty (as a BEIR query may), not null. positive_key numbers the distinct positive texts in order
+/// of first appearance; only the first max_rows rows when that is > 0. Throws IoError, or DataError(file, line)
+/// naming the missing, doubled or ill-typed field.
+std::vector<TrainingExample> read_pairs(const std::string& path, int64_t max_rows = 0);
 
 /// One example per qrels row with score > 0, in qrels order: positive = title + " " + text (just text when
 /// the title is empty), positive_key = the document's corpus position, no negatives. A used row naming an

@@ -18,7 +18,10 @@ ConfigTable make_config_table(TrainConfig& c) {
   ConfigTable t;
   t.add("data.beir", c.data.beir, "BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)");
   t.add("data.split", c.data.split, "qrels split for training pairs (with data.pairs: the split of its query ids)");
-  t.add("data.pairs", c.data.pairs, "JSONL of {query, positive, negatives[]} instead of data.beir");
+  t.add("data.pairs", c.data.pairs,
+        "pairs file instead of data.beir: JSONL rows {query|anchor|question, positive|pos|answer, "
+        "negatives|neg|negative|negative_1..N} (ragmig mine, FlagEmbedding, sentence-transformers' datasets), "
+        "or *.tsv: query<TAB>positive[<TAB>negative...] (MS MARCO's triples)");
   t.add("data.pretrain", c.data.pretrain,
         "crop | ict: pre-train on pairs made from raw text (data.beir's corpus or data.corpus); empty = judged pairs");
   t.add("data.corpus", c.data.corpus, "data.pretrain: raw text, JSONL with \"text\" or one document per line");

@@ -15,7 +15,7 @@ namespace ragmig::train {
 struct DataConfig {
   std::string beir;             ///< BEIR folder with corpus, queries and qrels/<split>.tsv
   std::string split = "train";  ///< qrels split that gives the training pairs (or that a pairs file's query ids are of)
-  std::string pairs;            ///< alternative to beir: JSONL of {query, positive, negatives[]}
+  std::string pairs;            ///< alternative to beir: a pairs file (text::read_pairs: JSONL or TSV)
   std::string pretrain;         ///< "" (judged pairs) | crop | ict: pairs made from raw text (text/pretrain_pairs.h)
   std::string corpus;           ///< pretrain: raw text (JSONL with "text", or one document per line) instead
                                 ///< of data.beir's corpus

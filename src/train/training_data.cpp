@@ -47,7 +47,7 @@ TrainingExamples load_examples(const DataConfig& cfg, const text::BeirFolder* be
     examples = text::pretrain_examples(documents, text::parse_pretrain_task(cfg.pretrain), seed);
   } else if (!cfg.pairs.empty()) {
     source = cfg.pairs;
-    examples = text::read_pairs_jsonl(cfg.pairs);
+    examples = text::read_pairs(cfg.pairs);
   } else {
     RAGMIG_CHECK(beir != nullptr);
     source = text::qrels_path(cfg.beir, cfg.split);

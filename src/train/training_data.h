@@ -36,7 +36,7 @@ struct TrainingExamples {
   std::optional<model::TrainingQueries> queries;
 };
 
-/// Reads the examples named by `cfg` (BEIR folder + split, pairs JSONL, or with cfg.pretrain pairs made from
+/// Reads the examples named by `cfg` (BEIR folder + split, a pairs file, or with cfg.pretrain pairs made from
 /// raw text by `seed`), leaves out the examples of cfg.holdout_queries queries (text::hold_out_queries), then
 /// keeps the first cfg.max_examples. `beir` is the already-read BEIR folder when cfg.beir is set. Throws
 /// DataError when none is left, or when a hold-out is asked of examples without query ids.

@@ -75,7 +75,7 @@ TextLengths text_lengths(const TrainConfig& cfg, int64_t texts) {
     for (const auto& doc : text::read_corpus(resolve_maybe_gz(d.beir + "/corpus.jsonl"), texts).docs)
       lengths.passages.push_back(length(prompts.passage, text::document_text(doc), d.max_passage_tokens));
   } else if (!d.pairs.empty()) {
-    for (const auto& example : text::read_pairs_jsonl(d.pairs, texts)) {
+    for (const auto& example : text::read_pairs(d.pairs, texts)) {
       lengths.queries.push_back(length(prompts.query, example.query, d.max_query_tokens));
       lengths.passages.push_back(length(prompts.passage, example.positive, d.max_passage_tokens));
     }

@@ -58,7 +58,7 @@ TEST(MineCli, SciFactBm25NegativesAreNeverJudgedRelevantAndCarryTheCorpusText) {
   }
   EXPECT_EQ(full, static_cast<int64_t>(rows.size()) - summary["short_examples"].get<int64_t>());
   // The trainer's reader takes the file as it is.
-  EXPECT_EQ(text::read_pairs_jsonl(out.string()).size(), rows.size());
+  EXPECT_EQ(text::read_pairs(out.string()).size(), rows.size());
 }
 
 // Positive-aware mining on SciFact's BM25 ranking: candidates within 5 % of a positive's score are passed over and

@@ -26,6 +26,7 @@
 #include "support/process.h"
 #include "support/test_support.h"
 #include "text/nfc.h"
+#include "text/pairs.h"
 #include "text/unicode.h"
 #include "text/wordpiece.h"
 
@@ -849,6 +850,33 @@ TEST(HfLive, DenseModulesEmbedAsInSentenceTransformersAndTrain) {
   EXPECT_FALSE(torch::allclose(dense_weight(dir / "full" / "run" / "model"), dense_weight(labse)))
       << "the full fine-tune trains the Dense layer too";
   EXPECT_FALSE(fs::exists(dir / "lora" / "run" / "model" / "2_Dense")) << "an adapter carries no Dense layer";
+}
+
+// sentence-transformers' training datasets as the datasets library writes them (Dataset.to_json, and MS MARCO's
+// TSV triples through to_csv), read by the trainer's pairs reader: the examples sentence-transformers' trainer takes
+// from the columns by their order, ragmig takes by their names (tests/hf/pairs_datasets.py).
+TEST(HfLive, PairsWrittenByTheDatasetsLibraryReadAsSentenceTransformersTakesThem) {
+  REQUIRE_PYTHON_LIBRARIES();
+  if (python_output("import importlib.util as u; print('ok' if u.find_spec('datasets') else '')").empty()) {
+    if (std::getenv("RAGMIG_REQUIRE_PYTHON")) FAIL() << RAGMIG_PYTHON_PATH << " lacks datasets";
+    GTEST_SKIP() << RAGMIG_PYTHON_PATH << " lacks datasets";
+  }
+  testing::ScratchDir dir;
+  const auto made = testing::run_process({RAGMIG_PYTHON_PATH, RAGMIG_SOURCE_DIR "/tests/hf/pairs_datasets.py",
+                                          dir.path().string()});
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  const json expected = json::parse(read_file(dir / "expected.json"));
+  ASSERT_EQ(expected.size(), 5u);
+  for (const auto& [file, rows] : expected.items()) {
+    SCOPED_TRACE(file);
+    const auto examples = text::read_pairs((dir / file).string());
+    ASSERT_EQ(examples.size(), rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      EXPECT_EQ(examples[i].query, rows[i]["query"].get<std::string>()) << "row " << i;
+      EXPECT_EQ(examples[i].positive, rows[i]["positive"].get<std::string>()) << "row " << i;
+      EXPECT_EQ(examples[i].negatives, rows[i]["negatives"].get<std::vector<std::string>>()) << "row " << i;
+    }
+  }
 }
 
 }  // namespace

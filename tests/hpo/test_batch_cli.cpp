@@ -113,8 +113,8 @@ TEST(BatchCli, BadSweepFailsBeforeAnythingIsWritten) {
   text.replace(text.find("slots = \"cpu:3\"\n"), 16, "");
   const auto refused = [&](const std::string& eval_lines, const std::string& expected) {
     std::string t = text;
-    const std::string metric = "metric = \"ndcg@10\"\n";
-    t.replace(t.find(metric), metric.size(), metric + eval_lines);
+    const std::string metric_line = "[eval]\n";
+    t.replace(t.find(metric_line), metric_line.size(), metric_line + eval_lines);
     write_file_atomic(files.sweep, t);
     const auto r = run_process({RAGMIG_BINARY, "batch", files.sweep.string(), "--state", files.state.string()});
     EXPECT_EQ(r.exit_code, 2) << r.output;
@@ -123,6 +123,11 @@ TEST(BatchCli, BadSweepFailsBeforeAnythingIsWritten) {
   };
   refused("baselines = [\"zero-shot\"]\n", "[eval] baselines: \"zero-shot\" evaluates the base config's model.init");
   refused("fusion = \"Borda\"\n", "[eval] fusion: unknown fusion spec 'Borda'");
+  // A metric `ragmig eval` would refuse only after the trials trained (its parser is the judge, not the sweep's).
+  const std::string metric = "metric = \"ndcg@10\"";
+  text.replace(text.find(metric), metric.size(), "metric = \"ndcg@010\"");
+  refused("", "[eval] metric: metric 'ndcg@010': the cut-off after '@' must be a positive integer");
+  text.replace(text.find("metric = \"ndcg@010\""), metric.size() + 1, metric);
   refused("dimensions = 4096\n", "[eval] dimensions = 4096: trial t00's embeddings have ");
   fs::rename(dir / "beir" / "qrels" / "train.tsv", dir / "train.tsv");
   refused("fusion = \"auto\"\n", "[eval] fusion = \"auto\" chooses the fusion on the training queries of");

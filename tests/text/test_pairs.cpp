@@ -1,4 +1,5 @@
-// Training examples: the pairs JSONL format and its errors, and examples derived from BEIR qrels.
+// Training examples: the pairs files (JSONL in ragmig's, FlagEmbedding's and sentence-transformers' column names,
+// TSV triples) and their errors, and examples derived from BEIR qrels.
 #include "text/pairs.h"
 
 #include <gtest/gtest.h>
@@ -22,7 +23,7 @@ TEST(Pairs, ReadsBothSpellingsAndKeysPositives) {
                                "{\"query\": \"q1\", \"positive\": \"p1\", \"negatives\": [\"n1\", \"n2\"]}\n"
                                "{\"query\": \"q2\", \"pos\": [\"p2\", \"p2b\"], \"neg\": [\"n3\"]}\n"
                                "{\"query\": \"q3\", \"positive\": \"p1\"}\n");
-  const auto ex = read_pairs_jsonl(path);
+  const auto ex = read_pairs(path);
   ASSERT_EQ(ex.size(), 3u);
   EXPECT_EQ(ex[0].negatives, (std::vector<std::string>{"n1", "n2"}));
   EXPECT_EQ(ex[1].positive, "p2");
@@ -36,8 +37,8 @@ TEST(Pairs, ReadsBothSpellingsAndKeysPositives) {
 TEST(Pairs, ErrorsNameTheField) {
   ScratchDir dir;
   const auto check = [&](const std::string& name, const std::string& row, const std::string& part) {
-    expect_error<DataError>([&] { read_pairs_jsonl(write_text(dir / name, "{\"query\":\"q\",\"positive\":\"p\"}\n" + row + "\n")); },
-                            {name + ":2", part});
+    const std::string text = "{\"query\":\"q\",\"positive\":\"p\"}\n" + row + "\n";
+    expect_error<DataError>([&] { read_pairs(write_text(dir / name, text)); }, {name + ":2", part});
   };
   check("a.jsonl", "{\"positive\":\"p\"}", "\"query\"");
   check("b.jsonl", "{\"query\":\"q\"}", "\"positive\"");
@@ -47,6 +48,75 @@ TEST(Pairs, ErrorsNameTheField) {
   check("f.jsonl", "{\"query\":\"q\",\"positive\":\"p\",\"negatives\":[\"n\",1]}", "\"negatives\"[1]");
   check("g.jsonl", "{\"query\":[1],\"positive\":\"p\"}", "\"query\" must be a string");
   check("h.jsonl", "not json", "not valid JSON");
+  check("i.jsonl", "{\"query\":\"q\",\"anchor\":\"a\",\"positive\":\"p\"}", "both \"query\" and \"anchor\"");
+  check("j.jsonl", "{\"query\":\"q\",\"positive\":\"p\",\"answer\":\"a\"}", "both \"positive\" and \"answer\"");
+  check("l.jsonl", "{\"query\":null,\"positive\":\"p\"}", "\"query\" must be a string, got null");
+  check("m.jsonl", "{\"query\":\"q\",\"positive\":\"p\",\"negative_1\":\"a\",\"negative_3\":\"c\"}",
+        "has \"negative_3\" but no \"negative_2\"");
+  check("n.jsonl", "{\"query\":\"q\",\"positive\":\"p\",\"negatives\":[\"a\"],\"negative_1\":\"b\"}",
+        "both \"negatives\" and \"negative_1\"");
+  check("o.jsonl", "{\"query\":\"q\",\"positive\":\"p\",\"negative\":[\"a\"]}",
+        "\"negative\" must be a string");
+  check("p.jsonl", "{\"query\":\"q\",\"positive\":\"p\",\"neg\":[\"a\",null]}", "\"neg\"[1] must be a string");
+  check("q.jsonl", "{\"text\":\"q\",\"positive\":\"p\"}",
+        "missing field \"query\", \"anchor\" or \"question\"");
+}
+
+// The rows sentence-transformers' datasets give with `Dataset.to_json` (tests/hf/test_pairs_datasets.py writes them
+// with the datasets library itself): column names are what tells the columns apart, in any order.
+TEST(Pairs, ReadsSentenceTransformersDatasetColumns) {
+  ScratchDir dir;
+  const auto path = write_text(
+      dir / "st.jsonl",
+      "{\"anchor\": \"a1\", \"positive\": \"p1\", \"negative\": \"n1\"}\n"
+      "{\"negative_2\": \"m2\", \"query\": \"q2\", \"negative_1\": \"m1\", \"positive\": \"p2\","
+      " \"negative_10\": \"x\", \"negative_x\": 1}\n"
+      "{\"question\": \"q3\", \"answer\": \"p1\", \"id\": 17}\n");
+  ASSERT_THROW(read_pairs(path), DataError);  // negative_10 without negative_3..9
+  write_text(dir / "st.jsonl",
+             "{\"anchor\": \"a1\", \"positive\": \"p1\", \"negative\": \"n1\"}\n"
+             "{\"negative_2\": \"m2\", \"query\": \"q2\", \"negative_1\": \"m1\", \"positive\": \"p2\","
+             " \"negative_x\": 1}\n"
+             "\n"
+             "{\"question\": \"q3\", \"answer\": \"p1\", \"id\": 17}\n");
+  const auto ex = read_pairs(path);
+  ASSERT_EQ(ex.size(), 3u);
+  EXPECT_EQ(ex[0].query, "a1");
+  EXPECT_EQ(ex[0].negatives, (std::vector<std::string>{"n1"}));
+  EXPECT_EQ(ex[1].query, "q2");
+  EXPECT_EQ(ex[1].negatives, (std::vector<std::string>{"m1", "m2"}));  // by number; negative_x is another column
+  EXPECT_EQ(ex[2].query, "q3");
+  EXPECT_EQ(ex[2].positive, "p1");
+  EXPECT_TRUE(ex[2].negatives.empty());
+  EXPECT_EQ(ex[2].positive_key, ex[0].positive_key);
+  EXPECT_EQ(read_pairs(path, 2).size(), 2u);
+}
+
+// MS MARCO's triples: query<TAB>positive<TAB>negative, any number of negatives, an optional header.
+TEST(Pairs, ReadsTsvTriples) {
+  ScratchDir dir;
+  const auto path = write_text(dir / "triples.tsv",
+                               "query\tpositive\tnegative\n"
+                               "what is bm25\tBM25 ranks documents.\tPlants grow.\n"
+                               "\n"
+                               "q2\tp2\n"
+                               "q3\tBM25 ranks documents.\tn1\tn2\r\n");
+  const auto ex = read_pairs(path);
+  ASSERT_EQ(ex.size(), 3u);
+  EXPECT_EQ(ex[0].query, "what is bm25");
+  EXPECT_EQ(ex[0].negatives, (std::vector<std::string>{"Plants grow."}));
+  EXPECT_TRUE(ex[1].negatives.empty());
+  EXPECT_EQ(ex[2].negatives, (std::vector<std::string>{"n1", "n2"}));
+  EXPECT_EQ(ex[2].positive_key, ex[0].positive_key);
+  EXPECT_TRUE(ex[0].query_id.empty());
+
+  // Without a header the first line is a pair.
+  EXPECT_EQ(read_pairs(write_text(dir / "b.tsv", "q\tp\n")).front().query, "q");
+  expect_error<DataError>([&] { read_pairs(write_text(dir / "c.tsv", "q\tp\nonly a query\n")); },
+                          {"c.tsv:2", "query<TAB>positive"});
+  EXPECT_EQ(read_pairs(write_text(dir / "d.tsv", "q\tp\tn\n\t\tn\n")).back().query, "");  // as a BEIR query may be
+  expect_error<DataError>([&] { read_pairs(write_text(dir / "e.tsv", "query\tpositive\n\n")); },
+                          {"e.tsv", "no training pairs"});
 }
 
 TEST(Pairs, ExamplesFromBeir) {

@@ -119,7 +119,7 @@ TEST(Robustness, ReadersThrowOnlyDataOrIoErrors) {
     only_ragmig_errors([&] { read_corpus(cp); }, c);
     only_ragmig_errors([&] { read_queries(cp); }, c);
     only_ragmig_errors([&] { read_qrels(qp); }, q);
-    only_ragmig_errors([&] { read_pairs_jsonl(pp); }, p);
+    only_ragmig_errors([&] { read_pairs(pp); }, p);
   }
 }
 
