@@ -56,6 +56,7 @@ Command add_eval_command(CLI::App& root);
 Command add_sim_command(CLI::App& root);
 Command add_batch_command(CLI::App& root);
 Command add_models_command(CLI::App& root);
+Command add_beir_command(CLI::App& root);
 Command add_lora_command(CLI::App& root);
 Command add_mine_command(CLI::App& root);
 Command add_serve_command(CLI::App& root);

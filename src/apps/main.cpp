@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   for (const auto& c : kTorchCommands) app.add_subcommand(c.name, c.help);  // listed in --help; run above
   std::vector<Command> commands = {add_submit_command(app), add_status_command(app), add_cancel_command(app),
                                    add_run_command(app),    add_gpus_command(app),   add_mig_command(app),
-                                   add_sim_command(app),    add_batch_command(app),  add_models_command(app)};
+                                   add_sim_command(app),    add_batch_command(app),  add_models_command(app),
+                                   add_beir_command(app)};
   return run_command_line(app, commands, argc, argv);
 }

@@ -2,6 +2,7 @@
 #include "core/atomic_file.h"
 
 #include <fcntl.h>
+#include <stdio.h>  // renameat2
 #include <signal.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -19,6 +20,28 @@ namespace {
 
 std::string errno_text() { return std::strerror(errno); }
 
+// Puts `tmp` at `target`. With an existing target, RENAME_EXCHANGE swaps the two in one step, so readers see
+// the old folder or the new one; where the file system refuses it, fall back to two renames.
+void move_folder_into_place(const std::filesystem::path& tmp, const std::filesystem::path& target) {
+  if (::rename(tmp.c_str(), target.c_str()) == 0) return;  // no folder there yet (or an empty one)
+  if (errno != EEXIST && errno != ENOTEMPTY)
+    throw IoError(target.string() + ": cannot rename " + tmp.string() + " into place: " + errno_text());
+  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) {
+    std::error_code ec;
+    std::filesystem::remove_all(tmp, ec);  // now the old folder
+    return;
+  }
+  std::filesystem::path old = target;
+  old += ".old-" + std::to_string(::getpid());
+  std::error_code ec;
+  std::filesystem::remove_all(old, ec);
+  if (::rename(target.c_str(), old.c_str()) != 0 || ::rename(tmp.c_str(), target.c_str()) != 0)
+    throw IoError(target.string() + ": cannot replace the folder: " + errno_text());
+  std::filesystem::remove_all(old, ec);
+}
+
+}  // namespace
+
 void fsync_folder(const std::filesystem::path& folder) {
   int fd = ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY);
   if (fd < 0) return;  // best effort: some file systems refuse to open folders
@@ -26,7 +49,36 @@ void fsync_folder(const std::filesystem::path& folder) {
   ::close(fd);
 }
 
-}  // namespace
+void write_folder_atomically(const std::string& dir, const std::function<void(const std::string&)>& fill) {
+  namespace fs = std::filesystem;
+  fs::path target(dir);
+  if (!target.has_filename()) target = target.parent_path();  // "out/model/" -> "out/model"
+  fs::path tmp = target;
+  tmp += ".tmp-" + std::to_string(::getpid());
+  try {
+    if (target.has_parent_path()) fs::create_directories(target.parent_path());
+    fs::remove_all(tmp);
+    fs::create_directory(tmp);
+  } catch (const fs::filesystem_error& e) {
+    throw IoError(tmp.string() + ": cannot create: " + e.what());
+  }
+  try {
+    fill(tmp.string());
+    fsync_folder(tmp);
+    move_folder_into_place(tmp, target);
+    fsync_folder(target.has_parent_path() ? target.parent_path() : fs::path("."));
+    for (const char* separator : {".tmp-", ".old-"})
+      remove_stale_temporaries(target.parent_path(), target.filename().string(), separator);
+  } catch (const fs::filesystem_error& e) {
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    throw IoError(target.string() + ": cannot write folder: " + e.what());
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+}
 
 void write_file_atomic(const std::filesystem::path& path, std::string_view bytes) {
   write_file_atomic(path, std::initializer_list<std::string_view>{bytes});

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -37,6 +38,14 @@ class AtomicFileWriter {
   int fd_ = -1;
   uint64_t size_ = 0;
 };
+
+/// Creates `dir` + ".tmp-<pid>", lets `fill` write into it, then renames it into place (swapping atomically with
+/// an existing folder where the OS allows): a half-written folder never appears under `dir`, and a failed
+/// `fill` leaves nothing behind. Throws IoError if the folder cannot be created or moved.
+void write_folder_atomically(const std::string& dir, const std::function<void(const std::string& tmp)>& fill);
+
+/// fsync of a folder (its entries: after files were renamed into it). Best effort: some file systems refuse.
+void fsync_folder(const std::filesystem::path& folder);
 
 /// Removes what writers killed before their rename left in `folder`: entries named <stem><separator><pid>
 /// ("results.json.tmp.123", "model.tmp-77") whose stem starts with `stem_prefix` and whose process is gone.

@@ -2,12 +2,6 @@
 // file with its exact shape) because a silently half-loaded encoder trains and evaluates, just badly.
 #include "model/model_folder.h"
 
-#include <stdio.h>  // renameat2
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -63,33 +57,6 @@ void write_tower(const fs::path& folder, BertModel& tower, Dense& dense, const t
                                    spec.bert.hidden_size, layout, options.prompts, options.sizes.truncate_dim);
   if (dense)
     save_tensors((folder / kDenseModuleFolder / "model.safetensors").string(), dense_state(dense), {{"format", "pt"}});
-}
-
-void fsync_folder(const fs::path& folder) {
-  int fd = ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
-}
-
-// Puts `tmp` at `target`. With an existing target, RENAME_EXCHANGE swaps the two in one step, so readers see
-// the old folder or the new one; where the file system refuses it, fall back to two renames.
-void move_folder_into_place(const fs::path& tmp, const fs::path& target) {
-  if (::rename(tmp.c_str(), target.c_str()) == 0) return;  // no folder there yet (or an empty one)
-  if (errno != EEXIST && errno != ENOTEMPTY)
-    throw IoError(target.string() + ": cannot rename " + tmp.string() + " into place: " + std::strerror(errno));
-  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) {
-    std::error_code ec;
-    fs::remove_all(tmp, ec);  // now the old folder
-    return;
-  }
-  fs::path old = target;
-  old += ".old-" + std::to_string(::getpid());
-  std::error_code ec;
-  fs::remove_all(old, ec);
-  if (::rename(target.c_str(), old.c_str()) != 0 || ::rename(tmp.c_str(), target.c_str()) != 0)
-    throw IoError(target.string() + ": cannot replace the model folder: " + std::strerror(errno));
-  fs::remove_all(old, ec);
 }
 
 BertConfig read_config(const fs::path& folder) {
@@ -249,36 +216,6 @@ void save_model_folder(const std::string& dir, DualEncoder& model, const text::T
     if (!options.sizes.matryoshka_dims.empty()) info["matryoshka_dims"] = options.sizes.matryoshka_dims;
     write_file_atomic(tmp / "ragmig.json", info.dump(2) + "\n");
   });
-}
-
-void write_folder_atomically(const std::string& dir, const std::function<void(const std::string&)>& fill) {
-  fs::path target(dir);
-  if (!target.has_filename()) target = target.parent_path();  // "out/model/" -> "out/model"
-  fs::path tmp = target;
-  tmp += ".tmp-" + std::to_string(::getpid());
-  try {
-    if (target.has_parent_path()) fs::create_directories(target.parent_path());
-    fs::remove_all(tmp);
-    fs::create_directory(tmp);
-  } catch (const fs::filesystem_error& e) {
-    throw IoError(tmp.string() + ": cannot create: " + e.what());
-  }
-  try {
-    fill(tmp.string());
-    fsync_folder(tmp);
-    move_folder_into_place(tmp, target);
-    fsync_folder(target.has_parent_path() ? target.parent_path() : fs::path("."));
-    for (const char* separator : {".tmp-", ".old-"})
-      remove_stale_temporaries(target.parent_path(), target.filename().string(), separator);
-  } catch (const fs::filesystem_error& e) {
-    std::error_code ec;
-    fs::remove_all(tmp, ec);
-    throw IoError(target.string() + ": cannot write folder: " + e.what());
-  } catch (...) {
-    std::error_code ec;
-    fs::remove_all(tmp, ec);
-    throw;
-  }
 }
 
 SaveOptions save_options_of(const LoadedModel& loaded) {

@@ -40,11 +40,6 @@ struct SaveOptions {
 void save_model_folder(const std::string& dir, DualEncoder& model, const text::TokenizerSpec& tokenizer,
                        const SaveOptions& options = {});
 
-/// Creates `dir` + ".tmp-<pid>", lets `fill` write into it, then renames it into place (swapping atomically with
-/// an existing folder where the OS allows): a half-written folder never appears under `dir`, and a failed
-/// `fill` leaves nothing behind. Throws IoError if the folder cannot be created or moved.
-void write_folder_atomically(const std::string& dir, const std::function<void(const std::string& tmp)>& fill);
-
 struct LoadedModel {
   DualEncoder model;
   text::TokenizerSpec tokenizer;  ///< read_folder_tokenizer's

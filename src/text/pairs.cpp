@@ -13,6 +13,7 @@
 #include "core/line_reader.h"
 #include "core/strings.h"
 #include "text/json_rows.h"
+#include "text/unicode.h"
 
 namespace ragmig::text {
 
@@ -135,6 +136,8 @@ void for_each_tsv_example(const std::string& path, const std::function<void(Trai
     first = false;
     if (fields.size() < 2)
       throw DataError(file, n, "expected query<TAB>positive[<TAB>negative...] (a line without a tab)");
+    for (size_t i = 0; i < fields.size(); ++i)
+      if (!is_valid_utf8(fields[i])) throw DataError(file, n, fmt::format("column {} is not valid UTF-8", i + 1));
     TrainingExample ex;
     ex.query = std::move(fields[0]);
     ex.positive = std::move(fields[1]);

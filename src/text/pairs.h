@@ -27,8 +27,8 @@ struct TrainingExample {
 ///   "query_id" (optional; a string or an integer)
 /// — ragmig's own rows (`ragmig mine`), FlagEmbedding's {query, pos, neg}, and sentence-transformers' datasets
 /// written by `Dataset.to_json` (anchor/positive/negative, query/positive/negative_1..N, question/answer).
-/// TSV: query<TAB>positive[<TAB>negative...] per line (MS MARCO's triples), no quoting; a first line naming
-/// the columns (a query name, then a positive name) is a header and skipped.
+/// TSV: query<TAB>positive[<TAB>negative...] per line (MS MARCO's triples), UTF-8, no quoting; a first line
+/// naming the columns (a query name, then a positive name) is a header and skipped.
 /// Blank lines are skipped; a text may be empty (as a BEIR query may), not null. positive_key numbers the distinct positive texts in order
 /// of first appearance; only the first max_rows rows when that is > 0. Throws IoError, or DataError(file, line)
 /// naming the missing, doubled or ill-typed field.

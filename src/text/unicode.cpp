@@ -50,6 +50,14 @@ char32_t decode_utf8(std::string_view s, size_t& pos) {
   return cp;
 }
 
+bool is_valid_utf8(std::string_view s) {
+  for (size_t pos = 0; pos < s.size();) {
+    const size_t at = pos;
+    if (decode_utf8(s, pos) == kReplacementChar && s.substr(at, pos - at) != "\xEF\xBF\xBD") return false;
+  }
+  return true;
+}
+
 void append_utf8(std::string& out, char32_t cp) {
   if (cp < 0x80) {
     out.push_back(static_cast<char>(cp));

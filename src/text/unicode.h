@@ -30,6 +30,9 @@ inline constexpr char32_t kReplacementChar = 0xFFFD;
 /// overlong forms, surrogates, > U+10FFFF, truncation) consumes one byte and yields U+FFFD.
 char32_t decode_utf8(std::string_view s, size_t& pos);
 
+/// Whether all of `s` is well-formed UTF-8 (decode_utf8 finds nothing malformed; an encoded U+FFFD is valid).
+bool is_valid_utf8(std::string_view s);
+
 /// Appends the UTF-8 encoding of `cp` (assumed valid).
 void append_utf8(std::string& out, char32_t cp);
 

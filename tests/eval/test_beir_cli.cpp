@@ -1,0 +1,102 @@
+// The real `ragmig beir`: SciFact's training pairs as MS MARCO-style TSV triples made into a BEIR folder, which
+// `ragmig eval` scores on its test split and `ragmig mine` mines on its train split; refusals that write nothing.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "core/atomic_file.h"
+#include "support/process.h"
+#include "support/test_support.h"
+#include "text/beir.h"
+#include "text/pairs.h"
+
+namespace ragmig::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+ProcessResult ragmig(std::vector<std::string> args) {
+  args.insert(args.begin(), RAGMIG_BINARY);
+  return run_process(args);
+}
+
+// SciFact's judged training pairs, one "claim<TAB>abstract" line each (tabs and line ends in texts made blanks).
+std::string scifact_triples(const fs::path& scifact) {
+  const auto beir = text::read_beir(scifact.string());
+  std::string out;
+  for (const auto& e : text::examples_from_beir(beir, text::read_qrels(text::qrels_path(scifact.string(), "train")))) {
+    std::string line = e.query + "\t" + e.positive;
+    std::replace_if(line.begin() + static_cast<std::ptrdiff_t>(e.query.size()) + 1, line.end(),
+                    [](char c) { return c == '\t' || c == '\n' || c == '\r'; }, ' ');
+    out += line + "\n";
+  }
+  return out;
+}
+
+TEST(BeirCli, SciFactPairsBecomeAFolderThatEvalScoresAndMineMines) {
+  const fs::path scifact = data_dir() / "beir/scifact";
+  if (!fs::exists(scifact)) GTEST_SKIP() << scifact << " is absent";
+  ScratchDir dir;
+  write_file_atomic(dir / "pairs.tsv", scifact_triples(scifact));
+  const auto made = ragmig({"beir", (dir / "pairs.tsv").string(), "--out", (dir / "beir").string(),
+                            "--test-queries", "100", "--json"});
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  const auto counts = output_json(made);
+  EXPECT_EQ(counts["examples"], 919);
+  EXPECT_GE(counts["queries"].get<int>(), 800);  // 809 claims; a few share their text
+  // Every row of a train query is a training row; qrels hold each (claim, abstract) once.
+  EXPECT_GE(counts["train_pairs"].get<int>(), counts["train_qrels"].get<int>());
+  EXPECT_GE(counts["train_pairs"].get<int>() + counts["test_qrels"].get<int>(), 900);
+
+  // BM25 on the made folder's test split: 100 claims against the abstracts the pairs hold. Ids that did not line
+  // up between queries, corpus and qrels would score 0.
+  const auto scored = ragmig({"eval", "--data", (dir / "beir").string(), "--split", "test", "--retriever", "bm25",
+                              "--json", "--no-cache", "--threads", "1"});
+  ASSERT_EQ(scored.exit_code, 0) << scored.output;
+  const auto result = output_json(scored);
+  EXPECT_EQ(result["queries"], 100);
+  EXPECT_EQ(result["corpus"], counts["documents"]);
+  EXPECT_GT(result["ndcg@10"].get<double>(), 0.6) << scored.output;
+
+  // Mining the train split: negatives of train queries only, never a judged positive.
+  const auto mined = ragmig({"mine", "--data", (dir / "beir").string(), "--out", (dir / "negatives.jsonl").string(),
+                             "--negatives", "2", "--depth", "20", "--no-cache", "--threads", "1", "--quiet"});
+  ASSERT_EQ(mined.exit_code, 0) << mined.output;
+  const auto test_qrels = text::read_qrels(text::qrels_path((dir / "beir").string(), "test"));
+  std::set<std::string> test_queries;
+  for (const auto& e : test_qrels.entries) test_queries.insert(e.query_id);
+  const auto rows = text::read_pairs((dir / "negatives.jsonl").string());
+  EXPECT_GT(rows.size(), 700u);
+  for (const auto& r : rows) {
+    EXPECT_EQ(test_queries.count(r.query_id), 0u) << r.query_id;
+    for (const auto& n : r.negatives) EXPECT_NE(n, r.positive);
+  }
+}
+
+TEST(BeirCli, RefusalsWriteNothing) {
+  ScratchDir dir;
+  write_file_atomic(dir / "pairs.tsv", "q1\tp1\nq2\tp2\nonly a query\n");
+  const auto bad = ragmig({"beir", (dir / "pairs.tsv").string(), "--out", (dir / "a").string()});
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find((dir / "pairs.tsv").string() + ":3"), std::string::npos) << bad.output;
+  EXPECT_FALSE(fs::exists(dir / "a"));
+
+  write_file_atomic(dir / "pairs.tsv", "q1\tp1\nq2\tp2\n");
+  const auto all = ragmig({"beir", (dir / "pairs.tsv").string(), "--out", (dir / "a").string(), "--test-queries", "2"});
+  EXPECT_EQ(all.exit_code, 2) << all.output;
+  EXPECT_NE(all.output.find("takes all 2; none is left to train on"), std::string::npos) << all.output;
+  EXPECT_FALSE(fs::exists(dir / "a"));
+
+  fs::create_directories(dir / "b");
+  const auto exists = ragmig({"beir", (dir / "pairs.tsv").string(), "--out", (dir / "b").string()});
+  EXPECT_EQ(exists.exit_code, 2) << exists.output;
+  EXPECT_NE(exists.output.find("exists"), std::string::npos) << exists.output;
+  EXPECT_TRUE(fs::is_empty(dir / "b"));
+  for (const auto& entry : fs::directory_iterator(dir.path()))
+    EXPECT_TRUE(entry.path().filename() == "pairs.tsv" || entry.path().filename() == "b") << entry.path();
+}
+
+}  // namespace
+}  // namespace ragmig::testing
