@@ -43,7 +43,8 @@ Command add_beir_command(CLI::App& root) {
       "query_id, else q1, q2, ... by distinct text), DIR/qrels/train.tsv and test.tsv (each pair at score 1), and\n"
       "DIR/pairs/train.jsonl (the train rows with their ids and negatives), all or nothing. Then:\n"
       "  ragmig eval --data DIR --split test --retriever dense --model M\n"
-      "  ragmig train CONFIG --set data.pairs='\"DIR/pairs/train.jsonl\"' --set data.split='\"train\"'\n"
+      "  ragmig train CONFIG --set data.pairs='\"DIR/pairs/train.jsonl\"' --set data.split='\"train\"' \\\n"
+      "    --set data.beir='\"DIR\"' --set eval.split='\"test\"'   (trains on the pairs, evaluates on DIR)\n"
       "  a sweep's [eval] data = \"DIR\"\n"
       "Exit codes: 0 done, 2 bad input (message names the file and line), 1 failure.");
   return Command{sub, [args]() -> int {

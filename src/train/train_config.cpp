@@ -16,10 +16,12 @@ namespace ragmig::train {
 
 ConfigTable make_config_table(TrainConfig& c) {
   ConfigTable t;
-  t.add("data.beir", c.data.beir, "BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)");
+  t.add("data.beir", c.data.beir,
+        "BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv): trained on its split's pairs, or with "
+        "data.pairs only evaluated on (eval.split)");
   t.add("data.split", c.data.split, "qrels split for training pairs (with data.pairs: the split of its query ids)");
   t.add("data.pairs", c.data.pairs,
-        "pairs file instead of data.beir: JSONL rows {query|anchor|question, positive|pos|answer, "
+        "pairs file to train on (instead of data.beir's qrels): JSONL rows {query|anchor|question, positive|pos|answer, "
         "negatives|neg|negative|negative_1..N} (ragmig mine, FlagEmbedding, sentence-transformers' datasets), "
         "or *.tsv: query<TAB>positive[<TAB>negative...] (MS MARCO's triples)");
   t.add("data.pretrain", c.data.pretrain,
@@ -208,7 +210,8 @@ void validate(const TrainConfig& c) {
   require(c.data.pretrain.empty() || c.data.pretrain == "crop" || c.data.pretrain == "ict", "data.pretrain",
           "expected crop or ict (or empty for judged pairs)");
   if (c.data.pretrain.empty()) {
-    require(c.data.beir.empty() != c.data.pairs.empty(), "data.beir", "set exactly one of data.beir and data.pairs");
+    require(!c.data.beir.empty() || !c.data.pairs.empty(), "data.beir",
+            "set data.beir (its qrels give the pairs), data.pairs, or both (the pairs trained on, the folder evaluated on)");
     require(c.data.corpus.empty(), "data.corpus", "raw text is read only with data.pretrain = crop or ict");
   } else {
     require(c.data.pairs.empty(), "data.pairs", "pre-training makes its own pairs: drop data.pairs or data.pretrain");

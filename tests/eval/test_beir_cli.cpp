@@ -1,11 +1,14 @@
 // The real `ragmig beir`: SciFact's training pairs as MS MARCO-style TSV triples made into a BEIR folder, which
-// `ragmig eval` scores on its test split and `ragmig mine` mines on its train split; refusals that write nothing.
+// `ragmig eval` scores on its test split and `ragmig mine` mines on its train split; SQuAD pairs made into one that
+// `ragmig train` trains on (its pairs/train.jsonl) and evaluates on (its test split) as it goes; refusals that
+// write nothing.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <set>
 #include <sstream>
 
+#include "../train/train_fixture.h"
 #include "core/atomic_file.h"
 #include "support/process.h"
 #include "support/test_support.h"
@@ -73,6 +76,36 @@ TEST(BeirCli, SciFactPairsBecomeAFolderThatEvalScoresAndMineMines) {
     EXPECT_EQ(test_queries.count(r.query_id), 0u) << r.query_id;
     for (const auto& n : r.negatives) EXPECT_NE(n, r.positive);
   }
+}
+
+// data.pairs with data.beir: the pairs (with their hard negatives) are what is trained on, the folder what the
+// rungs evaluate on; the queries held out for validation come from the pairs' train split, never the test one.
+TEST(BeirCli, TheFolderIsTrainedOnThroughItsPairsAndEvaluatedOnItsTestSplit) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  write_squad_pairs(dir / "squad.jsonl", 240);
+  const auto made = ragmig({"beir", (dir / "squad.jsonl").string(), "--out", (dir / "beir").string(),
+                            "--test-queries", "40", "--json"});
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  write_file_atomic(dir / "cfg.toml", tiny_config(dir / "beir" / "pairs" / "train.jsonl"));
+  const auto trained = ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "run").string(), "--quiet",
+                               "--set", "data.beir=\"" + (dir / "beir").string() + "\"", "--set",
+                               "data.split=\"train\"", "--set", "data.holdout_queries=5", "--set",
+                               "eval.split=\"test\"", "--set", "eval.at_steps=[2]", "--set", "eval.k=10", "--set",
+                               "train.max_steps=4"});
+  ASSERT_EQ(trained.exit_code, 0) << trained.output;
+  std::vector<int64_t> evaluated;
+  for (const auto& e : read_events(dir / "run"))
+    if (e["event"] == "eval") evaluated.push_back(e["step"].get<int64_t>());
+  EXPECT_EQ(evaluated, (std::vector<int64_t>{2, 4}));
+  const auto result = nlohmann::json::parse(read_file(dir / "run" / "result.json"));
+  EXPECT_TRUE(result.contains("recall@10")) << result.dump();
+  const auto training = nlohmann::json::parse(read_file(dir / "run" / "model" / "ragmig.json"))["training"];
+  EXPECT_EQ(training["split"], "train");
+  ASSERT_EQ(training["held_out_queries"].size(), 5u) << training.dump();
+  const auto test_qrels = text::read_qrels(text::qrels_path((dir / "beir").string(), "test"));
+  for (const auto& id : training["held_out_queries"])
+    for (const auto& e : test_qrels.entries) EXPECT_NE(e.query_id, id.get<std::string>());
 }
 
 TEST(BeirCli, RefusalsWriteNothing) {
