@@ -62,23 +62,18 @@ TEST(Pairs, ErrorsNameTheField) {
         "missing field \"query\", \"anchor\" or \"question\"");
 }
 
-// The rows sentence-transformers' datasets give with `Dataset.to_json` (tests/hf/test_pairs_datasets.py writes them
+// The rows sentence-transformers' datasets give with `Dataset.to_json` (tests/hf/pairs_datasets.py writes them
 // with the datasets library itself): column names are what tells the columns apart, in any order.
 TEST(Pairs, ReadsSentenceTransformersDatasetColumns) {
   ScratchDir dir;
-  const auto path = write_text(
-      dir / "st.jsonl",
-      "{\"anchor\": \"a1\", \"positive\": \"p1\", \"negative\": \"n1\"}\n"
-      "{\"negative_2\": \"m2\", \"query\": \"q2\", \"negative_1\": \"m1\", \"positive\": \"p2\","
-      " \"negative_10\": \"x\", \"negative_x\": 1}\n"
-      "{\"question\": \"q3\", \"answer\": \"p1\", \"id\": 17}\n");
+  const auto rows = [](const std::string& more_negatives) {
+    return "{\"anchor\": \"a1\", \"positive\": \"p1\", \"negative\": \"n1\"}\n"
+           "{\"negative_2\": \"m2\", \"query\": \"q2\", \"negative_1\": \"m1\", \"positive\": \"p2\"," +
+           more_negatives + " \"negative_x\": 1}\n\n{\"question\": \"q3\", \"answer\": \"p1\", \"id\": 17}\n";
+  };
+  const auto path = write_text(dir / "st.jsonl", rows(" \"negative_10\": \"x\","));
   ASSERT_THROW(read_pairs(path), DataError);  // negative_10 without negative_3..9
-  write_text(dir / "st.jsonl",
-             "{\"anchor\": \"a1\", \"positive\": \"p1\", \"negative\": \"n1\"}\n"
-             "{\"negative_2\": \"m2\", \"query\": \"q2\", \"negative_1\": \"m1\", \"positive\": \"p2\","
-             " \"negative_x\": 1}\n"
-             "\n"
-             "{\"question\": \"q3\", \"answer\": \"p1\", \"id\": 17}\n");
+  write_text(dir / "st.jsonl", rows(""));
   const auto ex = read_pairs(path);
   ASSERT_EQ(ex.size(), 3u);
   EXPECT_EQ(ex[0].query, "a1");
