@@ -193,9 +193,9 @@ std::vector<IdBatch> squad_batches(const std::string& beir_dir, const std::strin
   std::set<int64_t> taken;
   for (int64_t r : text::epoch_permutation(data.examples(), 7, 0)) {
     if (static_cast<int64_t>(rows.size()) == n) break;
-    if (!taken.insert(data.positive_key[static_cast<size_t>(r)]).second) continue;
+    if (!taken.insert(data.batch_key[static_cast<size_t>(r)]).second) continue;
     rows.push_back(r);
-    keys.push_back(data.positive_key[static_cast<size_t>(r)]);
+    keys.push_back(data.batch_key[static_cast<size_t>(r)]);
     lengths.push_back(static_cast<int64_t>(data.queries[static_cast<size_t>(r)].size() +
                                            data.passages[static_cast<size_t>(data.positive[static_cast<size_t>(r)])].size()));
   }

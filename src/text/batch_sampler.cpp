@@ -55,7 +55,8 @@ std::vector<std::vector<int64_t>> batches_from_order(std::span<const int64_t> or
   const int64_t n_keys = static_cast<int64_t>(dense_of.size());
   if (batch_size > n_keys)
     throw DataError("batch_size " + std::to_string(batch_size) + " exceeds the " + std::to_string(n_keys) +
-                    " distinct positives: no batch can be filled without repeating one");
+                    " distinct positives (examples of one query count once; text/batch_keys.h): no batch can be "
+                    "filled without repeating one");
 
   const size_t b = static_cast<size_t>(batch_size);
   std::vector<int64_t> taken_in(static_cast<size_t>(n_keys), -1);  // key -> last batch that holds it

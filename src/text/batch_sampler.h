@@ -1,5 +1,6 @@
 // Batches for in-batch-negative contrastive training: each batch holds distinct positive passages, since a
-// duplicate positive would be scored as its own negative. Pure functions of their inputs, bit-identical
+// duplicate positive would be scored as its own negative (the trainer's keys, text/batch_keys.h, also keep
+// a query's other positives out of its batch). Pure functions of their inputs, bit-identical
 // on every platform (own Fisher-Yates over mt19937_64, no std::shuffle or std distributions).
 #pragma once
 

@@ -396,12 +396,12 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
     example_tokens[i] = static_cast<int64_t>(data.queries[i].size() +
                                              data.passages[static_cast<size_t>(data.positive[i])].size());
   const auto batches_for = [&](int64_t epoch, int64_t batch_size) {
-    return text::length_grouped_batches(data.positive_key, example_tokens, batch_size, cfg.train.length_grouping,
+    return text::length_grouped_batches(data.batch_key, example_tokens, batch_size, cfg.train.length_grouping,
                                         static_cast<uint64_t>(cfg.train.seed), epoch);
   };
   auto batches = batches_for(0, cfg.train.batch_size);  // throws DataError when the data cannot fill one batch
-  const int64_t distinct_positives =
-      static_cast<int64_t>(std::set<int64_t>(data.positive_key.begin(), data.positive_key.end()).size());
+  const int64_t distinct_keys =
+      static_cast<int64_t>(std::set<int64_t>(data.batch_key.begin(), data.batch_key.end()).size());
 
   // Every rank has chosen its vocabulary (maybe from run/vocab.txt) before rank 0 may write that file.
   if (comm) comm->barrier();
@@ -608,7 +608,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   if (loaded) last_saved = loaded->step;
   if (loaded) {
     batches = batches_for(epoch, epoch_batch);
-    for (const auto& r : epoch_resizes) batches = rebatch_rest(std::move(batches), r.position, data.positive_key, r.batch_size);
+    for (const auto& r : epoch_resizes) batches = rebatch_rest(std::move(batches), r.position, data.batch_key, r.batch_size);
     for (const auto& why : loaded->skipped) say("skipped checkpoint " + why);
   }
 
@@ -730,9 +730,9 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
     if (r.batch_size && r.batch_size < least)
       refused = fmt::format("batch_size {} is below {} (in-batch negatives{})", r.batch_size, least,
                             world > 1 ? fmt::format(" on {} replicas", world) : "");
-    else if (r.batch_size > distinct_positives)
-      refused = fmt::format("batch_size {} exceeds the {} distinct positives of the data", r.batch_size,
-                            distinct_positives);
+    else if (r.batch_size > distinct_keys)
+      refused = fmt::format("batch_size {} exceeds the {} distinct positives of the data (a query's examples count "
+                            "once)", r.batch_size, distinct_keys);
     else if (r.chunk_size && t.accumulation == "none")
       refused = "chunk_size needs train.accumulation = \"gradcache\" or \"plain\"";
     else if (r.chunk_size == 1 && t.accumulation == "plain")
@@ -745,7 +745,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
     const int64_t before = global_batch, chunk_before = chunk;
     if (r.chunk_size) chunk = r.chunk_size;
     if (r.batch_size && r.batch_size != global_batch) {
-      batches = rebatch_rest(std::move(batches), batch_in_epoch, data.positive_key, r.batch_size);
+      batches = rebatch_rest(std::move(batches), batch_in_epoch, data.batch_key, r.batch_size);
       epoch_resizes.push_back({batch_in_epoch, r.batch_size});
       global_batch = r.batch_size;
       sizes = even_split(global_batch, world);

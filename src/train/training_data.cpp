@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/splitmix.h"
 #include "model/host_copy.h"
+#include "text/batch_keys.h"
 #include "text/pretrain_pairs.h"
 #include "text/query_holdout.h"
 #include "text/token_batch.h"
@@ -98,7 +99,6 @@ TokenizedData tokenize(const std::vector<text::TrainingExample>& examples, const
     if (fresh)
       data.passages.push_back(text::encode_with_prompt(tokenizer, prompts.passage, e.positive, cfg.max_passage_tokens));
     data.positive.push_back(it->second);
-    data.positive_key.push_back(e.positive_key);
     std::vector<int64_t> negs;
     for (const auto& n : e.negatives) {
       auto [nit, nfresh] = negative_row.try_emplace(n, static_cast<int64_t>(data.passages.size()));
@@ -108,6 +108,7 @@ TokenizedData tokenize(const std::vector<text::TrainingExample>& examples, const
     }
     data.negatives.push_back(std::move(negs));
   }
+  data.batch_key = text::batch_keys(examples);
   return data;
 }
 

@@ -25,7 +25,8 @@ struct TokenizedData {
   std::vector<std::vector<int32_t>> passages;   ///< distinct passages: positives and hard negatives
   std::vector<int64_t> positive;                ///< example -> passage row
   std::vector<std::vector<int64_t>> negatives;  ///< example -> passage rows of its hard negatives
-  std::vector<int64_t> positive_key;            ///< example -> key; equal keys = same positive passage
+  std::vector<int64_t> batch_key;               ///< example -> key the samplers keep apart (text/batch_keys.h:
+                                                ///< examples joined by a positive or a query text share one)
   int64_t examples() const { return static_cast<int64_t>(queries.size()); }
 };
 

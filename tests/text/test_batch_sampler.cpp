@@ -11,7 +11,9 @@
 #include "core/error.h"
 #include "core/splitmix.h"
 #include "support/test_support.h"
+#include "text/batch_keys.h"
 #include "text/beir.h"
+#include "text/pairs.h"
 
 namespace ragmig::text {
 namespace {
@@ -173,6 +175,48 @@ TEST(BatchSampler, SquadTrainQrels) {
     const int64_t dropped = static_cast<int64_t>(keys.size()) - static_cast<int64_t>(batches.size()) * b;
     EXPECT_LT(dropped, 3 * b) << "batch " << b;
   }
+}
+
+// The keys the trainer batches by (text/batch_keys.h): a query with two positives, and every example joined to
+// it through either positive, is one group.
+TEST(BatchKeys, ExamplesJoinedByAPositiveOrAQueryTextShareAKey) {
+  const auto ex = [](std::string query, int64_t positive) {
+    TrainingExample e;
+    e.query = std::move(query);
+    e.positive_key = positive;
+    return e;
+  };
+  // claim a -> docs 1, 2; claim b -> doc 2; claim c -> doc 3; claim d -> doc 4, and a row of c again (doc 5).
+  const std::vector<TrainingExample> examples = {ex("a", 1), ex("c", 3), ex("a", 2), ex("b", 2),
+                                                 ex("d", 4), ex("c", 5)};
+  EXPECT_EQ(batch_keys(examples), (std::vector<int64_t>{0, 1, 0, 0, 2, 1}));
+  EXPECT_TRUE(batch_keys({}).empty());
+}
+
+// On SciFact's training qrels (claims judged against several abstracts): no batch holds a claim twice or an
+// abstract twice, so no claim meets its other abstract as an in-batch negative.
+TEST(BatchKeys, NoSciFactBatchHoldsAClaimOrAnAbstractTwice) {
+  RAGMIG_REQUIRE_DATA("beir/scifact/qrels/train.tsv");
+  const std::string dir = (ragmig::testing::data_dir() / "beir/scifact").string();
+  const auto examples = examples_from_beir(read_beir(dir), read_qrels(qrels_path(dir, "train")));
+  const auto keys = batch_keys(examples);
+  const std::set<int64_t> groups(keys.begin(), keys.end());
+  std::set<std::string> claims;
+  for (const auto& e : examples) claims.insert(e.query);
+  EXPECT_LT(claims.size(), examples.size()) << "SciFact has claims with several judged abstracts";
+  EXPECT_LE(groups.size(), claims.size());
+  int64_t batches = 0;
+  for (int64_t epoch = 0; epoch < 3; ++epoch)
+    for (const auto& batch : unique_positive_batches(keys, 32, 42, epoch)) {
+      std::set<std::string> queries;
+      std::set<int64_t> positives;
+      for (int64_t i : batch) {
+        EXPECT_TRUE(queries.insert(examples[static_cast<size_t>(i)].query).second) << "a claim twice";
+        EXPECT_TRUE(positives.insert(examples[static_cast<size_t>(i)].positive_key).second) << "an abstract twice";
+      }
+      ++batches;
+    }
+  EXPECT_GE(batches, 3 * (static_cast<int64_t>(examples.size()) / 32 - 2));
 }
 
 }  // namespace

@@ -196,7 +196,7 @@ TokenizedData ragged_examples(int64_t n) {
     data.passages.push_back(std::vector<int32_t>(static_cast<size_t>(4 + (7 * i) % 11), token + 20));
     data.positive.push_back(i);
     data.negatives.emplace_back();
-    data.positive_key.push_back(i);
+    data.batch_key.push_back(i);
   }
   return data;
 }

@@ -18,7 +18,7 @@ TokenizedData pooled_data(int64_t examples, int64_t pool) {
   for (int64_t e = 0; e < examples; ++e) {
     d.queries.push_back({static_cast<int32_t>(e + 1)});
     d.positive.push_back(static_cast<int64_t>(d.passages.size()));
-    d.positive_key.push_back(e);
+    d.batch_key.push_back(e);
     d.passages.push_back({static_cast<int32_t>(100 + d.passages.size())});
     std::vector<int64_t> negs;
     for (int64_t k = 0; k < pool; ++k) {
