@@ -36,7 +36,8 @@ PairsFolder beir_from_pairs(const std::vector<TrainingExample>& examples, int64_
     if (added) out.corpus.push_back({it->second, "", text});
     return it->second;
   };
-  std::vector<std::pair<std::string, std::string>> pair_of(examples.size());  // (query id, positive id) per example
+  std::vector<std::string> query_of(examples.size());             // per example: its query's id
+  std::vector<std::vector<std::string>> judged_of(examples.size());  // per example: its positives' ids
   for (size_t i = 0; i < examples.size(); ++i) {
     const TrainingExample& e = examples[i];
     const auto made = [&] {
@@ -50,7 +51,9 @@ PairsFolder beir_from_pairs(const std::vector<TrainingExample>& examples, int64_
     if (added) out.queries.push_back({id, e.query});
     else if (out.queries[at->second].text != e.query)
       throw DataError(fmt::format("{}: example {}: query_id \"{}\" names two query texts", source, i + 1, id));
-    pair_of[i] = {std::move(id), doc(e.positive)};
+    query_of[i] = std::move(id);
+    judged_of[i].push_back(doc(e.positive));
+    for (const auto& positive : e.more_positives) judged_of[i].push_back(doc(positive));
     for (const auto& negative : e.negatives) doc(negative);
   }
 
@@ -64,9 +67,10 @@ PairsFolder beir_from_pairs(const std::vector<TrainingExample>& examples, int64_
   const std::unordered_set<std::string> test(carved.begin(), carved.end());
   std::set<std::pair<std::string, std::string>> judged;
   for (size_t i = 0; i < examples.size(); ++i) {
-    const auto& [query, positive] = pair_of[i];
+    const std::string& query = query_of[i];
     const bool in_test = test.count(query) > 0;
-    if (judged.insert(pair_of[i]).second) (in_test ? out.test : out.train).push_back({query, positive, 1, 0});
+    for (const auto& positive : judged_of[i])
+      if (judged.emplace(query, positive).second) (in_test ? out.test : out.train).push_back({query, positive, 1, 0});
     if (in_test) continue;
     out.train_pairs.push_back(examples[i]);
     out.train_pairs.back().query_id = query;
@@ -91,9 +95,16 @@ void write_pairs_folder(const PairsFolder& folder, const std::string& dir) {
     for (const auto& d : folder.corpus)
       corpus += json{{"_id", d.id}, {"title", d.title}, {"text", d.text}}.dump() + "\n";
     for (const auto& q : folder.queries) queries += json{{"_id", q.id}, {"text", q.text}}.dump() + "\n";
-    for (const auto& e : folder.train_pairs)
-      pairs += json{{"query_id", e.query_id}, {"query", e.query}, {"positive", e.positive}, {"negatives", e.negatives}}
-                   .dump() + "\n";
+    for (const auto& e : folder.train_pairs) {
+      json row = {{"query_id", e.query_id}, {"query", e.query}, {"negatives", e.negatives}};
+      if (e.more_positives.empty()) {
+        row["positive"] = e.positive;
+      } else {  // FlagEmbedding's "pos": the first is trained on, all are judged
+        row["pos"] = json::array({e.positive});
+        for (const auto& p : e.more_positives) row["pos"].push_back(p);
+      }
+      pairs += row.dump() + "\n";
+    }
     write_file_atomic(root / "corpus.jsonl", corpus);
     write_file_atomic(root / "queries.jsonl", queries);
     std::filesystem::create_directory(root / "qrels");

@@ -20,7 +20,8 @@ struct PairsFolder {
   std::vector<Document> corpus;              ///< "d1", "d2", ...: the distinct passage texts in order of first
                                              ///< appearance (a row's positive, then its negatives); no titles
   std::vector<Query> queries;                ///< in order of first appearance
-  std::vector<QrelEntry> train, test;        ///< (query, positive, 1), each pair once, in row order
+  std::vector<QrelEntry> train, test;        ///< (query, positive, 1) for every positive (more_positives too),
+                                             ///< each pair once, in row order
   std::vector<TrainingExample> train_pairs;  ///< the rows of the train queries, each with its query id
 };
 
@@ -32,8 +33,9 @@ PairsFolder beir_from_pairs(const std::vector<TrainingExample>& examples, int64_
                             const std::string& source);
 
 /// Writes DIR/corpus.jsonl, DIR/queries.jsonl, DIR/qrels/train.tsv, DIR/qrels/test.tsv (when the test split has
-/// queries) and DIR/pairs/train.jsonl (the train rows with their ids and negatives: `ragmig train`'s data.pairs
-/// with data.split = "train"), all or nothing (core/atomic_file.h's write_folder_atomically). Throws IoError.
+/// queries) and DIR/pairs/train.jsonl (the train rows with their ids, negatives and "pos" arrays where they had
+/// more than one positive: `ragmig train`'s data.pairs with data.split = "train"), all or nothing
+/// (core/atomic_file.h's write_folder_atomically). Throws IoError.
 void write_pairs_folder(const PairsFolder& folder, const std::string& dir);
 
 }  // namespace ragmig::text

@@ -105,6 +105,7 @@ TrainingExample example_from_row(const json& row, const std::string& file, int64
     std::vector<std::string> pos = text_array(row, "pos", file, line);
     if (pos.empty()) throw DataError(file, line, "field \"pos\" is empty");
     ex.positive = std::move(pos.front());
+    ex.more_positives.assign(std::make_move_iterator(pos.begin() + 1), std::make_move_iterator(pos.end()));
   } else {
     ex.positive = text_field(row, positive, file, line);
   }

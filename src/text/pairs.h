@@ -17,21 +17,24 @@ struct TrainingExample {
   std::string positive;
   std::vector<std::string> negatives;
   int64_t positive_key = 0;  ///< equal keys = the same positive passage (batch samplers keep them apart)
+  /// A "pos" array's passages after the first: the query's other judged passages. Training takes the first;
+  /// `ragmig beir` judges them all, and batches keep them apart from the query (batch_keys.h).
+  std::vector<std::string> more_positives;
 };
 
 /// A pairs file, by its name: `*.tsv` / `*.tsv.gz` is read as TSV, anything else as JSONL (plain or gzip).
 /// JSONL: one object per line, each column under one of its names —
 ///   query:     "query" | "anchor" | "question"
-///   positive:  "positive" (string) | "pos" (array, its first) | "answer"
+///   positive:  "positive" (string) | "pos" (array: its first, the rest more_positives) | "answer"
 ///   negatives: "negatives" | "neg" (arrays) | "negative" (string) | "negative_1", "negative_2", ... (strings)
 ///   "query_id" (optional; a string or an integer)
 /// — ragmig's own rows (`ragmig mine`), FlagEmbedding's {query, pos, neg}, and sentence-transformers' datasets
 /// written by `Dataset.to_json` (anchor/positive/negative, query/positive/negative_1..N, question/answer).
 /// TSV: query<TAB>positive[<TAB>negative...] per line (MS MARCO's triples), UTF-8, no quoting; a first line
 /// naming the columns (a query name, then a positive name) is a header and skipped.
-/// Blank lines are skipped; a text may be empty (as a BEIR query may), not null. positive_key numbers the distinct positive texts in order
-/// of first appearance; only the first max_rows rows when that is > 0. Throws IoError, or DataError(file, line)
-/// naming the missing, doubled or ill-typed field.
+/// Blank lines are skipped; a text may be empty (as a BEIR query may), not null. positive_key numbers the
+/// distinct positive texts in order of first appearance; only the first max_rows rows when that is > 0. Throws
+/// IoError, or DataError(file, line) naming the missing, doubled or ill-typed field.
 std::vector<TrainingExample> read_pairs(const std::string& path, int64_t max_rows = 0);
 
 /// One example per qrels row with score > 0, in qrels order: positive = title + " " + text (just text when

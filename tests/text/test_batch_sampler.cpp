@@ -183,6 +183,7 @@ TEST(BatchKeys, ExamplesJoinedByAPositiveOrAQueryTextShareAKey) {
   const auto ex = [](std::string query, int64_t positive) {
     TrainingExample e;
     e.query = std::move(query);
+    e.positive = "abstract " + std::to_string(positive);
     e.positive_key = positive;
     return e;
   };
@@ -191,6 +192,10 @@ TEST(BatchKeys, ExamplesJoinedByAPositiveOrAQueryTextShareAKey) {
                                                  ex("d", 4), ex("c", 5)};
   EXPECT_EQ(batch_keys(examples), (std::vector<int64_t>{0, 1, 0, 0, 2, 1}));
   EXPECT_TRUE(batch_keys({}).empty());
+  // A "pos" array's other passage joins by its text: claim d also judges c's first abstract.
+  std::vector<TrainingExample> more = examples;
+  more[4].more_positives = {"abstract 3"};
+  EXPECT_EQ(batch_keys(more), (std::vector<int64_t>{0, 1, 0, 0, 1, 1}));
 }
 
 // On SciFact's training qrels (claims judged against several abstracts): no batch holds a claim twice or an

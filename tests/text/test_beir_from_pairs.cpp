@@ -18,10 +18,11 @@ namespace {
 
 using ragmig::testing::ScratchDir;
 using ragmig::testing::expect_error;
+using ragmig::testing::write_text;
 
 TrainingExample pair(std::string query, std::string positive, std::vector<std::string> negatives = {},
                      std::string id = "") {
-  return {std::move(id), std::move(query), std::move(positive), std::move(negatives), 0};
+  return {std::move(id), std::move(query), std::move(positive), std::move(negatives), 0, {}};
 }
 
 TEST(BeirFromPairs, OneDocumentPerPassageOneQueryPerTextOneQrelPerPair) {
@@ -47,6 +48,27 @@ TEST(BeirFromPairs, OneDocumentPerPassageOneQueryPerTextOneQrelPerPair) {
   ASSERT_EQ(f.train_pairs.size(), 4u);  // every row, with its id, negatives kept
   EXPECT_EQ(f.train_pairs[3].query_id, "q1");
   EXPECT_EQ(f.train_pairs[0].negatives, (std::vector<std::string>{"y too", "z"}));
+}
+
+// FlagEmbedding's rows judge several passages: every one is a qrels row, and the written rows keep them all.
+TEST(BeirFromPairs, EveryPositiveOfAPosArrayIsJudged) {
+  ScratchDir dir;
+  const auto path = write_text(dir / "flag.jsonl",
+                               "{\"query\": \"what is x\", \"pos\": [\"x1\", \"x2\"], \"neg\": [\"y\"]}\n"
+                               "{\"query\": \"what is y\", \"pos\": [\"y\"], \"neg\": [\"x2\"]}\n");
+  const auto rows = read_pairs(path);
+  ASSERT_EQ(rows[0].more_positives, (std::vector<std::string>{"x2"}));
+  const PairsFolder f = beir_from_pairs(rows, 0, kTestSplitSeed, path);
+  ASSERT_EQ(f.train.size(), 3u);
+  EXPECT_EQ(f.train[1].query_id, "q1");
+  EXPECT_EQ(f.train[1].doc_id, "d2");  // x2
+  write_pairs_folder(f, (dir / "beir").string());
+  const auto again = read_pairs((dir / "beir" / "pairs" / "train.jsonl").string());
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[0].positive, "x1");
+  EXPECT_EQ(again[0].more_positives, (std::vector<std::string>{"x2"}));
+  EXPECT_EQ(again[0].negatives, (std::vector<std::string>{"y"}));
+  EXPECT_TRUE(again[1].more_positives.empty());
 }
 
 TEST(BeirFromPairs, TheTestSplitIsTheSeededCarveOfTheIds) {

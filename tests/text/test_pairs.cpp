@@ -27,6 +27,7 @@ TEST(Pairs, ReadsBothSpellingsAndKeysPositives) {
   ASSERT_EQ(ex.size(), 3u);
   EXPECT_EQ(ex[0].negatives, (std::vector<std::string>{"n1", "n2"}));
   EXPECT_EQ(ex[1].positive, "p2");
+  EXPECT_EQ(ex[1].more_positives, (std::vector<std::string>{"p2b"}));  // judged too, trained on: the first
   EXPECT_EQ(ex[1].negatives, (std::vector<std::string>{"n3"}));
   EXPECT_TRUE(ex[2].negatives.empty());
   EXPECT_EQ(ex[0].positive_key, 0);

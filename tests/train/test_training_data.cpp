@@ -81,7 +81,7 @@ TEST(AssembleBatch, CountsTheRealTokensOnTheHostAsTheMasksHoldThem) {
 TEST(Tokenize, PromptsGoFirstAndCountTowardTheTokenLimits) {
   // ids: [PAD] 0, [UNK] 1, [CLS] 2, [SEP] 3, query 4, : 5, passage 6, hello 7, world 8
   const text::WordPieceTokenizer tok({"[PAD]", "[UNK]", "[CLS]", "[SEP]", "query", ":", "passage", "hello", "world"});
-  const std::vector<text::TrainingExample> examples = {{"q1", "hello", "world", {"hello world"}, 0}};
+  const std::vector<text::TrainingExample> examples = {{"q1", "hello", "world", {"hello world"}, 0, {}}};
   DataConfig cfg;
   cfg.max_query_tokens = 8;
   cfg.max_passage_tokens = 8;
