@@ -42,7 +42,8 @@ TEST(QueryHoldout, CarveIsASeededOrderIndependentOfTheInputOrder) {
 TEST(QueryHoldout, EveryExampleOfAHeldOutQueryIsRemoved) {
   std::vector<TrainingExample> examples;
   for (int q = 0; q < 50; ++q)
-    for (int p = 0; p <= q % 3; ++p) examples.push_back({"q" + std::to_string(q), "query", "passage", {}, q * 10 + p, {}});
+    for (int p = 0; p <= q % 3; ++p)
+      examples.push_back({"q" + std::to_string(q), "query", "passage", {}, q * 10 + p, {}});
   const size_t before = examples.size();
   const auto held = hold_out_queries(examples, 10, "pairs.jsonl");
   ASSERT_EQ(held.size(), 10u);
