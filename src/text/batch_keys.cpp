@@ -20,16 +20,14 @@ std::vector<int64_t> batch_keys(const std::vector<TrainingExample>& examples) {
     a = root(a), b = root(b);
     if (a != b) parent[std::max(a, b)] = std::min(a, b);  // the earliest example is a group's root
   };
-  // A "pos" array's other passages have no key of their own: where there are any, passages join by text too.
-  const bool more =
-      std::any_of(examples.begin(), examples.end(), [](const auto& e) { return !e.more_positives.empty(); });
+  // Passages by key and by text: a "pos" array's other passages have no key, and a corpus may hold one text
+  // under two ids.
   std::unordered_map<int64_t, size_t> by_positive;
   std::unordered_map<std::string_view, size_t> by_query, by_passage;  // views of the examples' own texts
   for (size_t i = 0; i < examples.size(); ++i) {
     const TrainingExample& e = examples[i];
     join(i, by_positive.emplace(e.positive_key, i).first->second);
     join(i, by_query.emplace(e.query, i).first->second);
-    if (!more) continue;
     join(i, by_passage.emplace(e.positive, i).first->second);
     for (const auto& p : e.more_positives) join(i, by_passage.emplace(p, i).first->second);
   }

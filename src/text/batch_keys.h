@@ -12,9 +12,9 @@
 namespace ragmig::text {
 
 /// One key per example, numbered from 0 in order of first appearance: equal for examples that share a
-/// positive_key, a query text, or a judged passage's text (a positive or one of more_positives), and for every
-/// example joined to them so (a claim with two judged abstracts, and any other claim of either abstract, make
-/// one group).
+/// positive_key, a query text, or a judged passage's text (a positive or one of more_positives: the same text
+/// under two corpus ids too), and for every example joined to them so (a claim with two judged abstracts, and
+/// any other claim of either abstract, make one group).
 std::vector<int64_t> batch_keys(const std::vector<TrainingExample>& examples);
 
 }  // namespace ragmig::text

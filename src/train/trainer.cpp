@@ -818,7 +818,8 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
       double comm_s = 0;
       const int64_t mine = sizes[static_cast<size_t>(rank)];
       const PairBatch batch = assemble_batch(data, shard_of(rows, sizes, rank), t.hard_negatives, tokenizer.pad_id(),
-                                             static_cast<uint64_t>(t.seed), step, device, shard_offset(sizes, rank));
+                                             static_cast<uint64_t>(t.seed), step, device, shard_offset(sizes, rank),
+                                             rows);
       scale = logit_scale.exp().clamp_max(100.0);
       optimizer->zero_grad();
       // A local loss covers this replica's share of the global batch's queries.

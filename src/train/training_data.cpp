@@ -2,7 +2,9 @@
 #include "train/training_data.h"
 
 #include <algorithm>
+#include <iterator>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "core/error.h"
@@ -91,21 +93,23 @@ std::vector<std::string> vocabulary_texts(const std::vector<text::TrainingExampl
 TokenizedData tokenize(const std::vector<text::TrainingExample>& examples, const text::Tokenizer& tokenizer,
                        const DataConfig& cfg, const text::Prompts& prompts) {
   TokenizedData data;
-  std::unordered_map<int64_t, int64_t> positive_row;       // positive_key -> passage row
-  std::unordered_map<std::string, int64_t> negative_row;   // negative text -> passage row
+  // One row per passage text, positive or negative, so that a hard negative that is another example's positive
+  // is that row (the batch samplers keep the two apart: BatchPassages); positives by key first.
+  std::unordered_map<int64_t, int64_t> positive_row;     // positive_key -> passage row
+  std::unordered_map<std::string, int64_t> text_row;     // passage text -> passage row
+  const auto row_of = [&](const std::string& text) {
+    const auto [it, fresh] = text_row.try_emplace(text, static_cast<int64_t>(data.passages.size()));
+    if (fresh)
+      data.passages.push_back(text::encode_with_prompt(tokenizer, prompts.passage, text, cfg.max_passage_tokens));
+    return it->second;
+  };
   for (const auto& e : examples) {
     data.queries.push_back(text::encode_with_prompt(tokenizer, prompts.query, e.query, cfg.max_query_tokens));
-    auto [it, fresh] = positive_row.try_emplace(e.positive_key, static_cast<int64_t>(data.passages.size()));
-    if (fresh)
-      data.passages.push_back(text::encode_with_prompt(tokenizer, prompts.passage, e.positive, cfg.max_passage_tokens));
+    const auto [it, fresh] = positive_row.try_emplace(e.positive_key, 0);
+    if (fresh) it->second = row_of(e.positive);
     data.positive.push_back(it->second);
     std::vector<int64_t> negs;
-    for (const auto& n : e.negatives) {
-      auto [nit, nfresh] = negative_row.try_emplace(n, static_cast<int64_t>(data.passages.size()));
-      if (nfresh)
-        data.passages.push_back(text::encode_with_prompt(tokenizer, prompts.passage, n, cfg.max_passage_tokens));
-      negs.push_back(nit->second);
-    }
+    for (const auto& n : e.negatives) negs.push_back(row_of(n));
     data.negatives.push_back(std::move(negs));
   }
   data.batch_key = text::batch_keys(examples);
@@ -114,8 +118,12 @@ TokenizedData tokenize(const std::vector<text::TrainingExample>& examples, const
 
 PairBatch assemble_batch(const TokenizedData& data, std::span<const int64_t> rows, int64_t hard_negatives,
                          int32_t pad_id, uint64_t seed, int64_t step, const torch::Device& device,
-                         int64_t first_index) {
+                         int64_t first_index, std::span<const int64_t> batch_rows) {
   std::vector<std::vector<int32_t>> q, p, negs;
+  // The loss scores every hard negative of the batch against every query: one that is a positive of the batch
+  // would be a negative of its own query, so the batch's positives are never drawn as hard negatives.
+  std::unordered_set<int64_t> positives;
+  for (int64_t r : batch_rows.empty() ? rows : batch_rows) positives.insert(data.positive[static_cast<size_t>(r)]);
   for (int64_t r : rows) {
     q.push_back(data.queries[static_cast<size_t>(r)]);
     p.push_back(data.passages[static_cast<size_t>(data.positive[static_cast<size_t>(r)])]);
@@ -123,10 +131,10 @@ PairBatch assemble_batch(const TokenizedData& data, std::span<const int64_t> row
   const auto n_passages = static_cast<uint64_t>(data.passages.size());
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto& own = data.negatives[static_cast<size_t>(rows[i])];
-    const int64_t own_positive = data.positive[static_cast<size_t>(rows[i])];
     uint64_t state = splitmix64(seed ^ splitmix64(static_cast<uint64_t>(step) * 1000003u + static_cast<uint64_t>(first_index) + i));
     // A pool larger than asked for: `hard_negatives` of it by a partial Fisher-Yates shuffle.
-    std::vector<int64_t> chosen(own.begin(), own.end());
+    std::vector<int64_t> chosen;
+    std::copy_if(own.begin(), own.end(), std::back_inserter(chosen), [&](int64_t n) { return !positives.count(n); });
     if (static_cast<int64_t>(chosen.size()) > hard_negatives) {
       for (size_t j = 0; j < static_cast<size_t>(hard_negatives); ++j) {
         state = splitmix64(state);
@@ -139,8 +147,8 @@ PairBatch assemble_batch(const TokenizedData& data, std::span<const int64_t> row
         negs.push_back(data.passages[static_cast<size_t>(chosen[static_cast<size_t>(j)])]);
         continue;
       }
-      int64_t pick = own_positive;
-      for (int tries = 0; pick == own_positive && tries < 16 && n_passages > 1; ++tries) {
+      int64_t pick = data.positive[static_cast<size_t>(rows[i])];
+      for (int tries = 0; positives.count(pick) && tries < 16 && n_passages > 1; ++tries) {
         state = splitmix64(state);
         pick = static_cast<int64_t>(state % n_passages);
       }

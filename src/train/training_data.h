@@ -53,12 +53,15 @@ TokenizedData tokenize(const std::vector<text::TrainingExample>& examples, const
 
 /// The batch of examples `rows`: queries, their positives, then `hard_negatives` negatives per query. Where
 /// an example has more negatives than asked (a mined pool), a different draw of them is taken at every step;
-/// where it has fewer, the rest are passages drawn at random among those that are not its positive. Draws
-/// are deterministic from seed and step, so a resumed run draws what an uninterrupted one did. `first_index` is the position of rows[0] in
-/// the global batch (data parallelism), so a replica draws what one process would for the same rows. The ids are
+/// where it has fewer, the rest are passages drawn at random. Never drawn: a positive of the batch (the loss
+/// scores every hard negative against every query, so it would be a negative of its own query; sentence-
+/// transformers' no-duplicates sampler keeps such rows out of one batch instead), which leaves an example's
+/// own negatives fewer where they clash. Draws are deterministic from seed and step, so a resumed run draws what
+/// an uninterrupted one did. `first_index` is the position of rows[0] in the global batch `batch_rows` (data
+/// parallelism; empty: `rows` is the batch), so a replica draws what one process would for the same rows. The ids are
 /// put on `device`; the masks stay on the host (pinned for a GPU: see PairBatch).
 PairBatch assemble_batch(const TokenizedData& data, std::span<const int64_t> rows, int64_t hard_negatives,
                          int32_t pad_id, uint64_t seed, int64_t step, const torch::Device& device,
-                         int64_t first_index = 0);
+                         int64_t first_index = 0, std::span<const int64_t> batch_rows = {});
 
 }  // namespace ragmig::train

@@ -59,6 +59,30 @@ TEST(AssembleBatch, AMinedPoolLargerThanAskedIsDrawnFromAnewEachStepAndTheSameOn
   EXPECT_GT(draws.size(), 5u) << "different steps draw different negatives from the pool of 6";
 }
 
+// A mined negative that is another example's positive is never drawn while that example is in the batch (it
+// would be scored as a negative of its own query); in another batch it is drawn as usual. A replica filters by the
+// whole global batch, so it draws what one process would.
+TEST(AssembleBatch, NoHardNegativeIsAPositiveOfTheBatch) {
+  TokenizedData d = pooled_data(3, 2);  // passages: e0 0 (negs 1, 2), e1 3 (4, 5), e2 6 (7, 8)
+  d.negatives[0] = {3, 1};              // e1's positive, and its own
+  const std::vector<int64_t> both = {0, 1}, apart = {0, 2};
+  for (int64_t step = 1; step <= 10; ++step) {
+    EXPECT_EQ(negatives_of(assemble_batch(d, both, 1, 0, 7, step, torch::kCPU, 0), 2, 0, 1),
+              (std::vector<int32_t>{101}));
+    EXPECT_EQ(negatives_of(assemble_batch(d, both, 2, 0, 7, step, torch::kCPU, 0), 2, 0, 2)[0], 101)
+        << "its own pool first; the missing one drawn at random";
+  }
+  std::set<int32_t> drawn;
+  for (int64_t step = 1; step <= 10; ++step)
+    drawn.insert(negatives_of(assemble_batch(d, apart, 1, 0, 7, step, torch::kCPU, 0), 2, 0, 1)[0]);
+  EXPECT_EQ(drawn, (std::set<int32_t>{101, 103})) << "without e1 in the batch, its positive is a fair negative";
+  // Example 0 as a replica's shard of the global batch {0, 1}: the same draws.
+  const std::vector<int64_t> shard = {0};
+  for (int64_t step = 1; step <= 10; ++step)
+    EXPECT_EQ(negatives_of(assemble_batch(d, shard, 1, 0, 7, step, torch::kCPU, 0, both), 1, 0, 1),
+              negatives_of(assemble_batch(d, both, 1, 0, 7, step, torch::kCPU, 0), 2, 0, 1));
+}
+
 TEST(AssembleBatch, APoolOfExactlyTheAskedSizeIsTakenInOrder) {
   const TokenizedData d = pooled_data(1, 3);
   const std::vector<int64_t> rows = {0};
@@ -99,6 +123,20 @@ TEST(Tokenize, PromptsGoFirstAndCountTowardTheTokenLimits) {
   EXPECT_EQ(tokenize(examples, tok, cfg, {"query: ", ""}).queries[0], (Ids{2, 4, 5, 3}))
       << "the prompt fills the limit first";
   EXPECT_EQ(tokenize(examples, tok, cfg, {"query: ", ""}).passages[0], (Ids{2, 8, 3})) << "no passage prompt";
+}
+
+// One passage row per text: a hard negative that is another example's positive is that example's row (what the
+// batch samplers' clash rule compares), and the batch keys join the claim judged twice.
+TEST(Tokenize, ANegativeThatIsAnotherExamplesPositiveIsItsRow) {
+  const text::WordPieceTokenizer tok({"[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b", "c", "x", "y"});
+  const std::vector<text::TrainingExample> examples = {{"", "x", "a", {"b"}, 0, {}},
+                                                       {"", "y", "b", {"c", "a"}, 1, {}},
+                                                       {"", "x", "c", {}, 2, {}}};
+  const TokenizedData d = tokenize(examples, tok, DataConfig{});
+  EXPECT_EQ(d.passages.size(), 3u);
+  EXPECT_EQ(d.positive, (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(d.negatives, (std::vector<std::vector<int64_t>>{{1}, {2, 0}, {}}));
+  EXPECT_EQ(d.batch_key, (std::vector<int64_t>{0, 1, 0}));  // query "x" twice
 }
 
 TEST(StepLosses, ReadsEachLossOnceInStepOrder) {
