@@ -94,7 +94,7 @@ TokenizedData tokenize(const std::vector<text::TrainingExample>& examples, const
                        const DataConfig& cfg, const text::Prompts& prompts) {
   TokenizedData data;
   // One row per passage text, positive or negative, so that a hard negative that is another example's positive
-  // is that row (the batch samplers keep the two apart: BatchPassages); positives by key first.
+  // is that row (assemble_batch never draws a positive of the batch as a negative); positives by key first.
   std::unordered_map<int64_t, int64_t> positive_row;     // positive_key -> passage row
   std::unordered_map<std::string, int64_t> text_row;     // passage text -> passage row
   const auto row_of = [&](const std::string& text) {
