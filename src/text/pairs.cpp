@@ -149,13 +149,6 @@ void for_each_tsv_example(const std::string& path, const std::function<void(Trai
   if (rows == 0) throw DataError(file + " has no training pairs");
 }
 
-bool is_tsv(const std::string& path) {
-  const auto ends_with = [&](std::string_view tail) {
-    return path.size() >= tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0;
-  };
-  return ends_with(".tsv") || ends_with(".tsv.gz");
-}
-
 }  // namespace
 
 std::vector<TrainingExample> read_pairs(const std::string& path, int64_t max_rows) {
@@ -165,7 +158,7 @@ std::vector<TrainingExample> read_pairs(const std::string& path, int64_t max_row
     ex.positive_key = keys.emplace(ex.positive, static_cast<int64_t>(keys.size())).first->second;
     examples.push_back(std::move(ex));
   };
-  if (is_tsv(path)) {
+  if (path.ends_with(".tsv") || path.ends_with(".tsv.gz")) {
     for_each_tsv_example(path, add, max_rows);
   } else {
     for_each_json_row(path, [&](const json& row, const std::string& file, int64_t line) {
