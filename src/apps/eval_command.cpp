@@ -154,7 +154,11 @@ Command add_eval_command(CLI::App& root) {
                    std::optional<EventLog> events;
                    if (const char* run_dir = std::getenv("RAGMIG_RUN_DIR"); run_dir && *run_dir)
                      events.emplace((std::filesystem::path(run_dir) / "events.jsonl").string());
-                   if (events) events->append({{"event", "start"}});
+                   if (events) {
+                     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");  // the GPU or MIG instance it was given
+                     events->append({{"event", "start"},
+                                     {"visible_devices", visible ? nlohmann::json(visible) : nlohmann::json(nullptr)}});
+                   }
                    const eval::EvalResult result = eval::evaluate(opts, [&](const std::string& line) {
                      if (!quiet) std::fprintf(stderr, "ragmig eval: %s\n", line.c_str());
                      if (events) events->append({{"event", "progress"}, {"message", line}});

@@ -635,6 +635,9 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                  {"step", step},
                  {"resumed_from", loaded ? nlohmann::json(loaded->path) : nlohmann::json(nullptr)},
                  {"device", device.str()},
+                 // The GPU or MIG instance the scheduler pinned this run to (null: not pinned).
+                 {"visible_devices", std::getenv("CUDA_VISIBLE_DEVICES") ? nlohmann::json(std::getenv("CUDA_VISIBLE_DEVICES"))
+                                                                         : nlohmann::json(nullptr)},
                  {"precision", model::to_string(precision.precision)},
                  {"precision_reason", precision.reason},
                  {"threads", at::get_num_threads()},

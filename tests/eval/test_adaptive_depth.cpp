@@ -140,7 +140,7 @@ TEST(AdaptiveDepth, Errors) {
 
 TEST(AdaptiveDepthCli, SciFactHybridFittedOnTrainMeetsItsTargetOnTest) {
   const auto scifact = testing::data_dir() / "beir/scifact";
-  if (!std::filesystem::exists(scifact)) GTEST_SKIP() << scifact << " is absent";
+  RAGMIG_REQUIRE_DATA("beir/scifact");
   testing::ScratchDir dir;
   testing::write_random_model(dir / "model");
   const auto r = testing::run_eval({"--data", scifact.string(), "--retriever", "hybrid", "--model", (dir / "model").string(),

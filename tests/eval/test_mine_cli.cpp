@@ -29,7 +29,7 @@ std::vector<nlohmann::json> rows_of(const std::filesystem::path& file) {
 
 TEST(MineCli, SciFactBm25NegativesAreNeverJudgedRelevantAndCarryTheCorpusText) {
   const auto scifact = data_dir() / "beir/scifact";
-  if (!std::filesystem::exists(scifact)) GTEST_SKIP() << scifact << " is absent";
+  RAGMIG_REQUIRE_DATA("beir/scifact");
   ScratchDir dir;
   const auto out = dir / "negatives.jsonl";
   const auto r = run_mine({"--data", scifact.string(), "--out", out.string(), "--negatives", "4", "--depth", "30",
@@ -66,7 +66,7 @@ TEST(MineCli, SciFactBm25NegativesAreNeverJudgedRelevantAndCarryTheCorpusText) {
 // bounds, and crossed ones.
 TEST(MineCli, MarginsPassOverCandidatesThatScoreCloseToAPositive) {
   const auto scifact = data_dir() / "beir/scifact";
-  if (!std::filesystem::exists(scifact)) GTEST_SKIP() << scifact << " is absent";
+  RAGMIG_REQUIRE_DATA("beir/scifact");
   ScratchDir dir;
   const auto out = dir / "negatives.jsonl";
   const std::vector<std::string> common = {"--data", scifact.string(), "--out", out.string(), "--negatives", "4",
@@ -146,6 +146,9 @@ TEST(MineCli, DimensionsRankWithTheLeadingPartAndDefaultToTheFoldersTruncateDim)
   };
   const auto four = mine("four.jsonl", {"--dimensions", "4"});
   ASSERT_EQ(four.exit_code, 0) << four.output;
+  const auto full = mine("full.jsonl", {});
+  ASSERT_EQ(full.exit_code, 0) << full.output;
+  EXPECT_NE(read_file(dir / "full.jsonl"), read_file(dir / "four.jsonl")) << "4 of 32 dimensions rank otherwise here";
   auto st = nlohmann::json::parse(read_file(dir / "model/config_sentence_transformers.json"));
   st["truncate_dim"] = 4;
   write_file_atomic(dir / "model/config_sentence_transformers.json", st.dump());

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
+#include <string>
 
 #include "core/error.h"
 #include "hpo/asha.h"
@@ -175,11 +177,24 @@ TEST(Asha, ScriptedNineTrials) {
   for (const char* t : {"t0", "t4", "never-reported"}) EXPECT_FALSE(asha.stopped(t)) << t;
 }
 
-TEST(Asha, ReplayGivesTheSameState) {
+// A sweep restarted after a crash rebuilds its ASHA from asha.jsonl: the script's decisions written as the driver
+// logs them and replayed into a fresh Asha give its rungs and stops, and a state the script reached after them
+// (one more report) decides as it would have.
+TEST(Asha, ReplayOfTheLogGivesTheSameState) {
   Asha first({10, 3, 100, true}), second({10, 3, 100, true});
-  EXPECT_EQ(run_script(first), run_script(second));
-  EXPECT_EQ(first.recorded(), second.recorded());
-  for (const Report& r : kScript) EXPECT_EQ(first.stopped(r.trial), second.stopped(r.trial));
+  const auto actions = run_script(first);
+  std::string log;
+  std::set<std::string> trials;
+  for (size_t i = 0; i < kScript.size(); ++i) {
+    log += to_json(AshaLogEntry{kScript[i].trial, kScript[i].step, kScript[i].value, actions[i]}).dump() + "\n";
+    trials.insert(kScript[i].trial);
+  }
+  trials.insert("t9");
+  EXPECT_EQ(replay_asha_log(log, "asha.jsonl", trials, second).size(), kScript.size());
+  EXPECT_EQ(second.recorded(), first.recorded());
+  for (const std::string& t : trials) EXPECT_EQ(second.stopped(t), first.stopped(t)) << t;
+  EXPECT_EQ(second.report("t9", 10, 0.45), first.report("t9", 10, 0.45));
+  EXPECT_EQ(second.report("t4", 100, 0.9), first.report("t4", 100, 0.9));
 }
 
 TEST(Asha, StoppedStaysStoppedAndDuplicatesRecordOnce) {

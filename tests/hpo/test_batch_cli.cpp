@@ -527,6 +527,7 @@ TEST(BatchCli, AMalformedDecisionLogIsNamedByFileAndLine) {
 // the file, its base config, its `set` and every trial resolved.
 TEST(BatchCli, MigAutoWithoutNvmlFailsBeforeAnythingIsWritten) {
   if (!fs::is_directory(fs::path(RAGMIG_SOURCE_DIR) / "../shared/data/beir/squad-train")) {
+    if (std::getenv("RAGMIG_REQUIRE_DATA_FILES")) FAIL() << "../shared/data/beir/squad-train is not beside this checkout";
     GTEST_SKIP() << "the example's data, ../shared/data/beir/squad-train, is not beside this checkout";
   }
   ScratchDir dir;
@@ -597,15 +598,30 @@ TEST(BatchCli, ASweepOnAnEmptyMigGpuPartitionsItForTheTrials) {
   ASSERT_EQ(status.exit_code, 0) << status.output;
   const auto jobs = nlohmann::json::parse(status.output)["jobs"];
   EXPECT_EQ(jobs.size(), 6u);  // three trainings, three evaluations
+  size_t pinned_starts = 0;
   for (const auto& j : jobs) {
     const auto one = run_process({RAGMIG_BINARY, "status", std::to_string(j["id"].get<int64_t>()), "--state",
                                   files.state.string(), "--json"});
-    const auto attempts = nlohmann::json::parse(one.output)["attempt_list"];  // not a member of a temporary
+    const auto detail = nlohmann::json::parse(one.output);
+    const auto attempts = detail["attempt_list"];  // not a member of a temporary
     for (const auto& a : attempts) {
       ASSERT_EQ(a["slots"].size(), 1u);
       EXPECT_EQ(a["slots"][0].get<std::string>().rfind("mig:0:", 0), 0u) << a.dump();
     }
+    // A job's start events (a training's, an evaluation's) say what it was pinned to: a MIG instance (the emulator's UUIDs of instances
+    // since destroyed are not in its final state, so the form is checked, not the list).
+    const fs::path events = fs::path(detail["run_dir"].get<std::string>()) / "events.jsonl";
+    if (!fs::exists(events)) continue;
+    std::istringstream lines(read_text(events));
+    for (std::string line; std::getline(lines, line);) {
+      const auto e = nlohmann::json::parse(line);
+      if (e["event"] != "start") continue;
+      ++pinned_starts;
+      ASSERT_TRUE(e["visible_devices"].is_string()) << e.dump();
+      EXPECT_TRUE(e["visible_devices"].get<std::string>().starts_with("MIG-e0")) << e["visible_devices"] << " of " << events;
+    }
   }
+  EXPECT_GE(pinned_starts, 6u) << "each of the three trainings and three evaluations started pinned";
   EXPECT_NE(read_text(files.state / "report.html").find("NVIDIA H200"), std::string::npos);
 }
 

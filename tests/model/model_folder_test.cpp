@@ -268,7 +268,12 @@ TEST(ModelFolder, ReadsHuggingFaceCheckpoints) {
       if (name.starts_with("bert.")) plain.tensors[name.substr(5)] = to_raw(from_raw(raw).to(torch::kBFloat16));
     f = plain;
   });
-  EXPECT_NO_THROW(load_model_folder(dir.string()));
+  auto from_bf16 = load_model_folder(dir.string());
+  auto pc = from_bf16.model->named_parameters();
+  for (const auto& p : pa) {
+    EXPECT_EQ(pc[p.key()].scalar_type(), torch::kFloat);
+    EXPECT_TRUE(torch::equal(p.value().to(torch::kHalf).to(torch::kBFloat16).to(torch::kFloat), pc[p.key()])) << p.key();
+  }
   edit_weights(dir, [](SafetensorsFile& f) { f.tensors["cls.predictions.bias"] = to_raw(torch::zeros({40})); });
   expect_data_error(dir.string(), "cls.predictions.bias");
 }

@@ -32,18 +32,22 @@ void wait_until_reaped(AlertHook& hook, double limit_s) {
 TEST(AlertHook, TheCommandReadsTheAlertOnStdin) {
   testing::ScratchDir dir;
   std::vector<std::string> log;
-  AlertHook hook("cat >> '" + (dir / "got.jsonl").string() + "'", 30, [&](const std::string& l) { log.push_back(l); });
-  // One at a time, in order: a chat hears "firing" before "cleared".
+  // One at a time, in order: a chat hears "firing" before "cleared". Each command holds a lock folder while it
+  // runs; one that finds it taken ran beside another and says so.
+  const std::string d = dir.path().string();
+  AlertHook hook("mkdir '" + d + "/lock' || echo overlap >> '" + d + "/overlaps'; cat >> '" + d +
+                     "/got.jsonl'; sleep 0.05; rmdir '" + d + "/lock'",
+                 30, [&](const std::string& l) { log.push_back(l); });
   std::string want;
   for (int i = 0; i < 10; ++i) {
     const std::string line = R"({"event":"alert","n":)" + std::to_string(i) + "}";
     hook.run(line, seconds());
     want += line + "\n";
   }
-  EXPECT_LE(hook.running(), 10u);
   wait_until_reaped(hook, 20);
   EXPECT_EQ(hook.running(), 0u);
   EXPECT_EQ(read_file(dir / "got.jsonl"), want);
+  EXPECT_FALSE(fs::exists(dir / "overlaps")) << "two commands ran at once";
   EXPECT_TRUE(log.empty()) << log.front();
 }
 

@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <set>
 
 #include "core/atomic_file.h"
 #include "sched/sched_fixture.h"
@@ -321,6 +323,21 @@ TEST_F(MonitorCli, SweepMetricsMoveWhileItRunsAndTheReportListsAlerts) {
   EXPECT_TRUE(rate) << "no scrape had the measured work rate";
   EXPECT_TRUE(estimate) << "no scrape had a running trial's estimate";
   EXPECT_GE(value(scrapes.front(), "ragmig_alerts_total", {{"rule", "deadline"}}).value_or(-1), 0.0);
+  // Every ragmig series the shipped alert rules and dashboard query is one a real sweep serves (a metric renamed
+  // in the code would leave them querying nothing, while promtool's own checks of examples/monitoring pass). Slot
+  // memory is served for GPU slots only: MonitorGpu.MigSlotsCarryDcgmLabelsAndMemoryHighFiresAndClears scrapes it.
+  std::set<std::string> served = {"ragmig_slot_memory_used_bytes", "ragmig_slot_memory_total_bytes"};
+  for (const auto& m : scrapes)
+    for (const auto& [name, samples] : m.items()) served.insert(name);
+  const std::regex metric_name("\\bragmig_[A-Za-z0-9_]+");
+  for (const char* file : {"ragmig-alerts.yml", "grafana-dashboard.json"}) {
+    const std::string text = read_file(fs::path(RAGMIG_SOURCE_DIR) / "examples/monitoring" / file);
+    size_t named = 0;
+    for (std::sregex_iterator it(text.begin(), text.end(), metric_name), end; it != end; ++it, ++named)
+      EXPECT_TRUE(served.count(it->str()) || served.count(it->str() + "_bucket"))  // a histogram by its family name
+          << file << " queries " << it->str() << ", which no scrape of the sweep served";
+    EXPECT_GT(named, 5u) << file;
+  }
   const std::string report = read_file(sweep_state / "report.html");
   EXPECT_NE(report.find("<h2>Alerts</h2>"), std::string::npos);
   EXPECT_NE(report.find(">deadline<"), std::string::npos) << "the deadline alert is not in the report";

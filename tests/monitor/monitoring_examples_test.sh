@@ -92,7 +92,9 @@ try:
 except json.JSONDecodeError as e:
     sys.exit(f"FAIL: grafana-dashboard.json is not valid JSON: {e}")
 
-# The metrics of `ragmig run|batch --metrics-port` (src/monitor/scheduler_metrics.cpp, monitor.cpp).
+# The metrics of `ragmig run|batch --metrics-port` (src/monitor/scheduler_metrics.cpp, monitor.cpp): a quick lint;
+# MonitorCli.SweepMetricsMoveWhileItRunsAndTheReportListsAlerts checks the rules' and dashboard's names against
+# what a real sweep serves.
 known = {
     "ragmig_slot_info", "ragmig_slot_busy", "ragmig_slot_compute_slices", "ragmig_slot_utilization_ratio",
     "ragmig_slot_memory_used_bytes", "ragmig_slot_memory_total_bytes",

@@ -236,7 +236,11 @@ TEST(RendezvousPort, DiffersByRunFolderAndAttemptAndStaysInRange) {
     ports.insert(port);
   }
   EXPECT_GE(ports.size(), 48u) << "50 state folders, nearly as many ports";
-  EXPECT_EQ(rendezvous_port(a), rendezvous_port(a));
+  // The attempt launched again (an executor restarted, adopting it): other slots and events offset, the same port.
+  Launch again = a;
+  again.slots.resize(2);
+  again.events_offset = 4096;
+  EXPECT_EQ(rendezvous_port(again), rendezvous_port(a));
   Launch retry = a;
   retry.attempt_id = 2;
   retry.attempt_number = 2;

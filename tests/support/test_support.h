@@ -38,10 +38,14 @@ class ScratchDir {
 
 }  // namespace ragmig::testing
 
-/// Skips the current test with a message when `rel` (relative to the data folder) does not exist.
+/// Skips the current test with a message when `rel` (relative to the data folder) does not exist; fails instead
+/// under RAGMIG_REQUIRE_DATA_FILES (.ci/run sets it: there the shared data is present, and a test that silently
+/// skipped for a missing file would hide that it never ran).
 #define RAGMIG_REQUIRE_DATA(rel)                                                                        \
   do {                                                                                                  \
-    if (!std::filesystem::exists(::ragmig::testing::data_dir() / (rel)))                                \
-      GTEST_SKIP() << "data not found: " << (::ragmig::testing::data_dir() / (rel)).string()            \
-                   << " (set RAGMIG_DATA to the shared data folder)";                                   \
+    if (!std::filesystem::exists(::ragmig::testing::data_dir() / (rel))) {                              \
+      const std::string missing_ = (::ragmig::testing::data_dir() / (rel)).string();                   \
+      if (std::getenv("RAGMIG_REQUIRE_DATA_FILES")) FAIL() << "data not found: " << missing_;           \
+      GTEST_SKIP() << "data not found: " << missing_ << " (set RAGMIG_DATA to the shared data folder)"; \
+    }                                                                                                   \
   } while (0)

@@ -63,7 +63,7 @@ int64_t last_step(const std::filesystem::path& events) {
 class DataParallel : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!std::filesystem::exists(data_dir() / "beir/squad-train")) GTEST_SKIP() << "data not found: squad-train";
+    RAGMIG_REQUIRE_DATA("beir/squad-train");
     write_squad_pairs(dir_ / "pairs.jsonl", 240);
     write_file_atomic(dir_ / "cfg.toml", tiny_config(dir_ / "pairs.jsonl"));
   }

@@ -59,9 +59,25 @@ std::vector<std::string> with(const std::vector<std::string>& extra, std::vector
   return args;
 }
 
+// A run restarted from step 0 would end with the same bytes as one resumed (the same seeds): each start after the
+// first must have continued from the checkpoint of the stop before it, at or after the step it was stopped at, and
+// no step was trained twice.
+void expect_each_start_resumed(const std::filesystem::path& run, std::initializer_list<int64_t> stops) {
+  const auto [trained, starts, checkpoint_before] = trained_steps(run);
+  ASSERT_EQ(starts.size(), stops.size() + 1);
+  size_t k = 1;
+  for (int64_t stop_at : stops) {
+    EXPECT_EQ(starts[k], checkpoint_before[k]) << "start " << k << " did not continue from the last checkpoint";
+    EXPECT_GE(starts[k], stop_at) << "start " << k << " began before the step its run was stopped at";
+    ++k;
+  }
+  EXPECT_FALSE(trained.empty());
+  for (const auto& [step, times] : trained) EXPECT_EQ(times, 1) << "step " << step << " was trained " << times << "x";
+}
+
 // Trains dir/cfg.toml with the --set arguments `set` twice: into dir/ref without a stop, and into dir/stopped
-// stopped by SIGTERM once it reaches each of `stops` (each stop exits 75) and then run to the end. False, with the
-// failure recorded, if a run did not end as it should.
+// stopped by SIGTERM once it reaches each of `stops` (each stop exits 75) and then run to the end, each start after
+// the first checked to have resumed. False, with the failure recorded, if a run did not end as it should.
 bool train_straight_and_stopped(const std::filesystem::path& dir, const std::vector<std::string>& set,
                                 std::initializer_list<int64_t> stops) {
   const auto ref =
@@ -75,6 +91,7 @@ bool train_straight_and_stopped(const std::filesystem::path& dir, const std::vec
   }
   const auto rest = run_ragmig(with(set, {"train", (dir / "cfg.toml").string(), "--run-dir", run.string(), "--quiet"}));
   EXPECT_EQ(rest.exit_code, 0) << rest.output;
+  if (rest.exit_code == 0) expect_each_start_resumed(run, stops);
   return ref.exit_code == 0 && rest.exit_code == 0;
 }
 

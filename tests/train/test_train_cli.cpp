@@ -44,6 +44,10 @@ TEST_P(BadInputTest, ExitsTwoWithOneMessageAndWritesNothing) {
   auto r = run_ragmig(args);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find(c.expected), std::string::npos) << "expected '" << c.expected << "' in:\n" << r.output;
+  // One message: said once, on one line, with no LibTorch backtrace.
+  EXPECT_EQ(r.output.find(c.expected), r.output.rfind(c.expected)) << "said twice:\n" << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  EXPECT_EQ(r.output.find("frame #"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir / "run")) << "a run folder was left behind";
 }
 
@@ -61,7 +65,7 @@ INSTANTIATE_TEST_SUITE_P(
                  {}, "pairs.jsonl:3"},
         BadInput{"missing_field", "", "{\"query\": \"a\", \"positive\": \"b\"}\n{\"query\": \"c\"}\n", {}, "pairs.jsonl:2"},
         BadInput{"empty_data", "", "EMPTY", {}, "empty"},
-        BadInput{"too_few_for_a_batch", "", "{\"query\": \"a\", \"positive\": \"b\"}\n", {}, "batch"},
+        BadInput{"too_few_for_a_batch", "", "{\"query\": \"a\", \"positive\": \"b\"}\n", {}, "batch_size 16 exceeds the 1 distinct positives"},
         BadInput{"missing_vocab", "", "", {"model.vocab=/no/such/vocab.txt"}, "/no/such/vocab.txt"},
         BadInput{"matryoshka_zero", "matryoshka_dims = [64, 0]", "", {},
                  "config key 'train.matryoshka_dims': sizes must be positive"},
