@@ -72,15 +72,16 @@ fi
 cpu_lane=$!
 
 # The GPU lane: gpu-check.sh's stages in priority order (issue 16's speed, 15's checks). The speed rows: issue 16's
-# targets (b512, b128 beside sentence-transformers; GradCache at chunk 256), then one pass's gain at batch 128 (the
-# -apart row); the 12-04 lease reached no row after the chunk-64 GradCache one, which is left out now. bench_dp runs BERT-base at
+# targets (b512, b128 beside sentence-transformers; GradCache at chunk 256), then the bf16 residual stream at batch
+# 512 (-bf16res: MFU's missing part, if it pays), then one pass's gain at batch 128 (the -apart row); the 12-04
+# lease reached no row after the chunk-64 GradCache one, which is left out now. bench_dp runs BERT-base at
 # batch 512, whose step grows with the batch, so that dynamic batch has a gap to close (issue 15, point 5); the
 # slice speeds (issue 17, resolved) run only when asked: GPU_STAGES="... slices".
 BERT_DP="--config examples/train-bert-base-gpu.toml --batch 512 --steps 40 --runs one,even,dynamic
   --set train.accumulation=\"none\" --set data.max_examples=22000"
 OUT=$W BUILD=$B BUILT_MARK=$W/built BUDGET_S=$(($(left) - 10)) \
   STAGES=${GPU_STAGES:-"bench cuda dp train modern"} \
-  ROWS=${ROWS:-"b512 st512 b128 st128 b512-gradcache256 b128-apart"} \
+  ROWS=${ROWS:-"b512 st512 b128 st128 b512-gradcache256 b512-bf16res b128-apart"} \
   BENCH_S=${BENCH_S:-230} \
   ROW_LIMIT=${ROW_LIMIT:-45} \
   TRAIN_STEPS=${TRAIN_STEPS:-16} TRAIN_S=${TRAIN_S:-40} CUDA_S=${CUDA_S:-70} DP_S=${DP_S:-150} \

@@ -3,13 +3,14 @@
 # passages <= 256 tokens, bf16: examples/train-bert-base-gpu.toml) beside sentence-transformers on the same
 # data, lengths, batch and precision (bench/train/st_bench_gpu.py), and the GPU's bf16 matmul peak measured here.
 # Rows: batch 512 and 128 as ragmig trains (unpadded, length-grouped, queries and passages in one forward pass),
-# the same with a pass per tower (train.towers_in_one_pass = false), batch 512 padded (train.unpad = "off"),
+# the same with a pass per tower (train.towers_in_one_pass = false) and with a bf16 residual stream
+# (train.bf16_residual = true), batch 512 padded (train.unpad = "off"),
 # batch 512 on shuffled batches (ST's batching), GradCache at batch 512 (chunks of 64, and of 256); then a table with
 # samples/s, real tokens/s, padding, peak memory, model FLOP utilisation on real tokens and the ratios
 # (bench/train/gpu_table.py), and the Kineto profile of five steps summed by kernel kind (trace_table.py).
 #   bash bench/train/gpu.sh            (RAGMIG=path/to/ragmig, BEIR=squad-train folder, OUT=log folder, STEPS=30,
 #                                      ROWS="b512 st512 b128 st128 b512-padded b512-shuffled b512-gradcache
-#                                      b512-gradcache256 b512-apart b128-apart": a subset)
+#                                      b512-gradcache256 b512-apart b128-apart b512-bf16res b128-bf16res": a subset)
 # On the lent GPU machine: bash .gpu/build.sh; . /opt/b/env.sh; RAGMIG=/opt/b/src/apps/ragmig bash bench/train/gpu.sh
 set -u
 cd "$(dirname "$0")/../.."
@@ -30,7 +31,8 @@ print(json.dumps({"tflops": 2 * 8192**3 * n / (time.perf_counter() - t) / 1e12, 
                   "torch": torch.__version__}))
 PY
 cat "$OUT/peak.json"
-ROWS=" ${ROWS:-b512 st512 b128 st128 b512-padded b512-shuffled b512-gradcache b512-gradcache256 b512-apart b128-apart} "
+ROWS=" ${ROWS:-b512 st512 b128 st128 b512-padded b512-shuffled b512-gradcache b512-gradcache256 b512-apart b128-apart
+  b512-bf16res b128-bf16res} "
 row() {  # row NAME BATCH [--set ...]: a ragmig run of STEPS steps, progress every 5 (the first 10 are warm-up)
   local name=$1 batch=$2 t0=$SECONDS
   shift 2
@@ -61,5 +63,7 @@ row b512-gradcache 512 --set 'train.accumulation="gradcache"' --set train.chunk_
 row b512-gradcache256 512 --set 'train.accumulation="gradcache"' --set train.chunk_size=256
 row b512-apart 512 --set train.towers_in_one_pass=false
 row b128-apart 128 --set train.towers_in_one_pass=false
+row b512-bf16res 512 --set train.bf16_residual=true
+row b128-bf16res 128 --set train.bf16_residual=true
 python3 bench/train/gpu_table.py "$OUT"
 [ -f "$OUT/b512-trace.json" ] && python3 bench/train/trace_table.py "$OUT/b512-trace.json" --steps 5

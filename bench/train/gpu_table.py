@@ -49,8 +49,9 @@ def main():
         p = os.path.join(out, f"st-{b}.json")
         if os.path.exists(p) and os.path.getsize(p):
             st[b] = json.loads(open(p).read().strip().splitlines()[-1])
-    rows = [("b512", 512), ("b128", 128), ("b512-apart", 512), ("b128-apart", 128), ("b512-padded", 512),
-            ("b512-shuffled", 512), ("b512-gradcache", 512), ("b512-gradcache256", 512)]
+    rows = [("b512", 512), ("b128", 128), ("b512-apart", 512), ("b128-apart", 128), ("b512-bf16res", 512),
+            ("b128-bf16res", 128), ("b512-padded", 512), ("b512-shuffled", 512), ("b512-gradcache", 512),
+            ("b512-gradcache256", 512)]
     plain = ragmig_row(os.path.join(out, "b512"))
     for name, b in rows:
         r = ragmig_row(os.path.join(out, name))
@@ -64,6 +65,11 @@ def main():
         joint = ragmig_row(os.path.join(out, name[:-len("-apart")])) if name.endswith("-apart") else None
         if joint:
             price = f" one pass {joint['samples_per_s'] / r['samples_per_s']:.2f}x this"
+        # The residual stream in bf16 against autocast's fp32 one (the row without "-bf16res", same batch).
+        fp32_stream = ragmig_row(os.path.join(out, name[:-len("-bf16res")])) if name.endswith("-bf16res") else None
+        if fp32_stream:
+            price = f" {r['samples_per_s'] / fp32_stream['samples_per_s']:.2f}x the fp32 stream's samples/s, loss " \
+                f"{fp32_stream['loss']:.3f} there"
         mfu = r["tokens_per_s"] * flops_per_token(r["tokens_per_s"] / r["samples_per_s"]) / tf
         vs = f"{r['samples_per_s'] / st[b]['samples_per_s']:.2f}x" if b in st else "-"
         print(f"{name:<18} {r['samples_per_s']:>10.0f} {r['tokens_per_s']:>10.0f} {100 * r['padding']:>6.1f} "

@@ -3,9 +3,13 @@
 // float rounding, which tests/model/bert_reference.py checks.
 #include "model/bert.h"
 
+#include <ATen/autocast_mode.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "core/error.h"
 #include "model/attention_probs.h"
@@ -23,6 +27,32 @@ torch::nn::Embedding make_embedding(int64_t rows, int64_t dim) {
 
 torch::nn::LayerNorm make_layer_norm(const BertConfig& c) {
   return torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.hidden_size}).eps(c.layer_norm_eps));
+}
+
+bool reduced(const torch::Tensor& x) { return x.scalar_type() == torch::kBFloat16 || x.scalar_type() == torch::kHalf; }
+
+// A residual sum's LayerNorm in the sum's own dtype. An fp32 sum (autocast's stream: a bf16 product plus an fp32
+// residual; an fp32 model's) takes the plain LayerNorm. A bf16 one (a bf16 model's, in evaluation; the stream of
+// set_bf16_residual under autocast, whose fp32 policy for LayerNorm on CUDA would widen it again) stays bf16, the
+// weights cast to it as a bf16 model holds them; the kernel still reduces in fp32.
+torch::Tensor layer_norm(torch::nn::LayerNorm& ln, const torch::Tensor& x) {
+  if (!reduced(x)) return ln(x);
+  const c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
+  const auto& o = ln->options;
+  return torch::layer_norm(x, o.normalized_shape(), ln->weight.to(x.scalar_type()), ln->bias.to(x.scalar_type()),
+                           o.eps());
+}
+
+// The dtype autocast computes in on `device`'s type, if it is on there.
+std::optional<at::ScalarType> autocast_dtype(const torch::Device& device) {
+#if TORCH_VERSION_MAJOR >= 2
+  if (!at::autocast::is_autocast_enabled(device.type())) return std::nullopt;
+  return at::autocast::get_autocast_dtype(device.type());
+#else
+  if (device.is_cuda())
+    return at::autocast::is_enabled() ? std::optional(at::autocast::get_autocast_gpu_dtype()) : std::nullopt;
+  return at::autocast::is_cpu_enabled() ? std::optional(at::autocast::get_autocast_cpu_dtype()) : std::nullopt;
+#endif
 }
 
 }  // namespace
@@ -178,7 +208,7 @@ BertResidualOutputImpl::BertResidualOutputImpl(int64_t in_features, const BertCo
 }
 
 torch::Tensor BertResidualOutputImpl::forward(const torch::Tensor& x, const torch::Tensor& residual) {
-  return LayerNorm(model::keyed_dropout(dense(x), dropout_, is_training()) + residual);
+  return layer_norm(LayerNorm, model::keyed_dropout(dense(x), dropout_, is_training()) + residual);
 }
 
 BertAttentionImpl::BertAttentionImpl(const BertConfig& c) {
@@ -276,6 +306,12 @@ torch::Tensor BertModelImpl::checked_ids(const torch::Tensor& input_ids, const t
   return input_ids.to(torch::kLong);
 }
 
+torch::Tensor BertModelImpl::residual_stream(const torch::Tensor& embedded) const {
+  if (!bf16_residual_ || embedded.scalar_type() != torch::kFloat) return embedded;
+  const auto low = autocast_dtype(embedded.device());
+  return low ? embedded.to(*low) : embedded;
+}
+
 torch::Tensor BertModelImpl::positions(const torch::Tensor& ids) const {
   return torch::arange(ids.size(1), ids.options()).add_(config_.position_offset()).unsqueeze(0);
 }
@@ -294,10 +330,11 @@ torch::Tensor BertModelImpl::forward(const torch::Tensor& input_ids, const torch
   AttentionBatch batch;
   batch.mask = attention_mask;
   batch.impl = attention_impl_;
-  if (!unpad_) return encoder->forward(embeddings(ids, types, positions(ids)), batch);
+  if (!unpad_) return encoder->forward(residual_stream(embeddings(ids, types, positions(ids))), batch);
   const Packing packing = make_packing(attention_mask, ids.device());  // no wait for the GPU from a host mask
   batch.packed = &packing;
-  auto hidden = embeddings(pack(ids, packing), pack(types, packing), pack(positions(ids).expand_as(ids), packing));
+  auto hidden = residual_stream(
+      embeddings(pack(ids, packing), pack(types, packing), pack(positions(ids).expand_as(ids), packing)));
   return unpack(encoder->forward(hidden, batch), packing);
 }
 
@@ -320,8 +357,8 @@ std::pair<torch::Tensor, torch::Tensor> BertModelImpl::forward_pair(const torch:
     part.impl = attention_impl_;
   }
   const auto ids = pack_pair(a, b, packed);
-  const auto hidden =
-      embeddings(ids, torch::zeros_like(ids), pack_pair(positions(a).expand_as(a), positions(b).expand_as(b), packed));
+  const auto hidden = residual_stream(
+      embeddings(ids, torch::zeros_like(ids), pack_pair(positions(a).expand_as(a), positions(b).expand_as(b), packed)));
   return unpack_pair(encoder->forward(hidden, batch), packed);
 }
 

@@ -197,6 +197,17 @@ class BertModelImpl : public torch::nn::Module {
   void set_unpad(bool on) { unpad_ = on; }
   bool unpad() const { return unpad_; }
 
+  /// Under autocast, keep BERT's residual stream (the embeddings' output, each sublayer's sum and its LayerNorm)
+  /// in the autocast dtype, as the whole model in bf16 (evaluation) runs it. Autocast alone widens the stream to
+  /// fp32 at every residual add (bf16 product + fp32 residual) and every LayerNorm (its fp32 policy on CUDA) and
+  /// narrows it again at the next Linear: per layer two casts of [tokens, H] and fp32 adds and LayerNorms,
+  /// forward and backward (on an H200 at BERT-base batch 512, casts and elementwise kernels were 25 % of kernel
+  /// time). Post-LN normalises the stream after every sum, so its bf16 rounding is the rounding autocast gives the
+  /// next Linear's input anyway. Off by default (autocast's fp32 stream, as sentence-transformers trains);
+  /// ModernBERT (pre-LN: an unnormalised stream over all layers) keeps fp32 whatever this says.
+  void set_bf16_residual(bool on) { bf16_residual_ = on; }
+  bool bf16_residual() const { return bf16_residual_ && !modern_; }
+
   BertEmbeddings embeddings{nullptr};
   BertEncoder encoder{nullptr};
 
@@ -205,11 +216,14 @@ class BertModelImpl : public torch::nn::Module {
   torch::Tensor checked_ids(const torch::Tensor& input_ids, const torch::Tensor& attention_mask) const;
   /// The position ids of ids' columns, [1, L].
   torch::Tensor positions(const torch::Tensor& ids) const;
+  /// The embeddings' output as the residual stream carries it: in the autocast dtype with set_bf16_residual.
+  torch::Tensor residual_stream(const torch::Tensor& embedded) const;
 
   std::shared_ptr<ModernBert> modern_;  ///< set for a ModernBERT config
   BertConfig config_;
   AttentionImpl attention_impl_ = AttentionImpl::Manual;
   bool unpad_ = false;
+  bool bf16_residual_ = false;
 };
 TORCH_MODULE(BertModel);
 

@@ -7,10 +7,10 @@
 namespace ragmig::train {
 
 bool may_change_on_resume(const std::string& key) {
-  static constexpr std::array<std::string_view, 11> kSteering = {
+  static constexpr std::array<std::string_view, 12> kSteering = {
       "train.max_steps",        "train.lr",         "train.warmup_steps", "train.weight_decay",
       "train.max_grad_norm",    "train.checkpoint_every", "train.keep_checkpoints", "train.log_every",
-      "train.threads",          "train.device",     "train.precision"};
+      "train.threads",          "train.device",     "train.precision", "train.bf16_residual"};
   for (const auto k : kSteering)
     if (key == k) return true;
   // Evaluation, the transport and its timeout, and the fault injection of the tests steer nothing the model sees.
@@ -43,7 +43,7 @@ std::string refusal_message(const std::string& run_dir, const std::vector<Config
   }
   out += ". A resume keeps the keys that decide shapes, data and batches; use a new --run-dir (keys that may change: "
          "train.max_steps, lr, warmup_steps, weight_decay, max_grad_norm, checkpoint_every, keep_checkpoints, "
-         "log_every, threads, device, precision, eval.*, parallel.backend, parallel.timeout_s)";
+         "log_every, threads, device, precision, bf16_residual, eval.*, parallel.backend, parallel.timeout_s)";
   return out;
 }
 

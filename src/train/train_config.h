@@ -61,6 +61,7 @@ struct TrainOptions {
   int64_t length_grouping = 50;       ///< batches per length-sorted group (less padding); 0 = plain shuffled batches
   std::string unpad = "auto";         ///< on | off | auto (on on GPUs): the encoder computes on real tokens only (model/unpad.h)
   bool towers_in_one_pass = true;     ///< shared unpadded towers: a step's queries and passages in one pass
+  bool bf16_residual = false;         ///< under bf16 autocast, BERT's residual stream in bf16 (BertModel)
   double lr = 5e-4;
   double weight_decay = 0.01;
   int64_t warmup_steps = 100;

@@ -386,6 +386,8 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   const bool unpad = cfg.train.unpad == "on" || (cfg.train.unpad == "auto" && device.is_cuda());
   net->query_tower()->set_unpad(unpad);
   net->passage_tower()->set_unpad(unpad);
+  net->query_tower()->set_bf16_residual(cfg.train.bf16_residual && bf16);
+  net->passage_tower()->set_bf16_residual(cfg.train.bf16_residual && bf16);
   // What the optimiser changes and replicas keep equal: every weight, or only the adapters under LoRA.
   std::vector<torch::Tensor> trainable;
   for (const auto& p : net->parameters())
@@ -648,6 +650,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                  {"chunk_size", chunk},
                  {"unpad", unpad},
                  {"towers_in_one_pass", t.towers_in_one_pass && net->joins_pairs()},
+                 {"bf16_residual", net->query_tower()->bf16_residual()},
                  {"optimizer_step", fused_step ? "fused" : "per-parameter"},
                  {"parameters", params},
                  {"trainable_parameters", trainable_params},

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "model/dual_encoder.h"
 #include "support/tiny_bert.h"
 #include "train/autocast_guard.h"
 
@@ -155,6 +156,59 @@ TEST(Bert, Bf16AutocastRunsAndStaysClose) {
   const float diff = (low.to(torch::kFloat) - ref).abs().max().item<float>();
   EXPECT_GT(diff, 0.0f);  // autocast really ran the matmuls in bf16
   EXPECT_LT(diff, 0.15f);
+}
+
+// set_bf16_residual: under autocast the residual stream stays bf16 from the embeddings to the last LayerNorm
+// (padded, unpadded and through one pass over two batches), close to autocast's fp32 stream in states and in every
+// parameter's gradient; without autocast, or without the flag, nothing changes.
+TEST(Bert, Bf16ResidualStreamStaysBf16AndCloseToTheFp32Stream) {
+  auto ids = torch::randint(1, 50, {3, 9}, torch::kLong);
+  auto mask = torch::ones({3, 9}, torch::kLong);
+  mask[1].slice(0, 5).fill_(0);
+  mask[2].slice(0, 2).fill_(0);
+  for (const bool unpad : {false, true}) {
+    SCOPED_TRACE(unpad ? "unpadded" : "padded");
+    BertConfig c = tiny_config();
+    c.hidden_dropout_prob = c.attention_probs_dropout_prob = 0.0;
+    torch::manual_seed(6);
+    BertModel fp32_stream(c);
+    torch::manual_seed(6);
+    BertModel bf16_stream(c);
+    for (auto* m : {&fp32_stream, &bf16_stream}) (*m)->set_unpad(unpad);
+    bf16_stream->set_bf16_residual(true);
+    ASSERT_TRUE(bf16_stream->bf16_residual());
+    EXPECT_TRUE(torch::equal(bf16_stream->forward(ids, mask), fp32_stream->forward(ids, mask))) << "no autocast";
+    torch::Tensor a, b;
+    {
+      train::AutocastGuard autocast(torch::kCPU, true);
+      a = fp32_stream->forward(ids, mask);
+      b = bf16_stream->forward(ids, mask);
+      if (unpad) {  // one pass over two batches (a dual encoder's queries and passages)
+        const auto [x, y] = bf16_stream->forward_pair(ids, mask, ids.slice(0, 0, 2), mask.slice(0, 0, 2));
+        EXPECT_EQ(x.scalar_type(), torch::kBFloat16);
+        EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
+      }
+    }
+    EXPECT_EQ(a.scalar_type(), torch::kFloat) << "autocast's stream: fp32 out of every LayerNorm";
+    EXPECT_EQ(b.scalar_type(), torch::kBFloat16);
+    const auto keep = mask.unsqueeze(-1).to(torch::kFloat);
+    const float diff = ((b.to(torch::kFloat) - a) * keep).abs().max().item<float>();
+    EXPECT_GT(diff, 0.0f);
+    EXPECT_LT(diff, 0.15f);
+    // Gradients through mean pooling, compared weight by weight: fp32 (the weights' own), and near.
+    pool(a, mask, Pooling::Mean).pow(2).sum().backward();
+    pool(b.to(torch::kFloat), mask, Pooling::Mean).pow(2).sum().backward();
+    auto pb = bf16_stream->named_parameters();
+    for (const auto& p : fp32_stream->named_parameters()) {
+      const auto& ga = p.value().grad();
+      const auto& gb = pb[p.key()].grad();
+      ASSERT_TRUE(gb.defined()) << p.key();
+      EXPECT_EQ(gb.scalar_type(), torch::kFloat) << p.key();
+      // Zero but for rounding: the key bias (softmax ignores what it adds to every score of a query's row).
+      if (p.key().find("key.bias") != std::string::npos) continue;
+      EXPECT_LT((ga - gb).norm().item<double>(), 0.05 * ga.norm().item<double>() + 1e-6) << p.key();
+    }
+  }
 }
 
 // Without autograd (evaluation, GradCache's first pass) the intermediate activation runs in place on the dense

@@ -325,6 +325,57 @@ TEST(Cuda, MPNetTowersMatchTheCpuAndTheirUnpaddedSelves) {
   EXPECT_LT((a - b).norm().item<double>() / a.norm().item<double>(), 5e-2) << "relative bias gradient error";
 }
 
+// train.bf16_residual on the GPU, where autocast's policy runs LayerNorm in fp32: the stream stays bf16 to the last
+// LayerNorm (padded, unpadded, one pass over queries and passages), within bf16 rounding of autocast's fp32 stream in
+// states and gradients.
+TEST(Cuda, TheBf16ResidualStreamStaysBf16UnderCudaAutocast) {
+  RAGMIG_REQUIRE_CUDA();
+  const torch::Device gpu(torch::kCUDA, 0);
+  auto config = testing::tiny_bert_config(100, 64, 4, 66);
+  config.hidden_dropout_prob = config.attention_probs_dropout_prob = 0.0;
+  const auto ids = torch::randint(5, 100, {8, 40}, torch::kLong).to(gpu);
+  const auto mask = (torch::arange(40).unsqueeze(0) < torch::randint(1, 41, {8, 1})).to(torch::kLong).to(gpu);
+  for (const bool unpad : {false, true}) {
+    SCOPED_TRACE(unpad ? "unpadded" : "padded");
+    torch::manual_seed(9);
+    model::BertModel fp32_stream(config);
+    torch::manual_seed(9);
+    model::BertModel bf16_stream(config);
+    for (auto* m : {&fp32_stream, &bf16_stream}) {
+      (*m)->to(gpu);
+      (*m)->set_unpad(unpad);
+    }
+    bf16_stream->set_bf16_residual(true);
+    torch::Tensor a, b;
+    {
+      AutocastGuard autocast(gpu, true);
+      a = fp32_stream->forward(ids, mask);
+      b = bf16_stream->forward(ids, mask);
+      if (unpad) {
+        const auto [x, y] = bf16_stream->forward_pair(ids, mask, ids.slice(0, 0, 3), mask.slice(0, 0, 3));
+        EXPECT_EQ(x.scalar_type(), torch::kBFloat16);
+        EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
+      }
+    }
+    EXPECT_EQ(a.scalar_type(), torch::kFloat) << "autocast's LayerNorm: fp32";
+    EXPECT_EQ(b.scalar_type(), torch::kBFloat16) << "a LayerNorm widened the stream";
+    const auto keep = mask.unsqueeze(-1).to(torch::kFloat);
+    EXPECT_LT(((b.to(torch::kFloat) - a) * keep).abs().max().item<double>(), 0.15);
+    const auto direction = torch::randn_like(a);
+    (a * keep * direction).sum().backward();
+    (b.to(torch::kFloat) * keep * direction).sum().backward();
+    double num = 0, den = 0;
+    auto pb = bf16_stream->named_parameters();
+    for (const auto& p : fp32_stream->named_parameters()) {
+      if (p.key().find("key.bias") != std::string::npos) continue;  // zero but for rounding
+      ASSERT_TRUE(pb[p.key()].grad().defined()) << p.key();
+      num += (p.value().grad() - pb[p.key()].grad()).pow(2).sum().item<double>();
+      den += p.value().grad().pow(2).sum().item<double>();
+    }
+    EXPECT_LT(std::sqrt(num / den), 5e-2) << "relative gradient error";
+  }
+}
+
 // ModernBERT on the GPU: fp32 matches the CPU; unpadded bf16 towers run variable-length flash attention, with the
 // window on sliding layers (shorter here than the passages, so it matters), and match the padded bf16 towers (whose
 // window is a mask in SDPA): embeddings and gradients within bf16 rounding.

@@ -21,8 +21,8 @@ TEST(ResumeRule, ShapeDataAndBatchKeysAreRefusedSteeringKeysAllowed) {
                           "train.accumulation", "parallel.replicas"})
     EXPECT_FALSE(may_change_on_resume(key)) << key;
   for (const char* key : {"train.max_steps", "train.lr", "train.warmup_steps", "train.checkpoint_every",
-                          "train.threads", "train.device", "train.precision", "eval.split", "eval.at_steps",
-                          "parallel.backend", "parallel.debug_kill_step"})
+                          "train.threads", "train.device", "train.precision", "train.bf16_residual", "eval.split",
+                          "eval.at_steps", "parallel.backend", "parallel.debug_kill_step"})
     EXPECT_TRUE(may_change_on_resume(key)) << key;
 }
 
