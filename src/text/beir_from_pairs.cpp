@@ -57,14 +57,21 @@ PairsFolder beir_from_pairs(const std::vector<TrainingExample>& examples, int64_
     for (const auto& negative : e.negatives) doc(negative);
   }
 
-  std::vector<std::string> ids;
-  ids.reserve(out.queries.size());
-  for (const auto& q : out.queries) ids.push_back(q.id);
-  const std::vector<std::string> carved = carve_queries(std::move(ids), test_queries, seed);
+  // Carved by the rows' ids, or where ids are made (by first appearance) by the query texts: the same test queries
+  // whatever the order of the rows.
+  std::vector<std::string> keys;
+  std::unordered_map<std::string, std::string> id_of_key;
+  keys.reserve(out.queries.size());
+  for (const auto& q : out.queries) {
+    keys.push_back(with_ids ? q.id : q.text);
+    id_of_key.emplace(keys.back(), q.id);
+  }
+  const std::vector<std::string> carved = carve_queries(std::move(keys), test_queries, seed);
   if (!carved.empty() && carved.size() == out.queries.size())
     throw DataError(fmt::format("{}: a test split of {} queries takes all {}; none is left to train on", source,
                                 test_queries, out.queries.size()));
-  const std::unordered_set<std::string> test(carved.begin(), carved.end());
+  std::unordered_set<std::string> test;
+  for (const auto& key : carved) test.insert(id_of_key.at(key));
   std::set<std::pair<std::string, std::string>> judged;
   for (size_t i = 0; i < examples.size(); ++i) {
     const std::string& query = query_of[i];

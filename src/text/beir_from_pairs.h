@@ -26,8 +26,9 @@ struct PairsFolder {
 };
 
 /// Query ids are the rows' "query_id" when every row has one (an id naming two texts is an error), else
-/// "q1", "q2", ... by distinct query text (no row may have one then). `test_queries` queries, carved from the
-/// ids by `seed`, make the test split; the rest the train split. Throws DataError naming `source` when the ids
+/// "q1", "q2", ... by distinct query text (no row may have one then). `test_queries` queries, carved by `seed`
+/// from the ids (made ids: from the query texts, so that the split does not follow the rows' order), make the test
+/// split; the rest the train split. Throws DataError naming `source` when the ids
 /// are mixed, clash or hold a tab or line break (qrels are TSV), or when the test split would take every query.
 PairsFolder beir_from_pairs(const std::vector<TrainingExample>& examples, int64_t test_queries, uint64_t seed,
                             const std::string& source);

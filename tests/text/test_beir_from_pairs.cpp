@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include "core/error.h"
 #include "support/test_support.h"
@@ -87,6 +89,27 @@ TEST(BeirFromPairs, TheTestSplitIsTheSeededCarveOfTheIds) {
   for (const auto& e : f.train_pairs) EXPECT_EQ(std::find(carved.begin(), carved.end(), e.query_id), carved.end());
   EXPECT_NE(beir_from_pairs(rows, 5, 7, "p.jsonl").test.front().query_id, f.test.front().query_id)
       << "another seed, most likely other queries";
+}
+
+// Without ids in the rows, ids are made by first appearance, but the test split is carved by the query texts:
+// the same file in another order holds out the same queries (their ids may differ).
+TEST(BeirFromPairs, ARowOrderDoesNotChangeWhichQueriesAreTested) {
+  std::vector<TrainingExample> rows;
+  for (int i = 0; i < 60; ++i) rows.push_back(pair("query " + std::to_string(i % 30), "passage " + std::to_string(i)));
+  const auto tested = [](const std::vector<TrainingExample>& in) {
+    const PairsFolder f = beir_from_pairs(in, 8, kTestSplitSeed, "p.jsonl");
+    std::map<std::string, std::string> text_of;
+    for (const auto& q : f.queries) text_of[q.id] = q.text;
+    std::set<std::string> texts;
+    for (const auto& e : f.test) texts.insert(text_of.at(e.query_id));
+    return texts;
+  };
+  const auto before = tested(rows);
+  EXPECT_EQ(before.size(), 8u);
+  std::reverse(rows.begin(), rows.end());
+  EXPECT_EQ(tested(rows), before);
+  std::rotate(rows.begin(), rows.begin() + 17, rows.end());
+  EXPECT_EQ(tested(rows), before);
 }
 
 TEST(BeirFromPairs, Refusals) {
