@@ -106,7 +106,7 @@ void write_pairs_folder(const PairsFolder& folder, const std::string& dir) {
       json row = {{"query_id", e.query_id}, {"query", e.query}, {"negatives", e.negatives}};
       if (e.more_positives.empty()) {
         row["positive"] = e.positive;
-      } else {  // FlagEmbedding's "pos": the first is trained on, all are judged
+      } else {  // FlagEmbedding's "pos": all are trained on (one drawn a step) and judged
         row["pos"] = json::array({e.positive});
         for (const auto& p : e.more_positives) row["pos"].push_back(p);
       }

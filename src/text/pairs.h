@@ -17,8 +17,9 @@ struct TrainingExample {
   std::string positive;
   std::vector<std::string> negatives;
   int64_t positive_key = 0;  ///< equal keys = the same positive passage (batch samplers keep them apart)
-  /// A "pos" array's passages after the first: the query's other judged passages. Training takes the first;
-  /// `ragmig beir` judges them all, and batches keep them apart from the query (batch_keys.h).
+  /// A "pos" array's passages after the first: the query's other judged passages. Training draws one of all the
+  /// example's positives at each step (train/training_data.h's assemble_batch), `ragmig beir` judges them all, and
+  /// batches keep them apart from the query (batch_keys.h).
   std::vector<std::string> more_positives;
 };
 

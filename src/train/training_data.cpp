@@ -18,6 +18,9 @@
 namespace ragmig::train {
 namespace {
 
+// Mixed into the seed of the draw of an example's positive, apart from its negatives' draws.
+constexpr uint64_t kPositiveDraw = 0x9051f1e5;
+
 // A batch's ids or mask on the host: pinned for a GPU, whose copies from there queue behind the step before
 // instead of stopping the host until the device is idle (the pinned block is not reused before they are done).
 torch::Tensor host_tensor(std::vector<int64_t>& v, int64_t rows, int64_t cols, const torch::Device& device) {
@@ -84,8 +87,9 @@ std::vector<std::string> vocabulary_texts(const std::vector<text::TrainingExampl
   }
   for (const auto& e : examples) {
     texts.push_back(e.query);
-    if (!beir)
-      for (const auto& n : e.negatives) texts.push_back(n);
+    if (beir) continue;
+    for (const auto& n : e.negatives) texts.push_back(n);
+    for (const auto& m : e.more_positives) texts.push_back(m);
   }
   return texts;
 }
@@ -108,6 +112,9 @@ TokenizedData tokenize(const std::vector<text::TrainingExample>& examples, const
     const auto [it, fresh] = positive_row.try_emplace(e.positive_key, 0);
     if (fresh) it->second = row_of(e.positive);
     data.positive.push_back(it->second);
+    std::vector<int64_t> more;
+    for (const auto& m : e.more_positives) more.push_back(row_of(m));
+    data.more_positives.push_back(std::move(more));
     std::vector<int64_t> negs;
     for (const auto& n : e.negatives) negs.push_back(row_of(n));
     data.negatives.push_back(std::move(negs));
@@ -121,12 +128,24 @@ PairBatch assemble_batch(const TokenizedData& data, std::span<const int64_t> row
                          int64_t first_index, std::span<const int64_t> batch_rows) {
   std::vector<std::vector<int32_t>> q, p, negs;
   // The loss scores every hard negative of the batch against every query: one that is a positive of the batch
-  // would be a negative of its own query, so the batch's positives are never drawn as hard negatives.
+  // would be a negative of its own query, so the batch's positives (each example's every positive, the one it
+  // trains on this step or not) are never drawn as hard negatives.
   std::unordered_set<int64_t> positives;
-  for (int64_t r : batch_rows.empty() ? rows : batch_rows) positives.insert(data.positive[static_cast<size_t>(r)]);
-  for (int64_t r : rows) {
-    q.push_back(data.queries[static_cast<size_t>(r)]);
-    p.push_back(data.passages[static_cast<size_t>(data.positive[static_cast<size_t>(r)])]);
+  for (int64_t r : batch_rows.empty() ? rows : batch_rows) {
+    positives.insert(data.positive[static_cast<size_t>(r)]);
+    for (int64_t m : data.more_positives[static_cast<size_t>(r)]) positives.insert(m);
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto r = static_cast<size_t>(rows[i]);
+    q.push_back(data.queries[r]);
+    // An example with several positives trains on one drawn at each step, by its place in the global batch.
+    int64_t positive = data.positive[r];
+    if (const auto& more = data.more_positives[r]; !more.empty()) {
+      const uint64_t draw = splitmix64(splitmix64(seed ^ kPositiveDraw) ^ splitmix64(static_cast<uint64_t>(step) *
+                                       1000003u + static_cast<uint64_t>(first_index) + i)) % (more.size() + 1);
+      if (draw > 0) positive = more[draw - 1];
+    }
+    p.push_back(data.passages[static_cast<size_t>(positive)]);
   }
   const auto n_passages = static_cast<uint64_t>(data.passages.size());
   for (size_t i = 0; i < rows.size(); ++i) {

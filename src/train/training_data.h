@@ -23,7 +23,8 @@ namespace ragmig::train {
 struct TokenizedData {
   std::vector<std::vector<int32_t>> queries;    ///< per example
   std::vector<std::vector<int32_t>> passages;   ///< distinct passages: positives and hard negatives
-  std::vector<int64_t> positive;                ///< example -> passage row
+  std::vector<int64_t> positive;                ///< example -> passage row (its first positive)
+  std::vector<std::vector<int64_t>> more_positives;  ///< example -> rows of its other positives ("pos" arrays)
   std::vector<std::vector<int64_t>> negatives;  ///< example -> passage rows of its hard negatives
   std::vector<int64_t> batch_key;               ///< example -> key the samplers keep apart (text/batch_keys.h:
                                                 ///< examples joined by a positive or a query text share one)
@@ -51,7 +52,8 @@ std::vector<std::string> vocabulary_texts(const std::vector<text::TrainingExampl
 TokenizedData tokenize(const std::vector<text::TrainingExample>& examples, const text::Tokenizer& tokenizer,
                        const DataConfig& cfg, const text::Prompts& prompts = {});
 
-/// The batch of examples `rows`: queries, their positives, then `hard_negatives` negatives per query. Where
+/// The batch of examples `rows`: queries, their positives (where an example has several, one drawn by seed, step
+/// and its place in the batch, each equally likely), then `hard_negatives` negatives per query. Where
 /// an example has more negatives than asked (a mined pool), a different draw of them is taken at every step;
 /// where it has fewer, the rest are passages drawn at random. Never drawn: a positive of the batch (the loss
 /// scores every hard negative against every query, so it would be a negative of its own query; sentence-

@@ -195,6 +195,7 @@ TokenizedData ragged_examples(int64_t n) {
     data.queries.push_back(std::vector<int32_t>(static_cast<size_t>(3 + i % 5), token));
     data.passages.push_back(std::vector<int32_t>(static_cast<size_t>(4 + (7 * i) % 11), token + 20));
     data.positive.push_back(i);
+    data.more_positives.emplace_back();
     data.negatives.emplace_back();
     data.batch_key.push_back(i);
   }

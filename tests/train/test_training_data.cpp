@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "text/wordpiece.h"
@@ -18,6 +19,7 @@ TokenizedData pooled_data(int64_t examples, int64_t pool) {
   for (int64_t e = 0; e < examples; ++e) {
     d.queries.push_back({static_cast<int32_t>(e + 1)});
     d.positive.push_back(static_cast<int64_t>(d.passages.size()));
+    d.more_positives.emplace_back();
     d.batch_key.push_back(e);
     d.passages.push_back({static_cast<int32_t>(100 + d.passages.size())});
     std::vector<int64_t> negs;
@@ -137,6 +139,35 @@ TEST(Tokenize, ANegativeThatIsAnotherExamplesPositiveIsItsRow) {
   EXPECT_EQ(d.positive, (std::vector<int64_t>{0, 1, 2}));
   EXPECT_EQ(d.negatives, (std::vector<std::vector<int64_t>>{{1}, {2, 0}, {}}));
   EXPECT_EQ(d.batch_key, (std::vector<int64_t>{0, 1, 0}));  // query "x" twice
+}
+
+// FlagEmbedding's "pos" arrays: every positive of an example is a row, one is trained on at each step, each about
+// as often, by seed, step and place in the global batch (a replica draws what one process would, a resumed run
+// what it drew before), and none of them, drawn or not, is ever a hard negative of its batch.
+TEST(AssembleBatch, AnExampleWithSeveralPositivesTrainsOnOneDrawnEachStep) {
+  // ids: [PAD] 0, [UNK] 1, [CLS] 2, [SEP] 3, a 4, b 5, c 6, d 7, e 8, f 9, x 10, y 11
+  const text::WordPieceTokenizer tok({"[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b", "c", "d", "e", "f", "x", "y"});
+  const std::vector<text::TrainingExample> examples = {{"", "x", "a", {"d"}, 0, {"b", "c"}},
+                                                       {"", "y", "e", {"b", "f"}, 1, {}}};
+  const TokenizedData d = tokenize(examples, tok, DataConfig{});
+  ASSERT_EQ(d.more_positives[0].size(), 2u);
+  EXPECT_TRUE(d.more_positives[1].empty());
+  const std::vector<int64_t> both = {0, 1}, first = {0};
+  std::map<int32_t, int> trained;  // example 0's positive, by its word
+  for (int64_t step = 1; step <= 300; ++step) {
+    const PairBatch b = assemble_batch(d, both, 1, 0, 7, step, torch::kCPU, 0);
+    const auto word = b.p_ids.index({torch::indexing::Slice(), 1});  // [CLS] word [SEP]
+    ++trained[word[0].item<int32_t>()];
+    EXPECT_EQ(word[1].item<int32_t>(), 8) << "example 1 has one positive, e";
+    EXPECT_EQ(word[2].item<int32_t>(), 7) << "example 0's negative, d";
+    EXPECT_EQ(word[3].item<int32_t>(), 9) << "example 1's pool is b and f: b, a positive of example 0, is never drawn";
+    EXPECT_TRUE(torch::equal(b.p_ids, assemble_batch(d, both, 1, 0, 7, step, torch::kCPU, 0).p_ids)) << "by step";
+    // Example 0 as a replica's shard of the global batch {0, 1}: the same positive.
+    EXPECT_EQ(assemble_batch(d, first, 1, 0, 7, step, torch::kCPU, 0, both).p_ids[0][1].item<int32_t>(),
+              word[0].item<int32_t>());
+  }
+  ASSERT_EQ(trained.size(), 3u) << "a, b and c";
+  for (const auto& [token, times] : trained) EXPECT_GT(times, 70) << token << ": about 100 of 300 each";
 }
 
 TEST(StepLosses, ReadsEachLossOnceInStepOrder) {
