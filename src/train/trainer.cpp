@@ -633,13 +633,12 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                      {"replica_batches", sizes}};
   const size_t held_out = loaded_examples.queries ? loaded_examples.queries->held_out.size() : 0;
   const model::OneDnnCacheCapacities onednn_caches = model::onednn_cache_capacities();
+  const char* visible_devices = std::getenv("CUDA_VISIBLE_DEVICES");  // the GPU or MIG instance it was pinned to
   emit({{"event", "start"},
                  {"step", step},
                  {"resumed_from", loaded ? nlohmann::json(loaded->path) : nlohmann::json(nullptr)},
                  {"device", device.str()},
-                 // The GPU or MIG instance the scheduler pinned this run to (null: not pinned).
-                 {"visible_devices", std::getenv("CUDA_VISIBLE_DEVICES") ? nlohmann::json(std::getenv("CUDA_VISIBLE_DEVICES"))
-                                                                         : nlohmann::json(nullptr)},
+                 {"visible_devices", visible_devices ? nlohmann::json(visible_devices) : nlohmann::json(nullptr)},
                  {"precision", model::to_string(precision.precision)},
                  {"precision_reason", precision.reason},
                  {"threads", at::get_num_threads()},

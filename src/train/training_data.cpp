@@ -141,8 +141,8 @@ PairBatch assemble_batch(const TokenizedData& data, std::span<const int64_t> row
     // An example with several positives trains on one drawn at each step, by its place in the global batch.
     int64_t positive = data.positive[r];
     if (const auto& more = data.more_positives[r]; !more.empty()) {
-      const uint64_t draw = splitmix64(splitmix64(seed ^ kPositiveDraw) ^ splitmix64(static_cast<uint64_t>(step) *
-                                       1000003u + static_cast<uint64_t>(first_index) + i)) % (more.size() + 1);
+      const uint64_t place = static_cast<uint64_t>(step) * 1000003u + static_cast<uint64_t>(first_index) + i;
+      const uint64_t draw = splitmix64(splitmix64(seed ^ kPositiveDraw) ^ splitmix64(place)) % (more.size() + 1);
       if (draw > 0) positive = more[draw - 1];
     }
     p.push_back(data.passages[static_cast<size_t>(positive)]);

@@ -527,7 +527,8 @@ TEST(BatchCli, AMalformedDecisionLogIsNamedByFileAndLine) {
 // the file, its base config, its `set` and every trial resolved.
 TEST(BatchCli, MigAutoWithoutNvmlFailsBeforeAnythingIsWritten) {
   if (!fs::is_directory(fs::path(RAGMIG_SOURCE_DIR) / "../shared/data/beir/squad-train")) {
-    if (std::getenv("RAGMIG_REQUIRE_DATA_FILES")) FAIL() << "../shared/data/beir/squad-train is not beside this checkout";
+    if (std::getenv("RAGMIG_REQUIRE_DATA_FILES"))
+      FAIL() << "../shared/data/beir/squad-train is not beside this checkout";
     GTEST_SKIP() << "the example's data, ../shared/data/beir/squad-train, is not beside this checkout";
   }
   ScratchDir dir;
@@ -608,8 +609,8 @@ TEST(BatchCli, ASweepOnAnEmptyMigGpuPartitionsItForTheTrials) {
       ASSERT_EQ(a["slots"].size(), 1u);
       EXPECT_EQ(a["slots"][0].get<std::string>().rfind("mig:0:", 0), 0u) << a.dump();
     }
-    // A job's start events (a training's, an evaluation's) say what it was pinned to: a MIG instance (the emulator's UUIDs of instances
-    // since destroyed are not in its final state, so the form is checked, not the list).
+    // A job's start events (a training's, an evaluation's) say what it was pinned to: a MIG instance (the
+    // emulator's UUIDs of instances since destroyed are not in its final state, so the form is checked, not the list).
     const fs::path events = fs::path(detail["run_dir"].get<std::string>()) / "events.jsonl";
     if (!fs::exists(events)) continue;
     std::istringstream lines(read_text(events));
@@ -618,7 +619,8 @@ TEST(BatchCli, ASweepOnAnEmptyMigGpuPartitionsItForTheTrials) {
       if (e["event"] != "start") continue;
       ++pinned_starts;
       ASSERT_TRUE(e["visible_devices"].is_string()) << e.dump();
-      EXPECT_TRUE(e["visible_devices"].get<std::string>().starts_with("MIG-e0")) << e["visible_devices"] << " of " << events;
+      EXPECT_TRUE(e["visible_devices"].get<std::string>().starts_with("MIG-e0"))
+          << e["visible_devices"] << " of " << events;
     }
   }
   EXPECT_GE(pinned_starts, 6u) << "each of the three trainings and three evaluations started pinned";

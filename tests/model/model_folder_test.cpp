@@ -272,7 +272,8 @@ TEST(ModelFolder, ReadsHuggingFaceCheckpoints) {
   auto pc = from_bf16.model->named_parameters();
   for (const auto& p : pa) {
     EXPECT_EQ(pc[p.key()].scalar_type(), torch::kFloat);
-    EXPECT_TRUE(torch::equal(p.value().to(torch::kHalf).to(torch::kBFloat16).to(torch::kFloat), pc[p.key()])) << p.key();
+    const auto expected = p.value().to(torch::kHalf).to(torch::kBFloat16).to(torch::kFloat);
+    EXPECT_TRUE(torch::equal(expected, pc[p.key()])) << p.key();
   }
   edit_weights(dir, [](SafetensorsFile& f) { f.tensors["cls.predictions.bias"] = to_raw(torch::zeros({40})); });
   expect_data_error(dir.string(), "cls.predictions.bias");
