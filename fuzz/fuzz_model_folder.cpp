@@ -7,6 +7,7 @@
 // byte-level BPE for a BPE tokenizer.json, vocab.json or merges.txt; Unigram, with its normaliser and SentencePiece
 // charsmap, for a Unigram tokenizer.json; with the folder's special tokens), which tokenises a text with the
 // folder's prompts.
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -68,9 +69,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto tokenizer_ptr = ragmig::text::make_tokenizer(tok.spec);
     const ragmig::text::Tokenizer& tokenizer = *tokenizer_ptr;
     const ragmig::text::Prompts prompts = ragmig::model::read_prompts(dir.string());
+    // A fixed sentence, and the input's own bytes as a text (corpus files and serve's request bodies are any text).
     for (const bool queries : {true, false})
-      ragmig::text::encode_with_prompt(tokenizer, prompts.of(queries), "The cats sat, naïvely, on 东京's mats.",
-                                       tok.max_length > 0 ? tok.max_length : 16);
+      for (const std::string& text : {std::string("The cats sat, naïvely, on 东京's mats."),
+                                      std::string(reinterpret_cast<const char*>(data), std::min<size_t>(size, 4096))})
+        ragmig::text::encode_with_prompt(tokenizer, prompts.of(queries), text, tok.max_length > 0 ? tok.max_length : 16);
   });
   return 0;
 }

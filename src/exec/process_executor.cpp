@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string_view>
 
 #include "core/atomic_file.h"
@@ -52,13 +53,21 @@ sched::ExitStatus read_attempt_exit(const std::string& path) {
     status.known = false;
     return status;
   }
+  // Written by the shim, but in the job's own run folder: anything else there reads as unknown, never as an error.
   const auto j = nlohmann::json::parse(read_file(path), nullptr, false);
-  if (!j.is_object()) {
+  const auto small = [&](const char* key, int fallback) -> std::optional<int> {
+    const auto it = j.is_object() ? j.find(key) : j.end();
+    if (it == j.end()) return fallback;
+    if (!it->is_number_integer() || it->get<int64_t>() < -1 || it->get<int64_t>() > 255) return std::nullopt;
+    return static_cast<int>(it->get<int64_t>());
+  };
+  const auto code = small("exit_code", -1), signal = small("signal", 0);
+  if (!j.is_object() || !code || !signal) {
     status.known = false;
     return status;
   }
-  status.exit_code = j.value("exit_code", -1);
-  status.signal = j.value("signal", 0);
+  status.exit_code = *code;
+  status.signal = *signal;
   return status;
 }
 

@@ -38,7 +38,7 @@ std::string find_shim(const std::string& ragmig_exe);
 std::string attempt_lock_path(const std::string& run_dir, int64_t attempt_id);
 std::string attempt_exit_path(const std::string& run_dir, int64_t attempt_id);
 /// How an attempt ended, from the shim's exit file there; unknown (known = false) when the shim left none
-/// (it was SIGKILLed, or never ran).
+/// (it was SIGKILLed, or never ran) or the file says something else (the job's own command can write there).
 sched::ExitStatus read_attempt_exit(const std::string& path);
 
 class ProcessExecutor : public sched::Executor {

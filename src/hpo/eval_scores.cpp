@@ -27,7 +27,8 @@ EvalScores eval_scores(const nlohmann::json& result, const std::string& metric, 
   }
   s.hybrid = number_at(result, metric, "\"" + metric + "\"", path);
   const auto parts = result.find("parts");
-  s.alone = number_at(parts == result.end() ? nlohmann::json() : parts->value("dense", nlohmann::json()), metric,
+  const bool has_parts = parts != result.end() && parts->is_object();
+  s.alone = number_at(has_parts ? parts->value("dense", nlohmann::json()) : nlohmann::json(), metric,
                       "\"parts\".\"dense\".\"" + metric + "\"", path);
   const auto fusion = result.find("fusion");
   if (fusion == result.end() || !fusion->is_string())

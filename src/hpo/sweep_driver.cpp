@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/event_log.h"
 #include "hpo/asha_log.h"
+#include "sched/job_event.h"
 
 namespace ragmig::hpo {
 namespace {
@@ -166,15 +167,12 @@ void SweepDriver::read_events(size_t index) {
     events_seen_[index] = stored.seq;
     nlohmann::json ev = nlohmann::json::parse(stored.body, nullptr, /*allow_exceptions=*/false);
     if (!ev.is_object()) continue;
-    const std::string kind = ev.value("event", std::string());
-    if (kind == "start") windows_[index].restart();
-    const auto step = ev.find("step"), time = ev.find("time"), batch = ev.find("batch_size");
-    if (kind == "progress" && step != ev.end() && step->is_number_integer() && time != ev.end() &&
-        time->is_number() && batch != ev.end() && batch->is_number_integer())
-      windows_[index].add(step->get<int64_t>(), time->get<double>(), batch->get<int64_t>());
-    if (kind == "eval" && ev.contains("step") && ev["step"].is_number_integer()) {
+    const sched::JobEvent e = sched::read_job_event(ev);
+    if (e.kind == "start") windows_[index].restart();
+    if (e.kind == "progress" && e.step && e.time && e.batch_size) windows_[index].add(*e.step, *e.time, *e.batch_size);
+    if (e.kind == "eval" && e.step) {
       const auto value = ev.find(plan_.rung_metric());
-      if (value != ev.end() && value->is_number()) take_rung(index, ev["step"].get<int64_t>(), value->get<double>());
+      if (value != ev.end() && value->is_number()) take_rung(index, *e.step, value->get<double>());
     }
   }
 }

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "report/svg.h"
+#include "sched/job_event.h"
 
 namespace ragmig::report {
 namespace {
@@ -141,10 +142,8 @@ ReportData sweep_report(const hpo::SweepDriver& driver, sched::Store& store, con
     Series s;
     s.name = t.id;
     for (const auto& line : store.events(t.train_job)) {
-      const auto ev = nlohmann::json::parse(line, nullptr, false);
-      if (ev.is_object() && ev.value("event", "") == "progress" && ev.contains("step") && ev.contains("loss") &&
-          ev["loss"].is_number())
-        s.points.emplace_back(ev["step"].get<double>(), ev["loss"].get<double>());
+      const sched::JobEvent e = sched::read_job_event(nlohmann::json::parse(line, nullptr, false));
+      if (e.kind == "progress" && e.step && e.loss) s.points.emplace_back(static_cast<double>(*e.step), *e.loss);
     }
     std::stable_sort(s.points.begin(), s.points.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     if (!s.points.empty()) d.loss.push_back(std::move(s));

@@ -16,6 +16,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "sched/dynamic_batch.h"
+#include "sched/job_event.h"
 #include "sched/placement.h"
 
 namespace ragmig::sched {
@@ -287,24 +288,20 @@ void Scheduler::handle_events(const EventLines& lines) {
   for (const auto& line : lines.lines) {
     auto event = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (!event.is_object()) continue;  // the store keeps the line; progress only reads what parses
-    const std::string kind = event.value("event", std::string());
-    const auto step = event.find("step");
-    if (step != event.end() && step->is_number_integer()) {
-      if (kind == "checkpoint") progress.checkpoint_step = step->get<int64_t>();
-      if (kind == "progress" || kind == "start" || kind == "done" || kind == "preempted")
-        progress.step = step->get<int64_t>();
+    const JobEvent e = read_job_event(event);
+    const std::string& kind = e.kind;
+    if (e.step) {
+      if (kind == "checkpoint") progress.checkpoint_step = *e.step;
+      if (kind == "progress" || kind == "start" || kind == "done" || kind == "preempted") progress.step = *e.step;
     }
-    const auto rate = event.find("samples_per_s");
-    if (kind == "progress" && rate != event.end() && rate->is_number()) progress.samples_per_s = rate->get<double>();
-    const auto batch = event.find("batch_size");
-    if ((kind == "start" || kind == "progress" || kind == "resize") && batch != event.end() && batch->is_number_integer())
-      batch_size_[lines.job] = batch->get<int64_t>();
+    if (kind == "progress" && e.samples_per_s) progress.samples_per_s = *e.samples_per_s;
+    if ((kind == "start" || kind == "progress" || kind == "resize") && e.batch_size)
+      batch_size_[lines.job] = *e.batch_size;
     // A GPU worker's peak memory and the part of it that does not grow with the batch: the memory model that
     // dynamic batch sizes jobs by (memory_model.h).
-    const auto peak = event.find("memory_mb"), state = event.find("state_memory_mb");
-    if (peak != event.end() && peak->is_number() && state != event.end() && state->is_number())
+    if (e.memory_mb && e.state_memory_mb)
       if (const auto b = batch_size_.find(lines.job); b != batch_size_.end())
-        if (const MemoryModel m = learned_memory(peak->get<double>(), state->get<double>(), b->second); m.learned) {
+        if (const MemoryModel m = learned_memory(*e.memory_mb, *e.state_memory_mb, b->second); m.learned) {
           memory_[lines.job] = m;
           view_dirty_.push_back(lines.job);
         }

@@ -8,21 +8,17 @@ namespace ragmig::sched {
 
 void WorkPricer::on_event(JobId id, const JobSpec::Work& work, const nlohmann::json& event, double speed,
                           double attained_s) {
-  const std::string kind = event.value("event", std::string());
-  if (kind == "start") {
-    on_start(jobs_[id], work, event, attained_s);
+  const JobEvent e = read_job_event(event);
+  if (e.kind == "start") {
+    on_start(jobs_[id], work, e, attained_s);
     return;
   }
-  if (kind != "progress") return;
-  const auto step = event.find("step"), time = event.find("time"), batch = event.find("batch_size");
-  if (step == event.end() || !step->is_number_integer() || time == event.end() || !time->is_number() ||
-      batch == event.end() || !batch->is_number_integer())
-    return;
+  if (e.kind != "progress" || !e.step || !e.time || !e.batch_size) return;
   Job& job = jobs_[id];
-  job.step = step->get<int64_t>();
-  job.batch_size = batch->get<int64_t>();
+  job.step = *e.step;
+  job.batch_size = *e.batch_size;
   job.attained_s = attained_s;
-  job.window.add(job.step, time->get<double>(), job.batch_size);
+  job.window.add(job.step, *e.time, job.batch_size);
   const auto measured = job.window.rate(work.step_flops, work.batch_size, speed);
   if (!measured) return;
   rates_[id] = {*measured, work.step_flops / static_cast<double>(work.batch_size)};
@@ -33,17 +29,16 @@ void WorkPricer::on_event(JobId id, const JobSpec::Work& work, const nlohmann::j
   like_rates_.clear();
 }
 
-void WorkPricer::on_start(Job& job, const JobSpec::Work& work, const nlohmann::json& event, double attained_s) {
+void WorkPricer::on_start(Job& job, const JobSpec::Work& work, const JobEvent& event, double attained_s) {
   job.window.restart();
   // A restart resumes at its checkpoint's step: the steps it did past it before it stopped are to be done again
   // (the work it attained has them), so what is left counts from there now, not from its next progress event.
-  const auto step = event.find("step"), batch = event.find("batch_size");
-  if (step == event.end() || !step->is_number_integer()) return;
-  if (job.step < 0 && step->get<int64_t>() <= 0) return;  // a first start: all of it is left as it is
-  job.step = step->get<int64_t>();
+  if (!event.step) return;
+  if (job.step < 0 && *event.step <= 0) return;  // a first start: all of it is left as it is
+  job.step = *event.step;
   job.attained_s = attained_s;
-  if (batch != event.end() && batch->is_number_integer() && batch->get<int64_t>() > 0)
-    job.batch_size = batch->get<int64_t>();
+  if (event.batch_size && *event.batch_size > 0)
+    job.batch_size = *event.batch_size;
   else if (job.batch_size <= 0)
     job.batch_size = work.batch_size;
 }

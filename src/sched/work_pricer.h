@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "sched/job.h"
+#include "sched/job_event.h"
 #include "sched/work_rate.h"
 
 namespace ragmig::sched {
@@ -49,7 +50,7 @@ class WorkPricer {
     double rate = 0;        ///< its latest
     double per_sample = 0;  ///< its step FLOPs per sample
   };
-  void on_start(Job& job, const JobSpec::Work& work, const nlohmann::json& event, double attained_s);
+  void on_start(Job& job, const JobSpec::Work& work, const JobEvent& event, double attained_s);
 
   std::unordered_map<JobId, Job> jobs_;
   std::unordered_map<JobId, Measured> rates_;  ///< every measured job's

@@ -24,7 +24,7 @@ std::optional<double> ProgressWindow::rate(double step_flops, int64_t configured
   if (!open_ || last_step_ <= first_step_ || !(seconds > 0) || configured_batch <= 0 || !(step_flops > 0))
     return std::nullopt;
   const double flops = step_flops * static_cast<double>(batch_size_) / static_cast<double>(configured_batch) *
-                       static_cast<double>(last_step_ - first_step_);
+                       (static_cast<double>(last_step_) - static_cast<double>(first_step_));  // no int64 overflow
   return flops / seconds;
 }
 

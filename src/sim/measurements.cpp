@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "gpu/inventory.h"
+#include "sched/job_event.h"
 
 namespace ragmig::sim {
 namespace {
@@ -20,12 +21,10 @@ struct Steps {
 Steps steps_of(const std::vector<std::string>& events) {
   Steps s;
   for (const auto& line : events) {
-    const auto e = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!e.is_object()) continue;
-    const auto step = e.find("step");
-    if (step == e.end() || !step->is_number_integer()) continue;
-    const auto n = step->get<int64_t>();
-    const std::string kind = e.value("event", std::string());
+    const sched::JobEvent e = sched::read_job_event(nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false));
+    if (!e.step) continue;
+    const int64_t n = *e.step;
+    const std::string& kind = e.kind;
     if (kind == "start" && !s.from) s.from = n;
     if (kind == "checkpoint") s.checkpoint = n;
     if (kind == "progress" || kind == "done" || kind == "preempted") s.reached = std::max(s.reached.value_or(n), n);

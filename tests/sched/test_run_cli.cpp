@@ -46,6 +46,27 @@ TEST_F(SchedCli, FailedWorkerIsRetriedWithBackoffThenFails) {
   EXPECT_THAT(text.output, HasSubstr("exit code 3"));
 }
 
+// A worker's events.jsonl is any command's: lines whose fields have other types than the protocol's ("event": 1,
+// "step": "x", "batch_size": 1.5) are kept but read as nothing, and the scheduler runs on (before 2026-12-05,
+// "event": 1 threw out of the scheduler's loop and stopped `ragmig run`). The good lines around them still count.
+TEST_F(SchedCli, EventLinesOfOtherTypesAreReadAsNothing) {
+  write_file_atomic(dir_ / "worker.sh",
+                    "e=\"$RAGMIG_RUN_DIR/events.jsonl\"\n"
+                    "echo '{\"event\":\"start\",\"step\":0}' >> \"$e\"\n"
+                    "echo '{\"event\":1,\"step\":3}' >> \"$e\"\n"
+                    "echo '{\"event\":null}' >> \"$e\"\n"
+                    "echo '{\"event\":\"progress\",\"step\":\"x\",\"time\":[],\"batch_size\":1.5}' >> \"$e\"\n"
+                    "echo '{\"event\":\"checkpoint\",\"step\":{}}' >> \"$e\"\n"
+                    "echo '[1, 2]' >> \"$e\"\n"
+                    "echo '{\"event\":\"progress\",\"step\":7,\"time\":1.0,\"batch_size\":8}' >> \"$e\"\n");
+  const int64_t id = submit({"--cmd", "sh " + (dir_ / "worker.sh").string()});
+  const auto run = ragmig({"run", "--until-empty", "--cpu-slots", "1"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto j = job(id);
+  EXPECT_EQ(j["state"], "done") << j.dump(2);
+  EXPECT_EQ(j["step"], 7) << "the last good progress line";
+}
+
 // Exit 75 unasked means "requeue me, I go on from my checkpoint" (a gang that lost a replica). A worker that
 // does so without writing a new checkpoint would loop forever: that counts as a failure, with back-off.
 TEST_F(SchedCli, ExitingResumableWithoutProgressCountsAsAFailure) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "sched/job_event.h"
 #include "sched/scheduler.h"
 #include "sched/store.h"
 
@@ -24,6 +25,30 @@ JobSpec::Work work_of(double flops, bool stated = false, int64_t steps = 100) {
 
 nlohmann::json progress(int64_t step, double time, int64_t batch = 8) {
   return {{"event", "progress"}, {"step", step}, {"time", time}, {"batch_size", batch}};
+}
+
+// The job protocol's reader: each field only with its type; anything else is absent, never an error.
+TEST(JobEvent, FieldsOfOtherTypesReadAsAbsent) {
+  const JobEvent good = read_job_event({{"event", "progress"}, {"step", 7}, {"time", 1.5}, {"batch_size", 8},
+                                        {"samples_per_s", 40}, {"loss", 0.25}, {"memory_mb", 900},
+                                        {"state_memory_mb", 300}});
+  EXPECT_EQ(good.kind, "progress");
+  EXPECT_EQ(good.step, 7);
+  EXPECT_EQ(good.time, 1.5);
+  EXPECT_EQ(good.batch_size, 8);
+  EXPECT_EQ(good.samples_per_s, 40.0);
+  EXPECT_EQ(good.loss, 0.25);
+  EXPECT_EQ(good.memory_mb, 900.0);
+  EXPECT_EQ(good.state_memory_mb, 300.0);
+  const JobEvent bad = read_job_event({{"event", 1}, {"step", "7"}, {"time", nullptr}, {"batch_size", 1.5},
+                                       {"samples_per_s", "fast"}, {"loss", {1}}, {"memory_mb", true}});
+  EXPECT_EQ(bad.kind, "");
+  EXPECT_FALSE(bad.step || bad.time || bad.batch_size || bad.samples_per_s || bad.loss || bad.memory_mb);
+  for (const nlohmann::json& odd : {nlohmann::json(nullptr), nlohmann::json::array({1, 2}), nlohmann::json("event")}) {
+    const JobEvent e = read_job_event(odd);
+    EXPECT_EQ(e.kind, "");
+    EXPECT_FALSE(e.step);
+  }
 }
 
 TEST(WorkPricer, UnmeasuredJobsArePricedAtTheRateGivenThenAtTheMeasuredOne) {
@@ -44,6 +69,7 @@ TEST(WorkPricer, UnmeasuredJobsArePricedAtTheRateGivenThenAtTheMeasuredOne) {
   // A second job measures twice as fast; the median of two is their mean. Malformed events change nothing.
   pricer.on_event(2, work, progress(1, 0), 1, 0);
   pricer.on_event(2, work, {{"event", "progress"}, {"step", "x"}, {"time", 9}, {"batch_size", 8}}, 1, 0);
+  pricer.on_event(2, work, {{"event", 1}, {"step", 5}, {"time", 2}, {"batch_size", 8}}, 1, 0);
   pricer.on_event(2, work, progress(11, 5), 1, 0);
   EXPECT_DOUBLE_EQ(*pricer.rate(), (1.5e10 + 6e10) / 2);
   // A finished job's rate stays in the median.
