@@ -73,4 +73,17 @@ void expect_typed_errors(Fn&& fn) {
   }
 }
 
+/// What a reader accepted, written back and read again, must come back: `again()` reads the writer's output and
+/// returns it in the form `before` has (a JSON dump, a rewritten text). A throw or another value is a finding.
+template <typename Fn>
+void expect_round_trip(const char* what, const std::string& before, Fn&& again) {
+  std::string after;
+  try {
+    after = again();
+  } catch (const std::exception& e) {
+    finding(what, ("the written form does not read back: " + std::string(e.what())).c_str());
+  }
+  if (after != before) finding(what, ("the written form reads back as another:\n" + before + "\n" + after).c_str());
+}
+
 }  // namespace ragmig::fuzz

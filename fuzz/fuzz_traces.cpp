@@ -1,5 +1,6 @@
 // Fuzzes the simulator's trace readers (sim/traces.cpp): Philly (Pollux's CSV), Alibaba openb (onto a MIG
-// cluster and a whole-GPU one) and ragmig's own jobs CSV, all on the same bytes.
+// cluster and a whole-GPU one) and ragmig's own jobs CSV, all on the same bytes; jobs it reads, written as CSV,
+// must read back as the same CSV.
 #include <cstdint>
 #include <string>
 
@@ -16,7 +17,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ragmig::fuzz::expect_typed_errors([&] { ragmig::sim::read_openb(path, whole, 0.5); });
   ragmig::fuzz::expect_typed_errors([&] {
     const auto w = ragmig::sim::read_jobs_csv(path);
-    ragmig::sim::format_jobs_csv(w.jobs);
+    const std::string written = ragmig::sim::format_jobs_csv(w.jobs);
+    ragmig::fuzz::expect_round_trip("jobs_csv", written, [&] {
+      return ragmig::sim::format_jobs_csv(ragmig::sim::read_jobs_csv(ragmig::fuzz::write_input("again.csv", written)).jobs);
+    });
   });
   return 0;
 }

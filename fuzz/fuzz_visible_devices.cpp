@@ -4,11 +4,20 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "fuzz_support.h"
 #include "gpu/visible_devices.h"
 
 namespace {
+
+// A MIG device of compute instance `ci` named `uuid` (memory, utilisation and busy unknown).
+ragmig::gpu::MigDeviceState mig_device(int ci, std::string uuid) {
+  ragmig::gpu::MigDeviceState d;
+  d.ci_id = ci;
+  d.uuid = std::move(uuid);
+  return d;
+}
 
 std::vector<ragmig::gpu::GpuDeviceState> machine() {
   std::vector<ragmig::gpu::GpuDeviceState> gpus(2);
@@ -20,8 +29,8 @@ std::vector<ragmig::gpu::GpuDeviceState> machine() {
   for (int i = 0; i < 3; ++i) {
     ragmig::gpu::GpuInstanceState gi;
     gi.gi_id = i + 1;
-    gi.devices.push_back({.ci_id = 0, .uuid = "MIG-cccc000" + std::to_string(i)});
-    if (i == 2) gi.devices.push_back({.ci_id = 1, .uuid = "MIG-dddd0002"});
+    gi.devices.push_back(mig_device(0, "MIG-cccc000" + std::to_string(i)));
+    if (i == 2) gi.devices.push_back(mig_device(1, "MIG-dddd0002"));
     gpus[1].instances.push_back(gi);
   }
   return gpus;

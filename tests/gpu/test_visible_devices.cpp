@@ -2,12 +2,23 @@
 // every entry that names nothing refused with the entry named (CUDA would silently drop it and what follows).
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+
 #include "core/error.h"
 #include "exec/machine_partitioner.h"
 #include "gpu/visible_devices.h"
 
 namespace ragmig::gpu {
 namespace {
+
+// A MIG device of compute instance `ci` named `uuid` (memory, utilisation and busy unknown).
+MigDeviceState mig_device(int ci, std::string uuid) {
+  MigDeviceState d;
+  d.ci_id = ci;
+  d.uuid = std::move(uuid);
+  return d;
+}
 
 // Two H200s: GPU 0 whole, GPU 1 with MIG on and two 3g instances, one MIG device each.
 std::vector<GpuDeviceState> machine() {
@@ -27,7 +38,7 @@ std::vector<GpuDeviceState> machine() {
     gi.profile_id = 9;
     gi.placement_start = 4 * i;
     gi.placement_size = 4;
-    gi.devices.push_back({.ci_id = 0, .uuid = "MIG-cccc000" + std::to_string(i)});
+    gi.devices.push_back(mig_device(0, "MIG-cccc000" + std::to_string(i)));
     gpus[1].instances.push_back(gi);
   }
   return gpus;
