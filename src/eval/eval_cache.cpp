@@ -108,8 +108,10 @@ std::optional<index::FloatMatrix> EvalCache::load_matrix(const std::string& path
     m.rows = r.pod<int64_t>();
     m.cols = r.pod<int64_t>();
     m.data = r.array<float>();
-    if (m.rows < 0 || m.cols < 0 || static_cast<int64_t>(m.data.size()) != m.rows * m.cols || !r.at_end())
-      r.fail("matrix shape does not match its data");
+    // rows * cols by division: a crafted header's product could overflow.
+    const auto n = static_cast<int64_t>(m.data.size());
+    const bool shape = m.rows >= 0 && m.cols >= 0 && (m.cols == 0 ? n == 0 : n % m.cols == 0 && n / m.cols == m.rows);
+    if (!shape || !r.at_end()) r.fail("matrix shape does not match its data");
     return m;
   } catch (const Error& e) {
     warnings.push_back(std::string("ignoring a damaged cache entry, rebuilding it: ") + e.what());
