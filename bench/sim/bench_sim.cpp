@@ -22,6 +22,8 @@
 #include <map>
 #include <set>
 
+#include <unistd.h>
+
 #include "gpu/layout.h"
 #include "gpu/mig_catalog.h"
 #include "sim/sweep.h"
@@ -344,6 +346,29 @@ int main(int argc, char** argv) {
     const auto events = static_cast<double>(2 * r.metrics.jobs + r.preemptions);
     fmt::print("{:<40} {:>9.2f} {:>9.2f} {:>9.2f} {:>9} {:>11.1f} {:>10.0f}\n", r.policy, r.wall_s, cpu_s, kTarget,
                r.steps, 1e6 * cpu_s / static_cast<double>(r.steps), events / r.wall_s);
+  }
+  // The reference, in the same run: fifo with the jobs in the SQLite store `ragmig run` keeps (what the simulator
+  // used before MemoryJobs), which must take the same decisions.
+  {
+    SimOptions options;
+    options.sqlite_state_dir = (std::filesystem::temp_directory_path() / fmt::format("ragmig-bench-sim-{}", ::getpid()))
+                                   .string();
+    std::filesystem::remove_all(options.sqlite_state_dir);
+    const std::clock_t cpu_start = std::clock();
+    const SimResult sqlite = simulate(workload.jobs, cluster, ThroughputModel{}, options);
+    const double cpu_s = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
+    std::filesystem::remove_all(options.sqlite_state_dir);
+    fmt::print("{:<40} {:>9.2f} {:>9.2f} {:>9} {:>9} {:>11.1f} {:>10.0f}\n", "fifo, jobs in SQLite (reference)",
+               sqlite.wall_s, cpu_s, "", sqlite.steps, 1e6 * cpu_s / static_cast<double>(sqlite.steps),
+               static_cast<double>(2 * sqlite.metrics.jobs + sqlite.preemptions) / sqlite.wall_s);
+    const auto fifo = std::find_if(results.begin(), results.end(), [](const SimResult& r) { return r.policy == "fifo"; });
+    if (fifo != results.end())
+      fmt::print("fifo in memory / in SQLite: {:.2f}x the wall time; the same decisions: {}\n",
+                 fifo->wall_s / sqlite.wall_s,
+                 fifo->steps == sqlite.steps && fifo->preemptions == sqlite.preemptions &&
+                         fifo->metrics.avg_jct == sqlite.metrics.avg_jct && fifo->metrics.makespan == sqlite.metrics.makespan
+                     ? "yes"
+                     : "NO");
   }
   fmt::print("\n{}", format_table(results));
   return mode == "--philly" ? 0 : compare_mig_all();

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <memory>
 #include <unordered_map>
 
 #include "core/clock.h"
@@ -17,6 +18,7 @@
 #include "gpu/mig_catalog.h"
 #include "sched/dynamic_batch.h"
 #include "sched/scheduler.h"
+#include "sched/store.h"
 #include "exec/queue_partition.h"
 #include "sim/memory_jobs.h"
 #include "sim/mig_partitioner.h"
@@ -100,8 +102,13 @@ SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, 
   }
 
   SimClock clock(jobs.empty() ? 0.0 : jobs.front()->arrival);
-  // Run folders are named but never made: nothing in the simulator writes files.
-  MemoryJobs store((std::filesystem::temp_directory_path() / "ragmig-sim").string());
+  // Run folders are named but never made: nothing in the simulator writes files (but the SQLite store, if asked).
+  std::unique_ptr<sched::JobTable> table;
+  if (options.sqlite_state_dir.empty())
+    table = std::make_unique<MemoryJobs>((std::filesystem::temp_directory_path() / "ragmig-sim").string());
+  else
+    table = std::make_unique<sched::Store>(options.sqlite_state_dir);
+  sched::JobTable& store = *table;
   SimExecutor executor(model, options.costs, clock, options.keep_timeline);
   std::unordered_map<sched::JobId, const std::string*> type_of;
   std::map<std::string, exec::SliceSpeeds> speeds;  // per job type

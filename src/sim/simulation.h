@@ -29,6 +29,9 @@ struct SimOptions {
   double efficiency_weight = exec::RebalanceOptions{}.efficiency_weight;  ///< the plan's alpha (mig_rebalance.h)
   double drain_after_s = exec::RebalanceOptions{}.drain_after_s;  ///< a batch's end (mig_rebalance.h); < 0: never
   bool keep_timeline = false;
+  /// "" keeps the jobs in memory (MemoryJobs); a folder: in the SQLite store `ragmig run` keeps there (a fresh one),
+  /// the same decisions more slowly: bench_sim's reference for the in-memory table.
+  std::string sqlite_state_dir;
 };
 
 struct SimResult {
