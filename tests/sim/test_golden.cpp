@@ -4,9 +4,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "core/error.h"
 #include "sched/policy.h"
 #include "sim/simulation.h"
+#include "support/test_support.h"
 
 namespace ragmig::sim {
 namespace {
@@ -61,6 +64,26 @@ TEST(Golden, SrtfPreemptsForShorterJobs) {
   const auto f = run(jobs, "1xcpu", "fifo");
   EXPECT_DOUBLE_EQ(f.metrics.avg_jct, 32.0 / 3.0);
   EXPECT_EQ(f.preemptions, 0);
+}
+
+// The same simulation with its jobs in the SQLite store `ragmig run` keeps (bench_sim's reference) works it out
+// the same: srtf's preemptions and JCTs above, to the last digit.
+TEST(Golden, TheSqliteStoreGivesTheSameSimulation) {
+  const std::vector<SimJob> jobs = {job("a", 0, 10, "cpu:1", 10), job("b", 2, 3, "cpu:1", 3), job("c", 3, 1, "cpu:1", 1)};
+  testing::ScratchDir dir;
+  SimOptions options;
+  options.policy = "srtf(min_run=0)";
+  options.costs = {0, 0, 2};
+  const auto cluster = build_cluster(parse_cluster_spec("1xcpu"));
+  const auto memory = simulate(jobs, cluster, {}, options);
+  options.sqlite_state_dir = (dir / "state").string();
+  const auto sqlite = simulate(jobs, cluster, {}, options);
+  EXPECT_TRUE(std::filesystem::exists(dir / "state" / "state.db"));
+  EXPECT_DOUBLE_EQ(sqlite.metrics.avg_jct, 19.0 / 3.0);
+  EXPECT_DOUBLE_EQ(sqlite.metrics.avg_jct, memory.metrics.avg_jct);
+  EXPECT_DOUBLE_EQ(sqlite.metrics.makespan, memory.metrics.makespan);
+  EXPECT_EQ(sqlite.preemptions, memory.preemptions);
+  EXPECT_EQ(sqlite.steps, memory.steps);
 }
 
 TEST(Golden, SrtfWithCheckpointAndRestartCosts) {
