@@ -135,14 +135,17 @@ PairBatch assemble_batch(const TokenizedData& data, std::span<const int64_t> row
     positives.insert(data.positive[static_cast<size_t>(r)]);
     for (int64_t m : data.more_positives[static_cast<size_t>(r)]) positives.insert(m);
   }
+  // Row i's draws (its positive, its negatives) follow the seed, the step and its place in the global batch.
+  const auto place = [&](size_t i) {
+    return splitmix64(static_cast<uint64_t>(step) * 1000003u + static_cast<uint64_t>(first_index) + i);
+  };
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto r = static_cast<size_t>(rows[i]);
     q.push_back(data.queries[r]);
-    // An example with several positives trains on one drawn at each step, by its place in the global batch.
+    // An example with several positives trains on one drawn at each step.
     int64_t positive = data.positive[r];
     if (const auto& more = data.more_positives[r]; !more.empty()) {
-      const uint64_t place = static_cast<uint64_t>(step) * 1000003u + static_cast<uint64_t>(first_index) + i;
-      const uint64_t draw = splitmix64(splitmix64(seed ^ kPositiveDraw) ^ splitmix64(place)) % (more.size() + 1);
+      const uint64_t draw = splitmix64(splitmix64(seed ^ kPositiveDraw) ^ place(i)) % (more.size() + 1);
       if (draw > 0) positive = more[draw - 1];
     }
     p.push_back(data.passages[static_cast<size_t>(positive)]);
@@ -150,7 +153,7 @@ PairBatch assemble_batch(const TokenizedData& data, std::span<const int64_t> row
   const auto n_passages = static_cast<uint64_t>(data.passages.size());
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto& own = data.negatives[static_cast<size_t>(rows[i])];
-    uint64_t state = splitmix64(seed ^ splitmix64(static_cast<uint64_t>(step) * 1000003u + static_cast<uint64_t>(first_index) + i));
+    uint64_t state = splitmix64(seed ^ place(i));
     // A pool larger than asked for: `hard_negatives` of it by a partial Fisher-Yates shuffle.
     std::vector<int64_t> chosen;
     std::copy_if(own.begin(), own.end(), std::back_inserter(chosen), [&](int64_t n) { return !positives.count(n); });
