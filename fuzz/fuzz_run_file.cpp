@@ -1,10 +1,9 @@
 // Fuzzes TREC run files as ragmig reads them back (eval/run_file.cpp): "qid Q0 docid rank score tag" lines; a run
 // it accepts, written (write_trec_run), must read back and write again as the same file.
 #include <cstdint>
-#include <fstream>
-#include <sstream>
 #include <string>
 
+#include "core/atomic_file.h"
 #include "eval/run_file.h"
 #include "fuzz_support.h"
 
@@ -13,10 +12,7 @@ namespace {
 std::string written(const ragmig::eval::TrecRun& run, const std::string& name) {
   const std::string path = (ragmig::fuzz::scratch_dir() / name).string();
   ragmig::eval::write_trec_run(path, run, "fuzz");
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return ragmig::read_file(path);
 }
 
 }  // namespace
