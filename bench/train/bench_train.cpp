@@ -8,8 +8,8 @@
 //     (shuffled, each batch padded to its longest) and with grouping: what padding costs, what grouping saves.
 // Each figure comes with GFLOP/s on real tokens (3x the forward FLOPs) and its share of the matmul peak
 // measured in the same run. Then the dropout table (dropout_table.h; alone with --dropout), the attention
-// probabilities' (attention_table.h; alone with --attention) and the optimiser's (optimizer_table.h; alone with
-// --optimizer).
+// probabilities' and the blocked attention's (attention_table.h; alone with --attention) and the optimiser's
+// (optimizer_table.h; alone with --optimizer).
 #include <fmt/format.h>
 
 #include <array>
@@ -232,14 +232,18 @@ int main(int argc, char** argv) {
   app.add_flag("--quick", quick, "fewer steps (a smoke run)");
   bool dropout_only = false, attention_only = false, optimizer_only = false;
   app.add_flag("--dropout", dropout_only, "only the dropout table (keyed dropout beside LibTorch's)");
-  app.add_flag("--attention", attention_only, "only the attention probabilities' table (fused beside LibTorch's ops)");
+  app.add_flag("--attention", attention_only,
+               "only the attention tables (fused beside LibTorch's ops, blocked beside the whole batch)");
   app.add_flag("--optimizer", optimizer_only, "only the optimiser's table (fused clipping and AdamW beside LibTorch's loops)");
   CLI11_PARSE(app, argc, argv);
   at::set_num_threads(threads);
   model::set_up_cpu_memory();  // as ragmig-torch does (model/cpu_allocator.h)
   if (dropout_only || attention_only || optimizer_only) {
     if (dropout_only) print_dropout_table(quick ? 0.2 : 1.0);
-    if (attention_only) print_attention_table(quick ? 0.2 : 1.0);
+    if (attention_only) {
+      print_attention_table(quick ? 0.2 : 1.0);
+      print_blocked_attention_table(quick ? 0.2 : 1.0);
+    }
     if (optimizer_only) print_optimizer_table(quick ? 0.5 : 2.0);
     return 0;
   }
@@ -321,6 +325,7 @@ int main(int argc, char** argv) {
   }
   print_dropout_table(quick ? 0.2 : 1.0);
   print_attention_table(quick ? 0.2 : 1.0);
+  print_blocked_attention_table(quick ? 0.2 : 1.0);
   print_optimizer_table(quick ? 0.5 : 2.0);
   std::filesystem::remove_all(dir);
   return failures == 0 ? 0 : 1;

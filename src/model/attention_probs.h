@@ -8,6 +8,11 @@
 // on the way. LibTorch's ops take six passes over these [batch, heads, L, L] tensors, each over tens of MB at
 // training sizes: forward the bias, softmax and the mask; backward the mask, softmax's backward and the dropped
 // probabilities again. Elsewhere (other CPUs, CUDA, other dtypes) the composite.
+//
+// blocked_attention runs the whole path from q and k the same way, a few batch rows at a time: each block's scores,
+// probabilities and their gradient ([rows, heads, L, L], about 1 MB) stay in a core's cache from the product that
+// makes them through the loops to the products that read them, and q, k, v are read where the projection wrote them
+// ([B, L, heads, d]) without copies of the whole of them into [B, heads, L, d].
 #pragma once
 
 #include <torch/torch.h>
@@ -25,5 +30,22 @@ torch::Tensor attention_probs_matmul(const torch::Tensor& scores, const torch::T
 /// It adds the bias into `scores` in place unless scores is a leaf of the graph (callers hand it a product's output).
 torch::Tensor attention_probs_matmul_composite(const torch::Tensor& scores, const torch::Tensor& bias,
                                                const torch::Tensor& v, double p, bool training);
+
+/// Whether blocked_attention takes these: a CPU that runs the fused loops, q, k, v [B, heads, L, d] of one dtype
+/// (fp32 or bf16; k's and v's lengths equal), a bias (of that dtype, or undefined) that broadcasts to [B, heads, Lq,
+/// Lk] and needs no gradient (MPNet's learned position bias does: attention_probs_matmul takes that).
+bool blocked_attention_takes(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                             const torch::Tensor& bias);
+
+/// attention_probs_matmul(q k^T * scale, bias, v, p, training) from q, k, v [B, heads, L, d] of any strides, as
+/// [B, heads, Lq, d] laid out as [B, Lq, heads, d] (its transpose(1, 2) is contiguous): the same masks (one key
+/// over the whole [B, heads, Lq, Lk], drawn as attention_probs_matmul draws it), the same products per batch row.
+/// Gradients for q, k and v, laid out as the output. Needs blocked_attention_takes.
+torch::Tensor blocked_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                const torch::Tensor& bias, double scale, double p, bool training);
+
+/// How many batch rows blocked_attention takes at a time for these sizes (a multiple that starts every block on a
+/// byte of the mask's bits).
+int64_t blocked_attention_rows(int64_t batch, int64_t heads, int64_t lq, int64_t lk, int64_t element_size);
 
 }  // namespace ragmig::model

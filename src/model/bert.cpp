@@ -155,11 +155,16 @@ torch::Tensor padded_attention(const torch::Tensor& q_in, const torch::Tensor& k
                                                training ? dropout : 0.0, false);
 #endif
   if (!context.defined()) {
-    // The scale goes on q ([B, heads, L, d]) as SDPA's own math path puts it, not on the scores ([.., L, L], L/d
-    // times bigger): a pass less over the scores forward and backward.
-    const auto scores = torch::matmul(q * (1.0 / std::sqrt(static_cast<double>(head_dim))), k.transpose(-1, -2));
-    const auto& bias = batch.score_bias(scores.scalar_type(), scores.device());
-    context = model::attention_probs_matmul(scores, bias, v, dropout, training);
+    const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
+    const auto& bias = batch.score_bias(q.scalar_type(), q.device());
+    if (model::blocked_attention_takes(q, k, v, bias)) {
+      context = model::blocked_attention(q, k, v, bias, scale, dropout, training);
+    } else {
+      // The scale goes on q ([B, heads, L, d]) as SDPA's own math path puts it, not on the scores ([.., L, L], L/d
+      // times bigger): a pass less over the scores forward and backward.
+      const auto scores = torch::matmul(q * scale, k.transpose(-1, -2));
+      context = model::attention_probs_matmul(scores, bias, v, dropout, training);
+    }
   }
   return context.transpose(1, 2).contiguous().view({b, l, heads * head_dim});
 }

@@ -1,7 +1,9 @@
 // model/attention_probs.h: the fused CPU path (bias, softmax and keyed dropout in one pass; the mask inside softmax's
 // backward) gives the composite of LibTorch's ops' outputs and gradients, the composite's masks bit for bit, the same
 // output without a graph (GradCache's first pass), whatever the thread count; the loops of
-// model/softmax_dropout_kernels.h on rows that start mid-byte of the mask's bits and end mid-vector.
+// model/softmax_dropout_kernels.h on rows that start mid-byte of the mask's bits and end mid-vector; the blocked path
+// (blocked_attention) gives the plain path's outputs, gradients and masks from q, k, v laid out as BERT's projection
+// lays them out, block after block.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -199,6 +201,98 @@ TEST(AttentionProbs, TheBackwardLoopIsSoftmaxsBackwardOfTheMaskedGradient) {
     const torch::Tensor g0 = grad.to(torch::kDouble);
     EXPECT_TRUE(torch::allclose(unmasked.to(torch::kDouble), p * (g0 - (g0 * p).sum(-1, true)), 1e-5, 1e-6)) << n;
   }
+}
+
+// The plain path BERT ran before blocked_attention: the scores' product, then attention_probs_matmul.
+torch::Tensor plain_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                              const torch::Tensor& bias, double scale, double p) {
+  return attention_probs_matmul(torch::matmul(q * scale, k.transpose(-1, -2)), bias, v, p, true);
+}
+
+// The blocked path and the plain one agree on outputs and on the gradients of the projection they read q, k, v from
+// ([B, L, 3 x heads x d], as BERT's), with a padding bias or none, with and without dropout (the same masks: the same
+// key over the whole scores), in fp32 and bf16, over several blocks (a shorter last one among them) and at an odd
+// length, whose blocks must start on a byte of the mask's bits. Without a graph, and on one thread or three (blocks
+// shared out among threads), the output is the same bit for bit.
+TEST(AttentionProbs, TheBlockedPathGivesThePlainPathsOutputsAndGradients) {
+  if (!softmax_dropout_vectorised()) GTEST_SKIP() << "no AVX-512: the blocked path needs the fused loops";
+  const int64_t b = 7, heads = 4, d = 8;
+  bool shorter_last_block = false;
+  for (const bool bf16 : {false, true}) {
+    const auto dtype = bf16 ? torch::kBFloat16 : torch::kFloat;
+    for (const int64_t l : {int64_t{301}, int64_t{256}}) {
+      const int64_t rows = blocked_attention_rows(b, heads, l, l, bf16 ? 2 : 4);
+      ASSERT_LT(rows, b) << "several blocks";
+      shorter_last_block = shorter_last_block || b % rows != 0;
+      for (const double p : {0.0, 0.3}) {
+        for (const bool padded : {true, false}) {
+          SCOPED_TRACE(testing::Message() << "bf16 " << bf16 << " L " << l << " p " << p << " padded " << padded);
+          torch::manual_seed(l);
+          const torch::Tensor projection = torch::randn({b, l, 3 * heads * d}).to(dtype);
+          const torch::Tensor bias = padded ? padding_bias(b, l, l / 3, dtype) : torch::Tensor();
+          auto run = [&](bool blocked, bool graph, int threads) {
+            const int before = at::get_num_threads();
+            at::set_num_threads(threads);
+            const torch::Tensor x = graph ? projection.clone().requires_grad_(true) : projection;
+            const auto parts = x.chunk(3, -1);
+            auto split = [&](const torch::Tensor& t) { return t.view({b, l, heads, d}).transpose(1, 2); };
+            const torch::Tensor q = split(parts[0]), k = split(parts[1]), v = split(parts[2]);
+            EXPECT_TRUE(blocked_attention_takes(q, k, v, bias));
+            torch::manual_seed(5);
+            const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+            const torch::Tensor out =
+                blocked ? blocked_attention(q, k, v, bias, scale, p, true) : plain_attention(q, k, v, bias, scale, p);
+            Outcome r;
+            if (graph) {
+              (out.to(torch::kFloat) * torch::linspace(-1, 1, out.numel()).view(out.sizes())).sum().backward();
+              r.values = {out.detach().to(torch::kFloat), x.grad().to(torch::kFloat)};
+            } else {
+              r.values = {out.to(torch::kFloat)};
+            }
+            r.next_draw = static_cast<int64_t>(keyed_dropout_key());
+            at::set_num_threads(before);
+            return r;
+          };
+          const Outcome blocked = run(true, true, 2), plain = run(false, true, 2);
+          // The same products per batch row and the same loops (on the Xeon this was written on, equal bit for
+          // bit); LibTorch's bmm may sum in another order for batches of another size.
+          const double tol = bf16 ? 2e-2 : 1e-5;
+          for (size_t i = 0; i < blocked.values.size(); ++i) {
+            EXPECT_TRUE(torch::allclose(blocked.values[i], plain.values[i], tol, tol))
+                << i << ": " << (blocked.values[i] - plain.values[i]).abs().max().item<double>();
+            EXPECT_GT(blocked.values[i].abs().sum().item<double>(), 0) << i;
+          }
+          EXPECT_EQ(blocked.next_draw, plain.next_draw) << "one draw of the generator each";
+          EXPECT_TRUE(torch::equal(run(true, false, 2).values[0], blocked.values[0])) << "without a graph";
+          for (const int threads : {1, 3}) {
+            const Outcome other = run(true, true, threads);
+            EXPECT_TRUE(torch::equal(other.values[0], blocked.values[0])) << threads << " threads";
+            EXPECT_TRUE(torch::equal(other.values[1], blocked.values[1])) << threads << " threads";
+          }
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(shorter_last_block);
+}
+
+// Blocks start on a byte of the mask's bits, take about the same bytes whatever the length, and never more rows than
+// the batch has.
+TEST(AttentionProbs, BlocksStartOnAByteOfTheMask) {
+  for (const int64_t heads : {int64_t{1}, int64_t{3}, int64_t{12}}) {
+    for (const int64_t l : {int64_t{1}, int64_t{7}, int64_t{33}, int64_t{128}, int64_t{257}, int64_t{2048}}) {
+      for (const int64_t batch : {int64_t{1}, int64_t{5}, int64_t{64}}) {
+        const int64_t rows = blocked_attention_rows(batch, heads, l, l, 2);
+        EXPECT_GE(rows, 1);
+        EXPECT_LE(rows, batch);
+        if (rows < batch) {
+          EXPECT_EQ(rows * heads * l * l % 8, 0) << heads << " " << l << " " << batch;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(blocked_attention_rows(64, 12, 128, 128, 2), 2);   // 0.75 of the 1 MB of bf16 scores a block takes
+  EXPECT_EQ(blocked_attention_rows(64, 12, 2048, 2048, 2), 1);  // one row past the budget: still one
 }
 
 }  // namespace
