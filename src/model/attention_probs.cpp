@@ -274,6 +274,7 @@ struct BlockedAttentionFunction : public torch::autograd::Function<BlockedAttent
     const torch::Tensor probs = torch::empty({blocks.batch, blocks.heads, blocks.lq, blocks.lk}, q.options());
     torch::Tensor out = blocked_forward(blocks, q, k, v, bias.value_or(torch::Tensor()), probs);
     ctx->save_for_backward({q, k, v, probs});
+    ctx->saved_data["bias_grad"] = bias && bias->requires_grad();
     ctx->saved_data["scale"] = scale;
     ctx->saved_data["dropout_p"] = p;
     if (p > 0) ctx->saved_data["dropout_bits"] = blocks.bits;
@@ -288,7 +289,9 @@ struct BlockedAttentionFunction : public torch::autograd::Function<BlockedAttent
     Blocks blocks(q, k, ctx->saved_data["scale"].toDouble(), 0.0, 0);
     blocks.p = ctx->saved_data["dropout_p"].toDouble();
     if (blocks.p > 0) blocks.bits = ctx->saved_data["dropout_bits"].toTensor();
-    torch::Tensor grad_q = heads_inside(q), grad_k = heads_inside(k), grad_v = heads_inside(v);
+    torch::Tensor grad_q = heads_inside(q), grad_k = heads_inside(k), grad_v = heads_inside(v), grad_bias;
+    // The bias's gradient (MPNet's learned position bias, summed into it by the graph) is the scores' own.
+    if (ctx->saved_data["bias_grad"].toBool() && ctx->needs_input_grad(3)) grad_bias = torch::empty_like(probs);
     blocks.for_each([&](int64_t begin, int64_t rows, Blocks::Scratch& scratch) {
       torch::Tensor grad_scores = blocks.block(scratch.first, q, rows), grad_q_b = grad_q.narrow(0, begin, rows);
       const torch::Tensor probs_b = matrices(probs.narrow(0, begin, rows));
@@ -301,13 +304,14 @@ struct BlockedAttentionFunction : public torch::autograd::Function<BlockedAttent
                                          rows * blocks.heads * blocks.lq, blocks.lk, blocks.bits_from(begin),
                                          keep_scale<T>(blocks.p), blocks.p > 0 ? dropped.data_ptr<T>() : nullptr);
       });
+      if (grad_bias.defined()) grad_bias.narrow(0, begin, rows).copy_(blocks.shaped(grad_scores, rows));
       grad_v.narrow(0, begin, rows).copy_(blocks.shaped(at::bmm(dropped.mT(), gb), rows));
       at::mul_out(grad_q_b,
                   blocks.shaped(at::bmm(grad_scores, matrices(block_of(k, begin, rows))), rows), blocks.scale);
       grad_k.narrow(0, begin, rows)
           .copy_(blocks.shaped(at::bmm(grad_scores.mT(), matrices(block_of(q, begin, rows, blocks.scale))), rows));
     });
-    return {grad_q, grad_k, grad_v, torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
+    return {grad_q, grad_k, grad_v, grad_bias, torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
 
@@ -332,8 +336,9 @@ bool blocked_attention_takes(const torch::Tensor& q, const torch::Tensor& k, con
       k.size(3) != q.size(3) || v.size(2) != k.size(2))
     return false;
   if (!bias.defined()) return true;
-  if (bias.scalar_type() != dtype || !bias.device().is_cpu() || bias.requires_grad() || bias.dim() > 4) return false;
+  if (bias.scalar_type() != dtype || !bias.device().is_cpu() || bias.dim() > 4) return false;
   const std::vector<int64_t> scores = {q.size(0), q.size(1), q.size(2), k.size(2)};
+  if (bias.requires_grad()) return bias.sizes() == c10::IntArrayRef(scores);  // its gradient: the scores' own
   for (int64_t d = 1; d <= bias.dim(); ++d) {
     const int64_t b = bias.size(-d), s = scores[4 - d];
     if (b != s && (b != 1 || d == 1)) return false;  // the last dimension whole (the loops read rows of n)
@@ -346,7 +351,8 @@ torch::Tensor blocked_attention(const torch::Tensor& q, const torch::Tensor& k, 
   const double rate = training ? p : 0.0;
   const uint64_t key = rate > 0 ? keyed_dropout_key() : 0;
   const torch::Tensor b = bias.defined() ? bias.contiguous() : bias;
-  if (torch::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad())) {
+  if (torch::GradMode::is_enabled() &&
+      (q.requires_grad() || k.requires_grad() || v.requires_grad() || (b.defined() && b.requires_grad()))) {
     const c10::optional<torch::Tensor> optional_bias = b.defined() ? c10::optional<torch::Tensor>(b) : c10::nullopt;
     return BlockedAttentionFunction::apply(q, k, v, optional_bias, scale, rate, static_cast<int64_t>(key));
   }

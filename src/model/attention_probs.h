@@ -33,14 +33,15 @@ torch::Tensor attention_probs_matmul_composite(const torch::Tensor& scores, cons
 
 /// Whether blocked_attention takes these: a CPU that runs the fused loops, q, k, v [B, heads, L, d] of one dtype
 /// (fp32 or bf16; k's and v's lengths equal), a bias (of that dtype, or undefined) that broadcasts to [B, heads, Lq,
-/// Lk] and needs no gradient (MPNet's learned position bias does: attention_probs_matmul takes that).
+/// Lk], or is of that whole shape where it needs a gradient (MPNet's learned position bias plus the padding's).
 bool blocked_attention_takes(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                              const torch::Tensor& bias);
 
 /// attention_probs_matmul(q k^T * scale, bias, v, p, training) from q, k, v [B, heads, L, d] of any strides, as
 /// [B, heads, Lq, d] laid out as [B, Lq, heads, d] (its transpose(1, 2) is contiguous): the same masks (one key
 /// over the whole [B, heads, Lq, Lk], drawn as attention_probs_matmul draws it), the same products per batch row.
-/// Gradients for q, k and v, laid out as the output. Needs blocked_attention_takes.
+/// Gradients for q, k and v, laid out as the output, and for the bias where it needs one. Needs
+/// blocked_attention_takes.
 torch::Tensor blocked_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                 const torch::Tensor& bias, double scale, double p, bool training);
 

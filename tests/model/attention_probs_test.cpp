@@ -210,7 +210,8 @@ torch::Tensor plain_attention(const torch::Tensor& q, const torch::Tensor& k, co
 }
 
 // The blocked path and the plain one agree on outputs and on the gradients of the projection they read q, k, v from
-// ([B, L, 3 x heads x d], as BERT's), with a padding bias or none, with and without dropout (the same masks: the same
+// ([B, L, 3 x heads x d], as BERT's) and of a learned bias (MPNet's, added to the padding's as score_bias adds it),
+// with a padding bias, both or none, with and without dropout (the same masks: the same
 // key over the whole scores), in fp32 and bf16, over several blocks (a shorter last one among them) and at an odd
 // length, whose blocks must start on a byte of the mask's bits. Without a graph, and on one thread or three (blocks
 // shared out among threads), the output is the same bit for bit.
@@ -225,15 +226,18 @@ TEST(AttentionProbs, TheBlockedPathGivesThePlainPathsOutputsAndGradients) {
       ASSERT_LT(rows, b) << "several blocks";
       shorter_last_block = shorter_last_block || b % rows != 0;
       for (const double p : {0.0, 0.3}) {
-        for (const bool padded : {true, false}) {
-          SCOPED_TRACE(testing::Message() << "bf16 " << bf16 << " L " << l << " p " << p << " padded " << padded);
+        for (const int bias_kind : {0, 1, 2}) {  // padding, none, padding + learned
+          SCOPED_TRACE(testing::Message() << "bf16 " << bf16 << " L " << l << " p " << p << " bias " << bias_kind);
           torch::manual_seed(l);
           const torch::Tensor projection = torch::randn({b, l, 3 * heads * d}).to(dtype);
-          const torch::Tensor bias = padded ? padding_bias(b, l, l / 3, dtype) : torch::Tensor();
+          const torch::Tensor padding = bias_kind != 1 ? padding_bias(b, l, l / 3, dtype) : torch::Tensor();
+          const torch::Tensor learned_in = torch::randn({1, heads, l, l}).to(dtype);
           auto run = [&](bool blocked, bool graph, int threads) {
             const int before = at::get_num_threads();
             at::set_num_threads(threads);
             const torch::Tensor x = graph ? projection.clone().requires_grad_(true) : projection;
+            const torch::Tensor learned = learned_in.clone().requires_grad_(graph);
+            const torch::Tensor bias = bias_kind == 2 ? learned + padding : padding;
             const auto parts = x.chunk(3, -1);
             auto split = [&](const torch::Tensor& t) { return t.view({b, l, heads, d}).transpose(1, 2); };
             const torch::Tensor q = split(parts[0]), k = split(parts[1]), v = split(parts[2]);
@@ -246,6 +250,7 @@ TEST(AttentionProbs, TheBlockedPathGivesThePlainPathsOutputsAndGradients) {
             if (graph) {
               (out.to(torch::kFloat) * torch::linspace(-1, 1, out.numel()).view(out.sizes())).sum().backward();
               r.values = {out.detach().to(torch::kFloat), x.grad().to(torch::kFloat)};
+              if (bias_kind == 2) r.values.push_back(learned.grad().to(torch::kFloat));
             } else {
               r.values = {out.to(torch::kFloat)};
             }
