@@ -393,10 +393,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   for (const auto& p : net->parameters())
     if (p.requires_grad()) trainable.push_back(p);
   const TokenizedData data = tokenize(examples, tokenizer, cfg.data, prompts);
-  std::vector<int64_t> example_tokens(static_cast<size_t>(data.examples()));
-  for (size_t i = 0; i < example_tokens.size(); ++i)
-    example_tokens[i] = static_cast<int64_t>(data.queries[i].size() +
-                                             data.passages[static_cast<size_t>(data.positive[i])].size());
+  const std::vector<int64_t> example_tokens = grouping_lengths(data);
   const auto batches_for = [&](int64_t epoch, int64_t batch_size) {
     return text::length_grouped_batches(data.batch_key, example_tokens, batch_size, cfg.train.length_grouping,
                                         static_cast<uint64_t>(cfg.train.seed), epoch);

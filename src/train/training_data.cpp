@@ -123,6 +123,18 @@ TokenizedData tokenize(const std::vector<text::TrainingExample>& examples, const
   return data;
 }
 
+std::vector<int64_t> grouping_lengths(const TokenizedData& data) {
+  std::vector<int64_t> lengths(static_cast<size_t>(data.examples()));
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    size_t longest = data.passages[static_cast<size_t>(data.positive[i])].size();
+    if (i < data.more_positives.size())
+      for (int64_t m : data.more_positives[i])
+        longest = std::max(longest, data.passages[static_cast<size_t>(m)].size());
+    lengths[i] = static_cast<int64_t>(data.queries[i].size() + longest);
+  }
+  return lengths;
+}
+
 PairBatch assemble_batch(const TokenizedData& data, std::span<const int64_t> rows, int64_t hard_negatives,
                          int32_t pad_id, uint64_t seed, int64_t step, const torch::Device& device,
                          int64_t first_index, std::span<const int64_t> batch_rows) {

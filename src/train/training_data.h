@@ -52,6 +52,10 @@ std::vector<std::string> vocabulary_texts(const std::vector<text::TrainingExampl
 TokenizedData tokenize(const std::vector<text::TrainingExample>& examples, const text::Tokenizer& tokenizer,
                        const DataConfig& cfg, const text::Prompts& prompts = {});
 
+/// Each example's tokens as length grouping sorts them (text::length_grouped_batches): its query's and its longest
+/// positive's (with a "pos" array any of them may be the one drawn at a step, so the batch is padded to that).
+std::vector<int64_t> grouping_lengths(const TokenizedData& data);
+
 /// The batch of examples `rows`: queries, their positives (where an example has several, one drawn by seed, step
 /// and its place in the batch, each equally likely), then `hard_negatives` negatives per query. Where
 /// an example has more negatives than asked (a mined pool), a different draw of them is taken at every step;

@@ -185,5 +185,17 @@ TEST(StepLosses, ReadsEachLossOnceInStepOrder) {
   EXPECT_TRUE(losses.read().empty());  // each once
 }
 
+// Length grouping sorts an example by its query and its longest positive: with a "pos" array any of them may be the
+// one drawn, and the batch is padded to it.
+TEST(GroupingLengths, AnExampleCountsItsLongestPositive) {
+  TokenizedData d = pooled_data(3, 0);
+  d.queries[0] = {1, 2, 3};
+  d.passages.push_back(std::vector<int32_t>(40, 7));  // row 3: a long second positive of example 1
+  d.passages.push_back(std::vector<int32_t>(5, 7));   // row 4: a short one of example 2
+  d.more_positives[1] = {3};
+  d.more_positives[2] = {4};
+  EXPECT_EQ(grouping_lengths(d), (std::vector<int64_t>{3 + 1, 1 + 40, 1 + 5}));
+}
+
 }  // namespace
 }  // namespace ragmig::train
