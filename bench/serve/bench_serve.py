@@ -279,7 +279,7 @@ class Server:
         if self.cmd:
             self.log = log_dir / f"{self.name}.log"
             print(f"bench_serve: starting {self.name}: {shlex.join(self.cmd)} (log {self.log})", file=sys.stderr)
-            with open(self.log, "wb") as log:
+            with open(self.log, "ab") as log:  # a second pass (--rate) adds to the first one's log
                 # own session: SIGTERM reaches the server and any workers it forked, and nothing else
                 self.proc = subprocess.Popen(self.cmd, stdout=log, stderr=subprocess.STDOUT, env=self.env,
                                              stdin=subprocess.DEVNULL, start_new_session=True)
@@ -396,7 +396,8 @@ def sanity_embeddings(server, name, mix):
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
-def bench_server(server, base_name_fallback, mix, a, log_dir):
+def bench_server(server, base_name_fallback, mix, a, log_dir, rate=None):
+    """Starts the server, runs every phase closed-loop (or, with `rate`, open-loop at that rate), stops it."""
     rows, check = [], None
     server.start(log_dir, a.start_timeout)
     try:
@@ -406,13 +407,24 @@ def bench_server(server, base_name_fallback, mix, a, log_dir):
             if phase == "base":
                 check = vectors
             pool = build_requests(mix, a.batch, names, weights, a.seed)
-            rows.append(measure(server, phase, "closed", pool, a))
-            if a.rate:
-                rate = float(a.rate[:-1]) * rows[-1]["requests_per_s"] if a.rate.endswith("x") else float(a.rate)
+            if rate is None:
+                rows.append(measure(server, phase, "closed", pool, a))
+            else:
                 rows.append(measure(server, phase, f"open {rate:.2f} req/s", pool, a, rate))
     finally:
         server.stop()
     return rows, check
+
+
+def open_loop_rate(spec, closed_rows):
+    """--rate's requests/s: R, or F times the lowest closed-loop peak of any server and phase in the run (Fx), so
+    that every server and phase gets the same arrivals and their open-loop rows compare at one load."""
+    if not spec.endswith("x"):
+        return float(spec)
+    peak = min(r["requests_per_s"] or 0.0 for r in closed_rows)
+    if peak <= 0:
+        sys.exit(f"bench_serve: --rate {spec}: a server answered nothing in its closed loop (see its row)")
+    return float(spec[:-1]) * peak
 
 
 def measure(server, phase, mode, pool, a, rate=None):
@@ -472,7 +484,7 @@ def parse_args():
     ap.add_argument("--seconds", type=float, default=20, help="measured seconds per phase")
     ap.add_argument("--warmup", type=float, default=5, help="unmeasured seconds before them")
     ap.add_argument("--threads", type=int, help="intra-op threads of every server (OMP_NUM_THREADS; ragmig's --threads)")
-    ap.add_argument("--rate", help="also an open-loop run at R requests/s, or at F times each phase's closed-loop peak with Fx (0.5x)")
+    ap.add_argument("--rate", help="also an open-loop run at R requests/s, or with Fx (0.5x) at F times the lowest closed-loop peak of any server and phase")
     ap.add_argument("--adapters", help="ragmig's adapter folder: served with --adapters, requests name its subfolders")
     ap.add_argument("--adapter-count", type=int, default=0, help="adapters in the Zipf mix (default: all)")
     ap.add_argument("--zipf", type=float, default=1.0, help="Zipf exponent of the adapter mix")
@@ -507,12 +519,16 @@ def main():
     # SIGTERM (a timeout, a CI stop) unwinds like Ctrl-C, so the servers started here are stopped too.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     rows, checks = [], {}
-    for server in servers:  # one at a time: each server has the machine's cores alone
-        try:
+    try:
+        for server in servers:  # one at a time: each server has the machine's cores alone
             server_rows, checks[server.name] = bench_server(server, a.model, mix, a, log_dir)
-        except RuntimeError as e:
-            sys.exit(f"bench_serve: {e}")
-        rows += server_rows
+            rows += server_rows
+        if a.rate:  # a second pass, once every closed-loop peak is known: each server started again
+            rate = open_loop_rate(a.rate, rows)
+            for server in servers:
+                rows += bench_server(server, a.model, mix, a, log_dir, rate)[0]
+    except RuntimeError as e:
+        sys.exit(f"bench_serve: {e}")
 
     # The same texts must give the same embeddings everywhere: the lowest cosine against the first server.
     first = next((n for n, v in checks.items() if v is not None), None)
