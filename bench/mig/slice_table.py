@@ -42,7 +42,9 @@ def main():
             r = measured(os.path.join(out, name))
             if r:
                 runs.setdefault(type_, {})[int(g[:-1])] = r
-    print(f"\n{gpu['gpu']}: {gpu['sms']} SMs, {gpu['memory_mib']} MiB; seconds per step (samples/s, peak GiB)")
+    print(f"\n{gpu['gpu']}: {gpu['sms']} SMs, {gpu['memory_mib']} MiB; seconds per step (samples/s, peak GiB). A "
+          f"column <g>g is an MPS share of g/7 of the SMs standing for a MIG slice of g compute slices: memory and "
+          f"its bandwidth are not partitioned as MIG partitions them")
     sizes = sorted({g for r in runs.values() for g in r})
     print(f"{'type':<24}" + "".join(f"{f'{g}g':>24}" for g in sizes) + f"{'7 x 1g / 7g':>13}")
     lines = []
