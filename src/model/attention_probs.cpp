@@ -305,11 +305,13 @@ struct BlockedAttentionFunction : public torch::autograd::Function<BlockedAttent
                                          keep_scale<T>(blocks.p), blocks.p > 0 ? dropped.data_ptr<T>() : nullptr);
       });
       if (grad_bias.defined()) grad_bias.narrow(0, begin, rows).copy_(blocks.shaped(grad_scores, rows));
-      grad_v.narrow(0, begin, rows).copy_(blocks.shaped(at::bmm(dropped.mT(), gb), rows));
+      // v's and k's gradients as the transposes of (g^T dropped) and (q^T grad_scores): bmm takes a transposed
+      // operand only as a copy (bf16), and [L, d] copies cost less than [L, L] ones.
+      grad_v.narrow(0, begin, rows).copy_(blocks.shaped(at::bmm(gb.mT(), dropped), rows).mT());
       at::mul_out(grad_q_b,
                   blocks.shaped(at::bmm(grad_scores, matrices(block_of(k, begin, rows))), rows), blocks.scale);
       grad_k.narrow(0, begin, rows)
-          .copy_(blocks.shaped(at::bmm(grad_scores.mT(), matrices(block_of(q, begin, rows, blocks.scale))), rows));
+          .copy_(blocks.shaped(at::bmm(matrices(block_of(q, begin, rows, blocks.scale)).mT(), grad_scores), rows).mT());
     });
     return {grad_q, grad_k, grad_v, grad_bias, torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
