@@ -371,15 +371,15 @@ def url_server(spec):
 # ---------------------------------------------------------------------------------------------- the bench
 
 def phases(server, base_name, a):
-    """What to send a server: its one model; or, for ragmig with --adapters, every request naming one adapter
-    (the most popular) and then the Zipf mix over N adapters."""
+    """What to send a server: its one model; or, for ragmig with --adapters, that, then every request naming one
+    adapter (the most popular), then the Zipf mix over N adapters."""
     if server.name != "ragmig" or not a.adapters:
         return [("base", [base_name], [1.0])]
     names = sorted(d.name for d in Path(a.adapters).iterdir() if (d / "adapter_config.json").is_file())
     n = a.adapter_count or len(names)
     if len(names) < n or n == 0:
         sys.exit(f"bench_serve: --adapters {a.adapters}: {len(names)} adapter folders, {n} wanted")
-    return [("adapter x1", names[:1], [1.0]),
+    return [("base", [base_name], [1.0]), ("adapter x1", names[:1], [1.0]),
             (f"adapters x{n} zipf {a.zipf:g}", names[:n], zipf_weights(n, a.zipf))]
 
 
@@ -449,13 +449,15 @@ def ratios(rows):
         out.append(what)
 
     mode_kind = lambda r: r["mode"].split()[0]  # "closed" / "open"
-    for r in (r for r in rows if r["server"] == "ragmig"):
+    for r in (r for r in rows if r["server"] == "ragmig" and r["phase"] == "base"):
         for p in (p for p in rows if p["server"] != "ragmig" and mode_kind(p) == mode_kind(r)):
             ratio(r, p, {"of": f"ragmig [{r['phase']}] / {p['server']} [{p['phase']}]", "mode": mode_kind(r)})
-    singles = {mode_kind(r): r for r in rows if r["server"] == "ragmig" and r["phase"] == "adapter x1"}
-    for r in (r for r in rows if r["server"] == "ragmig" and r["phase"].startswith("adapters x")):
-        if mode_kind(r) in singles:
-            ratio(r, singles[mode_kind(r)], {"of": f"ragmig [{r['phase']}] / ragmig [adapter x1]", "mode": mode_kind(r)})
+    own = lambda phase: {mode_kind(r): r for r in rows if r["server"] == "ragmig" and r["phase"] == phase}
+    for r in (r for r in rows if r["server"] == "ragmig" and r["phase"].startswith("adapter")):
+        before = own("base" if r["phase"] == "adapter x1" else "adapter x1")
+        if mode_kind(r) in before:
+            ratio(r, before[mode_kind(r)],
+                  {"of": f"ragmig [{r['phase']}] / ragmig [{before[mode_kind(r)]['phase']}]", "mode": mode_kind(r)})
     return out
 
 

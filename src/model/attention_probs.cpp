@@ -228,11 +228,7 @@ struct Blocks {
         fn(begin, std::min(rows_per_block, batch - begin), scratch);
       }
     };
-#if defined(__SANITIZE_THREAD__)
-    run(0, count);  // ThreadSanitizer cannot see libgomp's barriers (src/model/CMakeLists.txt): one thread
-#else
     parallel_ranges(count, run);
-#endif
   }
 };
 

@@ -8,7 +8,7 @@
 
 namespace ragmig::model {
 
-void parallel_ranges(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+void detail::openmp_ranges(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
   std::exception_ptr error;
   std::mutex error_mutex;
   lanes::for_each_range(n, 1, [&](int64_t begin, int64_t end) {

@@ -1,8 +1,11 @@
 #include "model/lora_linear.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "core/error.h"
+#include "model/cpu_parallel.h"
 #include "model/keyed_dropout.h"
 
 namespace ragmig::model {
@@ -70,12 +73,43 @@ torch::Tensor LoraLinearImpl::adapt(const torch::Tensor& x, torch::Tensor y) {
     const std::vector<int64_t> shape = y.sizes().vec();
     y = torch::addmm(y.reshape({-1, shape.back()}), down, lora_B->weight.t(), 1.0, scaling_).view(shape);
   }
-  if (!routes_.empty() && !y.is_contiguous()) y = y.contiguous();  // its own rows, not a view into q, k and v's
-  for (const auto& r : routes_) {
-    // In place on a view of y: the routes exist only for inference, where no graph needs y unchanged.
-    auto rows = y.narrow(0, r.begin, r.end - r.begin);
-    rows.add_(torch::linear(torch::linear(x.narrow(0, r.begin, r.end - r.begin), r.a), r.b), r.scaling);
-  }
+  if (routes_.empty()) return y;
+  // y may be a view into the fused q, k, v product (BertSelfAttention::project): added to in place there, its rows
+  // as one matrix; any other layout is copied to its own first.
+  const bool one_matrix =
+      y.stride(-1) == 1 && (y.dim() == 2 || (y.dim() == 3 && y.stride(0) == y.size(1) * y.stride(1)));
+  if (!one_matrix) y = y.contiguous();
+  // Each route's products are small (its rows times rank-r factors): the routes are shared out among the threads
+  // in one parallel region, each thread's with single-threaded ops, where each op on all threads would wake them
+  // for every route of every layer. In place on y's rows, each route its own: the routes exist only for
+  // inference, where no graph needs y unchanged.
+  // A route of many rows (one adapter for most of the batch) is cut into pieces, a few per thread, so the threads
+  // share it too; a piece's rows stay in its core's cache from one product to the next and the sum.
+  int64_t rows = 0;
+  for (const auto& r : routes_) rows += r.end - r.begin;
+  const int64_t piece_rows = std::max<int64_t>(1, rows / (4 * at::get_num_threads()));
+  struct Piece {
+    const LoraRoute* route;
+    int64_t begin, end;
+  };
+  std::vector<Piece> pieces;
+  for (const auto& r : routes_)
+    for (int64_t b = r.begin; b < r.end; b += piece_rows) pieces.push_back({&r, b, std::min(r.end, b + piece_rows)});
+  const bool inference = c10::InferenceMode::is_enabled();
+  const auto dtype = y.scalar_type();
+  parallel_ranges(static_cast<int64_t>(pieces.size()), [&](int64_t first, int64_t last) {
+    const c10::InferenceMode mode(inference);
+    const torch::NoGradGuard no_grad;
+    for (int64_t i = first; i < last; ++i) {
+      const Piece& p = pieces[static_cast<size_t>(i)];
+      // In y's dtype, as autocast (the caller's, not this thread's) would have computed them.
+      const torch::Tensor down = torch::linear(x.narrow(0, p.begin, p.end - p.begin).to(dtype), p.route->a.to(dtype));
+      // y's rows += s (down) B^T, one addmm into them: no product of y's size to add afterwards.
+      y.narrow(0, p.begin, p.end - p.begin)
+          .view({-1, y.size(-1)})
+          .addmm_(down.reshape({-1, down.size(-1)}), p.route->b.to(dtype).t(), 1.0, p.route->scaling);
+    }
+  });
   return y;
 }
 

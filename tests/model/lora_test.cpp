@@ -258,6 +258,15 @@ TEST(Lora, MixedAdaptersInOneBatchEqualOneByOne) {
   EXPECT_LT((mixed.slice(0, 3, 5) - alone(&b, 3, 5)).abs().max().item<double>(), 1e-5);
   EXPECT_TRUE(torch::equal(t->forward(ids, mask).slice(0, 2, 3), mixed.slice(0, 2, 3)))
       << "the routing ends with its scope";
+  // The routes' pieces are shared out among the threads (their sizes follow the thread count): one thread or
+  // three give what two did.
+  const int threads = at::get_num_threads();
+  for (const int n : {1, 3}) {
+    at::set_num_threads(n);
+    AdapterRouting routing(t, {{0, 2, &a}, {2, 3, nullptr}, {3, 5, &b}});
+    EXPECT_LT((t->forward(ids, mask) - mixed).abs().max().item<double>(), 1e-6) << n << " threads";
+  }
+  at::set_num_threads(threads);
 }
 
 TEST(Lora, AnAdapterForAnotherShapeIsRefusedNamingTheLayer) {
