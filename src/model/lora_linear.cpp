@@ -79,15 +79,16 @@ torch::Tensor LoraLinearImpl::adapt(const torch::Tensor& x, torch::Tensor y) {
   const bool one_matrix =
       y.stride(-1) == 1 && (y.dim() == 2 || (y.dim() == 3 && y.stride(0) == y.size(1) * y.stride(1)));
   if (!one_matrix) y = y.contiguous();
-  // Each route's products are small (its rows times rank-r factors): the routes are shared out among the threads
+  // Each route's products are small (its rows times rank-r factors). On a CPU the routes, cut into pieces of rows
+  // (a few per thread, so that one adapter for most of the batch is shared too), are shared out among the threads
   // in one parallel region, each thread's with single-threaded ops, where each op on all threads would wake them
-  // for every route of every layer. In place on y's rows, each route its own: the routes exist only for
-  // inference, where no graph needs y unchanged.
-  // A route of many rows (one adapter for most of the batch) is cut into pieces, a few per thread, so the threads
-  // share it too; a piece's rows stay in its core's cache from one product to the next and the sum.
+  // for every route of every layer; a piece's rows stay in its core's cache from one product to the next. On a GPU
+  // the ops only queue kernels: the routes whole, on the calling thread (its device and stream). In place on y's
+  // rows, each piece its own: the routes exist only for inference, where no graph needs y unchanged.
+  const bool cpu = y.device().is_cpu();
   int64_t rows = 0;
   for (const auto& r : routes_) rows += r.end - r.begin;
-  const int64_t piece_rows = std::max<int64_t>(1, rows / (4 * at::get_num_threads()));
+  const int64_t piece_rows = std::max<int64_t>(1, cpu ? rows / (4 * at::get_num_threads()) : rows);
   struct Piece {
     const LoraRoute* route;
     int64_t begin, end;
@@ -97,7 +98,7 @@ torch::Tensor LoraLinearImpl::adapt(const torch::Tensor& x, torch::Tensor y) {
     for (int64_t b = r.begin; b < r.end; b += piece_rows) pieces.push_back({&r, b, std::min(r.end, b + piece_rows)});
   const bool inference = c10::InferenceMode::is_enabled();
   const auto dtype = y.scalar_type();
-  parallel_ranges(static_cast<int64_t>(pieces.size()), [&](int64_t first, int64_t last) {
+  const auto run = [&](int64_t first, int64_t last) {
     const c10::InferenceMode mode(inference);
     const torch::NoGradGuard no_grad;
     for (int64_t i = first; i < last; ++i) {
@@ -109,7 +110,11 @@ torch::Tensor LoraLinearImpl::adapt(const torch::Tensor& x, torch::Tensor y) {
           .view({-1, y.size(-1)})
           .addmm_(down.reshape({-1, down.size(-1)}), p.route->b.to(dtype).t(), 1.0, p.route->scaling);
     }
-  });
+  };
+  if (cpu)
+    parallel_ranges(static_cast<int64_t>(pieces.size()), run);
+  else
+    run(0, static_cast<int64_t>(pieces.size()));
   return y;
 }
 
