@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include "model/cpu_parallel.h"
@@ -53,6 +54,13 @@ void for_dtype(const torch::Tensor& x, const F& fn) {
     fn(c10::BFloat16{});
 }
 
+// Keyed dropout's keep bits for n elements (model/keyed_dropout_kernels.h).
+torch::Tensor keep_bits(int64_t n, double p, uint64_t key) {
+  torch::Tensor bits = torch::empty({(n + 7) / 8}, torch::kUInt8);
+  fill_keep_bits(n, p, key, bits.data_ptr<uint8_t>());
+  return bits;
+}
+
 struct Probabilities {
   torch::Tensor probs;    // softmax(scores + bias); undefined when not asked for (and p > 0)
   torch::Tensor dropped;  // probs x mask (probs itself when p = 0)
@@ -66,8 +74,7 @@ Probabilities softmax_dropout(const torch::Tensor& scores_in, const torch::Tenso
   const int64_t n = scores.size(-1), rows = scores.numel() / n;
   Probabilities out;
   if (p > 0) {
-    out.bits = torch::empty({(scores.numel() + 7) / 8}, torch::kUInt8);
-    fill_keep_bits(scores.numel(), p, key, out.bits.data_ptr<uint8_t>());
+    out.bits = keep_bits(scores.numel(), p, key);
     out.dropped = torch::empty_like(scores);
   }
   if (keep_probs || p == 0) out.probs = torch::empty_like(scores);
@@ -177,20 +184,20 @@ torch::Tensor heads_inside(const torch::Tensor& like) {
 // [rows, heads, L, n] as the [rows * heads, L, n] batch of matrices bmm takes (contiguous: a view).
 torch::Tensor matrices(const torch::Tensor& x) { return x.view({-1, x.size(-2), x.size(-1)}); }
 
-// The blocks' shared sizes and the mask's bits (p > 0), over the whole [B, heads, Lq, Lk].
+// The blocks' shared sizes and the mask's bits (p > 0: keep_bits over the whole [B, heads, Lq, Lk]).
 struct Blocks {
   int64_t batch, heads, lq, lk, rows_per_block;
   double scale, p;
   torch::Tensor bits;
 
-  Blocks(const torch::Tensor& q, const torch::Tensor& k, double scale_in, double p_in, uint64_t key)
-      : batch(q.size(0)), heads(q.size(1)), lq(q.size(2)), lk(k.size(2)), scale(scale_in), p(p_in) {
-    rows_per_block = blocked_attention_rows(batch, heads, lq, lk, q.element_size());
-    if (p > 0) {
-      const int64_t n = batch * heads * lq * lk;
-      bits = torch::empty({(n + 7) / 8}, torch::kUInt8);
-      fill_keep_bits(n, p, key, bits.data_ptr<uint8_t>());
-    }
+  Blocks(const torch::Tensor& q, const torch::Tensor& k, double scale_in, double p_in, torch::Tensor bits_in)
+      : batch(q.size(0)), heads(q.size(1)), lq(q.size(2)), lk(k.size(2)),
+        rows_per_block(blocked_attention_rows(batch, heads, lq, lk, q.element_size())), scale(scale_in), p(p_in),
+        bits(std::move(bits_in)) {}
+  // With the bits drawn for `key` (none when p = 0).
+  static Blocks drawn(const torch::Tensor& q, const torch::Tensor& k, double scale, double p, uint64_t key) {
+    const int64_t n = q.size(0) * q.size(1) * q.size(2) * k.size(2);
+    return Blocks(q, k, scale, p, p > 0 ? keep_bits(n, p, key) : torch::Tensor());
   }
   int64_t per_row() const { return heads * lq * lk; }
   const uint8_t* bits_from(int64_t row) const {  // blocks start on a byte (blocked_attention_rows)
@@ -266,7 +273,7 @@ struct BlockedAttentionFunction : public torch::autograd::Function<BlockedAttent
                                const torch::Tensor& v, const c10::optional<torch::Tensor>& bias, double scale,
                                double p, int64_t key) {
     const c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
-    const Blocks blocks(q, k, scale, p, static_cast<uint64_t>(key));
+    const Blocks blocks = Blocks::drawn(q, k, scale, p, static_cast<uint64_t>(key));
     const torch::Tensor probs = torch::empty({blocks.batch, blocks.heads, blocks.lq, blocks.lk}, q.options());
     torch::Tensor out = blocked_forward(blocks, q, k, v, bias.value_or(torch::Tensor()), probs);
     ctx->save_for_backward({q, k, v, probs});
@@ -282,9 +289,9 @@ struct BlockedAttentionFunction : public torch::autograd::Function<BlockedAttent
     const auto saved = ctx->get_saved_variables();
     const torch::Tensor &q = saved[0], &k = saved[1], &v = saved[2], &probs = saved[3];
     const torch::Tensor g = grads[0].to(q.scalar_type());
-    Blocks blocks(q, k, ctx->saved_data["scale"].toDouble(), 0.0, 0);
-    blocks.p = ctx->saved_data["dropout_p"].toDouble();
-    if (blocks.p > 0) blocks.bits = ctx->saved_data["dropout_bits"].toTensor();
+    const double p = ctx->saved_data["dropout_p"].toDouble();
+    const Blocks blocks(q, k, ctx->saved_data["scale"].toDouble(), p,
+                        p > 0 ? ctx->saved_data["dropout_bits"].toTensor() : torch::Tensor());
     torch::Tensor grad_q = heads_inside(q), grad_k = heads_inside(k), grad_v = heads_inside(v), grad_bias;
     // The bias's gradient (MPNet's learned position bias, summed into it by the graph) is the scores' own.
     if (ctx->saved_data["bias_grad"].toBool() && ctx->needs_input_grad(3)) grad_bias = torch::empty_like(probs);
@@ -355,7 +362,7 @@ torch::Tensor blocked_attention(const torch::Tensor& q, const torch::Tensor& k, 
     return BlockedAttentionFunction::apply(q, k, v, optional_bias, scale, rate, static_cast<int64_t>(key));
   }
   const c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
-  return blocked_forward(Blocks(q, k, scale, rate, key), q, k, v, b, torch::Tensor());
+  return blocked_forward(Blocks::drawn(q, k, scale, rate, key), q, k, v, b, torch::Tensor());
 }
 
 }  // namespace ragmig::model

@@ -89,26 +89,31 @@ torch::Tensor LoraLinearImpl::adapt(const torch::Tensor& x, torch::Tensor y) {
   int64_t rows = 0;
   for (const auto& r : routes_) rows += r.end - r.begin;
   const int64_t piece_rows = std::max<int64_t>(1, cpu ? rows / (4 * at::get_num_threads()) : rows);
+  // Each piece with its route's factors in y's dtype, cast once per route: as autocast (the caller's, not the
+  // worker threads') would have computed them.
+  const auto dtype = y.scalar_type();
   struct Piece {
-    const LoraRoute* route;
+    torch::Tensor a, b;
+    double scaling;
     int64_t begin, end;
   };
   std::vector<Piece> pieces;
-  for (const auto& r : routes_)
-    for (int64_t b = r.begin; b < r.end; b += piece_rows) pieces.push_back({&r, b, std::min(r.end, b + piece_rows)});
+  for (const auto& r : routes_) {
+    const torch::Tensor a = r.a.to(dtype), b = r.b.to(dtype).t();
+    for (int64_t first = r.begin; first < r.end; first += piece_rows)
+      pieces.push_back({a, b, r.scaling, first, std::min(r.end, first + piece_rows)});
+  }
   const bool inference = c10::InferenceMode::is_enabled();
-  const auto dtype = y.scalar_type();
   const auto run = [&](int64_t first, int64_t last) {
     const c10::InferenceMode mode(inference);
     const torch::NoGradGuard no_grad;
     for (int64_t i = first; i < last; ++i) {
       const Piece& p = pieces[static_cast<size_t>(i)];
-      // In y's dtype, as autocast (the caller's, not this thread's) would have computed them.
-      const torch::Tensor down = torch::linear(x.narrow(0, p.begin, p.end - p.begin).to(dtype), p.route->a.to(dtype));
+      const torch::Tensor down = torch::linear(x.narrow(0, p.begin, p.end - p.begin).to(dtype), p.a);
       // y's rows += s (down) B^T, one addmm into them: no product of y's size to add afterwards.
       y.narrow(0, p.begin, p.end - p.begin)
           .view({-1, y.size(-1)})
-          .addmm_(down.reshape({-1, down.size(-1)}), p.route->b.to(dtype).t(), 1.0, p.route->scaling);
+          .addmm_(down.reshape({-1, down.size(-1)}), p.b, 1.0, p.scaling);
     }
   };
   if (cpu)

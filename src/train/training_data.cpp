@@ -127,9 +127,7 @@ std::vector<int64_t> grouping_lengths(const TokenizedData& data) {
   std::vector<int64_t> lengths(static_cast<size_t>(data.examples()));
   for (size_t i = 0; i < lengths.size(); ++i) {
     size_t longest = data.passages[static_cast<size_t>(data.positive[i])].size();
-    if (i < data.more_positives.size())
-      for (int64_t m : data.more_positives[i])
-        longest = std::max(longest, data.passages[static_cast<size_t>(m)].size());
+    for (int64_t m : data.more_positives[i]) longest = std::max(longest, data.passages[static_cast<size_t>(m)].size());
     lengths[i] = static_cast<int64_t>(data.queries[i].size() + longest);
   }
   return lengths;
