@@ -175,7 +175,9 @@ std::array<torch::Tensor, 3> BertSelfAttentionImpl::project(const torch::Tensor&
   // One matmul over the three weights: a wider product; under autocast one cast of `hidden` instead of three, and
   // in backward one gradient for it instead of three summed in fp32 (on a GPU those casts and sums cost as much as
   // the products: bench/train/gpu.sh's profile). Embeddings match transformers' as closely as three products did.
-  const auto weight = torch::cat({query->weight, key->weight, value->weight});
+  // Each layer's own weight, or its routed adapter's merged into it (LoraLinearImpl::product_weight).
+  const auto weight =
+      torch::cat({query->product_weight(hidden), key->product_weight(hidden), value->product_weight(hidden)});
   const auto bias = torch::cat({query->bias, key->bias, value->bias});
   const auto parts = torch::linear(hidden, weight, bias).chunk(3, -1);
   return {query->adapt(hidden, parts[0]), key->adapt(hidden, parts[1]), value->adapt(hidden, parts[2])};

@@ -2,7 +2,8 @@
 // with A [r, in], B [out, r] and s = alpha / r. Two uses: its own trainable adapter (lora_A, lora_B: PEFT's
 // parameter names, so names map one to one onto PEFT's adapter files), and, for serving, adapters routed to
 // row ranges of a batch: the base product is computed once for every row, each range adds its own adapter's
-// low-rank delta.
+// low-rank delta — or, where one adapter has every row of a large enough batch, the product runs with the merged
+// weight W + s B A instead (product_weight).
 #pragma once
 
 #include <cstdint>
@@ -29,9 +30,14 @@ class LoraLinearImpl : public torch::nn::Module {
   /// x's first dimension).
   torch::Tensor forward(const torch::Tensor& x);
 
-  /// What forward(x) returns, given `base`: x's product with weight and bias computed elsewhere (BertSelfAttention
-  /// makes q, k and v in one matmul over the three layers' weights). Adds the adapters to it.
+  /// What forward(x) returns, given `base`: x's product with product_weight(x) and bias computed elsewhere
+  /// (BertSelfAttention makes q, k and v in one matmul over the three layers' weights). Adds the adapters to it.
   torch::Tensor adapt(const torch::Tensor& x, torch::Tensor base);
+
+  /// The weight of the product over x: W, or W + s B A (in W's dtype) where one routed adapter has every row of x
+  /// and x has at least as many rows (tokens) as W has inputs or outputs, so that writing the merged weight
+  /// costs less than the adapter's two products over the rows; adapt then adds no route.
+  torch::Tensor product_weight(const torch::Tensor& x) const;
 
   /// Adds a trainable adapter of rank r: lora_A as PEFT initialises it (Kaiming-uniform, a = sqrt(5)), lora_B
   /// zeros, so the layer's output is unchanged until training moves B. Throws DataError if one is there already.
@@ -48,6 +54,8 @@ class LoraLinearImpl : public torch::nn::Module {
   double scaling_ = 0.0;
   double dropout_ = 0.0;
   std::vector<LoraRoute> routes_;
+
+  bool merges_routes(const torch::Tensor& x) const;
 };
 TORCH_MODULE(LoraLinear);
 

@@ -269,6 +269,50 @@ TEST(Lora, MixedAdaptersInOneBatchEqualOneByOne) {
   at::set_num_threads(threads);
 }
 
+// Serving: one adapter for every row of a batch with at least as many token rows as the layer has inputs or
+// outputs runs the product with W + s B A; a smaller batch, or an adapter for only some rows, adds the low-rank
+// products to the base product. Both give the same outputs.
+TEST(Lora, OneAdapterForEveryRowOfALargeBatchRunsWithTheMergedWeight) {
+  torch::manual_seed(5);
+  LoraLinear layer(32, 48);
+  layer->eval();
+  const auto a = torch::randn({4, 32}), b = torch::randn({48, 4});
+  const auto large = torch::randn({3, 16, 32}), small = torch::randn({3, 2, 32});  // 48 and 6 token rows
+  const auto expected = [&](const torch::Tensor& x) {
+    return torch::linear(x, layer->weight, layer->bias) + 0.5 * torch::linear(torch::linear(x, a), b);
+  };
+  torch::NoGradGuard no_grad;
+  layer->set_routes({{0, 3, a, b, 0.5}});
+  EXPECT_TRUE(torch::allclose(layer->product_weight(large), layer->weight + 0.5 * b.mm(a), 1e-6, 1e-6));
+  EXPECT_TRUE(layer->product_weight(small).is_same(layer->weight)) << "6 rows: routed";
+  EXPECT_TRUE(torch::allclose(layer->forward(large), expected(large), 1e-5, 1e-5));
+  EXPECT_TRUE(torch::allclose(layer->forward(small), expected(small), 1e-5, 1e-5));
+
+  layer->set_routes({{0, 2, a, b, 0.5}});  // not row 2
+  EXPECT_TRUE(layer->product_weight(large).is_same(layer->weight));
+  const auto out = layer->forward(large);
+  EXPECT_TRUE(torch::allclose(out.slice(0, 0, 2), expected(large).slice(0, 0, 2), 1e-5, 1e-5));
+  EXPECT_TRUE(torch::equal(out.slice(0, 2), torch::linear(large.slice(0, 2), layer->weight, layer->bias)));
+  layer->set_routes({});
+  EXPECT_TRUE(layer->product_weight(large).is_same(layer->weight));
+
+  // A whole tower: q, k and v from one product over merged weights (BertSelfAttention::project) embed as routes.
+  const LoraAdapter adapter = random_adapter(spec(4, {"query", "key", "value", "dense"}), 31);
+  const auto [ids, mask] = tiny_batch(8);  // 72 token rows: every layer merges
+  BertModel t = tiny_tower();
+  torch::Tensor merged, routed;
+  {
+    AdapterRouting routing(t, {{0, 8, &adapter}});
+    merged = t->forward(ids, mask);
+  }
+  {
+    AdapterRouting routing(t, {{0, 4, &adapter}, {4, 8, &adapter}});  // two routes: no merge
+    routed = t->forward(ids, mask);
+  }
+  EXPECT_LT((merged - routed).abs().max().item<double>(), 1e-5);
+  EXPECT_GT((merged - t->forward(ids, mask)).abs().max().item<double>(), 1e-2) << "the adapter matters";
+}
+
 TEST(Lora, AnAdapterForAnotherShapeIsRefusedNamingTheLayer) {
   const LoraAdapter a = random_adapter(spec(2, {"query"}), 1);
   LoraAdapter wrong = a;
