@@ -13,6 +13,7 @@
 
 #include "model/dual_encoder.h"
 #include "model/embed.h"
+#include "model/lora.h"
 #include "model/unpad.h"
 #include "model/varlen_attention.h"
 #include "train/autocast_guard.h"
@@ -406,6 +407,55 @@ TEST(Cuda, ModernBertTowersMatchTheCpuAndTheirUnpaddedSelves) {
   EXPECT_TRUE(model::varlen_attention_used()) << "flash attention over the packed tokens";
   EXPECT_LT((a - b).abs().max().item<double>(), 3e-2);
   EXPECT_LT(relative_gradient_error(padded, unpadded), 5e-2);
+}
+
+// Serving's adapter routes on the GPU (model/lora_linear.h): a batch whose rows use two adapters and the base model
+// (low-rank products added to the fused q, k, v product, on the calling thread), and a batch all one adapter's
+// (the merged weight W + s B A), each as on the CPU.
+TEST(Cuda, RoutedAndMergedAdaptersOnTheGpuEmbedAsOnTheCpu) {
+  RAGMIG_REQUIRE_CUDA();
+  const torch::Device gpu(torch::kCUDA, 0);
+  const auto adapter = [](uint64_t seed) {
+    model::BertModel t(testing::tiny_bert_config(50, 32, 4, 16));
+    model::LoraSpec spec;
+    spec.rank = 4;
+    spec.alpha = 8;
+    spec.targets = {"query", "key", "value", "dense"};
+    model::attach_lora(t, spec);
+    torch::NoGradGuard no_grad;
+    torch::manual_seed(seed);
+    for (auto& p : t->named_parameters())
+      if (model::is_lora_parameter(p.key())) p.value().normal_(0, 0.3);
+    return model::own_adapter(t, spec);
+  };
+  const model::LoraAdapter a = adapter(1), b = adapter(2);
+  torch::manual_seed(3);
+  model::BertModel tower(testing::tiny_bert_config(50, 32, 4, 16));
+  tower->eval();
+  torch::manual_seed(4);
+  const auto ids = torch::randint(5, 50, {6, 12}, torch::kLong);
+  const auto mask = torch::ones({6, 12}, torch::kLong);
+  torch::NoGradGuard no_grad;
+  const auto embed = [&](const std::vector<model::AdapterRange>& ranges, torch::Device device) {
+    const model::AdapterRouting routing(tower, ranges);
+    return tower->forward(ids.to(device), mask.to(device)).cpu();
+  };
+  const std::vector<std::vector<model::AdapterRange>> batches = {{{0, 2, &a}, {2, 3, nullptr}, {3, 6, &b}},
+                                                                 {{0, 6, &a}}};
+  std::vector<torch::Tensor> on_cpu;
+  for (const auto& ranges : batches) on_cpu.push_back(embed(ranges, torch::kCPU));
+  tower->to(gpu);
+  model::LoraAdapter a_gpu = a, b_gpu = b;  // on the device, as ragmig serve loads them
+  for (auto* moved : {&a_gpu, &b_gpu})
+    for (auto& [name, f] : moved->layers) {
+      f.a = f.a.to(gpu);
+      f.b = f.b.to(gpu);
+    }
+  for (size_t i = 0; i < batches.size(); ++i) {
+    auto ranges = batches[i];
+    for (auto& r : ranges) r.adapter = r.adapter == &a ? &a_gpu : r.adapter == &b ? &b_gpu : nullptr;
+    EXPECT_LT((embed(ranges, gpu) - on_cpu[i]).abs().max().item<double>(), 1e-4) << "batch " << i;
+  }
 }
 
 TEST(Cuda, TrainRunsOnTheGpu) {
