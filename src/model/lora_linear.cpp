@@ -71,6 +71,8 @@ torch::Tensor LoraLinearImpl::product_weight(const torch::Tensor& x) const {
   if (!merges_routes(x)) return weight;
   const LoraRoute& r = routes_[0];
   const auto dtype = weight.scalar_type();
+  // One addmm: s B A is added to W in the product's accumulator and rounded to W's dtype once, as merge_adapter's
+  // float32 sum is (without its float32 copies of W, which a merge per pass would pay for every pass).
   return torch::addmm(weight, r.b.to(dtype), r.a.to(dtype), 1.0, r.scaling);
 }
 

@@ -15,6 +15,7 @@
 #include "model/keyed_dropout.h"
 #include "model/lora_linear.h"
 #include "model/model_folder.h"
+#include "support/random_adapter.h"
 #include "support/test_support.h"
 #include "support/tiny_bert.h"
 #include "train/autocast_guard.h"
@@ -52,12 +53,7 @@ std::pair<torch::Tensor, torch::Tensor> tiny_batch(int64_t rows) {
 // A random adapter (B not zero, unlike a fresh one) fitting the tiny tower.
 LoraAdapter random_adapter(const LoraSpec& s, uint64_t seed) {
   BertModel t = tiny_tower();
-  attach_lora(t, s);
-  torch::manual_seed(seed);
-  torch::NoGradGuard no_grad;
-  for (auto& p : t->named_parameters())
-    if (is_lora_parameter(p.key())) p.value().normal_(0, 0.2);
-  return own_adapter(t, s);
+  return testing::random_lora_adapter(t, s, seed, 0.2);
 }
 
 TEST(Lora, TargetsFollowPeftsSuffixRule) {

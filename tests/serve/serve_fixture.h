@@ -14,6 +14,7 @@
 #include "model/lora.h"
 #include "model/model_folder.h"
 #include "support/process.h"
+#include "support/random_adapter.h"
 #include "support/test_support.h"
 #include "support/tiny_bert.h"
 
@@ -74,16 +75,9 @@ inline void write_tiny_adapter(const std::filesystem::path& model, const std::fi
   spec.rank = 4;
   spec.alpha = 8;
   spec.targets = std::move(targets);
-  model::attach_lora(tower, spec);
-  torch::manual_seed(seed);
-  {
-    torch::NoGradGuard no_grad;
-    for (auto& p : tower->named_parameters())
-      if (model::is_lora_parameter(p.key())) p.value().normal_(0, 0.3);
-  }
   model::DualAdapter adapter;
   adapter.base = model.string();
-  adapter.query = model::own_adapter(tower, spec);
+  adapter.query = random_lora_adapter(tower, spec, seed, 0.3);
   model::save_adapter_folder((adapters / name).string(), adapter);
 }
 

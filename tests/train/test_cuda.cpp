@@ -21,6 +21,7 @@
 #include "train/grad_step.h"
 #include "train/training_data.h"
 #include "train_fixture.h"
+#include "support/random_adapter.h"
 #include "support/tiny_bert.h"
 #include "text/wordpiece.h"
 
@@ -421,12 +422,7 @@ TEST(Cuda, RoutedAndMergedAdaptersOnTheGpuEmbedAsOnTheCpu) {
     spec.rank = 4;
     spec.alpha = 8;
     spec.targets = {"query", "key", "value", "dense"};
-    model::attach_lora(t, spec);
-    torch::NoGradGuard no_grad;
-    torch::manual_seed(seed);
-    for (auto& p : t->named_parameters())
-      if (model::is_lora_parameter(p.key())) p.value().normal_(0, 0.3);
-    return model::own_adapter(t, spec);
+    return testing::random_lora_adapter(t, spec, seed, 0.3);
   };
   const model::LoraAdapter a = adapter(1), b = adapter(2);
   torch::manual_seed(3);
