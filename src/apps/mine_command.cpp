@@ -12,6 +12,7 @@
 #include "apps/retrieval_options.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/strings.h"
 #include "eval/evaluate.h"
 #include "eval/mine.h"
 #include "text/beir.h"
@@ -121,8 +122,13 @@ Command add_mine_command(CLI::App& root) {
                    for (const auto& w : result.warnings) std::fprintf(stderr, "ragmig mine: warning: %s\n", w.c_str());
                    const double recall = result.report.mean.empty() ? 0 : result.report.mean[0];
                    const text::BeirFolder beir = text::read_beir(opts.data_dir);
-                   const eval::Judgments judgments =
+                   eval::Judgments judgments =
                        eval::resolve_judgments(text::read_qrels(text::qrels_path(opts.data_dir, opts.split)), beir, nullptr);
+                   // A blank query has nothing to train on, and the trainer refuses it in a pairs file.
+                   const auto blank_queries = std::erase_if(judgments.by_query, [&](const auto& judged) {
+                     const auto q = beir.query_index.find(judged.first);
+                     return q != beir.query_index.end() && is_blank(beir.queries[static_cast<size_t>(q->second)].text);
+                   });
                    std::string scratch;
                    const auto text_of = [&](const std::string& id) -> const std::string& {
                      const auto it = beir.corpus.index_of.find(id);
@@ -145,6 +151,8 @@ Command add_mine_command(CLI::App& root) {
                                                    {"duplicates_skipped", report.duplicates_skipped},
                                                    {"margin_skipped", report.margin_skipped},
                                                    {"score_skipped", report.score_skipped},
+                                                   {"blank_skipped", report.blank_skipped},
+                                                   {"blank_queries_skipped", blank_queries},
                                                    {"positives_below_depth", report.positives_below_depth},
                                                    {"queries_without_run", report.queries_without_run},
                                                    {"recall_at_depth", recall},
@@ -165,6 +173,9 @@ Command add_mine_command(CLI::App& root) {
                                  static_cast<long long>(report.margin_skipped),
                                  static_cast<long long>(report.score_skipped),
                                  static_cast<long long>(report.short_examples));
+                     if (blank_queries + report.blank_skipped > 0)
+                       std::printf("left out %lld queries and passed over %lld documents whose text is blank\n",
+                                   static_cast<long long>(blank_queries), static_cast<long long>(report.blank_skipped));
                      if (report.positives_below_depth > 0)
                        std::printf("%lld queries have a positive below the top %lld: every candidate there outscores "
                                    "it, so none was taken (a larger --depth finds some)\n",

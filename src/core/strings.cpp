@@ -12,6 +12,8 @@ std::string_view trim(std::string_view s, std::string_view blanks) {
   return s.substr(first, s.find_last_not_of(blanks) - first + 1);
 }
 
+bool is_blank(std::string_view text) { return text.find_first_not_of(" \t\r\n") == std::string_view::npos; }
+
 std::vector<std::string> split(std::string_view text, char sep) {
   std::vector<std::string> out;
   size_t start = 0;

@@ -15,6 +15,10 @@ namespace ragmig {
 /// `s` without the leading and trailing characters found in `blanks`; empty when it holds nothing else.
 std::string_view trim(std::string_view s, std::string_view blanks = " \t");
 
+/// Whether `text` holds nothing but spaces, tabs, CRs and LFs (or nothing): a line to skip, a text with nothing
+/// to embed.
+bool is_blank(std::string_view text);
+
 /// The pieces of `text` between `sep`s, empty ones included: n separators give n + 1 pieces ("" gives one).
 std::vector<std::string> split(std::string_view text, char sep);
 

@@ -13,6 +13,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/line_reader.h"
+#include "core/strings.h"
 #include "eval/run_file.h"
 #include "index/bm25_index.h"
 #include "index/dense_spec.h"
@@ -36,7 +37,6 @@ Judgments restrict_to(const Judgments& judgments, const std::vector<std::string>
   return out;
 }
 
-bool is_blank(const std::string& s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; }
 
 HitLists hit_lists(const index::SearchResult& r) {
   HitLists out(static_cast<size_t>(r.queries));

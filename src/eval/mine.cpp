@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/strings.h"
 
 namespace ragmig::eval {
 
@@ -60,8 +61,13 @@ std::vector<MinedExample> mine_negatives(const TrecRun& run, const Judgments& ju
   std::vector<MinedExample> out;
   for (const auto& [query_id, grades] : judgments.by_query) {
     std::vector<std::string> positives;
-    for (const auto& [doc_id, grade] : grades)
-      if (grade > 0) positives.push_back(doc_id);
+    for (const auto& [doc_id, grade] : grades) {
+      if (grade <= 0) continue;
+      if (is_blank(text_of(doc_id)))
+        ++counts.blank_skipped;
+      else
+        positives.push_back(doc_id);
+    }
     if (positives.empty()) continue;
     std::sort(positives.begin(), positives.end());  // judgments are a hash map: fix the order
     const auto ranked = run.find(query_id);
@@ -101,7 +107,12 @@ std::vector<MinedExample> mine_negatives(const TrecRun& run, const Judgments& ju
         ++counts.relevant_skipped;
         continue;
       }
-      const auto words = word_set(text_of(id));
+      const std::string& text = text_of(id);
+      if (is_blank(text)) {
+        ++counts.blank_skipped;
+        continue;
+      }
+      const auto words = word_set(text);
       const bool duplicate = std::any_of(positive_words.begin(), positive_words.end(),
                                          [&](const auto& p) { return jaccard(words, p) >= options.max_overlap; });
       if (duplicate) {

@@ -48,6 +48,9 @@ struct MineReport {
   int64_t short_examples = 0;      ///< examples with fewer negatives than asked for
   int64_t margin_skipped = 0;      ///< candidates passed over as scoring within the margin of a positive
   int64_t score_skipped = 0;       ///< candidates passed over as scoring above max_score or below min_score
+  /// Documents with blank text (core/strings.h's is_blank), passed over as candidates and left out as positives: the
+  /// trainer refuses a blank text in a pairs file (text/pairs.h).
+  int64_t blank_skipped = 0;
   /// Queries (positive-aware mining) with a positive the ranking does not list: every listed candidate outscores
   /// it, so none is taken (a deeper ranking finds some).
   int64_t positives_below_depth = 0;
@@ -67,7 +70,8 @@ void check_mine_options(const MineOptions& options);
 /// documents by id), each with the same negatives for its query: the run's documents from rank skip_top + 1 on,
 /// skipping every document judged relevant for the query (grade > 0) and every document whose word set overlaps
 /// a positive's by max_overlap or more (and, positive-aware, every document that scores within the margins of the
-/// query's lowest-scored positive, and every document scoring outside [min_score, max_score]), up to `negatives`.
+/// query's lowest-scored positive, and every document scoring outside [min_score, max_score]), up to `negatives`;
+/// a document with blank text is neither a positive (no example) nor a negative.
 /// `text_of(doc_id)` gives a document's text (it throws for an unknown id). Deterministic: the same inputs give
 /// the same output. ConfigError for bad options (check_mine_options).
 std::vector<MinedExample> mine_negatives(const TrecRun& run, const Judgments& judgments,

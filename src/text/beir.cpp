@@ -18,10 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-bool is_blank(const std::string& line) {
-  return line.find_first_not_of(" \t\r") == std::string::npos;
-}
-
 }  // namespace
 
 namespace {

@@ -47,6 +47,8 @@ std::string text_field(const json& row, const std::string& key, const std::strin
   const json& v = row.at(key);
   if (!v.is_string())
     throw DataError(file, line, fmt::format("field \"{}\" must be a string, got {}", key, v.type_name()));
+  if (is_blank(v.get_ref<const std::string&>()))
+    throw DataError(file, line, fmt::format("field \"{}\" is blank; expected text", key));
   return v.get<std::string>();
 }
 
@@ -59,6 +61,8 @@ std::vector<std::string> text_array(const json& row, const std::string& key, con
   for (size_t i = 0; i < v.size(); ++i) {
     if (!v[i].is_string())
       throw DataError(file, line, fmt::format("field \"{}\"[{}] must be a string, got {}", key, i, v[i].type_name()));
+    if (is_blank(v[i].get_ref<const std::string&>()))
+      throw DataError(file, line, fmt::format("field \"{}\"[{}] is blank; expected text", key, i));
     out.push_back(v[i].get<std::string>());
   }
   return out;
@@ -135,10 +139,15 @@ void for_each_tsv_example(const std::string& path, const std::function<void(Trai
       continue;  // the header
     }
     first = false;
+    while (fields.size() > 2 && is_blank(fields.back())) fields.pop_back();  // tabs at the line's end: no negative
     if (fields.size() < 2)
       throw DataError(file, n, "expected query<TAB>positive[<TAB>negative...] (a line without a tab)");
-    for (size_t i = 0; i < fields.size(); ++i)
+    for (size_t i = 0; i < fields.size(); ++i) {
       if (!is_valid_utf8(fields[i])) throw DataError(file, n, fmt::format("column {} is not valid UTF-8", i + 1));
+      if (is_blank(fields[i]))
+        throw DataError(file, n, fmt::format("column {} ({}) is blank; expected text", i + 1,
+                                             i == 0 ? "query" : i == 1 ? "positive" : "a negative"));
+    }
     TrainingExample ex;
     ex.query = std::move(fields[0]);
     ex.positive = std::move(fields[1]);

@@ -33,13 +33,16 @@ struct TrainingExample {
 /// written by `Dataset.to_json` (anchor/positive/negative, query/positive/negative_1..N, question/answer).
 /// TSV: query<TAB>positive[<TAB>negative...] per line (MS MARCO's triples), UTF-8, no quoting; a first line
 /// naming the columns (a query name, then a positive name) is a header and skipped.
-/// Blank lines are skipped; a text may be empty (as a BEIR query may), not null. positive_key numbers the
+/// Blank lines are skipped, and tabs at a TSV line's end give no negative; a blank text (core/strings.h's is_blank)
+/// is a DataError naming its field or column: nothing to embed is a shifted column or a lost field, never a query
+/// or passage anyone meant (a BEIR folder keeps its blank queries: below). positive_key numbers the
 /// distinct positive texts in order of first appearance; only the first max_rows rows when that is > 0. Throws
 /// IoError, or DataError(file, line) naming the missing, doubled or ill-typed field.
 std::vector<TrainingExample> read_pairs(const std::string& path, int64_t max_rows = 0);
 
 /// One example per qrels row with score > 0, in qrels order: positive = title + " " + text (just text when
-/// the title is empty), positive_key = the document's corpus position, no negatives. A used row naming an
+/// the title is empty), positive_key = the document's corpus position, no negatives; a blank query text is kept, as
+/// the benchmark has it and evaluation counts it (`ragmig mine` leaves such queries out). A used row naming an
 /// unknown query or document throws DataError(qrels.path, entry.line, "unknown corpus id 'x'").
 std::vector<TrainingExample> examples_from_beir(const BeirFolder& beir, const Qrels& qrels);
 

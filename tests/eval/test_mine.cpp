@@ -57,6 +57,21 @@ TEST(Mine, NeverTakesAPositiveOrANearDuplicateOfOne) {
   EXPECT_EQ(report.short_examples, 0);
 }
 
+// A blank document (a corpus row without title or text) is no negative, and a blank positive gives no example: the
+// trainer refuses blank texts in a pairs file.
+TEST(Mine, BlankDocumentsAreNeitherNegativesNorPositives) {
+  Fixture f = one_query();
+  f.texts["n1"] = " \t";
+  f.texts["p2"] = "";
+  MineReport report;
+  const auto examples = mine_negatives(f.run, f.judgments, std::cref(f), {.negatives = 3}, &report);
+  ASSERT_EQ(examples.size(), 1u);
+  EXPECT_EQ(examples[0].positive_id, "p1");
+  EXPECT_EQ(examples[0].negative_ids, (std::vector<std::string>{"judged0", "n2", "n3"}));
+  EXPECT_EQ(report.blank_skipped, 2);  // p2 as a positive, n1 as a candidate (p2 as a candidate: judged relevant)
+  EXPECT_EQ(report.examples, 1);
+}
+
 TEST(Mine, SkipTopPassesOverTheFirstRanksAndShortListsAreCounted) {
   const Fixture f = one_query();
   MineReport report;

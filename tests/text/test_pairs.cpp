@@ -58,6 +58,10 @@ TEST(Pairs, ErrorsNameTheField) {
         "both \"negatives\" and \"negative_1\"");
   check("o.jsonl", "{\"query\":\"q\",\"positive\":\"p\",\"negative\":[\"a\"]}",
         "\"negative\" must be a string");
+  check("t.jsonl", "{\"query\":\"\",\"positive\":\"p\"}", "field \"query\" is blank");
+  check("u.jsonl", "{\"anchor\":\"q\",\"answer\":\" \\t\"}", "field \"answer\" is blank");
+  check("v.jsonl", "{\"query\":\"q\",\"pos\":[\"p\",\"\"]}", "field \"pos\"[1] is blank");
+  check("w.jsonl", "{\"query\":\"q\",\"positive\":\"p\",\"negative_1\":\"\"}", "field \"negative_1\" is blank");
   check("p.jsonl", "{\"query\":\"q\",\"positive\":\"p\",\"neg\":[\"a\",null]}", "\"neg\"[1] must be a string");
   check("q.jsonl", "{\"text\":\"q\",\"positive\":\"p\"}",
         "missing field \"query\", \"anchor\" or \"question\"");
@@ -110,7 +114,13 @@ TEST(Pairs, ReadsTsvTriples) {
   EXPECT_EQ(read_pairs(write_text(dir / "b.tsv", "q\tp\n")).front().query, "q");
   expect_error<DataError>([&] { read_pairs(write_text(dir / "c.tsv", "q\tp\nonly a query\n")); },
                           {"c.tsv:2", "query<TAB>positive"});
-  EXPECT_EQ(read_pairs(write_text(dir / "d.tsv", "q\tp\tn\n\t\tn\n")).back().query, "");  // as a BEIR query may be
+  // A blank text is an error naming its column; tabs at a line's end are no negative; a line of tabs is blank.
+  expect_error<DataError>([&] { read_pairs(write_text(dir / "d.tsv", "q\tp\tn\n\t\t\n\t\tn\n")); },
+                          {"d.tsv:3", "column 1 (query) is blank"});
+  expect_error<DataError>([&] { read_pairs(write_text(dir / "f.tsv", "q\t \n")); }, {"f.tsv:1", "column 2 (positive)"});
+  expect_error<DataError>([&] { read_pairs(write_text(dir / "g.tsv", "q\tp\t\tn\n")); },
+                          {"g.tsv:1", "column 3 (a negative) is blank"});
+  EXPECT_TRUE(read_pairs(write_text(dir / "h.tsv", "q\tp\t\t\n")).front().negatives.empty());
   expect_error<DataError>([&] { read_pairs(write_text(dir / "e.tsv", "query\tpositive\n\n")); },
                           {"e.tsv", "no training pairs"});
 }
