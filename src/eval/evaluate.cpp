@@ -37,7 +37,6 @@ Judgments restrict_to(const Judgments& judgments, const std::vector<std::string>
   return out;
 }
 
-
 HitLists hit_lists(const index::SearchResult& r) {
   HitLists out(static_cast<size_t>(r.queries));
   for (int64_t q = 0; q < r.queries; ++q)

@@ -18,10 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-}  // namespace
-
-namespace {
-
 Corpus read_corpus_rows(const std::string& path, bool keep_text, const std::function<void(const Document&)>& each,
                         int64_t max_rows = 0) {
   Corpus corpus;
