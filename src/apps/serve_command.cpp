@@ -30,7 +30,10 @@ Command add_serve_command(CLI::App& root) {
                 "allow `dimensions` at any size below the model's (truncated, renormalised); without it, only the "
                 "folder's own sizes (truncate_dim, the Matryoshka sizes ragmig trained it for)");
   sub->add_option("--max-batch-tokens", o->max_batch_tokens, "padded tokens per forward pass")->capture_default_str();
-  sub->add_option("--max-wait-ms", o->max_wait_ms, "how long a text waits for others to batch with")->capture_default_str();
+  sub->add_option("--max-wait-ms", o->max_wait_ms,
+                  "how long a text waits for others to batch with (0: a free server takes at once what queued during "
+                  "its last pass); a text that finds the server idle this long does not wait")
+      ->capture_default_str();
   sub->add_option("--max-queue", o->max_queue_texts, "texts queued at most; more get 503 + Retry-After")->capture_default_str();
   sub->add_option("--max-inputs", o->max_inputs, "texts per request at most")->capture_default_str();
   sub->add_option("--adapter-cache-mb", o->adapter_cache_mb, "memory for adapters (least recently used evicted)")->capture_default_str();

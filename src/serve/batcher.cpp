@@ -22,9 +22,14 @@ struct Batcher::Request {
   bool failed = false;
   std::promise<std::vector<float>> promise;
   std::chrono::steady_clock::time_point arrived;
+  bool after_idle = false;  // arrived into an empty queue, the server idle for max_wait or more
 };
 
 size_t Batcher::Entry::tokens() const { return request->texts[index].ids.size(); }
+
+std::chrono::microseconds Batcher::max_wait() const {
+  return std::chrono::microseconds(static_cast<int64_t>(options_.max_wait_ms * 1000));
+}
 
 Batcher::Batcher(Embedder& embedder, const BatcherOptions& options, monitor::Registry* metrics)
     : embedder_(embedder), options_(options) {
@@ -74,6 +79,8 @@ std::future<std::vector<float>> Batcher::submit(std::vector<TextItem> texts) {
     if (queue_.size() + in_flight_ + request->texts.size() > options_.max_queue_texts)
       throw Overloaded("the queue holds " + std::to_string(queue_.size() + in_flight_) + " texts (at most " +
                        std::to_string(options_.max_queue_texts) + ")");
+    request->after_idle = queue_.empty() && in_flight_ == 0 && request->arrived - last_busy_ >= max_wait();
+    last_busy_ = request->arrived;
     for (size_t i = 0; i < request->texts.size(); ++i) queue_.push_back({request, i});
     if (queue_depth_) queue_depth_->set(static_cast<double>(queue_.size() + in_flight_));
   }
@@ -92,12 +99,13 @@ void Batcher::run() {
     embed(batch);
     lock.lock();
     in_flight_ = 0;
+    last_busy_ = std::chrono::steady_clock::now();
     if (queue_depth_) queue_depth_->set(static_cast<double>(queue_.size()));
   }
 }
 
 // The texts of the next round, oldest first: waits until max_wait after the oldest arrived unless the queue
-// already holds a budget's worth of tokens (or the server is stopping: then no waiting).
+// already holds a budget's worth of tokens, the oldest came to an idle server, or the server is stopping.
 std::vector<Batcher::Entry> Batcher::take_batch(std::unique_lock<std::mutex>& lock) {
   const auto queued_tokens = [&] {
     size_t n = 0;
@@ -105,9 +113,9 @@ std::vector<Batcher::Entry> Batcher::take_batch(std::unique_lock<std::mutex>& lo
     return n;
   };
   const auto budget = static_cast<size_t>(options_.max_batch_tokens);
-  const auto deadline = queue_.front().request->arrived +
-                        std::chrono::microseconds(static_cast<int64_t>(options_.max_wait_ms * 1000));
-  arrived_.wait_until(lock, deadline, [&] { return stopping_ || queued_tokens() >= budget; });
+  const Request& oldest = *queue_.front().request;
+  if (!oldest.after_idle)
+    arrived_.wait_until(lock, oldest.arrived + max_wait(), [&] { return stopping_ || queued_tokens() >= budget; });
   // A round takes up to a few forward passes' worth, so that sorting by length has texts to choose from.
   std::vector<Entry> batch;
   size_t tokens = 0;

@@ -1,8 +1,9 @@
 // Dynamic batching: request threads queue their texts; one worker thread takes what has arrived, waiting at
-// most max_wait for more while the batch is under its token budget, sorts the texts by length, cuts them into
-// forward passes of at most max_batch_tokens padded tokens and hands each to the Embedder; texts of different
-// requests and adapters share a pass. The queue is bounded: a full queue refuses (the server's 503) instead of
-// growing without limit.
+// most max_wait for more while the batch is under its token budget (not when the oldest text came to a server
+// idle for max_wait: a lone query after a quiet spell has no company coming, and waiting would only add max_wait
+// to its latency), sorts the texts by length, cuts them into forward passes of at most max_batch_tokens padded
+// tokens and hands each to the Embedder; texts of different requests and adapters share a pass. The queue is
+// bounded: a full queue refuses (the server's 503) instead of growing without limit.
 #pragma once
 
 #include <chrono>
@@ -23,7 +24,7 @@ namespace ragmig::serve {
 
 struct BatcherOptions {
   int64_t max_batch_tokens = 16384;  ///< padded tokens (rows x longest) per forward pass
-  double max_wait_ms = 5;            ///< how long the oldest text waits for company
+  double max_wait_ms = 0;            ///< how long the oldest text waits for company (none after an idle spell)
   size_t max_queue_texts = 4096;     ///< texts queued or in the running batch; more are refused
 };
 
@@ -59,6 +60,7 @@ class Batcher {
     size_t tokens() const;  // of its text
   };
 
+  std::chrono::microseconds max_wait() const;
   void run();
   std::vector<Entry> take_batch(std::unique_lock<std::mutex>& lock);
   void embed(std::vector<Entry>& batch);
@@ -69,6 +71,9 @@ class Batcher {
   std::condition_variable arrived_;
   std::deque<Entry> queue_;
   size_t in_flight_ = 0;  // texts taken by the worker, not yet answered
+  // The last text's arrival or the last pass's end (the batcher's start before either): a text arriving max_wait
+  // or more after it, into an empty queue, finds the server idle and does not wait for company.
+  std::chrono::steady_clock::time_point last_busy_ = std::chrono::steady_clock::now();
   bool stopping_ = false;
   std::thread worker_;
   // Metrics (null without a registry).

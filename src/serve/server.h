@@ -28,7 +28,7 @@ struct ServeOptions {
   /// the folder names (model/embedding_sizes.h: truncate_dim, the Matryoshka sizes ragmig trained it for).
   bool matryoshka = false;
   int64_t max_batch_tokens = 16384;
-  double max_wait_ms = 5;
+  double max_wait_ms = 0;  ///< how long a text waits for company (serve/batcher.h); 0: what queued during a pass
   size_t max_queue_texts = 4096;
   size_t max_inputs = 2048;     ///< texts per request
   double adapter_cache_mb = 512;

@@ -283,6 +283,29 @@ TEST(Batcher, ConcurrentRequestsGetTheirOwnRowsAndAFullQueueRefuses) {
   EXPECT_EQ(first.get().size(), 2u * 32);
 }
 
+// A text that comes to a server idle for max_wait goes at once (no company is coming: waiting would only add max_wait
+// to a lone query's latency); one that comes while the server is busy, or was within max_wait, waits for company.
+TEST(Batcher, ALoneTextAfterAnIdleSpellDoesNotWaitForCompany) {
+  Fixture f;
+  Embedder e(f.model().string(), fp32());
+  const auto text = [&](const std::string& s) { return std::vector<TextItem>{{e.tokenize(s, Mode::Query, true), nullptr, Mode::Query}};
+  };
+  constexpr int kWaitMs = 2000;
+  Batcher batcher(e, BatcherOptions{1 << 20, kWaitMs, 4096}, nullptr);
+  std::this_thread::sleep_for(std::chrono::milliseconds(kWaitMs + 200));  // idle since the batcher started
+  auto lone = batcher.submit(text("first after a quiet spell"));
+  ASSERT_EQ(lone.wait_for(std::chrono::milliseconds(kWaitMs / 2)), std::future_status::ready)
+      << "a text after an idle spell waited for company";
+  EXPECT_EQ(lone.get().size(), 32u);
+  // The server was busy a moment ago: the next text waits for company, and one that comes meanwhile joins it.
+  auto next = batcher.submit(text("right after it"));
+  EXPECT_EQ(next.wait_for(std::chrono::milliseconds(kWaitMs / 4)), std::future_status::timeout);
+  auto company = batcher.submit(text("company"));
+  EXPECT_EQ(next.get().size(), 32u);
+  // In the same round it is answered with `next`; in a round of its own it would wait max_wait more.
+  EXPECT_EQ(company.wait_for(std::chrono::milliseconds(kWaitMs / 4)), std::future_status::ready);
+}
+
 // A stop asked for before the server listens (SIGTERM while its model loads) ends it once it listens: an HTTP
 // stop before listening is none, and the server would serve on.
 TEST(Server, AStopAskedForBeforeItListensEndsItOnceItListens) {
@@ -497,9 +520,10 @@ TEST(ServeProcess, ServesAnXlmRobertaFolderAsTheEvalPathEmbedsIt) {
 
 TEST(ServeProcess, OverloadIs503WithRetryAfterAndSigtermDrainsInFlightRequests) {
   Fixture f;
-  // Texts wait 1.5 s for company and the queue holds 4: the first request of 3 texts waits, the next is refused.
+  // Texts wait 3 s for company and the queue holds 4: the first request of 3 texts waits (the server started less
+  // than 3 s before: not an idle spell), the next is refused.
   testing::Server server(f.dir / "serve.log", {"--model", f.model().string(), "--precision", "fp32", "--max-queue", "4",
-                                               "--max-wait-ms", "1500"});
+                                               "--max-wait-ms", "3000"});
   ASSERT_GT(server.port(), 0) << server.log();
   auto in_flight = std::async(std::launch::async, [&] {
     auto c = server.client();
