@@ -7,11 +7,13 @@ Prints p50/p90/p99 and the mean per server, and each one's p50 against the first
   [--model NAME] [--requests 300] [--gap-ms 0]
 
 --gap-ms pauses between requests (a sparse stream: the server idle in between); 0 sends the next one as soon as
-the answer is in. Requests go to /v1/embeddings over one kept-alive connection per server."""
+the answer is in. Requests go to /v1/embeddings over one kept-alive connection per server, with TCP_NODELAY set
+on the client's side as the usual HTTP clients (requests, aiohttp, httpx) set it."""
 import argparse
 import gzip
 import http.client
 import json
+import socket
 import statistics
 import time
 import urllib.parse
@@ -30,6 +32,8 @@ def claims(path, n):
 def latencies(url, model, texts, gap_s, warmup):
     u = urllib.parse.urlsplit(url)
     conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+    conn.connect()
+    conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as urllib3 (requests), aiohttp and httpx do
     path = u.path.rstrip("/") + "/v1/embeddings"
 
     def post(text):
