@@ -131,7 +131,7 @@ void for_each_tsv_example(const std::string& path, const std::function<void(Trai
   int64_t rows = 0;
   bool first = true;
   while ((max_rows <= 0 || rows < max_rows) && reader.next(line)) {
-    if (trim(line).empty()) continue;
+    if (is_blank(line)) continue;
     const int64_t n = reader.line_number();
     std::vector<std::string> fields = split(line, '\t');
     if (first && fields.size() >= 2 && one_of(fields[0], kQueryNames) && one_of(fields[1], kPositiveNames)) {
