@@ -16,6 +16,7 @@
 #include "index/dense_index.h"
 #include "index/dense_spec.h"
 #include "index/exact_search.h"
+#include "model/blas_binding.h"
 
 namespace ragmig::model {
 namespace {
@@ -43,6 +44,9 @@ TEST(BlasBinding, LibTorchsOwnBlasServesItsProducts) {
                           << library_of(own);
   }
   ::dlclose(torch_cpu);
+  const auto binding = blas_binding();  // what the start event reports
+  EXPECT_TRUE(binding.libtorch_exports);
+  EXPECT_EQ(to_string(binding), binding.libtorch_own ? binding.library + " (LibTorch's own)" : binding.library);
   const auto a = torch::rand({64, 64}), b = torch::rand({64, 64});
   EXPECT_TRUE(torch::allclose(torch::matmul(a, b), (a.unsqueeze(2) * b.unsqueeze(0)).sum(1), 1e-5, 1e-5));
 }
@@ -92,7 +96,8 @@ TEST(BlasBinding, RagmigTorchLinksLibTorchBeforeTheSystemsBlas) {
   ASSERT_GE(torch_cpu, 0) << binary << " does not link libtorch_cpu.so";
   for (const char* blas : {"libblas.so", "liblapack.so", "libopenblas.so"}) {
     const long at = position(blas);
-    if (at >= 0) EXPECT_LT(torch_cpu, at) << blas << " comes before libtorch_cpu.so in " << binary << "'s DT_NEEDED";
+    if (at < 0) continue;
+    EXPECT_LT(torch_cpu, at) << blas << " comes before libtorch_cpu.so in " << binary << "'s DT_NEEDED";
   }
 }
 
