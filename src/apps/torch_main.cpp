@@ -1,9 +1,12 @@
 // `ragmig-torch`: the subcommands that need LibTorch (train, eval, mine, lora, serve), started by the `ragmig` front
 // binary in its own place (execv) with the same arguments. It presents itself as `ragmig` in help and errors.
+#include <fmt/core.h>
+
 #include <cstdlib>
 
 #include "apps/command.h"
 #include "core/error.h"
+#include "model/blas_binding.h"
 #include "model/cpu_allocator.h"
 #include "model/torch_error.h"
 
@@ -14,6 +17,10 @@ int main(int argc, char** argv) {
   // place instead of caching one of each size: on an H200 (BERT-base, batch 512) the same samples/s at 27-42 %
   // less peak memory. A setting of the user's own wins.
   setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True", 0);
+  // A binary linked with the system's BLAS ahead of LibTorch's own runs every fp32 product there (CMakeLists.txt).
+  if (const auto blas = ragmig::model::blas_binding(); blas.libtorch_exports && !blas.libtorch_own)
+    fmt::print(stderr, "ragmig: warning: fp32 products run on {}, not LibTorch's own BLAS: link libtorch_cpu.so "
+                       "ahead of the system's BLAS (README, GPU build)\n", blas.library);
   CLI::App app{
       "ragmig — trains dense retrievers for RAG (the commands that need LibTorch).\n"
       "Run `ragmig <command> --help` for a command's options.",

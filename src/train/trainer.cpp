@@ -632,7 +632,6 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   const size_t held_out = loaded_examples.queries ? loaded_examples.queries->held_out.size() : 0;
   const model::OneDnnCacheCapacities onednn_caches = model::onednn_cache_capacities();
   const char* visible_devices = std::getenv("CUDA_VISIBLE_DEVICES");  // the GPU or MIG instance it was pinned to
-  const model::BlasBinding blas = model::blas_binding();
   emit({{"event", "start"},
                  {"step", step},
                  {"resumed_from", loaded ? nlohmann::json(loaded->path) : nlohmann::json(nullptr)},
@@ -642,7 +641,7 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                  {"precision_reason", precision.reason},
                  {"threads", at::get_num_threads()},
                  {"allocator", model::cpu_allocator_name()},
-                 {"blas", model::to_string(blas)},
+                 {"blas", model::to_string(model::blas_binding())},
                  {"onednn_caches", {{"primitives", onednn_caches.primitives}, {"ideep", onednn_caches.ideep}}},
                  {"omp_wait_policy", std::getenv("OMP_WAIT_POLICY") ? std::getenv("OMP_WAIT_POLICY") : "default"},
                  {"batch_size", global_batch},  // the scheduler's OOM retry halves what the worker says it runs
@@ -666,9 +665,6 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                   bf16 ? "bf16" : "fp32", at::get_num_threads(),
                   comm ? fmt::format(", {} replicas ({}, {})", world, par.mode, comm->backend()) : std::string(),
                   loaded ? fmt::format(", resumed at step {}", step) : std::string()));
-  if (blas.libtorch_exports && !blas.libtorch_own)
-    say(fmt::format("ragmig train: warning: fp32 products run on {}, not LibTorch's own BLAS: link libtorch_cpu.so "
-                    "ahead of the system's BLAS (README, GPU build)", blas.library));
 
   const EncodeFn encode = [&](const std::vector<TowerInput>& inputs) {
     AutocastGuard autocast(device, bf16);

@@ -1,6 +1,6 @@
 // Which BLAS serves a real run's fp32 products, seen from outside in its start event (model/blas_binding.h):
 // LibTorch's own where PyTorch's wheel carries one; with the system's OpenBLAS preloaded ahead of it (the binding
-// the link order gave before f7f6117) the event says so and the run warns.
+// the link order gave before f7f6117) the event says so and ragmig-torch warns (apps/torch_main.cpp).
 #include <gtest/gtest.h>
 
 #include <filesystem>
