@@ -1,7 +1,7 @@
 // Which library serves LibTorch's fp32 and fp64 products (sgemm_, dgemm_): the MKL that PyTorch's x86 wheels
 // carry inside libtorch_cpu.so, or a system BLAS that came first in a binary's libraries (CMakeLists.txt tells
 // what that cost: OpenBLAS's own threads, and its generic kernel on CPUs it does not know). The training start
-// event reports it, so a slow fp32 run says why.
+// event reports it and ragmig-torch warns of the second case (apps/torch_main.cpp), so a slow fp32 run says why.
 #pragma once
 
 #include <string>
