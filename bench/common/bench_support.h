@@ -5,12 +5,15 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
 #include <string>
 
+#include "model/blas_binding.h"
 #include "model/encoder_flops.h"
 
 namespace ragmig::bench {
@@ -54,6 +57,30 @@ inline std::string run_python(const std::string& cmd) {
     return "";
   }
   return out.substr(json);
+}
+
+/// The same fp32 n x n x n matmul in `python`'s torch on `threads` threads, GFLOP/s (-1 when it failed): beside
+/// matmul_gflops it shows whether this binary's fp32 products run on the BLAS Python's do (model/blas_binding.h).
+inline double python_matmul_gflops(const std::string& python, int64_t n, int threads, double min_seconds) {
+  const std::string script = fmt::format(
+      "import json, time, torch; torch.set_num_threads({0}); a = torch.randn({1}, {1}); b = torch.randn({1}, {1}); "
+      "a @ b; t = time.perf_counter(); c = 0\n"
+      "while c < 2 or time.perf_counter() - t < {2}: a @ b; c += 1\n"
+      "print(json.dumps({{'gflops': 2 * {1} ** 3 * c / (time.perf_counter() - t) / 1e9}}))",
+      threads, n, min_seconds);
+  // Without this process's LD_PRELOAD: the reference is Python as it runs by itself.
+  const std::string out = run_python(fmt::format("env -u LD_PRELOAD '{}' -c \"{}\" 2>&1", python, script));
+  return out.empty() ? -1 : nlohmann::json::parse(out)["gflops"].get<double>();
+}
+
+/// "fp32 matmul: C++ 289.3, Python 290.1 GFLOP/s (1.00x) on libtorch_cpu.so (LibTorch's own)": the line both
+/// benchmarks print under their peaks; a ratio well under 1 is a BLAS binding to look at, not a slow model.
+inline std::string fp32_matmul_beside_python(double cpp_gflops, const std::string& python, int threads,
+                                             double min_seconds) {
+  const double py = python_matmul_gflops(python, 2048, threads, min_seconds);
+  return fmt::format("fp32 matmul (2048^3): C++ {:.1f}, Python {} GFLOP/s{}; C++'s sgemm_ is {}", cpp_gflops,
+                     py > 0 ? fmt::format("{:.1f}", py) : "-", py > 0 ? fmt::format(" ({:.2f}x)", cpp_gflops / py) : "",
+                     model::to_string(model::blas_binding()));
 }
 
 /// "42 %": gflops as a share of peak.

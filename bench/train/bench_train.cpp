@@ -249,7 +249,8 @@ int main(int argc, char** argv) {
   }
 
   const bool bf16 = model::cpu_has_native_bf16();
-  const double peak32 = std::max(matmul_gflops(torch::kFloat32, 1024, 2), matmul_gflops(torch::kFloat32, 2048, 2));
+  const double fp32_2048 = matmul_gflops(torch::kFloat32, 2048, 2);
+  const double peak32 = std::max(matmul_gflops(torch::kFloat32, 1024, 2), fp32_2048);
   const double peak16 = bf16 ? matmul_gflops(torch::kBFloat16, 2048, 2) : 0;
   const double peak = std::max(peak32, peak16);
   fmt::print("bench/train: samples/s on CPU, {} threads, LibTorch {}; Python = {} (same model, loss, AdamW step,\n"
@@ -258,6 +259,7 @@ int main(int argc, char** argv) {
              "defaults.\n",
              threads, TORCH_VERSION, python, peak32, bf16 ? fmt::format("{:.1f}", peak16) : "- (not native here)",
              model::cpu_allocator_name());
+  fmt::print("{}\n", fp32_matmul_beside_python(fp32_2048, python, threads, 2));
 
   const auto dir = std::filesystem::temp_directory_path() / fmt::format("bench-train-{}", ::getpid());
   std::filesystem::create_directories(dir);
