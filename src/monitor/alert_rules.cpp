@@ -51,7 +51,8 @@ void job_rules(const Observation& o, const JobObservation& j, const AlertThresho
     out.push_back({"loss_not_finite", j.id, slot_of(j), std::nan(""), 0,
                    fmt::format("{}: the training loss became {} at step {}", who(j), w.loss_text, w.step)});
   else if (running && w.loss && w.progress_events >= t.loss_exploding_min_events && std::isfinite(w.lowest_loss) &&
-           w.lowest_loss > 0 && *w.loss > t.loss_exploding_factor * w.lowest_loss)
+           w.lowest_loss > 0 && *w.loss > t.loss_exploding_factor * w.lowest_loss &&
+           *w.loss - w.lowest_loss >= t.loss_exploding_min_rise)
     out.push_back({"loss_exploding", j.id, slot_of(j), *w.loss / w.lowest_loss, t.loss_exploding_factor,
                    fmt::format("{}: loss {:.4g} at step {} is {:.1f}x its lowest ({:.4g})", who(j), *w.loss, w.step,
                                *w.loss / w.lowest_loss, w.lowest_loss)});

@@ -17,7 +17,9 @@ struct AlertThresholds {
   double stall_factor = 10;         ///< stall: no progress for this many times the job's usual progress interval
   double stall_min_s = 120;         ///< ... and never sooner than this
   double start_timeout_s = 900;     ///< stall: no progress this long after an attempt started
-  double loss_exploding_factor = 10;  ///< loss_exploding: loss above this many times the attempt's lowest
+  double loss_exploding_factor = 10;  ///< loss_exploding: loss above this many times the attempt's lowest ...
+  double loss_exploding_min_rise = 1.0;  ///< ... and at least this much above it (nats, as ragmig's losses are
+                                         ///< cross-entropies: a fine-tune near 0.005 reads 0.1 on a harder batch)
   int64_t loss_exploding_min_events = 3;  ///< ... once the attempt has reported this many losses
   double idle_utilization = 0.10;   ///< slot_idle: a slot used under this share while jobs wait ...
   double idle_s = 300;              ///< ... for this long

@@ -181,6 +181,21 @@ TEST(AlertRules, LossNotFiniteAndExploding) {
   const auto alerts = evaluate_rules(o, t);
   ASSERT_EQ(rules_of(alerts), (std::vector<std::string>{"loss_exploding"}));
   EXPECT_NEAR(alerts[0].value, 17.1 / 1.7, 1e-9);
+  // Near zero a ratio is noise: a fine-tune whose lowest window read 0.0041 and now reads 0.1036 (25x, the demo's
+  // sweep on 2026-12-06) has not exploded; 1.2 (a rise of more than 1 nat) has.
+  JobWatch fine = trained(3, 1.0);
+  fold_event(fine, progress(40, 0.0041, 104), 0);
+  fold_event(fine, progress(50, 0.1036, 104), 0);
+  o.jobs = {running_job(fine)};
+  EXPECT_TRUE(evaluate_rules(o, t).empty());
+  fold_event(fine, progress(60, 1.2, 104), 0);
+  o.jobs = {running_job(fine)};
+  EXPECT_EQ(rules_of(evaluate_rules(o, t)), (std::vector<std::string>{"loss_exploding"}));
+  t.loss_exploding_min_rise = 0;  // the ratio alone, as before 2026-12-06
+  fold_event(fine, progress(70, 0.1036, 104), 0);
+  o.jobs = {running_job(fine)};
+  EXPECT_EQ(rules_of(evaluate_rules(o, t)), (std::vector<std::string>{"loss_exploding"}));
+  t = AlertThresholds{};
   // Too early to say: two losses only.
   JobWatch early = trained(1, 1.0);
   fold_event(early, progress(20, 100.0, 102), 0);
