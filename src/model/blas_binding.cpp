@@ -8,12 +8,6 @@
 namespace ragmig::model {
 namespace {
 
-std::string file_of(void* address) {
-  Dl_info info{};
-  if (address == nullptr || ::dladdr(address, &info) == 0 || !info.dli_fname) return "";
-  return info.dli_fname;
-}
-
 std::string base_name(const std::string& path) {
   const auto slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -21,11 +15,17 @@ std::string base_name(const std::string& path) {
 
 }  // namespace
 
+std::string shared_object_of(const void* address) {
+  Dl_info info{};
+  if (address == nullptr || ::dladdr(address, &info) == 0 || !info.dli_fname) return "";
+  return info.dli_fname;
+}
+
 BlasBinding blas_binding() {
   BlasBinding out;
   void* bound = ::dlsym(RTLD_DEFAULT, "sgemm_");
-  out.library = bound ? base_name(file_of(bound)) : "none";
-  const std::string torch_cpu = file_of(reinterpret_cast<void*>(&at::_ops::matmul::call));  // an operator's entry
+  out.library = bound ? base_name(shared_object_of(bound)) : "none";
+  const std::string torch_cpu = shared_object_of(reinterpret_cast<const void*>(&at::_ops::matmul::call));  // an operator's entry
   if (torch_cpu.empty()) return out;
   if (void* handle = ::dlopen(torch_cpu.c_str(), RTLD_NOW | RTLD_NOLOAD)) {  // already loaded: no second load
     void* own = ::dlsym(handle, "sgemm_");

@@ -14,6 +14,9 @@ struct BlasBinding {
   bool libtorch_own = false;      ///< and that one is bound
 };
 
+/// The path of the shared object that defines `address` in this process ("" if none): where a symbol was bound.
+std::string shared_object_of(const void* address);
+
 /// Looks the binding up in this process (dlsym, dladdr): cheap, no product is run.
 BlasBinding blas_binding();
 

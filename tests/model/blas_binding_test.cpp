@@ -21,15 +21,9 @@
 namespace ragmig::model {
 namespace {
 
-std::string library_of(void* address) {
-  Dl_info info{};
-  if (address == nullptr || ::dladdr(address, &info) == 0 || !info.dli_fname) return "(unknown)";
-  return info.dli_fname;
-}
-
 // The handle of the loaded libtorch_cpu.so (no second load), or null.
 void* libtorch_cpu() {
-  const std::string path = library_of(reinterpret_cast<void*>(&at::_ops::matmul::call));  // an operator's entry
+  const std::string path = shared_object_of(reinterpret_cast<const void*>(&at::_ops::matmul::call));  // an operator
   return path.find("libtorch_cpu") == std::string::npos ? nullptr : ::dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
 }
 
@@ -43,8 +37,8 @@ TEST(BlasBinding, LibTorchsOwnBlasServesItsProducts) {
     void* own = ::dlsym(torch_cpu, symbol);
     if (own == nullptr) continue;  // a LibTorch that uses the system's BLAS (Debian's 1.13) exports none
     void* bound = ::dlsym(RTLD_DEFAULT, symbol);
-    EXPECT_EQ(bound, own) << symbol << " binds to " << library_of(bound) << ", LibTorch defines it in "
-                          << library_of(own);
+    EXPECT_EQ(bound, own) << symbol << " binds to " << shared_object_of(bound) << ", LibTorch defines it in "
+                          << shared_object_of(own);
   }
   ::dlclose(torch_cpu);
   const auto a = torch::rand({64, 64}), b = torch::rand({64, 64});

@@ -2,7 +2,6 @@
 // before libstdc++, that copy served our calls and remove_all crashed on the GPU machine. This binary links
 // LibTorch as ragmig does: it checks that the std::filesystem functions bind to libstdc++, then runs every
 // filesystem operation ragmig uses, and the ragmig code that removes and replaces folders.
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -10,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "model/blas_binding.h"
 #include "model/model_folder.h"
 #include "support/test_support.h"
 #include "support/tiny_bert.h"
@@ -22,9 +22,8 @@ namespace {
 // The shared object whose definition `fn` was bound to.
 template <class Fn>
 std::string library_of(Fn* fn) {
-  Dl_info info{};
-  if (::dladdr(reinterpret_cast<void*>(fn), &info) == 0 || !info.dli_fname) return "(unknown)";
-  return info.dli_fname;
+  const std::string path = shared_object_of(reinterpret_cast<const void*>(fn));
+  return path.empty() ? "(unknown)" : path;
 }
 
 TEST(StdlibBinding, FilesystemFunctionsComeFromLibstdcxx) {
