@@ -187,8 +187,9 @@ std::string document_text(const Document& doc) {
   return s;
 }
 
-std::vector<TrainingExample> examples_from_beir(const BeirFolder& beir, const Qrels& qrels) {
+std::vector<TrainingExample> examples_from_beir(const BeirFolder& beir, const Qrels& qrels, int64_t* blank_skipped) {
   std::vector<TrainingExample> examples;
+  int64_t blank = 0;
   examples.reserve(qrels.entries.size());
   for (const QrelEntry& e : qrels.entries) {
     if (e.score <= 0) continue;
@@ -203,8 +204,13 @@ std::vector<TrainingExample> examples_from_beir(const BeirFolder& beir, const Qr
     ex.query = beir.queries[static_cast<size_t>(q->second)].text;
     ex.positive = document_text(beir.corpus.docs[static_cast<size_t>(d->second)]);
     ex.positive_key = d->second;
+    if (is_blank(ex.query) || is_blank(ex.positive)) {
+      ++blank;
+      continue;
+    }
     examples.push_back(std::move(ex));
   }
+  if (blank_skipped) *blank_skipped = blank;
   return examples;
 }
 

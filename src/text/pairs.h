@@ -35,16 +35,19 @@ struct TrainingExample {
 /// naming the columns (a query name, then a positive name) is a header and skipped.
 /// Blank lines are skipped, and tabs at a TSV line's end give no negative; a blank text (core/strings.h's is_blank)
 /// is a DataError naming its field or column: nothing to embed is a shifted column or a lost field, never a query
-/// or passage anyone meant (a BEIR folder keeps its blank queries: below). positive_key numbers the
+/// or passage anyone meant (a BEIR folder's blank queries are left out: below). positive_key numbers the
 /// distinct positive texts in order of first appearance; only the first max_rows rows when that is > 0. Throws
 /// IoError, or DataError(file, line) naming the missing, doubled or ill-typed field.
 std::vector<TrainingExample> read_pairs(const std::string& path, int64_t max_rows = 0);
 
 /// One example per qrels row with score > 0, in qrels order: positive = title + " " + text (just text when
-/// the title is empty), positive_key = the document's corpus position, no negatives; a blank query text is kept, as
-/// the benchmark has it and evaluation counts it (`ragmig mine` leaves such queries out). A used row naming an
-/// unknown query or document throws DataError(qrels.path, entry.line, "unknown corpus id 'x'").
-std::vector<TrainingExample> examples_from_beir(const BeirFolder& beir, const Qrels& qrels);
+/// the title is empty), positive_key = the document's corpus position, no negatives. A row whose query text or
+/// document (title and text) is blank is left out and counted in `*blank_skipped` when given: a benchmark may have
+/// blank queries, and evaluation counts them, but training on one would teach `[CLS] [SEP]` to find a passage
+/// (`ragmig mine` leaves them out too). A used row naming an unknown query or document throws
+/// DataError(qrels.path, entry.line, "unknown corpus id 'x'").
+std::vector<TrainingExample> examples_from_beir(const BeirFolder& beir, const Qrels& qrels,
+                                                int64_t* blank_skipped = nullptr);
 
 /// The text a retriever sees for a document: "title text", or "text" when there is no title.
 std::string document_text(const Document& doc);

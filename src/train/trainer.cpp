@@ -653,14 +653,18 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                  {"parameters", params},
                  {"trainable_parameters", trainable_params},
                  {"examples", data.examples()},
+                 {"blank_skipped", loaded_examples.blank_skipped},
                  {"held_out_queries", held_out},
                  {"passages", static_cast<int64_t>(data.passages.size())},
                  {"vocab", vocab_origin},
                  {"prompts", {{"query", prompts.query}, {"passage", prompts.passage}}},
                  {"parallel", parallel_info},
                  {"config", resolved_config}});
-  say(fmt::format("ragmig train: {} examples{}, {} distinct passages, {:.2f}M parameters, {} ({}), {} threads{}{}",
+  say(fmt::format("ragmig train: {} examples{}{}, {} distinct passages, {:.2f}M parameters, {} ({}), {} threads{}{}",
                   data.examples(), held_out ? fmt::format(" ({} queries held out)", held_out) : std::string(),
+                  loaded_examples.blank_skipped
+                      ? fmt::format(" ({} with a blank query or document left out)", loaded_examples.blank_skipped)
+                      : std::string(),
                   data.passages.size(), static_cast<double>(params) / 1e6, device.str(),
                   bf16 ? "bf16" : "fp32", at::get_num_threads(),
                   comm ? fmt::format(", {} replicas ({}, {})", world, par.mode, comm->backend()) : std::string(),

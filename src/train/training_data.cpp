@@ -7,6 +7,8 @@
 #include <unordered_set>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "core/splitmix.h"
 #include "model/host_copy.h"
@@ -40,6 +42,7 @@ torch::Tensor device_tensor(std::vector<int64_t>& v, int64_t rows, int64_t cols,
 TrainingExamples load_examples(const DataConfig& cfg, const text::BeirFolder* beir, uint64_t seed) {
   std::vector<text::TrainingExample> examples;
   std::string source;
+  int64_t blank_skipped = 0;
   if (!cfg.pretrain.empty()) {
     std::vector<std::string> documents;
     if (!cfg.corpus.empty()) {
@@ -57,11 +60,14 @@ TrainingExamples load_examples(const DataConfig& cfg, const text::BeirFolder* be
   } else {
     RAGMIG_CHECK(beir != nullptr);
     source = text::qrels_path(cfg.beir, cfg.split);
-    examples = text::examples_from_beir(*beir, text::read_qrels(source));
+    examples = text::examples_from_beir(*beir, text::read_qrels(source), &blank_skipped);
   }
+  if (examples.empty() && !cfg.pretrain.empty())
+    throw DataError(source + ": no document long enough for data.pretrain = " + cfg.pretrain);
   if (examples.empty())
-    throw DataError(source + (cfg.pretrain.empty() ? ": no training examples"
-                                                   : ": no document long enough for data.pretrain = " + cfg.pretrain));
+    throw DataError(source + ": no training examples" +
+                    (blank_skipped ? fmt::format(" ({} rows with a blank query or document left out)", blank_skipped)
+                                   : std::string()));
   std::optional<model::TrainingQueries> queries;  // none for raw-text pairs (validate() refuses a hold-out there)
   if (cfg.pretrain.empty() &&
       std::all_of(examples.begin(), examples.end(), [](const auto& e) { return !e.query_id.empty(); }))
@@ -72,7 +78,7 @@ TrainingExamples load_examples(const DataConfig& cfg, const text::BeirFolder* be
   }
   if (cfg.max_examples > 0 && static_cast<int64_t>(examples.size()) > cfg.max_examples)
     examples.resize(static_cast<size_t>(cfg.max_examples));
-  return {std::move(examples), std::move(queries)};
+  return {std::move(examples), std::move(queries), blank_skipped};
 }
 
 std::vector<std::string> vocabulary_texts(const std::vector<text::TrainingExample>& examples,

@@ -36,6 +36,8 @@ struct TrainingExamples {
   /// The split the examples' queries came from and those held out of it (ragmig.json's "training"); none
   /// when the examples have no query ids (raw-text pairs, pairs rows without "query_id").
   std::optional<model::TrainingQueries> queries;
+  /// Qrels rows of a BEIR folder left out for a blank query or document (text::examples_from_beir).
+  int64_t blank_skipped = 0;
 };
 
 /// Reads the examples named by `cfg` (BEIR folder + split, a pairs file, or with cfg.pretrain pairs made from

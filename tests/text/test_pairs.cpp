@@ -143,6 +143,23 @@ TEST(Pairs, ExamplesFromBeir) {
   EXPECT_EQ(ex[1].positive_key, 1);
   EXPECT_EQ(ex[2].positive_key, 0);
 
+  // A blank query or document is no example (a benchmark may have them; evaluation counts them).
+  b.queries.push_back({"q3", " \t"});
+  b.query_index["q3"] = 2;
+  b.corpus.docs.push_back({"d3", "", "\n"});
+  b.corpus.index_of["d3"] = 2;
+  Qrels with_blanks = qrels;
+  with_blanks.entries.push_back({"q3", "d1", 1, 6});
+  with_blanks.entries.push_back({"q1", "d3", 1, 7});
+  with_blanks.entries.push_back({"q3", "d3", 0, 8});  // score 0: no example, not counted
+  int64_t blank = -1;
+  const auto kept = examples_from_beir(b, with_blanks, &blank);
+  EXPECT_EQ(blank, 2);
+  ASSERT_EQ(kept.size(), 3u);
+  EXPECT_EQ(kept[2].query, "second?");
+  EXPECT_EQ(examples_from_beir(b, qrels, &blank).size(), 3u);
+  EXPECT_EQ(blank, 0);
+
   qrels.entries.push_back({"q1", "x", 1, 6});
   expect_error<DataError>([&] { examples_from_beir(b, qrels); }, {"qrels/train.tsv:6", "unknown corpus id 'x'"});
   qrels.entries.back() = {"qz", "d1", 1, 7};

@@ -6,6 +6,10 @@
 #include <map>
 #include <set>
 
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "support/test_support.h"
+#include "text/beir.h"
 #include "text/wordpiece.h"
 #include "train/step_losses.h"
 #include "train/training_data.h"
@@ -102,6 +106,38 @@ TEST(AssembleBatch, CountsTheRealTokensOnTheHostAsTheMasksHoldThem) {
   const PairBatch b = assemble_batch(d, rows, 2, 0, 7, 3, torch::kCPU, 0);
   EXPECT_GT(b.q_mask.numel(), b.q_mask.sum().item<int64_t>()) << "the queries are padded";
   EXPECT_EQ(b.real_tokens, b.q_mask.sum().item<int64_t>() + b.p_mask.sum().item<int64_t>());
+}
+
+// Training straight from a BEIR folder leaves out qrels rows whose query or document is blank, and says how many.
+TEST(LoadExamples, ABeirFolderSBlankQueriesAndDocumentsAreLeftOutAndCounted) {
+  testing::ScratchDir dir;
+  std::filesystem::create_directories(dir / "qrels");
+  write_file_atomic(dir / "corpus.jsonl", R"({"_id": "d1", "title": "Lava", "text": "erupts from volcanoes"}
+{"_id": "d2", "title": " ", "text": ""}
+)");
+  write_file_atomic(dir / "queries.jsonl", R"({"_id": "q1", "text": "where does lava erupt"}
+{"_id": "q2", "text": ""}
+)");
+  write_file_atomic(dir / "qrels/train.tsv", "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td1\t1\nq1\td2\t1\n");
+  const text::BeirFolder beir = text::read_beir(dir.path().string());
+  DataConfig cfg;
+  cfg.beir = dir.path().string();
+  cfg.split = "train";
+  const TrainingExamples loaded = load_examples(cfg, &beir, 1);
+  ASSERT_EQ(loaded.examples.size(), 1u);
+  EXPECT_EQ(loaded.examples[0].query, "where does lava erupt");
+  EXPECT_EQ(loaded.blank_skipped, 2);
+
+  write_file_atomic(dir / "qrels/train.tsv", "query-id\tcorpus-id\tscore\nq2\td1\t1\nq1\td2\t1\n");
+  try {
+    load_examples(cfg, &beir, 1);
+    ADD_FAILURE() << "no DataError";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("qrels/train.tsv: no training examples (2 rows with a blank query or "
+                                         "document left out)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Tokenize, PromptsGoFirstAndCountTowardTheTokenLimits) {
