@@ -18,6 +18,7 @@
 #include "index/bm25_index.h"
 #include "index/dense_spec.h"
 #include "index/fusion.h"
+#include "model/st_folder.h"
 #include "model/training_record.h"
 #include "text/beir.h"
 #include "text/pairs.h"
@@ -210,6 +211,7 @@ void validate(const EvalOptions& o) {
     throw ConfigError("--retriever " + to_string(o.retriever) + " needs --model DIR (a model folder from ragmig train)");
   if (needs_model && !std::filesystem::is_directory(o.dense.model_dir))
     throw ConfigError("--model " + o.dense.model_dir + ": no such folder");
+  if (needs_model) model::check_model_folder(o.dense.model_dir);  // before minutes of reading a corpus
   // Parse every spec up front, so a typo fails before minutes of indexing.
   index::parse_bm25_spec(o.bm25_spec);
   index::parse_dense_spec(o.dense.index_spec);

@@ -238,8 +238,8 @@ EmbeddingSizes folder_embedding_sizes(const std::string& dir) {
 }
 
 LoadedModel load_model_folder(const std::string& dir) {
+  check_model_folder(dir);
   const fs::path top(dir);
-  if (!fs::is_directory(top)) throw InputFileError(dir + ": model folder not found");
   if (is_adapter_folder(dir)) {
     // A LoRA adapter folder: its base model with the adapter merged in.
     const DualAdapter adapter = load_adapter_folder(dir);

@@ -418,6 +418,16 @@ std::string transformer_folder(const std::string& dir, const std::optional<Sente
   return (fs::path(dir) / layout->transformer_path).string();
 }
 
+void check_model_folder(const std::string& dir) {
+  if (!fs::is_directory(dir)) throw InputFileError(dir + ": model folder not found");
+  if (fs::is_regular_file(fs::path(dir) / "adapter_config.json")) return;
+  const fs::path config = fs::path(transformer_folder(dir, read_sentence_transformer_layout(dir))) / "config.json";
+  if (!fs::is_regular_file(config))
+    throw InputFileError(dir + ": not a model folder: no " + config.string() + " (expected a folder written by " +
+                         "ragmig, transformers' save_pretrained or sentence-transformers' save, a LoRA adapter " +
+                         "folder, or package:NAME: see `ragmig models`)");
+}
+
 std::optional<SentenceTransformerLayout> read_sentence_transformer_layout(const std::string& dir) {
   const fs::path folder(dir), modules_path = folder / "modules.json";
   const auto modules = read_optional(modules_path);

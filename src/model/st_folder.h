@@ -63,6 +63,11 @@ struct SentenceTransformerLayout {
 /// leaves the prompt's tokens out) or a Dense config dense_config_from_json refuses.
 std::optional<SentenceTransformerLayout> read_sentence_transformer_layout(const std::string& dir);
 
+/// Throws InputFileError unless `dir` is a folder model_folder.h's load_model_folder could start on: one with
+/// adapter_config.json (a LoRA adapter, lora.h) or config.json (at the top, or in a sentence-transformers folder's
+/// Transformer module). Reads no weights: commands check a --model or model.init with it before their data.
+void check_model_folder(const std::string& dir);
+
 /// Where a model folder keeps its BERT files (config.json, vocabulary, weights): its Transformer module's folder
 /// by `layout` (read_sentence_transformer_layout's), else the folder itself.
 std::string transformer_folder(const std::string& dir, const std::optional<SentenceTransformerLayout>& layout);

@@ -388,10 +388,14 @@ void check_input_paths(const TrainConfig& c) {
   need("data.beir", c.data.beir, true);
   need("data.pairs", c.data.pairs, false);
   try {
-    need("model.init", model::resolve_model_reference(c.model.init), true);
+    const std::string init = model::resolve_model_reference(c.model.init);
+    need("model.init", init, true);
+    if (!init.empty()) model::check_model_folder(init);
   } catch (const ConfigError& e) {
     if (c.model.init.rfind("package:", 0) != 0) throw;
     throw ConfigError(std::string("config key 'model.init': ") + e.what());
+  } catch (const InputFileError& e) {
+    throw InputFileError(std::string("config key 'model.init': ") + e.what());
   }
   need("model.vocab", c.model.vocab, false);
 }

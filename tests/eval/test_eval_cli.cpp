@@ -337,11 +337,13 @@ TEST_P(EvalBadInput, ExitsTwoNamingTheProblem) {
   if (std::find(c.args.begin(), c.args.end(), "--data") == c.args.end()) args = {"--data", (dir / "beir").string(), "--no-cache"};
   for (std::string a : c.args) {
     if (a == "MODEL") a = (dir / "model").string();
+    if (a == "DATA") a = (dir / "beir").string();
     args.push_back(a);
   }
   const auto r = run_eval(args);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find(c.expected), std::string::npos) << "expected '" << c.expected << "' in:\n" << r.output;
+  if (c.name == "not_a_model_folder") EXPECT_EQ(r.output.find("reading"), std::string::npos) << r.output;
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -357,6 +359,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"unknown_split", {"--split", "dev"}, "", "", "", "no qrels for split 'dev'"},
         BadInput{"dense_without_model", {"--retriever", "dense"}, "", "", "", "needs --model"},
         BadInput{"missing_model_folder", {"--retriever", "dense", "--model", "/no/such/model"}, "", "", "", "/no/such/model"},
+        // Said before the corpus is read: --data is a folder with no model files in it.
+        BadInput{"not_a_model_folder", {"--retriever", "dense", "--model", "DATA"}, "", "", "",
+                 "beir: not a model folder: no "},
         BadInput{"bad_index_spec", {"--retriever", "dense", "--model", "MODEL", "--index", "HNSW"}, "", "", "", "'HNSW'"},
         BadInput{"ivf_needs_more_vectors", {"--retriever", "dense", "--model", "MODEL", "--index", "IVF64,Flat"}, "", "", "",
                  "needs at least 64 vectors"},

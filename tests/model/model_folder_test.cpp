@@ -1,6 +1,7 @@
 // Tests of Hugging Face-compatible model folders: layout and file contents, bit-identical save -> load for
 // shared and separate towers, replacing an old folder, and the errors a foreign or damaged folder gives.
 #include "model/model_folder.h"
+#include "model/st_folder.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -297,6 +298,45 @@ TEST(ModelFolder, BadRagmigJsonAndConfig) {
   fs::remove(dir / "ragmig.json");
   write_file_atomic(dir / "config.json", R"({"hidden_size": "16"})");
   expect_data_error(dir.string(), "config.json: key \"hidden_size\"");
+}
+
+// A folder that is no model folder (a run folder, the wrong level of a download, a typo) is named as such, by
+// check_model_folder before any data is read, and by load_model_folder; adapter and sentence-transformers folders
+// pass.
+TEST(ModelFolder, AFolderWithoutConfigJsonIsNotAModelFolder) {
+  ScratchDir scratch;
+  const auto expect_refused = [](const fs::path& dir) {
+    for (const auto& call : {std::function<void()>([&] { check_model_folder(dir.string()); }),
+                             std::function<void()>([&] { load_model_folder(dir.string()); })}) {
+      try {
+        call();
+        ADD_FAILURE() << dir << " passed";
+      } catch (const InputFileError& e) {
+        EXPECT_THAT(e.what(), ::testing::HasSubstr(dir.string() + ": not a model folder: no "));
+        EXPECT_THAT(e.what(), ::testing::HasSubstr("config.json (expected a folder written by ragmig"));
+      }
+    }
+  };
+  fs::create_directories(scratch / "run/model");
+  expect_refused(scratch / "run");
+  EXPECT_THROW(check_model_folder((scratch / "nothing").string()), InputFileError);
+
+  const auto st = scratch / "st";
+  fs::create_directories(st / "0_Transformer");
+  fs::create_directories(st / "1_Pooling");
+  write_file_atomic(st / "modules.json", R"([
+    {"idx": 0, "name": "0", "path": "0_Transformer", "type": "sentence_transformers.models.Transformer"},
+    {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}])");
+  write_file_atomic(st / "1_Pooling/config.json", R"({"pooling_mode_mean_tokens": true})");
+  expect_refused(st);  // its Transformer module has no config.json
+  write_file_atomic(st / "0_Transformer/config.json", "{}");
+  EXPECT_NO_THROW(check_model_folder(st.string()));
+  write_file_atomic(scratch / "run/adapter_config.json", "{}");
+  EXPECT_NO_THROW(check_model_folder((scratch / "run").string()));
+
+  DualEncoder model(tiny_spec(true));
+  save_model_folder((scratch / "run/model").string(), model, text::word_piece_spec(tiny_vocab()));
+  EXPECT_NO_THROW(check_model_folder((scratch / "run/model").string()));
 }
 
 // A config whose sizes promise more weights than the file holds (a typo, a config from another model, or a
