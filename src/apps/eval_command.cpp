@@ -23,7 +23,7 @@ namespace {
 
 struct EvalArgs {
   eval::EvalOptions options;
-  std::string retriever = "bm25";
+  std::string retriever;  // "" = dense with --model, else bm25
   std::string metrics;
   bool json = false;
   bool no_cache = false;
@@ -100,8 +100,8 @@ Command add_eval_command(CLI::App& root) {
   CLI::App* sub = root.add_subcommand("eval", torch_command_help("eval"));
   sub->add_option("--data", o.data_dir, "BEIR folder (corpus.jsonl[.gz], queries.jsonl[.gz], qrels/<split>.tsv)")->required();
   sub->add_option("--split", o.split, "qrels split to evaluate")->capture_default_str();
-  sub->add_option("--retriever", args->retriever, "bm25 | dense | hybrid (fusion of both) | rerank (BM25 candidates re-scored by the model)")
-      ->capture_default_str();
+  sub->add_option("--retriever", args->retriever, "bm25 | dense | hybrid (fusion of both) | rerank (BM25 candidates "
+                  "re-scored by the model); default: dense with --model, else bm25");
   sub->add_option("--model", o.dense.model_dir, "model folder (dense, hybrid, rerank): from `ragmig train`, transformers or sentence-transformers, or package:NAME (`ragmig models`)");
   sub->add_option("--index", o.dense.index_spec, "dense index: Flat (exact), HNSW32, IVF1024,PQ32, LSH, ... with optional (efSearch=..) or (nprobe=..)")
       ->capture_default_str();
@@ -145,7 +145,7 @@ Command add_eval_command(CLI::App& root) {
 
   return Command{sub, [args]() -> int {
                    eval::EvalOptions opts = args->options;
-                   opts.retriever = eval::parse_retriever(args->retriever);
+                   opts.retriever = retriever_kind(args->retriever, opts);
                    if (!args->metrics.empty()) opts.metrics = parse_metric_list(args->metrics);
                    prepare_retrieval(opts, args->no_cache);
                    const bool quiet = args->quiet;

@@ -24,7 +24,7 @@ namespace {
 struct MineArgs {
   eval::EvalOptions options;
   eval::MineOptions mine;
-  std::string retriever = "bm25";
+  std::string retriever;  // "" = dense with --model, else bm25
   std::string out;
   int64_t depth = 100;
   bool no_cache = false, quiet = false, json = false;
@@ -61,8 +61,8 @@ Command add_mine_command(CLI::App& root) {
   sub->add_option("--split", o.split, "qrels split whose queries and positives are mined (never the test split)")
       ->capture_default_str();
   sub->add_option("--out", args->out, "pairs JSONL to write: query, positive, negatives (texts) and their ids")->required();
-  sub->add_option("--retriever", args->retriever, "bm25 | dense | hybrid: whose ranking the negatives come from")
-      ->capture_default_str();
+  sub->add_option("--retriever", args->retriever, "bm25 | dense | hybrid: whose ranking the negatives come from; "
+                  "default: dense with --model, else bm25");
   sub->add_option("--model", o.dense.model_dir, "model folder (dense, hybrid), or package:NAME (`ragmig models`)");
   sub->add_option("--dimensions", o.dense.dimensions,
                   "rank with the leading N dimensions of each embedding (a Matryoshka-trained model), as `ragmig eval "
@@ -100,7 +100,7 @@ Command add_mine_command(CLI::App& root) {
                      throw ConfigError("--relative-margin and --absolute-margin must be >= 0 (leave them out for none)");
                    eval::check_mine_options(args->mine);
                    eval::EvalOptions opts = args->options;
-                   opts.retriever = eval::parse_retriever(args->retriever);
+                   opts.retriever = retriever_kind(args->retriever, opts);
                    if (opts.retriever == eval::RetrieverKind::kRerank)
                      throw ConfigError("--retriever rerank cannot mine: use bm25, dense or hybrid");
                    if (opts.split == "test")
@@ -157,7 +157,7 @@ Command add_mine_command(CLI::App& root) {
                                                    {"queries_without_run", report.queries_without_run},
                                                    {"recall_at_depth", recall},
                                                    {"depth", args->depth},
-                                                   {"retriever", args->retriever}};
+                                                   {"retriever", eval::to_string(opts.retriever)}};
                    if (args->json) {
                      std::printf("%s\n", summary.dump(2).c_str());
                    } else {
@@ -166,7 +166,7 @@ Command add_mine_command(CLI::App& root) {
                                  "within the margin of a positive and %lld outside --min-score..--max-score; %lld "
                                  "examples have fewer negatives\n",
                                  static_cast<long long>(report.examples), args->out.c_str(),
-                                 static_cast<long long>(args->mine.negatives), args->retriever.c_str(),
+                                 static_cast<long long>(args->mine.negatives), eval::to_string(opts.retriever).c_str(),
                                  static_cast<long long>(args->depth), static_cast<long long>(args->depth), recall,
                                  static_cast<long long>(report.relevant_skipped),
                                  static_cast<long long>(report.duplicates_skipped),

@@ -27,6 +27,11 @@ void add_retrieval_options(CLI::App* sub, eval::EvalOptions& o, bool& no_cache) 
                   "\"\" = none)");
 }
 
+eval::RetrieverKind retriever_kind(const std::string& given, const eval::EvalOptions& o) {
+  if (!given.empty()) return eval::parse_retriever(given);
+  return o.dense.model_dir.empty() ? eval::RetrieverKind::kBm25 : eval::RetrieverKind::kDense;
+}
+
 void prepare_retrieval(eval::EvalOptions& o, bool no_cache) {
   if (no_cache) o.cache_dir.clear();
   if (o.threads < 0) throw ConfigError("--threads must be >= 0");

