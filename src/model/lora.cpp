@@ -219,8 +219,8 @@ std::string adapter_base(const std::string& dir) {
 LoraAdapter read_peft_adapter(const std::string& dir) {
   const std::string config_path = (fs::path(dir) / kConfigFile).string();
   const std::string weights_path = (fs::path(dir) / kWeightsFile).string();
-  if (!fs::exists(config_path)) throw IoError(config_path + ": not found (not a PEFT adapter folder)");
-  if (!fs::exists(weights_path)) throw IoError(weights_path + ": not found");
+  if (!fs::exists(config_path)) throw InputFileError(config_path + ": not found (not a PEFT adapter folder)");
+  if (!fs::exists(weights_path)) throw InputFileError(weights_path + ": not found");
   const nlohmann::json config = read_json_file(config_path);
   if (!config.is_object()) throw DataError(config_path + ": expected a JSON object");
   check_supported(config, config_path);

@@ -341,6 +341,24 @@ json post_json(httplib::Client& c, const std::string& path, const json& body, in
   return json::parse(res->body, nullptr, false);
 }
 
+// A folder the user named that is not there is bad input (exit 2, the path named), for the server's adapters and
+// for `ragmig lora merge`'s adapter alike.
+TEST(ServeProcess, AMissingAdaptersFolderIsBadInput) {
+  Fixture f;
+  const auto serve = testing::run_process({RAGMIG_BINARY, "serve", "--model", f.model().string(), "--adapters",
+                                           (f.dir / "no-adapters").string(), "--port", "0"});
+  EXPECT_EQ(serve.exit_code, 2) << serve.output;
+  EXPECT_NE(serve.output.find("input error: " + (f.dir / "no-adapters").string() + ": adapters folder not found"),
+            std::string::npos)
+      << serve.output;
+  const auto merge = testing::run_process({RAGMIG_BINARY, "lora", "merge", f.model().string(),
+                                           (f.dir / "model").string(), (f.dir / "merged").string()});
+  EXPECT_EQ(merge.exit_code, 2) << merge.output;
+  EXPECT_NE(merge.output.find("adapter_config.json: not found (not a PEFT adapter folder)"), std::string::npos)
+      << merge.output;
+  EXPECT_FALSE(fs::exists(f.dir / "merged"));
+}
+
 TEST(ServeProcess, AnswersBothSchemasAdaptersAndBadRequests) {
   Fixture f;
   testing::Server server(f.dir / "serve.log", {"--model", f.model().string(), "--adapters", f.adapters().string(),
