@@ -171,21 +171,10 @@ Bm25Side run_bm25(Bm25Start start, const text::BeirFolder& beir, const std::stri
   return side;
 }
 
-bool has_qrels(const std::string& dir, const std::string& split) {
-  return std::filesystem::exists(dir + "/qrels/" + split + ".tsv") || std::filesystem::exists(dir + "/qrels/" + split + ".tsv.gz");
-}
-
 void validate(const EvalOptions& o) {
   if (o.data_dir.empty()) throw ConfigError("--data: a BEIR folder is required");
   if (!std::filesystem::is_directory(o.data_dir)) throw ConfigError("--data " + o.data_dir + ": no such folder");
-  if (!has_qrels(o.data_dir, o.split)) {
-    std::string splits;
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(o.data_dir + "/qrels", ec))
-      splits += (splits.empty() ? "" : ", ") + e.path().filename().string();
-    throw ConfigError("--split " + o.split + ": no qrels for split '" + o.split + "' in " + o.data_dir + "/qrels (found: " +
-                      (splits.empty() ? "nothing" : splits) + ")");
-  }
+  text::require_qrels(o.data_dir, o.split, "--split " + o.split);
   if (o.target_recall != 0) {
     if (!(o.target_recall > 0 && o.target_recall <= 1))
       throw ConfigError(fmt::format("--target-recall: expected a recall in (0, 1], got {}", o.target_recall));
@@ -197,9 +186,8 @@ void validate(const EvalOptions& o) {
     if (o.fusion_validation_split == o.split)
       throw ConfigError(what + ": the validation split '" + o.split + "' is the evaluated split; fusion and depth must "
                         "be chosen on other queries (--fusion-validation names a split, e.g. train or dev)");
-    if (!has_qrels(o.data_dir, o.fusion_validation_split))
-      throw ConfigError(what + ": no qrels for the validation split '" + o.fusion_validation_split + "' in " +
-                        o.data_dir + "/qrels (--fusion-validation names another)");
+    text::require_qrels(o.data_dir, o.fusion_validation_split,
+                        what + " (its validation split, --fusion-validation " + o.fusion_validation_split + ")");
   }
   if (o.k < 1) throw ConfigError("--k must be at least 1");
   if (o.candidates < 1) throw ConfigError("--candidates must be at least 1");

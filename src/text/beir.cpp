@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -165,6 +166,19 @@ BeirFolder read_beir(const std::string& dir, CorpusText text, const std::functio
 
 std::string qrels_path(const std::string& dir, const std::string& split) {
   return resolve_maybe_gz(dir + "/qrels/" + split + ".tsv");
+}
+
+void require_qrels(const std::string& dir, const std::string& split, const std::string& what) {
+  const std::string stem = dir + "/qrels/" + split + ".tsv";
+  if (std::filesystem::exists(stem) || std::filesystem::exists(stem + ".gz")) return;
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/qrels", ec)) found.push_back(e.path().filename());
+  std::sort(found.begin(), found.end());
+  std::string listed;
+  for (const auto& f : found) listed += (listed.empty() ? "" : ", ") + f;
+  throw ConfigError(what + ": no qrels for split '" + split + "' in " + dir + "/qrels (found: " +
+                    (listed.empty() ? "nothing" : listed) + ")");
 }
 
 }  // namespace ragmig::text

@@ -11,6 +11,7 @@
 #include "model/packaged_models.h"
 #include "model/pooling_mode.h"
 #include "model/st_folder.h"
+#include "text/beir.h"
 
 namespace ragmig::train {
 
@@ -398,6 +399,8 @@ void check_input_paths(const TrainConfig& c) {
     throw InputFileError(std::string("config key 'model.init': ") + e.what());
   }
   need("model.vocab", c.model.vocab, false);
+  // The evaluation's qrels, before a training that would end on the missing file.
+  if (!c.data.beir.empty() && !c.eval.split.empty()) text::require_qrels(c.data.beir, c.eval.split, "config key 'eval.split'");
 }
 
 }  // namespace ragmig::train

@@ -361,6 +361,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"conflicting_qrels", {}, "", "", "q1\td1\t1\nq1\td1\t2\n", "test.tsv:2"},
         BadInput{"qrels_for_no_known_query", {}, "", "", "q8\td1\t1\n", "nothing to evaluate"},
         BadInput{"unknown_split", {"--split", "dev"}, "", "", "", "no qrels for split 'dev'"},
+        BadInput{"no_validation_split", {"--retriever", "hybrid", "--model", "MODEL", "--fusion", "auto"}, "", "", "",
+                 "--fusion auto (its validation split, --fusion-validation train): no qrels for split 'train'"},
         BadInput{"dense_without_model", {"--retriever", "dense"}, "", "", "", "needs --model"},
         BadInput{"missing_model_folder", {"--retriever", "dense", "--model", "/no/such/model"}, "", "", "", "/no/such/model"},
         // Said before the corpus is read: --data is a folder with no model files in it.

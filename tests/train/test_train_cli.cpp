@@ -106,6 +106,24 @@ TEST(TrainCli, QrelsNamingAMissingCorpusIdNameFileAndLine) {
   EXPECT_FALSE(std::filesystem::exists(dir / "run"));
 }
 
+// An eval.split the folder has no qrels for is refused before training, not at its end.
+TEST(TrainCli, AnEvalSplitWithoutQrelsIsRefusedBeforeTraining) {
+  ScratchDir dir;
+  std::filesystem::create_directories(dir / "beir/qrels");
+  write_file_atomic(dir / "beir/corpus.jsonl", "{\"_id\": \"d1\", \"text\": \"alpha beta\"}\n");
+  write_file_atomic(dir / "beir/queries.jsonl", "{\"_id\": \"q1\", \"text\": \"alpha\"}\n");
+  write_file_atomic(dir / "beir/qrels/train.tsv", "q1\td1\t1\n");
+  write_file_atomic(dir / "beir/qrels/test.tsv", "q1\td1\t1\n");
+  write_file_atomic(dir / "cfg.toml", "[data]\nbeir = \"" + (dir / "beir").string() + "\"\n[eval]\nsplit = \"dev\"\n");
+  auto r = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "run").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("config key 'eval.split': no qrels for split 'dev' in " + (dir / "beir").string() +
+                          "/qrels (found: test.tsv, train.tsv)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir / "run"));
+}
+
 TEST(TrainCli, VocabularyLargerThanTheModelIsAMismatch) {
   RAGMIG_REQUIRE_DATA("beir/squad-train");
   ScratchDir dir;
