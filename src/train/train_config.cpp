@@ -399,6 +399,9 @@ void check_input_paths(const TrainConfig& c) {
     throw InputFileError(std::string("config key 'model.init': ") + e.what());
   }
   need("model.vocab", c.model.vocab, false);
+  // Kineto only logs a trace it cannot write: its folder is checked here.
+  if (const fs::path parent = fs::path(c.train.profile_trace).parent_path(); !parent.empty() && !fs::is_directory(parent))
+    throw ConfigError("config key 'train.profile_trace': no such folder: " + parent.string());
   // The evaluation's qrels, before a training that would end on the missing file.
   if (!c.data.beir.empty() && !c.eval.split.empty()) text::require_qrels(c.data.beir, c.eval.split, "config key 'eval.split'");
 }

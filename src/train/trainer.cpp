@@ -630,6 +630,11 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                      {"global_negatives", global_negatives}, {"dynamic_batch", par.dynamic_batch},
                      {"replica_batches", sizes}};
   const size_t held_out = loaded_examples.queries ? loaded_examples.queries->held_out.size() : 0;
+  // Examples whose own negatives are fewer than train.hard_negatives: assemble_batch fills in random passages
+  // (all of them, for a BEIR folder's qrels, which carry none: `ragmig mine` makes hard ones).
+  const int64_t short_of_negatives = t.hard_negatives == 0 ? 0 : std::count_if(
+      data.negatives.begin(), data.negatives.end(),
+      [&](const auto& own) { return static_cast<int64_t>(own.size()) < t.hard_negatives; });
   const model::OneDnnCacheCapacities onednn_caches = model::onednn_cache_capacities();
   const char* visible_devices = std::getenv("CUDA_VISIBLE_DEVICES");  // the GPU or MIG instance it was pinned to
   emit({{"event", "start"},
@@ -654,17 +659,21 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
                  {"trainable_parameters", trainable_params},
                  {"examples", data.examples()},
                  {"blank_skipped", loaded_examples.blank_skipped},
+                 {"short_of_negatives", short_of_negatives},
                  {"held_out_queries", held_out},
                  {"passages", static_cast<int64_t>(data.passages.size())},
                  {"vocab", vocab_origin},
                  {"prompts", {{"query", prompts.query}, {"passage", prompts.passage}}},
                  {"parallel", parallel_info},
                  {"config", resolved_config}});
-  say(fmt::format("ragmig train: {} examples{}{}, {} distinct passages, {:.2f}M parameters, {} ({}), {} threads{}{}",
+  say(fmt::format("ragmig train: {} examples{}{}{}, {} distinct passages, {:.2f}M parameters, {} ({}), {} threads{}{}",
                   data.examples(), held_out ? fmt::format(" ({} queries held out)", held_out) : std::string(),
                   loaded_examples.blank_skipped
                       ? fmt::format(" ({} with a blank query or document left out)", loaded_examples.blank_skipped)
                       : std::string(),
+                  short_of_negatives ? fmt::format(" ({} with fewer than {} negatives of their own: random passages "
+                                                   "make up the rest)", short_of_negatives, t.hard_negatives)
+                                     : std::string(),
                   data.passages.size(), static_cast<double>(params) / 1e6, device.str(),
                   bf16 ? "bf16" : "fp32", at::get_num_threads(),
                   comm ? fmt::format(", {} replicas ({}, {})", world, par.mode, comm->backend()) : std::string(),

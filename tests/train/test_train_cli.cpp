@@ -68,6 +68,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"too_few_for_a_batch", "", "{\"query\": \"a\", \"positive\": \"b\"}\n", {},
                  "batch_size 16 exceeds the 1 distinct positives"},
         BadInput{"missing_vocab", "", "", {"model.vocab=/no/such/vocab.txt"}, "/no/such/vocab.txt"},
+        BadInput{"profile_trace_folder", "", "", {"train.profile_trace=\"/no/such/trace.json\""},
+                 "config key 'train.profile_trace': no such folder: /no/such"},
         BadInput{"matryoshka_zero", "matryoshka_dims = [64, 0]", "", {},
                  "config key 'train.matryoshka_dims': sizes must be positive"},
         BadInput{"matryoshka_twice", "matryoshka_dims = [8, 4, 8]", "", {}, "train.matryoshka_dims': lists 8 twice"},
@@ -122,6 +124,26 @@ TEST(TrainCli, AnEvalSplitWithoutQrelsIsRefusedBeforeTraining) {
             std::string::npos)
       << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir / "run"));
+}
+
+// Examples with fewer negatives of their own than train.hard_negatives get random passages for the rest: the start
+// event and line count them (a BEIR folder's qrels carry none; the pairs here carry one each).
+TEST(TrainCli, ExamplesShortOfHardNegativesAreCounted) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  write_squad_pairs(dir / "pairs.jsonl", 240);
+  write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl"));
+  for (const int64_t asked : {1, 2}) {
+    const std::string run = "run" + std::to_string(asked);
+    const auto r = run_ragmig({"train", (dir / "cfg.toml").string(), "--run-dir", (dir / run).string(), "--set",
+                               "train.max_steps=1", "--set", "train.hard_negatives=" + std::to_string(asked)});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(start_event(dir / run)["short_of_negatives"], asked == 1 ? 0 : 240) << r.output;
+    EXPECT_EQ(r.output.find("(240 with fewer than 2 negatives of their own: random passages make up the rest)") !=
+                  std::string::npos,
+              asked == 2)
+        << r.output;
+  }
 }
 
 TEST(TrainCli, VocabularyLargerThanTheModelIsAMismatch) {
