@@ -147,6 +147,8 @@ Command add_eval_command(CLI::App& root) {
                    eval::EvalOptions opts = args->options;
                    opts.retriever = retriever_kind(args->retriever, opts);
                    if (!args->metrics.empty()) opts.metrics = parse_metric_list(args->metrics);
+                   if (!args->out.empty()) check_output_file(args->out, "--out");
+                   if (!opts.run_out.empty()) check_output_file(opts.run_out, "--run-out");
                    prepare_retrieval(opts, args->no_cache);
                    const bool quiet = args->quiet;
                    // Run as a scheduler's job (the job protocol's RAGMIG_RUN_DIR): each line is a progress event

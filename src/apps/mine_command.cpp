@@ -110,7 +110,7 @@ Command add_mine_command(CLI::App& root) {
                    if (args->depth <= args->mine.skip_top)
                      throw ConfigError("--depth must be larger than --skip-top, or no rank is left to mine");
                    const std::filesystem::path out = args->out;
-                   if (std::filesystem::is_directory(out)) throw ConfigError("--out " + args->out + " is a folder");
+                   check_output_file(out, "--out");
                    prepare_retrieval(opts, args->no_cache);
                    opts.k = opts.candidates = args->depth;
                    opts.metrics = {eval::parse_metric("recall@" + std::to_string(args->depth))};

@@ -95,6 +95,7 @@ Command add_sim_command(CLI::App& root) {
                    if (measure->parsed()) {
                      if (!std::filesystem::exists(std::filesystem::path(args->state) / "state.db"))
                        throw ConfigError("no state folder at " + args->state);
+                     check_output_file(args->out, "--out");
                      sched::Store store(args->state);
                      const auto table = sim::measure_throughputs(store);
                      write_file_atomic(args->out, sim::format_throughput_table(table));
@@ -107,6 +108,7 @@ Command add_sim_command(CLI::App& root) {
                    const auto cluster = sim::build_cluster(sim::parse_cluster_spec(args->cluster));
                    const auto policies = sim::split_policy_list(args->policy);
                    for (const auto& p : policies) sched::make_policy(p);  // bad specs fail before any work
+                   if (!args->timeline.empty()) check_output_file(args->timeline, "--timeline");
 
                    std::vector<std::string> tables = args->throughputs;
                    if (tables.empty() && !default_throughputs().empty()) tables.push_back(default_throughputs());

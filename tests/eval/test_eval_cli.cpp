@@ -376,7 +376,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"unknown_retriever", {"--retriever", "splade"}, "", "", "", "unknown retriever 'splade'"},
         BadInput{"bad_metric", {"--metrics", "ndcg@0"}, "", "", "", "ndcg@0"},
         BadInput{"missing_data", {"--data", "/no/such/beir"}, "", "", "", "/no/such/beir"},
-        BadInput{"zero_k", {"--k", "0"}, "", "", "", "--k"}),
+        BadInput{"zero_k", {"--k", "0"}, "", "", "", "--k"},
+        // Output files are checked before the evaluation, which would otherwise end on them.
+        BadInput{"run_out_folder_missing", {"--run-out", "/no/such/run.trec"}, "", "", "",
+                 "--run-out /no/such/run.trec: no such folder to write it in: /no/such"},
+        BadInput{"out_is_a_folder", {"--out", "DATA"}, "", "", "", "beir: is a folder"}),
     [](const auto& info) { return info.param.name; });
 
 TEST(EvalCli, QrelsNamingUnknownIdsAreCountedAndWarnedAbout) {

@@ -184,6 +184,10 @@ TEST(MineCli, RefusalsWriteNothing) {
   EXPECT_NE(r.output.find("--max-overlap"), std::string::npos) << r.output;
   r = run_mine({"--data", (dir / "beir").string(), "--out", out.string(), "--no-cache", "--retriever", "rerank"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
+  r = run_mine({"--data", (dir / "beir").string(), "--out", (dir / "no/such.jsonl").string(), "--no-cache"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("no such folder to write it in"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("searching"), std::string::npos) << "refused before mining: " << r.output;
   EXPECT_FALSE(std::filesystem::exists(out));
   EXPECT_FALSE(std::filesystem::exists(out.string() + ".run.tmp"));
 }

@@ -64,6 +64,7 @@ TEST(FrontDoor, AMissingInputFileIsBadInputEverywhere) {
   const std::vector<std::vector<std::string>> cases = {
       {"sim", "--workload", "philly:/no/such/trace.csv", "--cluster", "8xH200"},
       {"eval", "--data", "/no/such/beir", "--retriever", "bm25"},
+      {"sim", "--workload", "sweep:3", "--cluster", "1xH200", "--timeline", "/no/such/timeline.csv"},
       {"train", "/no/such/train.toml"},
   };
   for (auto args : cases) {
