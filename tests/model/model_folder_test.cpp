@@ -337,6 +337,12 @@ TEST(ModelFolder, AFolderWithoutConfigJsonIsNotAModelFolder) {
   DualEncoder model(tiny_spec(true));
   save_model_folder((scratch / "run/model").string(), model, text::word_piece_spec(tiny_vocab()));
   EXPECT_NO_THROW(check_model_folder((scratch / "run/model").string()));
+  // A training run's folder (its config.json is the training's): its model is named.
+  fs::remove(scratch / "run/adapter_config.json");
+  write_file_atomic(scratch / "run/config.json", "{}");
+  EXPECT_THAT([&] { check_model_folder((scratch / "run").string()); },
+              ::testing::ThrowsMessage<InputFileError>(::testing::HasSubstr(
+                  "a training run's folder, not a model folder: its model is " + (scratch / "run/model").string())));
 }
 
 // A config whose sizes promise more weights than the file holds (a typo, a config from another model, or a
