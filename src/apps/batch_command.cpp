@@ -35,6 +35,7 @@
 #include "sched/job.h"
 #include "sched/scheduler.h"
 #include "sched/slot.h"
+#include "text/beir.h"
 #include "train/train_config.h"
 #include "train/work_estimate.h"
 
@@ -294,6 +295,7 @@ Command add_batch_command(CLI::App& root) {
     }
     if (!fs::is_directory(spec.eval.data))
       throw ConfigError(fmt::format("{}: [eval] data: '{}' is not a folder", spec.path, spec.eval.data));
+    text::require_qrels(spec.eval.data, spec.eval.split, spec.path + ": [eval] split");
     check_fusion(spec);
     hpo::SweepPlan plan = resolve_plan(spec);
     plan.dir = fs::absolute(args->state.empty() ? fs::path(".ragmig") / "sweeps" / spec.name : fs::path(args->state))

@@ -132,6 +132,10 @@ TEST(BatchCli, BadSweepFailsBeforeAnythingIsWritten) {
   fs::rename(dir / "beir" / "qrels" / "train.tsv", dir / "train.tsv");
   refused("fusion = \"auto\"\n", "[eval] fusion = \"auto\" chooses the fusion on the training queries of");
   fs::rename(dir / "train.tsv", dir / "beir" / "qrels" / "train.tsv");
+  // A split the evaluation data has no qrels for: every evaluation job would fail after its training.
+  const std::string split = "split = \"test\"";
+  text.replace(text.find(split), split.size(), "split = \"dev\"");
+  refused("", "[eval] split: no qrels for split 'dev' in " + (dir / "beir").string() + "/qrels (found: ");
 }
 
 TEST(BatchCli, InterruptedSweepContinuesWithoutRerunningFinishedTrials) {
