@@ -176,12 +176,19 @@ void ConfigTable::load_string(const std::string& toml_text, const std::string& s
         throw ConfigError(fmt::format("{}: '{}' is a section: expected a table [{}] of its keys, got {}",
                                       where(source, node), key, key, toml_type_name(node)));
       if (!f) {
-        std::string section = key.substr(0, key.rfind('.') == std::string::npos ? 0 : key.rfind('.'));
-        std::string known;
-        for (const auto& g : fields_)
+        const size_t dot = key.rfind('.');
+        const std::string section = key.substr(0, dot == std::string::npos ? 0 : dot);
+        const std::string leaf = key.substr(dot == std::string::npos ? 0 : dot + 1);
+        std::string known, elsewhere;  // this section's keys; keys of that name in other sections
+        for (const auto& g : fields_) {
           if (g.key.rfind(section + ".", 0) == 0) known += (known.empty() ? "" : ", ") + g.key;
-        throw ConfigError(fmt::format("{}: unknown key '{}'{}", where(source, node), key,
-                                      known.empty() ? " (no such section)" : " (known in this section: " + known + ")"));
+          if (g.key.size() > leaf.size() && g.key.ends_with("." + leaf))
+            elsewhere += (elsewhere.empty() ? "" : "' or '") + g.key;
+        }
+        const std::string hint = elsewhere.empty() ? "" : "did you mean '" + elsewhere + "'?";
+        throw ConfigError(fmt::format("{}: unknown key '{}' ({})", where(source, node), key,
+                                      known.empty() ? (hint.empty() ? "no such section" : hint)
+                                                    : "known in this section: " + known + (hint.empty() ? "" : "; " + hint)));
       }
       assign(*f, node, source);
     }
