@@ -12,6 +12,7 @@
 #include <toml++/toml.h>
 
 #include "core/error.h"
+#include "core/strings.h"
 #include "core/toml_names.h"
 
 namespace ragmig {
@@ -179,16 +180,23 @@ void ConfigTable::load_string(const std::string& toml_text, const std::string& s
         const size_t dot = key.rfind('.');
         const std::string section = key.substr(0, dot == std::string::npos ? 0 : dot);
         const std::string leaf = key.substr(dot == std::string::npos ? 0 : dot + 1);
-        std::string known, elsewhere;  // this section's keys; keys of that name in other sections
+        // This section's keys; as suggestions, keys of that name in other sections, else this section's keys
+        // within a typo or two of it ('train.lrr', 'train.bach_size').
+        std::string known, elsewhere, near;
         for (const auto& g : fields_) {
-          if (g.key.rfind(section + ".", 0) == 0) known += (known.empty() ? "" : ", ") + g.key;
+          if (g.key.rfind(section + ".", 0) == 0) {
+            known += (known.empty() ? "" : ", ") + g.key;
+            const size_t d = edit_distance(leaf, std::string_view(g.key).substr(section.size() + 1));
+            if (d <= 2 && 2 * d < leaf.size()) near += (near.empty() ? "" : "' or '") + g.key;
+          }
           if (g.key.size() > leaf.size() && g.key.ends_with("." + leaf))
             elsewhere += (elsewhere.empty() ? "" : "' or '") + g.key;
         }
-        const std::string hint = elsewhere.empty() ? "" : "did you mean '" + elsewhere + "'?";
-        throw ConfigError(fmt::format("{}: unknown key '{}' ({})", where(source, node), key,
-                                      known.empty() ? (hint.empty() ? "no such section" : hint)
-                                                    : "known in this section: " + known + (hint.empty() ? "" : "; " + hint)));
+        const std::string& suggested = elsewhere.empty() ? near : elsewhere;
+        const std::string hint = suggested.empty() ? "" : "did you mean '" + suggested + "'?";
+        const std::string said = known.empty() ? (hint.empty() ? "no such section" : hint)
+                                                : (hint.empty() ? "" : hint + " ") + "known in this section: " + known;
+        throw ConfigError(fmt::format("{}: unknown key '{}' ({})", where(source, node), key, said));
       }
       assign(*f, node, source);
     }

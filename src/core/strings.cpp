@@ -1,6 +1,8 @@
 // Splitting and trimming (see strings.h).
 #include "core/strings.h"
 
+#include <algorithm>
+
 #include <charconv>
 #include <cmath>
 
@@ -13,6 +15,21 @@ std::string_view trim(std::string_view s, std::string_view blanks) {
 }
 
 bool is_blank(std::string_view text) { return text.find_first_not_of(" \t\r\n") == std::string_view::npos; }
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);  // distances of a's prefix so far to each prefix of b
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];  // row[j - 1] of the previous prefix of a
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({above + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
 
 std::vector<std::string> split(std::string_view text, char sep) {
   std::vector<std::string> out;

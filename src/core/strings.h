@@ -22,6 +22,10 @@ bool is_blank(std::string_view text);
 /// The pieces of `text` between `sep`s, empty ones included: n separators give n + 1 pieces ("" gives one).
 std::vector<std::string> split(std::string_view text, char sep);
 
+/// Levenshtein distance (insertions, deletions, substitutions of one byte each): how far a misspelt key lies from
+/// a known one.
+size_t edit_distance(std::string_view a, std::string_view b);
+
 /// All of `text` as a decimal integer (digits, an optional leading '-') in [least, most]; nullopt when it is empty,
 /// holds anything else (blanks, '+', a fraction) or lies outside, int64 overflow included.
 std::optional<int64_t> whole_number(std::string_view text, int64_t least = std::numeric_limits<int64_t>::min(),

@@ -232,7 +232,8 @@ void validate(const ServeOptions& o) {
   require(o.read_timeout_s > 0, "--read-timeout", "must be positive");
   require(o.max_body_mb > 0, "--max-body-mb", "must be positive");
   require(o.threads >= 0, "--threads", "must be >= 0");
-  if (!o.adapters.empty() && !fs::is_directory(o.adapters)) throw InputFileError(o.adapters + ": adapters folder not found");
+  if (!o.adapters.empty() && !fs::is_directory(o.adapters))
+    throw InputFileError(o.adapters + ": adapters folder not found");
 }
 
 int run_server(const ServeOptions& options, const std::function<void(int port)>& on_listening) {

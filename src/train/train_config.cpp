@@ -400,10 +400,12 @@ void check_input_paths(const TrainConfig& c) {
   }
   need("model.vocab", c.model.vocab, false);
   // Kineto only logs a trace it cannot write: its folder is checked here.
-  if (const fs::path parent = fs::path(c.train.profile_trace).parent_path(); !parent.empty() && !fs::is_directory(parent))
+  const fs::path parent = fs::path(c.train.profile_trace).parent_path();
+  if (!parent.empty() && !fs::is_directory(parent))
     throw ConfigError("config key 'train.profile_trace': no such folder: " + parent.string());
   // The evaluation's qrels, before a training that would end on the missing file.
-  if (!c.data.beir.empty() && !c.eval.split.empty()) text::require_qrels(c.data.beir, c.eval.split, "config key 'eval.split'");
+  if (!c.data.beir.empty() && !c.eval.split.empty())
+    text::require_qrels(c.data.beir, c.eval.split, "config key 'eval.split'");
 }
 
 }  // namespace ragmig::train

@@ -52,13 +52,16 @@ TEST(ConfigTable, UnknownKeyNamesFileLineAndKnownKeys) {
   EXPECT_NE(e.find("a.toml:3"), std::string::npos) << e;
   EXPECT_NE(e.find("unknown key 'train.step'"), std::string::npos) << e;
   EXPECT_NE(e.find("train.steps"), std::string::npos) << e;
+  EXPECT_NE(e.find("did you mean 'train.steps'?"), std::string::npos) << e;  // one letter off
+  EXPECT_EQ(error_of([&] { t.load_string("[train]\nsteeeeps = 4\n", "a.toml"); }).find("did you mean"),
+            std::string::npos);  // too far off to guess
   EXPECT_NE(error_of([&] { t.load_string("[nope]\nx = 1\n", "b.toml"); }).find("no such section"), std::string::npos);
   // A key of another section, or outside any: that section's key is suggested.
   EXPECT_NE(error_of([&] { t.load_string("lr = 1\n", "c.toml"); }).find("c.toml:1: unknown key 'lr' (did you mean "
                                                                         "'train.lr'?)"),
             std::string::npos);
   EXPECT_NE(error_of([&] { t.load_string("[data]\nsteps = 1\n", "d.toml"); })
-                .find("unknown key 'data.steps' (known in this section: data.name; did you mean 'train.steps'?)"),
+                .find("unknown key 'data.steps' (did you mean 'train.steps'? known in this section: data.name)"),
             std::string::npos);
 }
 

@@ -24,6 +24,18 @@ TEST(Split, KeepsEveryPieceEmptyOnesIncluded) {
   EXPECT_EQ(split("a|b\n", '\n'), (std::vector<std::string>{"a|b", ""}));
 }
 
+TEST(EditDistance, CountsInsertionsDeletionsAndSubstitutions) {
+  EXPECT_EQ(edit_distance("", ""), 0u);
+  EXPECT_EQ(edit_distance("lr", "lr"), 0u);
+  EXPECT_EQ(edit_distance("lrr", "lr"), 1u);
+  EXPECT_EQ(edit_distance("bach_size", "batch_size"), 1u);
+  EXPECT_EQ(edit_distance("sed", "seed"), 1u);
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
+  EXPECT_EQ(edit_distance("abc", ""), 3u);
+  EXPECT_EQ(edit_distance("", "abc"), 3u);
+  EXPECT_EQ(edit_distance("flaw", "lawn"), edit_distance("lawn", "flaw"));
+}
+
 TEST(WholeNumber, AllOfTheTextInRangeOrNothing) {
   EXPECT_EQ(whole_number("42"), 42);
   EXPECT_EQ(whole_number("-7"), -7);
