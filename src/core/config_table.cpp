@@ -177,23 +177,11 @@ void ConfigTable::load_string(const std::string& toml_text, const std::string& s
         throw ConfigError(fmt::format("{}: '{}' is a section: expected a table [{}] of its keys, got {}",
                                       where(source, node), key, key, toml_type_name(node)));
       if (!f) {
-        const size_t dot = key.rfind('.');
-        const std::string section = key.substr(0, dot == std::string::npos ? 0 : dot);
-        const std::string leaf = key.substr(dot == std::string::npos ? 0 : dot + 1);
-        // This section's keys; as suggestions, keys of that name in other sections, else this section's keys
-        // within a typo or two of it ('train.lrr', 'train.bach_size').
-        std::string known, elsewhere, near;
-        for (const auto& g : fields_) {
-          if (g.key.rfind(section + ".", 0) == 0) {
-            known += (known.empty() ? "" : ", ") + g.key;
-            const size_t d = edit_distance(leaf, std::string_view(g.key).substr(section.size() + 1));
-            if (d <= 2 && 2 * d < leaf.size()) near += (near.empty() ? "" : "' or '") + g.key;
-          }
-          if (g.key.size() > leaf.size() && g.key.ends_with("." + leaf))
-            elsewhere += (elsewhere.empty() ? "" : "' or '") + g.key;
-        }
-        const std::string& suggested = elsewhere.empty() ? near : elsewhere;
-        const std::string hint = suggested.empty() ? "" : "did you mean '" + suggested + "'?";
+        const std::string section = key.substr(0, key.rfind('.') == std::string::npos ? 0 : key.rfind('.'));
+        std::string known;
+        for (const auto& g : fields_)
+          if (g.key.rfind(section + ".", 0) == 0) known += (known.empty() ? "" : ", ") + g.key;
+        const std::string hint = suggestion(key);
         const std::string said = known.empty() ? (hint.empty() ? "no such section" : hint)
                                                 : (hint.empty() ? "" : hint + " ") + "known in this section: " + known;
         throw ConfigError(fmt::format("{}: unknown key '{}' ({})", where(source, node), key, said));
@@ -204,6 +192,22 @@ void ConfigTable::load_string(const std::string& toml_text, const std::string& s
   walk(root, "");
 }
 
+std::string ConfigTable::suggestion(const std::string& key) const {
+  const size_t dot = key.rfind('.');
+  const std::string section = key.substr(0, dot == std::string::npos ? 0 : dot);
+  const std::string leaf = key.substr(dot == std::string::npos ? 0 : dot + 1);
+  std::string elsewhere, near;
+  for (const auto& g : fields_) {
+    if (g.key.size() > leaf.size() && g.key.ends_with("." + leaf))
+      elsewhere += (elsewhere.empty() ? "" : "' or '") + g.key;
+    if (g.key.rfind(section + ".", 0) != 0) continue;
+    const size_t d = edit_distance(leaf, std::string_view(g.key).substr(section.size() + 1));
+    if (d <= 2 && 2 * d < leaf.size()) near += (near.empty() ? "" : "' or '") + g.key;
+  }
+  const std::string& said = elsewhere.empty() ? near : elsewhere;
+  return said.empty() ? "" : "did you mean '" + said + "'?";
+}
+
 void ConfigTable::apply_override(const std::string& assignment) {
   size_t eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
@@ -211,7 +215,11 @@ void ConfigTable::apply_override(const std::string& assignment) {
   std::string key = assignment.substr(0, eq);
   std::string value = assignment.substr(eq + 1);
   Field* f = find(key);
-  if (!f) throw ConfigError("--set: unknown key '" + key + "' (see `--help` for the keys)");
+  if (!f) {
+    const std::string hint = suggestion(key);
+    throw ConfigError("--set: unknown key '" + key + "' (" + (hint.empty() ? "" : hint + " ") +
+                      "see `--help` for the keys)");
+  }
   const bool text = std::holds_alternative<std::string*>(f->target) ||
                     std::holds_alternative<std::optional<std::string>*>(f->target);
   toml::table parsed;

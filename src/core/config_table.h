@@ -52,6 +52,9 @@ class ConfigTable {
   Field* find(const std::string& key);
   /// Whether some key lies in section `name` ("train": train.lr, ...).
   bool is_section(const std::string& name) const;
+  /// For an unknown key: "did you mean 'train.lr'?" (a key of that name in another section, else keys of its
+  /// section a typo or two away), or "" when none is near.
+  std::string suggestion(const std::string& key) const;
   void add_field(const std::string& key, Target target, const std::string& help);
 
   std::vector<Field> fields_;

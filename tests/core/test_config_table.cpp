@@ -55,6 +55,9 @@ TEST(ConfigTable, UnknownKeyNamesFileLineAndKnownKeys) {
   EXPECT_NE(e.find("did you mean 'train.steps'?"), std::string::npos) << e;  // one letter off
   EXPECT_EQ(error_of([&] { t.load_string("[train]\nsteeeeps = 4\n", "a.toml"); }).find("did you mean"),
             std::string::npos);  // too far off to guess
+  EXPECT_NE(error_of([&] { t.apply_override("train.stpes=4"); })
+                .find("--set: unknown key 'train.stpes' (did you mean 'train.steps'? see `--help` for the keys)"),
+            std::string::npos);
   EXPECT_NE(error_of([&] { t.load_string("[nope]\nx = 1\n", "b.toml"); }).find("no such section"), std::string::npos);
   // A key of another section, or outside any: that section's key is suggested.
   EXPECT_NE(error_of([&] { t.load_string("lr = 1\n", "c.toml"); }).find("c.toml:1: unknown key 'lr' (did you mean "
