@@ -143,9 +143,10 @@ Command add_eval_command(CLI::App& root) {
   sub->footer("JSON keys: every metric (ndcg@10, recall@100, ...), queries, seconds, and details (timings, cache, ann, warnings).\n"
               "Exit codes: 0 done, 2 bad input (message names the file and line), 1 failure.");
 
-  return Command{sub, [args]() -> int {
+  return Command{sub, [args, sub]() -> int {
                    eval::EvalOptions opts = args->options;
                    opts.retriever = retriever_kind(args->retriever, opts);
+                   refuse_unused_options(*sub, opts.retriever);
                    if (!args->metrics.empty()) opts.metrics = parse_metric_list(args->metrics);
                    if (!args->out.empty()) check_output_file(args->out, "--out");
                    if (!opts.run_out.empty()) check_output_file(opts.run_out, "--run-out");

@@ -103,6 +103,7 @@ Command add_mine_command(CLI::App& root) {
                    opts.retriever = retriever_kind(args->retriever, opts);
                    if (opts.retriever == eval::RetrieverKind::kRerank)
                      throw ConfigError("--retriever rerank cannot mine: use bm25, dense or hybrid");
+                   refuse_unused_options(*sub, opts.retriever);
                    if (opts.split == "test")
                      throw ConfigError("--split test: negatives mined from the test split's judgments would leak it "
                                        "into training; mine the train split (or a dev split)");

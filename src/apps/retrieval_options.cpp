@@ -3,6 +3,10 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include "core/error.h"
 #include "index/parallel.h"
 #include "model/packaged_models.h"
@@ -30,6 +34,29 @@ void add_retrieval_options(CLI::App* sub, eval::EvalOptions& o, bool& no_cache) 
 eval::RetrieverKind retriever_kind(const std::string& given, const eval::EvalOptions& o) {
   if (!given.empty()) return eval::parse_retriever(given);
   return o.dense.model_dir.empty() ? eval::RetrieverKind::kBm25 : eval::RetrieverKind::kDense;
+}
+
+void refuse_unused_options(const CLI::App& sub, eval::RetrieverKind kind) {
+  using eval::RetrieverKind;
+  constexpr RetrieverKind kBm25 = RetrieverKind::kBm25, kDense = RetrieverKind::kDense,
+                          kHybrid = RetrieverKind::kHybrid, kRerank = RetrieverKind::kRerank;
+  const std::vector<std::pair<const char*, std::vector<RetrieverKind>>> used_by = {
+      {"--model", {kDense, kHybrid, kRerank}},
+      {"--dimensions", {kDense, kHybrid, kRerank}},
+      {"--index", {kDense, kHybrid}},
+      {"--bm25", {kBm25, kHybrid, kRerank}},
+      {"--candidates", {kHybrid, kRerank}},
+      {"--fusion", {kHybrid}},
+      {"--fusion-validation", {kHybrid}},
+      {"--fusion-validation-queries", {kHybrid}},
+  };
+  for (const auto& [name, kinds] : used_by) {
+    const CLI::Option* option = sub.get_option_no_throw(name);
+    if (!option || option->count() == 0 || std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) continue;
+    std::string which;
+    for (const RetrieverKind k : kinds) which += (which.empty() ? "" : ", ") + eval::to_string(k);
+    throw ConfigError(std::string(name) + " is used by --retriever " + which + ", not " + eval::to_string(kind));
+  }
 }
 
 void prepare_retrieval(eval::EvalOptions& o, bool no_cache) {

@@ -301,8 +301,11 @@ TEST(EvalCli, RerankKeepsCandidatesAndLinearFusionCanBeDense) {
     EXPECT_EQ(r.exit_code, 0) << r.output;
     return eval_json(r);
   };
-  const auto bm25 = with({"--retriever", "bm25"});
   const auto rerank = with({"--retriever", "rerank"});
+  auto bm25_args = base;
+  bm25_args.erase(bm25_args.begin() + 2, bm25_args.begin() + 4);  // --model: BM25 uses none
+  bm25_args.insert(bm25_args.end(), {"--retriever", "bm25"});
+  const auto bm25 = eval_json(run_eval(bm25_args));
   EXPECT_EQ(rerank["ndcg@10"], bm25["ndcg@10"]);
   EXPECT_EQ(rerank["cache"]["passages"], "miss");
   const auto dense = with({"--retriever", "dense"});
@@ -377,6 +380,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"bad_metric", {"--metrics", "ndcg@0"}, "", "", "", "ndcg@0"},
         BadInput{"missing_data", {"--data", "/no/such/beir"}, "", "", "", "/no/such/beir"},
         BadInput{"zero_k", {"--k", "0"}, "", "", "", "--k"},
+        // Options the retriever would ignore in silence.
+        BadInput{"fusion_without_hybrid", {"--fusion", "RRF(k=60)"}, "", "", "",
+                 "--fusion is used by --retriever hybrid, not bm25"},
+        BadInput{"model_with_bm25", {"--retriever", "bm25", "--model", "MODEL"}, "", "", "",
+                 "--model is used by --retriever dense, hybrid, rerank, not bm25"},
+        BadInput{"index_with_rerank", {"--retriever", "rerank", "--model", "MODEL", "--index", "HNSW32"}, "", "", "",
+                 "--index is used by --retriever dense, hybrid, not rerank"},
         // Output files are checked before the evaluation, which would otherwise end on them.
         BadInput{"run_out_folder_missing", {"--run-out", "/no/such/run.trec"}, "", "", "",
                  "--run-out /no/such/run.trec: no such folder to write it in: /no/such"},
