@@ -2,7 +2,6 @@
 #include "core/strings.h"
 
 #include <algorithm>
-
 #include <charconv>
 #include <cmath>
 

@@ -172,7 +172,9 @@ int64_t embedding_size(const TrainConfig& cfg);
 /// model.* sizes (ModernBERT with ModernBertConfig's layer pattern). Throws as embedding_size().
 model::BertConfig encoder_shape(const TrainConfig& cfg);
 
-/// Checks that the input files and folders the config names exist. Throws ConfigError naming key and path.
+/// Checks, before any work, what the config names: its input files and folders exist, model.init is a model folder
+/// (model::check_model_folder), train.profile_trace's folder exists and data.beir has eval.split's qrels. Throws
+/// ConfigError naming key and path (InputFileError for a model.init that is no model folder).
 void check_input_paths(const TrainConfig& cfg);
 
 }  // namespace ragmig::train
