@@ -41,6 +41,7 @@ void refuse_unused_options(const CLI::App& sub, eval::RetrieverKind kind) {
   constexpr RetrieverKind kBm25 = RetrieverKind::kBm25, kDense = RetrieverKind::kDense,
                           kHybrid = RetrieverKind::kHybrid, kRerank = RetrieverKind::kRerank;
   const std::vector<std::pair<const char*, std::vector<RetrieverKind>>> used_by = {
+      {"--target-recall", {kHybrid}},
       {"--model", {kDense, kHybrid, kRerank}},
       {"--dimensions", {kDense, kHybrid, kRerank}},
       {"--index", {kDense, kHybrid}},
