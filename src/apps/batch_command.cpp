@@ -139,11 +139,12 @@ void check_fusion(const hpo::SweepSpec& spec) {
   const std::string& fusion = spec.eval.fusion;
   if (fusion.empty()) return;
   if (fusion == "auto") {
-    const fs::path qrels = fs::path(spec.eval.data) / "qrels" / "train.tsv";  // `ragmig eval --fusion-validation`'s default
-    if (!fs::exists(qrels))
+    // `ragmig eval --fusion-validation`'s default split, .tsv or .tsv.gz as that evaluation reads it.
+    if (!text::has_qrels(spec.eval.data, "train"))
       throw ConfigError(fmt::format("{}: [eval] fusion = \"auto\" chooses the fusion on the training queries of {}, "
                                     "and it has no {}; give a fixed fusion like \"RRF(k=60)\"",
-                                    spec.path, spec.eval.data, qrels.string()));
+                                    spec.path, spec.eval.data,
+                                    (fs::path(spec.eval.data) / "qrels" / "train.tsv").string()));
     return;
   }
   try {

@@ -32,8 +32,7 @@ void add_retrieval_options(CLI::App* sub, eval::EvalOptions& o, bool& no_cache) 
 }
 
 eval::RetrieverKind retriever_kind(const std::string& given, const eval::EvalOptions& o) {
-  if (!given.empty()) return eval::parse_retriever(given);
-  return o.dense.model_dir.empty() ? eval::RetrieverKind::kBm25 : eval::RetrieverKind::kDense;
+  return eval::parse_retriever(given.empty() ? eval::default_retriever(!o.dense.model_dir.empty()) : given);
 }
 
 void refuse_unused_options(const CLI::App& sub, eval::RetrieverKind kind) {

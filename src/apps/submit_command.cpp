@@ -116,7 +116,7 @@ void count_evaluation_work(sched::JobSpec& spec) {
     const auto it = given.find(name);
     return it == given.end() ? otherwise : it->second;
   };
-  const std::string retriever = value("--retriever", given.count("--model") ? "dense" : "bm25");  // retriever_kind's
+  const std::string retriever = value("--retriever", eval::default_retriever(given.count("--model") > 0));
   if (retriever != "dense" && retriever != "hybrid") return;
   // What the job would fail on at once is refused now, naming the option.
   const auto count = [&](const std::string& name, int64_t otherwise) {

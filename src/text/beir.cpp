@@ -168,9 +168,13 @@ std::string qrels_path(const std::string& dir, const std::string& split) {
   return resolve_maybe_gz(dir + "/qrels/" + split + ".tsv");
 }
 
-void require_qrels(const std::string& dir, const std::string& split, const std::string& what) {
+bool has_qrels(const std::string& dir, const std::string& split) {
   const std::string stem = dir + "/qrels/" + split + ".tsv";
-  if (std::filesystem::exists(stem) || std::filesystem::exists(stem + ".gz")) return;
+  return std::filesystem::exists(stem) || std::filesystem::exists(stem + ".gz");
+}
+
+void require_qrels(const std::string& dir, const std::string& split, const std::string& what) {
+  if (has_qrels(dir, split)) return;
   std::vector<std::string> found;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir + "/qrels", ec)) found.push_back(e.path().filename());

@@ -65,8 +65,11 @@ BeirFolder read_beir(const std::string& dir, CorpusText text = CorpusText::kKeep
 /// dir/qrels/<split>.tsv (or .tsv.gz); IoError if neither exists.
 std::string qrels_path(const std::string& dir, const std::string& split);
 
+/// Whether dir/qrels has <split>.tsv or <split>.tsv.gz (what qrels_path finds).
+bool has_qrels(const std::string& dir, const std::string& split);
+
 /// Throws ConfigError naming `what` (the option or config key that chose the split) and the splits dir/qrels
-/// holds, when it has no <split>.tsv[.gz]: checked before work that would end on the missing file.
+/// holds, unless has_qrels: checked before work that would end on the missing file.
 void require_qrels(const std::string& dir, const std::string& split, const std::string& what);
 
 }  // namespace ragmig::text
