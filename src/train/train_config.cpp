@@ -354,7 +354,12 @@ void validate(const TrainConfig& c) {
   require(c.eval.max_passages >= 0, "eval.max_passages", "must be >= 0");
   require(c.eval.dimensions >= 0, "eval.dimensions", "must be >= 0");
   require(c.eval.at_steps.empty() || !c.eval.split.empty(), "eval.at_steps", "needs eval.split");
-  for (int64_t s : c.eval.at_steps) require(s >= 1, "eval.at_steps", "steps must be >= 1");
+  for (int64_t s : c.eval.at_steps) {
+    require(s >= 1, "eval.at_steps", "steps must be >= 1");
+    // A sweep's rungs lie below its max_steps, which no trial changes (hpo/sweep_spec.h).
+    require(s <= c.train.max_steps, "eval.at_steps",
+            fmt::format("step {} is past train.max_steps = {}: it would never be evaluated", s, c.train.max_steps));
+  }
 }
 
 int64_t embedding_size(const TrainConfig& c) {

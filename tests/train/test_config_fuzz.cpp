@@ -80,6 +80,27 @@ TEST(TrainConfigFuzz, SizesNoMachineHoldsAreRefusedByName) {
             std::string::npos);
 }
 
+// eval.at_steps past the last step would never be evaluated (the run ended without them, silently).
+TEST(TrainConfigFuzz, EvalStepsPastTheLastStepAreRefused) {
+  const auto message = [](const std::string& at_steps) {
+    TrainConfig cfg;
+    ConfigTable table = make_config_table(cfg);
+    for (const char* s : {"data.beir=beir", "eval.split=dev", "train.max_steps=100"}) table.apply_override(s);
+    table.apply_override("eval.at_steps=" + at_steps);
+    try {
+      validate(cfg);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(message("[25, 50, 100]"), "accepted") << "the last step is one";
+  EXPECT_NE(message("[25, 500]").find("config key 'eval.at_steps': step 500 is past train.max_steps = 100: it would "
+                                      "never be evaluated"),
+            std::string::npos)
+      << message("[25, 500]");
+}
+
 // The loss's terms are refused by name where sentence-transformers refuses them, and where they would do nothing.
 TEST(TrainConfigFuzz, LossTermsAreCheckedByName) {
   const auto message = [](const std::vector<std::string>& sets) {
