@@ -3,10 +3,6 @@
 
 #include <ATen/Parallel.h>
 
-#include <algorithm>
-#include <utility>
-#include <vector>
-
 #include "core/error.h"
 #include "index/parallel.h"
 #include "model/packaged_models.h"
@@ -36,27 +32,11 @@ eval::RetrieverKind retriever_kind(const std::string& given, const eval::EvalOpt
 }
 
 void refuse_unused_options(const CLI::App& sub, eval::RetrieverKind kind) {
-  using eval::RetrieverKind;
-  constexpr RetrieverKind kBm25 = RetrieverKind::kBm25, kDense = RetrieverKind::kDense,
-                          kHybrid = RetrieverKind::kHybrid, kRerank = RetrieverKind::kRerank;
-  const std::vector<std::pair<const char*, std::vector<RetrieverKind>>> used_by = {
-      {"--target-recall", {kHybrid}},
-      {"--model", {kDense, kHybrid, kRerank}},
-      {"--dimensions", {kDense, kHybrid, kRerank}},
-      {"--index", {kDense, kHybrid}},
-      {"--bm25", {kBm25, kHybrid, kRerank}},
-      {"--candidates", {kHybrid, kRerank}},
-      {"--fusion", {kHybrid}},
-      {"--fusion-validation", {kHybrid}},
-      {"--fusion-validation-queries", {kHybrid}},
-  };
-  for (const auto& [name, kinds] : used_by) {
+  const auto given = [&](const std::string& name) {
     const CLI::Option* option = sub.get_option_no_throw(name);
-    if (!option || option->count() == 0 || std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) continue;
-    std::string which;
-    for (const RetrieverKind k : kinds) which += (which.empty() ? "" : ", ") + eval::to_string(k);
-    throw ConfigError(std::string(name) + " is used by --retriever " + which + ", not " + eval::to_string(kind));
-  }
+    return option && option->count() > 0;
+  };
+  if (const auto unused = eval::unused_option(kind, given)) throw ConfigError(*unused);
 }
 
 void prepare_retrieval(eval::EvalOptions& o, bool no_cache) {

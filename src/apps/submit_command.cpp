@@ -12,6 +12,7 @@
 #include "core/shell_words.h"
 #include "core/strings.h"
 #include "eval/evaluate.h"
+#include "eval/retriever_kind.h"
 #include "sched/clock.h"
 #include "sched/slot.h"
 #include "sched/store.h"
@@ -93,16 +94,9 @@ void count_training_work(sched::JobSpec& spec) {
   }
 }
 
-// A `ragmig eval` job that embeds (--retriever dense or hybrid) states its encoder's work as a sweep's evaluation
-// jobs do (train::evaluation_flops): its queries (--max-queries, else every judged query of --split) and the whole
-// corpus at --max-query-tokens / --max-passage-tokens, forward only, as though nothing were cached; the options'
-// defaults are `ragmig eval`'s own (eval::EvalOptions). BM25 computes no encoder FLOPs and a re-ranking's are its
-// candidate pairs': neither is counted. Like a training, a job whose data or model is not there yet is queued
-// without an estimate, with a warning.
-void count_evaluation_work(sched::JobSpec& spec) {
-  const auto& a = spec.argv;
-  if (a.size() < 3 || a[0] != "ragmig" || a[1] != "eval") return;
-  std::map<std::string, std::string> given;  // "--name value" and "--name=value"; flags take no value
+// The "--name value" and "--name=value" options of a `ragmig SUB ...` command line; flags take no value.
+std::map<std::string, std::string> long_options(const std::vector<std::string>& a) {
+  std::map<std::string, std::string> given;
   for (size_t i = 2; i < a.size(); ++i) {
     if (a[i].rfind("--", 0) != 0) continue;
     if (const auto eq = a[i].find('='); eq != std::string::npos) {
@@ -112,6 +106,38 @@ void count_evaluation_work(sched::JobSpec& spec) {
       ++i;
     }
   }
+  return given;
+}
+
+// A `ragmig eval` or `ragmig mine` job with an unknown --retriever, or an option its retriever would ignore, fails
+// at once when it runs (apps/retrieval_options.h): refused now, with the same words.
+void check_retrieval_options(const sched::JobSpec& spec) {
+  const auto& a = spec.argv;
+  if (a.size() < 3 || a[0] != "ragmig" || (a[1] != "eval" && a[1] != "mine")) return;
+  const std::map<std::string, std::string> given = long_options(a);
+  const auto refusal = [&](const std::string& why) { return ConfigError(fmt::format("ragmig {}: {}", a[1], why)); };
+  const auto retriever = given.find("--retriever");
+  eval::RetrieverKind kind{};
+  try {
+    kind = eval::parse_retriever(retriever != given.end() ? retriever->second
+                                                          : eval::default_retriever(given.count("--model") > 0));
+  } catch (const ConfigError& e) {
+    throw refusal(e.what());
+  }
+  if (const auto unused = eval::unused_option(kind, [&](const std::string& name) { return given.count(name) > 0; }))
+    throw refusal(*unused);
+}
+
+// A `ragmig eval` job that embeds (--retriever dense or hybrid) states its encoder's work as a sweep's evaluation
+// jobs do (train::evaluation_flops): its queries (--max-queries, else every judged query of --split) and the whole
+// corpus at --max-query-tokens / --max-passage-tokens, forward only, as though nothing were cached; the options'
+// defaults are `ragmig eval`'s own (eval::EvalOptions). BM25 computes no encoder FLOPs and a re-ranking's are its
+// candidate pairs': neither is counted. Like a training, a job whose data or model is not there yet is queued
+// without an estimate, with a warning.
+void count_evaluation_work(sched::JobSpec& spec) {
+  const auto& a = spec.argv;
+  if (a.size() < 3 || a[0] != "ragmig" || a[1] != "eval") return;
+  const std::map<std::string, std::string> given = long_options(a);
   const auto value = [&](const std::string& name, const std::string& otherwise) {
     const auto it = given.find(name);
     return it == given.end() ? otherwise : it->second;
@@ -193,6 +219,7 @@ Command add_submit_command(CLI::App& root) {
                      count_evaluation_work(spec);
                    }
                    sched::validate(spec);
+                   check_retrieval_options(spec);
                    check_executable(spec);
                    sched::Store store(args->state);
                    check_cpu_slots(spec, store);

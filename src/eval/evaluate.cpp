@@ -208,22 +208,6 @@ void validate(const EvalOptions& o) {
 
 }  // namespace
 
-std::string to_string(RetrieverKind kind) {
-  switch (kind) {
-    case RetrieverKind::kBm25: return "bm25";
-    case RetrieverKind::kDense: return "dense";
-    case RetrieverKind::kHybrid: return "hybrid";
-    case RetrieverKind::kRerank: return "rerank";
-  }
-  return "?";
-}
-
-RetrieverKind parse_retriever(const std::string& text) {
-  for (RetrieverKind k : {RetrieverKind::kBm25, RetrieverKind::kDense, RetrieverKind::kHybrid, RetrieverKind::kRerank})
-    if (to_string(k) == text) return k;
-  throw ConfigError("unknown retriever '" + text + "' (expected bm25, dense, hybrid or rerank)");
-}
-
 EvalResult evaluate(const EvalOptions& o, const std::function<void(const std::string&)>& log_fn) {
   const auto t0 = Clock::now();
   const auto log = [&](const std::string& line) {

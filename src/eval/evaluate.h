@@ -18,17 +18,9 @@
 #include "eval/fusion_choice.h"
 #include "eval/metrics.h"
 #include "eval/qrels.h"
+#include "eval/retriever_kind.h"
 
 namespace ragmig::eval {
-
-enum class RetrieverKind { kBm25, kDense, kHybrid, kRerank };
-
-/// "bm25" | "dense" | "hybrid" | "rerank"; parse throws ConfigError for anything else.
-std::string to_string(RetrieverKind kind);
-RetrieverKind parse_retriever(const std::string& text);
-/// `ragmig eval` / `mine`'s --retriever when none is given: the model's when there is one (inline: `ragmig submit`'s
-/// work count, which links no LibTorch, reads an eval job's command line by the same rule).
-inline const char* default_retriever(bool with_model) { return with_model ? "dense" : "bm25"; }
 
 struct EvalOptions {
   std::string data_dir;  ///< a BEIR folder: corpus.jsonl[.gz], queries.jsonl[.gz], qrels/<split>.tsv

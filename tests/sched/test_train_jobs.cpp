@@ -227,5 +227,30 @@ TEST_F(SchedTrain, SubmittedEvaluationsStateTheirEncodersWork) {
   EXPECT_EQ(status()["jobs"].size(), 5u) << "the refused ones are not queued";
 }
 
+// An eval or mine job whose --retriever is none, or would ignore an option given to it, fails at once when it runs:
+// `ragmig submit` refuses it in the job's own words and queues nothing. What the retriever uses is queued.
+TEST_F(SchedTrain, SubmitRefusesRetrievalOptionsTheJobWouldIgnore) {
+  const std::string eval = "ragmig eval --data " + (dir_ / "beir").string();
+  const std::vector<std::pair<std::string, std::string>> refusals = {
+      {eval + " --fusion auto", "ragmig eval: --fusion is used by --retriever hybrid, not bm25"},
+      {eval + " --retriever bm25 --model m", "ragmig eval: --model is used by --retriever dense, hybrid, rerank, not bm25"},
+      {eval + " --model m --bm25=BM25(k1=1.2,b=0.75)", "--bm25 is used by --retriever bm25, hybrid, rerank, not dense"},
+      {eval + " --retriever rerank --model m --index HNSW32", "--index is used by --retriever dense, hybrid, not rerank"},
+      {eval + " --retriever splade", "ragmig eval: unknown retriever 'splade'"},
+      {"ragmig mine --data d --out o --fusion RRF(k=60)", "ragmig mine: --fusion is used by --retriever hybrid, not bm25"},
+  };
+  for (const auto& [cmd, message] : refusals) {
+    const auto r = ragmig({"submit", "--cmd", cmd});
+    EXPECT_EQ(r.exit_code, 2) << cmd << "\n" << r.output;
+    EXPECT_THAT(r.output, ::testing::HasSubstr(message)) << cmd;
+  }
+  for (const std::string& used : {eval + " --retriever hybrid --model m --fusion auto --candidates 50",
+                                  std::string("ragmig mine --data d --out o --bm25 BM25(k1=1.2,b=0.75)")}) {
+    const auto r = ragmig({"submit", "--cmd", used});
+    EXPECT_EQ(r.exit_code, 0) << used << "\n" << r.output;
+  }
+  EXPECT_EQ(status()["jobs"].size(), 2u) << "nothing refused was queued";
+}
+
 }  // namespace
 }  // namespace ragmig::testing
