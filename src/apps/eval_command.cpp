@@ -15,6 +15,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/event_log.h"
+#include "core/path_check.h"
 #include "eval/evaluate.h"
 #include "index/fusion.h"
 

@@ -12,6 +12,7 @@
 #include "apps/retrieval_options.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/path_check.h"
 #include "core/strings.h"
 #include "eval/evaluate.h"
 #include "eval/mine.h"

@@ -9,6 +9,7 @@
 #include "apps/command.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/path_check.h"
 #include "sched/policy.h"
 #include "sched/store.h"
 #include "sim/measurements.h"

@@ -11,6 +11,7 @@
 #include "apps/command.h"
 #include "core/cpu_threads.h"
 #include "core/error.h"
+#include "core/path_check.h"
 #include "core/stop_signal.h"
 #include "core/strings.h"
 #include "train/process_group.h"
@@ -60,6 +61,10 @@ Command add_train_command(CLI::App& root) {
                      if (!env || !*env) throw ConfigError("train: give --run-dir (or set RAGMIG_RUN_DIR)");
                      args->run_dir = env;
                    }
+                   // A file there would end the run after its data and model were read.
+                   if (std::filesystem::exists(args->run_dir))
+                     if (const std::string problem = path_problem(args->run_dir, true); !problem.empty())
+                       throw ConfigError("--run-dir: " + problem);
                    nlohmann::json resolved;
                    const train::TrainConfig cfg = train::read_train_config(args->config, args->sets, &resolved);
                    if (args->print_config) {

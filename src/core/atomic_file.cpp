@@ -80,13 +80,6 @@ void write_folder_atomically(const std::string& dir, const std::function<void(co
   }
 }
 
-void check_output_file(const std::filesystem::path& path, const std::string& option) {
-  const std::filesystem::path folder = path.parent_path();
-  if (!folder.empty() && !std::filesystem::is_directory(folder))
-    throw ConfigError(option + " " + path.string() + ": no such folder to write it in: " + folder.string());
-  if (std::filesystem::is_directory(path)) throw ConfigError(option + " " + path.string() + ": is a folder");
-}
-
 void write_file_atomic(const std::filesystem::path& path, std::string_view bytes) {
   write_file_atomic(path, std::initializer_list<std::string_view>{bytes});
 }

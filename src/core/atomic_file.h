@@ -52,10 +52,6 @@ void fsync_folder(const std::filesystem::path& folder);
 /// Best effort, never throws; a live process's temporary (another writer at work) is left alone.
 void remove_stale_temporaries(const std::filesystem::path& folder, std::string_view stem_prefix, std::string_view separator);
 
-/// Throws ConfigError naming `option` unless `path` can be written as a file: its folder exists and it is no
-/// folder itself. Commands check their output files with it before their work, which would otherwise end on it.
-void check_output_file(const std::filesystem::path& path, const std::string& option);
-
 /// Reads a whole file. Throws IoError naming the path.
 std::string read_file(const std::filesystem::path& path);
 

@@ -13,6 +13,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/line_reader.h"
+#include "core/path_check.h"
 #include "core/strings.h"
 #include "eval/run_file.h"
 #include "index/bm25_index.h"
@@ -173,7 +174,8 @@ Bm25Side run_bm25(Bm25Start start, const text::BeirFolder& beir, const std::stri
 
 void validate(const EvalOptions& o) {
   if (o.data_dir.empty()) throw ConfigError("--data: a BEIR folder is required");
-  if (!std::filesystem::is_directory(o.data_dir)) throw ConfigError("--data " + o.data_dir + ": no such folder");
+  if (const std::string problem = path_problem(o.data_dir, true); !problem.empty())
+    throw ConfigError("--data: " + problem);
   text::require_qrels(o.data_dir, o.split, "--split " + o.split);
   if (o.target_recall != 0) {
     if (!(o.target_recall > 0 && o.target_recall <= 1))
@@ -197,8 +199,8 @@ void validate(const EvalOptions& o) {
   const bool needs_model = o.retriever != RetrieverKind::kBm25;
   if (needs_model && o.dense.model_dir.empty())
     throw ConfigError("--retriever " + to_string(o.retriever) + " needs --model DIR (a model folder from ragmig train)");
-  if (needs_model && !std::filesystem::is_directory(o.dense.model_dir))
-    throw ConfigError("--model " + o.dense.model_dir + ": no such folder");
+  if (const std::string problem = needs_model ? path_problem(o.dense.model_dir, true) : ""; !problem.empty())
+    throw ConfigError("--model: " + problem);
   if (needs_model) model::check_model_folder(o.dense.model_dir);  // before minutes of reading a corpus
   // Parse every spec up front, so a typo fails before minutes of indexing.
   index::parse_bm25_spec(o.bm25_spec);

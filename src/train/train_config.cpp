@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/path_check.h"
 #include "model/bert_config.h"
 #include "model/dense_config.h"
 #include "model/packaged_models.h"
@@ -388,8 +389,8 @@ void check_input_paths(const TrainConfig& c) {
   namespace fs = std::filesystem;
   auto need = [](const std::string& key, const std::string& path, bool folder) {
     if (path.empty()) return;
-    if (folder ? !fs::is_directory(path) : !fs::is_regular_file(path))
-      throw ConfigError("config key '" + key + "': no such " + (folder ? "folder: " : "file: ") + path);
+    if (const std::string problem = path_problem(path, folder); !problem.empty())
+      throw ConfigError("config key '" + key + "': " + problem);
   };
   need("data.beir", c.data.beir, true);
   need("data.pairs", c.data.pairs, false);
@@ -406,8 +407,8 @@ void check_input_paths(const TrainConfig& c) {
   need("model.vocab", c.model.vocab, false);
   // Kineto only logs a trace it cannot write: its folder is checked here.
   const fs::path parent = fs::path(c.train.profile_trace).parent_path();
-  if (!parent.empty() && !fs::is_directory(parent))
-    throw ConfigError("config key 'train.profile_trace': no such folder: " + parent.string());
+  if (const std::string problem = parent.empty() ? "" : path_problem(parent, true); !problem.empty())
+    throw ConfigError("config key 'train.profile_trace': " + problem);
   // The evaluation's qrels, before a training that would end on the missing file.
   if (!c.data.beir.empty() && !c.eval.split.empty())
     text::require_qrels(c.data.beir, c.eval.split, "config key 'eval.split'");

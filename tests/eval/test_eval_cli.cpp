@@ -350,7 +350,9 @@ TEST_P(EvalBadInput, ExitsTwoNamingTheProblem) {
   const auto r = run_eval(args);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find(c.expected), std::string::npos) << "expected '" << c.expected << "' in:\n" << r.output;
-  if (c.name == "not_a_model_folder") EXPECT_EQ(r.output.find("reading"), std::string::npos) << r.output;
+  if (c.name == "not_a_model_folder") {
+    EXPECT_EQ(r.output.find("reading"), std::string::npos) << r.output;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -379,6 +381,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"unknown_retriever", {"--retriever", "splade"}, "", "", "", "unknown retriever 'splade'"},
         BadInput{"bad_metric", {"--metrics", "ndcg@0"}, "", "", "", "ndcg@0"},
         BadInput{"missing_data", {"--data", "/no/such/beir"}, "", "", "", "/no/such/beir"},
+        BadInput{"data_is_a_file", {"--data", "/etc/passwd"}, "", "", "",
+                 "--data: /etc/passwd is a file, not a folder"},
+        BadInput{"model_is_a_file", {"--model", "/etc/passwd"}, "", "", "",
+                 "--model: /etc/passwd is a file, not a folder"},
         BadInput{"zero_k", {"--k", "0"}, "", "", "", "--k"},
         // Options the retriever would ignore in silence.
         BadInput{"fusion_without_hybrid", {"--fusion", "RRF(k=60)"}, "", "", "",

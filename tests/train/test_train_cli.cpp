@@ -61,6 +61,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"zero_profile_steps", "", "", {"train.profile_steps=0"}, "config key 'train.profile_steps': must be >= 1"},
         BadInput{"unknown_set", "", "", {"train.nope=1"}, "unknown key 'train.nope'"},
         BadInput{"missing_file", "", "", {"data.pairs=/no/such/pairs.jsonl"}, "/no/such/pairs.jsonl"},
+        BadInput{"pairs_is_a_folder", "", "", {"data.pairs=/etc"},
+                 "config key 'data.pairs': /etc is a folder, not a file"},
         BadInput{"malformed_jsonl", "", "{\"query\": \"a\", \"positive\": \"b\"}\n{\"query\": \"c\", \"positive\": \"d\"}\n{oops\n",
                  {}, "pairs.jsonl:3"},
         BadInput{"missing_field", "", "{\"query\": \"a\", \"positive\": \"b\"}\n{\"query\": \"c\"}\n", {}, "pairs.jsonl:2"},
@@ -91,6 +93,23 @@ INSTANTIATE_TEST_SUITE_P(
                  "{\"query\": \"c\", \"positive\": \"d\", \"query_id\": 2}\n",
                  {"data.holdout_queries=5"}, "holds out all 2 queries"}),
     [](const auto& info) { return info.param.name; });
+
+// A --run-dir that is a file was found only when the run folder was written, after the data and model were read
+// (exit 1, "filesystem error: cannot create directories").
+TEST(TrainCli, ARunDirThatIsAFileIsRefusedFirst) {
+  ScratchDir dir;
+  write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl", ""));
+  write_file_atomic(dir / "run", "a file\n");
+  for (const std::vector<std::string>& extra : {std::vector<std::string>{}, {"--replicas", "2"}}) {
+    std::vector<std::string> args = {"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "run").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = run_ragmig(args);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("--run-dir: " + (dir / "run").string() + " is a file, not a folder"), std::string::npos)
+        << r.output;
+  }
+  EXPECT_EQ(read_file(dir / "run"), "a file\n");
+}
 
 TEST(TrainCli, QrelsNamingAMissingCorpusIdNameFileAndLine) {
   ScratchDir dir;
