@@ -21,7 +21,6 @@ namespace ragmig::model {
 namespace {
 
 constexpr const char* kPeftPrefix = "base_model.model.";
-constexpr const char* kConfigFile = "adapter_config.json";
 constexpr const char* kWeightsFile = "adapter_model.safetensors";
 
 // The layer an adapter names, checked against the tower: it exists and the factors fit its weight.
@@ -197,7 +196,7 @@ AdapterRouting::~AdapterRouting() {
 }
 
 bool is_adapter_folder(const std::string& dir) {
-  return fs::is_regular_file(fs::path(dir) / kConfigFile) && !fs::exists(fs::path(dir) / "config.json");
+  return fs::is_regular_file(fs::path(dir) / kAdapterConfigFile) && !fs::exists(fs::path(dir) / "config.json");
 }
 
 std::string adapter_base(const std::string& dir) {
@@ -208,7 +207,7 @@ std::string adapter_base(const std::string& dir) {
       throw DataError(info_path.string() + ": expected \"base_model\": the base model folder or package:NAME");
     return info.at("base_model").get<std::string>();
   }
-  const std::string config_path = (fs::path(dir) / kConfigFile).string();
+  const std::string config_path = (fs::path(dir) / kAdapterConfigFile).string();
   const auto config = read_json_file(config_path);
   const auto base = config.is_object() ? config.find("base_model_name_or_path") : config.end();
   if (base == config.end() || !base->is_string() || base->get<std::string>().empty())
@@ -217,7 +216,7 @@ std::string adapter_base(const std::string& dir) {
 }
 
 LoraAdapter read_peft_adapter(const std::string& dir) {
-  const std::string config_path = (fs::path(dir) / kConfigFile).string();
+  const std::string config_path = (fs::path(dir) / kAdapterConfigFile).string();
   const std::string weights_path = (fs::path(dir) / kWeightsFile).string();
   if (!fs::exists(config_path)) throw InputFileError(config_path + ": not found (not a PEFT adapter folder)");
   if (!fs::exists(weights_path)) throw InputFileError(weights_path + ": not found");
@@ -281,7 +280,7 @@ void write_peft_adapter(const std::string& dir, const LoraAdapter& adapter, cons
     tensors[kPeftPrefix + name + ".lora_A.weight"] = f.a.to(torch::kCPU, torch::kFloat).contiguous();
     tensors[kPeftPrefix + name + ".lora_B.weight"] = f.b.to(torch::kCPU, torch::kFloat).contiguous();
   }
-  write_file_atomic(fs::path(dir) / kConfigFile, config.dump(2) + "\n");
+  write_file_atomic(fs::path(dir) / kAdapterConfigFile, config.dump(2) + "\n");
   save_tensors((fs::path(dir) / kWeightsFile).string(), tensors, {{"format", "pt"}});
 }
 

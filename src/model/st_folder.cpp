@@ -420,12 +420,12 @@ std::string transformer_folder(const std::string& dir, const std::optional<Sente
 
 void check_model_folder(const std::string& dir) {
   if (!fs::is_directory(dir)) throw InputFileError(dir + ": model folder not found");
-  if (fs::is_regular_file(fs::path(dir) / "adapter_config.json")) return;
+  if (fs::is_regular_file(fs::path(dir) / kAdapterConfigFile)) return;
   const fs::path folder = transformer_folder(dir, read_sentence_transformer_layout(dir));
   // A run folder of `ragmig train` has a config.json too (the training's) and its model in model/.
   const fs::path inner = fs::path(dir) / "model";
   if (!fs::exists(folder / "model.safetensors") &&
-      (fs::is_regular_file(inner / "config.json") || fs::is_regular_file(inner / "adapter_config.json")))
+      (fs::is_regular_file(inner / "config.json") || fs::is_regular_file(inner / kAdapterConfigFile)))
     throw InputFileError(dir + ": a training run's folder, not a model folder: its model is " + inner.string());
   if (!fs::is_regular_file(folder / "config.json"))
     throw InputFileError(dir + ": not a model folder: no " + (folder / "config.json").string() + " (expected a " +

@@ -63,6 +63,9 @@ struct SentenceTransformerLayout {
 /// leaves the prompt's tokens out) or a Dense config dense_config_from_json refuses.
 std::optional<SentenceTransformerLayout> read_sentence_transformer_layout(const std::string& dir);
 
+/// A PEFT (LoRA) adapter folder's config file (lora.h reads and writes it; torch-free code tells such a folder by it).
+inline constexpr const char* kAdapterConfigFile = "adapter_config.json";
+
 /// Throws InputFileError unless `dir` is a folder model_folder.h's load_model_folder could start on: one with
 /// adapter_config.json (a LoRA adapter, lora.h) or config.json (at the top, or in a sentence-transformers folder's
 /// Transformer module). Reads no weights: commands check a --model or model.init with it before their data.
