@@ -36,9 +36,10 @@ WorkloadSpec parse_workload_spec(const std::string& text) {
   WorkloadSpec spec;
   if (kind == "sweep" || kind == "miso") {
     spec.kind = kind == "sweep" ? WorkloadKind::Sweep : WorkloadKind::Miso;
-    const auto count = whole_number(rest, 1, 10'000'000);
+    constexpr int64_t kMostJobs = 10'000'000;
+    const auto count = whole_number(rest, 1, kMostJobs);
     if (!count || rest[0] == '0')
-      throw ConfigError(fmt::format("workload '{}': {}:N needs a job count from 1", text, kind));
+      throw ConfigError(fmt::format("workload '{}': {}:N needs a job count from 1 to {}", text, kind, kMostJobs));
     spec.count = static_cast<int>(*count);
     return spec;
   }

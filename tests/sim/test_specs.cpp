@@ -98,6 +98,10 @@ TEST(WorkloadSpec, RoundTripsAndRejects) {
     EXPECT_EQ(to_string(parse_workload_spec(s)), s);
   for (const char* bad : {"", "sweep", "sweep:0", "sweep:-1", "sweep:x", "sweep:012", "philly:", "trace:x", "sweep:1e3"})
     EXPECT_THROW(parse_workload_spec(bad), ConfigError) << bad;
+  // The range is said: a count past it is no "count from 1".
+  EXPECT_THAT([] { parse_workload_spec("miso:99999999999"); },
+              ::testing::ThrowsMessage<ConfigError>(
+                  ::testing::HasSubstr("miso:N needs a job count from 1 to 10000000")));
 }
 
 TEST(PolicyList, SplitsOutsideParentheses) {
