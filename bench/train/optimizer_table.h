@@ -17,7 +17,7 @@
 
 namespace ragmig::bench {
 
-/// An AdamW over `params` in the trainer's two groups: train/trainer.cpp's make_optimizer leaves biases and
+/// An AdamW over `params` in the trainer's two groups: train/optimizer_setup.h's make_optimizer leaves biases and
 /// LayerNorm weights undecayed by name, which in a BERT are exactly its 1-d tensors.
 inline std::unique_ptr<torch::optim::AdamW> trainer_like_adamw(const std::vector<torch::Tensor>& params) {
   std::vector<torch::Tensor> decay, plain;
