@@ -16,6 +16,7 @@
 #include "core/strings.h"
 #include "eval/evaluate.h"
 #include "eval/mine.h"
+#include "eval/retriever_kind.h"
 #include "text/beir.h"
 #include "text/pairs.h"
 
@@ -102,8 +103,7 @@ Command add_mine_command(CLI::App& root) {
                    eval::check_mine_options(args->mine);
                    eval::EvalOptions opts = args->options;
                    opts.retriever = retriever_kind(args->retriever, opts);
-                   if (opts.retriever == eval::RetrieverKind::kRerank)
-                     throw ConfigError("--retriever rerank cannot mine: use bm25, dense or hybrid");
+                   if (const auto refused = eval::cannot_mine(opts.retriever)) throw ConfigError(*refused);
                    refuse_unused_options(*sub, opts.retriever);
                    if (opts.split == "test")
                      throw ConfigError("--split test: negatives mined from the test split's judgments would leak it "

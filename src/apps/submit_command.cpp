@@ -124,6 +124,7 @@ void check_retrieval_options(const sched::JobSpec& spec) {
   } catch (const ConfigError& e) {
     throw refusal(e.what());
   }
+  if (const auto refused = a[1] == "mine" ? eval::cannot_mine(kind) : std::nullopt) throw refusal(*refused);
   if (const auto unused = eval::unused_option(kind, [&](const std::string& name) { return given.count(name) > 0; }))
     throw refusal(*unused);
 }

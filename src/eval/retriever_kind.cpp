@@ -25,6 +25,11 @@ RetrieverKind parse_retriever(const std::string& text) {
   throw ConfigError("unknown retriever '" + text + "' (expected bm25, dense, hybrid or rerank)");
 }
 
+std::optional<std::string> cannot_mine(RetrieverKind kind) {
+  if (kind != RetrieverKind::kRerank) return std::nullopt;
+  return "--retriever rerank cannot mine: use bm25, dense or hybrid";
+}
+
 std::optional<std::string> unused_option(RetrieverKind kind, const std::function<bool(const std::string&)>& given) {
   constexpr RetrieverKind kBm25 = RetrieverKind::kBm25, kDense = RetrieverKind::kDense,
                           kHybrid = RetrieverKind::kHybrid, kRerank = RetrieverKind::kRerank;

@@ -18,6 +18,10 @@ RetrieverKind parse_retriever(const std::string& text);
 /// beside a model it never loads).
 inline const char* default_retriever(bool with_model) { return with_model ? "dense" : "bm25"; }
 
+/// `ragmig mine`'s refusal of a retriever it cannot mine with (rerank: its candidates are BM25's, re-scored), or
+/// nullopt.
+std::optional<std::string> cannot_mine(RetrieverKind kind);
+
 /// The first option `given` says is on the command line that `kind` would ignore (--model with bm25, --fusion
 /// without hybrid, --index with bm25 or rerank, ...), as the error to show: "--fusion is used by --retriever
 /// hybrid, not bm25". nullopt when `kind` uses every one given. A run that silently dropped an option would be

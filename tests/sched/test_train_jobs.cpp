@@ -238,6 +238,7 @@ TEST_F(SchedTrain, SubmitRefusesRetrievalOptionsTheJobWouldIgnore) {
       {eval + " --retriever rerank --model m --index HNSW32", "--index is used by --retriever dense, hybrid, not rerank"},
       {eval + " --retriever splade", "ragmig eval: unknown retriever 'splade'"},
       {"ragmig mine --data d --out o --fusion RRF(k=60)", "ragmig mine: --fusion is used by --retriever hybrid, not bm25"},
+      {"ragmig mine --data d --out o --retriever rerank --model m", "ragmig mine: --retriever rerank cannot mine"},
   };
   for (const auto& [cmd, message] : refusals) {
     const auto r = ragmig({"submit", "--cmd", cmd});
