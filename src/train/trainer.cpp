@@ -88,6 +88,11 @@ double rss_mb() {
   return static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
 }
 
+// This process's replica group, or null when it trains alone (no rendezvous, or a world of one).
+const Rendezvous* replica_group(const RunOptions& opts) {
+  return opts.rendezvous && opts.rendezvous->world_size > 1 ? &*opts.rendezvous : nullptr;
+}
+
 // What data parallelism needs that the types cannot check before the replica count is known.
 void check_parallel_config(const TrainConfig& cfg, int world) {
   const ParallelOptions& p = cfg.parallel;
@@ -282,7 +287,7 @@ TrainingRun::TrainingRun(const TrainConfig& cfg, const nlohmann::json& resolved_
       opts_(opts),
       started_(started),
       run_(opts.run_dir),
-      rv_(opts.rendezvous && opts.rendezvous->world_size > 1 ? &*opts.rendezvous : nullptr),
+      rv_(replica_group(opts)),
       rank_(rv_ ? rv_->rank : 0),
       world_(rv_ ? rv_->world_size : 1),
       lead_(rank_ == 0),
@@ -896,8 +901,9 @@ Outcome train_in_run_folder(const TrainConfig& cfg, const nlohmann::json& resolv
   validate(cfg);
   check_input_paths(cfg);
   const auto started = Clock::now();
-  const bool lead = !opts.rendezvous || opts.rendezvous->world_size <= 1 || opts.rendezvous->rank == 0;
-  if (opts.rendezvous && opts.rendezvous->world_size > 1) check_parallel_config(cfg, opts.rendezvous->world_size);
+  const Rendezvous* rv = replica_group(opts);
+  const bool lead = !rv || rv->rank == 0;
+  if (rv) check_parallel_config(cfg, rv->world_size);
   const FolderCheck folder = check_run_folder(cfg, resolved_config, opts.run_dir);
   if (folder.finished) {
     const fs::path run(opts.run_dir);
