@@ -109,6 +109,12 @@ std::map<std::string, std::string> long_options(const std::vector<std::string>& 
   return given;
 }
 
+// --retriever of an eval or mine command line's options, else the one `ragmig eval` / `mine` default to.
+std::string retriever_of(const std::map<std::string, std::string>& given) {
+  const auto it = given.find("--retriever");
+  return it != given.end() ? it->second : eval::default_retriever(given.count("--model") > 0);
+}
+
 // A `ragmig eval` or `ragmig mine` job with an unknown --retriever, or an option its retriever would ignore, fails
 // at once when it runs (apps/retrieval_options.h): refused now, with the same words.
 void check_retrieval_options(const sched::JobSpec& spec) {
@@ -116,11 +122,9 @@ void check_retrieval_options(const sched::JobSpec& spec) {
   if (a.size() < 3 || a[0] != "ragmig" || (a[1] != "eval" && a[1] != "mine")) return;
   const std::map<std::string, std::string> given = long_options(a);
   const auto refusal = [&](const std::string& why) { return ConfigError(fmt::format("ragmig {}: {}", a[1], why)); };
-  const auto retriever = given.find("--retriever");
   eval::RetrieverKind kind{};
   try {
-    kind = eval::parse_retriever(retriever != given.end() ? retriever->second
-                                                          : eval::default_retriever(given.count("--model") > 0));
+    kind = eval::parse_retriever(retriever_of(given));
   } catch (const ConfigError& e) {
     throw refusal(e.what());
   }
@@ -143,7 +147,7 @@ void count_evaluation_work(sched::JobSpec& spec) {
     const auto it = given.find(name);
     return it == given.end() ? otherwise : it->second;
   };
-  const std::string retriever = value("--retriever", eval::default_retriever(given.count("--model") > 0));
+  const std::string retriever = retriever_of(given);
   if (retriever != "dense" && retriever != "hybrid") return;
   // What the job would fail on at once is refused now, naming the option.
   const auto count = [&](const std::string& name, int64_t otherwise) {
