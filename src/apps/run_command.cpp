@@ -3,8 +3,8 @@
 // and adopts or requeues what its predecessor left.
 #include <unistd.h>
 
-#include <filesystem>
 #include <fmt/format.h>
+#include <filesystem>
 
 #include "apps/command.h"
 #include "apps/scheduler_host.h"
@@ -17,17 +17,52 @@
 #include "sched/scheduler.h"
 
 namespace ragmig::apps {
+namespace {
+
+struct RunArgs {
+  std::string state = sched::default_state_dir();
+  sched::SchedulerOptions options;
+  bool until_empty = false;
+  int cpu_slots = 0;  ///< 0: gpu::InventoryOptions decides
+  MigFlags mig;
+  MonitoringArgs monitoring;
+  BackendArgs backend;
+};
+
+int run_scheduler(RunArgs& args) {
+  const monitor::AlertThresholds thresholds = args.monitoring.alerts_file.empty()
+                                                  ? monitor::AlertThresholds{}
+                                                  : monitor::read_alert_config(args.monitoring.alerts_file);
+  sched::Store store(args.state);
+  const FileLock lock = take_scheduler_lock(store, args.state);
+  install_stop_handlers();
+  Host host = open_host(args.backend, args.cpu_slots, args.mig, args.options.policy, "ragmig run");
+  if (host.inventory.cpu_fallback && !host.mig.partitioner) log_line("ragmig run: " + host.inventory.fallback_reason);
+  const auto& slots = host.backend.slots;
+  args.options.slots_fixed = !host.mig.partitioner;
+  sched::WallClock clock;
+  sched::Scheduler scheduler(store, *host.backend.executor, clock, slots, args.options, log_line);
+  log_line(fmt::format("ragmig run: policy {}, state {}, {}{} slots: {}", sched::to_string(scheduler.policy().spec),
+                       args.state, host.slurm ? "Slurm, " : "", slots.size(), describe_slots(slots)));
+  scheduler.recover();
+  Monitoring monitoring = start_monitoring(store, scheduler, args.monitoring, thresholds,
+                                           nvml_slot_probe(host.nvml, host.inventory), "ragmig run");
+  scheduler.run(
+      args.until_empty, [] { return stop_requested(); },
+      [&] {
+        host.mig.after_pass(scheduler);
+        monitoring.after_pass(scheduler, clock.now());
+      },
+      [] { return stop_signals_received() >= 2; });
+  monitoring.monitor->sample(scheduler, clock.now());  // alerts of jobs now gone clear
+  log_line(stop_requested() ? "ragmig run: stopped" : "ragmig run: queue empty");
+  return kOk;
+}
+
+}  // namespace
+
 Command add_run_command(CLI::App& root) {
-  struct Args {
-    std::string state = sched::default_state_dir();
-    sched::SchedulerOptions options;
-    bool until_empty = false;
-    int cpu_slots = 0;  ///< 0: gpu::InventoryOptions decides
-    MigFlags mig;
-    MonitoringArgs monitoring;
-    BackendArgs backend;
-  };
-  auto args = std::make_shared<Args>();
+  auto args = std::make_shared<RunArgs>();
   CLI::App* sub = root.add_subcommand("run", "Run the scheduler in the foreground on this machine's slots");
   sub->add_option("--policy", args->options.policy,
                   "fifo | priority[(aging=1,preempt=0,min_run=60)] | rr[(quantum=300)] | sjf | ljf | "
@@ -36,7 +71,8 @@ Command add_run_command(CLI::App& root) {
       ->capture_default_str();
   sub->add_flag("--until-empty", args->until_empty, "exit when no job is queued or running");
   sub->add_option("--state", args->state, "state folder (default ./.ragmig or $RAGMIG_STATE)");
-  sub->add_option("--cpu-slots", args->cpu_slots, "CPU slots (default: one per core where there is no GPU, none beside GPUs;"
+  sub->add_option("--cpu-slots", args->cpu_slots,
+                  "CPU slots (default: one per core where there is no GPU, none beside GPUs;"
                   " a number given is offered beside GPUs too)")
       ->check(CLI::Range(1, 4096));
   add_mig_options(sub, args->mig);
@@ -51,58 +87,16 @@ Command add_run_command(CLI::App& root) {
   sub->add_option("--tick", args->options.tick_s, "longest pause between two scheduling passes")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  sub->footer("SIGTERM or Ctrl-C stops running jobs (they checkpoint and are requeued) and exits; a second one\n"
-              "kills the jobs still checkpointing at once (they resume from their last checkpoint).\n"
-              "With --mig auto, instances no job holds are destroyed and created as the queue needs (ragmig mig\n"
-              "apply's checks and order); GPUs with MIG mode off are left alone.\n"
-              "Restarted after a crash, it adopts jobs still running and requeues the rest.\n"
-              "Alerts (stalls, NaN or exploding loss, idle slots while jobs wait, memory, OOM, crash loops, a missed\n"
-              "deadline) go to the log, the store (`ragmig status`) and [alerts] exec; --alerts FILE's [alerts] keys:\n" +
-              monitor::alert_config_help());
-  return Command{sub, [args]() -> int {
-                   const monitor::AlertThresholds thresholds = args->monitoring.alerts_file.empty()
-                                                                   ? monitor::AlertThresholds{}
-                                                                   : monitor::read_alert_config(args->monitoring.alerts_file);
-                   sched::Store store(args->state);
-                   const FileLock lock = take_scheduler_lock(store, args->state);
-                   install_stop_handlers();
-                   const bool slurm = args->backend.backend == "slurm";
-                   gpu::InventoryOptions inventory_options;
-                   inventory_options.cpu_slots = args->cpu_slots;
-                   // With Slurm, this machine's GPUs are not the ones the jobs run on.
-                   const gpu::Inventory inventory = slurm ? gpu::Inventory{} : gpu::read_inventory(inventory_options);
-                   const auto nvml = slurm ? nullptr : open_nvml(inventory);
-                   Backend backend;
-                   MigAuto mig;
-                   if (slurm) {
-                     backend = slurm_backend(args->backend, args->cpu_slots, args->mig.mode);
-                   } else {
-                     mig = start_mig_auto(args->mig, args->options.policy, inventory, nvml, "ragmig run");
-                     if (inventory.cpu_fallback && !mig.partitioner) log_line("ragmig run: " + inventory.fallback_reason);
-                     backend.slots = host_slots(inventory, mig);
-                     backend.executor = std::make_unique<exec::ProcessExecutor>(executor_options(nvml, backend.slots));
-                   }
-                   const auto& slots = backend.slots;
-                   args->options.slots_fixed = !mig.partitioner;
-                   sched::WallClock clock;
-                   sched::Scheduler scheduler(store, *backend.executor, clock, slots, args->options, log_line);
-                   log_line(fmt::format("ragmig run: policy {}, state {}, {}{} slots: {}",
-                                        sched::to_string(scheduler.policy().spec), args->state,
-                                        slurm ? "Slurm, " : "", slots.size(), describe_slots(slots)));
-                   scheduler.recover();
-                   Monitoring monitoring = start_monitoring(store, scheduler, args->monitoring, thresholds,
-                                                            nvml_slot_probe(nvml, inventory), "ragmig run");
-                   scheduler.run(
-                       args->until_empty, [] { return stop_requested(); },
-                       [&] {
-                         mig.after_pass(scheduler);
-                         monitoring.after_pass(scheduler, clock.now());
-                       },
-                       [] { return stop_signals_received() >= 2; });
-                   monitoring.monitor->sample(scheduler, clock.now());  // alerts of jobs now gone clear
-                   log_line(stop_requested() ? "ragmig run: stopped" : "ragmig run: queue empty");
-                   return kOk;
-                 }};
+  sub->footer(
+      "SIGTERM or Ctrl-C stops running jobs (they checkpoint and are requeued) and exits; a second one\n"
+      "kills the jobs still checkpointing at once (they resume from their last checkpoint).\n"
+      "With --mig auto, instances no job holds are destroyed and created as the queue needs (ragmig mig\n"
+      "apply's checks and order); GPUs with MIG mode off are left alone.\n"
+      "Restarted after a crash, it adopts jobs still running and requeues the rest.\n"
+      "Alerts (stalls, NaN or exploding loss, idle slots while jobs wait, memory, OOM, crash loops, a missed\n"
+      "deadline) go to the log, the store (`ragmig status`) and [alerts] exec; --alerts FILE's [alerts] keys:\n" +
+      monitor::alert_config_help());
+  return Command{sub, [args] { return run_scheduler(*args); }};
 }
 
 }  // namespace ragmig::apps

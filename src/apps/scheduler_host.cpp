@@ -49,25 +49,30 @@ void add_mig_options(CLI::App* command, MigFlags& mig) {
   command->add_option("--restart-s", r.restart_s, "--mig migrate: expected seconds before a moved job progresses")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  command->add_option("--mig-step-s", r.mig_step_s, "--mig migrate: expected seconds per MIG instance destroyed or created")
+  command
+      ->add_option("--mig-step-s", r.mig_step_s,
+                   "--mig migrate: expected seconds per MIG instance destroyed or created")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   command->add_option("--gain-factor", r.gain_factor, "--mig migrate: how many times its cost a move must win")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  command->add_option("--efficiency-weight", r.efficiency_weight,
-                      "--mig auto: how much a job's efficiency per slice weighs in the plan: 0 maximises summed job "
-                      "speed (average JCT), 1 the work done at each job's most efficient slice size (makespan)")
+  command
+      ->add_option("--efficiency-weight", r.efficiency_weight,
+                   "--mig auto: how much a job's efficiency per slice weighs in the plan: 0 maximises summed job "
+                   "speed (average JCT), 1 the work done at each job's most efficient slice size (makespan)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
-  command->add_option("--drain-after", r.drain_after_s,
-                      "--mig auto: seconds with nothing queued and nothing arriving after which the jobs left are a "
-                      "batch's last, and the plan gives the larger slices to those that would end last (negative: "
-                      "never)")
+  command
+      ->add_option("--drain-after", r.drain_after_s,
+                   "--mig auto: seconds with nothing queued and nothing arriving after which the jobs left are a "
+                   "batch's last, and the plan gives the larger slices to those that would end last (negative: "
+                   "never)")
       ->capture_default_str();
-  command->add_option("--min-interval", r.min_interval_s,
-                      "--mig migrate: seconds between two moves on one GPU"
-                      " (default: 20 x a move's cost, checkpoint + restart + 2 MIG steps)")
+  command
+      ->add_option("--min-interval", r.min_interval_s,
+                   "--mig migrate: seconds between two moves on one GPU"
+                   " (default: 20 x a move's cost, checkpoint + restart + 2 MIG steps)")
       ->check(CLI::NonNegativeNumber);
 }
 
@@ -139,8 +144,9 @@ exec::ProcessExecutorOptions executor_options(std::shared_ptr<gpu::NvmlLibrary> 
 }
 
 void add_monitoring_options(CLI::App* command, MonitoringArgs& args, bool alerts_file_option) {
-  command->add_option("--metrics-port", args.metrics_port,
-                      "serve Prometheus metrics on this port (0: any free port; `ragmig status` says which)")
+  command
+      ->add_option("--metrics-port", args.metrics_port,
+                   "serve Prometheus metrics on this port (0: any free port; `ragmig status` says which)")
       ->check(CLI::Range(0, 65535));
   command->add_option("--metrics-host", args.metrics_host, "address /metrics listens on")->capture_default_str();
   if (alerts_file_option)
@@ -192,7 +198,8 @@ monitor::SlotProbe nvml_slot_probe(std::shared_ptr<gpu::NvmlLibrary> nvml, const
 }
 
 Monitoring start_monitoring(sched::Store& store, sched::Scheduler& scheduler, const MonitoringArgs& args,
-                            const monitor::AlertThresholds& thresholds, monitor::SlotProbe probe, const std::string& who) {
+                            const monitor::AlertThresholds& thresholds, monitor::SlotProbe probe,
+                            const std::string& who) {
   Monitoring m;
   m.monitor = std::make_unique<monitor::Monitor>(store, thresholds, std::move(probe),
                                                  [who](const std::string& line) { log_line(who + ": " + line); });
@@ -209,9 +216,10 @@ Monitoring start_monitoring(sched::Store& store, sched::Scheduler& scheduler, co
 }
 
 void add_backend_options(CLI::App* command, BackendArgs& args) {
-  command->add_option("--backend", args.backend,
-                      "local: this machine's slots; slurm: each attempt an sbatch job on a Slurm cluster (the slots "
-                      "are the GRES and CPUs sinfo lists; SLURM_CONF as the Slurm commands read it)")
+  command
+      ->add_option("--backend", args.backend,
+                   "local: this machine's slots; slurm: each attempt an sbatch job on a Slurm cluster (the slots "
+                   "are the GRES and CPUs sinfo lists; SLURM_CONF as the Slurm commands read it)")
       ->capture_default_str()
       ->check(CLI::IsMember({"local", "slurm"}));
   command->add_option("--partition", args.slurm.partition, "slurm: sbatch --partition");
@@ -220,15 +228,17 @@ void add_backend_options(CLI::App* command, BackendArgs& args) {
   command->add_option("--time", args.slurm.time_limit, "slurm: sbatch --time (a job's time limit, e.g. 4:00:00)");
   command->add_option("--sbatch", args.slurm.sbatch_options,
                       "slurm: one more sbatch option, as one word (--sbatch=--constraint=a100); repeatable");
-  command->add_option("--array-limit", args.slurm.array_limit,
-                      "slurm: attempts started together (a sweep's trials) go as one job array; at most this many of "
-                      "its tasks run at once (--array=0-N%K; 0: no cap)")
+  command
+      ->add_option("--array-limit", args.slurm.array_limit,
+                   "slurm: attempts started together (a sweep's trials) go as one job array; at most this many of "
+                   "its tasks run at once (--array=0-N%K; 0: no cap)")
       ->check(CLI::NonNegativeNumber);
 }
 
 Backend slurm_backend(const BackendArgs& args, int cpu_slots, const std::string& mig) {
   if (mig != "off")
-    throw ConfigError("--mig " + mig + " re-partitions this machine's GPUs; with --backend slurm the MIG layout is "
+    throw ConfigError("--mig " + mig +
+                      " re-partitions this machine's GPUs; with --backend slurm the MIG layout is "
                       "the cluster's (gres.conf), so leave --mig off");
   exec::check_slurm_options(args.slurm);
   exec::SlurmOptions options = args.slurm;
@@ -238,6 +248,24 @@ Backend slurm_backend(const BackendArgs& args, int cpu_slots, const std::string&
   backend.slots = exec::read_slurm_slots(options, cpu_slots);
   backend.executor = std::make_unique<exec::SlurmExecutor>(std::move(options));
   return backend;
+}
+
+Host open_host(const BackendArgs& backend, int cpu_slots, const MigFlags& mig, const std::string& policy,
+               const std::string& who) {
+  Host host;
+  if (backend.backend == "slurm") {
+    host.slurm = true;
+    host.backend = slurm_backend(backend, cpu_slots, mig.mode);
+    return host;
+  }
+  gpu::InventoryOptions inventory_options;
+  inventory_options.cpu_slots = cpu_slots;
+  host.inventory = gpu::read_inventory(inventory_options);
+  host.nvml = open_nvml(host.inventory);
+  host.mig = start_mig_auto(mig, policy, host.inventory, host.nvml, who);
+  host.backend.slots = host_slots(host.inventory, host.mig);
+  host.backend.executor = std::make_unique<exec::ProcessExecutor>(executor_options(host.nvml, host.backend.slots));
+  return host;
 }
 
 std::string describe_slots(const std::vector<sched::Slot>& slots) {

@@ -85,6 +85,20 @@ struct Backend {
 /// the layout), DeviceError when Slurm does not answer.
 Backend slurm_backend(const BackendArgs& args, int cpu_slots, const std::string& mig);
 
+/// What a hosted scheduler runs on: this machine (its inventory, NVML, `--mig auto`'s partitioner, processes on
+/// its slots) or, with `--backend slurm`, Slurm's nodes (no inventory or NVML here: they are not this machine's).
+struct Host {
+  bool slurm = false;
+  gpu::Inventory inventory;
+  std::shared_ptr<gpu::NvmlLibrary> nvml;
+  MigAuto mig;
+  Backend backend;
+};
+/// `cpu_slots` 0: gpu::InventoryOptions decides (Slurm: slurm_backend's rule); `policy` as for start_mig_auto;
+/// `who` ("ragmig run") for the log. ConfigError / DeviceError as start_mig_auto, machine_slots, slurm_backend.
+Host open_host(const BackendArgs& backend, int cpu_slots, const MigFlags& mig, const std::string& policy,
+               const std::string& who);
+
 /// `--metrics-port`, `--metrics-host` (and, for run, `--alerts FILE`) on a command.
 struct MonitoringArgs {
   int metrics_port = -1;  ///< -1: no /metrics; 0: any free port
@@ -109,7 +123,8 @@ struct Monitoring {
 /// Starts monitoring `scheduler` (after its recover()): the monitor listens to it, and /metrics listens where
 /// `args` say (its URL goes to the log and to `ragmig status`). Throws IoError when the port cannot be had.
 Monitoring start_monitoring(sched::Store& store, sched::Scheduler& scheduler, const MonitoringArgs& args,
-                            const monitor::AlertThresholds& thresholds, monitor::SlotProbe probe, const std::string& who);
+                            const monitor::AlertThresholds& thresholds, monitor::SlotProbe probe,
+                            const std::string& who);
 
 /// "cpu:0 (cpu), cpu:1 (cpu)"
 std::string describe_slots(const std::vector<sched::Slot>& slots);

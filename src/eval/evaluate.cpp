@@ -444,8 +444,8 @@ class QueryHits {
 
 // Scores the scored queries' hits; writes the run file and keeps the run when asked, else holds no run at all:
 // each query's list is scored and dropped.
-void score(const EvalOptions& o, const std::vector<std::string>& query_ids, QueryHits& hits,
-           const text::BeirFolder& beir, const Judgments& judgments, EvalResult& result) {
+void score_queries(const EvalOptions& o, const std::vector<std::string>& query_ids, QueryHits& hits,
+                   const text::BeirFolder& beir, const Judgments& judgments, EvalResult& result) {
   if (o.run_out.empty() && !o.keep_run) {
     std::unordered_map<std::string, size_t> position;
     for (size_t q = 0; q < query_ids.size(); ++q) position.emplace(query_ids[q], q);
@@ -520,7 +520,7 @@ EvalResult evaluate(const EvalOptions& o, const Log& log_fn) {
     log("searching " + std::to_string(queries.scored) + " queries with BM25");
     hits.emplace(*sparse.index, queries.texts, d.k, o.threads, result.search_seconds);
   }
-  score(o, queries.scored_ids(), *hits, beir, judgments, result);
+  score_queries(o, queries.scored_ids(), *hits, beir, judgments, result);
   result.seconds = seconds_since(t0);
   return result;
 }
