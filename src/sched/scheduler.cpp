@@ -22,13 +22,6 @@
 namespace ragmig::sched {
 namespace {
 
-std::string describe(const ExitStatus& s) {
-  if (!s.error.empty()) return "could not start: " + s.error;
-  if (!s.known) return "ended while no scheduler watched (exit status unknown)";
-  if (s.signal) return fmt::format("killed by signal {}", s.signal);
-  return fmt::format("exit code {}", s.exit_code);
-}
-
 // The last lines the worker wrote in its latest attempt (after the executor's "==> attempt" header), so
 // `status` shows why a job failed without opening files.
 std::string log_tail(const std::string& run_dir, size_t max_lines) {
@@ -58,13 +51,6 @@ std::string log_tail(const std::string& run_dir, size_t max_lines) {
 }
 
 }  // namespace
-
-double retry_delay(int64_t failures, double backoff_s, double backoff_max_s) {
-  if (failures < 1) return 0;
-  return std::min(backoff_max_s, backoff_s * std::pow(2.0, static_cast<double>(std::min<int64_t>(failures - 1, 60))));
-}
-
-int64_t batch_size_after_oom(int64_t batch_size) { return batch_size / 2 >= 2 ? batch_size / 2 : 0; }
 
 Scheduler::Scheduler(JobTable& store, Executor& executor, Clock& clock, std::vector<Slot> slots,
                      SchedulerOptions options, Log log)
@@ -362,6 +348,31 @@ void Scheduler::request_batch_size(JobId id, int64_t batch_size, const std::stri
   store_.note(id, fmt::format("batch size -> {} ({})", batch_size, why), now);
 }
 
+AttemptFacts Scheduler::attempt_facts(const JobRecord& job, const ExitStatus& status, double now) const {
+  AttemptFacts f;
+  const auto stop = stopping_.find(job.id);
+  f.cancelled = job.cancel_requested || (stop != stopping_.end() && stop->second == StopReason::Cancel);
+  if (const auto why = cancel_reasons_.find(job.id); why != cancel_reasons_.end()) f.cancel_reason = why->second;
+  f.made_progress = made_progress(job);
+  f.checkpoint_step = job.checkpoint_step;
+  f.failures = job.failures;
+  f.max_retries = job.spec.max_retries;
+  f.attempt_number = job.attempt_number;
+  const auto oom = oom_attempt_.find(job.id);
+  const auto batch = batch_size_.find(job.id);
+  if (oom != oom_attempt_.end() && oom->second == status.attempt_id && batch != batch_size_.end())
+    f.oom_batch = batch->second;
+  f.resizable = job.spec.resizable();
+  f.min_batch_size = job.spec.min_batch_size;
+  f.batch_size = job.spec.batch_size;
+  f.need = job.spec.need.what;
+  if (f.oom_batch > 0 && f.resizable) f.unrunnable = unrunnable_reason(job.spec.need, slots_);
+  f.now = now;
+  f.backoff_s = options_.backoff_s;
+  f.backoff_max_s = options_.backoff_max_s;
+  return f;
+}
+
 void Scheduler::handle_exit(const ExitStatus& status) {
   const double now = clock_.now();
   auto it = active_.find(status.job);
@@ -371,102 +382,34 @@ void Scheduler::handle_exit(const ExitStatus& status) {
     if (it == active_.end() || it->second.attempt_id != status.attempt_id) return;  // already closed
   }
   const JobRecord& job = it->second;
-  const auto stop = stopping_.find(job.id);
-  const bool cancel = job.cancel_requested || (stop != stopping_.end() && stop->second == StopReason::Cancel);
 
+  const AttemptFacts facts = attempt_facts(job, status, now);
   AttemptEnd end;
-  end.exit_code = status.exit_code;
-  end.signal = status.signal;
+  if (const auto e = end_without_failure(status, facts)) {
+    end = *e;
+  } else {
+    const FailedAttempt failed = failed_attempt(status, facts, log_tail(store_.run_dir(job.id), 3));
+    end = failed.end;
+    // What running out of memory there proved, learned by a resizable job's memory model, so that dynamic batch
+    // does not try more there again.
+    if (facts.oom_batch > 0 && facts.resizable)
+      if (const auto held = held_.find(job.id); held != held_.end() && !held->second.empty()) {
+        const int64_t retry = oom_retry_batch(facts);
+        memory_[job.id] = after_out_of_memory(memory_of(job), least_memory_mb(slots_, held->second),
+                                              retry > 0 ? retry : facts.oom_batch - 1);
+      }
+    if (failed.retry_batch > 0)
+      request_batch_size(job.id, failed.retry_batch, "out of memory at " + std::to_string(facts.oom_batch), now);
+  }
   const double ran = std::max(0.0, now - job.started_at);
   end.service_s = ran * static_cast<double>(job.spec.need.replicas);
   end.work_s = ran * slowest_slot_speed(job).value_or(1.0);
-  const std::string how = describe(status);
-  if (status.known && status.exit_code == 0) {
-    end.outcome = "done";
-    end.next = JobState::Done;
-    end.reason = "finished";
-  } else if (cancel) {
-    end.outcome = "cancelled";
-    end.next = JobState::Cancelled;
-    const auto why = cancel_reasons_.find(job.id);
-    end.reason = (why != cancel_reasons_.end() ? why->second : std::string("cancelled by user")) + " (" + how + ")";
-  } else if (status.known && status.exit_code == 75 && status.stop_requested) {
-    end.outcome = "preempted";
-    end.next = JobState::Queued;
-    end.reason = "preempted: checkpointed and stopped (exit 75)";
-  } else if (status.known && status.exit_code == 75 && made_progress(job)) {
-    // Exit 75 unasked: the worker says it can go on from its checkpoint (a data-parallel job that lost a
-    // replica). Without a new checkpoint it would only do the same again: that counts as a failure below.
-    end.outcome = "preempted";
-    end.next = JobState::Queued;
-    end.reason = fmt::format("requeued: the worker exited 75 on its own after checkpoint {}", job.checkpoint_step);
-  } else if (status.stop_requested) {
-    end.outcome = "preempted";
-    end.next = JobState::Queued;
-    end.reason = "preempted: " + how + " after the grace period";
-  } else if (!status.known) {
-    // Unavailable: what runs jobs did not answer (Slurm's controller), so the attempt never started: not the
-    // job's doing (the monitor does not count it as a crash), and not retried every pass.
-    end.outcome = status.error.empty() ? "lost" : "unavailable";
-    end.next = JobState::Queued;
-    end.reason = "requeued: the attempt " + how;
-    if (!status.error.empty()) end.not_before = now + options_.backoff_s;
-  } else {
-    end.outcome = "failed";
-    end.failure = true;
-    const int64_t failures = job.failures + 1;
-    const std::string tail = log_tail(store_.run_dir(job.id), 3);
-    const std::string detail = fmt::format("{} on attempt {}{}", how, job.attempt_number,
-                                           tail.empty() ? "" : "; log: " + tail);
-    // 127 is what a shell, and ragmig's own launchers, exit with when the command cannot be executed at all:
-    // trying again would only fail again.
-    const bool cannot_run = status.known && status.exit_code == 127;
-    // A worker that ran out of memory and said at what batch size is retried at half of it (control.json), at
-    // once: the cause is addressed. It is a failure like any other (max_retries bounds it; 0 means no rerun of
-    // any kind), and halving ends at 2 samples; a resizable job is retried no smaller than its min_batch_size,
-    // and its memory model learns what running out of memory there proved, so that dynamic batch does not try
-    // more there again.
-    const auto oom = oom_attempt_.find(job.id);
-    const auto batch = batch_size_.find(job.id);
-    const bool out_of_memory = oom != oom_attempt_.end() && oom->second == status.attempt_id && batch != batch_size_.end();
-    int64_t smaller = out_of_memory ? batch_size_after_oom(batch->second) : 0;
-    if (out_of_memory && job.spec.resizable()) {
-      smaller = batch->second > job.spec.min_batch_size ? std::max(smaller, job.spec.min_batch_size) : 0;
-      if (const auto held = held_.find(job.id); held != held_.end() && !held->second.empty())
-        memory_[job.id] = after_out_of_memory(memory_of(job), least_memory_mb(slots_, held->second),
-                                              smaller > 0 ? smaller : batch->second - 1);
-    }
-    if (cannot_run) {
-      end.next = JobState::Failed;
-      end.reason = status.error.empty() ? fmt::format("failed: the command cannot be run ({}); not retried", detail)
-                                        : fmt::format("failed: {}; not retried", detail);
-    } else if (failures > job.spec.max_retries) {
-      end.next = JobState::Failed;
-      end.reason = fmt::format("failed: {} ({} failures, max_retries {})", detail, failures, job.spec.max_retries);
-    } else if (smaller > 0) {
-      end.next = JobState::Queued;
-      end.reason = fmt::format("retry {} of {} at batch size {}: out of memory at {} ({})", failures,
-                               job.spec.max_retries, smaller, batch->second, detail);
-      request_batch_size(job.id, smaller, "out of memory at " + std::to_string(batch->second), now);
-    } else if (out_of_memory && job.spec.resizable() && !unrunnable_reason(job.spec.need, slots_).empty()) {
-      // Out of memory at its least batch, and no slot here holds what it asks for at its own: nothing to wait for.
-      end.next = JobState::Failed;
-      end.reason = fmt::format("failed: out of memory at its min_batch_size {}, and no slot here has the {} it needs "
-                               "at batch {} ({})",
-                               batch->second, job.spec.need.what, job.spec.batch_size, detail);
-    } else {
-      end.next = JobState::Queued;
-      const double delay = retry_delay(failures, options_.backoff_s, options_.backoff_max_s);
-      end.not_before = now + delay;
-      end.reason = fmt::format("retry {} of {} in {:.1f} s: {}", failures, job.spec.max_retries, delay, detail);
-    }
-  }
   const bool closed = store_.finish_attempt(job.id, status.attempt_id, end, now);
   if (closed && listener_) listener_->on_attempt_end(job, end, now);
   view_dirty_.push_back(status.job);
   // A job stopped with a reason had it said at "stopping:" (Scheduler::stop); the end says how it exited.
   if (end.outcome == "cancelled" && cancel_reasons_.count(job.id))
-    say(fmt::format("job {} ({}): running -> {} ({})", job.id, job.spec.name, to_string(end.next), how));
+    say(fmt::format("job {} ({}): running -> {} ({})", job.id, job.spec.name, to_string(end.next), describe(status)));
   else
     say(fmt::format("job {} ({}): running -> {}: {}", job.id, job.spec.name, to_string(end.next), end.reason));
   stopping_.erase(status.job);

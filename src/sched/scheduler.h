@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "sched/attempt_end.h"
 #include "sched/clock.h"
 #include "sched/executor.h"
 #include "sched/job_table.h"
@@ -42,13 +43,6 @@ class SchedulerListener {
   /// One pass of step(), timed on the steady clock (the pass's own cost, whatever the Clock).
   virtual void on_pass(double seconds) = 0;
 };
-
-/// Seconds to wait before retry number `failures` (1-based): backoff_s * 2^(failures-1), capped.
-double retry_delay(int64_t failures, double backoff_s, double backoff_max_s);
-
-/// The batch size to retry a worker at after it ran out of memory at `batch_size`: half of it, or 0 when
-/// half would leave fewer than 2 samples (in-batch negatives), and the retry (if any is left) is an ordinary one.
-int64_t batch_size_after_oom(int64_t batch_size);
 
 class Scheduler {
  public:
@@ -154,6 +148,7 @@ class Scheduler {
   void release(JobId id);
   /// A checkpoint newer than the one the running attempt started from (true when unknown: adopted attempts).
   bool made_progress(const JobRecord& job) const;
+  AttemptFacts attempt_facts(const JobRecord& job, const ExitStatus& status, double now) const;
   void start(const StartDecision& start, double now);
   void stop(JobId id, StopReason why, const std::string& reason);
   void write_slot_status(double now);
