@@ -28,17 +28,76 @@ std::string default_throughputs() {
   return std::filesystem::exists(path) ? path.string() : "";
 }
 
+struct SimArgs {
+  std::string workload, cluster, policy = "fifo", timeline, state = sched::default_state_dir(), out;
+  std::vector<std::string> throughputs, measurements;
+  uint64_t seed = 1;
+  bool json = false;
+  sim::SimOptions options;
+};
+
+// `ragmig sim measure`: the throughputs a real run's state folder measured, as a measurements file.
+int write_measurements(const SimArgs& args) {
+  if (!std::filesystem::exists(std::filesystem::path(args.state) / "state.db"))
+    throw ConfigError("no state folder at " + args.state);
+  check_output_file(args.out, "--out");
+  sched::Store store(args.state);
+  const auto table = sim::measure_throughputs(store);
+  write_file_atomic(args.out, sim::format_throughput_table(table));
+  fmt::print(stderr, "ragmig sim measure: {} job types written to {}\n", table.size(), args.out);
+  return kOk;
+}
+
+int run_sim(SimArgs& args, const CLI::App& measure) {
+  if (measure.parsed()) return write_measurements(args);
+  if (args.workload.empty() || args.cluster.empty()) throw ConfigError("--workload and --cluster are required");
+  const auto workload_spec = sim::parse_workload_spec(args.workload);
+  const auto cluster = sim::build_cluster(sim::parse_cluster_spec(args.cluster));
+  const auto policies = sim::split_policy_list(args.policy);
+  for (const auto& p : policies) sched::make_policy(p);  // bad specs fail before any work
+  if (!args.timeline.empty()) check_output_file(args.timeline, "--timeline");
+
+  std::vector<std::string> tables = args.throughputs;
+  if (tables.empty() && !default_throughputs().empty()) tables.push_back(default_throughputs());
+  tables.insert(tables.end(), args.measurements.begin(), args.measurements.end());
+  std::vector<sim::ThroughputTable> read;
+  for (const auto& t : tables) read.push_back(sim::read_throughput_table(t));
+  const auto model = sim::make_throughput_model(read);
+  const auto workload = sim::load_workload(workload_spec, cluster, model, args.seed);
+  fmt::print(stderr,
+             "ragmig sim: {} jobs of {} on {} ({} slices); throughputs: {} ({} job types, "
+             "fallback exponent {:.2f})\n",
+             workload.jobs.size(), sim::to_string(workload_spec), args.cluster, cluster.capacity(),
+             tables.empty() ? std::string("none") : fmt::format("{}", fmt::join(tables, ", ")), model.table.size(),
+             model.fallback_exponent);
+  if (!cluster.gpus.empty())
+    fmt::print(stderr,
+               "ragmig sim: work bound {:.0f} s (each job at its most efficient slice size, "
+               "over {} GPUs)\n",
+               sim::work_bound_s(workload.jobs, static_cast<int>(cluster.gpus.size()), model), cluster.gpus.size());
+  for (const auto& note : workload.notes) fmt::print(stderr, "ragmig sim: {}\n", note);
+
+  args.options.keep_timeline = !args.timeline.empty();
+  std::vector<sim::SimResult> results;
+  for (const auto& p : policies) {
+    args.options.policy = p;
+    results.push_back(sim::simulate(workload.jobs, cluster, model, args.options));
+    if (results.back().unplaceable)
+      fmt::print(stderr, "ragmig sim: {}: {} jobs fit no slot of this cluster and were left out\n",
+                 results.back().policy, results.back().unplaceable);
+  }
+  if (!args.timeline.empty()) write_file_atomic(args.timeline, sim::format_timeline_csv(results));
+  if (args.json)
+    fmt::print("{}\n", sim::to_json(results).dump(2));
+  else
+    fmt::print("{}", sim::format_table(results));
+  return kOk;
+}
+
 }  // namespace
 
 Command add_sim_command(CLI::App& root) {
-  struct Args {
-    std::string workload, cluster, policy = "fifo", timeline, state = sched::default_state_dir(), out;
-    std::vector<std::string> throughputs, measurements;
-    uint64_t seed = 1;
-    bool json = false;
-    sim::SimOptions options;
-  };
-  auto args = std::make_shared<Args>();
+  auto args = std::make_shared<SimArgs>();
   CLI::App* sub = root.add_subcommand("sim", "Simulate a workload on a cluster under scheduling policies");
   sub->add_option("--workload", args->workload, "philly:PATH | openb:PATH | sweep:N | miso:N | jobs:PATH");
   sub->add_option("--cluster", args->cluster,
@@ -54,8 +113,9 @@ Command add_sim_command(CLI::App& root) {
   sub->add_option("--throughputs", args->throughputs,
                   "seconds-per-iteration tables (MISO's format; default: the MISO table in $RAGMIG_DATA or "
                   "../shared/data)");
-  sub->add_option("--measurements", args->measurements, "measurements files of real runs (`ragmig sim measure`), "
-                                                        "overriding the tables");
+  sub->add_option("--measurements", args->measurements,
+                  "measurements files of real runs (`ragmig sim measure`), "
+                  "overriding the tables");
   sub->add_option("--tick", args->options.tick_s, "seconds between scheduler passes while jobs wait")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -92,58 +152,7 @@ Command add_sim_command(CLI::App& root) {
   measure->add_option("--out", args->out, "the measurements file to write")->required();
   sub->require_subcommand(0, 1);
 
-  return Command{sub, [args, measure]() -> int {
-                   if (measure->parsed()) {
-                     if (!std::filesystem::exists(std::filesystem::path(args->state) / "state.db"))
-                       throw ConfigError("no state folder at " + args->state);
-                     check_output_file(args->out, "--out");
-                     sched::Store store(args->state);
-                     const auto table = sim::measure_throughputs(store);
-                     write_file_atomic(args->out, sim::format_throughput_table(table));
-                     fmt::print(stderr, "ragmig sim measure: {} job types written to {}\n", table.size(), args->out);
-                     return kOk;
-                   }
-                   if (args->workload.empty() || args->cluster.empty())
-                     throw ConfigError("--workload and --cluster are required");
-                   const auto workload_spec = sim::parse_workload_spec(args->workload);
-                   const auto cluster = sim::build_cluster(sim::parse_cluster_spec(args->cluster));
-                   const auto policies = sim::split_policy_list(args->policy);
-                   for (const auto& p : policies) sched::make_policy(p);  // bad specs fail before any work
-                   if (!args->timeline.empty()) check_output_file(args->timeline, "--timeline");
-
-                   std::vector<std::string> tables = args->throughputs;
-                   if (tables.empty() && !default_throughputs().empty()) tables.push_back(default_throughputs());
-                   tables.insert(tables.end(), args->measurements.begin(), args->measurements.end());
-                   std::vector<sim::ThroughputTable> read;
-                   for (const auto& t : tables) read.push_back(sim::read_throughput_table(t));
-                   const auto model = sim::make_throughput_model(read);
-                   const auto workload = sim::load_workload(workload_spec, cluster, model, args->seed);
-                   fmt::print(stderr, "ragmig sim: {} jobs of {} on {} ({} slices); throughputs: {} ({} job types, "
-                              "fallback exponent {:.2f})\n",
-                              workload.jobs.size(), sim::to_string(workload_spec), args->cluster, cluster.capacity(),
-                              tables.empty() ? std::string("none") : fmt::format("{}", fmt::join(tables, ", ")),
-                              model.table.size(), model.fallback_exponent);
-                   if (!cluster.gpus.empty())
-                     fmt::print(stderr, "ragmig sim: work bound {:.0f} s (each job at its most efficient slice size, "
-                                "over {} GPUs)\n",
-                                sim::work_bound_s(workload.jobs, static_cast<int>(cluster.gpus.size()), model),
-                                cluster.gpus.size());
-                   for (const auto& note : workload.notes) fmt::print(stderr, "ragmig sim: {}\n", note);
-
-                   args->options.keep_timeline = !args->timeline.empty();
-                   std::vector<sim::SimResult> results;
-                   for (const auto& p : policies) {
-                     args->options.policy = p;
-                     results.push_back(sim::simulate(workload.jobs, cluster, model, args->options));
-                     if (results.back().unplaceable)
-                       fmt::print(stderr, "ragmig sim: {}: {} jobs fit no slot of this cluster and were left out\n",
-                                  results.back().policy, results.back().unplaceable);
-                   }
-                   if (!args->timeline.empty()) write_file_atomic(args->timeline, sim::format_timeline_csv(results));
-                   if (args->json) fmt::print("{}\n", sim::to_json(results).dump(2));
-                   else fmt::print("{}", sim::format_table(results));
-                   return kOk;
-                 }};
+  return Command{sub, [args, measure] { return run_sim(*args, *measure); }};
 }
 
 }  // namespace ragmig::apps

@@ -3,10 +3,10 @@
 // id, that job's attempts and history. --watch redraws the overview in place until Ctrl-C.
 #include <unistd.h>
 
-#include <chrono>
-#include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <chrono>
+#include <cmath>
 #include <thread>
 
 #include "apps/command.h"
@@ -40,7 +40,7 @@ nlohmann::json job_json(const sched::JobRecord& j) {
                         {"reason", j.reason},
                         {"argv", j.spec.argv}};
   if (j.spec.estimate_s > 0) out["estimate_s"] = j.spec.estimate_s;  // what sjf, ljf and srtf rank it by
-  if (j.spec.work.flops > 0) out["work_flops"] = j.spec.work.flops;   // what the scheduler prices estimate_s from
+  if (j.spec.work.flops > 0) out["work_flops"] = j.spec.work.flops;  // what the scheduler prices estimate_s from
   if (j.work_s > 0) out["work_s"] = j.work_s;  // what its ended attempts ran: seconds x slot speed
   if (j.cancel_requested) out["cancel_requested"] = true;
   if (sched::is_terminal(j.state)) out["finished_at"] = j.finished_at;
@@ -94,7 +94,8 @@ std::string overview_text(sched::Store& store, const std::string& state_dir, dou
   const Overview s = scheduler_state(store, state_dir);
   if (s.running && s.info)
     out += fmt::format("scheduler: running (pid {}, policy {}, heartbeat {} ago{})\n", s.info->pid, s.info->policy,
-                       age(now - s.info->heartbeat), s.info->metrics_url.empty() ? "" : ", metrics " + s.info->metrics_url);
+                       age(now - s.info->heartbeat),
+                       s.info->metrics_url.empty() ? "" : ", metrics " + s.info->metrics_url);
   else
     out += "scheduler: not running (start one with `ragmig run`)\n";
 
@@ -122,14 +123,16 @@ std::string overview_text(sched::Store& store, const std::string& state_dir, dou
   // by), for the jobs still waiting or running; ETA: what a running job's steps say is left; REASON: why a job is
   // where it is, or for a running one without a reason what its worker last said it was doing (an evaluation's
   // "embedding 5183 passages").
-  out += fmt::format("{:>4}  {:<24} {:<9} {:<10} {:>3} {:>4} {:>7} {:>9} {:>8} {:>6} {:>6}  {}\n", "ID", "NAME", "STATE",
-                     "SLOT", "PRI", "ATT", "STEP", "SAMPLES/S", "LOSS", "EST", "ETA", "REASON");
+  out += fmt::format("{:>4}  {:<24} {:<9} {:<10} {:>3} {:>4} {:>7} {:>9} {:>8} {:>6} {:>6}  {}\n", "ID", "NAME",
+                     "STATE", "SLOT", "PRI", "ATT", "STEP", "SAMPLES/S", "LOSS", "EST", "ETA", "REASON");
   for (const auto& j : jobs) {
     std::string loss = "-", eta = "-", reason = j.reason;
     if (j.state == sched::JobState::Running) {
       const monitor::JobWatch w = watch_of(store, j.id);
-      if (w.loss) loss = std::isfinite(*w.loss) ? fmt::format("{:.4f}", *w.loss) : "nan";
-      else if (w.loss_not_finite) loss = w.loss_text;
+      if (w.loss)
+        loss = std::isfinite(*w.loss) ? fmt::format("{:.4f}", *w.loss) : "nan";
+      else if (w.loss_not_finite)
+        loss = w.loss_text;
       if (const auto left = monitor::eta_seconds(w)) eta = age(*left);
       if (reason.empty()) reason = w.message;  // what a job without steps says it is doing (an evaluation)
     }
@@ -156,7 +159,8 @@ std::string overview_text(sched::Store& store, const std::string& state_dir, dou
   const auto alerts = firing_alerts(store);
   if (!alerts.empty()) {
     out += fmt::format("\nALERTS ({} firing{})\n", alerts.size(), s.running ? "" : " when the scheduler stopped");
-    for (const auto& a : alerts) out += fmt::format("  {:>6} ago  {:<15} {}\n", age(now - a.at), a.alert.rule, a.alert.message);
+    for (const auto& a : alerts)
+      out += fmt::format("  {:>6} ago  {:<15} {}\n", age(now - a.at), a.alert.rule, a.alert.message);
   }
   return out;
 }
@@ -172,7 +176,9 @@ nlohmann::json overview_json(sched::Store& store, const std::string& state_dir, 
   }
   // The FLOP/s the estimates of stated work are priced at; null: none measured yet (they are placeholders).
   if (s.info) scheduler["work_rate"] = s.info->work_rate ? nlohmann::json(*s.info->work_rate) : nlohmann::json(nullptr);
-  nlohmann::json out = {{"scheduler", scheduler}, {"jobs", nlohmann::json::array()}, {"slots", nlohmann::json::array()},
+  nlohmann::json out = {{"scheduler", scheduler},
+                        {"jobs", nlohmann::json::array()},
+                        {"slots", nlohmann::json::array()},
                         {"alerts", nlohmann::json::array()}};
   for (const auto& j : store.jobs(/*active_only=*/false)) {
     nlohmann::json row = job_json(j);
@@ -184,9 +190,12 @@ nlohmann::json overview_json(sched::Store& store, const std::string& state_dir, 
     out["jobs"].push_back(std::move(row));
   }
   for (const auto& sl : store.slots())
-    out["slots"].push_back({{"id", sl.id}, {"kind", sl.kind}, {"profile", sl.profile},
-                            {"job", sl.job ? nlohmann::json(sl.job) : nlohmann::json(nullptr)},
-                            {"utilization", sl.utilization < 0 ? nlohmann::json(nullptr) : nlohmann::json(sl.utilization)}});
+    out["slots"].push_back(
+        {{"id", sl.id},
+         {"kind", sl.kind},
+         {"profile", sl.profile},
+         {"job", sl.job ? nlohmann::json(sl.job) : nlohmann::json(nullptr)},
+         {"utilization", sl.utilization < 0 ? nlohmann::json(nullptr) : nlohmann::json(sl.utilization)}});
   for (const auto& a : firing_alerts(store)) out["alerts"].push_back(monitor::to_json(a));
   return out;
 }
@@ -221,17 +230,79 @@ int watch(sched::Store& store, const std::string& state_dir, double interval_s, 
   return kOk;
 }
 
+struct StatusArgs {
+  int64_t id = 0;
+  bool json = false, watch = false;
+  double interval = 2;
+  int64_t count = 0;
+  std::string state = sched::default_state_dir();
+};
+
+// One job: its row, attempts (with Slurm's job ids) and history, as JSON or as text.
+void show_job(sched::Store& store, const std::string& state_dir, sched::JobId id, bool json, double now) {
+  const auto job = store.job(id);
+  if (!job) throw DataError(fmt::format("no job {} in {}", id, state_dir));
+  nlohmann::json out = job_json(*job);
+  out["run_dir"] = store.run_dir(job->id);
+  for (const auto& a : store.attempts(job->id)) {
+    nlohmann::json row = {{"number", a.number},     {"slots", a.slots},    {"started_at", a.started_at},
+                          {"ended_at", a.ended_at}, {"pid", a.pid},        {"exit_code", a.exit_code},
+                          {"signal", a.signal},     {"outcome", a.outcome}};
+    const std::string slurm = exec::recorded_slurm_id(out["run_dir"], a.id);
+    if (!slurm.empty()) row["slurm_job"] = slurm;  // --backend slurm: "123", an array task "123_4"
+    out["attempt_list"].push_back(row);
+  }
+  for (const auto& t : store.transitions(job->id))
+    out["history"].push_back({{"from", t.from}, {"to", t.to}, {"reason", t.reason}, {"at", t.at}});
+  if (json) {
+    fmt::print("{}\n", out.dump(2));
+    return;
+  }
+  fmt::print("job {} ({}): {}{}\n  command: {}\n  needs {} priority {}  run folder {}\n", job->id, job->spec.name,
+             sched::to_string(job->state), job->reason.empty() ? "" : " — " + job->reason,
+             join_shell_words(job->spec.argv), sched::to_string(job->spec.need), job->spec.priority,
+             store.run_dir(job->id));
+  // What sjf, ljf and srtf rank it by, and the work a scheduler priced it from.
+  const auto& work = job->spec.work;
+  if (job->spec.estimate_s > 0 || work.flops > 0)
+    fmt::print(
+        "  estimate {}{}{}\n",
+        job->spec.estimate_s > 0 ? report::format_duration(job->spec.estimate_s) : "not priced yet",
+        work.flops > 0 ? " (" + report::format_flops(work.flops) + " of work)" : "",
+        placeholder_estimate(*job, store.scheduler_info()) ? ", a placeholder until a job measures its rate" : "");
+  if (job->state == sched::JobState::Running)  // what its worker last said it was doing
+    if (const auto w = watch_of(store, job->id); !w.message.empty()) fmt::print("  now: {}\n", w.message);
+  for (const auto& a : store.attempts(job->id))
+    fmt::print("  attempt {} on {}: {} ({})\n", a.number, fmt::join(a.slots, ","),
+               a.outcome.empty() ? "running" : a.outcome,
+               a.ended_at > 0 ? age(a.ended_at - a.started_at) : age(now - a.started_at));
+  for (const auto& t : store.transitions(job->id))
+    fmt::print("  {:>6} ago  {} -> {}  {}\n", age(now - t.at), t.from.empty() ? "-" : t.from, t.to, t.reason);
+}
+
+int show_status(StatusArgs& args) {
+  sched::Store store(args.state, sched::Store::Mode::MustExist);
+  const double now = sched::WallClock().now();
+  if (args.watch) {
+    if (args.id || args.json) throw ConfigError("--watch shows the overview: give no job id and no --json");
+    return watch(store, args.state, args.interval, args.count);
+  }
+  if (args.id) {
+    show_job(store, args.state, args.id, args.json, now);
+    return kOk;
+  }
+  if (args.json) {
+    fmt::print("{}\n", overview_json(store, args.state, now).dump(2));
+    return kOk;
+  }
+  fmt::print("{}", overview_text(store, args.state, now, /*compact=*/false));
+  return kOk;
+}
+
 }  // namespace
 
 Command add_status_command(CLI::App& root) {
-  struct Args {
-    int64_t id = 0;
-    bool json = false, watch = false;
-    double interval = 2;
-    int64_t count = 0;
-    std::string state = sched::default_state_dir();
-  };
-  auto args = std::make_shared<Args>();
+  auto args = std::make_shared<StatusArgs>();
   CLI::App* sub = root.add_subcommand("status", "Show jobs, slots, alerts and the scheduler (or one job in detail)");
   sub->add_option("id", args->id, "one job's attempts, history and last events");
   sub->add_flag("--json", args->json, "print JSON");
@@ -242,65 +313,7 @@ Command add_status_command(CLI::App& root) {
   sub->add_option("--count", args->count, "stop after this many redraws (--watch; 0: until Ctrl-C)")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--state", args->state, "state folder (default ./.ragmig or $RAGMIG_STATE)");
-  return Command{sub, [args]() -> int {
-                   sched::Store store(args->state, sched::Store::Mode::MustExist);
-                   const double now = sched::WallClock().now();
-                   if (args->watch) {
-                     if (args->id || args->json) throw ConfigError("--watch shows the overview: give no job id and no --json");
-                     return watch(store, args->state, args->interval, args->count);
-                   }
-                   if (args->id) {
-                     const auto job = store.job(args->id);
-                     if (!job) throw DataError(fmt::format("no job {} in {}", args->id, args->state));
-                     nlohmann::json out = job_json(*job);
-                     out["run_dir"] = store.run_dir(job->id);
-                     for (const auto& a : store.attempts(job->id)) {
-                       nlohmann::json row = {{"number", a.number}, {"slots", a.slots}, {"started_at", a.started_at},
-                                             {"ended_at", a.ended_at}, {"pid", a.pid}, {"exit_code", a.exit_code},
-                                             {"signal", a.signal}, {"outcome", a.outcome}};
-                       const std::string slurm = exec::recorded_slurm_id(out["run_dir"], a.id);
-                       if (!slurm.empty()) row["slurm_job"] = slurm;  // --backend slurm: "123", an array task "123_4"
-                       out["attempt_list"].push_back(row);
-                     }
-                     for (const auto& t : store.transitions(job->id))
-                       out["history"].push_back({{"from", t.from}, {"to", t.to}, {"reason", t.reason}, {"at", t.at}});
-                     if (args->json) {
-                       fmt::print("{}\n", out.dump(2));
-                       return kOk;
-                     }
-                     fmt::print("job {} ({}): {}{}\n  command: {}\n  needs {} priority {}  run folder {}\n", job->id,
-                                job->spec.name, sched::to_string(job->state),
-                                job->reason.empty() ? "" : " — " + job->reason, join_shell_words(job->spec.argv),
-                                sched::to_string(job->spec.need), job->spec.priority, store.run_dir(job->id));
-                     // What sjf, ljf and srtf rank it by, and the work a scheduler priced it from.
-                     const auto& work = job->spec.work;
-                     if (job->spec.estimate_s > 0 || work.flops > 0)
-                       fmt::print("  estimate {}{}{}\n",
-                                  job->spec.estimate_s > 0 ? report::format_duration(job->spec.estimate_s)
-                                                           : "not priced yet",
-                                  work.flops > 0 ? " (" + report::format_flops(work.flops) + " of work)" : "",
-                                  placeholder_estimate(*job, store.scheduler_info())
-                                      ? ", a placeholder until a job measures its rate"
-                                      : "");
-                     if (job->state == sched::JobState::Running)  // what its worker last said it was doing
-                       if (const auto w = watch_of(store, job->id); !w.message.empty())
-                         fmt::print("  now: {}\n", w.message);
-                     for (const auto& a : store.attempts(job->id))
-                       fmt::print("  attempt {} on {}: {} ({})\n", a.number, fmt::join(a.slots, ","),
-                                  a.outcome.empty() ? "running" : a.outcome,
-                                  a.ended_at > 0 ? age(a.ended_at - a.started_at) : age(now - a.started_at));
-                     for (const auto& t : store.transitions(job->id))
-                       fmt::print("  {:>6} ago  {} -> {}  {}\n", age(now - t.at), t.from.empty() ? "-" : t.from, t.to,
-                                  t.reason);
-                     return kOk;
-                   }
-                   if (args->json) {
-                     fmt::print("{}\n", overview_json(store, args->state, now).dump(2));
-                     return kOk;
-                   }
-                   fmt::print("{}", overview_text(store, args->state, now, /*compact=*/false));
-                   return kOk;
-                 }};
+  return Command{sub, [args] { return show_status(*args); }};
 }
 
 }  // namespace ragmig::apps

@@ -31,6 +31,54 @@ struct TrainArgs {
   int replicas = 1;
 };
 
+int run_train(TrainArgs& args) {
+  if (args.run_dir.empty()) {
+    const char* env = std::getenv("RAGMIG_RUN_DIR");
+    if (!env || !*env) throw ConfigError("train: give --run-dir (or set RAGMIG_RUN_DIR)");
+    args.run_dir = env;
+  }
+  // A file there would end the run after its data and model were read.
+  if (std::filesystem::exists(args.run_dir))
+    if (const std::string problem = path_problem(args.run_dir, true); !problem.empty())
+      throw ConfigError("--run-dir: " + problem);
+  nlohmann::json resolved;
+  const train::TrainConfig cfg = train::read_train_config(args.config, args.sets, &resolved);
+  if (args.print_config) {
+    std::printf("%s\n", resolved.dump(2).c_str());
+    return kOk;
+  }
+  const auto rendezvous = train::rendezvous_from_env(train::process_env());
+  if (args.replicas > 1) {
+    if (rendezvous && rendezvous->world_size > 1)
+      throw ConfigError("train: --replicas starts its own ranks; do not combine it with RANK/WORLD_SIZE");
+    std::filesystem::create_directories(args.run_dir);
+    train::LaunchOptions lo;
+    lo.argv = {"/proc/self/exe", "train", args.config, "--run-dir", args.run_dir};
+    for (const auto& s : args.sets) lo.argv.insert(lo.argv.end(), {"--set", s});
+    if (args.quiet) lo.argv.push_back("--quiet");
+    lo.replicas = args.replicas;
+    lo.log_dir = args.run_dir;
+    return train::launch_replicas(lo);
+  }
+  // Replicas on one machine share its cores unless told otherwise.
+  int local_replicas = 1;
+  if (rendezvous && rendezvous->world_size > 1) {
+    const char* lws = std::getenv("LOCAL_WORLD_SIZE");
+    local_replicas =
+        static_cast<int>(whole_number(lws ? lws : "", 1, rendezvous->world_size).value_or(rendezvous->world_size));
+  }
+  at::set_num_threads(cfg.train.threads > 0 ? static_cast<int>(cfg.train.threads)
+                                            : default_compute_threads(local_replicas));
+  install_stop_handlers();
+  train::RunOptions opts;
+  opts.run_dir = args.run_dir;
+  opts.quiet = args.quiet;
+  opts.terminal_progress = ::isatty(STDERR_FILENO) != 0;
+  opts.rendezvous = rendezvous;
+  const auto outcome = train::run_training(cfg, resolved, opts);
+  return outcome == train::Outcome::Preempted ? kPreempted : kOk;
+}
+
 }  // namespace
 
 Command add_train_command(CLI::App& root) {
@@ -49,59 +97,14 @@ Command add_train_command(CLI::App& root) {
 
   // The key list documents every config key with its type and default.
   train::TrainConfig defaults;
-  sub->footer("Config keys (TOML sections; override any with --set):\n" + train::make_config_table(defaults).help_text() +
+  sub->footer("Config keys (TOML sections; override any with --set):\n" +
+              train::make_config_table(defaults).help_text() +
               "\nExit codes: 0 done, 2 bad input, 1 failure, 75 stopped by SIGTERM after a checkpoint (resumable).\n"
               "Environment: CUDA_VISIBLE_DEVICES selects the GPU or MIG instance. RANK, WORLD_SIZE, MASTER_ADDR,\n"
               "MASTER_PORT (or SLURM_PROCID, SLURM_NTASKS and the Slurm node list) make this process one replica\n"
               "of a data-parallel job; rank 0 writes the run folder.");
 
-  return Command{sub, [args]() -> int {
-                   if (args->run_dir.empty()) {
-                     const char* env = std::getenv("RAGMIG_RUN_DIR");
-                     if (!env || !*env) throw ConfigError("train: give --run-dir (or set RAGMIG_RUN_DIR)");
-                     args->run_dir = env;
-                   }
-                   // A file there would end the run after its data and model were read.
-                   if (std::filesystem::exists(args->run_dir))
-                     if (const std::string problem = path_problem(args->run_dir, true); !problem.empty())
-                       throw ConfigError("--run-dir: " + problem);
-                   nlohmann::json resolved;
-                   const train::TrainConfig cfg = train::read_train_config(args->config, args->sets, &resolved);
-                   if (args->print_config) {
-                     std::printf("%s\n", resolved.dump(2).c_str());
-                     return kOk;
-                   }
-                   const auto rendezvous = train::rendezvous_from_env(train::process_env());
-                   if (args->replicas > 1) {
-                     if (rendezvous && rendezvous->world_size > 1)
-                       throw ConfigError("train: --replicas starts its own ranks; do not combine it with RANK/WORLD_SIZE");
-                     std::filesystem::create_directories(args->run_dir);
-                     train::LaunchOptions lo;
-                     lo.argv = {"/proc/self/exe", "train", args->config, "--run-dir", args->run_dir};
-                     for (const auto& s : args->sets) lo.argv.insert(lo.argv.end(), {"--set", s});
-                     if (args->quiet) lo.argv.push_back("--quiet");
-                     lo.replicas = args->replicas;
-                     lo.log_dir = args->run_dir;
-                     return train::launch_replicas(lo);
-                   }
-                   // Replicas on one machine share its cores unless told otherwise.
-                   int local_replicas = 1;
-                   if (rendezvous && rendezvous->world_size > 1) {
-                     const char* lws = std::getenv("LOCAL_WORLD_SIZE");
-                     local_replicas = static_cast<int>(
-                         whole_number(lws ? lws : "", 1, rendezvous->world_size).value_or(rendezvous->world_size));
-                   }
-                   at::set_num_threads(cfg.train.threads > 0 ? static_cast<int>(cfg.train.threads)
-                                                             : default_compute_threads(local_replicas));
-                   install_stop_handlers();
-                   train::RunOptions opts;
-                   opts.run_dir = args->run_dir;
-                   opts.quiet = args->quiet;
-                   opts.terminal_progress = ::isatty(STDERR_FILENO) != 0;
-                   opts.rendezvous = rendezvous;
-                   const auto outcome = train::run_training(cfg, resolved, opts);
-                   return outcome == train::Outcome::Preempted ? kPreempted : kOk;
-                 }};
+  return Command{sub, [args] { return run_train(*args); }};
 }
 
 }  // namespace ragmig::apps
