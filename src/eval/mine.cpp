@@ -2,7 +2,6 @@
 #include "eval/mine.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <limits>
 
@@ -11,25 +10,31 @@
 
 namespace ragmig::eval {
 
-std::vector<std::string> word_set(const std::string& text) {
-  std::vector<std::string> words;
-  std::string word;
+WordSet word_set(const std::string& text) {
+  constexpr uint64_t kOffset = 14695981039346656037ull, kPrime = 1099511628211ull;  // FNV-1a, 64 bits
+  WordSet words;
+  uint64_t hash = kOffset;
+  bool in_word = false;
   for (const char c : text) {
     const auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) || u >= 0x80) {  // bytes of UTF-8 letters stay inside words
-      word.push_back(static_cast<char>(std::tolower(u)));
-    } else if (!word.empty()) {
-      words.push_back(std::move(word));
-      word.clear();
+    const auto lower = static_cast<unsigned char>(u | 0x20);  // 'A'-'Z' to 'a'-'z' (std::tolower, without a locale)
+    const bool letter = lower >= 'a' && lower <= 'z';
+    if (letter || (u >= '0' && u <= '9') || u >= 0x80) {
+      hash = (hash ^ (letter ? lower : u)) * kPrime;
+      in_word = true;
+    } else if (in_word) {
+      words.push_back(hash);
+      hash = kOffset;
+      in_word = false;
     }
   }
-  if (!word.empty()) words.push_back(std::move(word));
+  if (in_word) words.push_back(hash);
   std::sort(words.begin(), words.end());
   words.erase(std::unique(words.begin(), words.end()), words.end());
   return words;
 }
 
-double jaccard(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+double jaccard(const WordSet& a, const WordSet& b) {
   if (a.empty() && b.empty()) return 1.0;
   size_t common = 0;
   for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
@@ -75,7 +80,7 @@ std::vector<MinedExample> mine_negatives(const TrecRun& run, const Judgments& ju
       ++counts.queries_without_run;
       continue;
     }
-    std::vector<std::vector<std::string>> positive_words;
+    std::vector<WordSet> positive_words;
     for (const auto& id : positives) positive_words.push_back(word_set(text_of(id)));
     const auto& list = ranked->second;
     // Positive-aware: the highest score a negative may have, from the lowest-scored positive the ranking lists.

@@ -56,12 +56,15 @@ struct MineReport {
   int64_t positives_below_depth = 0;
 };
 
-/// Lowercased alphanumeric words of `text` (any other byte separates), sorted and unique: what the
-/// near-duplicate test compares.
-std::vector<std::string> word_set(const std::string& text);
+/// The lowercased alphanumeric words of a text (any other byte separates; bytes of UTF-8 letters stay inside words),
+/// each as its 64-bit FNV-1a hash, sorted and unique: what the near-duplicate test compares. Hashes rather than
+/// strings: no allocation per word, and integer compares (mining a corpus computes one per candidate); two distinct
+/// words of a pair of documents collide with a chance of about 1e-16.
+using WordSet = std::vector<uint64_t>;
+WordSet word_set(const std::string& text);
 
-/// |a ∩ b| / |a ∪ b| of two word_set()s; 1 for two empty sets.
-double jaccard(const std::vector<std::string>& a, const std::vector<std::string>& b);
+/// |a ∩ b| / |a ∪ b| of two word sets; 1 for two empty sets.
+double jaccard(const WordSet& a, const WordSet& b);
 
 /// ConfigError (naming the command-line option) for options mine_negatives refuses; checked before any ranking.
 void check_mine_options(const MineOptions& options);
