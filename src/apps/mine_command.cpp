@@ -32,12 +32,16 @@ struct MineArgs {
   bool no_cache = false, quiet = false, json = false;
 };
 
-/// The trainer's pairs rows (query, positive, negatives as texts) with the ids they came from.
-std::string pairs_jsonl(const std::vector<eval::MinedExample>& examples, const text::BeirFolder& beir) {
+/// The trainer's pairs rows (query, positive, negatives as texts) with the ids they came from, streamed into `out`
+/// (a mined train split's rows hold every negative's text: hundreds of MB are common), which appears whole or not at
+/// all.
+void write_pairs(const std::filesystem::path& out, const std::vector<eval::MinedExample>& examples,
+                 const text::BeirFolder& beir) {
   const auto doc_text = [&](const std::string& id) {
     return text::document_text(beir.corpus.docs[static_cast<size_t>(beir.corpus.index_of.at(id))]);
   };
-  std::string out;
+  AtomicFileWriter file(out);
+  std::string buffer;
   for (const auto& e : examples) {
     nlohmann::json negatives = nlohmann::json::array();
     for (const auto& id : e.negative_ids) negatives.push_back(doc_text(id));
@@ -47,9 +51,15 @@ std::string pairs_jsonl(const std::vector<eval::MinedExample>& examples, const t
                                 {"query_id", e.query_id},
                                 {"positive_id", e.positive_id},
                                 {"negative_ids", e.negative_ids}};
-    out += row.dump() + "\n";
+    buffer += row.dump();
+    buffer += '\n';
+    if (buffer.size() >= (1u << 20)) {
+      file.write(buffer);
+      buffer.clear();
+    }
   }
-  return out;
+  file.write(buffer);
+  file.commit();
 }
 
 // The counts, as one JSON object with --json, else as sentences.
@@ -144,7 +154,7 @@ int run_mine(const MineArgs& args, const CLI::App& sub) {
   if (examples.empty())
     throw DataError(text::qrels_path(opts.data_dir, opts.split) +
                     ": no judged-relevant pair the ranking covers: nothing written");
-  write_file_atomic(out, pairs_jsonl(examples, beir));
+  write_pairs(out, examples, beir);
   print_summary(args, eval::to_string(opts.retriever), report, blank_queries, recall);
   return kOk;
 }
