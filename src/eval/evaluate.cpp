@@ -398,7 +398,7 @@ HitLists dense_hits(const EvalOptions& o, const QuerySet& queries, HitLists spar
 }
 
 // Each scored query's hits, handed out once and let go: a run of string ids beside every query's hits would hold
-// k results per query twice. Streamed (BM25 alone, no run kept), the queries are searched a chunk at a time as
+// k results per query twice. Streamed (BM25 alone, no run kept whole), the queries are searched a chunk at a time as
 // they are asked for, so memory holds one chunk's hits instead of k for every query.
 class QueryHits {
  public:
@@ -442,26 +442,33 @@ class QueryHits {
   double* search_seconds_ = nullptr;
 };
 
-// Scores the scored queries' hits; writes the run file and keeps the run when asked, else holds no run at all:
-// each query's list is scored and dropped.
+// Scores the scored queries' hits, and writes them to the run file as they are scored. Only a caller that keeps
+// the run (mine) has it held whole; otherwise each query's list is scored (and written) and dropped.
 void score_queries(const EvalOptions& o, const std::vector<std::string>& query_ids, QueryHits& hits,
                    const text::BeirFolder& beir, const Judgments& judgments, EvalResult& result) {
-  if (o.run_out.empty() && !o.keep_run) {
+  std::optional<TrecRunWriter> writer;
+  if (!o.run_out.empty()) writer.emplace(o.run_out, o.run_tag);
+  if (!o.keep_run) {
     std::unordered_map<std::string, size_t> position;
     for (size_t q = 0; q < query_ids.size(); ++q) position.emplace(query_ids[q], q);
+    // Judged queries in id order, as a run file lists them.
     result.report = evaluate_run(
         [&](const std::string& qid) {
           const auto it = position.find(qid);
-          return it == position.end() ? std::vector<ScoredDoc>{} : hits.take(it->second, beir);
+          std::vector<ScoredDoc> list = it == position.end() ? std::vector<ScoredDoc>{} : hits.take(it->second, beir);
+          if (writer) writer->add(qid, list);
+          return list;
         },
         judgments, o.metrics, o.metric_options);
-    return;
+  } else {
+    TrecRun run;
+    for (size_t q = 0; q < query_ids.size(); ++q) run[query_ids[q]] = hits.take(q, beir);
+    if (writer)
+      for (const auto& [qid, list] : run) writer->add(qid, list);
+    result.report = evaluate_run(run, judgments, o.metrics, o.metric_options);
+    result.run = std::move(run);
   }
-  TrecRun run;
-  for (size_t q = 0; q < query_ids.size(); ++q) run[query_ids[q]] = hits.take(q, beir);
-  if (!o.run_out.empty()) write_trec_run(o.run_out, run, o.run_tag);
-  result.report = evaluate_run(run, judgments, o.metrics, o.metric_options);
-  if (o.keep_run) result.run = std::move(run);
+  if (writer) writer->commit();
 }
 
 }  // namespace
@@ -497,7 +504,8 @@ EvalResult evaluate(const EvalOptions& o, const Log& log_fn) {
       seconds_since(t0) - (builder ? builder->busy_seconds() : 0.0) - (bm25_start ? bm25_start->seconds : 0.0);
 
   const Depths d = depths(o);
-  const bool streamed = o.retriever == RetrieverKind::kBm25 && o.run_out.empty() && !o.keep_run;
+  // BM25 alone, and no caller keeping the run whole (a run file is written as it is scored): searched as scored.
+  const bool streamed = o.retriever == RetrieverKind::kBm25 && !o.keep_run;
   Bm25Side sparse;
   if (uses_bm25) {
     sparse = run_bm25(std::move(*bm25_start), beir, corpus_file, queries.texts, queries.scored,

@@ -12,7 +12,9 @@
 namespace ragmig::eval {
 namespace {
 
-bool has_space(const std::string& s) { return s.find_first_of(" \t\r\n") != std::string::npos || s.empty(); }
+bool has_space(const std::string& s) {
+  return s.find_first_of(" \t\r\n") != std::string::npos || s.empty();
+}
 
 std::vector<std::string_view> fields_of(std::string_view line) {
   std::vector<std::string_view> out;
@@ -29,20 +31,36 @@ std::vector<std::string_view> fields_of(std::string_view line) {
 
 }  // namespace
 
-void write_trec_run(const std::string& path, const TrecRun& run, const std::string& tag) {
-  if (has_space(tag)) throw ConfigError("run tag '" + tag + "' must be one word");
-  std::string out;
+TrecRunWriter::TrecRunWriter(const std::string& path, std::string tag) : file_(path), tag_(std::move(tag)) {
+  if (has_space(tag_)) throw ConfigError("run tag '" + tag_ + "' must be one word");
+}
+
+void TrecRunWriter::add(const std::string& qid, const std::vector<ScoredDoc>& docs) {
+  if (has_space(qid)) throw ConfigError("query id '" + qid + "' cannot go into a TREC run (whitespace)");
   char score[64];
-  for (const auto& [qid, docs] : run) {
-    if (has_space(qid)) throw ConfigError("query id '" + qid + "' cannot go into a TREC run (whitespace)");
-    for (size_t r = 0; r < docs.size(); ++r) {
-      if (has_space(docs[r].doc_id)) throw ConfigError("document id '" + docs[r].doc_id + "' cannot go into a TREC run (whitespace)");
-      auto [end, ec] = std::to_chars(score, score + sizeof score, docs[r].score);
-      out.append(qid).append(" Q0 ").append(docs[r].doc_id).append(" ").append(std::to_string(r + 1)).append(" ");
-      out.append(score, end).append(" ").append(tag).append("\n");
-    }
+  for (size_t r = 0; r < docs.size(); ++r) {
+    if (has_space(docs[r].doc_id))
+      throw ConfigError("document id '" + docs[r].doc_id + "' cannot go into a TREC run (whitespace)");
+    const auto [end, ec] = std::to_chars(score, score + sizeof score, docs[r].score);
+    buffer_.append(qid).append(" Q0 ").append(docs[r].doc_id).append(" ").append(std::to_string(r + 1)).append(" ");
+    buffer_.append(score, end).append(" ").append(tag_).append("\n");
   }
-  write_file_atomic(path, out);
+  if (buffer_.size() >= (1u << 20)) {
+    file_.write(buffer_);
+    buffer_.clear();
+  }
+}
+
+void TrecRunWriter::commit() {
+  file_.write(buffer_);
+  buffer_.clear();
+  file_.commit();
+}
+
+void write_trec_run(const std::string& path, const TrecRun& run, const std::string& tag) {
+  TrecRunWriter writer(path, tag);
+  for (const auto& [qid, docs] : run) writer.add(qid, docs);
+  writer.commit();
 }
 
 TrecRun read_trec_run(const std::string& path) {
@@ -55,7 +73,8 @@ TrecRun read_trec_run(const std::string& path) {
     const auto f = fields_of(line);
     if (f.empty()) continue;
     if (f.size() != 6)
-      throw DataError(reader.path(), n, "expected 'qid Q0 docid rank score tag', got " + std::to_string(f.size()) + " fields");
+      throw DataError(reader.path(), n,
+                      "expected 'qid Q0 docid rank score tag', got " + std::to_string(f.size()) + " fields");
     if (!whole_number(f[3])) throw DataError(reader.path(), n, "rank is not an integer: '" + std::string(f[3]) + "'");
     const auto score = finite_number(f[4]);
     if (!score) throw DataError(reader.path(), n, "score is not a number: '" + std::string(f[4]) + "'");

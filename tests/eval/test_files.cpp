@@ -25,7 +25,8 @@ TEST(RunFile, RoundTripsScoresExactly) {
   std::uniform_real_distribution<float> u(-5, 5);
   for (int q = 0; q < 5; ++q)
     for (int d = 0; d < 20; ++d)  // (append, not "q" + ...: GCC 12 warns falsely on the latter)
-      run[std::string("q").append(std::to_string(q))].push_back({std::string("doc-").append(std::to_string(d)), u(rng)});
+      run[std::string("q").append(std::to_string(q))].push_back(
+          {std::string("doc-").append(std::to_string(d)), u(rng)});
   run["q0"].push_back({"tiny", 1e-30});
   const std::string path = (dir / "run.txt").string();
   write_trec_run(path, run, "tag1");
@@ -58,7 +59,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, BadRunTest,
                                            BadRun{"bad_score", "q Q0 d 1 high t\n", "1: score"},
                                            BadRun{"bad_rank", "\nq Q0 d one 1.0 t\n", "2: rank"},
                                            BadRun{"nan_score", "q Q0 d 1 nan t\n", "1: score"},
-                                           BadRun{"duplicate_doc", "q Q0 d 1 2 t\nq Q0 e 2 1 t\nq Q0 d 3 0 t\n", "3: document 'd'"}),
+                                           BadRun{"duplicate_doc", "q Q0 d 1 2 t\nq Q0 e 2 1 t\nq Q0 d 3 0 t\n",
+                                                  "3: document 'd'"}),
                          [](const auto& info) { return info.param.name; });
 
 TEST(RunFile, IdsWithSpacesCannotBeWritten) {
@@ -69,6 +71,37 @@ TEST(RunFile, IdsWithSpacesCannotBeWritten) {
   run.clear();
   run["q"] = {{"d", 1}};
   EXPECT_THROW(write_trec_run((dir / "r").string(), run, "two words"), ConfigError);
+}
+
+// A run written a query at a time: past its 1 MB buffer (so in several writes), in place only at commit(), and a
+// writer stopped by a bad id leaves neither the run nor its temporary behind, nor touches an older run there.
+TEST(RunFile, AWriterPutsTheRunInPlaceOnlyWhole) {
+  ScratchDir dir;
+  const std::string path = (dir / "run.txt").string();
+  TrecRun run;
+  for (int q = 0; q < 300; ++q)
+    for (int d = 0; d < 200; ++d)
+      run[std::string("query-").append(std::to_string(q))].push_back(
+          {std::string("document-").append(std::to_string(d)), 1.0 / (d + 1)});
+  {
+    TrecRunWriter writer(path, "t");
+    for (const auto& [qid, docs] : run) writer.add(qid, docs);
+    EXPECT_FALSE(std::filesystem::exists(path)) << "in place before commit";
+    writer.commit();
+  }
+  EXPECT_GT(std::filesystem::file_size(path), 2u << 20);
+  EXPECT_EQ(read_trec_run(path), run);
+  try {
+    TrecRunWriter writer(path, "t");
+    for (const auto& [qid, docs] : run) writer.add(qid, docs);  // more than a buffer's worth written
+    writer.add("q", {{"a document", 1}});
+    FAIL() << "an id with a space was written";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("'a document'"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read_trec_run(path), run) << "the older run was touched";
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), std::filesystem::directory_iterator()), 1)
+      << "a temporary was left behind";
 }
 
 TEST(Qrels, BeirTsvAndTrecGiveTheSameJudgments) {
@@ -108,7 +141,8 @@ TEST(Qrels, UnknownIdsAreCountedAndWarnedAbout) {
   EXPECT_EQ(check.unknown_query_rows, 2);
   EXPECT_EQ(check.unknown_doc_rows, 1);
   ASSERT_EQ(check.warnings.size(), 2u);
-  EXPECT_NE(check.warnings[0].find("qrels.tsv:4, " + (dir / "qrels.tsv").string() + ":5"), std::string::npos) << check.warnings[0];
+  EXPECT_NE(check.warnings[0].find("qrels.tsv:4, " + (dir / "qrels.tsv").string() + ":5"), std::string::npos)
+      << check.warnings[0];
   EXPECT_NE(check.warnings[1].find("qrels.tsv:3"), std::string::npos) << check.warnings[1];
   ASSERT_EQ(j.by_query.size(), 1u);
   EXPECT_EQ(j.by_query.at("q1").size(), 2u) << "the unknown document stays relevant, as trec_eval would count it";
@@ -172,7 +206,8 @@ TEST(EvalCache, AnUnwritableEntryIsAWarningNotAnError) {
 
   const EvalCache cache((dir / "cache").string());
   const std::string path = cache.path("index", "k", ".faiss");
-  EXPECT_EQ(cache.store(path, [&] { throw IoError(path + ".tmp.1: write failed: No space left on device"); }, warnings),
+  EXPECT_EQ(cache.store(
+                path, [&] { throw IoError(path + ".tmp.1: write failed: No space left on device"); }, warnings),
             "unstored");
   ASSERT_EQ(warnings.size(), 2u);
   EXPECT_NE(warnings[1].find("No space left on device"), std::string::npos) << warnings[1];
