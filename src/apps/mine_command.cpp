@@ -41,7 +41,6 @@ void write_pairs(const std::filesystem::path& out, const std::vector<eval::Mined
     return text::document_text(beir.corpus.docs[static_cast<size_t>(beir.corpus.index_of.at(id))]);
   };
   AtomicFileWriter file(out);
-  std::string buffer;
   for (const auto& e : examples) {
     nlohmann::json negatives = nlohmann::json::array();
     for (const auto& id : e.negative_ids) negatives.push_back(doc_text(id));
@@ -51,14 +50,8 @@ void write_pairs(const std::filesystem::path& out, const std::vector<eval::Mined
                                 {"query_id", e.query_id},
                                 {"positive_id", e.positive_id},
                                 {"negative_ids", e.negative_ids}};
-    buffer += row.dump();
-    buffer += '\n';
-    if (buffer.size() >= (1u << 20)) {
-      file.write(buffer);
-      buffer.clear();
-    }
+    file.write(row.dump() + "\n");
   }
-  file.write(buffer);
   file.commit();
 }
 

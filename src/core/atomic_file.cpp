@@ -107,7 +107,22 @@ void AtomicFileWriter::abandon() noexcept {
 }
 
 void AtomicFileWriter::write(std::string_view bytes) {
+  constexpr size_t kGather = size_t{1} << 20;
   if (fd_ < 0) throw IoError(tmp_.string() + ": written after it was committed or failed");
+  if (pending_.size() + bytes.size() > kGather) flush();
+  if (bytes.size() >= kGather)
+    write_through(bytes);
+  else
+    pending_.append(bytes);
+  size_ += bytes.size();
+}
+
+void AtomicFileWriter::flush() {
+  write_through(pending_);
+  pending_.clear();
+}
+
+void AtomicFileWriter::write_through(std::string_view bytes) {
   size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
@@ -119,11 +134,11 @@ void AtomicFileWriter::write(std::string_view bytes) {
     }
     done += static_cast<size_t>(n);
   }
-  size_ += bytes.size();
 }
 
 void AtomicFileWriter::commit() {
   if (fd_ < 0) throw IoError(tmp_.string() + ": committed twice or after a failed write");
+  flush();
   const int fd = std::exchange(fd_, -1);
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     const std::string err = errno_text();

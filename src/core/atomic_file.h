@@ -17,8 +17,9 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view bytes
 void write_file_atomic(const std::filesystem::path& path, std::initializer_list<std::string_view> pieces);
 
 /// A file written piece by piece (what is too big to join in memory first: a checkpoint streamed out of its
-/// serialiser) that commit() puts in place as write_file_atomic() does; destroyed uncommitted (an exception
-/// mid-write), it removes its temporary and the target is untouched. Throws IoError.
+/// serialiser, a run file a query at a time) that commit() puts in place as write_file_atomic() does; destroyed
+/// uncommitted (an exception mid-write), it removes its temporary and the target is untouched. Small pieces are
+/// gathered into writes of up to 1 MiB; a larger piece is written as it is, not copied. Throws IoError.
 class AtomicFileWriter {
  public:
   explicit AtomicFileWriter(std::filesystem::path path);
@@ -33,10 +34,13 @@ class AtomicFileWriter {
 
  private:
   void abandon() noexcept;
+  void write_through(std::string_view bytes);  // to the file now
+  void flush();                                // the gathered pieces to the file
 
   std::filesystem::path path_, tmp_;
   int fd_ = -1;
   uint64_t size_ = 0;
+  std::string pending_;  // small pieces not written yet
 };
 
 /// Creates `dir` + ".tmp-<pid>", lets `fill` write into it, then renames it into place (swapping atomically with

@@ -37,25 +37,19 @@ TrecRunWriter::TrecRunWriter(const std::string& path, std::string tag) : file_(p
 
 void TrecRunWriter::add(const std::string& qid, const std::vector<ScoredDoc>& docs) {
   if (has_space(qid)) throw ConfigError("query id '" + qid + "' cannot go into a TREC run (whitespace)");
+  std::string lines;
   char score[64];
   for (size_t r = 0; r < docs.size(); ++r) {
     if (has_space(docs[r].doc_id))
       throw ConfigError("document id '" + docs[r].doc_id + "' cannot go into a TREC run (whitespace)");
     const auto [end, ec] = std::to_chars(score, score + sizeof score, docs[r].score);
-    buffer_.append(qid).append(" Q0 ").append(docs[r].doc_id).append(" ").append(std::to_string(r + 1)).append(" ");
-    buffer_.append(score, end).append(" ").append(tag_).append("\n");
+    lines.append(qid).append(" Q0 ").append(docs[r].doc_id).append(" ").append(std::to_string(r + 1)).append(" ");
+    lines.append(score, end).append(" ").append(tag_).append("\n");
   }
-  if (buffer_.size() >= (1u << 20)) {
-    file_.write(buffer_);
-    buffer_.clear();
-  }
+  file_.write(lines);
 }
 
-void TrecRunWriter::commit() {
-  file_.write(buffer_);
-  buffer_.clear();
-  file_.commit();
-}
+void TrecRunWriter::commit() { file_.commit(); }
 
 void write_trec_run(const std::string& path, const TrecRun& run, const std::string& tag) {
   TrecRunWriter writer(path, tag);

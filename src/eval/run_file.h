@@ -33,7 +33,7 @@ class TrecRunWriter {
 
  private:
   AtomicFileWriter file_;
-  std::string tag_, buffer_;
+  std::string tag_;
 };
 
 /// Writes every query's list in its order with ranks from 1, atomically (TrecRunWriter).

@@ -79,6 +79,24 @@ TEST(AtomicFile, AStreamedFileAppearsWholeAtCommitOrNotAtAll) {
   EXPECT_THROW(AtomicFileWriter(dir / "no/such/f.pt"), IoError);
 }
 
+// Small pieces are gathered and large ones written as they are: every mix of the two lands in order, and what was
+// gathered reaches the file at commit().
+TEST(AtomicFile, GatheredAndLargePiecesLandInOrder) {
+  testing::ScratchDir dir;
+  const auto path = dir / "run.txt";
+  const std::string large((1 << 20) + 7, 'L'), almost((1 << 20) - 3, 'a');
+  std::string expected;
+  AtomicFileWriter file(path);
+  for (const std::string& piece : {std::string("first\n"), large, std::string("x"), almost, std::string("yz"), large,
+                                   std::string("last\n")}) {
+    file.write(piece);
+    expected += piece;
+  }
+  EXPECT_EQ(file.size(), expected.size());
+  file.commit();
+  EXPECT_EQ(read_file(path), expected);
+}
+
 TEST(AtomicFile, TheNextWriteRemovesTemporariesOfDeadWriters) {
   testing::ScratchDir dir;
   const pid_t dead = ::fork();
