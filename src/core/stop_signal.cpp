@@ -4,7 +4,9 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <csignal>
+#include <cstdint>
 #include <mutex>
 #include <thread>
 
@@ -18,6 +20,19 @@ static_assert(std::atomic<int>::is_always_lock_free);
 void record(int sig) {
   g_stop.store(sig);
   g_received.fetch_add(1);
+}
+
+// What wait_for_stop() sleeps on: a count of the stops that woke it, moved under the mutex so none is missed.
+std::mutex g_wake_mutex;
+std::condition_variable g_wake;
+uint64_t g_wakes = 0;
+
+void wake_waiters() {
+  {
+    std::lock_guard<std::mutex> lock(g_wake_mutex);
+    ++g_wakes;
+  }
+  g_wake.notify_all();
 }
 
 // For threads that ran before the signals were blocked: lock-free stores only, so async-signal-safe.
@@ -47,14 +62,26 @@ void install_stop_handlers() {
     std::thread([set] {
       for (;;) {
         int sig = 0;
-        if (sigwait(&set, &sig) == 0) record(sig);
+        if (sigwait(&set, &sig) == 0) {
+          record(sig);
+          wake_waiters();
+        }
       }
     }).detach();
   });
 }
 
 bool stop_requested() { return g_stop.load() != 0; }
-void request_stop() { g_stop.store(-1); }
+void request_stop() {
+  g_stop.store(-1);
+  wake_waiters();
+}
+
+void wait_for_stop(std::chrono::steady_clock::time_point until) {
+  std::unique_lock<std::mutex> lock(g_wake_mutex);
+  const uint64_t seen = g_wakes;
+  g_wake.wait_until(lock, until, [seen] { return g_wakes != seen; });
+}
 void clear_stop() {
   g_stop.store(0);
   g_received.store(0);

@@ -5,6 +5,8 @@
 // Children must not inherit the blocked mask: every fork site calls reset_stop_signals_in_child().
 #pragma once
 
+#include <chrono>
+
 namespace ragmig {
 
 /// From the first call on: SIGTERM and SIGINT blocked in the calling thread (and so in the threads it starts
@@ -15,6 +17,11 @@ void install_stop_handlers();
 bool stop_requested();
 /// Sets the flag by hand (tests; a scheduler in-process).
 void request_stop();
+/// Sleeps until `until`, or until SIGTERM or SIGINT arrives (or request_stop() is called) during the sleep, which
+/// ever is first: a loop that waits between passes reacts to Ctrl-C at once, not a pause later. A stop that
+/// arrived before the call does not cut it short (a loop that goes on after a stop still paces itself); one that
+/// an async-signal handler took (a thread that does not block the signals) is seen at `until`.
+void wait_for_stop(std::chrono::steady_clock::time_point until);
 /// Clears the flag (tests).
 void clear_stop();
 /// The signal that set the flag, 0 if none or set by hand.

@@ -3,7 +3,8 @@
 #pragma once
 
 #include <chrono>
-#include <thread>
+
+#include "core/stop_signal.h"
 
 namespace ragmig::sched {
 
@@ -24,9 +25,13 @@ class Clock {
 class WallClock : public Clock {
  public:
   double now() override { return unix_now(); }
+  /// Early when SIGTERM or SIGINT arrives meanwhile (wait_for_stop): the scheduler's loop stops its jobs at
+  /// once on Ctrl-C, not a tick later.
   void wait_until(double t) override {
     const double dt = t - now();
-    if (dt > 0) std::this_thread::sleep_for(std::chrono::duration<double>(dt));
+    if (dt > 0)
+      wait_for_stop(std::chrono::steady_clock::now() +
+                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(dt)));
   }
 };
 

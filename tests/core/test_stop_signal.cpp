@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -58,6 +59,47 @@ TEST(StopSignal, ASigtermSetsTheFlagWithoutInterruptingOtherThreads) {
   EXPECT_EQ(stop_signal(), SIGINT);
   clear_stop();
   EXPECT_FALSE(stop_requested());
+}
+
+TEST(StopSignal, AWaitEndsWhenASignalArrivesDuringItNotForOneBefore) {
+  install_stop_handlers();
+  clear_stop();
+  using Clock = std::chrono::steady_clock;
+  // A stop that came before the wait does not cut it short: a loop that goes on after it still paces itself.
+  request_stop();
+  const auto short_until = Clock::now() + std::chrono::milliseconds(30);
+  wait_for_stop(short_until);
+  EXPECT_GE(Clock::now(), short_until);
+  clear_stop();
+
+  // One during the wait ends it (a minute is the "never" here: it ends in milliseconds or the test fails). Each is
+  // sent again every 50 ms until the wait returns, so that one sent before the wait began cannot hang the test.
+  const auto wait_while_sending = [](auto send) {
+    std::atomic<bool> returned{false};
+    std::atomic<int> sent{0};
+    std::thread sender([&] {
+      while (!returned) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        send();
+        ++sent;
+      }
+    });
+    const auto until = Clock::now() + std::chrono::minutes(1);
+    wait_for_stop(until);
+    const bool woken = Clock::now() < until;
+    returned = true;
+    sender.join();
+    return std::pair<bool, int>(woken, sent);
+  };
+  EXPECT_TRUE(wait_while_sending([] { request_stop(); }).first);
+  EXPECT_TRUE(stop_requested());
+  clear_stop();
+
+  const auto [woken, sent] = wait_while_sending([] { ::kill(::getpid(), SIGINT); });
+  EXPECT_TRUE(woken);
+  EXPECT_TRUE(soon([sent = sent] { return stop_signals_received() == sent; }));  // none left in flight
+  EXPECT_EQ(stop_signal(), SIGINT);
+  clear_stop();
 }
 
 TEST(StopSignal, AChildOfAProcessThatBlocksThemDiesOfSigtermAsUsual) {

@@ -146,30 +146,27 @@ TEST(BatchCli, InterruptedSweepContinuesWithoutRerunningFinishedTrials) {
                                          "--cpu-slots", "2", "--tick", "0.2"};
   const fs::path results = files.state / "results.json";
 
-  // First run: interrupted (SIGINT, as Ctrl-C) once a trial is done and evaluated while another is training
-  // past its first checkpoint (under `priority` a finished trial's evaluation runs before queued trainings).
+  // First run: interrupted (SIGINT, as Ctrl-C) once a trial is done and evaluated while another has begun to
+  // train (under `priority` a finished trial's evaluation runs before queued trainings), well before the rung at
+  // step 20: read from the workers' own events (a progress event every step).
   std::map<std::string, nlohmann::json> done_before;
-  std::string interrupted_trial;
   {
     BackgroundProcess batch(argv, (dir / "first.log").string());
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
-    while (batch.running() && std::chrono::steady_clock::now() < deadline &&
-           (done_before.empty() || interrupted_trial.empty())) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    bool training = false;
+    while (batch.running() && std::chrono::steady_clock::now() < deadline && (done_before.empty() || !training)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
       const auto j = read_results(results);
       if (!j.contains("trials")) continue;
       done_before.clear();
-      interrupted_trial.clear();
+      training = false;
       for (const auto& t : j["trials"]) {
         if (t["state"] == "done") done_before[t["id"].get<std::string>()] = t;
-        // Past its first checkpoint and well before the rung at step 20, read from the worker's own events
-        // (a progress event every step): the interrupt must land before the rung, or ASHA may stop the trial
-        // instead and there is nothing to resume.
         const int64_t step = last_progress(files.state / "runs" / std::to_string(t["train_job"].get<int64_t>()) / "events.jsonl");
-        if (t["state"] == "running" && step >= 5 && step <= 8) interrupted_trial = t["id"];
+        training = training || (t["state"] == "running" && step >= 1 && step <= 8);
       }
     }
-    ASSERT_TRUE(!done_before.empty() && !interrupted_trial.empty())
+    ASSERT_TRUE(!done_before.empty() && training)
         << "never a trial done while another trained: " << read_text(dir / "first.log");
     batch.signal(SIGINT);
     EXPECT_EQ(batch.wait(), 75) << read_text(dir / "first.log");
@@ -179,6 +176,15 @@ TEST(BatchCli, InterruptedSweepContinuesWithoutRerunningFinishedTrials) {
   size_t unfinished = 0;
   for (const auto& t : interrupted["trials"]) unfinished += t["state"] != "done" && t["state"] != "stopped";
   EXPECT_GT(unfinished, 0u) << "the interrupt came after the sweep had finished: " << interrupted.dump(1);
+  // The trials the stop caught training before their rung, checkpointed there. (One that the stop reached at its
+  // rung or past it has its rung's value, and ASHA may stop it instead: nothing to resume.)
+  std::set<std::string> caught;
+  for (const auto& t : interrupted["trials"]) {
+    const int64_t steps = t["steps"].get<int64_t>();
+    if (t["state"] == "queued" && steps >= 1 && steps < 20) caught.insert(t["id"]);
+  }
+  ASSERT_FALSE(caught.empty()) << "the stop reached no trial before its rung: " << interrupted.dump(1)
+                               << read_text(dir / "first.log");
   // A trial that was done then is still done, with the same metric.
   for (const auto& [id, t] : done_before) {
     bool found = false;
@@ -220,7 +226,7 @@ TEST(BatchCli, InterruptedSweepContinuesWithoutRerunningFinishedTrials) {
       EXPECT_EQ(t["eval_job"], done_before[id]["eval_job"]) << id;
       EXPECT_EQ(t["metric"], done_before[id]["metric"]) << id;
       EXPECT_EQ(count_starts(run / "events.jsonl"), 1) << id;
-    } else if (id == interrupted_trial) {
+    } else if (caught.count(id)) {
       // Checkpointed at the interrupt, resumed by the second run.
       EXPECT_EQ(count_starts(run / "events.jsonl"), 2) << id;
       EXPECT_NE(read_text(run / "events.jsonl").find("\"resumed_from\":\""), std::string::npos) << id;
