@@ -110,14 +110,12 @@ void Monitor::on_attempt_end(const sched::JobRecord& job, const sched::AttemptEn
 
 void Monitor::on_pass(double seconds) { pass_seconds_.observe(seconds); }
 
-Observation Monitor::observe(sched::Scheduler& scheduler, double now) {
-  Observation o;
-  o.now = now;
-  o.deadline = thresholds_.deadline;
-  const sched::ClusterView& view = scheduler.cluster_view();
+namespace {
 
-  // Waiting jobs: queued ones the policy may start now, minus those held for slots being made. Their needs,
-  // each once, say which free slots a waiting job would fit (a sweep's jobs share one or two).
+// Waiting jobs: queued ones the policy may start now, minus those held for slots being made (their count and
+// waits into `o`). Returns their needs, each once, which say which free slots a waiting job would fit (a sweep's
+// jobs share one or two).
+std::vector<const sched::Need*> observe_waiting(const sched::ClusterView& view, Observation& o) {
   std::vector<const sched::Need*> needs;
   const auto same = [](const sched::Need& a, const sched::Need& b) {
     return a.cpu == b.cpu && a.min_compute == b.min_compute && a.min_memory_mb == b.min_memory_mb &&
@@ -133,74 +131,22 @@ Observation Monitor::observe(sched::Scheduler& scheduler, double now) {
       needs.push_back(&j.need);
   }
   o.mean_wait_s = o.waiting ? wait_sum / static_cast<double>(o.waiting) : 0;
+  return needs;
+}
 
-  const auto& slots = scheduler.slots();
-  o.slots.reserve(slots.size());
-  for (size_t i = 0; i < slots.size(); ++i) {
-    SlotObservation s;
-    s.slot = slots[i];
-    const sched::SlotStatus status = scheduler.slot_status(i, now);
-    s.job = status.job;
-    s.utilization = status.utilization;
-    if (probe_) s.hardware = probe_(slots[i]);
-    if (!s.job && slots[i].reserved_for == 0)
-      s.fits_waiting_job = std::any_of(needs.begin(), needs.end(), [&](const sched::Need* n) { return sched::fits(*n, slots[i]); });
-    o.slots.push_back(std::move(s));
-  }
+}  // namespace
 
-  // Jobs, and what the queue's finish estimate needs: remaining time of running jobs, the usual length of a
-  // job (a sweep's trials share their budget) for queued jobs without an estimate of their own.
-  std::vector<double> running_left, queued_work, lengths;
-  bool known = true;
+Observation Monitor::observe(sched::Scheduler& scheduler, double now) {
+  Observation o;
+  o.now = now;
+  o.deadline = thresholds_.deadline;
+  const sched::ClusterView& view = scheduler.cluster_view();
+  const std::vector<const sched::Need*> needs = observe_waiting(view, o);
+  o.slots = observe_slots(scheduler, now, needs);
   for (auto it = watches_.begin(); it != watches_.end();)  // jobs no longer active are done with
     it = scheduler.active().count(it->first) ? std::next(it) : watches_.erase(it);
-  for (const auto& [id, w] : watches_)
-    if (w.max_steps > 0 && w.step_time_s > 0) lengths.push_back(static_cast<double>(w.max_steps) * w.step_time_s);
-  std::sort(lengths.begin(), lengths.end());
-  const double usual_length = lengths.empty() ? 0 : lengths[lengths.size() / 2];
-  const auto observe_job = [&](const sched::JobRecord& job) {
-    const auto w = watches_.find(job.id);
-    o.jobs.push_back(job_observation(job, w == watches_.end() ? nullptr : &w->second));
-  };
-  // The view holds the running jobs and the queued ones that may start; a queue of thousands is walked as
-  // that vector, and the active jobs' map is only looked into for the few running ones.
-  size_t queued_in_view = 0;
-  for (const auto& v : view.jobs) {
-    if (!v.running()) {
-      ++queued_in_view;
-      const double work = v.estimate_s > 0 ? v.estimate_s : usual_length;
-      if (work > 0) queued_work.push_back(work);
-      else known = false;
-      continue;
-    }
-    const auto job = scheduler.active().find(v.id);
-    if (job == scheduler.active().end()) continue;
-    const auto w = watches_.find(v.id);
-    const auto left = w == watches_.end() ? std::nullopt : eta_seconds(w->second);
-    if (left) running_left.push_back(*left);
-    else known = false;
-    observe_job(job->second);
-  }
-  // Queued jobs out of the view (backing off after a failure, held for a slot being made) take the usual time.
-  for (size_t k = queued_in_view; k < scheduler.queued_jobs(); ++k) {
-    if (usual_length > 0) queued_work.push_back(usual_length);
-    else known = false;
-  }
-  // Queued jobs that ran before: a crash loop or an out-of-memory exit waits in the queue between attempts.
-  for (const auto& [id, w] : watches_) {
-    if (w.failures_at.empty() && w.oom_at == 0) continue;
-    const auto job = scheduler.active().find(id);
-    if (job != scheduler.active().end() && job->second.state == sched::JobState::Queued) observe_job(job->second);
-  }
-  for (auto it = ended_.begin(); it != ended_.end();) {
-    if (now - it->second.at > thresholds_.forget_after_s) {
-      it = ended_.erase(it);
-      continue;
-    }
-    o.jobs.push_back(it->second.job);
-    ++it;
-  }
-  if (known && !slots.empty() && !scheduler.active().empty()) o.queue_finish_at = queue_finish_at(now, running_left, queued_work, slots.size());
+  o.jobs = observe_jobs(scheduler, view, now);
+  o.queue_finish_at = queue_finish_at(scheduler, view, now);
   o.work_rate = scheduler.work_rate();
   // Queued and running from the loop's own view; finished jobs as this scheduler ended them, and from the store
   // once a minute (another process changes them only by cancelling a queued job): the query was half a sample.
@@ -218,6 +164,92 @@ Observation Monitor::observe(sched::Scheduler& scheduler, double now) {
   }
   std::tie(o.host_memory_used_bytes, o.host_memory_total_bytes) = host_memory_;
   return o;
+}
+
+std::vector<SlotObservation> Monitor::observe_slots(const sched::Scheduler& scheduler, double now,
+                                                    const std::vector<const sched::Need*>& waiting_needs) const {
+  const auto& slots = scheduler.slots();
+  std::vector<SlotObservation> observed;
+  observed.reserve(slots.size());
+  for (size_t i = 0; i < slots.size(); ++i) {
+    SlotObservation s;
+    s.slot = slots[i];
+    const sched::SlotStatus status = scheduler.slot_status(i, now);
+    s.job = status.job;
+    s.utilization = status.utilization;
+    if (probe_) s.hardware = probe_(slots[i]);
+    if (!s.job && slots[i].reserved_for == 0)
+      s.fits_waiting_job = std::any_of(waiting_needs.begin(), waiting_needs.end(),
+                                       [&](const sched::Need* n) { return sched::fits(*n, slots[i]); });
+    observed.push_back(std::move(s));
+  }
+  return observed;
+}
+
+std::vector<JobObservation> Monitor::observe_jobs(const sched::Scheduler& scheduler, const sched::ClusterView& view,
+                                                  double now) {
+  std::vector<JobObservation> jobs;
+  const auto observe_job = [&](const sched::JobRecord& job) {
+    const auto w = watches_.find(job.id);
+    jobs.push_back(job_observation(job, w == watches_.end() ? nullptr : &w->second));
+  };
+  // The running jobs. The view holds them and the queued ones that may start: a queue of thousands is walked
+  // as that vector, and the active jobs' map is only looked into for the few running ones.
+  for (const auto& v : view.jobs) {
+    if (!v.running()) continue;
+    const auto job = scheduler.active().find(v.id);
+    if (job != scheduler.active().end()) observe_job(job->second);
+  }
+  // Queued jobs that ran before: a crash loop or an out-of-memory exit waits in the queue between attempts.
+  for (const auto& [id, w] : watches_) {
+    if (w.failures_at.empty() && w.oom_at == 0) continue;
+    const auto job = scheduler.active().find(id);
+    if (job != scheduler.active().end() && job->second.state == sched::JobState::Queued) observe_job(job->second);
+  }
+  // Jobs that ended within forget_after_s.
+  for (auto it = ended_.begin(); it != ended_.end();) {
+    if (now - it->second.at > thresholds_.forget_after_s) {
+      it = ended_.erase(it);
+      continue;
+    }
+    jobs.push_back(it->second.job);
+    ++it;
+  }
+  return jobs;
+}
+
+std::optional<double> Monitor::queue_finish_at(const sched::Scheduler& scheduler, const sched::ClusterView& view,
+                                               double now) const {
+  const auto& slots = scheduler.slots();
+  if (slots.empty() || scheduler.active().empty()) return std::nullopt;
+  // The usual length of a job (a sweep's trials share their budget), for queued jobs without an estimate.
+  std::vector<double> lengths;
+  for (const auto& [id, w] : watches_)
+    if (w.max_steps > 0 && w.step_time_s > 0) lengths.push_back(static_cast<double>(w.max_steps) * w.step_time_s);
+  std::sort(lengths.begin(), lengths.end());
+  const double usual_length = lengths.empty() ? 0 : lengths[lengths.size() / 2];
+  // Remaining time of running jobs, work of queued ones; unknown if any is.
+  std::vector<double> running_left, queued_work;
+  size_t queued_in_view = 0;
+  for (const auto& v : view.jobs) {
+    if (!v.running()) {
+      ++queued_in_view;
+      const double work = v.estimate_s > 0 ? v.estimate_s : usual_length;
+      if (work <= 0) return std::nullopt;
+      queued_work.push_back(work);
+      continue;
+    }
+    if (!scheduler.active().count(v.id)) continue;
+    const auto w = watches_.find(v.id);
+    const auto left = w == watches_.end() ? std::nullopt : eta_seconds(w->second);
+    if (!left) return std::nullopt;
+    running_left.push_back(*left);
+  }
+  // Queued jobs out of the view (backing off after a failure, held for a slot being made) take the usual time.
+  const size_t out_of_view = scheduler.queued_jobs() - std::min(queued_in_view, scheduler.queued_jobs());
+  if (out_of_view > 0 && usual_length <= 0) return std::nullopt;
+  queued_work.insert(queued_work.end(), out_of_view, usual_length);
+  return monitor::queue_finish_at(now, running_left, queued_work, slots.size());
 }
 
 void Monitor::after_pass(sched::Scheduler& scheduler, double now) {

@@ -54,6 +54,14 @@ class Monitor : public sched::SchedulerListener {
 
  private:
   Observation observe(sched::Scheduler& scheduler, double now);
+  std::vector<SlotObservation> observe_slots(const sched::Scheduler& scheduler, double now,
+                                             const std::vector<const sched::Need*>& waiting_needs) const;
+  /// Running jobs, queued ones that ran before, and those ended within forget_after_s (which it forgets after).
+  std::vector<JobObservation> observe_jobs(const sched::Scheduler& scheduler, const sched::ClusterView& view,
+                                          double now);
+  /// When every queued and running job should be done; nullopt while any of them has no estimate.
+  std::optional<double> queue_finish_at(const sched::Scheduler& scheduler, const sched::ClusterView& view,
+                                        double now) const;
   void report(const std::vector<AlertChange>& changes, double now);
 
   sched::Store& store_;
