@@ -23,16 +23,24 @@ void record(int sig) {
 }
 
 // What wait_for_stop() sleeps on: a count of the stops that woke it, moved under the mutex so none is missed.
-std::mutex g_wake_mutex;
-std::condition_variable g_wake;
-uint64_t g_wakes = 0;
+// Never destroyed: the detached waiting thread may take a signal while the process exits.
+struct Wake {
+  std::mutex mutex;
+  std::condition_variable cv;
+  uint64_t count = 0;
+};
+Wake& wake() {
+  static Wake* const w = new Wake;
+  return *w;
+}
 
 void wake_waiters() {
+  Wake& w = wake();
   {
-    std::lock_guard<std::mutex> lock(g_wake_mutex);
-    ++g_wakes;
+    std::lock_guard<std::mutex> lock(w.mutex);
+    ++w.count;
   }
-  g_wake.notify_all();
+  w.cv.notify_all();
 }
 
 // For threads that ran before the signals were blocked: lock-free stores only, so async-signal-safe.
@@ -78,10 +86,12 @@ void request_stop() {
 }
 
 void wait_for_stop(std::chrono::steady_clock::time_point until) {
-  std::unique_lock<std::mutex> lock(g_wake_mutex);
-  const uint64_t seen = g_wakes;
-  g_wake.wait_until(lock, until, [seen] { return g_wakes != seen; });
+  Wake& w = wake();
+  std::unique_lock<std::mutex> lock(w.mutex);
+  const uint64_t seen = w.count;
+  w.cv.wait_until(lock, until, [&w, seen] { return w.count != seen; });
 }
+
 void clear_stop() {
   g_stop.store(0);
   g_received.store(0);
