@@ -12,6 +12,7 @@
 #include "apps/retrieval_options.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/json_string.h"
 #include "core/path_check.h"
 #include "core/strings.h"
 #include "eval/evaluate.h"
@@ -40,17 +41,34 @@ void write_pairs(const std::filesystem::path& out, const std::vector<eval::Mined
   const auto doc_text = [&](const std::string& id) {
     return text::document_text(beir.corpus.docs[static_cast<size_t>(beir.corpus.index_of.at(id))]);
   };
+  const auto append_list = [](std::string& row, const std::vector<std::string>& items, const auto& text_of) {
+    row += '[';
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (i > 0) row += ',';
+      append_json_string(row, text_of(items[i]));
+    }
+    row += ']';
+  };
+  const auto itself = [](const std::string& id) -> const std::string& { return id; };
   AtomicFileWriter file(out);
+  std::string row;
+  // Each row written as it is, with no JSON value built for it: the keys in the order nlohmann::json sorts them
+  // into, as before (the same bytes).
   for (const auto& e : examples) {
-    nlohmann::json negatives = nlohmann::json::array();
-    for (const auto& id : e.negative_ids) negatives.push_back(doc_text(id));
-    const nlohmann::json row = {{"query", beir.queries[static_cast<size_t>(beir.query_index.at(e.query_id))].text},
-                                {"positive", doc_text(e.positive_id)},
-                                {"negatives", negatives},
-                                {"query_id", e.query_id},
-                                {"positive_id", e.positive_id},
-                                {"negative_ids", e.negative_ids}};
-    file.write(row.dump() + "\n");
+    row = "{\"negative_ids\":";
+    append_list(row, e.negative_ids, itself);
+    row += ",\"negatives\":";
+    append_list(row, e.negative_ids, doc_text);
+    row += ",\"positive\":";
+    append_json_string(row, doc_text(e.positive_id));
+    row += ",\"positive_id\":";
+    append_json_string(row, e.positive_id);
+    row += ",\"query\":";
+    append_json_string(row, beir.queries[static_cast<size_t>(beir.query_index.at(e.query_id))].text);
+    row += ",\"query_id\":";
+    append_json_string(row, e.query_id);
+    row += "}\n";
+    file.write(row);
   }
   file.commit();
 }
