@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "core/error.h"
 #include "index/analyzer.h"
@@ -36,27 +37,33 @@ const int32_t kNumFreeValues = 255 - kMaxInt4;  // 24
 
 bool hit_before(const Hit& a, const Hit& b) { return a.score != b.score ? a.score > b.score : a.doc < b.doc; }
 
-// The k best of `touched` (scores in acc, which is zeroed again): a bounded heap whose top is the worst hit
-// kept, so memory is k hits whatever the number of documents the query touched (a query of common words
-// touches most of the corpus; collecting them all first kept a corpus-sized buffer alive per query), and
-// the result holds exactly its hits.
+// The k best of `touched` (scores in acc, which is zeroed again), in order. Hits are gathered until there are 2k,
+// then cut to the k best (nth_element), the worst of which is the bar a later hit must pass: a plain comparison for
+// most documents, where a bounded heap paid a sift for each hit that entered it (a third of a search). Memory
+// stays 2k hits whatever the number of documents the query touched (a query of common words touches most of the
+// corpus), and the result holds exactly its hits.
 std::vector<Hit> top_k(const std::vector<int32_t>& touched, std::vector<double>& acc, int64_t k) {
-  std::vector<Hit> heap;
-  heap.reserve(static_cast<size_t>(std::min<int64_t>(k, static_cast<int64_t>(touched.size()))));
+  const size_t keep = static_cast<size_t>(std::min<int64_t>(k, static_cast<int64_t>(touched.size())));
+  std::vector<Hit> best;
+  best.reserve(std::min(2 * keep, touched.size()));
+  const auto cut = [&] {
+    std::nth_element(best.begin(), best.begin() + static_cast<std::ptrdiff_t>(keep - 1), best.end(), hit_before);
+    best.resize(keep);
+  };
+  std::optional<Hit> bar;  // the k-th best so far, once there were 2k
   for (const int32_t doc : touched) {
     const Hit hit{doc, static_cast<float>(acc[static_cast<size_t>(doc)])};
     acc[static_cast<size_t>(doc)] = 0.0;
-    if (static_cast<int64_t>(heap.size()) < k) {
-      heap.push_back(hit);
-      std::push_heap(heap.begin(), heap.end(), hit_before);
-    } else if (hit_before(hit, heap.front())) {
-      std::pop_heap(heap.begin(), heap.end(), hit_before);
-      heap.back() = hit;
-      std::push_heap(heap.begin(), heap.end(), hit_before);
+    if (bar && !hit_before(hit, *bar)) continue;
+    best.push_back(hit);
+    if (best.size() == 2 * keep) {
+      cut();
+      bar = best.back();
     }
   }
-  std::sort_heap(heap.begin(), heap.end(), hit_before);
-  return heap;
+  if (best.size() > keep) cut();
+  std::sort(best.begin(), best.end(), hit_before);
+  return std::vector<Hit>(best.begin(), best.end());  // only the k hits, not the room for 2k
 }
 
 // Lucene's one-byte length code and the length it stands for.
