@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 
 #include "core/error.h"
@@ -57,24 +58,42 @@ std::vector<Metric> default_metrics() {
   return out;
 }
 
-std::vector<ScoredDoc> trec_order(std::vector<ScoredDoc> docs, const std::string& query_id, const MetricOptions& opts) {
-  if (opts.ignore_identical_ids)
-    docs.erase(std::remove_if(docs.begin(), docs.end(), [&](const ScoredDoc& d) { return d.doc_id == query_id; }), docs.end());
-  std::sort(docs.begin(), docs.end(), [](const ScoredDoc& a, const ScoredDoc& b) {
-    if (a.score != b.score) return a.score > b.score;
-    return a.doc_id > b.doc_id;  // trec_eval: strcmp(b, a), i.e. descending ids
-  });
-  return docs;
+namespace {
+
+// trec_order's ranking as indices into docs.
+std::vector<uint32_t> trec_ranking(const std::vector<ScoredDoc>& docs, const std::string& query_id,
+                                   const MetricOptions& opts) {
+  std::vector<uint32_t> order;
+  order.reserve(docs.size());
+  for (uint32_t i = 0; i < static_cast<uint32_t>(docs.size()); ++i)
+    if (!opts.ignore_identical_ids || docs[i].doc_id != query_id) order.push_back(i);
+  const auto before = [&docs](uint32_t a, uint32_t b) {
+    if (docs[a].score != docs[b].score) return docs[a].score > docs[b].score;
+    return docs[a].doc_id > docs[b].doc_id;  // trec_eval: strcmp(b, a), i.e. descending ids
+  };
+  // A retriever's list comes in score order, often without ties: then one pass says so.
+  if (!std::is_sorted(order.begin(), order.end(), before)) std::sort(order.begin(), order.end(), before);
+  return order;
+}
+
+}  // namespace
+
+std::vector<ScoredDoc> trec_order(const std::vector<ScoredDoc>& docs, const std::string& query_id,
+                                  const MetricOptions& opts) {
+  std::vector<ScoredDoc> ranked;
+  for (const uint32_t i : trec_ranking(docs, query_id, opts)) ranked.push_back(docs[i]);
+  return ranked;
 }
 
 std::vector<double> query_metrics(const std::vector<ScoredDoc>& docs, const QueryJudgments& judged,
                                   const std::string& query_id, const std::vector<Metric>& metrics,
                                   const MetricOptions& opts) {
-  const std::vector<ScoredDoc> ranked = trec_order(docs, query_id, opts);
+  // Indices into docs, not copies of them: the ids are strings.
+  const std::vector<uint32_t> ranked = trec_ranking(docs, query_id, opts);
   // Grades of the ranked documents (unjudged = 0), and the qrels' positive grades best first.
   std::vector<int32_t> grade(ranked.size(), 0);
   for (size_t i = 0; i < ranked.size(); ++i) {
-    auto it = judged.find(ranked[i].doc_id);
+    auto it = judged.find(docs[ranked[i]].doc_id);
     if (it != judged.end()) grade[i] = it->second;
   }
   std::vector<int32_t> ideal;

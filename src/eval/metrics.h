@@ -42,7 +42,8 @@ struct MetricOptions {
 };
 
 /// trec_eval's order (see above); with ignore_identical_ids the query's own id is removed first.
-std::vector<ScoredDoc> trec_order(std::vector<ScoredDoc> docs, const std::string& query_id, const MetricOptions& opts);
+std::vector<ScoredDoc> trec_order(const std::vector<ScoredDoc>& docs, const std::string& query_id,
+                                  const MetricOptions& opts);
 
 /// The metrics of one query, in the order of `metrics`. `docs` may be in any order.
 std::vector<double> query_metrics(const std::vector<ScoredDoc>& docs, const QueryJudgments& judged,
