@@ -110,9 +110,12 @@ TEST_F(BadInput, Row8ShellOperatorsInCmdAreRefused) {
 // Row 14: Ctrl-C once: the scheduler asks its jobs to checkpoint and waits out --grace (60 s here) for one that
 // ignores SIGTERM; Ctrl-C again: it kills that job now and exits, and the job is requeued.
 TEST_F(BadInput, Row14ASecondCtrlCKillsTheJobsNow) {
-  const int64_t stubborn = submit({"--cmd", "sh -c 'trap \"\" TERM; sleep 120'", "--name", "stubborn"});
+  const int64_t stubborn =
+      submit({"--cmd", "sh -c 'trap \"\" TERM; touch \"$RAGMIG_RUN_DIR/trapped\"; sleep 120'", "--name", "stubborn"});
   auto scheduler = start_scheduler({"--grace", "60", "--tick", "0.1"}, "ctrlc");
   ASSERT_TRUE(wait_for([&](const json& s) { return state_of(s, stubborn) == "running"; }, 30));
+  // Running is not yet deaf to SIGTERM: a stop that came before the shell's trap would end the job at once.
+  ASSERT_TRUE(wait_until_exists(std::filesystem::path(job(stubborn)["run_dir"].get<std::string>()) / "trapped"));
   scheduler->signal(SIGINT);
   EXPECT_FALSE(scheduler->wait_exit(2)) << "the first Ctrl-C did not wait for the job to checkpoint";
   const auto t0 = std::chrono::steady_clock::now();

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -60,6 +61,14 @@ class SchedFixture : public ::testing::Test {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
     return false;
+  }
+
+  /// Whether `path` exists within 30 s: a job's own sign that it got somewhere (a trap set, a file written).
+  static bool wait_until_exists(const std::filesystem::path& path) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!std::filesystem::exists(path) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return std::filesystem::exists(path);
   }
 
   static std::string state_of(const nlohmann::json& status, int64_t id) {

@@ -82,12 +82,15 @@ TEST_F(SchedCli, ExitingResumableWithoutProgressCountsAsAFailure) {
 TEST_F(SchedCli, SubmitWhileRunningCancelAndGracePeriod) {
   auto scheduler = start_scheduler({"--cpu-slots", "2", "--grace", "1"}, "a");
   // A job that ignores SIGTERM: cancelling it takes the SIGKILL after the grace period.
-  const int64_t stubborn = submit({"--cmd", "sh -c 'trap \"\" TERM; sleep 60'", "--name", "stubborn"});
+  const int64_t stubborn =
+      submit({"--cmd", "sh -c 'trap \"\" TERM; touch \"$RAGMIG_RUN_DIR/trapped\"; sleep 60'", "--name", "stubborn"});
   const int64_t quick = submit({"--cmd", "sh -c 'echo $RAGMIG_JOB_ID $RAGMIG_SLOT $RAGMIG_ATTEMPT > $RAGMIG_RUN_DIR/env.txt; pwd > $RAGMIG_RUN_DIR/cwd.txt'"});
   ASSERT_TRUE(wait_for([&](const auto& s) { return state_of(s, stubborn) == "running" && state_of(s, quick) == "done"; }, 30));
   const auto slots = status()["slots"];
   ASSERT_EQ(slots.size(), 2u);
   EXPECT_TRUE(slots[0]["job"] == stubborn || slots[1]["job"] == stubborn);
+  // Running is not yet deaf to SIGTERM: a cancel that came before the shell's trap would end it with signal 15.
+  ASSERT_TRUE(wait_until_exists(std::filesystem::path(job(stubborn)["run_dir"].get<std::string>()) / "trapped"));
 
   const auto cancel = ragmig({"cancel", std::to_string(stubborn)});
   EXPECT_THAT(cancel.output, HasSubstr("stops it"));
@@ -118,9 +121,10 @@ TEST_F(SchedCli, SubmitWhileRunningCancelAndGracePeriod) {
 
 TEST_F(SchedCli, ShutdownRequeuesRunningJobsAndRestartFinishesThem) {
   // Exits 75 on SIGTERM (as `ragmig train` does after its checkpoint), else succeeds after 2 s.
-  const int64_t id = submit({"--cmd", "sh -c 'trap \"exit 75\" TERM; sleep 2 & wait'"});
+  const int64_t id = submit({"--cmd", "sh -c 'trap \"exit 75\" TERM; touch \"$RAGMIG_RUN_DIR/trapped\"; sleep 2 & wait'"});
   auto scheduler = start_scheduler({"--cpu-slots", "1"}, "a");
   ASSERT_TRUE(wait_for([&](const auto& s) { return state_of(s, id) == "running"; }, 30));
+  ASSERT_TRUE(wait_until_exists(std::filesystem::path(job(id)["run_dir"].get<std::string>()) / "trapped"));
   scheduler->signal(SIGTERM);
   EXPECT_EQ(scheduler->wait(), 0);
   auto j = job(id);
