@@ -201,8 +201,12 @@ std::string ConfigTable::suggestion(const std::string& key) const {
     if (g.key.size() > leaf.size() && g.key.ends_with("." + leaf))
       elsewhere += (elsewhere.empty() ? "" : "' or '") + g.key;
     if (g.key.rfind(section + ".", 0) != 0) continue;
-    const size_t d = edit_distance(leaf, std::string_view(g.key).substr(section.size() + 1));
-    if (d <= 2 && 2 * d < leaf.size()) near += (near.empty() ? "" : "' or '") + g.key;
+    const std::string_view known = std::string_view(g.key).substr(section.size() + 1);
+    const size_t d = edit_distance(leaf, known);
+    // One letter or two off, or the whole of a word of the key ('steps' for 'max_steps', 'batch' for 'batch_size').
+    const bool a_word_of_it = ("_" + std::string(known) + "_").find("_" + leaf + "_") != std::string::npos;
+    if ((d <= 2 && 2 * d < leaf.size()) || (a_word_of_it && leaf.size() >= 3))
+      near += (near.empty() ? "" : "' or '") + g.key;
   }
   const std::string& said = elsewhere.empty() ? near : elsewhere;
   return said.empty() ? "" : "did you mean '" + said + "'?";

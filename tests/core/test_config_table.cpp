@@ -68,6 +68,23 @@ TEST(ConfigTable, UnknownKeyNamesFileLineAndKnownKeys) {
             std::string::npos);
 }
 
+TEST(ConfigTable, AKeyThatIsAWholeWordOfAKnownKeyIsSuggested) {
+  int64_t max_steps = 1, batch_size = 2, chunk_size = 3;
+  ConfigTable t;
+  t.add("train.max_steps", max_steps, "steps");
+  t.add("train.batch_size", batch_size, "batch");
+  t.add("train.chunk_size", chunk_size, "chunk");
+  EXPECT_NE(error_of([&] { t.load_string("[train]\nsteps = 3\n", "a.toml"); }).find("did you mean 'train.max_steps'?"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { t.apply_override("train.batch=8"); }).find("did you mean 'train.batch_size'?"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { t.load_string("[train]\nsize = 3\n", "a.toml"); })
+                .find("did you mean 'train.batch_size' or 'train.chunk_size'?"),
+            std::string::npos);
+  // Part of a word is not a word: no guess.
+  EXPECT_EQ(error_of([&] { t.load_string("[train]\nbat = 3\n", "a.toml"); }).find("did you mean"), std::string::npos);
+}
+
 TEST(ConfigTable, WrongTypeNamesKeyAndTypes) {
   Cfg c;
   auto t = table_for(c);
