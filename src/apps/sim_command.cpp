@@ -20,12 +20,11 @@
 namespace ragmig::apps {
 namespace {
 
-// MISO's table in the shared data folder ($RAGMIG_DATA, else ../shared/data), when it is there.
-std::string default_throughputs() {
+// Where MISO's table is looked for without --throughputs: the shared data folder ($RAGMIG_DATA, else
+// ../shared/data from the working directory).
+std::filesystem::path default_throughputs() {
   const char* env = std::getenv("RAGMIG_DATA");
-  const std::filesystem::path path =
-      std::filesystem::path(env ? env : "../shared/data") / "traces" / "miso-a100-mig-iteration-seconds.txt";
-  return std::filesystem::exists(path) ? path.string() : "";
+  return std::filesystem::path(env ? env : "../shared/data") / "traces" / "miso-a100-mig-iteration-seconds.txt";
 }
 
 struct SimArgs {
@@ -58,7 +57,20 @@ int run_sim(SimArgs& args, const CLI::App& measure) {
   if (!args.timeline.empty()) check_output_file(args.timeline, "--timeline");
 
   std::vector<std::string> tables = args.throughputs;
-  if (tables.empty() && !default_throughputs().empty()) tables.push_back(default_throughputs());
+  std::string none = "none";
+  if (tables.empty()) {
+    const std::filesystem::path fallback = default_throughputs();
+    if (std::filesystem::exists(fallback)) {
+      tables.push_back(fallback.string());
+    } else {
+      const std::string missing =
+          fmt::format("{} does not exist (set RAGMIG_DATA to the shared data folder, or give --throughputs)",
+                      std::filesystem::absolute(fallback).lexically_normal().string());
+      if (workload_spec.kind == sim::WorkloadKind::Miso)
+        throw ConfigError("miso:N needs MISO's per-slice table: " + missing);
+      none = "none: " + missing;
+    }
+  }
   tables.insert(tables.end(), args.measurements.begin(), args.measurements.end());
   std::vector<sim::ThroughputTable> read;
   for (const auto& t : tables) read.push_back(sim::read_throughput_table(t));
@@ -68,7 +80,7 @@ int run_sim(SimArgs& args, const CLI::App& measure) {
              "ragmig sim: {} jobs of {} on {} ({} slices); throughputs: {} ({} job types, "
              "fallback exponent {:.2f})\n",
              workload.jobs.size(), sim::to_string(workload_spec), args.cluster, cluster.capacity(),
-             tables.empty() ? std::string("none") : fmt::format("{}", fmt::join(tables, ", ")), model.table.size(),
+             tables.empty() ? none : fmt::format("{}", fmt::join(tables, ", ")), model.table.size(),
              model.fallback_exponent);
   if (!cluster.gpus.empty())
     fmt::print(stderr,

@@ -135,11 +135,31 @@ TEST_F(BadInput, Row10AMissingTraceIsBadInput) {
   EXPECT_NE(r.output.find("input error: /no/such.csv: cannot open for reading"), std::string::npos) << r.output;
 }
 
+// Without --throughputs the simulator looks for MISO's table in the shared data folder: where it is not there, it
+// says which file it looked for and how to point at it, and a miso workload (which cannot run without it) stops.
+TEST_F(BadInput, Row10AMissingThroughputTableIsNamed) {
+  auto r = run_process({"/usr/bin/env", "RAGMIG_DATA=/no/such/data", RAGMIG_BINARY, "sim", "--workload", "miso:4",
+                        "--cluster", "1xA100-40GB:mig=auto"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(
+      r.output.find("miso:N needs MISO's per-slice table: /no/such/data/traces/miso-a100-mig-iteration-seconds.txt "
+                    "does not exist (set RAGMIG_DATA to the shared data folder, or give --throughputs)"),
+      std::string::npos)
+      << r.output;
+  r = run_process({"/usr/bin/env", "RAGMIG_DATA=/no/such/data", RAGMIG_BINARY, "sim", "--workload", "sweep:4",
+                   "--cluster", "1xA100-40GB"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("throughputs: none: /no/such/data/traces/miso-a100-mig-iteration-seconds.txt does not exist"),
+            std::string::npos)
+      << r.output;
+}
+
 // Row 11: a trace's number far past any real time (duration 1e308) is a corrupt field: refused with the line,
 // never printed as nan or a 300-digit average; a zero duration prints no nan either.
 TEST_F(BadInput, Row11ImplausibleTraceNumbersAreRefused) {
   write_file_atomic(dir_ / "huge.csv", "timestamp,duration,num_gpus\n2017-10-09 07:01:55,1e308,1\n");
-  auto r = run_process({RAGMIG_BINARY, "sim", "--workload", "philly:" + (dir_ / "huge.csv").string(), "--cluster", "8xV100"});
+  auto r = run_process(
+      {RAGMIG_BINARY, "sim", "--workload", "philly:" + (dir_ / "huge.csv").string(), "--cluster", "8xV100"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("huge.csv:2: duration must be a number from 0 to 1e+09, got '1e308'"), std::string::npos)
       << r.output;
