@@ -261,9 +261,20 @@ int run_server(const ServeOptions& options, const std::function<void(int port)>&
   http.Get("/models", [&](const auto&, auto& res) { service.models(res); });
   http.set_error_handler([&](const auto& req, auto& res) {
     if (!res.body.empty()) return;  // an answer of ours (a 404 naming the model), not httplib's
-    if (res.status == 404) service.not_found(req, res);
-    else
-      res.set_content(openai_error(fmt::format("HTTP {}", res.status), "invalid_request_error", ""), "application/json");
+    if (res.status == 404) {
+      service.not_found(req, res);
+      return;
+    }
+    // httplib's own refusals, before any handler: say what was wrong with the request, not just its code.
+    std::string what = fmt::format("HTTP {}", res.status);
+    if (res.status == 413)
+      what = fmt::format("the request body is larger than this server's limit of {} MB (--max-body-mb)",
+                         options.max_body_mb);
+    else if (res.status == 400)
+      what = "malformed HTTP request (its request line, a header or the body's length or encoding)";
+    else if (res.status == 414)
+      what = "the request line is too long";
+    res.set_content(openai_error(what, "invalid_request_error", ""), "application/json");
   });
   http.set_exception_handler([](const auto&, auto& res, std::exception_ptr ep) {
     std::string what = "internal error";

@@ -431,6 +431,9 @@ TEST(ServeProcess, AnswersBothSchemasAdaptersAndBadRequests) {
   auto huge = c.Post("/embed", json{{"inputs", std::string(2 << 20, 'a')}}.dump(), "application/json");
   ASSERT_TRUE(huge);
   EXPECT_EQ(huge->status, 413);
+  EXPECT_NE(huge->body.find("the request body is larger than this server's limit of 1 MB (--max-body-mb)"),
+            std::string::npos)
+      << huge->body;
   EXPECT_EQ(c.Get("/health")->status, 200) << "and the server goes on";
 
   const std::string metrics = c.Get("/metrics")->body;
@@ -562,17 +565,39 @@ TEST(ServeProcess, OverloadIs503WithRetryAfterAndSigtermDrainsInFlightRequests) 
   EXPECT_EQ(server.process().wait(), 0) << server.log();
 }
 
+// A TCP connection to the server on this machine, or -1.
+int connect_to(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) return fd;
+  ::close(fd);
+  return -1;
+}
+
 TEST(ServeProcess, ASlowClientIsDroppedWithoutHoldingOthersUp) {
   Fixture f;
   testing::Server server(f.dir / "serve.log", {"--model", f.model().string(), "--precision", "fp32", "--read-timeout", "1"});
   ASSERT_GT(server.port(), 0) << server.log();
+  // Bytes that are not HTTP: a 400 that says so, in the OpenAI error shape.
+  const int bad = connect_to(server.port());
+  ASSERT_GE(bad, 0);
+  const std::string garbage = "GARBAGE\r\n\r\n";
+  ASSERT_EQ(::send(bad, garbage.data(), garbage.size(), 0), static_cast<ssize_t>(garbage.size()));
+  char answer[1024];
+  const ssize_t got = ::recv(bad, answer, sizeof answer, 0);
+  ::close(bad);
+  ASSERT_GT(got, 0);
+  const std::string said(answer, static_cast<size_t>(got));
+  EXPECT_EQ(said.rfind("HTTP/1.1 400", 0), 0u) << said;
+  EXPECT_NE(said.find(R"("message":"malformed HTTP request (its request line, a header or the body's length or )"),
+            std::string::npos)
+      << said;
   // A client that announces 200 bytes and sends 10.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(server.port()));
-  ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const int fd = connect_to(server.port());
+  ASSERT_GE(fd, 0);
   const std::string head = "POST /embed HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"inputs\":";
   ASSERT_EQ(::send(fd, head.data(), head.size(), 0), static_cast<ssize_t>(head.size()));
   // Others are served meanwhile.
