@@ -55,145 +55,183 @@ std::vector<int> choose_slots(const Need& need, const std::vector<Slot>& slots, 
   return {};
 }
 
-Decisions place_in_order(const ClusterView& view, const Ranking& ranking, size_t* unplaced) {
+namespace {
+
+// One walk of place_in_order: what each slot is to the jobs still to come, updated as the ranked jobs (best
+// first) keep, take, claim or preempt their way to slots.
+class Placer {
+ public:
+  Placer(const ClusterView& view, const Ranking& ranking);
+
+  Decisions run(size_t* unplaced);
+
+ private:
   enum class Use : char { Free, Kept, Busy, Stopping, Reserved };
-  const size_t n = view.slots.size();
-  std::vector<Use> use(n, Use::Free);
-  for (const auto& job : view.jobs)
-    for (int s : job.slots) use[static_cast<size_t>(s)] = job.stopping ? Use::Stopping : Use::Busy;
-  const bool kept = view.slot_order.size() == view.slots.size();
-  std::vector<int> sorted, found;  // only when the caller did not keep them
-  if (!kept) {
-    sorted = placement_order(view.slots);
-    found = reserved_slots(view.slots);
-  }
-  const std::vector<int>& order = kept ? view.slot_order : sorted;
-  std::vector<char> is_reserved(n, 0);
-  for (int s : kept ? view.reserved : found) is_reserved[static_cast<size_t>(s)] = 1;
+
+  /// A job whose slots were made for it: it starts on them once they are ready, and nowhere else.
+  void start_on_reserved(const JobView& job, const std::vector<int>& mine);
+  /// Free slots alone, else free slots plus those stopping jobs are about to free (claimed: it waits for them).
+  /// False when neither fits.
+  bool take_open(const JobView& job, bool held_off);
+  /// The lower-ranked running jobs job `r` may preempt, lowest first, until their slots make it fit.
+  void preempt_for(size_t r, bool held_off);
+  /// Slot s is no longer open to the queued jobs still to come.
+  void take(int s, Use how);
+  /// What a job may use: `mask`, less the reshapable slots for a job a MIG plan held off.
+  const std::vector<char>& allowed(const std::vector<char>& mask, bool held_off);
+
+  const ClusterView& view_;
+  const Ranking& ranking_;
+  std::vector<int> sorted_, found_;  // placement order and reserved slots, when the caller did not keep them
+  const std::vector<int>* order_ = nullptr;
+  std::vector<Use> use_;
   // The free slots, and the free or stopping ones, in placement order: a queued job searches these lists
   // rather than every slot (with most slots busy and a long queue, that is what a pass spends its time on).
-  std::vector<char> free_u(n), open_u(n);
-  std::vector<int> free_list, open_list;
+  std::vector<char> free_u_, open_u_;
+  std::vector<int> free_list_, open_list_;
+  size_t open_count_ = 0;  // slots a queued job could still get without preempting anyone
   // Slots made for a job are its alone, and such a job takes only them (nothing while they are being made).
-  std::unordered_map<JobId, std::vector<int>> reserved;
-  std::vector<char> ready(n, 0);  // reserved slots that are free now
-  for (int s : order) {
-    const Use u = use[static_cast<size_t>(s)];
-    if (is_reserved[static_cast<size_t>(s)]) {
-      reserved[view.slots[static_cast<size_t>(s)].reserved_for].push_back(s);
-      ready[static_cast<size_t>(s)] = u == Use::Free;
-      if (u == Use::Free || u == Use::Stopping) use[static_cast<size_t>(s)] = Use::Reserved;
-      continue;
-    }
-    free_u[static_cast<size_t>(s)] = u == Use::Free;
-    open_u[static_cast<size_t>(s)] = u == Use::Free || u == Use::Stopping;
-    if (u == Use::Free) free_list.push_back(s);
-    if (u == Use::Free || u == Use::Stopping) open_list.push_back(s);
+  std::unordered_map<JobId, std::vector<int>> reserved_;
+  std::vector<char> ready_;            // reserved slots that are free now
+  std::vector<char> preempted_;        // by rank
+  std::vector<size_t> running_ranks_;  // where the possible victims are, so the search skips queued jobs
+  std::vector<char> narrowed_;
+  Decisions out_;
+};
+
+Placer::Placer(const ClusterView& view, const Ranking& ranking)
+    : view_(view), ranking_(ranking), use_(view.slots.size(), Use::Free) {
+  const size_t n = view.slots.size();
+  for (const auto& job : view.jobs)
+    for (int s : job.slots) use_[static_cast<size_t>(s)] = job.stopping ? Use::Stopping : Use::Busy;
+  const bool kept = view.slot_order.size() == n;
+  if (!kept) {
+    sorted_ = placement_order(view.slots);
+    found_ = reserved_slots(view.slots);
   }
-  // Slots a queued job could still get without preempting anyone: free ones and those being freed.
-  size_t open_count = open_list.size();
-  auto taken = [&](int s) {  // slot s is no longer open to queued jobs
+  order_ = kept ? &view.slot_order : &sorted_;
+  std::vector<char> is_reserved(n, 0);
+  for (int s : kept ? view.reserved : found_) is_reserved[static_cast<size_t>(s)] = 1;
+  free_u_.assign(n, 0);
+  open_u_.assign(n, 0);
+  ready_.assign(n, 0);
+  for (int s : *order_) {
     const auto i = static_cast<size_t>(s);
-    if (free_u[i]) free_list.erase(std::find(free_list.begin(), free_list.end(), s));
-    if (open_u[i]) open_list.erase(std::find(open_list.begin(), open_list.end(), s));
-    free_u[i] = open_u[i] = 0;
-  };
-  std::vector<char> preempted(ranking.ranked.size(), 0);
-  std::vector<size_t> running_ranks;  // where the possible victims are, so the search skips queued jobs
-  for (size_t r = 0; r < ranking.ranked.size(); ++r)
-    if (ranking.ranked[r]->running() && !ranking.ranked[r]->stopping) running_ranks.push_back(r);
-
-  // Jobs a MIG plan left waiting start on no reshapable slot but one reserved for them (above): what they may
-  // use is the usual mask less those slots.
-  std::vector<char> narrowed;
-  auto allowed = [&](const std::vector<char>& mask, bool held_off) -> const std::vector<char>& {
-    if (!held_off) return mask;
-    narrowed = without_reshapable(mask, view.slots);
-    return narrowed;
-  };
-
-  Decisions out;
-  for (size_t r = 0; r < ranking.ranked.size(); ++r) {
-    const JobView& job = *ranking.ranked[r];
-    if (job.running()) {
-      if (!job.stopping && !preempted[r])
-        for (int s : job.slots) use[static_cast<size_t>(s)] = Use::Kept;
+    const Use u = use_[i];
+    const bool open = u == Use::Free || u == Use::Stopping;
+    if (is_reserved[i]) {
+      reserved_[view.slots[i].reserved_for].push_back(s);
+      ready_[i] = u == Use::Free;
+      if (open) use_[i] = Use::Reserved;
       continue;
     }
-    const auto mine = reserved.find(job.id);
-    if (mine != reserved.end() || std::binary_search(view.awaiting.begin(), view.awaiting.end(), job.id)) {
-      if (mine == reserved.end()) continue;  // its slots are still being made
-      const std::vector<int> chosen = choose_slots(job.need, view.slots, mine->second, ready);
-      if (!chosen.empty()) {
-        for (int s : chosen) {
-          use[static_cast<size_t>(s)] = Use::Kept;
-          ready[static_cast<size_t>(s)] = 0;
-        }
-        out.starts.push_back({job.id, chosen});
-      }
-      continue;
-    }
-    const bool held_off = plan_holds_off(view, job.id);
-    if (open_count > 0) {
-      // 1. Free slots alone.
-      std::vector<int> chosen = choose_slots(job.need, view.slots, free_list, allowed(free_u, held_off));
-      if (!chosen.empty()) {
-        for (int s : chosen) {
-          use[static_cast<size_t>(s)] = Use::Kept;
-          taken(s);
-        }
-        open_count -= chosen.size();
-        out.starts.push_back({job.id, chosen});
-        continue;
-      }
-      // 2. Free slots plus those that stopping jobs are about to free: claim them and wait.
-      chosen = choose_slots(job.need, view.slots, open_list, allowed(open_u, held_off));
-      if (!chosen.empty()) {
-        for (int s : chosen) {
-          use[static_cast<size_t>(s)] = Use::Reserved;
-          taken(s);
-        }
-        open_count -= chosen.size();
-        continue;
-      }
-    }
-    if (unplaced) ++*unplaced;  // only preemption could place it
-    if (!ranking.may_preempt || running_ranks.empty() || running_ranks.back() <= r) continue;
-    std::vector<char> usable = open_u;  // the free and stopping slots nobody has claimed
-    // 3. Preempt: the lower-ranked running jobs this one may preempt, lowest first. First check that all
-    // of them together would make room (cheap, and usually no), then add them one by one until it fits.
-    std::vector<size_t> candidates;
-    for (auto it = running_ranks.rbegin(); it != running_ranks.rend() && *it > r; ++it)
-      if (!preempted[*it] && ranking.may_preempt(job, *ranking.ranked[*it])) candidates.push_back(*it);
-    if (candidates.empty()) continue;
-    std::vector<char> all = usable;
-    for (size_t v : candidates)
-      for (int s : ranking.ranked[v]->slots) all[static_cast<size_t>(s)] = 1;
-    if (choose_slots(job.need, view.slots, order, allowed(all, held_off)).empty()) continue;
-    std::vector<size_t> victims;
-    std::vector<int> chosen;
-    for (size_t v : candidates) {
-      victims.push_back(v);
-      for (int s : ranking.ranked[v]->slots) usable[static_cast<size_t>(s)] = 1;
-      chosen = choose_slots(job.need, view.slots, order, allowed(usable, held_off));
-      if (!chosen.empty()) break;
-    }
-    for (size_t v : victims) {
-      const JobView& victim = *ranking.ranked[v];
-      const bool needed = std::any_of(victim.slots.begin(), victim.slots.end(), [&](int s) {
-        return std::find(chosen.begin(), chosen.end(), s) != chosen.end();
-      });
-      if (!needed) continue;
-      preempted[v] = 1;
-      out.preemptions.push_back({victim.id, fmt::format("for job {}", job.id)});
-    }
-    for (int s : chosen) {
-      if (use[static_cast<size_t>(s)] == Use::Free || use[static_cast<size_t>(s)] == Use::Stopping) --open_count;
-      use[static_cast<size_t>(s)] = Use::Reserved;
-      taken(s);
-    }
+    free_u_[i] = u == Use::Free;
+    open_u_[i] = open;
+    if (u == Use::Free) free_list_.push_back(s);
+    if (open) open_list_.push_back(s);
   }
-  return out;
+  open_count_ = open_list_.size();
+  preempted_.assign(ranking.ranked.size(), 0);
+  for (size_t r = 0; r < ranking.ranked.size(); ++r)
+    if (ranking.ranked[r]->running() && !ranking.ranked[r]->stopping) running_ranks_.push_back(r);
+}
+
+Decisions Placer::run(size_t* unplaced) {
+  for (size_t r = 0; r < ranking_.ranked.size(); ++r) {
+    const JobView& job = *ranking_.ranked[r];
+    if (job.running()) {
+      if (!job.stopping && !preempted_[r])
+        for (int s : job.slots) use_[static_cast<size_t>(s)] = Use::Kept;
+      continue;
+    }
+    if (const auto mine = reserved_.find(job.id); mine != reserved_.end()) {
+      start_on_reserved(job, mine->second);
+      continue;
+    }
+    if (std::binary_search(view_.awaiting.begin(), view_.awaiting.end(), job.id)) continue;  // slots being made
+    const bool held_off = plan_holds_off(view_, job.id);
+    if (open_count_ > 0 && take_open(job, held_off)) continue;
+    if (unplaced) ++*unplaced;  // only preemption could place it
+    if (ranking_.may_preempt && !running_ranks_.empty() && running_ranks_.back() > r) preempt_for(r, held_off);
+  }
+  return std::move(out_);
+}
+
+void Placer::start_on_reserved(const JobView& job, const std::vector<int>& mine) {
+  const std::vector<int> chosen = choose_slots(job.need, view_.slots, mine, ready_);
+  if (chosen.empty()) return;
+  for (int s : chosen) {
+    use_[static_cast<size_t>(s)] = Use::Kept;
+    ready_[static_cast<size_t>(s)] = 0;
+  }
+  out_.starts.push_back({job.id, chosen});
+}
+
+bool Placer::take_open(const JobView& job, bool held_off) {
+  std::vector<int> chosen = choose_slots(job.need, view_.slots, free_list_, allowed(free_u_, held_off));
+  const bool starts = !chosen.empty();
+  if (!starts) chosen = choose_slots(job.need, view_.slots, open_list_, allowed(open_u_, held_off));
+  if (chosen.empty()) return false;
+  for (int s : chosen) take(s, starts ? Use::Kept : Use::Reserved);
+  open_count_ -= chosen.size();
+  if (starts) out_.starts.push_back({job.id, chosen});
+  return true;
+}
+
+void Placer::preempt_for(size_t r, bool held_off) {
+  const JobView& job = *ranking_.ranked[r];
+  std::vector<size_t> candidates;
+  for (auto it = running_ranks_.rbegin(); it != running_ranks_.rend() && *it > r; ++it)
+    if (!preempted_[*it] && ranking_.may_preempt(job, *ranking_.ranked[*it])) candidates.push_back(*it);
+  if (candidates.empty()) return;
+  // First check that all of them together would make room (cheap, and usually no), then add them one by one
+  // until it fits.
+  std::vector<char> usable = open_u_;  // the free and stopping slots nobody has claimed
+  std::vector<char> all = usable;
+  for (size_t v : candidates)
+    for (int s : ranking_.ranked[v]->slots) all[static_cast<size_t>(s)] = 1;
+  if (choose_slots(job.need, view_.slots, *order_, allowed(all, held_off)).empty()) return;
+  std::vector<size_t> victims;
+  std::vector<int> chosen;
+  for (size_t v : candidates) {
+    victims.push_back(v);
+    for (int s : ranking_.ranked[v]->slots) usable[static_cast<size_t>(s)] = 1;
+    chosen = choose_slots(job.need, view_.slots, *order_, allowed(usable, held_off));
+    if (!chosen.empty()) break;
+  }
+  for (size_t v : victims) {
+    const JobView& victim = *ranking_.ranked[v];
+    const bool needed = std::any_of(victim.slots.begin(), victim.slots.end(),
+                                    [&](int s) { return std::find(chosen.begin(), chosen.end(), s) != chosen.end(); });
+    if (!needed) continue;
+    preempted_[v] = 1;
+    out_.preemptions.push_back({victim.id, fmt::format("for job {}", job.id)});
+  }
+  for (int s : chosen) {
+    const Use u = use_[static_cast<size_t>(s)];
+    if (u == Use::Free || u == Use::Stopping) --open_count_;
+    take(s, Use::Reserved);
+  }
+}
+
+void Placer::take(int s, Use how) {
+  const auto i = static_cast<size_t>(s);
+  use_[i] = how;
+  if (free_u_[i]) free_list_.erase(std::find(free_list_.begin(), free_list_.end(), s));
+  if (open_u_[i]) open_list_.erase(std::find(open_list_.begin(), open_list_.end(), s));
+  free_u_[i] = open_u_[i] = 0;
+}
+
+const std::vector<char>& Placer::allowed(const std::vector<char>& mask, bool held_off) {
+  if (!held_off) return mask;
+  narrowed_ = without_reshapable(mask, view_.slots);
+  return narrowed_;
+}
+
+}  // namespace
+
+Decisions place_in_order(const ClusterView& view, const Ranking& ranking, size_t* unplaced) {
+  return Placer(view, ranking).run(unplaced);
 }
 
 }  // namespace ragmig::sched
