@@ -50,12 +50,16 @@ index::FloatMatrix leading_dimensions(const index::FloatMatrix& m, int64_t dims)
   return out;
 }
 
-DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup& setup, const EvalCache& cache,
-                         const std::function<void(const std::string&)>& log) {
-  DenseRetrieval out;
-  const index::DenseSpec spec = index::parse_dense_spec(setup.index_spec);
-  const auto t_embed = std::chrono::steady_clock::now();
-  std::optional<Encoder> encoder;  // loaded only when something must be embedded
+namespace {
+
+using Log = std::function<void(const std::string&)>;
+
+// Embeds the passages and the queries into out.doc_vectors / out.query_vectors, each from the cache where it holds
+// them (the model is loaded only when something must be embedded); sets out's device, precision and prompts.
+// Returns the passages' cache key, which an ANN index's key builds on.
+std::string embed_inputs(const DenseInputs& in, const DenseSetup& setup, const EvalCache& cache, const Log& log,
+                         DenseRetrieval& out) {
+  std::optional<Encoder> encoder;
   auto get_encoder = [&]() -> Encoder& {
     if (!encoder) {
       log("loading model " + setup.model_dir + " (" + out.device + ", " + out.precision_reason + ")");
@@ -119,6 +123,12 @@ DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup&
                                                setup.embed.query_prompt))
                       : "";
   out.query_vectors = embed_cached("queries", *in.queries, true, queries_key);
+  return passages_key;
+}
+
+// Cuts both sides' vectors to --dimensions, or without it to the folder's truncate_dim; a size the model was not
+// trained for (ragmig.json's matryoshka_dims) is warned about.
+void truncate_dimensions(const DenseSetup& setup, const Log& log, DenseRetrieval& out) {
   const int64_t full = out.doc_vectors.cols;
   if (setup.dimensions > full)
     throw ConfigError(
@@ -139,20 +149,13 @@ DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup&
     out.doc_vectors = leading_dimensions(out.doc_vectors, out.dimensions);
     out.query_vectors = leading_dimensions(out.query_vectors, out.dimensions);
   }
-  out.embed_seconds = seconds_since(t_embed);
-  if (depth <= 0) return out;
+}
 
-  TorchSearchOptions exact_options;
-  exact_options.device = out.device;
-  const auto t_exact = std::chrono::steady_clock::now();
-  index::SearchResult exact = torch_exact_search(out.query_vectors, out.doc_vectors, depth, exact_options);
-  const double exact_seconds = seconds_since(t_exact);
-  if (spec.is_exact()) {
-    out.results = std::move(exact);
-    out.search_seconds = exact_seconds;
-    return out;
-  }
-
+// Searches an approximate index (loaded from the cache, else built and cached) and reports its recall against the
+// exact search's results, `exact`, which took `exact_seconds`.
+void search_ann(const index::DenseSpec& spec, const std::string& passages_key, const index::SearchResult& exact,
+                double exact_seconds, int64_t depth, const DenseSetup& setup, const EvalCache& cache, const Log& log,
+                DenseRetrieval& out) {
   // Build parameters go into the key; search parameters (efSearch, nprobe) are applied after loading.
   index::DenseSpec build_spec = spec;
   build_spec.ef_search = 0;
@@ -195,6 +198,31 @@ DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup&
   report.exact_queries_per_second = exact_seconds > 0 ? q / exact_seconds : 0;
   report.exact_device = out.device;
   out.ann = report;
+}
+
+}  // namespace
+
+DenseRetrieval run_dense(const DenseInputs& in, int64_t depth, const DenseSetup& setup, const EvalCache& cache,
+                         const std::function<void(const std::string&)>& log) {
+  DenseRetrieval out;
+  const index::DenseSpec spec = index::parse_dense_spec(setup.index_spec);
+  const auto t_embed = std::chrono::steady_clock::now();
+  const std::string passages_key = embed_inputs(in, setup, cache, log, out);
+  truncate_dimensions(setup, log, out);
+  out.embed_seconds = seconds_since(t_embed);
+  if (depth <= 0) return out;
+
+  TorchSearchOptions exact_options;
+  exact_options.device = out.device;
+  const auto t_exact = std::chrono::steady_clock::now();
+  index::SearchResult exact = torch_exact_search(out.query_vectors, out.doc_vectors, depth, exact_options);
+  const double exact_seconds = seconds_since(t_exact);
+  if (spec.is_exact()) {
+    out.results = std::move(exact);
+    out.search_seconds = exact_seconds;
+  } else {
+    search_ann(spec, passages_key, exact, exact_seconds, depth, setup, cache, log, out);
+  }
   return out;
 }
 
