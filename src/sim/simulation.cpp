@@ -81,13 +81,14 @@ std::vector<std::string> split_policy_list(const std::string& text) {
   return out;
 }
 
-SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, const ThroughputModel& model,
-                   const SimOptions& options) {
-  const auto wall_start = std::chrono::steady_clock::now();
-  SimResult result;
+namespace {
+
+// The jobs some slot of the cluster can hold (with dynamic batch, at the smallest batch a resizable job may start
+// at); the others are counted in `unplaceable`.
+std::vector<const SimJob*> placeable_jobs(const std::vector<SimJob>& all_jobs, const Cluster& cluster,
+                                          bool dynamic_batch, size_t& unplaceable) {
   std::vector<const SimJob*> jobs;
   std::map<std::string, bool> fits_somewhere;  // by need: traces repeat a handful of needs
-  const bool dynamic_batch = sched::parse_policy_spec(options.policy).dynamic_batch;
   for (const auto& j : all_jobs) {
     // With dynamic batch a resizable job may start smaller, by the memory the scheduler's prior gives it there.
     sched::JobSpec spec;
@@ -95,11 +96,51 @@ SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, 
     spec.batch_size = j.batch_size;
     spec.min_batch_size = j.min_batch_size;
     const sched::Need need = dynamic_batch ? sched::least_need(spec) : j.need;
-    const auto [it, fresh] = fits_somewhere.try_emplace(fmt::format("{}/{}", sched::to_string(need), need.min_memory_mb));
+    const auto [it, fresh] =
+        fits_somewhere.try_emplace(fmt::format("{}/{}", sched::to_string(need), need.min_memory_mb));
     if (fresh) it->second = placeable(need, cluster);
-    if (it->second) jobs.push_back(&j);
-    else ++result.unplaceable;
+    if (it->second)
+      jobs.push_back(&j);
+    else
+      ++unplaceable;
   }
+  return jobs;
+}
+
+exec::RebalanceOptions rebalance_options(const SimOptions& options, bool dynamic_batch) {
+  exec::RebalanceOptions rebalance;
+  rebalance.migrate = options.migrate;
+  rebalance.checkpoint_s = options.costs.checkpoint_s;
+  rebalance.restart_s = options.costs.restart_s;
+  rebalance.mig_step_s = options.costs.mig_step_s;
+  rebalance.gain_factor = options.gain_factor;
+  rebalance.min_interval_s = options.min_interval_s;
+  rebalance.efficiency_weight = options.efficiency_weight;
+  rebalance.drain_after_s = options.drain_after_s;
+  rebalance.shrink = dynamic_batch;
+  return rebalance;
+}
+
+sched::JobSpec job_spec(const SimJob& j) {
+  sched::JobSpec spec;
+  spec.name = j.name;
+  spec.argv = {"sim"};
+  spec.need = j.need;
+  spec.priority = j.priority;
+  spec.estimate_s = j.estimate_s;
+  spec.batch_size = j.batch_size;
+  spec.min_batch_size = j.min_batch_size;
+  return spec;
+}
+
+}  // namespace
+
+SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, const ThroughputModel& model,
+                   const SimOptions& options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  SimResult result;
+  const bool dynamic_batch = sched::parse_policy_spec(options.policy).dynamic_batch;
+  const std::vector<const SimJob*> jobs = placeable_jobs(all_jobs, cluster, dynamic_batch, result.unplaceable);
 
   SimClock clock(jobs.empty() ? 0.0 : jobs.front()->arrival);
   // Run folders are named but never made: nothing in the simulator writes files (but the SQLite store, if asked).
@@ -119,17 +160,7 @@ SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, 
     if (it == speeds.end()) it = speeds.emplace(type, slice_speeds(model, type)).first;
     return it->second;
   };
-  exec::RebalanceOptions rebalance;
-  rebalance.migrate = options.migrate;
-  rebalance.checkpoint_s = options.costs.checkpoint_s;
-  rebalance.restart_s = options.costs.restart_s;
-  rebalance.mig_step_s = options.costs.mig_step_s;
-  rebalance.gain_factor = options.gain_factor;
-  rebalance.min_interval_s = options.min_interval_s;
-  rebalance.efficiency_weight = options.efficiency_weight;
-  rebalance.drain_after_s = options.drain_after_s;
-  rebalance.shrink = sched::parse_policy_spec(options.policy).dynamic_batch;
-  MigPartitioner partitioner(cluster, speed_of, rebalance);
+  MigPartitioner partitioner(cluster, speed_of, rebalance_options(options, dynamic_batch));
   sched::SchedulerOptions sched_options;
   sched_options.policy = options.policy;
   sched_options.tick_s = options.tick_s;
@@ -147,15 +178,7 @@ SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, 
     RAGMIG_CHECK(passes_at_now < 1000, fmt::format("the simulation makes no progress at t = {}", now));
     for (; next < jobs.size() && jobs[next]->arrival <= now; ++next) {
       const SimJob& j = *jobs[next];
-      sched::JobSpec spec;
-      spec.name = j.name;
-      spec.argv = {"sim"};
-      spec.need = j.need;
-      spec.priority = j.priority;
-      spec.estimate_s = j.estimate_s;
-      spec.batch_size = j.batch_size;
-      spec.min_batch_size = j.min_batch_size;
-      const sched::JobId id = scheduler.submit(spec);
+      const sched::JobId id = scheduler.submit(job_spec(j));
       executor.add_job(id, j.type, j.iterations, j.batch_size, static_cast<double>(j.need.min_memory_mb), j.memory_fixed_mb);
       type_of[id] = &j.type;
     }
