@@ -2,8 +2,10 @@
 // one that ignores SIGTERM is killed after the grace period.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 
 #include "core/gang.h"
 #include "core/spawn.h"
@@ -37,12 +39,16 @@ TEST(Gang, ASignalDeathIsReportedAndAllSucceedingIsZero) {
 }
 
 TEST(Gang, StopRequestsAndTheGracePeriod) {
-  int polls = 0;
+  // The stop is asked for once the second shell has set its trap (a stop before it would end that shell too).
+  const std::string trapped = ::testing::TempDir() + "gang-trapped-" + std::to_string(::getpid());
+  std::filesystem::remove(trapped);
+  bool asked = false;
   GangWaitOptions o;
-  o.stop_requested = [&] { return ++polls == 5; };
+  o.stop_requested = [&] { return !asked && (asked = std::filesystem::exists(trapped)); };
   o.kill_after_s = 0.5;
   const auto start = std::chrono::steady_clock::now();
-  const GangExit e = wait_gang({sh("exec sleep 30"), sh("trap '' TERM; exec sleep 30")}, o);
+  const GangExit e = wait_gang({sh("exec sleep 30"), sh("trap '' TERM; touch '" + trapped + "'; exec sleep 30")}, o);
+  std::filesystem::remove(trapped);
   EXPECT_LT(seconds_since(start), 20);
   EXPECT_EQ(e.codes, (std::vector<int>{128 + SIGTERM, 128 + SIGKILL}));  // the one that ignored TERM: killed
 }

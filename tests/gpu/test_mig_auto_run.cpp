@@ -85,9 +85,8 @@ TEST_F(MigAutoRun, MigrateMovesALoneJobToTheWholeGpu) {
   write_gpus(state);
   const int64_t long_job =
       submit({"--slots", "10gb:1", "--estimate", "3600", "--cmd",
-              "sh -c 'echo $CUDA_VISIBLE_DEVICES >> $RAGMIG_RUN_DIR/dev.txt; "
-              "if [ $(wc -l < $RAGMIG_RUN_DIR/dev.txt) -gt 1 ]; then exit 0; fi; trap \"exit 75\" TERM; "
-              "sleep 20 & wait'"});
+              "sh -c 'trap \"exit 75\" TERM; echo $CUDA_VISIBLE_DEVICES >> $RAGMIG_RUN_DIR/dev.txt; "
+              "if [ $(wc -l < $RAGMIG_RUN_DIR/dev.txt) -gt 1 ]; then exit 0; fi; sleep 20 & wait'"});
   const int64_t short_job = submit({"--slots", "10gb:1", "--estimate", "1", "--cmd", "sh -c 'sleep 0.5'"});
   const auto run = ragmig({"run", "--until-empty", "--mig", "migrate", "--tick", "0.2"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
