@@ -224,7 +224,7 @@ Policy make_policy(const std::string& text) {
   }
   const bool preemptive = spec.name == "rr" || spec.name == "srtf" || spec.name == "las" ||
                           (spec.name == "priority" && params.number("preempt", 0) == 1);
-  Policy policy{spec, nullptr, nullptr, nullptr};
+  Policy policy{spec, nullptr, nullptr, nullptr, preemptive};
   policy.decide = [ranking, preemptive](const ClusterView& v) {
     if (nothing_waits(v)) return Decisions{};  // most passes end here
     const bool full = every_slot_kept(v);

@@ -102,6 +102,10 @@ struct Policy {
   std::function<Decisions(const ClusterView&)> decide;
   std::function<Ranking(const ClusterView&)> rank;
   std::function<std::vector<JobId>(const ClusterView&)> queue_order;
+  /// Whether decide may preempt. A policy that does not starts nothing in a pass where no slot was freed and no
+  /// job arrived or came back since the last: every queued job found no free slots to fit it then, whatever the
+  /// order, and finds a subset of them now.
+  bool preemptive = false;
 };
 
 struct PolicyParamInfo {

@@ -574,6 +574,15 @@ void Scheduler::refresh_view(double now) {
   }
 }
 
+std::optional<double> Scheduler::next_retry_at() const {
+  std::optional<double> at;
+  for (JobId id : held_back_)
+    if (const auto it = active_.find(id);
+        it != active_.end() && it->second.state == JobState::Queued && !it->second.cancel_requested)
+      at = std::min(at.value_or(it->second.not_before), it->second.not_before);
+  return at;
+}
+
 void Scheduler::stop(JobId id, StopReason why, const std::string& reason) {
   if (stopping_.count(id)) return;
   stopping_[id] = why;

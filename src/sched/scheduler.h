@@ -108,6 +108,8 @@ class Scheduler {
   void set_metrics_url(std::string url) { metrics_url_ = std::move(url); }
   /// Queued jobs as last seen (backing-off ones included).
   size_t queued_jobs() const { return queued_; }
+  /// When the first queued job backing off after a failure may start again, as of the last pass; nullopt: none.
+  std::optional<double> next_retry_at() const;
   /// Queued jobs that no combination of the slots on offer can hold, with the reason (SchedulerOptions::
   /// slots_fixed); run(until_empty) does not wait for them.
   const std::map<JobId, std::string>& unrunnable() const { return unrunnable_; }

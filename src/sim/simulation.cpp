@@ -168,6 +168,11 @@ SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, 
   result.policy = sched::to_string(scheduler.policy().spec);
 
   const bool has_auto = cluster.has_auto();
+  // While jobs wait, a pass every tick where time alone can change a decision: a preemptive policy (min_run,
+  // quanta), dynamic batch, MIG plans. Elsewhere a pass starts nothing unless something happened (Policy::
+  // preemptive), so the simulation goes from event to event: the same schedule in fewer passes (fifo on Philly's
+  // trace over 200 V100s: 156,282 instead of 398,323).
+  const bool ticks_decide = scheduler.policy().preemptive || dynamic_batch || has_auto;
   size_t next = 0;
   double last_now = -1;
   int passes_at_now = 0;
@@ -199,8 +204,10 @@ SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, 
 
     double wake = std::min(next < jobs.size() ? jobs[next]->arrival : kNever, executor.next_event_time(now));
     wake = std::min(wake, partitioner.next_event());
+    if (const auto retry = scheduler.next_retry_at(); retry && *retry > now) wake = std::min(wake, *retry);
     const bool waiting = scheduler.queued_jobs() > 0;
-    if (waiting && (executor.running() > 0 || wake < kNever)) wake = std::min(wake, now + options.tick_s);
+    if (waiting && ticks_decide && (executor.running() > 0 || wake < kNever))
+      wake = std::min(wake, now + options.tick_s);
     if (again) wake = now;
     if (wake == kNever) {
       // Nothing runs, arrives or changes: done, or jobs wait for room that will never come.

@@ -51,6 +51,26 @@ TEST(Golden, FifoOnTwoSlots) {
   EXPECT_EQ(r.timeline.size(), 4u);
 }
 
+TEST(Golden, WithoutPreemptionTheSimulationGoesFromEventToEvent) {
+  // One slot, two jobs of 10,000 s: b waits 10,000 s (JCT a 10,000, b 20,000). A non-preemptive policy starts
+  // nothing between events, so the simulator passes at arrivals and exits, not every 60 s tick.
+  const std::vector<SimJob> jobs = {job("a", 0, 10000, "cpu:1", 10000), job("b", 0, 10000, "cpu:1", 10000)};
+  for (const std::string policy : {"fifo", "priority", "sjf", "ljf"}) {
+    const auto r = run(jobs, "1xcpu", policy);
+    EXPECT_FALSE(sched::make_policy(policy).preemptive) << policy;
+    EXPECT_DOUBLE_EQ(r.metrics.avg_jct, 15000) << policy;
+    EXPECT_LT(r.steps, 10u) << policy;
+  }
+  // A preemptive one passes every tick while b waits: time alone (min_run, aging, attained service) can make a
+  // running job a victim. las and aging priority do preempt a here.
+  for (const std::string policy : {"srtf", "las", "priority(preempt=1)", "rr"}) {
+    const auto r = run(jobs, "1xcpu", policy);
+    EXPECT_TRUE(sched::make_policy(policy).preemptive) << policy;
+    EXPECT_GT(r.steps, 10000u / 60) << policy;
+  }
+  EXPECT_DOUBLE_EQ(run(jobs, "1xcpu", "srtf").metrics.avg_jct, 15000);
+}
+
 TEST(Golden, SrtfPreemptsForShorterJobs) {
   // One slot, free preemption. t=0: a (10) runs. t=2: b (3) arrives; a has 8 left: a is stopped at once and
   // b starts. t=3: c (1) arrives; b has 2 left: b is stopped, c runs to t=4. Then b (2 left) runs to t=6 and
