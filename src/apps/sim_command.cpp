@@ -128,7 +128,9 @@ Command add_sim_command(CLI::App& root) {
   sub->add_option("--measurements", args->measurements,
                   "measurements files of real runs (`ragmig sim measure`), "
                   "overriding the tables");
-  sub->add_option("--tick", args->options.tick_s, "seconds between scheduler passes while jobs wait (where a pass can decide on time alone: a preemptive policy, +dynbatch, mig=auto; elsewhere passes come with arrivals and exits only)")
+  sub->add_option("--tick", args->options.tick_s,
+                  "seconds between scheduler passes while jobs wait (where a pass can decide on time alone: a "
+                  "preemptive policy, +dynbatch, mig=auto; elsewhere passes come with arrivals and exits only)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   sub->add_option("--checkpoint-s", args->options.costs.checkpoint_s, "preemption: seconds from stop to exit")

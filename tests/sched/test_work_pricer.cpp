@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "sched/job_event.h"
-#include "sched/scripted_executor.h"
 #include "sched/scheduler.h"
+#include "sched/scripted_executor.h"
 #include "sched/store.h"
 
 namespace ragmig::sched {
