@@ -86,29 +86,25 @@ Series allocation(const std::vector<Span>& spans, const std::map<std::string, in
   return out;
 }
 
-ReportData sweep_report(const hpo::SweepDriver& driver, sched::Store& store, const SweepReportInput& input) {
-  const hpo::SweepPlan& plan = driver.plan();
-  const auto& trials = driver.trials();
-  ReportData d;
-  d.title = "Sweep " + plan.spec.name;
-  d.subtitle = fmt::format("{} · generated {}", plan.spec.path, input.generated_at);
-  d.metric_name = plan.spec.eval.metric;
-  d.rung_metric_name = plan.rung_metric();
-  d.slots = input.slots;
+namespace {
 
-  // Time zero: the first submission of the sweep.
-  const auto& baselines = driver.baselines();
-  double t0 = input.now;
-  for (const auto& t : trials)
+// Time zero of a sweep's report: its first submission.
+double sweep_start(const hpo::SweepDriver& driver, sched::Store& store, double now) {
+  double t0 = now;
+  for (const auto& t : driver.trials())
     if (const auto job = store.job(t.train_job)) t0 = std::min(t0, job->submitted_at);
-  for (const auto& b : baselines)
+  for (const auto& b : driver.baselines())
     if (const auto job = store.job(b.eval_job)) t0 = std::min(t0, job->submitted_at);
+  return t0;
+}
 
+// Every attempt of the sweep's jobs on each slot it held, from t0; slots not yet in d.slots are added.
+void add_schedule(const hpo::SweepDriver& driver, sched::Store& store, double t0, double now, ReportData& d) {
   // `group` is the trial or baseline the job belongs to; a cancelled training of a trial ASHA stopped is "stopped".
   const auto add_spans = [&](const std::string& group, bool stopped, sched::JobId job, const std::string& label) {
     if (job == 0) return;
     for (const auto& a : store.attempts(job)) {
-      const double end = a.ended_at > 0 ? a.ended_at : input.now;
+      const double end = a.ended_at > 0 ? a.ended_at : now;
       std::string outcome = a.outcome.empty() ? "running" : a.outcome;
       if (outcome == "cancelled" && stopped) outcome = "stopped";
       for (const auto& slot : a.slots) {
@@ -117,27 +113,16 @@ ReportData sweep_report(const hpo::SweepDriver& driver, sched::Store& store, con
       }
     }
   };
-  for (const auto& b : baselines) add_spans(b.id, false, b.eval_job, hpo::eval_job_name(b.id));
-  for (const auto& t : trials) {
+  for (const auto& b : driver.baselines()) add_spans(b.id, false, b.eval_job, hpo::eval_job_name(b.id));
+  for (const auto& t : driver.trials()) {
     add_spans(t.id, t.state == "stopped", t.train_job, t.id);
     add_spans(t.id, false, t.eval_job, hpo::eval_job_name(t.id));
   }
-  // Until now while the sweep runs; a finished one's ends with its last attempt, however much later the report
-  // is written again (`ragmig batch` run again on it).
-  d.horizon_s = std::max(0.0, input.now - t0);
-  const bool finished = driver.finished() && !d.spans.empty();
-  if (finished) {
-    d.horizon_s = 0;
-    for (const auto& span : d.spans) d.horizon_s = std::max(d.horizon_s, span.end);
-  }
+}
 
-  d.allocated = allocation(d.spans, input.slot_compute,
-                           input.capacity > 0 ? input.capacity : static_cast<int>(d.slots.size()), d.horizon_s);
-  d.measured.name = "measured";
-  for (const auto& [at, value] : input.measured)
-    if (!finished || at - t0 <= d.horizon_s) d.measured.points.emplace_back(at - t0, value);
-
-  // Loss curves from the workers' progress events.
+// Loss curves from the workers' progress events, one a trial that reported any.
+std::vector<Series> loss_curves(const std::vector<hpo::TrialStatus>& trials, sched::Store& store) {
+  std::vector<Series> out;
   for (const auto& t : trials) {
     Series s;
     s.name = t.id;
@@ -146,18 +131,21 @@ ReportData sweep_report(const hpo::SweepDriver& driver, sched::Store& store, con
       if (e.kind == "progress" && e.step && e.loss) s.points.emplace_back(static_cast<double>(*e.step), *e.loss);
     }
     std::stable_sort(s.points.begin(), s.points.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    if (!s.points.empty()) d.loss.push_back(std::move(s));
+    if (!s.points.empty()) out.push_back(std::move(s));
   }
+  return out;
+}
 
-  d.leaderboard = leaderboard(trials, baselines);
-
-  // Alerts (monitor/alert.h's JSON): each firing row, closed by the cleared row of the same rule, job and slot.
+// Alerts (monitor/alert.h's JSON) in the order they fired: each firing row, closed by the cleared row of the same
+// rule, job and slot; named by the trial or baseline of their job.
+std::vector<AlertRow> alert_rows(const hpo::SweepDriver& driver, sched::Store& store, double t0) {
   std::map<sched::JobId, std::string> trial_of_job;
-  for (const auto& t : trials) {
+  for (const auto& t : driver.trials()) {
     if (t.train_job) trial_of_job[t.train_job] = t.id;
     if (t.eval_job) trial_of_job[t.eval_job] = hpo::eval_job_name(t.id);
   }
-  for (const auto& b : baselines) trial_of_job[b.eval_job] = hpo::eval_job_name(b.id);
+  for (const auto& b : driver.baselines()) trial_of_job[b.eval_job] = hpo::eval_job_name(b.id);
+  std::vector<AlertRow> out;
   std::map<std::string, size_t> open_alert;
   for (const auto& stored : store.alerts()) {
     const auto a = nlohmann::json::parse(stored.body, nullptr, false);
@@ -169,7 +157,7 @@ ReportData sweep_report(const hpo::SweepDriver& driver, sched::Store& store, con
     const double at = a["at"].get<double>() - t0;
     if (a.value("state", "") == "cleared") {
       if (const auto it = open_alert.find(key); it != open_alert.end()) {
-        d.alerts[it->second].cleared_after_s = std::max(0.0, at - d.alerts[it->second].at);
+        out[it->second].cleared_after_s = std::max(0.0, at - out[it->second].at);
         open_alert.erase(it);
       }
       continue;
@@ -181,35 +169,75 @@ ReportData sweep_report(const hpo::SweepDriver& driver, sched::Store& store, con
     const auto trial = trial_of_job.find(job);
     row.subject = trial != trial_of_job.end() ? trial->second : job ? fmt::format("job {}", job) : slot;
     row.message = a.value("message", std::string());
-    open_alert[key] = d.alerts.size();
-    d.alerts.push_back(std::move(row));
+    open_alert[key] = out.size();
+    out.push_back(std::move(row));
   }
+  return out;
+}
 
+// The headline cards: trials and their states, the best trial alone and fused, wall time, alerts, steps trained.
+std::vector<SummaryCard> summary_cards(const hpo::SweepPlan& plan, const std::vector<hpo::TrialStatus>& trials,
+                                       const ReportData& d) {
+  std::vector<SummaryCard> out;
   std::map<std::string, int> count;
   int64_t steps = 0;
   for (const auto& t : trials) ++count[t.state], steps += t.steps;
-  d.summary.push_back({"trials", std::to_string(trials.size())});
-  d.summary.push_back({"done", std::to_string(count["done"])});
-  d.summary.push_back({"stopped by ASHA", std::to_string(count["stopped"])});
+  out.push_back({"trials", std::to_string(trials.size())});
+  out.push_back({"done", std::to_string(count["done"])});
+  out.push_back({"stopped by ASHA", std::to_string(count["stopped"])});
   if (count["failed"] + count["cancelled"] > 0)
-    d.summary.push_back({"failed / cancelled", fmt::format("{} / {}", count["failed"], count["cancelled"])});
+    out.push_back({"failed / cancelled", fmt::format("{} / {}", count["failed"], count["cancelled"])});
   // The best trial (the model to keep), whether or not a baseline scores higher.
   const auto best = std::find_if(d.leaderboard.begin(), d.leaderboard.end(),
                                  [](const LeaderRow& r) { return !r.baseline && r.metric; });
   if (best != d.leaderboard.end())
-    d.summary.push_back({"best " + d.metric_name, fmt::format("{:.4f}", *best->metric), best->trial});
+    out.push_back({"best " + d.metric_name, fmt::format("{:.4f}", *best->metric), best->trial});
   const LeaderRow* best_hybrid = nullptr;
   for (const auto& r : d.leaderboard)
     if (r.hybrid && (!best_hybrid || *r.hybrid > *best_hybrid->hybrid)) best_hybrid = &r;
   if (best_hybrid)
-    d.summary.push_back({"best hybrid with BM25", fmt::format("{:.4f}", *best_hybrid->hybrid),
-                         best_hybrid->trial + " \u00b7 " + best_hybrid->fusion});
-  d.summary.push_back({"wall time", format_duration(d.horizon_s)});
-  if (!d.alerts.empty()) d.summary.push_back({"alerts", std::to_string(d.alerts.size())});
+    out.push_back({"best hybrid with BM25", fmt::format("{:.4f}", *best_hybrid->hybrid),
+                   best_hybrid->trial + " \u00b7 " + best_hybrid->fusion});
+  out.push_back({"wall time", format_duration(d.horizon_s)});
+  if (!d.alerts.empty()) out.push_back({"alerts", std::to_string(d.alerts.size())});
   const double budget = static_cast<double>(plan.max_steps) * static_cast<double>(trials.size());
   if (budget > 0)
-    d.summary.push_back({"steps trained", fmt::format("{:.0f} %", 100.0 * static_cast<double>(steps) / budget),
-                         fmt::format("of {} x {}", trials.size(), plan.max_steps)});
+    out.push_back({"steps trained", fmt::format("{:.0f} %", 100.0 * static_cast<double>(steps) / budget),
+                   fmt::format("of {} x {}", trials.size(), plan.max_steps)});
+  return out;
+}
+
+}  // namespace
+
+ReportData sweep_report(const hpo::SweepDriver& driver, sched::Store& store, const SweepReportInput& input) {
+  const hpo::SweepPlan& plan = driver.plan();
+  ReportData d;
+  d.title = "Sweep " + plan.spec.name;
+  d.subtitle = fmt::format("{} · generated {}", plan.spec.path, input.generated_at);
+  d.metric_name = plan.spec.eval.metric;
+  d.rung_metric_name = plan.rung_metric();
+  d.slots = input.slots;
+
+  const double t0 = sweep_start(driver, store, input.now);
+  add_schedule(driver, store, t0, input.now, d);
+  // Until now while the sweep runs; a finished one's ends with its last attempt, however much later the report
+  // is written again (`ragmig batch` run again on it).
+  d.horizon_s = std::max(0.0, input.now - t0);
+  const bool finished = driver.finished() && !d.spans.empty();
+  if (finished) {
+    d.horizon_s = 0;
+    for (const auto& span : d.spans) d.horizon_s = std::max(d.horizon_s, span.end);
+  }
+  d.allocated = allocation(d.spans, input.slot_compute,
+                           input.capacity > 0 ? input.capacity : static_cast<int>(d.slots.size()), d.horizon_s);
+  d.measured.name = "measured";
+  for (const auto& [at, value] : input.measured)
+    if (!finished || at - t0 <= d.horizon_s) d.measured.points.emplace_back(at - t0, value);
+
+  d.loss = loss_curves(driver.trials(), store);
+  d.leaderboard = leaderboard(driver.trials(), driver.baselines());
+  d.alerts = alert_rows(driver, store, t0);
+  d.summary = summary_cards(plan, driver.trials(), d);
   d.environment = input.environment;
   return d;
 }
