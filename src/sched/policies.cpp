@@ -96,10 +96,11 @@ double ran_for(const JobView& j, double now) { return now - j.started_at; }
 // and the ranking need not be built.
 // Without preemption nothing can start while every slot is held by a running job that is not stopping.
 bool every_slot_kept(const ClusterView& view) {
+  // Running jobs are the older ones, so in the view's id order a full cluster is seen before the queue is read.
   size_t kept = 0;
   for (const auto& j : view.jobs)
-    if (!j.stopping) kept += j.slots.size();
-  return kept >= view.slots.size();
+    if (!j.stopping && (kept += j.slots.size()) >= view.slots.size()) return true;
+  return view.slots.empty();
 }
 
 bool nothing_waits(const ClusterView& view) {
