@@ -149,6 +149,8 @@ Decisions Placer::run(size_t* unplaced) {
       continue;
     }
     if (std::binary_search(view_.awaiting.begin(), view_.awaiting.end(), job.id)) continue;  // slots being made
+    // No slot left to give, none made for anyone, nobody to preempt: no job still to come can start or claim.
+    if (open_count_ == 0 && reserved_.empty() && !ranking_.may_preempt && !unplaced) break;
     const bool held_off = plan_holds_off(view_, job.id);
     if (open_count_ > 0 && take_open(job, held_off)) continue;
     if (unplaced) ++*unplaced;  // only preemption could place it

@@ -235,7 +235,7 @@ Policy make_policy(const std::string& text) {
     // unless a queued job is left that only preemption could place.
     if (!preemptive || !full) {
       size_t unplaced = 0;
-      Decisions queued = place_in_order(v, ranking(v, Ranked::Queued), &unplaced);
+      Decisions queued = place_in_order(v, ranking(v, Ranked::Queued), preemptive ? &unplaced : nullptr);
       if (!preemptive || unplaced == 0) return queued;
     }
     return place_in_order(v, ranking(v, Ranked::All));
