@@ -83,6 +83,18 @@ std::vector<std::string> split_policy_list(const std::string& text) {
 
 namespace {
 
+sched::JobSpec job_spec(const SimJob& j) {
+  sched::JobSpec spec;
+  spec.name = j.name;
+  spec.argv = {"sim"};
+  spec.need = j.need;
+  spec.priority = j.priority;
+  spec.estimate_s = j.estimate_s;
+  spec.batch_size = j.batch_size;
+  spec.min_batch_size = j.min_batch_size;
+  return spec;
+}
+
 // The jobs some slot of the cluster can hold (with dynamic batch, at the smallest batch a resizable job may start
 // at); the others are counted in `unplaceable`.
 std::vector<const SimJob*> placeable_jobs(const std::vector<SimJob>& all_jobs, const Cluster& cluster,
@@ -91,11 +103,7 @@ std::vector<const SimJob*> placeable_jobs(const std::vector<SimJob>& all_jobs, c
   std::map<std::string, bool> fits_somewhere;  // by need: traces repeat a handful of needs
   for (const auto& j : all_jobs) {
     // With dynamic batch a resizable job may start smaller, by the memory the scheduler's prior gives it there.
-    sched::JobSpec spec;
-    spec.need = j.need;
-    spec.batch_size = j.batch_size;
-    spec.min_batch_size = j.min_batch_size;
-    const sched::Need need = dynamic_batch ? sched::least_need(spec) : j.need;
+    const sched::Need need = dynamic_batch ? sched::least_need(job_spec(j)) : j.need;
     const auto [it, fresh] =
         fits_somewhere.try_emplace(fmt::format("{}/{}", sched::to_string(need), need.min_memory_mb));
     if (fresh) it->second = placeable(need, cluster);
@@ -121,17 +129,6 @@ exec::RebalanceOptions rebalance_options(const SimOptions& options, bool dynamic
   return rebalance;
 }
 
-sched::JobSpec job_spec(const SimJob& j) {
-  sched::JobSpec spec;
-  spec.name = j.name;
-  spec.argv = {"sim"};
-  spec.need = j.need;
-  spec.priority = j.priority;
-  spec.estimate_s = j.estimate_s;
-  spec.batch_size = j.batch_size;
-  spec.min_batch_size = j.min_batch_size;
-  return spec;
-}
 
 }  // namespace
 
