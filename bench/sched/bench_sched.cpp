@@ -48,7 +48,7 @@ ClusterView make_view(bool busy, uint64_t seed) {
       j.submitted_at = static_cast<double>(rng() % 500000);
       j.estimate_s = 100 + static_cast<double>(rng() % 100000);
       j.started_at = v.now - static_cast<double>(rng() % 50000);
-      j.service_s = j.work_s = v.now - j.started_at;
+      // service and work: v.now - started_at, accrued since its start
       j.slots = {s};
       v.jobs.push_back(j);
     }
@@ -59,9 +59,9 @@ ClusterView make_view(bool busy, uint64_t seed) {
     j.priority = static_cast<int64_t>(rng() % 10);
     j.submitted_at = static_cast<double>(rng() % 1000000);
     j.queued_since = j.submitted_at;
-    j.waited_s = v.now - j.submitted_at;
+    // waited: v.now - submitted_at, all of it since queued_since
     j.estimate_s = 100 + static_cast<double>(rng() % 100000);
-    j.service_s = static_cast<double>(rng() % 20000);
+    j.service_before_s = static_cast<double>(rng() % 20000);
     v.jobs.push_back(j);
   }
   return v;

@@ -119,9 +119,9 @@ class Plan {
   std::unordered_map<const gpu::GpuCatalog*, std::vector<sched::Slot>> slots_;
 };
 
-double remaining_s(const sched::JobView& job, const RebalanceOptions& options) {
+double remaining_s(const sched::JobView& job, double now, const RebalanceOptions& options) {
   if (job.estimate_s <= 0) return options.unknown_remaining_s;
-  const double rest = job.estimate_s - job.work_s;
+  const double rest = job.estimate_s - job.work_s(now);
   return rest > 0 ? rest : options.overrun_remaining_s;
 }
 
@@ -227,7 +227,7 @@ State running_jobs(const sched::ClusterView& view, const std::vector<RebalanceGp
     for (int s : job.slots)
       if (const auto it = where.find(view.slots[static_cast<size_t>(s)].id); it != where.end()) held.push_back(it->second);
     const SliceSpeeds speeds = speed_of(job);
-    const double left_s = remaining_s(job, options);
+    const double left_s = remaining_s(job, view.now, options);
     for (const auto& [g, k] : held) {  // when its GPU is free of it
       const double speed = speed_on(speeds, plan.catalog(g), gpus[g].gpu.state.instances[k].placement);
       st.free_in[g] = std::max(st.free_in[g], left_s / std::max(speed, 1e-9));
@@ -355,7 +355,7 @@ void admit_queue(const sched::ClusterView& view, const SpeedOf& speed_of, const 
     Member m;
     m.job = job;
     m.speeds = speed_of(*job);
-    m.remaining_s = remaining_s(*job, options);
+    m.remaining_s = remaining_s(*job, view.now, options);
     m.weight = weight_of(*job, m.speeds, options.efficiency_weight);
     st.all.push_back(m);
     const Member* q = &st.all.back();

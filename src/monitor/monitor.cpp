@@ -125,8 +125,9 @@ std::vector<const sched::Need*> observe_waiting(const sched::ClusterView& view, 
   for (const auto& j : view.jobs) {
     if (j.running() || std::binary_search(view.awaiting.begin(), view.awaiting.end(), j.id)) continue;
     ++o.waiting;
-    wait_sum += j.waited_s;
-    o.oldest_wait_s = std::max(o.oldest_wait_s, j.waited_s);
+    const double waited = j.waited_s(view.now);
+    wait_sum += waited;
+    o.oldest_wait_s = std::max(o.oldest_wait_s, waited);
     if (std::none_of(needs.begin(), needs.end(), [&](const sched::Need* n) { return same(*n, j.need); }))
       needs.push_back(&j.need);
   }

@@ -66,6 +66,22 @@ class Params {
 // Which of the view's jobs a ranking lists: placement needs the running ones only to choose victims.
 enum class Ranked { Queued, All };
 
+// Each job's `key` by its place in view.jobs, computed once a pass: the ranking sorts by them and may_preempt,
+// which placement asks about many pairs of jobs, compares them.
+template <typename Key>
+auto keys_of(const ClusterView& view, Key key) {
+  std::vector<std::decay_t<std::invoke_result_t<Key, const JobView&>>> keys;
+  keys.reserve(view.jobs.size());
+  for (const auto& j : view.jobs) keys.push_back(key(j));
+  return keys;
+}
+
+size_t place_of(const ClusterView& view, const JobView& j) {
+  const auto place = static_cast<size_t>(&j - view.jobs.data());
+  RAGMIG_CHECK(place < view.jobs.size(), "a job that is not the view's own");
+  return place;
+}
+
 // Sorts pointers to the view's jobs (all, or the queued ones) by `key` (smaller first), then submission
 // time, then id. Each job's key is computed once, not at every comparison; (key, submitted_at, id) orders
 // all jobs, so the sort need not be stable, and the queued jobs' order is the same in both rankings.
@@ -92,6 +108,18 @@ std::vector<const JobView*> rank_by(const ClusterView& view, Ranked which, Key k
 
 double ran_for(const JobView& j, double now) { return now - j.started_at; }
 
+// Ranks by `key`; with `preempt`, a queued job may preempt a running one of a larger key that has run min_run.
+template <typename Key>
+Ranking rank_preempting_by(const ClusterView& view, Ranked which, Key key, bool preempt, double min_run) {
+  if (!preempt) return {rank_by(view, which, key), nullptr};
+  auto keys = keys_of(view, key);
+  Ranking ranking{rank_by(view, which, [&](const JobView& j) { return keys[place_of(view, j)]; }), nullptr};
+  ranking.may_preempt = [&view, keys = std::move(keys), min_run](const JobView& want, const JobView& victim) {
+    return keys[place_of(view, want)] < keys[place_of(view, victim)] && ran_for(victim, view.now) >= min_run;
+  };
+  return ranking;
+}
+
 // Every policy places queued jobs (and preempts only for them): with none waiting there is nothing to decide,
 // and the ranking need not be built.
 // Without preemption nothing can start while every slot is held by a running job that is not stopping.
@@ -107,7 +135,7 @@ bool nothing_waits(const ClusterView& view) {
   return std::all_of(view.jobs.begin(), view.jobs.end(), [](const JobView& j) { return j.running(); });
 }
 
-double remaining(const JobView& j) { return j.estimate_s > 0 ? std::max(0.0, j.estimate_s - j.work_s) : kInf; }
+double remaining(const JobView& j, double now) { return j.estimate_s > 0 ? std::max(0.0, j.estimate_s - j.work_s(now)) : kInf; }
 
 Ranking fifo(const ClusterView& view, Ranked which) {
   return {rank_by(view, which, [](const JobView&) { return 0; }), nullptr};
@@ -116,13 +144,10 @@ Ranking fifo(const ClusterView& view, Ranked which) {
 // Priority with aging: every hour queued adds `aging` to a job's priority, so a low-priority job waits
 // at most (difference in priority) / aging hours for any newer job. Preemptive when preempt=1.
 Ranking priority(const ClusterView& view, Ranked which, double aging, bool preempt, double min_run) {
-  auto effective = [aging](const JobView& j) { return static_cast<double>(j.priority) + aging * j.waited_s / 3600.0; };
-  Ranking ranking{rank_by(view, which, [&](const JobView& j) { return -effective(j); }), nullptr};
-  if (preempt)
-    ranking.may_preempt = [&view, effective, min_run](const JobView& want, const JobView& victim) {
-      return effective(want) > effective(victim) && ran_for(victim, view.now) >= min_run;
-    };
-  return ranking;
+  const auto less_effective = [aging, now = view.now](const JobView& j) {
+    return -(static_cast<double>(j.priority) + aging * j.waited_s(now) / 3600.0);
+  };
+  return rank_preempting_by(view, which, less_effective, preempt, min_run);
 }
 
 // Round-robin: a running job keeps its slots for `quantum` seconds, then yields them to the job that has
@@ -148,20 +173,18 @@ Ranking ljf(const ClusterView& view, Ranked which) {
 }
 
 Ranking srtf(const ClusterView& view, Ranked which, double min_run) {
-  return {rank_by(view, which, remaining), [&view, min_run](const JobView& want, const JobView& victim) {
-            return remaining(want) < remaining(victim) && ran_for(victim, view.now) >= min_run;
-          }};
+  return rank_preempting_by(view, which, [now = view.now](const JobView& j) { return remaining(j, now); }, true,
+                            min_run);
 }
 
 // Tiresias' discretised least-attained-service: queue k holds jobs whose attained service (slot-seconds)
 // has passed k thresholds; lower queues first, FIFO inside a queue; only a lower queue preempts.
 Ranking las(const ClusterView& view, Ranked which, const std::vector<double>& thresholds, double min_run) {
-  auto queue = [&thresholds](const JobView& j) {
-    return static_cast<int>(std::upper_bound(thresholds.begin(), thresholds.end(), j.service_s) - thresholds.begin());
+  auto queue = [&thresholds, now = view.now](const JobView& j) {
+    return static_cast<int>(std::upper_bound(thresholds.begin(), thresholds.end(), j.service_s(now)) -
+                            thresholds.begin());
   };
-  return {rank_by(view, which, queue), [&view, queue, min_run](const JobView& want, const JobView& victim) {
-            return queue(want) < queue(victim) && ran_for(victim, view.now) >= min_run;
-          }};
+  return rank_preempting_by(view, which, queue, true, min_run);
 }
 
 }  // namespace

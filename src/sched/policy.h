@@ -22,13 +22,24 @@ struct JobView {
   int64_t priority = 0;
   double submitted_at = 0;
   double estimate_s = 0;      ///< 0 = unknown
-  double waited_s = 0;        ///< total time spent queued, up to now
   double queued_since = 0;    ///< when it last entered the queue (queued jobs)
-  double service_s = 0;       ///< attained service: seconds run x slots held (Tiresias' GPU-time)
-  double work_s = 0;          ///< work done: seconds run x slot speed (estimate_s units)
   std::vector<int> slots;     ///< running jobs: indices into ClusterView::slots; empty when queued
   double started_at = 0;      ///< running jobs: when the current attempt started
   bool stopping = false;      ///< running jobs: a preemption or cancel is under way
+  // What grows with time is read at a time (ClusterView::now) from what it was when the job last changed state,
+  // so a view of thousands of waiting jobs costs nothing to bring up to date:
+  double waited_before_s = 0;   ///< time queued before queued_since (running jobs: all of it)
+  double service_before_s = 0;  ///< attained service of the attempts before this one
+  double work_before_s = 0;     ///< work of the attempts before this one
+  double speed = 1;             ///< running jobs: the speed of the slowest slot held, which work accrues at
+  /// Total time spent queued, up to `now`.
+  double waited_s(double now) const { return running() ? waited_before_s : waited_before_s + since(queued_since, now); }
+  /// Attained service up to `now`: seconds run x slots held (Tiresias' GPU-time).
+  double service_s(double now) const {
+    return running() ? service_before_s + since(started_at, now) * static_cast<double>(need.replicas) : service_before_s;
+  }
+  /// Work done up to `now`: seconds run x slot speed (estimate_s units).
+  double work_s(double now) const { return running() ? work_before_s + since(started_at, now) * speed : work_before_s; }
   // Resizable jobs (JobSpec::resizable; the others have configured_batch 0), for dynamic batch:
   int64_t configured_batch = 0;  ///< JobSpec::batch_size
   int64_t min_batch_size = 0;    ///< JobSpec::min_batch_size
@@ -36,6 +47,9 @@ struct JobView {
   MemoryModel memory;            ///< memory per replica by batch: learned from its events, else the prior
 
   bool running() const { return !slots.empty(); }
+
+ private:
+  static double since(double t, double now) { return now > t ? now - t : 0.0; }
 };
 
 /// Everything a policy may look at. `jobs` holds every queued job that may start now and every running job.
@@ -76,7 +90,7 @@ struct Decisions {
 
 /// How a policy ranks and preempts. `ranked` lists the view's jobs best first: every job, or only the queued
 /// ones (running jobs matter to placement only as victims). `may_preempt` (null = never) says whether queued
-/// job `want` may preempt running job `victim` (ranked after it).
+/// job `want` may preempt running job `victim` (ranked after it); both are the view's own (in ClusterView::jobs).
 struct Ranking {
   std::vector<const JobView*> ranked;
   std::function<bool(const JobView& want, const JobView& victim)> may_preempt;

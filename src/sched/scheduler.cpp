@@ -460,14 +460,15 @@ MemoryModel Scheduler::memory_of(const JobRecord& job) const {
   return it != memory_.end() ? it->second : prior_memory(job.spec.need, job.spec.batch_size);
 }
 
-bool Scheduler::view_entry(const JobRecord& job, JobView& j, ViewBase& base) const {
+bool Scheduler::view_entry(const JobRecord& job, JobView& j) const {
   j.id = job.id;
   j.need = job.spec.need;
   j.priority = job.spec.priority;
   j.submitted_at = job.submitted_at;
   j.estimate_s = job.spec.estimate_s;
-  j.service_s = base.service_s = job.service_s;
-  j.work_s = base.work_s = job.work_s;
+  j.waited_before_s = job.waited_s;
+  j.service_before_s = job.service_s;
+  j.work_before_s = job.work_s;
   j.slots.clear();
   if (job.spec.resizable()) {
     j.configured_batch = job.spec.batch_size;
@@ -479,37 +480,34 @@ bool Scheduler::view_entry(const JobRecord& job, JobView& j, ViewBase& base) con
                                                         : job.spec.batch_size;
     j.memory = memory_of(job);
   }
-  base.queued = job.state == JobState::Queued;
-  if (base.queued) {
-    j.queued_since = base.queued_since = job.queued_since;
-    j.waited_s = base.waited_s = job.waited_s;
-    j.started_at = base.started_at = 0;
+  if (job.state == JobState::Queued) {
+    j.queued_since = job.queued_since;
+    j.started_at = 0;
     j.stopping = false;
+    j.speed = 1;
     return true;
   }
-  j.queued_since = base.queued_since = 0;
-  j.waited_s = base.waited_s = job.waited_s;
-  j.started_at = base.started_at = job.started_at;
+  j.queued_since = 0;
+  j.started_at = job.started_at;
   j.stopping = stopping_.count(job.id) > 0;
-  base.speed = 1e300;
+  j.speed = 1e300;
   // Slots this scheduler does not have are left out of held_: the job still runs there.
   if (const auto held = held_.find(job.id); held != held_.end())
     for (int s : held->second) {
       j.slots.push_back(s);
-      base.speed = std::min(base.speed, slots_[static_cast<size_t>(s)].speed);
+      j.speed = std::min(j.speed, slots_[static_cast<size_t>(s)].speed);
     }
   return !j.slots.empty();
 }
 
 void Scheduler::refresh_view(double now) {
   // Kept up to date from the jobs that changed since the last pass (view_dirty_) rather than rebuilt, so a
-  // pass costs what changed plus one sweep for the fields that grow with time. In id order, as active_.
+  // pass costs what changed (what grows with time is read at view_.now: JobView). In id order, as active_.
   auto included = [&](const JobRecord& job) {
     return job.state != JobState::Queued || (job.not_before <= now && !job.cancel_requested);
   };
   if (view_stale_) {
     view_.jobs.clear();
-    view_base_.clear();
     held_back_.clear();
     for (const auto& [id, job] : active_) {
       if (!included(job)) {
@@ -517,11 +515,7 @@ void Scheduler::refresh_view(double now) {
         continue;
       }
       view_.jobs.emplace_back();
-      view_base_.emplace_back();
-      if (!view_entry(job, view_.jobs.back(), view_base_.back())) {
-        view_.jobs.pop_back();
-        view_base_.pop_back();
-      }
+      if (!view_entry(job, view_.jobs.back())) view_.jobs.pop_back();
     }
     view_stale_ = false;
     view_dirty_.clear();
@@ -542,36 +536,18 @@ void Scheduler::refresh_view(double now) {
           held_back_.push_back(id);
         } else {
           JobView entry;
-          ViewBase base;
-          keep = view_entry(it->second, entry, base);
-          if (keep && present) {
+          keep = view_entry(it->second, entry);
+          if (keep && present)
             view_.jobs[pos] = std::move(entry);
-            view_base_[pos] = base;
-          } else if (keep) {
+          else if (keep)
             view_.jobs.insert(view_.jobs.begin() + static_cast<std::ptrdiff_t>(pos), std::move(entry));
-            view_base_.insert(view_base_.begin() + static_cast<std::ptrdiff_t>(pos), base);
-          }
         }
       }
-      if (!keep && present) {
-        view_.jobs.erase(view_.jobs.begin() + static_cast<std::ptrdiff_t>(pos));
-        view_base_.erase(view_base_.begin() + static_cast<std::ptrdiff_t>(pos));
-      }
+      if (!keep && present) view_.jobs.erase(view_.jobs.begin() + static_cast<std::ptrdiff_t>(pos));
     }
     view_dirty_.clear();
   }
   view_.now = now;
-  for (size_t k = 0; k < view_.jobs.size(); ++k) {
-    JobView& j = view_.jobs[k];
-    const ViewBase& b = view_base_[k];
-    if (b.queued) {
-      j.waited_s = b.waited_s + std::max(0.0, now - b.queued_since);
-    } else {
-      const double ran = std::max(0.0, now - b.started_at);
-      j.service_s = b.service_s + ran * static_cast<double>(j.need.replicas);
-      j.work_s = b.work_s + ran * b.speed;
-    }
-  }
 }
 
 std::optional<double> Scheduler::next_retry_at() const {

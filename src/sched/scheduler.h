@@ -134,13 +134,8 @@ class Scheduler {
   void forget_work(const JobRecord& job);
   /// Asks a worker for another batch size (the job protocol's Resize, through the executor), noted in the store.
   void request_batch_size(JobId id, int64_t batch_size, const std::string& why, double now);
-  // What a view entry's time-dependent fields grow from.
-  struct ViewBase {
-    bool queued = false;
-    double waited_s = 0, queued_since = 0, service_s = 0, work_s = 0, started_at = 0, speed = 1;
-  };
   void refresh_view(double now);
-  bool view_entry(const JobRecord& job, JobView& entry, ViewBase& base) const;
+  bool view_entry(const JobRecord& job, JobView& entry) const;
   MemoryModel memory_of(const JobRecord& job) const;  ///< learned, else the prior from its spec
   /// The speed of the slowest of the slots `job` holds that this scheduler has: what a gang's work accrues at
   /// (JobView::work_s); nullopt when it holds none of them.
@@ -187,7 +182,6 @@ class Scheduler {
   double last_status_write_ = -1;
   // Kept between passes so that a pass costs what changed, not what exists.
   ClusterView view_;                         ///< the policy's input, refreshed in place
-  std::vector<ViewBase> view_base_;          ///< per entry of view_.jobs
   std::vector<JobId> view_dirty_;            ///< jobs whose entry is out of date
   std::vector<JobId> held_back_;             ///< queued jobs left out (backing off, cancelled): rechecked
   bool view_stale_ = true;                   ///< rebuild every entry (slots or all jobs re-read)

@@ -33,6 +33,9 @@ sched::JobView job_taking(sched::JobId id, const std::string& need, double estim
   return j;
 }
 
+// Makes `j` have done `work_s` by `now` (JobView::work_s: it accrues from the start of its attempt).
+void set_work_done(sched::JobView& j, double now, double work_s) { j.work_before_s += work_s - j.work_s(now); }
+
 // H200 number `index` with `layout`, its instances as slots "gpu<i>/<k>" appended to the view.
 RebalanceGpu gpu_with(int index, const std::string& layout, sched::ClusterView* view) {
   RebalanceGpu g;
@@ -124,11 +127,11 @@ TEST(Rebalance, ALoneJobOnASliceMovesToTheWholeGpuOnlyWithMigrationAndWhenItPays
   EXPECT_EQ(changes[0].steps, 3u);  // two destroys, one create
 
   // Nearly done (ten seconds left): the move would cost more than it wins.
-  view.jobs[0].work_s = 36000 - 10;
+  set_work_done(view.jobs[0], view.now, 36000 - 10);
   EXPECT_TRUE(plan_rebalance(view, gpus, speeds, migrate).empty());
   // Moved a minute ago: while a job is queued (here one that no instance holds), the GPU cools down first;
   // with nobody queued only ends change the jobs, and nothing makes it thrash.
-  view.jobs[0].work_s = 0;
+  set_work_done(view.jobs[0], view.now, 0);
   gpus[0].last_move_at = view.now - 60;
   EXPECT_EQ(plan_rebalance(view, gpus, speeds, migrate).size(), 1u);
   view.jobs.push_back(job_taking(2, "200gb:1"));
@@ -184,7 +187,7 @@ TEST(Rebalance, AJobThatEndsSoonIsNotMovedToPackTheQueue) {
   RebalanceOptions migrate;
   migrate.migrate = true;
   const auto moved = [&](double left_s) {
-    view.jobs[0].work_s = view.jobs[0].estimate_s - left_s;
+    set_work_done(view.jobs[0], view.now, view.jobs[0].estimate_s - left_s);
     const auto changes = plan_rebalance(view, gpus, speeds, migrate);
     return changes.size() == 1 && changes[0].moved == std::vector<sched::JobId>{1};
   };
@@ -209,7 +212,7 @@ TEST(Rebalance, AQueuedJobWaitsForAGpuThatFreesSoonerThanASliceWouldPay) {
   RebalanceOptions pinned, migrate;
   migrate.migrate = true;
   const auto packs_it = [&](double left_s, const RebalanceOptions& options) {  // GPU 1 made a 4g slice
-    view.jobs[0].work_s = view.jobs[0].estimate_s - left_s;
+    set_work_done(view.jobs[0], view.now, view.jobs[0].estimate_s - left_s);
     const auto changes = plan_rebalance(view, gpus, speeds, options);
     return changes.size() == 1 && changes[0].gpu == 1 && changes[0].target.size() == 2;
   };
@@ -438,8 +441,9 @@ TEST(Rebalance, RandomClustersGetValidPlansThatStopNoJobWithoutAPlaceForIt) {
           do need = needs[pick(needs.size())];
           while (!sched::fits(sched::parse_need(need), mig_slot(profile)));
           sched::JobView j = job_taking(next++ * 3 + pick(3), need, 600 + pick(20000), {slot});
-          j.work_s = j.estimate_s * std::uniform_real_distribution<double>(0, 1.2)(rng);
+          const double done = j.estimate_s * std::uniform_real_distribution<double>(0, 1.2)(rng);
           j.started_at = chance(0.1) ? view.now : view.now - 1 - pick(5000);
+          set_work_done(j, view.now, done);
           j.stopping = chance(0.05);
           view.jobs.push_back(j);
         }

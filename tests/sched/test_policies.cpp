@@ -215,8 +215,8 @@ ClusterView random_view(std::mt19937_64& rng) {
   for (JobId id = 1; id <= 12; ++id) {
     JobView j = queued(id, needs[rng() % needs.size()], static_cast<int64_t>(rng() % 5), static_cast<double>(rng() % 100));
     j.estimate_s = static_cast<double>(rng() % 500);
-    j.service_s = static_cast<double>(rng() % 2000);
-    j.waited_s = static_cast<double>(rng() % 3000);
+    j.service_before_s = static_cast<double>(rng() % 2000);
+    j.waited_before_s = static_cast<double>(rng() % 3000);
     if (rng() % 3 == 0) {  // make it running where it fits
       std::vector<int> free_slots;
       for (int s = 0; s < n_slots; ++s)
@@ -283,8 +283,7 @@ ClusterView busy_cluster() {
   v.jobs[0].estimate_s = 1000;
   v.jobs[1].estimate_s = 900;
   v.jobs[2].estimate_s = 10;
-  v.jobs[0].service_s = v.jobs[0].work_s = 100;
-  v.jobs[1].service_s = v.jobs[1].work_s = 50;
+  // Their service and work so far: 100 and 50 s, since they started.
   return v;
 }
 
@@ -328,6 +327,28 @@ TEST(Policies, StoppingSlotsAreClaimedNotPreemptedAgain) {
   EXPECT_EQ(next.starts[0].slots, std::vector<int>{0});
 }
 
+// A job's waiting, service and work are read at a time: each grows only in the state it counts, from what it was
+// when the job entered that state, and never backwards from a time before that.
+TEST(Policies, AJobsTimesGrowOnlyInTheStateTheyCount) {
+  JobView q = queued(1, "1g.18gb:2", 0, 100);
+  q.waited_before_s = 30;
+  q.service_before_s = 500;
+  q.work_before_s = 250;
+  EXPECT_DOUBLE_EQ(q.waited_s(160), 90);
+  EXPECT_DOUBLE_EQ(q.waited_s(50), 30) << "before it was queued";
+  EXPECT_DOUBLE_EQ(q.service_s(160), 500);
+  EXPECT_DOUBLE_EQ(q.work_s(160), 250);
+
+  JobView r = q;
+  r.slots = {0, 1};
+  r.started_at = 200;
+  r.speed = 0.5;
+  EXPECT_DOUBLE_EQ(r.waited_s(400), 30);
+  EXPECT_DOUBLE_EQ(r.service_s(400), 500 + 200 * 2) << "seconds x slots held";
+  EXPECT_DOUBLE_EQ(r.work_s(400), 250 + 200 * 0.5) << "seconds x the slowest slot's speed";
+  EXPECT_DOUBLE_EQ(r.service_s(150), 500) << "before it started";
+}
+
 TEST(Policies, OrderOfStarts) {
   ClusterView v;
   v.now = 10'000;
@@ -340,7 +361,7 @@ TEST(Policies, OrderOfStarts) {
   v.jobs[0].estimate_s = 300;
   v.jobs[1].estimate_s = 0;  // unknown: last under sjf and ljf
   v.jobs[2].estimate_s = 100;
-  v.jobs[0].service_s = 500;
+  v.jobs[0].service_before_s = 500;
   v.jobs[0].queued_since = 50;
   for (const Row& r : std::vector<Row>{{"fifo", 1},
                                        {"priority", 2},
@@ -366,8 +387,7 @@ TEST(Policies, AgingBoundsTheWait) {
   double t = 0;
   for (; t <= 7200; t += 60) {
     v.now = t;
-    JobView low = queued(1, "cpu:1", 0, 0);
-    low.waited_s = t;
+    JobView low = queued(1, "cpu:1", 0, 0);  // has waited t
     JobView fresh = queued(100 + static_cast<JobId>(t), "cpu:1", 5, t);  // arrives now, has not waited
     v.jobs = {low, fresh};
     winner = started(policy.decide(v)).at(0);

@@ -27,10 +27,10 @@ void expect_same(const sched::ClusterView& a, const sched::ClusterView& b, doubl
     EXPECT_EQ(x.stopping, y.stopping) << "job " << x.id << " at " << now;
     EXPECT_EQ(x.need.what, y.need.what);
     EXPECT_EQ(x.priority, y.priority);
-    EXPECT_DOUBLE_EQ(x.waited_s, y.waited_s) << "job " << x.id << " at " << now;
+    EXPECT_DOUBLE_EQ(x.waited_s(now), y.waited_s(now)) << "job " << x.id << " at " << now;
     EXPECT_DOUBLE_EQ(x.queued_since, y.queued_since) << "job " << x.id << " at " << now;
-    EXPECT_DOUBLE_EQ(x.service_s, y.service_s) << "job " << x.id << " at " << now;
-    EXPECT_DOUBLE_EQ(x.work_s, y.work_s) << "job " << x.id << " at " << now;
+    EXPECT_DOUBLE_EQ(x.service_s(now), y.service_s(now)) << "job " << x.id << " at " << now;
+    EXPECT_DOUBLE_EQ(x.work_s(now), y.work_s(now)) << "job " << x.id << " at " << now;
     EXPECT_DOUBLE_EQ(x.started_at, y.started_at) << "job " << x.id << " at " << now;
   }
   EXPECT_EQ(a.slot_order, b.slot_order);
@@ -88,13 +88,13 @@ std::vector<sched::JobRecord> run_checked(sched::JobTable& store, const std::str
       EXPECT_EQ(row->state == sched::JobState::Running, j.running()) << "job " << j.id << " at " << now;
       if (j.running()) {
         EXPECT_DOUBLE_EQ(j.started_at, row->started_at) << "job " << j.id << " at " << now;
-        EXPECT_DOUBLE_EQ(j.waited_s, row->waited_s) << "job " << j.id << " at " << now;
-        EXPECT_DOUBLE_EQ(j.service_s, row->service_s + (now - row->started_at) * j.need.replicas);
+        EXPECT_DOUBLE_EQ(j.waited_s(now), row->waited_s) << "job " << j.id << " at " << now;
+        EXPECT_DOUBLE_EQ(j.service_s(now), row->service_s + (now - row->started_at) * j.need.replicas);
         EXPECT_EQ(static_cast<int>(row->slots.size()), j.need.replicas);
       } else {
         EXPECT_DOUBLE_EQ(j.queued_since, row->queued_since) << "job " << j.id << " at " << now;
-        EXPECT_DOUBLE_EQ(j.waited_s, row->waited_s + (now - row->queued_since)) << "job " << j.id << " at " << now;
-        EXPECT_DOUBLE_EQ(j.service_s, row->service_s);
+        EXPECT_DOUBLE_EQ(j.waited_s(now), row->waited_s + (now - row->queued_since)) << "job " << j.id << " at " << now;
+        EXPECT_DOUBLE_EQ(j.service_s(now), row->service_s);
       }
     }
     scheduler.set_slots(std::vector<sched::Slot>(scheduler.slots()), parts.awaiting());
