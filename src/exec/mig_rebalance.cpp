@@ -174,17 +174,12 @@ struct State {
   std::vector<double> free_in;
 };
 
-// 1. Each GPU's running jobs: movable ones become members, the rest (and busy instances) fixed.
-State running_jobs(const sched::ClusterView& view, const std::vector<RebalanceGpu>& gpus, const SpeedOf& speed_of,
-                   const RebalanceOptions& options, Plan& plan) {
-  const size_t n = gpus.size();
-  State st;
-  st.members.resize(n);
-  st.fixed.resize(n);
-  st.base.resize(n);
-  st.free_in.assign(n, 0.0);
-  std::unordered_map<std::string, std::pair<size_t, size_t>> where;  // slot id -> (GPU, instance)
-  for (size_t g = 0; g < n; ++g) {
+using InstanceOf = std::unordered_map<std::string, std::pair<size_t, size_t>>;  // slot id -> (GPU, instance)
+
+// Where each slot's instance is; instances busy outside ragmig fixed, their GPUs never free.
+InstanceOf index_instances(const std::vector<RebalanceGpu>& gpus, State& st) {
+  InstanceOf where;
+  for (size_t g = 0; g < gpus.size(); ++g) {
     const auto& pg = gpus[g].gpu;
     for (size_t k = 0; k < pg.state.instances.size(); ++k) {
       if (k < pg.slot_ids.size() && !pg.slot_ids[k].empty()) where[pg.slot_ids[k]] = {g, k};
@@ -194,9 +189,14 @@ State running_jobs(const sched::ClusterView& view, const std::vector<RebalanceGp
       }
     }
   }
-  // An idle instance made for a job stays until the job is on it: a queued one, or a moved one still stopping
-  // (once it runs there, it is the job's like any other). Held for a job gone, or started elsewhere, it is
-  // free: the view may be a pass older than the reservations.
+  return where;
+}
+
+// An idle instance made for a job stays until the job is on it: a queued one, or a moved one still stopping
+// (once it runs there, it is the job's like any other). Held for a job gone, or started elsewhere, it is
+// free: the view may be a pass older than the reservations.
+void fix_reserved_instances(const sched::ClusterView& view, const std::vector<RebalanceGpu>& gpus,
+                            const InstanceOf& where, State& st) {
   std::vector<char> occupied(view.slots.size(), 0);
   std::vector<sched::JobId> coming;
   for (const auto& job : view.jobs) {
@@ -211,6 +211,31 @@ State running_jobs(const sched::ClusterView& view, const std::vector<RebalanceGp
   for (size_t i = 0; i < view.slots.size(); ++i)
     if (const auto it = where.find(view.slots[i].id); it != where.end() && held(view.slots[i]) && !occupied[i])
       st.fixed[it->second.first].push_back(gpus[it->second.first].gpu.state.instances[it->second.second].placement);
+}
+
+// The last jobs of a batch: the makespan is what is left to win. A job that even at its most efficient slice
+// size would run past the work left (every job at its most efficient size, over these GPUs), by a factor c,
+// counts c^lateness_weight more, so that the long jobs take the larger slices and all end nearer together.
+void weigh_late_members(double work_s, size_t n_gpus, double lateness_weight, State& st) {
+  const double bound_s = work_s / static_cast<double>(n_gpus);
+  for (Member& m : st.all) {
+    const size_t best = static_cast<size_t>(best_efficiency(*m.job, m.speeds).slices);
+    const double late = m.remaining_s / m.speeds[best] / bound_s;
+    if (late > 1) m.weight *= std::pow(std::min(late, kMaxLateness), lateness_weight);
+  }
+}
+
+// 1. Each GPU's running jobs: movable ones become members, the rest (and busy instances) fixed.
+State running_jobs(const sched::ClusterView& view, const std::vector<RebalanceGpu>& gpus, const SpeedOf& speed_of,
+                   const RebalanceOptions& options, Plan& plan) {
+  const size_t n = gpus.size();
+  State st;
+  st.members.resize(n);
+  st.fixed.resize(n);
+  st.base.resize(n);
+  st.free_in.assign(n, 0.0);
+  const InstanceOf where = index_instances(gpus, st);
+  fix_reserved_instances(view, gpus, where, st);
   // The cool-down keeps arrivals from making a GPU thrash. With no GPU job queued the set of jobs only shrinks
   // and every re-pack must still win gain_factor x its cost: slices freed by a job's end are given to its
   // neighbours at once (bench/sim --mig (b): makespan 1.10x -> 1.08x the work bound; mean of seeds 1-5 1.12x ->
@@ -255,17 +280,7 @@ State running_jobs(const sched::ClusterView& view, const std::vector<RebalanceGp
     st.all.push_back(m);
     st.members[g].push_back(&st.all.back());
   }
-  // The last jobs of a batch: the makespan is what is left to win. A job that even at its most efficient slice
-  // size would run past the work left (every job at its most efficient size, over these GPUs), by a factor c,
-  // counts c^lateness_weight more, so that the long jobs take the larger slices and all end nearer together.
-  if (draining && work_s > 0) {
-    const double bound_s = work_s / static_cast<double>(n);
-    for (Member& m : st.all) {
-      const size_t best = static_cast<size_t>(best_efficiency(*m.job, m.speeds).slices);
-      const double late = m.remaining_s / m.speeds[best] / bound_s;
-      if (late > 1) m.weight *= std::pow(std::min(late, kMaxLateness), options.lateness_weight);
-    }
-  }
+  if (draining && work_s > 0) weigh_late_members(work_s, n, options.lateness_weight, st);
   for (size_t g = 0; g < n; ++g) {
     st.fixed[g] = gpu::canonical(st.fixed[g]);  // an instance may be busy for two reasons: once
     st.fixed[g].erase(std::unique(st.fixed[g].begin(), st.fixed[g].end()), st.fixed[g].end());

@@ -44,6 +44,98 @@ std::vector<std::string> gpu_devices(const sched::Launch& launch) {
 
 std::string events_path(const std::string& run_dir) { return (fs::path(run_dir) / "events.jsonl").string(); }
 
+std::vector<std::string> slot_ids(const sched::Launch& launch) {
+  std::vector<std::string> ids;
+  for (const auto& s : launch.slots) ids.push_back(s.id);
+  return ids;
+}
+
+// The shim's command line up to its "--" (the worker's own argv follows).
+std::vector<std::string> shim_argv(const std::string& shim_exe, const sched::Launch& launch, int lock_fd) {
+  std::vector<std::string> devices;
+  for (const auto& s : launch.slots) devices.push_back(s.device);
+  return {shim_exe,
+          "--lock-fd",
+          std::to_string(lock_fd),
+          "--exit-file",
+          attempt_exit_path(launch.run_dir, launch.attempt_id),
+          "--run-dir",
+          launch.run_dir,
+          "--devices",
+          nlohmann::json(devices).dump(),
+          "--slots",
+          nlohmann::json(slot_ids(launch)).dump(),
+          "--"};
+}
+
+// The job protocol's variables of this attempt (the shim adds each replica's own), then the scheduler's
+// environment less the names set here (getenv takes the first of two).
+std::vector<std::string> worker_environment(const sched::Launch& launch, int cpu_slot_threads) {
+  std::vector<std::string> env = {
+      "RAGMIG_JOB_ID=" + std::to_string(launch.job),
+      "RAGMIG_ATTEMPT=" + std::to_string(launch.attempt_number),
+      "RAGMIG_RUN_DIR=" + fs::absolute(launch.run_dir).string(),
+  };
+  if (launch.slots.front().kind == sched::SlotKind::Cpu && cpu_slot_threads > 0) {
+    env.push_back("OMP_NUM_THREADS=" + std::to_string(cpu_slot_threads));
+    if (!openmp_waits_chosen()) env.push_back("OMP_WAIT_POLICY=PASSIVE");
+  }
+  if (launch.slots.size() > 1) {  // the rendezvous of a gang: a free local port for c10d's TCPStore
+    env.push_back("MASTER_ADDR=127.0.0.1");
+    const int port = first_free_local_port(sched::rendezvous_port(launch), kRendezvousPortLo, kRendezvousPortHi);
+    env.push_back("MASTER_PORT=" + std::to_string(port));
+  }
+  const auto name_of = [](std::string_view entry) { return entry.substr(0, entry.find('=')); };
+  const size_t own = env.size();
+  for (char** e = environ; *e; ++e)
+    if (std::none_of(env.begin(), env.begin() + static_cast<std::ptrdiff_t>(own),
+                     [&](const std::string& s) { return name_of(s) == name_of(*e); }))
+      env.emplace_back(*e);
+  return env;
+}
+
+// The run folder's worker.log, opened for appending, with a line that says which attempt writes what follows.
+int open_worker_log(const sched::Launch& launch, const std::vector<std::string>& worker) {
+  const std::string path = (fs::path(launch.run_dir) / "worker.log").string();
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) throw IoError(path + ": " + std::strerror(errno));
+  const std::string header = fmt::format("==> attempt {} of job {} on {} at {:.3f}: {}\n", launch.attempt_number,
+                                         launch.job, fmt::join(slot_ids(launch), ","), unix_now(),
+                                         join_shell_words(worker));
+  (void)!::write(fd, header.data(), header.size());
+  return fd;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// Forks and execs argv[0] in a session of its own, in `cwd` (if given), with stdin from /dev/null and stdout and
+// stderr to `log_fd`, which it closes here. Only async-signal-safe calls between fork and exec.
+pid_t spawn(std::vector<std::string>& argv, std::vector<std::string>& env, const std::string& cwd, int log_fd) {
+  const std::vector<char*> args = c_strings(argv), envp = c_strings(env);
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setsid();  // its own session and process group: stopped as one, untouched by the terminal's signals
+    reset_stop_signals_in_child();
+    if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(127);
+    ::dup2(null_fd, 0);
+    ::dup2(log_fd, 1);
+    ::dup2(log_fd, 2);
+    ::execve(args[0], args.data(), envp.data());
+    ::_exit(127);
+  }
+  const int fork_errno = errno;
+  ::close(log_fd);
+  ::close(null_fd);
+  if (pid < 0) throw IoError(std::string("fork failed: ") + std::strerror(fork_errno));
+  return pid;
+}
+
 }  // namespace
 
 sched::ExitStatus read_attempt_exit(const std::string& path) {
@@ -100,90 +192,18 @@ int64_t ProcessExecutor::start(const sched::Launch& launch) {
   std::error_code ec;
   fs::create_directories(fs::path(launch.run_dir) / "attempts", ec);
   if (ec) throw IoError(launch.run_dir + ": cannot create the run folder: " + ec.message());
+  if (!launch.spec.cwd.empty() && !fs::is_directory(launch.spec.cwd, ec))
+    throw IoError(launch.spec.cwd + ": the job's working folder does not exist");
   auto lock = FileLock::try_acquire(attempt_lock_path(launch.run_dir, launch.attempt_id), /*inheritable=*/true);
   if (!lock) throw IoError(attempt_lock_path(launch.run_dir, launch.attempt_id) + ": attempt already running");
 
   std::vector<std::string> worker = launch.spec.argv;
   if (worker[0] == "ragmig") worker[0] = options_.ragmig_exe;
-  std::vector<std::string> devices, slots;
-  for (const auto& s : launch.slots) {
-    devices.push_back(s.device);
-    slots.push_back(s.id);
-  }
-  std::vector<std::string> argv = {options_.shim_exe,
-                                   "--lock-fd",
-                                   std::to_string(lock->fd()),
-                                   "--exit-file",
-                                   attempt_exit_path(launch.run_dir, launch.attempt_id),
-                                   "--run-dir",
-                                   launch.run_dir,
-                                   "--devices",
-                                   nlohmann::json(devices).dump(),
-                                   "--slots",
-                                   nlohmann::json(slots).dump(),
-                                   "--"};
+  std::vector<std::string> argv = shim_argv(options_.shim_exe, launch, lock->fd());
   argv.insert(argv.end(), worker.begin(), worker.end());
-
-  std::vector<std::string> env_strings = {
-      "RAGMIG_JOB_ID=" + std::to_string(launch.job),
-      "RAGMIG_ATTEMPT=" + std::to_string(launch.attempt_number),
-      "RAGMIG_RUN_DIR=" + fs::absolute(launch.run_dir).string(),
-  };
-  const bool on_cpu = !launch.slots.empty() && launch.slots.front().kind == sched::SlotKind::Cpu;
-  if (on_cpu && options_.cpu_slot_threads > 0) {
-    env_strings.push_back("OMP_NUM_THREADS=" + std::to_string(options_.cpu_slot_threads));
-    if (!openmp_waits_chosen()) env_strings.push_back("OMP_WAIT_POLICY=PASSIVE");
-  }
-  if (launch.slots.size() > 1) {  // the rendezvous of a gang: a free local port for c10d's TCPStore
-    env_strings.push_back("MASTER_ADDR=127.0.0.1");
-    const int port = first_free_local_port(sched::rendezvous_port(launch), kRendezvousPortLo, kRendezvousPortHi);
-    env_strings.push_back("MASTER_PORT=" + std::to_string(port));
-  }
-  // The scheduler's environment, less the names set here (getenv takes the first of two).
-  const auto set_here = [&](const char* entry) {
-    const std::string_view e(entry);
-    const std::string_view name = e.substr(0, e.find('='));
-    for (const auto& s : env_strings)
-      if (std::string_view(s).substr(0, s.find('=')) == name) return true;
-    return false;
-  };
-  std::vector<char*> env;
-  for (char** e = environ; *e; ++e)
-    if (!set_here(*e)) env.push_back(*e);
-  for (auto& s : env_strings) env.push_back(s.data());
-  env.push_back(nullptr);
-  std::vector<char*> args;
-  for (auto& a : argv) args.push_back(a.data());
-  args.push_back(nullptr);
-
-  if (!launch.spec.cwd.empty() && !fs::is_directory(launch.spec.cwd, ec))
-    throw IoError(launch.spec.cwd + ": the job's working folder does not exist");
-  const std::string log_path = (fs::path(launch.run_dir) / "worker.log").string();
-  const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (log_fd < 0) throw IoError(log_path + ": " + std::strerror(errno));
-  const std::string header = fmt::format("==> attempt {} of job {} on {} at {:.3f}: {}\n", launch.attempt_number,
-                                         launch.job, fmt::join(slots, ","), unix_now(), join_shell_words(worker));
-  (void)!::write(log_fd, header.data(), header.size());
-  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(log_fd);
-    ::close(null_fd);
-    throw IoError(std::string("fork failed: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    ::setsid();  // its own session and process group: stopped as one, untouched by the terminal's signals
-    reset_stop_signals_in_child();
-    if (!launch.spec.cwd.empty() && ::chdir(launch.spec.cwd.c_str()) != 0) ::_exit(127);
-    ::dup2(null_fd, 0);
-    ::dup2(log_fd, 1);
-    ::dup2(log_fd, 2);
-    ::execve(args[0], args.data(), env.data());
-    ::_exit(127);
-  }
-  ::close(log_fd);
-  ::close(null_fd);
+  std::vector<std::string> env = worker_environment(launch, options_.cpu_slot_threads);
+  const int log_fd = open_worker_log(launch, worker);
+  const pid_t pid = spawn(argv, env, launch.spec.cwd, log_fd);
   lock->release();  // the child holds it now
   Attempt a;
   a.attempt_id = launch.attempt_id;

@@ -518,27 +518,28 @@ void write_prompts_file(const std::string& dir, const text::Prompts& prompts) {
              {{"prompts", prompts_json(prompts)}, {"default_prompt_name", nullptr}});
 }
 
-void write_sentence_transformer_files(const std::string& dir, const text::TokenizerSpec& tokenizer,
-                                      const std::string& tokenizer_class, int64_t max_length, int64_t hidden_size,
-                                      const SentenceTransformerLayout& layout, const text::Prompts& prompts,
-                                      int64_t truncate_dim) {
-  const fs::path folder(dir);
+namespace {
+
+// The vocabulary in the files transformers reads for the tokenizer's family and class: tokenizer.json (Unigram,
+// fast byte-level BPE), vocab.json + merges.txt (slow BPE), vocab.txt (WordPiece; tokenizer.json beside it for
+// a fast class).
+void write_vocabulary_files(const fs::path& folder, const text::TokenizerSpec& tokenizer,
+                            const std::string& tokenizer_class) {
   const std::vector<std::string>& vocab = tokenizer.vocab;
-  const bool bpe = tokenizer.kind == text::TokenizerKind::kByteBpe;
-  const bool unigram = tokenizer.kind == text::TokenizerKind::kUnigram;
-  if (unigram) {
+  const bool fast = tokenizer_class == kFastTokenizerClass;
+  if (tokenizer.kind == text::TokenizerKind::kUnigram) {
     write_json(folder / "tokenizer.json", unigram_tokenizer_json(tokenizer));
-  } else if (bpe && tokenizer_class == kFastTokenizerClass) {
+  } else if (tokenizer.kind == text::TokenizerKind::kByteBpe && fast) {
     write_json(folder / "tokenizer.json", byte_bpe_tokenizer_json(tokenizer));
-  } else if (bpe) {
+  } else if (tokenizer.kind == text::TokenizerKind::kByteBpe) {
     json ids = json::object();
     for (size_t i = 0; i < vocab.size(); ++i) ids[vocab[i]] = i;
     write_json(folder / "vocab.json", ids);
     std::string merges = "#version: 0.2\n";
     for (const auto& [left, right] : tokenizer.merges) {
       if (left.find_first_of(" \r\n") != std::string::npos || right.find_first_of(" \r\n") != std::string::npos)
-        throw DataError(dir + ": merge \"" + left + "\" \"" + right + "\" cannot be written to merges.txt (a space "
-                        "or line break in a half)");
+        throw DataError(folder.string() + ": merge \"" + left + "\" \"" + right +
+                        "\" cannot be written to merges.txt (a space or line break in a half)");
       merges.append(left).append(" ").append(right).append("\n");
     }
     write_file_atomic(folder / "merges.txt", merges);
@@ -546,22 +547,29 @@ void write_sentence_transformer_files(const std::string& dir, const text::Tokeni
     std::string text;
     for (const auto& token : vocab) {
       if (token.find_first_of("\r\n") != std::string::npos)
-        throw DataError(dir + ": vocabulary token with a line break cannot be written to vocab.txt");
+        throw DataError(folder.string() + ": vocabulary token with a line break cannot be written to vocab.txt");
       text.append(token).append("\n");
     }
     write_file_atomic(folder / "vocab.txt", text);
-    if (tokenizer_class == kFastTokenizerClass)  // what transformers reads for such a family
-      write_json(folder / "tokenizer.json", word_piece_tokenizer_json(tokenizer));
+    if (fast) write_json(folder / "tokenizer.json", word_piece_tokenizer_json(tokenizer));  // transformers reads it
   }
+}
+
+// tokenizer_config.json and special_tokens_map.json: the special tokens, and the settings the slow tokenizers
+// take from the config (lower-casing, accents, CJK, prefix space, the added tokens).
+void write_tokenizer_config(const fs::path& folder, const text::TokenizerSpec& tokenizer,
+                            const std::string& tokenizer_class, int64_t max_length) {
+  const bool bpe = tokenizer.kind == text::TokenizerKind::kByteBpe;
+  const bool unigram = tokenizer.kind == text::TokenizerKind::kUnigram;
   const text::SpecialTokens& tokens = tokenizer.special;
-  const auto has = [&](const std::string& t) { return std::find(vocab.begin(), vocab.end(), t) != vocab.end(); };
   json special = {
       {"unk_token", tokens.unk}, {"sep_token", tokens.sep}, {"pad_token", tokens.pad}, {"cls_token", tokens.cls}};
   if (bpe || unigram) {  // RobertaTokenizer's and XLMRobertaTokenizer's bos and eos are their cls and sep
     special["bos_token"] = tokens.cls;
     special["eos_token"] = tokens.sep;
   }
-  if (has(tokens.mask)) special["mask_token"] = tokens.mask;
+  if (std::find(tokenizer.vocab.begin(), tokenizer.vocab.end(), tokens.mask) != tokenizer.vocab.end())
+    special["mask_token"] = tokens.mask;
   json tc = special;
   tc["tokenizer_class"] = tokenizer_class;
   if (bpe) {
@@ -588,8 +596,11 @@ void write_sentence_transformer_files(const std::string& dir, const text::Tokeni
   }
   write_json(folder / "tokenizer_config.json", tc);
   write_json(folder / "special_tokens_map.json", special);
-  write_json(folder / "sentence_bert_config.json", {{"max_seq_length", max_length}, {"do_lower_case", false}});
+}
 
+// modules.json and the folders of its modules: Transformer (the top folder), Pooling, then Dense and Normalize
+// where the layout has them.
+void write_modules(const fs::path& folder, const SentenceTransformerLayout& layout, int64_t hidden_size) {
   json modules = json::array();
   // sentence-transformers' own naming: module i of class C in folder "i_C" (the Transformer in the top folder).
   const auto add_module = [&](const std::string& cls) {
@@ -617,6 +628,19 @@ void write_sentence_transformer_files(const std::string& dir, const text::Tokeni
               {"pooling_mode_mean_tokens", pooling == "mean"},
               {"pooling_mode_max_tokens", pooling == "max"},
               {"pooling_mode_mean_sqrt_len_tokens", pooling == "mean_sqrt_len_tokens"}});
+}
+
+}  // namespace
+
+void write_sentence_transformer_files(const std::string& dir, const text::TokenizerSpec& tokenizer,
+                                      const std::string& tokenizer_class, int64_t max_length, int64_t hidden_size,
+                                      const SentenceTransformerLayout& layout, const text::Prompts& prompts,
+                                      int64_t truncate_dim) {
+  const fs::path folder(dir);
+  write_vocabulary_files(folder, tokenizer, tokenizer_class);
+  write_tokenizer_config(folder, tokenizer, tokenizer_class, max_length);
+  write_json(folder / "sentence_bert_config.json", {{"max_seq_length", max_length}, {"do_lower_case", false}});
+  write_modules(folder, layout, hidden_size);
   json config = {{"prompts", prompts_json(prompts)},
                  {"default_prompt_name", nullptr},
                  {"similarity_fn_name", layout.normalize ? "cosine" : "dot"}};
