@@ -99,9 +99,9 @@ int open_worker_log(const sched::Launch& launch, const std::vector<std::string>&
   const std::string path = (fs::path(launch.run_dir) / "worker.log").string();
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError(path + ": " + std::strerror(errno));
-  const std::string header = fmt::format("==> attempt {} of job {} on {} at {:.3f}: {}\n", launch.attempt_number,
-                                         launch.job, fmt::join(slot_ids(launch), ","), unix_now(),
-                                         join_shell_words(worker));
+  const std::string header =
+      fmt::format("==> attempt {} of job {} on {} at {:.3f}: {}\n", launch.attempt_number, launch.job,
+                  fmt::join(slot_ids(launch), ","), unix_now(), join_shell_words(worker));
   (void)!::write(fd, header.data(), header.size());
   return fd;
 }

@@ -135,7 +135,9 @@ bool nothing_waits(const ClusterView& view) {
   return std::all_of(view.jobs.begin(), view.jobs.end(), [](const JobView& j) { return j.running(); });
 }
 
-double remaining(const JobView& j, double now) { return j.estimate_s > 0 ? std::max(0.0, j.estimate_s - j.work_s(now)) : kInf; }
+double remaining(const JobView& j, double now) {
+  return j.estimate_s > 0 ? std::max(0.0, j.estimate_s - j.work_s(now)) : kInf;
+}
 
 Ranking fifo(const ClusterView& view, Ranked which) {
   return {rank_by(view, which, [](const JobView&) { return 0; }), nullptr};
@@ -173,8 +175,8 @@ Ranking ljf(const ClusterView& view, Ranked which) {
 }
 
 Ranking srtf(const ClusterView& view, Ranked which, double min_run) {
-  return rank_preempting_by(view, which, [now = view.now](const JobView& j) { return remaining(j, now); }, true,
-                            min_run);
+  return rank_preempting_by(
+      view, which, [now = view.now](const JobView& j) { return remaining(j, now); }, true, min_run);
 }
 
 // Tiresias' discretised least-attained-service: queue k holds jobs whose attained service (slot-seconds)

@@ -36,7 +36,8 @@ struct JobView {
   double waited_s(double now) const { return running() ? waited_before_s : waited_before_s + since(queued_since, now); }
   /// Attained service up to `now`: seconds run x slots held (Tiresias' GPU-time).
   double service_s(double now) const {
-    return running() ? service_before_s + since(started_at, now) * static_cast<double>(need.replicas) : service_before_s;
+    return running() ? service_before_s + since(started_at, now) * static_cast<double>(need.replicas)
+                     : service_before_s;
   }
   /// Work done up to `now`: seconds run x slot speed (estimate_s units).
   double work_s(double now) const { return running() ? work_before_s + since(started_at, now) * speed : work_before_s; }

@@ -34,7 +34,9 @@ sched::JobView job_taking(sched::JobId id, const std::string& need, double estim
 }
 
 // Makes `j` have done `work_s` by `now` (JobView::work_s: it accrues from the start of its attempt).
-void set_work_done(sched::JobView& j, double now, double work_s) { j.work_before_s += work_s - j.work_s(now); }
+void set_work_done(sched::JobView& j, double now, double work_s) {
+  j.work_before_s += work_s - j.work_s(now);
+}
 
 // H200 number `index` with `layout`, its instances as slots "gpu<i>/<k>" appended to the view.
 RebalanceGpu gpu_with(int index, const std::string& layout, sched::ClusterView* view) {
