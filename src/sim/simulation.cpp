@@ -129,7 +129,6 @@ exec::RebalanceOptions rebalance_options(const SimOptions& options, bool dynamic
   return rebalance;
 }
 
-
 }  // namespace
 
 SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, const ThroughputModel& model,

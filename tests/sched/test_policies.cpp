@@ -387,7 +387,8 @@ TEST(Policies, AgingBoundsTheWait) {
   double t = 0;
   for (; t <= 7200; t += 60) {
     v.now = t;
-    JobView low = queued(1, "cpu:1", 0, 0);                              // has waited t
+    // Queued since 0: it has waited t.
+    JobView low = queued(1, "cpu:1", 0, 0);
     JobView fresh = queued(100 + static_cast<JobId>(t), "cpu:1", 5, t);  // arrives now, has not waited
     v.jobs = {low, fresh};
     winner = started(policy.decide(v)).at(0);
