@@ -15,7 +15,7 @@ new=$2
 out=${OUT:-$(mktemp -d)}
 traces=${RAGMIG_DATA:-../shared/data}/traces
 sims=(
-  "philly:$traces/philly-pollux.csv 1000xV100 fifo,priority,srtf,las,ljf"
+  "philly:$traces/philly-pollux.csv 1000xV100 fifo,priority,srtf,las,ljf,priority(preempt=1)"
   "philly:$traces/philly-pollux.csv 200xV100 fifo,priority,srtf,las+dynbatch"
   "openb:$traces/alibaba-openb-default.csv 64xA100-40GB fifo,priority,srtf,las"
   "miso:60 8xA100-40GB:mig=auto fifo,srtf,las --migrate"

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <iterator>
 #include <limits>
 #include <map>
+#include <optional>
 #include <type_traits>
 
 #include "core/error.h"
@@ -63,8 +65,9 @@ class Params {
   std::string spec_;
 };
 
-// Which of the view's jobs a ranking lists: placement needs the running ones only to choose victims.
-enum class Ranked { Queued, All };
+// Which of the view's jobs a ranking lists: placement needs the running ones only to choose victims, and none
+// to learn whether anyone may preempt (a ranking's may_preempt is null where nobody may).
+enum class Ranked { Queued, All, None };
 
 // Each job's `key` by its place in view.jobs, computed once a pass: the ranking sorts by them and may_preempt,
 // which placement asks about many pairs of jobs, compares them.
@@ -87,6 +90,7 @@ size_t place_of(const ClusterView& view, const JobView& j) {
 // all jobs, so the sort need not be stable, and the queued jobs' order is the same in both rankings.
 template <typename Key>
 std::vector<const JobView*> rank_by(const ClusterView& view, Ranked which, Key key) {
+  if (which == Ranked::None) return {};
   using K = std::decay_t<std::invoke_result_t<Key, const JobView&>>;
   std::vector<std::pair<K, const JobView*>> keyed;
   keyed.reserve(view.jobs.size());
@@ -108,15 +112,54 @@ std::vector<const JobView*> rank_by(const ClusterView& view, Ranked which, Key k
 
 double ran_for(const JobView& j, double now) { return now - j.started_at; }
 
+// Whether some queued job's `key` is below that of a running job placement could preempt (not stopping, run
+// min_run). Where none is, no pair qualifies: the ranking's may_preempt is null, and placement asks about no pair
+// (with a long queue and a full cluster, that is what a pass of a preemptive policy would spend its time on).
+template <typename Key>
+bool some_queued_below(const ClusterView& view, Key key, double min_run) {
+  using K = std::decay_t<std::invoke_result_t<Key, const JobView&>>;
+  std::optional<K> lowest_queued, highest_victim;
+  for (const auto& j : view.jobs) {
+    const bool victim = j.running() && !j.stopping && ran_for(j, view.now) >= min_run;
+    if (!victim && j.running()) continue;
+    auto& bound = victim ? highest_victim : lowest_queued;
+    const K k = key(j);
+    if (!bound || (victim ? *bound < k : k < *bound)) bound = k;
+  }
+  return lowest_queued && highest_victim && *lowest_queued < *highest_victim;
+}
+
+// Whether some queued job has both a higher priority and a smaller `key` than a running job placement could
+// preempt: the victims sorted by priority, each queued job looks for a larger key among those below its priority
+// (O(n log n); on a crowded cluster most running jobs waited long enough to outrank the queued ones of higher
+// priority, and passes where none qualify need no ranking of every job).
+template <typename Key>
+bool some_queued_outranks(const ClusterView& view, Key key, double min_run) {
+  std::vector<std::pair<int64_t, double>> victims;  // (priority, key), then the largest key at or below each
+  for (const auto& j : view.jobs)
+    if (j.running() && !j.stopping && ran_for(j, view.now) >= min_run) victims.emplace_back(j.priority, key(j));
+  if (victims.empty()) return false;
+  std::sort(victims.begin(), victims.end());
+  for (size_t i = 1; i < victims.size(); ++i) victims[i].second = std::max(victims[i].second, victims[i - 1].second);
+  for (const auto& j : view.jobs) {
+    if (j.running()) continue;
+    const auto below = std::lower_bound(victims.begin(), victims.end(), std::pair{j.priority, -kInf});
+    if (below != victims.begin() && std::prev(below)->second > key(j)) return true;
+  }
+  return false;
+}
+
 // Ranks by `key`; with `preempt`, a queued job may preempt a running one of a larger key that has run min_run.
 template <typename Key>
 Ranking rank_preempting_by(const ClusterView& view, Ranked which, Key key, bool preempt, double min_run) {
   if (!preempt) return {rank_by(view, which, key), nullptr};
   auto keys = keys_of(view, key);
-  Ranking ranking{rank_by(view, which, [&](const JobView& j) { return keys[place_of(view, j)]; }), nullptr};
-  ranking.may_preempt = [&view, keys = std::move(keys), min_run](const JobView& want, const JobView& victim) {
-    return keys[place_of(view, want)] < keys[place_of(view, victim)] && ran_for(victim, view.now) >= min_run;
-  };
+  const auto key_at = [&](const JobView& j) { return keys[place_of(view, j)]; };
+  Ranking ranking{rank_by(view, which, key_at), nullptr};
+  if (some_queued_below(view, key_at, min_run))
+    ranking.may_preempt = [&view, keys = std::move(keys), min_run](const JobView& want, const JobView& victim) {
+      return keys[place_of(view, want)] < keys[place_of(view, victim)] && ran_for(victim, view.now) >= min_run;
+    };
   return ranking;
 }
 
@@ -144,12 +187,23 @@ Ranking fifo(const ClusterView& view, Ranked which) {
 }
 
 // Priority with aging: every hour queued adds `aging` to a job's priority, so a low-priority job waits
-// at most (difference in priority) / aging hours for any newer job. Preemptive when preempt=1.
+// at most (difference in priority) / aging hours for any newer job. Preemptive when preempt=1: a queued job
+// preempts a running one of a lower priority as submitted (and a lower effective one). Aging orders the queue but
+// never preempts (as in Slurm and Kubernetes): a running job's wait stands still while a queued one's grows, so
+// equals would take turns every min_run, each turn a checkpoint and a restart (850,007 preemptions for 10,000
+// jobs of Philly's trace on 400 V100s, 2.3x the average JCT). Only a higher priority preempts: no cycles.
 Ranking priority(const ClusterView& view, Ranked which, double aging, bool preempt, double min_run) {
   const auto less_effective = [aging, now = view.now](const JobView& j) {
     return -(static_cast<double>(j.priority) + aging * j.waited_s(now) / 3600.0);
   };
-  return rank_preempting_by(view, which, less_effective, preempt, min_run);
+  Ranking ranking = rank_preempting_by(view, which, less_effective, preempt, min_run);
+  if (!ranking.may_preempt || !some_queued_outranks(view, less_effective, min_run))
+    ranking.may_preempt = nullptr;
+  else
+    ranking.may_preempt = [by_effective = std::move(ranking.may_preempt)](const JobView& want, const JobView& victim) {
+      return want.priority > victim.priority && by_effective(want, victim);
+    };
+  return ranking;
 }
 
 // Round-robin: a running job keeps its slots for `quantum` seconds, then yields them to the job that has
@@ -160,8 +214,12 @@ Ranking round_robin(const ClusterView& view, Ranked which, double quantum) {
     if (!j.running()) return {1, j.queued_since};
     return {ran_for(j, view.now) < quantum ? 0 : 2, j.started_at};
   };
-  return {rank_by(view, which, key),
-          [&view, quantum](const JobView&, const JobView& victim) { return ran_for(victim, view.now) >= quantum; }};
+  Ranking ranking{rank_by(view, which, key), nullptr};
+  if (some_queued_below(view, [](const JobView& j) { return j.running(); }, quantum))  // one waits, one's time is up
+    ranking.may_preempt = [&view, quantum](const JobView&, const JobView& victim) {
+      return ran_for(victim, view.now) >= quantum;
+    };
+  return ranking;
 }
 
 Ranking sjf(const ClusterView& view, Ranked which) {
@@ -197,7 +255,7 @@ const std::vector<PolicyInfo>& policy_catalog() {
       {"priority",
        "highest priority first; waiting raises a job's priority (aging) so nothing starves",
        {{"aging", "1", "priority points gained per hour queued"},
-        {"preempt", "0", "1: a queued job preempts running jobs of lower effective priority"},
+        {"preempt", "0", "1: a queued job preempts running jobs of lower priority (aging orders the queue, never preempts)"},
         {"min_run", "60", "seconds a job runs before it may be preempted"}}},
       {"rr", "round-robin time slices through preemption", {{"quantum", "300", "seconds per slice"}}},
       {"sjf", "shortest job (estimate_s) first, not preemptive", {}},
@@ -253,16 +311,18 @@ Policy make_policy(const std::string& text) {
   Policy policy{spec, nullptr, nullptr, nullptr, preemptive};
   policy.decide = [ranking, preemptive](const ClusterView& v) {
     if (nothing_waits(v)) return Decisions{};  // most passes end here
-    const bool full = every_slot_kept(v);
-    if (!preemptive && full) return Decisions{};
+    if (every_slot_kept(v)) {  // nothing starts unless somebody is preempted
+      if (!preemptive || !ranking(v, Ranked::None).may_preempt) return Decisions{};
+      return place_in_order(v, ranking(v, Ranked::All));
+    }
     // Running jobs matter to placement only as victims, and ranking them is most of a pass's work (a sort
     // of every job): place the queued jobs alone first. That gives the same decisions as the whole ranking
-    // unless a queued job is left that only preemption could place.
-    if (!preemptive || !full) {
-      size_t unplaced = 0;
-      Decisions queued = place_in_order(v, ranking(v, Ranked::Queued), preemptive ? &unplaced : nullptr);
-      if (!preemptive || unplaced == 0) return queued;
-    }
+    // unless some queued job may preempt (may_preempt is not null) and one is left that only preemption could
+    // place.
+    const Ranking queued = ranking(v, Ranked::Queued);
+    size_t unplaced = 0;
+    Decisions decisions = place_in_order(v, queued, queued.may_preempt ? &unplaced : nullptr);
+    if (!queued.may_preempt || unplaced == 0) return decisions;
     return place_in_order(v, ranking(v, Ranked::All));
   };
   policy.rank = [ranking](const ClusterView& v) { return ranking(v, Ranked::All); };

@@ -90,8 +90,10 @@ struct Decisions {
 };
 
 /// How a policy ranks and preempts. `ranked` lists the view's jobs best first: every job, or only the queued
-/// ones (running jobs matter to placement only as victims). `may_preempt` (null = never) says whether queued
-/// job `want` may preempt running job `victim` (ranked after it); both are the view's own (in ClusterView::jobs).
+/// ones (running jobs matter to placement only as victims). `may_preempt` says whether queued job `want` may
+/// preempt running job `victim` (ranked after it); both are the view's own (in ClusterView::jobs). It is null
+/// where no queued job may preempt any running one: always for a policy that does not preempt, and in a view
+/// where nobody qualifies (placement then asks about no pair).
 struct Ranking {
   std::vector<const JobView*> ranked;
   std::function<bool(const JobView& want, const JobView& victim)> may_preempt;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -272,6 +273,48 @@ TEST(Policies, DecideIsPlacementOfTheWholeRanking) {
   EXPECT_GT(preempting, 100);  // the views do exercise preemption
 }
 
+// Each preemptive policy's rule, written out: whether queued job q may preempt running job r (the rankings of
+// kAllPolicies, at now 1000). A ranking's may_preempt answers this for every pair, and is null exactly where no
+// pair qualifies.
+TEST(Policies, MayPreemptIsTheRuleAndNullWhereNoPairQualifies) {
+  const auto remaining = [](const JobView& j) {
+    return j.estimate_s > 0 ? std::max(0.0, j.estimate_s - j.work_s(1000)) : 1e300;
+  };
+  const auto queue = [](const JobView& j) { return (j.service_s(1000) >= 100) + (j.service_s(1000) >= 1000); };
+  const auto effective = [](const JobView& j) { return static_cast<double>(j.priority) + j.waited_s(1000) / 3600; };
+  const std::map<std::string, std::function<bool(const JobView&, const JobView&)>> rules = {
+      {"priority(preempt=1,min_run=0)",
+       [&](const JobView& q, const JobView& r) { return q.priority > r.priority && effective(q) > effective(r); }},
+      {"rr(quantum=30)", [](const JobView&, const JobView& r) { return 1000 - r.started_at >= 30; }},
+      {"srtf(min_run=0)", [&](const JobView& q, const JobView& r) { return remaining(q) < remaining(r); }},
+      {"las(thresholds=100:1000,min_run=0)", [&](const JobView& q, const JobView& r) { return queue(q) < queue(r); }},
+  };
+  std::mt19937_64 rng(5);
+  std::map<std::string, int> nulls, pairs;
+  for (int trial = 0; trial < 500; ++trial) {
+    const ClusterView v = random_view(rng);
+    for (const auto& [name, rule] : rules) {
+      const Ranking ranking = make_policy(name).rank(v);
+      bool any = false;
+      for (const JobView& q : v.jobs)
+        for (const JobView& r : v.jobs) {
+          if (q.running() || !r.running() || r.stopping) continue;
+          const bool may = rule(q, r);
+          any = any || may;
+          if (ranking.may_preempt) {
+            EXPECT_EQ(ranking.may_preempt(q, r), may) << name << ": " << q.id << " of " << r.id;
+          }
+        }
+      EXPECT_EQ(ranking.may_preempt == nullptr, !any) << name;
+      ++(any ? pairs : nulls)[name];
+    }
+  }
+  for (const auto& [name, rule] : rules) {  // the views exercise both
+    EXPECT_GT(nulls[name], 20) << name;
+    EXPECT_GT(pairs[name], 20) << name;
+  }
+}
+
 // Two CPU slots, both busy with low-priority work for 100 s; a high-priority job arrives.
 ClusterView busy_cluster() {
   ClusterView v;
@@ -397,6 +440,41 @@ TEST(Policies, AgingBoundsTheWait) {
   EXPECT_EQ(winner, 1);
   EXPECT_LE(t, 5.0 / aging * 3600 + 60);
   EXPECT_GE(t, 5.0 / aging * 3600);
+}
+
+// Aging orders the queue; only a higher priority as submitted preempts. One slot, job 1 (priority p1) running
+// since t=100 after a short wait, job 2 (priority p2) queued for three hours: at aging 1 it outranks job 1 unless
+// job 1's priority is 3 or more higher.
+TEST(Policies, AgingNeverPreemptsOnlyAHigherPriorityDoes) {
+  struct Row {
+    int64_t running_priority, queued_priority;
+    bool preempts;
+  };
+  for (const Row& r : std::vector<Row>{
+           {0, 0, false},  // equals: job 2 ranks first by its wait, but would only take turns with job 1
+           {0, 1, true},   // a higher priority preempts
+           {3, 1, false},  // ranks first by its wait (1 + 3 hours > 3), but a lower priority preempts nobody
+           {1, 5, true},
+       }) {
+    ClusterView v;
+    v.slots = {Slot{}};
+    v.now = 3 * 3600 + 100;
+    v.jobs = {running(1, "cpu:1", {0}, 100, r.running_priority), queued(2, "cpu:1", r.queued_priority, 100)};
+    v.jobs[0].waited_before_s = 10;
+    const Policy policy = make_policy("priority(aging=1,preempt=1,min_run=0)");
+    EXPECT_EQ(policy.queue_order(v), std::vector<JobId>{2});
+    EXPECT_EQ(preempted(policy.decide(v)), r.preempts ? std::vector<JobId>{1} : std::vector<JobId>{})
+        << r.running_priority << " running, " << r.queued_priority << " queued";
+  }
+  // A running job that has aged past the newcomer keeps its slot, whatever the newcomer's priority.
+  ClusterView v;
+  v.slots = {Slot{}};
+  v.now = 10 * 3600;
+  v.jobs = {running(1, "cpu:1", {0}, 9 * 3600, 0), queued(2, "cpu:1", 2, 10 * 3600)};
+  v.jobs[0].waited_before_s = 9 * 3600;  // effective priority 9 > 2
+  EXPECT_TRUE(make_policy("priority(aging=1,preempt=1,min_run=0)").decide(v).preemptions.empty());
+  v.jobs[1].priority = 10;
+  EXPECT_EQ(preempted(make_policy("priority(aging=1,preempt=1,min_run=0)").decide(v)), std::vector<JobId>{1});
 }
 
 }  // namespace

@@ -61,14 +61,17 @@ TEST(Golden, WithoutPreemptionTheSimulationGoesFromEventToEvent) {
     EXPECT_DOUBLE_EQ(r.metrics.avg_jct, 15000) << policy;
     EXPECT_LT(r.steps, 10u) << policy;
   }
-  // A preemptive one passes every tick while b waits: time alone (min_run, aging, attained service) can make a
-  // running job a victim. las and aging priority do preempt a here.
+  // A preemptive one passes every tick while b waits: time alone (min_run, attained service) can make a running
+  // job a victim. las does preempt a here; priority does not (aging orders the queue, only a higher priority
+  // preempts), nor does srtf.
   for (const std::string policy : {"srtf", "las", "priority(preempt=1)", "rr"}) {
     const auto r = run(jobs, "1xcpu", policy);
     EXPECT_TRUE(sched::make_policy(policy).preemptive) << policy;
     EXPECT_GT(r.steps, 10000u / 60) << policy;
+    EXPECT_EQ(r.preemptions == 0, policy == "srtf" || policy == "priority(preempt=1)") << policy;
   }
   EXPECT_DOUBLE_EQ(run(jobs, "1xcpu", "srtf").metrics.avg_jct, 15000);
+  EXPECT_DOUBLE_EQ(run(jobs, "1xcpu", "priority(preempt=1)").metrics.avg_jct, 15000);
 }
 
 TEST(Golden, SrtfPreemptsForShorterJobs) {
