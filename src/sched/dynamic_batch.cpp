@@ -16,9 +16,11 @@ Need least_need(const JobSpec& spec) {
   return need;
 }
 
+bool resizable(const JobView& job) { return !job.need.cpu && job.configured_batch > 0 && job.min_batch_size > 0; }
+
 Need least_need(const JobView& job) {
   Need need = job.need;
-  if (!need.cpu && job.configured_batch > 0 && job.min_batch_size > 0)
+  if (resizable(job))
     need.min_memory_mb = static_cast<int64_t>(std::ceil(memory_at(job.memory, job.min_batch_size)));
   return need;
 }
@@ -32,9 +34,9 @@ int64_t least_memory_mb(const std::vector<Slot>& slots, const std::vector<int>& 
 }
 
 Decisions add_dynamic_batch(const ClusterView& view, Decisions decisions, const std::vector<JobId>& queue_order) {
-  std::unordered_map<JobId, const JobView*> by_id;
-  for (const auto& j : view.jobs) by_id[j.id] = &j;
-  const auto resizable = [](const JobView& j) { return !j.need.cpu && j.configured_batch > 0 && j.min_batch_size > 0; };
+  std::unordered_map<JobId, const JobView*> by_id;  // the resizable jobs: the others are left as they are
+  for (const auto& j : view.jobs)
+    if (resizable(j)) by_id[j.id] = &j;
   // Grow to the largest batch `slots` hold, up to the configured one.
   const auto grow = [&](const JobView& j, const std::vector<int>& slots) {
     if (j.batch_size >= j.configured_batch) return;
@@ -55,7 +57,7 @@ Decisions add_dynamic_batch(const ClusterView& view, Decisions decisions, const 
   for (const auto& j : view.jobs)
     if (resizable(j) && j.running() && !j.stopping) grow(j, j.slots);
   for (const auto& s : decisions.starts)
-    if (const auto it = by_id.find(s.job); it != by_id.end() && resizable(*it->second)) grow(*it->second, s.slots);
+    if (const auto it = by_id.find(s.job); it != by_id.end()) grow(*it->second, s.slots);
   if (!decisions.preemptions.empty()) return decisions;
 
   // Free slots with the most memory first (the largest batch), then the smallest compute (placement's rule); a
@@ -72,7 +74,7 @@ Decisions add_dynamic_batch(const ClusterView& view, Decisions decisions, const 
   for (JobId id : queue_order) {
     if (order.empty()) break;
     const auto it = by_id.find(id);
-    if (it == by_id.end() || starting.count(id) || !resizable(*it->second) || it->second->running()) continue;
+    if (it == by_id.end() || starting.count(id) || it->second->running()) continue;
     if (std::binary_search(view.awaiting.begin(), view.awaiting.end(), id)) continue;
     const JobView& j = *it->second;
     const Need smaller = least_need(j);

@@ -22,6 +22,9 @@ int64_t slot_memory_mb(const Slot& slot);
 /// The least slot_memory_mb among slots[indices] (a gang runs at its smallest slot's memory); INT64_MAX for none.
 int64_t least_memory_mb(const std::vector<Slot>& slots, const std::vector<int>& indices);
 
+/// Whether dynamic batch may size a job in the view: a GPU job with a configured and a least batch size.
+bool resizable(const JobView& job);
+
 /// `decisions` (the ordering policy's, on `view`) with dynamic batch added:
 ///  - shrink to start: each resizable queued job, in `queue_order`, that the decisions do not start and that
 ///    no slot is being made for, starts on free slots (held by no job, chosen by no start, reserved for nobody

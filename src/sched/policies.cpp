@@ -333,7 +333,10 @@ Policy make_policy(const std::string& text) {
   };
   if (spec.dynamic_batch)
     policy.decide = [order = policy.queue_order, decide = std::move(policy.decide)](const ClusterView& v) {
-      return add_dynamic_batch(v, decide(v), order(v));
+      Decisions decisions = decide(v);
+      // A view with no resizable job (a trace's) needs no queue order: that is a ranking of the queue a pass.
+      if (std::none_of(v.jobs.begin(), v.jobs.end(), resizable)) return decisions;
+      return add_dynamic_batch(v, std::move(decisions), order(v));
     };
   return policy;
 }
