@@ -3,8 +3,11 @@
 // per policy. `ragmig sim measure` writes the measurements file of a real run for the simulator to use.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 
 #include "apps/command.h"
 #include "core/atomic_file.h"
@@ -45,6 +48,21 @@ int write_measurements(const SimArgs& args) {
   write_file_atomic(args.out, sim::format_throughput_table(table));
   fmt::print(stderr, "ragmig sim measure: {} job types written to {}\n", table.size(), args.out);
   return kOk;
+}
+
+// A long replay (minutes for a whole trace on a crowded cluster) says where it is on stderr every 10 s.
+std::function<void(const sim::SimProgress&)> progress_printer(const std::string& policy) {
+  using Clock = std::chrono::steady_clock;
+  const auto started = Clock::now();
+  return [policy, started, next = started + std::chrono::seconds(10)](const sim::SimProgress& p) mutable {
+    const auto now = Clock::now();
+    if (now < next) return;
+    next = now + std::chrono::seconds(10);
+    const size_t done = p.arrived - std::min(p.arrived, p.queued + p.running);
+    fmt::print(stderr, "ragmig sim: {}: day {:.1f} simulated, {} of {} jobs arrived, {} done, {} queued, {} running ({:.0f} s)\n",
+               policy, p.simulated_s / 86400, p.arrived, p.jobs, done, p.queued, p.running,
+               std::chrono::duration<double>(now - started).count());
+  };
 }
 
 int run_sim(SimArgs& args, const CLI::App& measure) {
@@ -93,6 +111,7 @@ int run_sim(SimArgs& args, const CLI::App& measure) {
   std::vector<sim::SimResult> results;
   for (const auto& p : policies) {
     args.options.policy = p;
+    args.options.on_progress = progress_printer(p);
     results.push_back(sim::simulate(workload.jobs, cluster, model, args.options));
     if (results.back().unplaceable)
       fmt::print(stderr, "ragmig sim: {}: {} jobs fit no slot of this cluster and were left out\n",

@@ -138,7 +138,8 @@ SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, 
   const bool dynamic_batch = sched::parse_policy_spec(options.policy).dynamic_batch;
   const std::vector<const SimJob*> jobs = placeable_jobs(all_jobs, cluster, dynamic_batch, result.unplaceable);
 
-  SimClock clock(jobs.empty() ? 0.0 : jobs.front()->arrival);
+  const double first_arrival = jobs.empty() ? 0.0 : jobs.front()->arrival;
+  SimClock clock(first_arrival);
   // Run folders are named but never made: nothing in the simulator writes files (but the SQLite store, if asked).
   std::unique_ptr<sched::JobTable> table;
   if (options.sqlite_state_dir.empty())
@@ -186,6 +187,9 @@ SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, 
 
     scheduler.step();
     ++result.steps;
+    if (options.on_progress && result.steps % std::max<size_t>(options.progress_every, 1) == 0)
+      options.on_progress({now - first_arrival, next, jobs.size(), scheduler.queued_jobs(), executor.running(),
+                           result.steps});
 
     bool again = false;  // slots changed: pass again at once, so that jobs start on them now
     if (has_auto) {

@@ -5,6 +5,8 @@
 // throughput model gives (slice_speeds).
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,16 @@
 #include "sim/workload.h"
 
 namespace ragmig::sim {
+
+/// Where a simulation is (SimOptions::on_progress).
+struct SimProgress {
+  double simulated_s = 0;  ///< since the first arrival
+  size_t arrived = 0;      ///< jobs submitted so far
+  size_t jobs = 0;         ///< of this many (the placeable ones)
+  size_t queued = 0;
+  size_t running = 0;  ///< attempts running or stopping
+  size_t steps = 0;    ///< scheduler passes so far
+};
 
 struct SimOptions {
   std::string policy = "fifo";  ///< a sched policy spec: "las(thresholds=3600:36000,min_run=60)"
@@ -32,6 +44,10 @@ struct SimOptions {
   /// "" keeps the jobs in memory (MemoryJobs); a folder: in the SQLite store `ragmig run` keeps there (a fresh one),
   /// the same decisions more slowly: bench_sim's reference for the in-memory table.
   std::string sqlite_state_dir;
+  /// Told where the simulation is every `progress_every` passes (a whole trace on a crowded cluster takes
+  /// minutes): `ragmig sim` prints a line from it now and then. Null: not told.
+  std::function<void(const SimProgress&)> on_progress;
+  size_t progress_every = 256;
 };
 
 struct SimResult {

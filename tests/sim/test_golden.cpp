@@ -74,6 +74,36 @@ TEST(Golden, WithoutPreemptionTheSimulationGoesFromEventToEvent) {
   EXPECT_DOUBLE_EQ(run(jobs, "1xcpu", "priority(preempt=1)").metrics.avg_jct, 15000);
 }
 
+TEST(Golden, ProgressIsToldAtEachPassAsAsked) {
+  // FifoOnTwoSlots' jobs, told at every pass: arrivals, queue and time as the hand-worked schedule has them.
+  const std::vector<SimJob> jobs = {job("a", 0, 10), job("b", 0, 4), job("c", 1, 3), job("d", 2, 5)};
+  std::vector<SimProgress> told;
+  SimOptions options;
+  options.progress_every = 1;
+  options.on_progress = [&](const SimProgress& p) { told.push_back(p); };
+  const SimResult r = simulate(jobs, build_cluster(parse_cluster_spec("2xcpu")), {}, options);
+  ASSERT_EQ(told.size(), r.steps);
+  for (size_t i = 0; i < told.size(); ++i) {
+    const SimProgress& p = told[i];
+    EXPECT_EQ(p.steps, i + 1);
+    EXPECT_EQ(p.jobs, 4u);
+    EXPECT_LE(p.queued + p.running, p.arrived);
+    EXPECT_LE(p.running, 2u);
+    EXPECT_GE(p.simulated_s, i > 0 ? told[i - 1].simulated_s : 0);
+    EXPECT_EQ(p.arrived, p.simulated_s < 1 ? 2u : p.simulated_s < 2 ? 3u : 4u);
+    const double t = p.simulated_s;  // c waits from 1 to 4, d from 2 to 7
+    EXPECT_EQ(p.queued, (t >= 1 && t < 4 ? 1u : 0u) + (t >= 2 && t < 7 ? 1u : 0u)) << "at " << t;
+  }
+  EXPECT_EQ(told.back().arrived, 4u);
+  EXPECT_DOUBLE_EQ(told.back().simulated_s, 12);
+  EXPECT_EQ(told.back().queued + told.back().running, 0u);
+  // Every 3rd pass: a third as many calls.
+  options.progress_every = 3;
+  told.clear();
+  simulate(jobs, build_cluster(parse_cluster_spec("2xcpu")), {}, options);
+  EXPECT_EQ(told.size(), r.steps / 3);
+}
+
 TEST(Golden, SrtfPreemptsForShorterJobs) {
   // One slot, free preemption. t=0: a (10) runs. t=2: b (3) arrives; a has 8 left: a is stopped at once and
   // b starts. t=3: c (1) arrives; b has 2 left: b is stopped, c runs to t=4. Then b (2 left) runs to t=6 and
