@@ -4,13 +4,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <exception>
 #include <functional>
+#include <thread>
 
 #include "apps/command.h"
 #include "core/atomic_file.h"
+#include "core/cpu_threads.h"
 #include "core/error.h"
 #include "core/path_check.h"
 #include "sched/policy.h"
@@ -35,6 +39,7 @@ struct SimArgs {
   std::vector<std::string> throughputs, measurements;
   uint64_t seed = 1;
   bool json = false;
+  int threads = 0;  ///< policies simulated at once; 0: one per usable core
   sim::SimOptions options;
 };
 
@@ -63,6 +68,36 @@ std::function<void(const sim::SimProgress&)> progress_printer(const std::string&
                policy, p.simulated_s / 86400, p.arrived, p.jobs, done, p.queued, p.running,
                std::chrono::duration<double>(now - started).count());
   };
+}
+
+// Each policy's simulation shares only the workload, the cluster and the model, which it reads: up to
+// `threads` run at once, each result in its policy's place (the same results as one after another).
+std::vector<sim::SimResult> simulate_policies(const std::vector<std::string>& policies, const sim::Workload& workload,
+                                              const sim::Cluster& cluster, const sim::ThroughputModel& model,
+                                              const sim::SimOptions& options, int threads) {
+  std::vector<sim::SimResult> results(policies.size());
+  std::vector<std::exception_ptr> errors(policies.size());
+  std::atomic<size_t> next{0};
+  const auto work = [&] {
+    for (size_t i = next++; i < policies.size(); i = next++) {
+      sim::SimOptions mine = options;
+      mine.policy = policies[i];
+      mine.on_progress = progress_printer(policies[i]);
+      try {
+        results[i] = sim::simulate(workload.jobs, cluster, model, mine);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  const size_t n = std::min(policies.size(), static_cast<size_t>(threads > 0 ? threads : usable_cores()));
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < n; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return results;
 }
 
 int run_sim(SimArgs& args, const CLI::App& measure) {
@@ -108,15 +143,11 @@ int run_sim(SimArgs& args, const CLI::App& measure) {
   for (const auto& note : workload.notes) fmt::print(stderr, "ragmig sim: {}\n", note);
 
   args.options.keep_timeline = !args.timeline.empty();
-  std::vector<sim::SimResult> results;
-  for (const auto& p : policies) {
-    args.options.policy = p;
-    args.options.on_progress = progress_printer(p);
-    results.push_back(sim::simulate(workload.jobs, cluster, model, args.options));
-    if (results.back().unplaceable)
-      fmt::print(stderr, "ragmig sim: {}: {} jobs fit no slot of this cluster and were left out\n",
-                 results.back().policy, results.back().unplaceable);
-  }
+  const auto results = simulate_policies(policies, workload, cluster, model, args.options, args.threads);
+  for (const auto& r : results)
+    if (r.unplaceable)
+      fmt::print(stderr, "ragmig sim: {}: {} jobs fit no slot of this cluster and were left out\n", r.policy,
+                 r.unplaceable);
   if (!args.timeline.empty()) write_file_atomic(args.timeline, sim::format_timeline_csv(results));
   if (args.json)
     fmt::print("{}\n", sim::to_json(results).dump(2));
@@ -176,6 +207,10 @@ Command add_sim_command(CLI::App& root) {
                   "mig=auto: seconds with nothing queued and nothing arriving after which the jobs left are a batch's "
                   "last, and the plan gives the larger slices to those that would end last (negative: never)")
       ->capture_default_str();
+  sub->add_option("--threads", args->threads,
+                  "policies simulated at once (0: one per usable core); each policy's results are the same either way")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--min-interval", args->options.min_interval_s,
                   "--migrate: seconds between two moves on one GPU"
                   " (default: 20 x a move's cost, checkpoint + restart + 2 MIG steps)")
