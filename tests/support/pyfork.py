@@ -156,7 +156,11 @@ def _handle(conn):
             code = os.waitstatus_to_exitcode(wait_status)
             conn.sendall(b"%4d" % (code if code >= 0 else 128 - code))
             os._exit(0)
-        if not conn.recv(1):  # the caller went away: so does its run
+        try:
+            gone = not conn.recv(1)
+        except OSError:  # reset: the caller hung up with our "R" unread (Linux resets a Unix socket closed so)
+            gone = True
+        if gone:  # the caller went away: so does its run
             _end_with_caller(pid)
 
 
@@ -186,7 +190,10 @@ def serve(name, ready_fd, libraries=_LIBRARIES):
                                                        struct.calcsize("3i")))
         if uid == os.getuid() and os.fork() == 0:
             listener.close()
-            _handle(conn)
+            try:
+                _handle(conn)
+            finally:  # _handle ends its process itself; an exception must not go on serving in this copy
+                os._exit(1)
         conn.close()
 
 
