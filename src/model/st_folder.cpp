@@ -301,8 +301,11 @@ std::string pooling_of(const json& pc, const fs::path& file) {
 
 void write_json(const fs::path& path, const json& j) { write_file_atomic(path, j.dump(2) + "\n"); }
 
-// The names sentence-transformers' encode_query and encode_document look up first.
-json prompts_json(const text::Prompts& prompts) { return {{"query", prompts.query}, {"document", prompts.passage}}; }
+// config_sentence_transformers.json's prompts, under the names sentence-transformers' encode_query and
+// encode_document look up first, and none by default (a model folder's adds its similarity and truncation).
+json st_config(const text::Prompts& prompts) {
+  return {{"prompts", {{"query", prompts.query}, {"document", prompts.passage}}}, {"default_prompt_name", nullptr}};
+}
 
 }  // namespace
 
@@ -515,7 +518,7 @@ int64_t read_truncate_dim(const std::string& dir) {
 
 void write_prompts_file(const std::string& dir, const text::Prompts& prompts) {
   write_json(fs::path(dir) / "config_sentence_transformers.json",
-             {{"prompts", prompts_json(prompts)}, {"default_prompt_name", nullptr}});
+             st_config(prompts));
 }
 
 namespace {
@@ -641,9 +644,8 @@ void write_sentence_transformer_files(const std::string& dir, const text::Tokeni
   write_tokenizer_config(folder, tokenizer, tokenizer_class, max_length);
   write_json(folder / "sentence_bert_config.json", {{"max_seq_length", max_length}, {"do_lower_case", false}});
   write_modules(folder, layout, hidden_size);
-  json config = {{"prompts", prompts_json(prompts)},
-                 {"default_prompt_name", nullptr},
-                 {"similarity_fn_name", layout.normalize ? "cosine" : "dot"}};
+  json config = st_config(prompts);
+  config["similarity_fn_name"] = layout.normalize ? "cosine" : "dot";
   if (truncate_dim > 0) config["truncate_dim"] = truncate_dim;
   write_json(folder / "config_sentence_transformers.json", config);
 }
