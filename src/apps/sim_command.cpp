@@ -64,9 +64,11 @@ std::function<void(const sim::SimProgress&)> progress_printer(const std::string&
     if (now < next) return;
     next = now + std::chrono::seconds(10);
     const size_t done = p.arrived - std::min(p.arrived, p.queued + p.running);
-    fmt::print(stderr, "ragmig sim: {}: day {:.1f} simulated, {} of {} jobs arrived, {} done, {} queued, {} running ({:.0f} s)\n",
-               policy, p.simulated_s / 86400, p.arrived, p.jobs, done, p.queued, p.running,
-               std::chrono::duration<double>(now - started).count());
+    fmt::print(
+        stderr,
+        "ragmig sim: {}: day {:.1f} simulated, {} of {} jobs arrived, {} done, {} queued, {} running ({:.0f} s)\n",
+        policy, p.simulated_s / 86400, p.arrived, p.jobs, done, p.queued, p.running,
+        std::chrono::duration<double>(now - started).count());
   };
 }
 

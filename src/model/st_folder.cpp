@@ -517,8 +517,7 @@ int64_t read_truncate_dim(const std::string& dir) {
 }
 
 void write_prompts_file(const std::string& dir, const text::Prompts& prompts) {
-  write_json(fs::path(dir) / "config_sentence_transformers.json",
-             st_config(prompts));
+  write_json(fs::path(dir) / "config_sentence_transformers.json", st_config(prompts));
 }
 
 namespace {

@@ -16,12 +16,13 @@ Need least_need(const JobSpec& spec) {
   return need;
 }
 
-bool resizable(const JobView& job) { return !job.need.cpu && job.configured_batch > 0 && job.min_batch_size > 0; }
+bool resizable(const JobView& job) {
+  return !job.need.cpu && job.configured_batch > 0 && job.min_batch_size > 0;
+}
 
 Need least_need(const JobView& job) {
   Need need = job.need;
-  if (resizable(job))
-    need.min_memory_mb = static_cast<int64_t>(std::ceil(memory_at(job.memory, job.min_batch_size)));
+  if (resizable(job)) need.min_memory_mb = static_cast<int64_t>(std::ceil(memory_at(job.memory, job.min_batch_size)));
   return need;
 }
 

@@ -255,7 +255,8 @@ const std::vector<PolicyInfo>& policy_catalog() {
       {"priority",
        "highest priority first; waiting raises a job's priority (aging) so nothing starves",
        {{"aging", "1", "priority points gained per hour queued"},
-        {"preempt", "0", "1: a queued job preempts running jobs of lower priority (aging orders the queue, never preempts)"},
+        {"preempt", "0",
+         "1: a queued job preempts running jobs of lower priority (aging orders the queue, never preempts)"},
         {"min_run", "60", "seconds a job runs before it may be preempted"}}},
       {"rr", "round-robin time slices through preemption", {{"quantum", "300", "seconds per slice"}}},
       {"sjf", "shortest job (estimate_s) first, not preemptive", {}},
@@ -311,7 +312,8 @@ Policy make_policy(const std::string& text) {
   Policy policy{spec, nullptr, nullptr, nullptr, preemptive};
   policy.decide = [ranking, preemptive](const ClusterView& v) {
     if (nothing_waits(v)) return Decisions{};  // most passes end here
-    if (every_slot_kept(v)) {  // nothing starts unless somebody is preempted
+    // With every slot kept, nothing starts unless somebody is preempted.
+    if (every_slot_kept(v)) {
       if (!preemptive || !ranking(v, Ranked::None).may_preempt) return Decisions{};
       return place_in_order(v, ranking(v, Ranked::All));
     }

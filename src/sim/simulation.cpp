@@ -188,8 +188,8 @@ SimResult simulate(const std::vector<SimJob>& all_jobs, const Cluster& cluster, 
     scheduler.step();
     ++result.steps;
     if (options.on_progress && result.steps % std::max<size_t>(options.progress_every, 1) == 0)
-      options.on_progress({now - first_arrival, next, jobs.size(), scheduler.queued_jobs(), executor.running(),
-                           result.steps});
+      options.on_progress(
+          {now - first_arrival, next, jobs.size(), scheduler.queued_jobs(), executor.running(), result.steps});
 
     bool again = false;  // slots changed: pass again at once, so that jobs start on them now
     if (has_auto) {

@@ -20,9 +20,9 @@ struct SimRun {
 SimRun sim(const std::string& threads, const ScratchDir& dir) {
   const std::string timeline = (dir / ("timeline-" + threads + ".csv")).string();
   const ProcessResult r =
-      run_process({RAGMIG_BINARY, "sim", "--workload", "sweep:40", "--cluster", "2xH200:mig=auto,1xA100-40GB", "--policy",
-                   "fifo,srtf,las+dynbatch,priority,rr(quantum=600)", "--migrate", "--json", "--timeline", timeline,
-                   "--threads", threads});
+      run_process({RAGMIG_BINARY, "sim", "--workload", "sweep:40", "--cluster", "2xH200:mig=auto,1xA100-40GB",
+                   "--policy", "fifo,srtf,las+dynbatch,priority,rr(quantum=600)", "--migrate", "--json", "--timeline",
+                   timeline, "--threads", threads});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   SimRun run;
   run.results = nlohmann::json::parse(r.output.substr(r.output.find("\n[") + 1), nullptr, false);
