@@ -112,15 +112,20 @@ std::vector<const JobView*> rank_by(const ClusterView& view, Ranked which, Key k
 
 double ran_for(const JobView& j, double now) { return now - j.started_at; }
 
-// Whether some queued job's `key` is below that of a running job placement could preempt (not stopping, run
-// min_run). Where none is, no pair qualifies: the ranking's may_preempt is null, and placement asks about no pair
-// (with a long queue and a full cluster, that is what a pass of a preemptive policy would spend its time on).
+// A running job placement could preempt: not stopping already, and run min_run.
+bool preemptible(const JobView& j, double now, double min_run) {
+  return j.running() && !j.stopping && ran_for(j, now) >= min_run;
+}
+
+// Whether some queued job's `key` is below that of a preemptible running job. Where none is, no pair qualifies:
+// the ranking's may_preempt is null, and placement asks about no pair (with a long queue and a full cluster, that
+// is what a pass of a preemptive policy would spend its time on).
 template <typename Key>
 bool some_queued_below(const ClusterView& view, Key key, double min_run) {
   using K = std::decay_t<std::invoke_result_t<Key, const JobView&>>;
   std::optional<K> lowest_queued, highest_victim;
   for (const auto& j : view.jobs) {
-    const bool victim = j.running() && !j.stopping && ran_for(j, view.now) >= min_run;
+    const bool victim = preemptible(j, view.now, min_run);
     if (!victim && j.running()) continue;
     auto& bound = victim ? highest_victim : lowest_queued;
     const K k = key(j);
@@ -129,15 +134,15 @@ bool some_queued_below(const ClusterView& view, Key key, double min_run) {
   return lowest_queued && highest_victim && *lowest_queued < *highest_victim;
 }
 
-// Whether some queued job has both a higher priority and a smaller `key` than a running job placement could
-// preempt: the victims sorted by priority, each queued job looks for a larger key among those below its priority
-// (O(n log n); on a crowded cluster most running jobs waited long enough to outrank the queued ones of higher
-// priority, and passes where none qualify need no ranking of every job).
+// Whether some queued job has both a higher priority and a smaller `key` than a preemptible running job: the
+// victims sorted by priority, each queued job looks for a larger key among those below its priority (O(n log n);
+// on a crowded cluster most running jobs waited long enough to outrank the queued ones of higher priority, and
+// passes where none qualify need no ranking of every job).
 template <typename Key>
 bool some_queued_outranks(const ClusterView& view, Key key, double min_run) {
   std::vector<std::pair<int64_t, double>> victims;  // (priority, key), then the largest key at or below each
   for (const auto& j : view.jobs)
-    if (j.running() && !j.stopping && ran_for(j, view.now) >= min_run) victims.emplace_back(j.priority, key(j));
+    if (preemptible(j, view.now, min_run)) victims.emplace_back(j.priority, key(j));
   if (victims.empty()) return false;
   std::sort(victims.begin(), victims.end());
   for (size_t i = 1; i < victims.size(); ++i) victims[i].second = std::max(victims[i].second, victims[i - 1].second);

@@ -490,13 +490,9 @@ bool Scheduler::view_entry(const JobRecord& job, JobView& j) const {
   j.queued_since = 0;
   j.started_at = job.started_at;
   j.stopping = stopping_.count(job.id) > 0;
-  j.speed = 1e300;
   // Slots this scheduler does not have are left out of held_: the job still runs there.
-  if (const auto held = held_.find(job.id); held != held_.end())
-    for (int s : held->second) {
-      j.slots.push_back(s);
-      j.speed = std::min(j.speed, slots_[static_cast<size_t>(s)].speed);
-    }
+  if (const auto held = held_.find(job.id); held != held_.end()) j.slots = held->second;
+  j.speed = slowest_slot_speed(job).value_or(1.0);  // what its attempt's work is counted at when it ends
   return !j.slots.empty();
 }
 
