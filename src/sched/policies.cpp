@@ -65,9 +65,10 @@ class Params {
   std::string spec_;
 };
 
-// Which of the view's jobs a ranking lists: placement needs the running ones only to choose victims, and none
-// to learn whether anyone may preempt (a ranking's may_preempt is null where nobody may).
-enum class Ranked { Queued, All, None };
+// Which of the view's jobs a ranking lists: placement needs the running ones only to choose victims. On a full
+// cluster nothing starts unless someone is preempted: there a ranking lists every job where some queued job may
+// preempt, and none where nobody may (its may_preempt null), which a policy finds out without a sort.
+enum class Ranked { Queued, All, AllIfPreempting };
 
 // Each job's `key` by its place in view.jobs, computed once a pass: the ranking sorts by them and may_preempt,
 // which placement asks about many pairs of jobs, compares them.
@@ -88,9 +89,11 @@ size_t place_of(const ClusterView& view, const JobView& j) {
 // Sorts pointers to the view's jobs (all, or the queued ones) by `key` (smaller first), then submission
 // time, then id. Each job's key is computed once, not at every comparison; (key, submitted_at, id) orders
 // all jobs, so the sort need not be stable, and the queued jobs' order is the same in both rankings.
+// Ranked::AllIfPreempting lists nothing here: a ranking that finds some queued job may preempt asks for All
+// instead (listed_as).
 template <typename Key>
 std::vector<const JobView*> rank_by(const ClusterView& view, Ranked which, Key key) {
-  if (which == Ranked::None) return {};
+  if (which == Ranked::AllIfPreempting) return {};
   using K = std::decay_t<std::invoke_result_t<Key, const JobView&>>;
   std::vector<std::pair<K, const JobView*>> keyed;
   keyed.reserve(view.jobs.size());
@@ -108,6 +111,11 @@ std::vector<const JobView*> rank_by(const ClusterView& view, Ranked which, Key k
   ranked.reserve(keyed.size());
   for (const auto& [k, j] : keyed) ranked.push_back(j);
   return ranked;
+}
+
+// What a ranking lists, once it knows whether some queued job may preempt.
+Ranked listed_as(Ranked which, bool preempting) {
+  return which == Ranked::AllIfPreempting && preempting ? Ranked::All : which;
 }
 
 double ran_for(const JobView& j, double now) { return now - j.started_at; }
@@ -134,10 +142,10 @@ bool some_queued_below(const ClusterView& view, Key key, double min_run) {
   return lowest_queued && highest_victim && *lowest_queued < *highest_victim;
 }
 
-// Whether some queued job has both a higher priority and a smaller `key` than a preemptible running job: the
-// victims sorted by priority, each queued job looks for a larger key among those below its priority (O(n log n);
-// on a crowded cluster most running jobs waited long enough to outrank the queued ones of higher priority, and
-// passes where none qualify need no ranking of every job).
+// Whether some queued job has both a higher priority and a smaller `key` than a preemptible running job (which
+// implies some_queued_below): the victims sorted by priority, each queued job looks for a larger key among those
+// below its priority (O(n log n); on a crowded cluster most running jobs waited long enough to outrank the queued
+// ones of higher priority, and passes where none qualify need no ranking of every job).
 template <typename Key>
 bool some_queued_outranks(const ClusterView& view, Key key, double min_run) {
   std::vector<std::pair<int64_t, double>> victims;  // (priority, key), then the largest key at or below each
@@ -154,16 +162,20 @@ bool some_queued_outranks(const ClusterView& view, Key key, double min_run) {
   return false;
 }
 
-// Ranks by `key`; with `preempt`, a queued job may preempt a running one of a larger key that has run min_run.
+// Ranks by `key`: a queued job may preempt a running one of a larger key that has run min_run and, with
+// `higher_priority`, a lower priority as submitted. Keys are computed once, for the ranking and both checks.
 template <typename Key>
-Ranking rank_preempting_by(const ClusterView& view, Ranked which, Key key, bool preempt, double min_run) {
-  if (!preempt) return {rank_by(view, which, key), nullptr};
+Ranking rank_preempting_by(const ClusterView& view, Ranked which, Key key, double min_run, bool higher_priority) {
   auto keys = keys_of(view, key);
   const auto key_at = [&](const JobView& j) { return keys[place_of(view, j)]; };
-  Ranking ranking{rank_by(view, which, key_at), nullptr};
-  if (some_queued_below(view, key_at, min_run))
-    ranking.may_preempt = [&view, keys = std::move(keys), min_run](const JobView& want, const JobView& victim) {
-      return keys[place_of(view, want)] < keys[place_of(view, victim)] && ran_for(victim, view.now) >= min_run;
+  const bool preempting = higher_priority ? some_queued_outranks(view, key_at, min_run)
+                                          : some_queued_below(view, key_at, min_run);
+  Ranking ranking{rank_by(view, listed_as(which, preempting), key_at), nullptr};
+  if (preempting)
+    ranking.may_preempt = [&view, keys = std::move(keys), min_run, higher_priority](const JobView& want,
+                                                                                  const JobView& victim) {
+      return (!higher_priority || want.priority > victim.priority) &&
+             keys[place_of(view, want)] < keys[place_of(view, victim)] && ran_for(victim, view.now) >= min_run;
     };
   return ranking;
 }
@@ -201,14 +213,8 @@ Ranking priority(const ClusterView& view, Ranked which, double aging, bool preem
   const auto less_effective = [aging, now = view.now](const JobView& j) {
     return -(static_cast<double>(j.priority) + aging * j.waited_s(now) / 3600.0);
   };
-  Ranking ranking = rank_preempting_by(view, which, less_effective, preempt, min_run);
-  if (!ranking.may_preempt || !some_queued_outranks(view, less_effective, min_run))
-    ranking.may_preempt = nullptr;
-  else
-    ranking.may_preempt = [by_effective = std::move(ranking.may_preempt)](const JobView& want, const JobView& victim) {
-      return want.priority > victim.priority && by_effective(want, victim);
-    };
-  return ranking;
+  if (!preempt) return {rank_by(view, which, less_effective), nullptr};
+  return rank_preempting_by(view, which, less_effective, min_run, /*higher_priority=*/true);
 }
 
 // Round-robin: a running job keeps its slots for `quantum` seconds, then yields them to the job that has
@@ -219,8 +225,10 @@ Ranking round_robin(const ClusterView& view, Ranked which, double quantum) {
     if (!j.running()) return {1, j.queued_since};
     return {ran_for(j, view.now) < quantum ? 0 : 2, j.started_at};
   };
-  Ranking ranking{rank_by(view, which, key), nullptr};
-  if (some_queued_below(view, [](const JobView& j) { return j.running(); }, quantum))  // one waits, one's time is up
+  // Some queued job may preempt where one waits and one's time is up.
+  const bool preempting = some_queued_below(view, [](const JobView& j) { return j.running(); }, quantum);
+  Ranking ranking{rank_by(view, listed_as(which, preempting), key), nullptr};
+  if (preempting)
     ranking.may_preempt = [&view, quantum](const JobView&, const JobView& victim) {
       return ran_for(victim, view.now) >= quantum;
     };
@@ -239,7 +247,7 @@ Ranking ljf(const ClusterView& view, Ranked which) {
 
 Ranking srtf(const ClusterView& view, Ranked which, double min_run) {
   return rank_preempting_by(
-      view, which, [now = view.now](const JobView& j) { return remaining(j, now); }, true, min_run);
+      view, which, [now = view.now](const JobView& j) { return remaining(j, now); }, min_run, false);
 }
 
 // Tiresias' discretised least-attained-service: queue k holds jobs whose attained service (slot-seconds)
@@ -249,7 +257,7 @@ Ranking las(const ClusterView& view, Ranked which, const std::vector<double>& th
     return static_cast<int>(std::upper_bound(thresholds.begin(), thresholds.end(), j.service_s(now)) -
                             thresholds.begin());
   };
-  return rank_preempting_by(view, which, queue, true, min_run);
+  return rank_preempting_by(view, which, queue, min_run, false);
 }
 
 }  // namespace
@@ -319,8 +327,9 @@ Policy make_policy(const std::string& text) {
     if (nothing_waits(v)) return Decisions{};  // most passes end here
     // With every slot kept, nothing starts unless somebody is preempted.
     if (every_slot_kept(v)) {
-      if (!preemptive || !ranking(v, Ranked::None).may_preempt) return Decisions{};
-      return place_in_order(v, ranking(v, Ranked::All));
+      if (!preemptive) return Decisions{};
+      const Ranking all = ranking(v, Ranked::AllIfPreempting);
+      return all.may_preempt ? place_in_order(v, all) : Decisions{};
     }
     // Running jobs matter to placement only as victims, and ranking them is most of a pass's work (a sort
     // of every job): place the queued jobs alone first. That gives the same decisions as the whole ranking
