@@ -76,13 +76,14 @@ int main(int argc, char** argv) {
 
   // 1. The ceiling: the best of two square sizes. Emulated bf16 (no native instructions) runs at well under
   // 1 GFLOP/s, so it is probed on a small matrix there.
-  const bool native_bf16 = model::cpu_has_native_bf16();
+  const model::CpuBf16 cpu_bf16 = model::cpu_bf16();
+  const bool native_bf16 = cpu_bf16 != model::CpuBf16::Emulated;
   const double fp32_2048 = matmul_gflops(torch::kFloat32, 2048, min_seconds);
   const double peak32 = std::max(matmul_gflops(torch::kFloat32, 1024, min_seconds), fp32_2048);
   const int64_t n16 = native_bf16 ? 2048 : 384;
   const double peak16 = matmul_gflops(torch::kBFloat16, n16, std::min(min_seconds, 1.0));
   const double peak = std::max(peak32, peak16);
-  const auto choice = model::choose_precision(precision, false, native_bf16, "--precision");
+  const auto choice = model::choose_precision(precision, false, cpu_bf16, "--precision");
   fmt::print("bench/encode: {} threads, LibTorch {}, memory: {}; Python = {}\n", threads, TORCH_VERSION,
              model::cpu_allocator_name(), python);
   fmt::print("matmul peak: fp32 {:.1f} GFLOP/s (best of 1024^3, 2048^3), bf16 {:.1f} GFLOP/s ({}^3{}); ragmig computes in {} ({})\n",

@@ -41,7 +41,7 @@ echo "bench/retrieval: $CONFIG, $STEPS steps of $BATCH pairs from $INIT${PAIRS:+
 now() { date +%s.%N; }
 t0=$(now); "$RAGMIG" train "$CONFIG" --run-dir "$OUT/ragmig" --set train.max_steps="$STEPS" --set train.checkpoint_every=0 \
   --set train.seed="$SEED" --set train.warmup_steps="$WARMUP" "${RAGMIG_DATA[@]}" >&2; t1=$(now)
-# sentence-transformers in the precision ragmig chose (its start event: bf16 on a CPU with native bf16).
+# sentence-transformers in the precision ragmig chose (its start event: bf16 where the CPU runs it faster).
 PRECISION=$("$PYTHON" -c "import json, sys; print(next(j['precision'] for j in map(json.loads, open(sys.argv[1])) if j['event'] == 'start'))" "$OUT/ragmig/events.jsonl")
 "$PYTHON" bench/retrieval/st_finetune.py --model "$MODEL_DIR" "${ST_DATA[@]}" --out "$OUT/st" --steps "$STEPS" --batch "$BATCH" \
   --lr "$LR" --warmup "$WARMUP" --temperature "$TEMP" --max-passage-tokens "$PLEN" --precision "$PRECISION" --seed "$SEED" \

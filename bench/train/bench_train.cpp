@@ -2,7 +2,8 @@
 // AdamW) beside the same model and loop in Python PyTorch (train_ref.py: attention through SDPA as ragmig
 // runs it, the venv's torch whose LibTorch ragmig links), both fed the same token ids in the same run:
 //  1. synthetic shapes, every token real (tiny, BERT-base, MiniLM): the step's own speed, in fp32 and, where
-//     the CPU has native bf16 (ragmig's `auto` there), under bf16 autocast on both sides;
+//     the CPU has native bf16 (AVX512-BF16 or AMX; ragmig's `auto` where it is the faster), under bf16 autocast on
+//     both sides;
 //  2. SQuAD training pairs at their real lengths (all-MiniLM-L6-v2's vocabulary, queries <= 32 and passages
 //     <= 256 tokens), the same pairs batched as the trainer batches them with train.length_grouping = 0
 //     (shuffled, each batch padded to its longest) and with grouping: what padding costs, what grouping saves.
@@ -248,7 +249,7 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  const bool bf16 = model::cpu_has_native_bf16();
+  const bool bf16 = model::cpu_bf16() != model::CpuBf16::Emulated;
   const double fp32_2048 = matmul_gflops(torch::kFloat32, 2048, 2);
   const double peak32 = std::max(matmul_gflops(torch::kFloat32, 1024, 2), fp32_2048);
   const double peak16 = bf16 ? matmul_gflops(torch::kBFloat16, 2048, 2) : 0;

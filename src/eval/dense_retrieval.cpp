@@ -69,7 +69,7 @@ std::string embed_inputs(const DenseInputs& in, const DenseSetup& setup, const E
   };
   out.device = resolve_device(setup.device);
   const model::PrecisionChoice precision =
-      model::choose_precision(setup.embed.precision, out.device != "cpu", model::cpu_has_native_bf16(), "--precision");
+      model::choose_precision(setup.embed.precision, out.device != "cpu", model::cpu_bf16(), "--precision");
   out.precision = model::to_string(precision.precision);
   out.precision_reason = precision.reason;
   out.prompts =

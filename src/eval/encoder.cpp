@@ -47,7 +47,7 @@ Encoder::Encoder(const std::string& model_dir, const std::string& device, const 
   if (options.max_query_tokens < 2 || options.max_passage_tokens < 2)
     throw ConfigError("token limits must be at least 2 ([CLS] and [SEP])");
   const std::string dev = resolve_device(device);
-  auto precision = model::choose_precision(options.precision, dev != "cpu", model::cpu_has_native_bf16(), "--precision");
+  auto precision = model::choose_precision(options.precision, dev != "cpu", model::cpu_bf16(), "--precision");
   impl_ = std::make_unique<Impl>(model::load_model_folder(model_dir), dev, options);
   impl_->precision = std::move(precision);
   // bf16 weights and activations; pooling and the embeddings stay float32 (DualEncoder widens before pooling).

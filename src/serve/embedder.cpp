@@ -36,7 +36,7 @@ Embedder::Embedder(const std::string& model_reference, const EmbedderOptions& op
       tokenizer_(text::make_tokenizer(loaded_.tokenizer)),
       options_(options),
       device_(pick_device(options.device)) {
-  const auto choice = model::choose_precision(options.precision, device_.is_cuda(), model::cpu_has_native_bf16(), "--precision");
+  const auto choice = model::choose_precision(options.precision, device_.is_cuda(), model::cpu_bf16(), "--precision");
   precision_ = model::to_string(choice.precision);
   if (choice.precision == model::Precision::Bf16) dtype_ = torch::kBFloat16;
   loaded_.model->to(device_, dtype_);

@@ -306,7 +306,7 @@ TrainingRun::TrainingRun(const TrainConfig& cfg, const nlohmann::json& resolved_
     co.cuda_device = device_.is_cuda() ? device_.index() : 0;
     comm_ = connect(*rv_, co);
   }
-  precision_ = model::choose_precision(t_.precision, device_.is_cuda(), model::cpu_has_native_bf16(), "train.precision");
+  precision_ = model::choose_precision(t_.precision, device_.is_cuda(), model::cpu_bf16(), "train.precision");
   bf16_ = precision_.precision == model::Precision::Bf16;
   if (!cfg.data.beir.empty()) beir_ = text::read_beir(cfg.data.beir);
   examples_ = load_examples(cfg.data, beir_ ? &*beir_ : nullptr, static_cast<uint64_t>(t_.seed));

@@ -78,7 +78,7 @@ eval::EmbedOptions long_limits() {
   eval::EmbedOptions o;
   o.max_query_tokens = 512;  // capped by the folder's own limit, which is what is checked
   o.max_passage_tokens = 512;
-  o.precision = "fp32";  // parity is to fp32 references; `auto` is bf16 on CPUs with native bf16
+  o.precision = "fp32";  // parity is to fp32 references; `auto` is bf16 on CPUs where it is the faster
   return o;
 }
 

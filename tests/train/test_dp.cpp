@@ -101,7 +101,7 @@ class DataParallel : public ::testing::Test {
 };
 
 // Dropout off: with it, each replica draws its own masks and the runs differ by design. fp32: `auto` is bf16
-// on CPUs with native bf16, whose rounding differs between one batch and two halves summed.
+// on CPUs where bf16 is the faster, whose rounding differs between one batch and two halves summed.
 const std::vector<std::string> kExact = {"model.dropout=0", "train.max_steps=50", "train.precision=fp32"};
 
 TEST_F(DataParallel, SyncTwoReplicasGiveTheLossCurveOfOneProcessWithTheCombinedBatch) {
