@@ -3,8 +3,7 @@
 // bench/encode's matmul peak (2 cores): without AVX512-BF16 or AMX LibTorch emulates bf16, hundreds of times
 // slower than fp32 (0.3 vs 176 GFLOP/s on an AVX2 EPYC); an AVX512-BF16 EPYC (Zen 4) runs it at twice fp32's rate
 // (404 vs 193); an Emerald Rapids Xeon whose virtual machine hides AMX, AVX512-BF16 alone, at half (161 vs 323;
-// a MiniLM fine-tune 6.3 vs 9.7 samples/s), as Intel's AVX512-BF16 computes one bf16 dot product where its two
-// FMA ports compute two fp32 ones.
+// a MiniLM fine-tune 6.3 vs 9.7 samples/s). No Intel CPU with AVX512-BF16 alone has been measured faster in bf16.
 #pragma once
 
 #include <string>
