@@ -15,7 +15,8 @@ void add_retrieval_options(CLI::App* sub, eval::EvalOptions& o, bool& no_cache) 
   sub->add_option("--threads", o.threads, "threads for BM25, FAISS and LibTorch (0 = all cores)")->capture_default_str();
   sub->add_option("--device", o.dense.device, "auto | cpu | cuda | cuda:N (embedding and exact search)")->capture_default_str();
   sub->add_option("--precision", o.dense.embed.precision,
-                  "auto | fp32 | bf16: the embedder's precision (auto: bf16 on CUDA and on CPUs where it runs faster than fp32, else fp32)")
+                  "auto | fp32 | bf16: the embedder's precision (auto: bf16 on CUDA and on CPUs where it runs faster "
+                  "than fp32, else fp32)")
       ->capture_default_str();
   sub->add_option("--max-query-tokens", o.dense.embed.max_query_tokens, "query token limit")->capture_default_str();
   sub->add_option("--max-passage-tokens", o.dense.embed.max_passage_tokens, "passage token limit")->capture_default_str();

@@ -168,12 +168,12 @@ template <typename Key>
 Ranking rank_preempting_by(const ClusterView& view, Ranked which, Key key, double min_run, bool higher_priority) {
   auto keys = keys_of(view, key);
   const auto key_at = [&](const JobView& j) { return keys[place_of(view, j)]; };
-  const bool preempting = higher_priority ? some_queued_outranks(view, key_at, min_run)
-                                          : some_queued_below(view, key_at, min_run);
+  const bool preempting =
+      higher_priority ? some_queued_outranks(view, key_at, min_run) : some_queued_below(view, key_at, min_run);
   Ranking ranking{rank_by(view, listed_as(which, preempting), key_at), nullptr};
   if (preempting)
     ranking.may_preempt = [&view, keys = std::move(keys), min_run, higher_priority](const JobView& want,
-                                                                                  const JobView& victim) {
+                                                                                    const JobView& victim) {
       return (!higher_priority || want.priority > victim.priority) &&
              keys[place_of(view, want)] < keys[place_of(view, victim)] && ran_for(victim, view.now) >= min_run;
     };

@@ -107,7 +107,8 @@ ConfigTable make_config_table(TrainConfig& c) {
   t.add("train.seed", c.train.seed, "seed for weights, dropout and data order");
   t.add("train.threads", c.train.threads, "CPU threads (0 = all cores)");
   t.add("train.device", c.train.device, "auto | cpu | cuda | cuda:N");
-  t.add("train.precision", c.train.precision, "auto (bf16 on CUDA and on CPUs where it runs faster than fp32, else fp32) | fp32 | bf16 (autocast)");
+  t.add("train.precision", c.train.precision,
+        "auto (bf16 on CUDA and on CPUs where it runs faster than fp32, else fp32) | fp32 | bf16 (autocast)");
   t.add("train.optimizer", c.train.optimizer, "adamw | sgd (same parameter groups and weight decay)");
   t.add("train.checkpoint_every", c.train.checkpoint_every, "steps between checkpoints (0 = end and SIGTERM only)");
   t.add("train.keep_checkpoints", c.train.keep_checkpoints, "newest checkpoints kept");

@@ -79,7 +79,7 @@ struct TrainOptions {
   int64_t seed = 42;
   int64_t threads = 0;                ///< intra-op threads (0 = all cores)
   std::string device = "auto";        ///< auto | cpu | cuda | cuda:N
-  std::string precision = "auto";     ///< auto (bf16 on CUDA and on CPUs where it runs faster than fp32, else fp32) | fp32 | bf16
+  std::string precision = "auto";     ///< auto (bf16 where it is the faster: model/precision.h) | fp32 | bf16
   std::string optimizer = "adamw";    ///< adamw | sgd (plain SGD: the localsgd == sync check)
   int64_t checkpoint_every = 200;     ///< 0 = only on SIGTERM and at the end
   int64_t keep_checkpoints = 2;

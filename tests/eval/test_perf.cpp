@@ -123,7 +123,7 @@ TEST(Precision, AutoTakesBf16OnlyWhereTheHardwareRunsItFaster) {
   using model::Precision;
   EXPECT_EQ(model::choose_precision("auto", true, CpuBf16::Emulated).precision, Precision::Bf16);  // CUDA
   EXPECT_EQ(model::choose_precision("auto", true, CpuBf16::Slower).precision, Precision::Bf16);
-  EXPECT_EQ(model::choose_precision("auto", false, CpuBf16::Faster).precision, Precision::Bf16);   // AMX, AMD
+  EXPECT_EQ(model::choose_precision("auto", false, CpuBf16::Faster).precision, Precision::Bf16);  // AMX, AMD
   EXPECT_EQ(model::choose_precision("auto", false, CpuBf16::Emulated).precision, Precision::Fp32);
   EXPECT_NE(model::choose_precision("auto", false, CpuBf16::Emulated).reason.find("no native bf16"), std::string::npos);
   const auto slower = model::choose_precision("auto", false, CpuBf16::Slower);  // Intel's AVX512-BF16 alone
@@ -149,10 +149,10 @@ TEST(Precision, AutoTakesBf16OnlyWhereTheHardwareRunsItFaster) {
 // alone is twice fp32's rate on AMD's Zen 4, half on an Emerald Rapids Xeon whose virtual machine hides AMX.
 TEST(Precision, CpusAreClassedByTheirBf16Units) {
   using model::CpuBf16;
-  EXPECT_EQ(model::classify_cpu_bf16(true, true, true), CpuBf16::Faster);     // AMX Xeon
+  EXPECT_EQ(model::classify_cpu_bf16(true, true, true), CpuBf16::Faster);  // AMX Xeon
   EXPECT_EQ(model::classify_cpu_bf16(true, false, true), CpuBf16::Faster);
-  EXPECT_EQ(model::classify_cpu_bf16(false, true, true), CpuBf16::Slower);    // Intel, AVX512-BF16 alone
-  EXPECT_EQ(model::classify_cpu_bf16(false, true, false), CpuBf16::Faster);   // AMD Zen 4
+  EXPECT_EQ(model::classify_cpu_bf16(false, true, true), CpuBf16::Slower);   // Intel, AVX512-BF16 alone
+  EXPECT_EQ(model::classify_cpu_bf16(false, true, false), CpuBf16::Faster);  // AMD Zen 4
   EXPECT_EQ(model::classify_cpu_bf16(false, false, true), CpuBf16::Emulated);
   EXPECT_EQ(model::classify_cpu_bf16(false, false, false), CpuBf16::Emulated);  // AVX2 EPYC, ARM
 }
