@@ -46,6 +46,7 @@ std::vector<int> choose_slots(const Need& need, const std::vector<Slot>& slots, 
   for (int i : order) {
     const auto u = static_cast<size_t>(i);
     if (!usable[u] || !fits(need, slots[u])) continue;
+    if (want == 1) return {i};
     auto& group = by_group[slots[u].group];
     group.push_back(i);
     if (group.size() == want) return group;      // the first group to hold every replica
@@ -79,6 +80,9 @@ class Placer {
   void take(int s, Use how);
   /// What a job may use: `mask`, less the reshapable slots for a job a MIG plan held off.
   const std::vector<char>& allowed(const std::vector<char>& mask, bool held_off);
+  /// Whether a job that found no open slots earlier in the walk shows this one finds none either (no_room_).
+  bool known_not_to_fit(const Need& need, bool held_off) const;
+  void remember_not_fitting(const Need& need, bool held_off);
 
   const ClusterView& view_;
   const Ranking& ranking_;
@@ -96,6 +100,19 @@ class Placer {
   std::vector<char> preempted_;        // by rank
   std::vector<size_t> running_ranks_;  // where the possible victims are, so the search skips queued jobs
   std::vector<char> narrowed_;
+  // What a job asks of the open slots. A job fits where enough of the open slots it may use fit one replica
+  // each, and a walk only ever takes slots out of the open ones, so once a job found no room, a job asking at
+  // least as much (as much of each slot, as many replicas or more, with no more slots open to it: held off by a
+  // MIG plan where that one was, or not) finds none for the rest of the walk. In a long queue most jobs ask what
+  // one before them asked, and this spares them the search.
+  struct Demand {
+    bool cpu, held_off;
+    int compute, replicas;
+    int64_t memory_mb;
+    Demand(const Need& need, bool held_off);
+    bool at_least(const Demand& b) const;
+  };
+  std::vector<Demand> no_room_;  // the least demanding that found no room so far
   Decisions out_;
 };
 
@@ -170,10 +187,14 @@ void Placer::start_on_reserved(const JobView& job, const std::vector<int>& mine)
 }
 
 bool Placer::take_open(const JobView& job, bool held_off) {
+  if (known_not_to_fit(job.need, held_off)) return false;
   std::vector<int> chosen = choose_slots(job.need, view_.slots, free_list_, allowed(free_u_, held_off));
   const bool starts = !chosen.empty();
   if (!starts) chosen = choose_slots(job.need, view_.slots, open_list_, allowed(open_u_, held_off));
-  if (chosen.empty()) return false;
+  if (chosen.empty()) {
+    remember_not_fitting(job.need, held_off);
+    return false;
+  }
   for (int s : chosen) take(s, starts ? Use::Kept : Use::Reserved);
   open_count_ -= chosen.size();
   if (starts) out_.starts.push_back({job.id, chosen});
@@ -214,6 +235,30 @@ void Placer::preempt_for(size_t r, bool held_off) {
     if (u == Use::Free || u == Use::Stopping) --open_count_;
     take(s, Use::Reserved);
   }
+}
+
+Placer::Demand::Demand(const Need& need, bool held_off_)
+    : cpu(need.cpu),
+      held_off(held_off_),
+      compute(need.min_compute),
+      replicas(need.replicas),
+      memory_mb(need.min_memory_mb) {}
+
+bool Placer::Demand::at_least(const Demand& b) const {
+  return cpu == b.cpu && held_off >= b.held_off && compute >= b.compute && replicas >= b.replicas &&
+         memory_mb >= b.memory_mb;
+}
+
+bool Placer::known_not_to_fit(const Need& need, bool held_off) const {
+  const Demand asked(need, held_off);
+  return std::any_of(no_room_.begin(), no_room_.end(), [&](const Demand& d) { return asked.at_least(d); });
+}
+
+void Placer::remember_not_fitting(const Need& need, bool held_off) {
+  const Demand asked(need, held_off);
+  no_room_.erase(std::remove_if(no_room_.begin(), no_room_.end(), [&](const Demand& d) { return d.at_least(asked); }),
+                 no_room_.end());
+  no_room_.push_back(asked);
 }
 
 void Placer::take(int s, Use how) {
