@@ -149,6 +149,7 @@ Placer::Placer(const ClusterView& view, const Ranking& ranking)
   }
   open_count_ = open_list_.size();
   preempted_.assign(ranking.ranked.size(), 0);
+  if (!ranking.may_preempt) return;  // nobody is preempted: no victim is looked for
   for (size_t r = 0; r < ranking.ranked.size(); ++r)
     if (ranking.ranked[r]->running() && !ranking.ranked[r]->stopping) running_ranks_.push_back(r);
 }
