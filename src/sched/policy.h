@@ -17,16 +17,15 @@ namespace ragmig::sched {
 
 /// A job as a policy sees it. Times are seconds on the scheduler's clock.
 struct JobView {
-  // What every pass reads of every job comes first, in one cache line: a view holds thousands of jobs.
   JobId id = 0;
-  std::vector<int> slots;     ///< running jobs: indices into ClusterView::slots; empty when queued
-  double submitted_at = 0;
-  double started_at = 0;      ///< running jobs: when the current attempt started
-  int64_t priority = 0;
-  bool stopping = false;      ///< running jobs: a preemption or cancel is under way
   Need need;
-  double estimate_s = 0;    ///< 0 = unknown
-  double queued_since = 0;  ///< when it last entered the queue (queued jobs)
+  int64_t priority = 0;
+  double submitted_at = 0;
+  double estimate_s = 0;      ///< 0 = unknown
+  double queued_since = 0;    ///< when it last entered the queue (queued jobs)
+  std::vector<int> slots;     ///< running jobs: indices into ClusterView::slots; empty when queued
+  double started_at = 0;      ///< running jobs: when the current attempt started
+  bool stopping = false;      ///< running jobs: a preemption or cancel is under way
   // What grows with time is read at a time (ClusterView::now) from what it was when the job last changed state,
   // so a view of thousands of waiting jobs costs nothing to bring up to date:
   double waited_before_s = 0;   ///< time queued before queued_since (running jobs: all of it)
