@@ -97,16 +97,21 @@ std::vector<const JobView*> rank_by(const ClusterView& view, Ranked which, Key k
   using K = std::decay_t<std::invoke_result_t<Key, const JobView&>>;
   std::vector<std::pair<K, const JobView*>> keyed;
   keyed.reserve(view.jobs.size());
-  for (const auto& j : view.jobs)
-    if (which == Ranked::All || !j.running()) keyed.emplace_back(key(j), &j);
   const auto before = [](const auto& x, const auto& y) {
     if (x.first != y.first) return x.first < y.first;
     const JobView &a = *x.second, &b = *y.second;
     if (a.submitted_at != b.submitted_at) return a.submitted_at < b.submitted_at;
     return a.id < b.id;
   };
-  // The view is in id (so mostly submission) order: under fifo it is often sorted already.
-  if (!std::is_sorted(keyed.begin(), keyed.end(), before)) std::sort(keyed.begin(), keyed.end(), before);
+  // The view is in id (so mostly submission) order: under fifo it is often sorted already. Whether it is, is
+  // seen as the keys are taken, while each job is at hand (a second walk would read every job again).
+  bool sorted = true;
+  for (const auto& j : view.jobs) {
+    if (which != Ranked::All && j.running()) continue;
+    keyed.emplace_back(key(j), &j);
+    sorted = sorted && (keyed.size() < 2 || !before(keyed.back(), keyed[keyed.size() - 2]));
+  }
+  if (!sorted) std::sort(keyed.begin(), keyed.end(), before);
   std::vector<const JobView*> ranked;
   ranked.reserve(keyed.size());
   for (const auto& [k, j] : keyed) ranked.push_back(j);
