@@ -159,10 +159,18 @@ bool some_queued_outranks(const ClusterView& view, Key key, double min_run) {
   if (victims.empty()) return false;
   std::sort(victims.begin(), victims.end());
   for (size_t i = 1; i < victims.size(); ++i) victims[i].second = std::max(victims[i].second, victims[i - 1].second);
+  // The largest key below a priority, looked up once for a run of queued jobs of that priority (a queue has few
+  // priorities), and not at all for one no victim is below.
+  std::optional<int64_t> looked_up;
+  double largest_below = -kInf;
   for (const auto& j : view.jobs) {
-    if (j.running()) continue;
-    const auto below = std::lower_bound(victims.begin(), victims.end(), std::pair{j.priority, -kInf});
-    if (below != victims.begin() && std::prev(below)->second > key(j)) return true;
+    if (j.running() || j.priority <= victims.front().first) continue;
+    if (looked_up != j.priority) {
+      const auto below = std::lower_bound(victims.begin(), victims.end(), std::pair{j.priority, -kInf});
+      largest_below = std::prev(below)->second;
+      looked_up = j.priority;
+    }
+    if (largest_below > key(j)) return true;
   }
   return false;
 }

@@ -517,5 +517,23 @@ TEST(Policies, AgingNeverPreemptsOnlyAHigherPriorityDoes) {
   EXPECT_EQ(preempted(make_policy("priority(aging=1,preempt=1,min_run=0)").decide(v)), std::vector<JobId>{1});
 }
 
+// Which victims a queued job may outrank depends on its priority: a queue of several priorities is looked up
+// for each (job 3 outranks job 2, of priority 2, where job 4 before it, of priority 2, outranks nobody).
+TEST(Policies, EachQueuedPriorityFindsTheVictimsBelowIt) {
+  ClusterView v;
+  v.slots = {Slot{}, Slot{}};
+  v.now = 20 * 3600;
+  v.jobs = {running(1, "cpu:1", {0}, 20 * 3600 - 100, 1), running(2, "cpu:1", {1}, 20 * 3600 - 100, 2),
+            queued(3, "cpu:1", 3, 20 * 3600 - 1800), queued(4, "cpu:1", 2, 20 * 3600)};
+  v.jobs[0].waited_before_s = 10 * 3600;  // effective priority 11: nobody outranks job 1
+  std::swap(v.jobs[2], v.jobs[3]);        // job 4 (priority 2, effective 2) comes first in the view
+  const Policy policy = make_policy("priority(aging=1,preempt=1,min_run=0)");
+  ASSERT_TRUE(policy.rank(v).may_preempt);
+  EXPECT_EQ(preempted(policy.decide(v)), std::vector<JobId>{2});  // by job 3: priority 3 > 2, effective 3.5 > 2
+  v.jobs[3].priority = 2;                                         // job 3 too: nobody
+  EXPECT_FALSE(policy.rank(v).may_preempt);
+  EXPECT_TRUE(policy.decide(v).preemptions.empty());
+}
+
 }  // namespace
 }  // namespace ragmig::sched
