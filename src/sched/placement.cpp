@@ -245,6 +245,7 @@ Placer::Demand::Demand(const Need& need, bool held_off_)
       replicas(need.replicas),
       memory_mb(need.min_memory_mb) {}
 
+// The fields of a Need that fits() (slot.cpp) compares with a slot: a change there is a change here.
 bool Placer::Demand::at_least(const Demand& b) const {
   return cpu == b.cpu && held_off >= b.held_off && compute >= b.compute && replicas >= b.replicas &&
          memory_mb >= b.memory_mb;
