@@ -26,7 +26,9 @@ bool starts_with(const std::string& s, const std::string& prefix) { return s.rfi
 const char* tokenizer_class(const text::TokenizerSpec& tokenizer, const BertConfig& config) {
   // RobertaTokenizer's vocab.json + merges.txt have no place for a normaliser: tokenizer.json alone then.
   if (tokenizer.kind == text::TokenizerKind::kByteBpe)
-    return config.is_modernbert() || !tokenizer.normalizer.empty() ? kFastTokenizerClass : "RobertaTokenizer";
+    return config.is_modernbert() || !tokenizer.normalizer.empty() || tokenizer.bpe_split != text::BpeSplit::kGpt2
+               ? kFastTokenizerClass
+               : "RobertaTokenizer";
   if (tokenizer.kind == text::TokenizerKind::kUnigram) return "XLMRobertaTokenizer";
   // transformers 5 builds ModernBERT's tokenizer from tokenizer.json whatever tokenizer_class says.
   if (config.is_modernbert()) return kFastTokenizerClass;

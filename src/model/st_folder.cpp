@@ -140,14 +140,15 @@ bool nfc_normalizer(const json& n, const Fail& fail) {
   return false;
 }
 
-// What ragmig's ByteBpeTokenizer runs of a tokenizer.json BPE model: no normaliser or NFC, a ByteLevel
-// pre-tokenizer with GPT-2's split, no subword affixes, dropout or byte fallback. Returns the pre-tokenizer's
-// add_prefix_space; sets the spec's normaliser.
+// What ragmig's ByteBpeTokenizer runs of a tokenizer.json BPE model: no normaliser or NFC; a ByteLevel
+// pre-tokenizer with GPT-2's split, or a Sequence of a Split by Qwen2's or Llama 3's pattern (Isolated) and a
+// ByteLevel without a split of its own; no subword affixes, dropout or byte fallback. Returns the ByteLevel's
+// add_prefix_space; sets the spec's normaliser and split.
 bool check_byte_level_bpe(const json& tj, const fs::path& file, text::TokenizerSpec& spec) {
   const auto fail = [&](const std::string& key, const std::string& what) {
     throw DataError(file.string() + ": key \"" + key + "\": " + what +
-                    " (ragmig runs byte-level BPE as RoBERTa's and ModernBERT's: no normalizer or NFC, a ByteLevel "
-                    "pre_tokenizer)");
+                    " (ragmig runs byte-level BPE as RoBERTa's, ModernBERT's and Qwen's: no normalizer or NFC, a "
+                    "ByteLevel pre_tokenizer, or a Split by Qwen2's or Llama 3's pattern then a ByteLevel)");
   };
   if (const auto n = tj.find("normalizer"); n != tj.end() && nfc_normalizer(*n, fail)) {
     text::NormalizerStep nfc;
@@ -155,9 +156,31 @@ bool check_byte_level_bpe(const json& tj, const fs::path& file, text::TokenizerS
     spec.normalizer = {nfc};
   }
   const auto pre = tj.find("pre_tokenizer");
-  if (pre == tj.end() || !pre->is_object() || string_member(*pre, "type") != "ByteLevel")
+  if (pre == tj.end() || !pre->is_object()) fail("pre_tokenizer", "expected a ByteLevel pre-tokenizer");
+  const json* byte_level = &*pre;
+  if (string_member(*pre, "type") == "Sequence") {
+    const json& steps = member(*pre, "pretokenizers");
+    if (!steps.is_array() || steps.size() != 2 || string_member(steps[0], "type") != "Split")
+      fail("pre_tokenizer", "expected a Sequence of a Split and a ByteLevel");
+    const json& split = steps[0];
+    const json& pattern = member(split, "pattern");
+    const std::string regex = pattern.is_object() ? string_member(pattern, "Regex") : "";
+    if (regex == split_pattern(text::BpeSplit::kQwen2))
+      spec.bpe_split = text::BpeSplit::kQwen2;
+    else if (regex == split_pattern(text::BpeSplit::kLlama3))
+      spec.bpe_split = text::BpeSplit::kLlama3;
+    else
+      fail("pre_tokenizer.pretokenizers[0].pattern", pattern.dump().substr(0, 200) + " is not Qwen2's nor Llama 3's");
+    if (string_member(split, "behavior") != "Isolated" || get_bool(split, "invert", file).value_or(false))
+      fail("pre_tokenizer.pretokenizers[0]", "expected behavior \"Isolated\" and invert false");
+    byte_level = &steps[1];
+    if (string_member(*byte_level, "type") != "ByteLevel" || get_bool(*byte_level, "use_regex", file).value_or(true))
+      fail("pre_tokenizer.pretokenizers[1]", "expected a ByteLevel with use_regex false");
+  } else if (string_member(*pre, "type") != "ByteLevel") {
     fail("pre_tokenizer", "expected a ByteLevel pre-tokenizer");
-  if (!get_bool(*pre, "use_regex", file).value_or(true)) fail("pre_tokenizer.use_regex", "false is not supported");
+  } else if (!get_bool(*pre, "use_regex", file).value_or(true)) {
+    fail("pre_tokenizer.use_regex", "false is not supported");
+  }
   const json& model = tj["model"];
   for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"})
     if (const auto it = model.find(key); it != model.end() && !it->is_null() && *it != "")
@@ -165,7 +188,34 @@ bool check_byte_level_bpe(const json& tj, const fs::path& file, text::TokenizerS
   if (const auto it = model.find("dropout"); it != model.end() && !it->is_null() && *it != 0.0)
     fail("model.dropout", it->dump() + " is not supported");
   if (get_bool(model, "byte_fallback", file).value_or(false)) fail("model.byte_fallback", "true is not supported");
-  return get_bool(*pre, "add_prefix_space", file).value_or(false);
+  return get_bool(*byte_level, "add_prefix_space", file).value_or(false);
+}
+
+// A byte-level BPE split by Qwen2's or Llama 3's pattern frames texts as its post_processor says, which must be a
+// TemplateProcessing whose single template is $A then one special token (Qwen3-Embedding's $A <|endoftext|>: the
+// embedding is read from that last token): that token becomes the spec's sep (and its cls, unused), and its pad
+// and unk where the folder names none the vocabulary has (every byte has a token, so none is ever unknown).
+void read_appended_token_framing(const json& tj, const fs::path& file, text::TokenizerSpec& spec) {
+  const json& post = member(tj, "post_processor");
+  const json& single = post.is_object() ? member(post, "single") : post;
+  const bool appends = string_member(post, "type") == "TemplateProcessing" && single.is_array() && single.size() == 2 &&
+                       member(single[0], "Sequence").is_object() && member(single[1], "SpecialToken").is_object();
+  if (!appends)
+    throw DataError(file.string() +
+                    ": key \"post_processor\": expected a TemplateProcessing of $A then one special "
+                    "token (as Qwen3-Embedding's $A <|endoftext|>), got " +
+                    post.dump().substr(0, 200) +
+                    " (a byte-level BPE split as Qwen's is read as an embedding model that pools its last token)");
+  const std::string token = string_member(member(single[1], "SpecialToken"), "id");
+  const auto has = [&](const std::string& name) {
+    return std::find(spec.vocab.begin(), spec.vocab.end(), name) != spec.vocab.end();
+  };
+  if (!has(token))
+    throw DataError(file.string() + ": key \"post_processor.single\": \"" + token + "\" is not in the vocabulary");
+  spec.cls_first = false;
+  spec.special.cls = spec.special.sep = token;
+  if (!has(spec.special.pad)) spec.special.pad = token;
+  if (!has(spec.special.unk)) spec.special.unk = token;
 }
 
 // tokenizer.json's added tokens whose ids follow the model's vocabulary (the tokenizers library keeps tokens added
@@ -399,6 +449,8 @@ FolderTokenizer read_folder_tokenizer(const std::string& dir) {
   const fs::path sm_path = folder / "special_tokens_map.json";
   if (!(tc && read_special_tokens(*tc, tc_path, spec.special)))
     if (const auto sm = read_optional(sm_path)) read_special_tokens(*sm, sm_path, spec.special);
+  if (tj && spec.kind == text::TokenizerKind::kByteBpe && spec.bpe_split != text::BpeSplit::kGpt2)
+    read_appended_token_framing(*tj, tj_path, spec);
   if (tj) read_added_tokens(*tj, tj_path, spec);
   read_token_stripping(tj, tj_path, tc, tc_path, spec);
   if (const auto sb = read_optional(sb_path)) {
@@ -566,7 +618,9 @@ void write_tokenizer_config(const fs::path& folder, const text::TokenizerSpec& t
   const text::SpecialTokens& tokens = tokenizer.special;
   json special = {
       {"unk_token", tokens.unk}, {"sep_token", tokens.sep}, {"pad_token", tokens.pad}, {"cls_token", tokens.cls}};
-  if (bpe || unigram) {  // RobertaTokenizer's and XLMRobertaTokenizer's bos and eos are their cls and sep
+  if (!tokenizer.cls_first) {  // $A eos (Qwen's): tokenizer.json's post_processor appends it; no bos, cls or unk
+    special = {{"eos_token", tokens.sep}, {"pad_token", tokens.pad}};
+  } else if (bpe || unigram) {  // RobertaTokenizer's and XLMRobertaTokenizer's bos and eos are their cls and sep
     special["bos_token"] = tokens.cls;
     special["eos_token"] = tokens.sep;
   }

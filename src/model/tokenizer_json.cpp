@@ -10,6 +10,20 @@ int64_t token_id(const text::TokenizerSpec& spec, const std::string& token) {
   return -1;
 }
 
+std::string split_pattern(text::BpeSplit split) {
+  switch (split) {
+    case text::BpeSplit::kGpt2:
+      return "";
+    case text::BpeSplit::kQwen2:
+      return "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+             "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    case text::BpeSplit::kLlama3:
+      return "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+             "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+  }
+  return "";
+}
+
 json special_added_tokens(const text::TokenizerSpec& spec) {
   std::vector<std::pair<int64_t, json>> added;  // by id, as the tokenizers library lists them
   const auto add = [&](const std::string& token, bool special, bool normalized) {
@@ -34,6 +48,11 @@ json template_post_processor(const text::TokenizerSpec& spec, bool double_sep) {
   const auto sequence = [](const char* id) { return json{{"Sequence", {{"id", id}, {"type_id", 0}}}}; };
   const std::string& cls = spec.special.cls;
   const std::string& sep = spec.special.sep;
+  if (!spec.cls_first)  // $A sep: Qwen3-Embedding's
+    return {{"type", "TemplateProcessing"},
+            {"single", json::array({sequence("A"), special(sep)})},
+            {"pair", json::array({sequence("A"), special(sep), sequence("B"), special(sep)})},
+            {"special_tokens", {{sep, {{"id", sep}, {"ids", {token_id(spec, sep)}}, {"tokens", {sep}}}}}}};
   json pair = json::array({special(cls), sequence("A"), special(sep)});
   if (double_sep) pair.push_back(special(sep));
   pair.push_back(sequence("B"));
@@ -54,20 +73,34 @@ json byte_bpe_tokenizer_json(const text::TokenizerSpec& spec) {
     merges.push_back(left.find(' ') == std::string::npos && right.find(' ') == std::string::npos
                          ? json(left + " " + right)
                          : json::array({left, right}));
+  const bool gpt2 = spec.bpe_split == text::BpeSplit::kGpt2;
   const json byte_level = {
-      {"type", "ByteLevel"}, {"add_prefix_space", spec.add_prefix_space}, {"trim_offsets", true}, {"use_regex", true}};
+      {"type", "ByteLevel"}, {"add_prefix_space", spec.add_prefix_space}, {"trim_offsets", true}, {"use_regex", gpt2}};
+  const json split = {{"type", "Split"},
+                      {"pattern", {{"Regex", split_pattern(spec.bpe_split)}}},
+                      {"behavior", "Isolated"},
+                      {"invert", false}};
+  const json pre_tokenizer =
+      gpt2 ? byte_level : json{{"type", "Sequence"}, {"pretokenizers", json::array({split, byte_level})}};
   return {{"version", "1.0"},
           {"truncation", nullptr},
           {"padding", nullptr},
           {"added_tokens", special_added_tokens(spec)},
           {"normalizer", spec.normalizer.empty() ? json(nullptr) : json{{"type", "NFC"}}},
-          {"pre_tokenizer", byte_level},
+          {"pre_tokenizer", pre_tokenizer},
           {"post_processor", template_post_processor(spec, false)},
           {"decoder", byte_level},
           {"model",
-           {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
-            {"end_of_word_suffix", nullptr}, {"fuse_unk", false}, {"byte_fallback", false}, {"ignore_merges", false},
-            {"vocab", vocab}, {"merges", merges}}}};
+           {{"type", "BPE"},
+            {"dropout", nullptr},
+            {"unk_token", nullptr},
+            {"continuing_subword_prefix", nullptr},
+            {"end_of_word_suffix", nullptr},
+            {"fuse_unk", false},
+            {"byte_fallback", false},
+            {"ignore_merges", false},
+            {"vocab", vocab},
+            {"merges", merges}}}};
 }
 
 json word_piece_tokenizer_json(const text::TokenizerSpec& spec) {

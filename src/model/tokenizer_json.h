@@ -11,6 +11,10 @@
 
 namespace ragmig::model {
 
+/// The Split pattern a tokenizer.json gives byte-level BPE split by Qwen2's or Llama 3's pattern (a Split before a
+/// ByteLevel without use_regex), as the tokenizers library spells it; "" for GPT-2's (the ByteLevel's own).
+std::string split_pattern(text::BpeSplit split);
+
 /// The id of `token` in spec's vocabulary, or -1.
 int64_t token_id(const text::TokenizerSpec& spec, const std::string& token);
 
@@ -19,12 +23,13 @@ int64_t token_id(const text::TokenizerSpec& spec, const std::string& token);
 /// that the tokenizers library searches for them as ragmig does.
 nlohmann::json special_added_tokens(const text::TokenizerSpec& spec);
 
-/// A TemplateProcessing post-processor of cls $A sep; pairs as cls $A sep sep $B sep (RoBERTa's and XLM-R's,
-/// `double_sep`) or cls $A sep $B sep (BERT's and ModernBERT's).
+/// A TemplateProcessing post-processor of cls $A sep (or $A sep without cls_first); pairs as cls $A sep sep $B sep
+/// (RoBERTa's and XLM-R's, `double_sep`) or cls $A sep $B sep (BERT's and ModernBERT's).
 nlohmann::json template_post_processor(const text::TokenizerSpec& spec, bool double_sep);
 
 /// The tokenizer.json of a byte-level BPE spec as the tokenizers library writes ModernBERT's: NFC or no
-/// normaliser (the spec's), a ByteLevel pre-tokenizer (spec's add_prefix_space), cls $A sep, the BPE model with
+/// normaliser (the spec's), a ByteLevel pre-tokenizer (spec's add_prefix_space; after a Split by the spec's
+/// pattern where it is not GPT-2's), cls $A sep (the spec's framing), the BPE model with
 /// its merges as "left right".
 nlohmann::json byte_bpe_tokenizer_json(const text::TokenizerSpec& spec);
 

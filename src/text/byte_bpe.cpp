@@ -60,6 +60,75 @@ void split_gpt2(const std::vector<char32_t>& cps, const std::vector<size_t>& at,
   }
 }
 
+// (?i:'s|'t|'re|'ve|'m|'ll|'d) at i: the end of the match, or i. Case-insensitive as Oniguruma folds: the long s
+// (U+017F) is an s.
+size_t contraction_end(const std::vector<char32_t>& cps, size_t i) {
+  const size_t n = cps.size();
+  if (cps[i] != '\'' || i + 1 >= n) return i;
+  const auto lower = [](char32_t c) { return c == 0x17F ? U's' : c >= 'A' && c <= 'Z' ? c + 32 : c; };
+  const char32_t a = lower(cps[i + 1]), b = i + 2 < n ? lower(cps[i + 2]) : 0;
+  if (is_contraction_letter(a)) return i + 2;
+  if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return i + 3;
+  return i;
+}
+
+bool is_line_break(char32_t c) {
+  return c == '\r' || c == '\n';
+}
+
+// As split_gpt2, by Qwen2's pattern (max_digits 1) or Llama 3's (3):
+//   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,max_digits}| ?[^\s\p{L}\p{N}]+[\r\n]*|
+//   \s*[\r\n]+|\s+(?!\S)|\s+
+// the first alternative that matches at a position taking the match, as the tokenizers library's regex engine does.
+template <typename Piece>
+void split_qwen2(const std::vector<char32_t>& cps, const std::vector<size_t>& at, size_t max_digits, Piece&& piece) {
+  const size_t n = cps.size();
+  const auto cls = [&](size_t k) { return k < n ? split_class(cps[k]) : SplitClass::kOther; };
+  const auto run_end = [&](size_t k, SplitClass c) {
+    while (k < n && cls(k) == c) ++k;
+    return k;
+  };
+  size_t i = 0;
+  while (i < n) {
+    size_t j = contraction_end(cps, i);
+    const SplitClass c = cls(i);
+    if (j == i && c == SplitClass::kLetter) {  // \p{L}+
+      j = run_end(i, SplitClass::kLetter);
+    } else if (j == i && c != SplitClass::kNumber && !is_line_break(cps[i]) && i + 1 < n &&
+               cls(i + 1) == SplitClass::kLetter) {  // [^\r\n\p{L}\p{N}]\p{L}+
+      j = run_end(i + 1, SplitClass::kLetter);
+    } else if (j == i && c == SplitClass::kNumber) {  // \p{N}{1,max_digits}
+      while (j < n && j - i < max_digits && cls(j) == SplitClass::kNumber) ++j;
+    } else if (j == i) {
+      const size_t k = cps[i] == ' ' && i + 1 < n && cls(i + 1) == SplitClass::kOther ? i + 1 : i;
+      if (cls(k) == SplitClass::kOther) {  //  ?[^\s\p{L}\p{N}]+[\r\n]*
+        j = run_end(k, SplitClass::kOther);
+        while (j < n && is_line_break(cps[j])) ++j;
+      } else {  // whitespace at i
+        const size_t end = run_end(i, SplitClass::kSpace);
+        size_t last_break = end;
+        for (size_t k2 = i; k2 < end; ++k2)
+          if (is_line_break(cps[k2])) last_break = k2;
+        if (last_break < end)
+          j = last_break + 1;  // \s*[\r\n]+
+        else if (end < n && end - i > 1)
+          j = end - 1;  // \s+(?!\S): all but the last before a non-space
+        else
+          j = end;  // \s+
+      }
+    }
+    if (!piece(at[i], at[j])) return;
+    i = j;
+  }
+}
+
+// Calls piece with each match of `split`'s pattern (split_gpt2, split_qwen2).
+template <typename Piece>
+void split_by(BpeSplit split, const std::vector<char32_t>& cps, const std::vector<size_t>& at, Piece&& piece) {
+  if (split == BpeSplit::kGpt2) return split_gpt2(cps, at, piece);
+  split_qwen2(cps, at, split == BpeSplit::kLlama3 ? 3 : 1, piece);
+}
+
 }  // namespace
 
 char32_t ByteBpeTokenizer::byte_char(uint8_t byte) {
@@ -138,12 +207,12 @@ void ByteBpeTokenizer::merge(std::vector<int32_t>& symbols) const {
   symbols.resize(kept);
 }
 
-std::vector<std::string_view> ByteBpeTokenizer::pre_tokenize(std::string_view text) {
+std::vector<std::string_view> ByteBpeTokenizer::pre_tokenize(std::string_view text, BpeSplit split) {
   std::vector<char32_t> cps;
   std::vector<size_t> at;
   decode(text, cps, at);
   std::vector<std::string_view> pieces;
-  split_gpt2(cps, at, [&](size_t first, size_t last) {
+  split_by(split, cps, at, [&](size_t first, size_t last) {
     pieces.push_back(text.substr(first, last - first));
     return true;
   });
@@ -166,7 +235,7 @@ void ByteBpeTokenizer::encode_text(std::string_view text, size_t limit, std::vec
   std::vector<size_t> at;
   decode(text, cps, at);
   std::vector<int32_t> symbols;
-  split_gpt2(cps, at, [&](size_t first, size_t last) {
+  split_by(spec().bpe_split, cps, at, [&](size_t first, size_t last) {
     symbols.clear();
     for (size_t b = first; b < last; ++b) symbols.push_back(byte_ids_[static_cast<uint8_t>(text[b])]);
     merge(symbols);

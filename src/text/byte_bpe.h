@@ -3,6 +3,8 @@
 // as GPT-NeoX's and ModernBERT's): a space before a non-empty text that does not start
 // with one when add_prefix_space says so; the text split by GPT-2's pattern
 // ('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+);
+// or by Qwen2's ((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|
+// \s+(?!\S)|\s+; Llama 3's has \p{N}{1,3}) where the spec says so (BpeSplit);
 // each piece's UTF-8 bytes written as GPT-2's byte characters ("Ġ" for a space); the merge rules applied, the
 // first-listed first and leftmost first among equals; <s> ids... </s>.
 #pragma once
@@ -24,8 +26,9 @@ class ByteBpeTokenizer : public Tokenizer {
   /// result are not vocabulary tokens.
   explicit ByteBpeTokenizer(const TokenizerSpec& spec, const std::string& source = "vocabulary");
 
-  /// GPT-2's split of `text` (no space added): the pieces merges stay within, as byte ranges of `text`.
-  static std::vector<std::string_view> pre_tokenize(std::string_view text);
+  /// The split of `text` (no space added) by GPT-2's pattern or another (BpeSplit): the pieces merges stay within,
+  /// as byte ranges of `text`.
+  static std::vector<std::string_view> pre_tokenize(std::string_view text, BpeSplit split = BpeSplit::kGpt2);
 
   /// GPT-2's character for a byte: printable Latin-1 bytes stand for themselves, the others for U+0100 onwards.
   static char32_t byte_char(uint8_t byte);

@@ -139,8 +139,8 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, int64_t max_len) c
                       "), got " + std::to_string(max_len));
   std::vector<int32_t> ids;
   ids.reserve(static_cast<size_t>(std::min<int64_t>(max_len, 512)));
-  ids.push_back(cls_id_);
-  std::vector<int32_t> pieces = encode_pieces(text, max_len - 2);
+  if (spec_.cls_first) ids.push_back(cls_id_);
+  std::vector<int32_t> pieces = encode_pieces(text, max_len - (spec_.cls_first ? 2 : 1));
   ids.insert(ids.end(), pieces.begin(), pieces.end());
   ids.push_back(sep_id_);
   return ids;

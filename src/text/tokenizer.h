@@ -1,6 +1,6 @@
 // What every tokenizer of a model gives the rest of ragmig: text -> [CLS] piece ids... [SEP] under a length
 // limit, and the ids of its special tokens. Three kinds sit behind it: WordPiece (BERT, MPNet, DistilBERT:
-// wordpiece.h), byte-level BPE (RoBERTa, DistilRoBERTa: byte_bpe.h) and SentencePiece Unigram (XLM-R,
+// wordpiece.h), byte-level BPE (RoBERTa, DistilRoBERTa, ModernBERT, Qwen: byte_bpe.h) and SentencePiece Unigram (XLM-R,
 // multilingual-e5, paraphrase-multilingual-*: unigram.h). A TokenizerSpec is the plain data one is built from
 // and that a model folder reads and writes (model/st_folder.h).
 #pragma once
@@ -68,6 +68,12 @@ struct MetaspaceSplit {
   bool operator==(const MetaspaceSplit&) const = default;
 };
 
+/// The pattern a byte-level BPE tokenizer splits text by before merging (tokenizer.json's pre_tokenizer): GPT-2's
+/// (a ByteLevel pre-tokenizer with use_regex: RoBERTa, ModernBERT), or, in a Split before a ByteLevel without
+/// it, Qwen2's (Qwen2, Qwen2.5, Qwen3 and their embedding models) or Llama 3's (Qwen2's with runs of up to three
+/// digits where Qwen2 has single digits). byte_bpe.h spells them out.
+enum class BpeSplit { kGpt2, kQwen2, kLlama3 };
+
 /// Everything a tokenizer is built from.
 struct TokenizerSpec {
   TokenizerKind kind = TokenizerKind::kWordPiece;
@@ -78,6 +84,10 @@ struct TokenizerSpec {
   /// vocabulary tokens (in the byte-as-character alphabet, "Ġ" for a space).
   std::vector<std::pair<std::string, std::string>> merges;
   bool add_prefix_space = false;  ///< byte-level BPE only: a space before a non-empty text not starting with one
+  BpeSplit bpe_split = BpeSplit::kGpt2;  ///< byte-level BPE only
+  /// encode() puts cls before the pieces and sep after them (BERT's [CLS] $A [SEP], RoBERTa's <s> $A </s>); false:
+  /// the pieces, then sep (Qwen3-Embedding's $A <|endoftext|>, whose last token the embedding is read from).
+  bool cls_first = true;
   std::vector<double> scores;              ///< Unigram only: each token's log probability
   std::vector<NormalizerStep> normalizer;  ///< Unigram and byte-level BPE (kNfc) only, applied in order
   MetaspaceSplit pre_tokenizer;            ///< Unigram only
@@ -116,7 +126,7 @@ class Tokenizer {
   /// takes.
   std::vector<int32_t> encode_pieces(std::string_view text, int64_t max_pieces = -1) const;
   /// [CLS] piece ids... [SEP], with the pieces truncated so the total is at most max_len (max_len >= 2, else
-  /// ConfigError).
+  /// ConfigError); without cls where the spec says so (cls_first).
   std::vector<int32_t> encode(std::string_view text, int64_t max_len) const;
   /// The pieces of encode_pieces as strings.
   std::vector<std::string> tokenize(std::string_view text) const;

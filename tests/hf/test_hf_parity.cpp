@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
@@ -22,6 +23,7 @@
 #include "model/embed.h"
 #include "model/model_folder.h"
 #include "model/st_folder.h"
+#include "model/tokenizer_json.h"
 #include "model/torch_safetensors.h"
 #include "support/process.h"
 #include "support/test_support.h"
@@ -782,6 +784,55 @@ TEST(HfLive, AModernBertFolderTokenizesEmbedsFineTunesAndTrainsAdaptersAsTransfo
   expect_family_round_trips(st_folder, texts, dir.path(), "ModernBERT", "modernbert");
   EXPECT_EQ(json::parse(read_file(dir / "again" / "config.json"))["layer_types"],
             json::parse(read_file(st_folder / "config.json"))["layer_types"]);
+}
+
+// Byte-level BPE laid out as Qwen's (Qwen2's split, or Llama 3's; NFC; special tokens past model.vocab; $A
+// <|endoftext|>, which Qwen3-Embedding reads its embedding from): transformers' ids for the texts, the splits' corner
+// cases and 400 random strings of letters, digits, marks, quotes, whitespace and line breaks; the tokenizer.json
+// ragmig writes back encodes them alike in the tokenizers library.
+TEST(HfLive, QwenTokenizersSplitAndFrameAsTransformers) {
+  REQUIRE_PYTHON_LIBRARIES();
+  testing::ScratchDir dir;
+  auto texts = tokenizer_texts();
+  for (const char* t :
+       {"I'M here, you'Re 'sure' DON'T 'LLx 'Kx", "$hello  !!abc x!!\n\nabc", " \n hello\n\n  x\r\n",
+        "12345 apples 2024\u5e74", "\u017f'\u017f 'x '\u017fx", "x\u3000\u3000y\t\tz <|im_start|>u", "<|endoftext|>"})
+    texts.emplace_back(t);
+  const std::vector<std::string> alphabet = {"a",  "Z",  "\u00e9", "\u017f", "\u6771", "1", "9", "\u0661",
+                                             "'",  "s",  "L",      "t",      "!",      "-", " ", " ",
+                                             "\t", "\n", "\r",     "\u3000", "\u0301", "$"};
+  std::mt19937 rng(3);
+  for (int i = 0; i < 400; ++i) {
+    std::string t;
+    for (size_t n = rng() % 13; n > 0; --n) t += alphabet[rng() % alphabet.size()];
+    texts.push_back(t);
+  }
+  const fs::path out = dir / "qwen";
+  ASSERT_TRUE(make_folders("qwen_tokenizer.py", out, &texts));
+  const json ids = json::parse(read_file(out / "ids.json"));
+  for (const auto& [name, split] : {std::pair{"qwen2", text::BpeSplit::kQwen2}, {"llama3", text::BpeSplit::kLlama3}}) {
+    SCOPED_TRACE(name);
+    const model::FolderTokenizer folder = model::read_folder_tokenizer((out / name).string());
+    const text::TokenizerSpec& spec = folder.spec;
+    EXPECT_EQ(spec.bpe_split, split);
+    EXPECT_FALSE(spec.cls_first);
+    EXPECT_EQ(spec.special.sep, "<|endoftext|>");
+    EXPECT_EQ(spec.special.pad, "<|endoftext|>");
+    EXPECT_EQ(spec.special.unk, "<|endoftext|>") << "none named: every byte has a token";
+    EXPECT_EQ(spec.added_tokens, (std::vector<std::string>{"<|im_start|>", "<|im_end|>"}));
+    expect_same_ids(spec, texts, ids[name], std::string("a Qwen-style tokenizer (") + name + ")");
+
+    write_file_atomic(dir / "written.json", model::byte_bpe_tokenizer_json(spec).dump());
+    const std::string again = python_output(
+        "import json; from tokenizers import Tokenizer\n"
+        "t = Tokenizer.from_file('" +
+        (dir / "written.json").string() +
+        "')\n"
+        "print(json.dumps([t.encode(x).ids for x in json.load(open('" +
+        (out.parent_path() / "texts.json").string() + "'))]))");
+    ASSERT_FALSE(again.empty());
+    EXPECT_EQ(json::parse(again), ids[name]) << "the tokenizer.json ragmig writes";
+  }
 }
 
 // An XLM-R folder (SentencePiece Unigram with SentencePiece's real nmt_nfkc charsmap; multilingual-e5's and

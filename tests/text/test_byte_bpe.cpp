@@ -65,6 +65,51 @@ TEST(ByteBpe, SplitsAsGpt2sPattern) {
   for (const auto& [text, pieces] : cases) EXPECT_EQ(ByteBpeTokenizer::pre_tokenize(text), pieces) << text;
 }
 
+// Qwen2's and Llama 3's patterns (a Split before a ByteLevel without its own): the pieces the tokenizers library
+// 0.23 gives these texts (pre_tokenizers.Split(Regex(pattern), "isolated").pre_tokenize_str), which differ from
+// GPT-2's in case-insensitive contractions (the long s folds to s), one leading non-letter joining a word, digits
+// alone (Llama 3: up to three) and line breaks ending a run of whitespace or punctuation.
+TEST(ByteBpe, SplitsAsQwen2sAndLlama3sPatterns) {
+  const std::vector<std::pair<std::string, Views>> both = {
+      {"I'M here, you'Re 'sure'", {"I", "'M", " here", ",", " you", "'Re", " '", "sure", "'"}},
+      {"$hello  !!abc", {"$hello", " ", " !!", "abc"}},
+      {"  \tabc", {"  ", "\tabc"}},
+      {" \n hello\n\n  x", {" \n", " hello", "\n\n", " ", " x"}},
+      {"x!!\n\nabc", {"x", "!!\n\n", "abc"}},
+      {" 1", {" ", "1"}},
+      {"a  ", {"a", "  "}},
+      {"\xC5\xBF'\xC5\xBF 'x '\xC5\xBFx",
+       {"\xC5\xBF", "'\xC5\xBF", " '", "x", " '",
+        "\xC5\xBF"
+        "x"}},
+      {"'LLx x'Dy 'Kx", {"'LL", "x", " x", "'D", "y", " '", "Kx"}},
+      {"\r\n\r\n", {"\r\n\r\n"}},
+      {"''s", {"''", "s"}},
+      {"x\u3000\u3000y", {"x", "\u3000", "\u3000y"}},
+      {"", {}},
+  };
+  for (const BpeSplit split : {BpeSplit::kQwen2, BpeSplit::kLlama3})
+    for (const auto& [text, pieces] : both) EXPECT_EQ(ByteBpeTokenizer::pre_tokenize(text, split), pieces) << text;
+  const std::string text = "naïve café—東京タワー 2024年";
+  EXPECT_EQ(ByteBpeTokenizer::pre_tokenize(text, BpeSplit::kQwen2),
+            (Views{"naïve", " café", "—東京タワー", " ", "2", "0", "2", "4", "年"}));
+  EXPECT_EQ(ByteBpeTokenizer::pre_tokenize(text, BpeSplit::kLlama3),
+            (Views{"naïve", " café", "—東京タワー", " ", "202", "4", "年"}));
+  EXPECT_EQ(ByteBpeTokenizer::pre_tokenize("12345 apples", BpeSplit::kLlama3), (Views{"123", "45", " apples"}));
+}
+
+// $A sep (cls_first false): no cls before the pieces, and truncation leaves room for sep alone.
+TEST(ByteBpe, AppendedTokenFramingHasNoCls) {
+  TokenizerSpec spec = spec_with({{"a", "b"}});
+  spec.bpe_split = BpeSplit::kQwen2;
+  spec.cls_first = false;
+  const ByteBpeTokenizer tok(spec);
+  const int32_t ab = 261;
+  EXPECT_EQ(tok.encode("ab", 8), (std::vector<int32_t>{ab, 2}));
+  EXPECT_EQ(tok.encode("ab ab ab", 3), (std::vector<int32_t>{ab, byte_id(' '), 2}));
+  EXPECT_EQ(tok.encode("", 8), (std::vector<int32_t>{2}));
+}
+
 TEST(ByteBpe, MergesApplyInRankOrderLeftmostFirst) {
   // "b c" outranks "a b", so "abc" is a + bc, and "a bc" then joins them.
   const ByteBpeTokenizer tok(spec_with({{"b", "c"}, {"a", "b"}, {"a", "bc"}, {"x", "x"}}));
