@@ -2,6 +2,7 @@
 JSON line.
   shape: transformers' BertModel (SDPA attention; --family mpnet: MPNetModel, whose attention transformers
          computes only in plain operations; --family modernbert: ModernBertModel, SDPA, ModernBertConfig's
+         defaults but the size; --family qwen3: Qwen3Model, SDPA, heads / 3 key/value heads, Qwen3Config's
          defaults but the size) of the given shape (random weights), mean pooling and L2, on batches of random
          ids where every token is real:
          {"<length>": passages/s, ...}
@@ -23,12 +24,16 @@ def seconds_per_call(fn, min_seconds):
 
 
 def shape(a):
-    from transformers import BertConfig, BertModel, ModernBertConfig, ModernBertModel, MPNetConfig, MPNetModel
+    from transformers import (BertConfig, BertModel, ModernBertConfig, ModernBertModel, MPNetConfig, MPNetModel,
+                              Qwen3Config, Qwen3Model)
     size = dict(hidden_size=a.hidden, num_hidden_layers=a.layers, num_attention_heads=a.heads,
                 intermediate_size=a.inter)
     torch.manual_seed(0)
     if a.family == "modernbert":
         model = ModernBertModel(ModernBertConfig(vocab_size=30522, pad_token_id=0, attn_implementation="sdpa", **size))
+    elif a.family == "qwen3":
+        model = Qwen3Model(Qwen3Config(vocab_size=30522, num_key_value_heads=a.heads // 3, head_dim=a.hidden // a.heads,
+                                       attn_implementation="sdpa", **size))
     elif a.family == "mpnet":
         model = MPNetModel(MPNetConfig(**size), add_pooling_layer=False)
     else:
@@ -70,7 +75,7 @@ def main():
     ap.add_argument("--lengths", default="64,128,256")
     ap.add_argument("--seconds", type=float, default=3)
     ap.add_argument("--precision", default="fp32")
-    ap.add_argument("--family", default="bert", choices=["bert", "mpnet", "modernbert"])
+    ap.add_argument("--family", default="bert", choices=["bert", "mpnet", "modernbert", "qwen3"])
     ap.add_argument("--model")
     ap.add_argument("--texts")
     a = ap.parse_args()

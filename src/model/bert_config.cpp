@@ -217,11 +217,84 @@ nlohmann::json modernbert_json(const BertConfig& c) {
   return j;
 }
 
+// Qwen3Config: the sizes under BERT's names, the rest under its own; Qwen3Config's defaults. Only what Qwen3Model
+// computes with full attention in every layer and unscaled rotary positions is read; the rest is refused by key.
+BertConfig qwen3_config(const nlohmann::json& j, const std::string& source) {
+  BertConfig c;
+  c.model_type = "qwen3";
+  c.vocab_size = 151936;
+  c.hidden_size = 4096;
+  c.intermediate_size = 22016;
+  c.num_hidden_layers = 32;
+  c.num_attention_heads = 32;
+  c.hidden_act = "silu";
+  c.max_position_embeddings = 32768;
+  c.type_vocab_size = 0;
+  c.layer_norm_eps = 1e-6;
+  c.hidden_dropout_prob = 0.0;
+  c.attention_probs_dropout_prob = 0.0;
+  for (const char* key : {"vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+                          "hidden_act", "max_position_embeddings", "pad_token_id", "initializer_range"})
+    for (const auto& f : kFields)
+      if (std::string_view(f.key) == key)
+        std::visit([&](auto member) { read_value(j, source, f.key, c.*member); }, f.member);
+  read_value(j, source, "rms_norm_eps", c.layer_norm_eps);
+  read_value(j, source, "attention_dropout", c.attention_probs_dropout_prob);
+  Qwen3Options& q = c.qwen3;
+  q.num_key_value_heads = c.num_attention_heads;  // Qwen3Config's default: as many as the query heads
+  read_value(j, source, "num_key_value_heads", q.num_key_value_heads);
+  read_value(j, source, "head_dim", q.head_dim);
+  read_value(j, source, "attention_bias", q.attention_bias);
+  read_value(j, source, "rope_theta", q.rope_theta);
+  if (const auto it = j.find("rope_scaling"); it != j.end() && !it->is_null())
+    fail(source, "rope_scaling", "is not supported (rotary positions as trained: null)");
+  if (const auto params = j.find("rope_parameters"); params != j.end() && !params->is_null()) {
+    if (!params->is_object()) fail(source, "rope_parameters", "expected an object, got " + params->dump());
+    if (const auto t = params->find("rope_type"); t != params->end() && *t != "default")
+      fail(source, "rope_parameters.rope_type", t->dump() + " is not supported (\"default\")");
+    read_value(*params, source + ": key \"rope_parameters\"", "rope_theta", q.rope_theta);
+  }
+  bool sliding = false;
+  read_value(j, source, "use_sliding_window", sliding);
+  if (sliding) fail(source, "use_sliding_window", "true is not supported (full attention in every layer)");
+  if (const auto types = j.find("layer_types"); types != j.end() && !types->is_null()) {
+    if (!types->is_array()) fail(source, "layer_types", "expected a list, got " + types->dump());
+    for (const auto& t : *types)
+      if (t != "full_attention")
+        fail(source, "layer_types", "expected \"full_attention\" in every layer, got " + t.dump());
+  }
+  c.validate(source);
+  return c;
+}
+
+nlohmann::json qwen3_json(const BertConfig& c) {
+  const Qwen3Options& q = c.qwen3;
+  return {{"model_type", "qwen3"},
+          {"architectures", nlohmann::json::array({"Qwen3Model"})},
+          {"vocab_size", c.vocab_size},
+          {"hidden_size", c.hidden_size},
+          {"intermediate_size", c.intermediate_size},
+          {"num_hidden_layers", c.num_hidden_layers},
+          {"num_attention_heads", c.num_attention_heads},
+          {"num_key_value_heads", q.num_key_value_heads},
+          {"head_dim", q.head_dim},
+          {"hidden_act", c.hidden_act},
+          {"max_position_embeddings", c.max_position_embeddings},
+          {"initializer_range", c.initializer_range},
+          {"rms_norm_eps", c.layer_norm_eps},
+          {"attention_bias", q.attention_bias},
+          {"attention_dropout", c.attention_probs_dropout_prob},
+          {"use_sliding_window", false},
+          {"tie_word_embeddings", false},
+          {"rope_theta", q.rope_theta},
+          {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", q.rope_theta}}}};
+}
+
 }  // namespace
 
 double BertConfig::minimum_weight_count() const {
   const double h = static_cast<double>(hidden_size);
-  const double positions = is_modernbert() ? 0 : static_cast<double>(max_position_embeddings);
+  const double positions = rotary() ? 0 : static_cast<double>(max_position_embeddings);
   return (static_cast<double>(vocab_size) + positions + static_cast<double>(type_vocab_size)) * h +
          static_cast<double>(num_hidden_layers) * (4 * h * h + 2 * h * static_cast<double>(intermediate_size));
 }
@@ -236,11 +309,24 @@ void BertConfig::validate(const std::string& source) const {
   positive("num_attention_heads", num_attention_heads);
   positive("intermediate_size", intermediate_size);
   positive("max_position_embeddings", max_position_embeddings);
-  if (model_type != "bert" && !roberta() && model_type != "mpnet" && !is_modernbert())
+  if (model_type != "bert" && !roberta() && model_type != "mpnet" && !is_modernbert() && !is_qwen3())
     fail(source, "model_type",
          "\"" + model_type +
-             "\" is not supported (\"bert\", \"roberta\", \"xlm-roberta\", \"mpnet\" or \"modernbert\")");
-  if (is_modernbert()) {
+             "\" is not supported (\"bert\", \"roberta\", \"xlm-roberta\", \"mpnet\", \"modernbert\" or \"qwen3\")");
+  if (is_qwen3()) {
+    if (type_vocab_size != 0) fail(source, "type_vocab_size", "Qwen3 has no token types (expected 0)");
+    const Qwen3Options& q = qwen3;
+    positive("num_key_value_heads", q.num_key_value_heads);
+    positive("head_dim", q.head_dim);
+    if (q.head_dim % 2 != 0)
+      fail(source, "head_dim", "rotary positions need an even head_dim, got " + std::to_string(q.head_dim));
+    if (num_attention_heads % q.num_key_value_heads != 0)
+      fail(source, "num_key_value_heads",
+           std::to_string(q.num_key_value_heads) + " does not divide num_attention_heads " +
+               std::to_string(num_attention_heads));
+    if (!(q.rope_theta > 0.0)) fail(source, "rope_theta", "must be positive");
+    if (hidden_act != "silu") fail(source, "hidden_act", "\"" + hidden_act + "\" is not supported (Qwen3: \"silu\")");
+  } else if (is_modernbert()) {
     if (type_vocab_size != 0) fail(source, "type_vocab_size", "ModernBERT has no token types (expected 0)");
     const ModernBertOptions& m = modernbert;
     positive("local_attention", m.local_attention);
@@ -260,15 +346,18 @@ void BertConfig::validate(const std::string& source) const {
   } else {
     positive("type_vocab_size", type_vocab_size);
   }
-  if (hidden_size % num_attention_heads != 0)
+  if (hidden_size % num_attention_heads != 0 && !is_qwen3())  // Qwen3's heads are head_dim wide
     fail(source, "hidden_size", "hidden_size " + std::to_string(hidden_size) +
                                     " is not a multiple of num_attention_heads " + std::to_string(num_attention_heads));
   if (is_modernbert() && (hidden_size / num_attention_heads) % 2 != 0)
     fail(source, "hidden_size", "rotary positions need an even head size (hidden_size / num_attention_heads), got " +
                                     std::to_string(hidden_size / num_attention_heads));
   // ModernBertConfig's names for the keys BERT's read into
-  const auto named = [&](const char* bert, const char* modern) { return is_modernbert() ? modern : bert; };
-  if (hidden_act != "gelu" && hidden_act != "relu")
+  // (and Qwen3Config's, where it has them: attention_dropout, rms_norm_eps)
+  const auto named = [&](const char* bert, const char* modern) {
+    return is_modernbert() || is_qwen3() ? modern : bert;
+  };
+  if (hidden_act != "gelu" && hidden_act != "relu" && !is_qwen3())
     fail(source, named("hidden_act", "hidden_activation"),
          "\"" + hidden_act + "\" is not supported (use \"gelu\" or \"relu\")");
   auto probability = [&](const char* key, double p) {
@@ -276,7 +365,8 @@ void BertConfig::validate(const std::string& source) const {
   };
   probability(named("hidden_dropout_prob", "mlp_dropout"), hidden_dropout_prob);
   probability(named("attention_probs_dropout_prob", "attention_dropout"), attention_probs_dropout_prob);
-  if (!(layer_norm_eps > 0.0)) fail(source, named("layer_norm_eps", "norm_eps"), "must be positive");
+  if (!(layer_norm_eps > 0.0))
+    fail(source, is_qwen3() ? "rms_norm_eps" : named("layer_norm_eps", "norm_eps"), "must be positive");
   if (!(initializer_range >= 0.0)) fail(source, "initializer_range", "must not be negative");
   if (pad_token_id < 0 || pad_token_id >= vocab_size)
     fail(source, "pad_token_id", std::to_string(pad_token_id) + " is outside the vocabulary [0, " +
@@ -289,6 +379,7 @@ void BertConfig::validate(const std::string& source) const {
 
 nlohmann::json to_json(const BertConfig& c) {
   if (c.is_modernbert()) return modernbert_json(c);
+  if (c.is_qwen3()) return qwen3_json(c);
   nlohmann::json j = {{"model_type", "bert"}, {"architectures", {"BertModel"}}, {"position_embedding_type", "absolute"}};
   if (c.roberta())
     j = {{"model_type", c.model_type},
@@ -309,12 +400,14 @@ BertConfig bert_config_from_json(const nlohmann::json& j, const std::string& sou
   if (model_type == "distilbert") return distilbert_config(j, source);
   if (model_type == "mpnet") return mpnet_config(j, source);
   if (model_type == "modernbert") return modernbert_config(j, source);
+  if (model_type == "qwen3") return qwen3_config(j, source);
   BertConfig c;
   c.model_type = model_type;
   if (!c.roberta() && model_type != "bert")
-    fail(source, "model_type", "\"" + model_type +
-                                   "\" is not supported (ragmig runs BERT encoders: bert, distilbert, roberta, "
-                                   "xlm-roberta, mpnet, modernbert)");
+    fail(source, "model_type",
+         "\"" + model_type +
+             "\" is not supported (ragmig runs BERT encoders: bert, distilbert, roberta, "
+             "xlm-roberta, mpnet, modernbert; and qwen3)");
   if (c.roberta()) {  // RobertaConfig's defaults where they differ from BertConfig's
     if (model_type == "roberta") c.vocab_size = 50265;
     c.pad_token_id = 1;

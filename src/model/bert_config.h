@@ -28,6 +28,18 @@ struct ModernBertOptions {
   bool operator==(const ModernBertOptions&) const = default;
 };
 
+/// Qwen3's keys beyond those it shares with BERT (Qwen3Config's names and defaults; Qwen3-Embedding's values in its
+/// config.json). The shared ones it names differently are read into BertConfig's: rms_norm_eps -> layer_norm_eps,
+/// attention_dropout -> attention_probs_dropout_prob; hidden_act is "silu".
+struct Qwen3Options {
+  int64_t num_key_value_heads = 32;  ///< key and value heads, each shared by num_attention_heads / this query heads
+  int64_t head_dim = 128;            ///< not hidden_size / num_attention_heads: Qwen3 sets it apart
+  double rope_theta = 10000.0;       ///< the rotary base
+  bool attention_bias = false;       ///< q, k, v and o projections with biases
+
+  bool operator==(const Qwen3Options&) const = default;
+};
+
 struct BertConfig {
   /// "bert"; "roberta" or "xlm-roberta": BERT numbering positions from pad_token_id + 1 (RoBERTa,
   /// all-distilroberta-v1; XLM-R, multilingual-e5, paraphrase-multilingual-*); or "mpnet": MPNet
@@ -35,7 +47,10 @@ struct BertConfig {
   /// layers, to every attention score; numbers positions from 2 (as RoBERTa) and has no token types
   /// (type_vocab_size 0); or "modernbert": ModernBERT (gte-modernbert, modernbert-embed): pre-LN layers
   /// with a gated MLP, rotary positions and sliding-window attention in most layers (`modernbert` holds its
-  /// own keys), no token types, hidden states through a final LayerNorm. DistilBERT is read as "bert".
+  /// own keys), no token types, hidden states through a final LayerNorm; or "qwen3": Qwen3 (Qwen3-Embedding), a
+  /// decoder read as an encoder: causal attention with rotary positions and grouped key/value heads, RMSNorm before
+  /// each sublayer and on each head's queries and keys, a SwiGLU MLP, a final RMSNorm (`qwen3` holds its own keys);
+  /// its embedding is its last token's (Pooling::LastToken). DistilBERT is read as "bert".
   std::string model_type = "bert";
   int64_t vocab_size = 30522;
   int64_t hidden_size = 768;
@@ -53,16 +68,24 @@ struct BertConfig {
   /// MPNet's rows of relative_attention_bias; HF's MPNet buckets positions into the first 32 whatever this says.
   int64_t relative_attention_num_buckets = 32;
   ModernBertOptions modernbert;  ///< read and written for model_type "modernbert" only
+  Qwen3Options qwen3;            ///< read and written for model_type "qwen3" only
 
   bool mpnet() const { return model_type == "mpnet"; }
   bool is_modernbert() const { return model_type == "modernbert"; }
+  bool is_qwen3() const { return model_type == "qwen3"; }
+  /// Positions by rotation (ModernBERT, Qwen3): no position embeddings, as many positions as max_position_embeddings.
+  bool rotary() const { return is_modernbert() || is_qwen3(); }
+  /// The width of the attention's queries and of its keys (and values): num_attention_heads x head size, and
+  /// num_key_value_heads x head size for Qwen3; hidden_size for the others.
+  int64_t query_width() const { return is_qwen3() ? num_attention_heads * qwen3.head_dim : hidden_size; }
+  int64_t key_width() const { return is_qwen3() ? qwen3.num_key_value_heads * qwen3.head_dim : hidden_size; }
   bool roberta() const { return model_type == "roberta" || model_type == "xlm-roberta"; }
   /// The position_embeddings row of the first token: 0; pad_token_id + 1 for RoBERTa (HF's
   /// create_position_ids_from_input_ids); 2 for MPNet (HF's MPNetEmbeddings: its padding_idx, 1 whatever
   /// pad_token_id says, + 1).
   int64_t position_offset() const { return mpnet() ? 2 : roberta() ? pad_token_id + 1 : 0; }
   /// The longest input in tokens: max_position_embeddings less position_offset() (MPNet's 514 rows: 512;
-  /// ModernBERT's rotary positions: max_position_embeddings).
+  /// ModernBERT's and Qwen3's rotary positions: max_position_embeddings).
   int64_t max_tokens() const { return max_position_embeddings - position_offset(); }
 
   /// The fewest weights a model of this config has: the word, position (all but ModernBERT's rotary positions)
@@ -71,10 +94,11 @@ struct BertConfig {
   double minimum_weight_count() const;
 
   /// Throws DataError naming `source` and the offending key: sizes must be positive (type_vocab_size 0 for
-  /// MPNet and ModernBERT), hidden_size divisible by num_attention_heads (an even head size for ModernBERT),
-  /// dropouts in [0, 1), hidden_act "gelu" or "relu", pad_token_id < vocab_size, model_type "bert", "roberta",
-  /// "xlm-roberta", "mpnet" or "modernbert", MPNet's buckets at least 32, the positions more than
-  /// position_offset(); ModernBERT's window positive, one layer type per layer and positive rotary bases.
+  /// MPNet, ModernBERT and Qwen3), hidden_size divisible by num_attention_heads (an even head size for ModernBERT),
+  /// dropouts in [0, 1), hidden_act "gelu" or "relu" ("silu" for Qwen3), pad_token_id < vocab_size, model_type
+  /// "bert", "roberta", "xlm-roberta", "mpnet", "modernbert" or "qwen3", MPNet's buckets at least 32, the positions
+  /// more than position_offset(); ModernBERT's window positive, one layer type per layer and positive rotary bases;
+  /// Qwen3's head_dim even, num_attention_heads a multiple of num_key_value_heads, a positive rope_theta.
   void validate(const std::string& source = "bert config") const;
 
   bool operator==(const BertConfig&) const = default;
@@ -85,7 +109,8 @@ struct BertConfig {
 /// ["XLMRobertaModel"]); for MPNet, MPNetConfig's keys and "architectures": ["MPNetModel"]; for ModernBERT,
 /// ModernBertConfig's keys as transformers 5 writes them (layer_types, rope_parameters) and as transformers 4
 /// reads them (global_attn_every_n_layers where the layers follow such a pattern, global_rope_theta,
-/// local_rope_theta), "architectures": ["ModernBertModel"].
+/// local_rope_theta), "architectures": ["ModernBertModel"]; for Qwen3, Qwen3Config's keys (rope_theta, and
+/// transformers 5's rope_parameters), "architectures": ["Qwen3Model"].
 nlohmann::json to_json(const BertConfig& config);
 
 /// Reads a config.json object. Missing keys keep their defaults and unknown keys are ignored (HF configs
@@ -98,7 +123,9 @@ nlohmann::json to_json(const BertConfig& config);
 /// RobertaConfig's defaults (pad_token_id 1; vocab_size 50265 for RoBERTa). "modernbert" reads ModernBertConfig's
 /// keys with its defaults (transformers 5's layer_types and rope_parameters, or transformers 4's
 /// global_attn_every_n_layers, global_rope_theta and local_rope_theta; rope types other than "default" and
-/// rope_scaling refused by key). Any other model_type than "bert" (or none) is refused by name.
+/// rope_scaling refused by key). "qwen3" reads Qwen3Config's keys with its defaults (rope_theta or transformers 5's
+/// rope_parameters; rope_scaling, a rope type other than "default" and sliding-window layers refused by key).
+/// Any other model_type than "bert" (or none) is refused by name.
 BertConfig bert_config_from_json(const nlohmann::json& json, const std::string& source);
 
 }  // namespace ragmig::model

@@ -13,6 +13,11 @@ torch::Tensor pool(const torch::Tensor& hidden, const torch::Tensor& attention_m
   const auto dtype = at::promote_types(hidden.scalar_type(), torch::kFloat);
   auto h = hidden.to(dtype);
   if (pooling == Pooling::Cls) return h.select(1, 0);
+  if (pooling == Pooling::LastToken) {  // the last token of each row wherever the padding is (the first of none)
+    const auto columns = torch::arange(h.size(1), attention_mask.options().dtype(torch::kLong));
+    const auto last = (columns * (attention_mask != 0)).amax(1);  // [B]
+    return h.gather(1, last.view({-1, 1, 1}).expand({h.size(0), 1, h.size(2)})).squeeze(1);
+  }
   const auto real = (attention_mask != 0).unsqueeze(-1);  // [B,L,1]
   if (pooling == Pooling::Max) return h.masked_fill(real.logical_not(), -INFINITY).amax(1);
   auto weights = real.to(dtype);

@@ -8,11 +8,12 @@
 
 namespace ragmig::model {
 
-/// Forward FLOPs of the encoder `c` on one sequence of `len` tokens: Q, K, V and output projections, the FFN
-/// (ModernBERT's gated one: Wi twice as wide), and the two attention products over the keys each token sees (on
-/// ModernBERT's sliding layers its window: what the whole product under a mask, or ragmig's blocks of keys,
-/// compute beyond it is not counted as work); embeddings, softmax, LayerNorm and pooling are noise beside them.
-/// A ModernBERT shape without its per-layer pattern counts every layer as global.
+/// Forward FLOPs of the encoder `c` on one sequence of `len` tokens: Q, K, V and output projections (Qwen3's keys
+/// and values as narrow as its key/value heads), the FFN (ModernBERT's and Qwen3's gated ones: three matrices), and the
+/// two attention products over the keys each token sees (on ModernBERT's sliding layers its window: what the whole
+/// product under a mask, or ragmig's blocks of keys, compute beyond it is not counted as work); embeddings, softmax,
+/// LayerNorm and pooling are noise beside them. A ModernBERT shape without its per-layer pattern counts every layer as
+/// global.
 double encoder_flops(const BertConfig& c, int64_t len);
 
 }  // namespace ragmig::model

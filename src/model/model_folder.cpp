@@ -26,7 +26,7 @@ bool starts_with(const std::string& s, const std::string& prefix) { return s.rfi
 const char* tokenizer_class(const text::TokenizerSpec& tokenizer, const BertConfig& config) {
   // RobertaTokenizer's vocab.json + merges.txt have no place for a normaliser: tokenizer.json alone then.
   if (tokenizer.kind == text::TokenizerKind::kByteBpe)
-    return config.is_modernbert() || !tokenizer.normalizer.empty() || tokenizer.bpe_split != text::BpeSplit::kGpt2
+    return config.rotary() || !tokenizer.normalizer.empty() || tokenizer.bpe_split != text::BpeSplit::kGpt2
                ? kFastTokenizerClass
                : "RobertaTokenizer";
   if (tokenizer.kind == text::TokenizerKind::kUnigram) return "XLMRobertaTokenizer";
@@ -133,6 +133,7 @@ void check_vocab_fits(const std::vector<std::string>& vocab, const BertConfig& c
 std::string family_name(const BertConfig& config) {
   if (config.mpnet()) return "an MPNet";
   if (config.is_modernbert()) return "a ModernBERT";
+  if (config.is_qwen3()) return "a Qwen3";
   return "a BERT";
 }
 
@@ -168,7 +169,8 @@ void load_bert_weights(BertModel& tower, const std::string& path) {
     if (!target)
       throw DataError(path + ": unexpected tensor \"" + stored_name + "\" (not a parameter of " +
                       family_name(tower->config()) + " encoder with this config)");
-    if ((name == "embeddings.word_embeddings.weight" || name == "embeddings.tok_embeddings.weight") &&
+    if ((name == "embeddings.word_embeddings.weight" || name == "embeddings.tok_embeddings.weight" ||
+         name == "embed_tokens.weight") &&
         !raw.shape.empty() && raw.shape[0] != tower->config().vocab_size)
       throw DataError("vocabulary and model mismatch: " + path + ": tensor \"" + stored_name + "\" has " +
                       std::to_string(raw.shape[0]) + " rows but config vocab_size is " +

@@ -15,6 +15,7 @@
 #include "model/bert.h"
 #include "model/bert_config.h"
 #include "model/lora_linear.h"
+#include "model/rotary.h"
 #include "model/unpad.h"
 
 namespace ragmig::model {
@@ -32,20 +33,6 @@ class BiasOptionalLayerNormImpl : public torch::nn::Module {
   double eps_;
 };
 TORCH_MODULE(BiasOptionalLayerNorm);
-
-/// Rotary position tables for positions 0..L-1 and one base, float32 [L, head_dim] (HF's cos / sin: the
-/// frequencies repeated over both halves).
-struct RotaryTables {
-  torch::Tensor cos, sin;
-};
-RotaryTables rotary_tables(int64_t length, int64_t head_dim, double theta, torch::Device device);
-
-/// q or k [B, heads, L, head_dim] rotated by `tables`, in float32 and back to x's dtype (HF's apply_rotary_pos_emb).
-torch::Tensor apply_rotary(const torch::Tensor& x, const RotaryTables& tables);
-
-/// `tables` for packed tokens: row i of the result [N, 1, head_dim] is the table at the column the packing took
-/// token i from, so apply_rotary on packed [N, heads, head_dim] rotates as on the padded [B, heads, L, head_dim].
-RotaryTables packed_rotary_tables(const RotaryTables& tables, const Packing& packing);
 
 /// The additive sliding-window mask [B, 1, L, L]: additive_attention_mask's padding, and the lowest value of
 /// `dtype` wherever |i - j| > half_window.

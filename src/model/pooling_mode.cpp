@@ -10,7 +10,8 @@ namespace {
 const std::pair<Pooling, const char*> kPoolingNames[] = {{Pooling::Mean, "mean"},
                                                          {Pooling::Cls, "cls"},
                                                          {Pooling::Max, "max"},
-                                                         {Pooling::MeanSqrtLen, "mean_sqrt_len_tokens"}};
+                                                         {Pooling::MeanSqrtLen, "mean_sqrt_len_tokens"},
+                                                         {Pooling::LastToken, "lasttoken"}};
 
 }  // namespace
 

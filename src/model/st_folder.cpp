@@ -342,11 +342,12 @@ std::string pooling_of(const json& pc, const fs::path& file) {
   if (on == std::vector<std::string>{"pooling_mode_cls_token"}) return "cls";
   if (on == std::vector<std::string>{"pooling_mode_max_tokens"}) return "max";
   if (on == std::vector<std::string>{"pooling_mode_mean_sqrt_len_tokens"}) return "mean_sqrt_len_tokens";
+  if (on == std::vector<std::string>{"pooling_mode_lasttoken"}) return "lasttoken";
   std::string list;
   for (const auto& k : on) list += (list.empty() ? "" : ", ") + k;
   throw DataError(file.string() + ": pooling " + (list.empty() ? "none" : list) +
                   " is not supported (ragmig pools with one of pooling_mode_mean_tokens, pooling_mode_cls_token,"
-                  " pooling_mode_max_tokens, pooling_mode_mean_sqrt_len_tokens)");
+                  " pooling_mode_max_tokens, pooling_mode_mean_sqrt_len_tokens, pooling_mode_lasttoken)");
 }
 
 void write_json(const fs::path& path, const json& j) { write_file_atomic(path, j.dump(2) + "\n"); }
@@ -683,7 +684,8 @@ void write_modules(const fs::path& folder, const SentenceTransformerLayout& layo
               {"pooling_mode_cls_token", pooling == "cls"},
               {"pooling_mode_mean_tokens", pooling == "mean"},
               {"pooling_mode_max_tokens", pooling == "max"},
-              {"pooling_mode_mean_sqrt_len_tokens", pooling == "mean_sqrt_len_tokens"}});
+              {"pooling_mode_mean_sqrt_len_tokens", pooling == "mean_sqrt_len_tokens"},
+              {"pooling_mode_lasttoken", pooling == "lasttoken"}});
 }
 
 }  // namespace

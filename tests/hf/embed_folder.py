@@ -35,7 +35,7 @@ def embed_hf(folder, texts, model=None):
     pooling = json.load(open(os.path.join(folder, "1_Pooling", "config.json")))
     # sentence-transformers 6's pooling_mode, else the flag of 2-5 that is on.
     legacy = {"pooling_mode_cls_token": "cls", "pooling_mode_max_tokens": "max",
-              "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len_tokens"}
+              "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len_tokens", "pooling_mode_lasttoken": "lasttoken"}
     mode = pooling.get("pooling_mode") or next((m for flag, m in legacy.items() if pooling.get(flag)), "mean")
     normalize = any(m["type"].endswith("Normalize") for m in modules)
     tok = AutoTokenizer.from_pretrained(folder)
@@ -52,6 +52,9 @@ def embed_hf(folder, texts, model=None):
     m = b["attention_mask"].unsqueeze(-1).float()
     if mode == "cls":
         e = h[:, 0]
+    elif mode == "lasttoken":  # each row's last token wherever the padding is
+        last = (torch.arange(h.shape[1]) * b["attention_mask"]).argmax(1)
+        e = h[torch.arange(h.shape[0]), last]
     elif mode == "max":
         e = h.masked_fill(m == 0, float("-inf")).max(1).values
     elif mode == "mean_sqrt_len_tokens":

@@ -20,9 +20,10 @@ from embed_folder import embed_hf  # beside this file: the same pooling and norm
 
 
 def load_base(base):
-    """AutoModel of BASE without a pooler (ModernBERT has none to leave out)."""
+    """AutoModel of BASE without a pooler (ModernBERT and Qwen3 have none to leave out)."""
     model_type = json.load(open(os.path.join(base, "config.json"))).get("model_type")
-    return AutoModel.from_pretrained(base, **({} if model_type == "modernbert" else {"add_pooling_layer": False}))
+    pooler = model_type not in ("modernbert", "qwen3")
+    return AutoModel.from_pretrained(base, **({"add_pooling_layer": False} if pooler else {}))
 
 
 def make(base, out, targets="query,key,value,dense"):

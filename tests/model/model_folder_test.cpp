@@ -547,7 +547,9 @@ TEST(SentenceTransformerFolder, WhatRagmigCannotRunIsNamed) {
   write_file_atomic(pooling, R"({"pooling_mode": "mean_sqrt_len_tokens"})");
   EXPECT_EQ(load_model_folder(dir.string()).model->spec().pooling, Pooling::MeanSqrtLen);
   write_file_atomic(pooling, R"({"pooling_mode": "lasttoken"})");
-  EXPECT_THAT(message_of(), ::testing::HasSubstr("\"lasttoken\" is not supported"));
+  EXPECT_EQ(load_model_folder(dir.string()).model->spec().pooling, Pooling::LastToken);
+  write_file_atomic(pooling, R"({"pooling_mode": "weightedmean"})");
+  EXPECT_THAT(message_of(), ::testing::HasSubstr("\"weightedmean\" is not supported"));
   write_file_atomic(pooling, R"({"pooling_mode": "mean"})");
   write_file_atomic(dir / "modules.json", R"([{"type": "sentence_transformers.models.Transformer", "path": ""},
     {"type": "sentence_transformers.models.Pooling", "path": "1_Pooling"},
