@@ -84,6 +84,34 @@ void write_folders(const fs::path& root) {
     DualEncoder net(spec_for(static_cast<int64_t>(t.vocab.size()), "roberta"));
     save_model_folder((root / "roberta").string(), net, t);
   }
+  {  // Qwen3: byte-level BPE split by Qwen2's pattern, $A <|endoftext|> (tokenizer.json), last-token pooling.
+    text::TokenizerSpec t;
+    t.kind = text::TokenizerKind::kByteBpe;
+    t.bpe_split = text::BpeSplit::kQwen2;
+    t.cls_first = false;
+    t.special = {"<|endoftext|>", "<|endoftext|>", "<|endoftext|>", "<|endoftext|>", "<mask>"};
+    for (int b = 0; b < 256; ++b) {
+      t.vocab.emplace_back();
+      text::append_utf8(t.vocab.back(), text::ByteBpeTokenizer::byte_char(static_cast<uint8_t>(b)));
+    }
+    t.vocab.insert(t.vocab.end(), {"at", "<|endoftext|>", "<|im_start|>"});
+    t.merges = {{"a", "t"}};
+    t.added_tokens = {"<|im_start|>"};
+    EncoderSpec s;
+    s.bert = bert_config_from_json({{"model_type", "qwen3"},
+                                    {"vocab_size", t.vocab.size()},
+                                    {"hidden_size", 16},
+                                    {"num_hidden_layers", 2},
+                                    {"num_attention_heads", 4},
+                                    {"num_key_value_heads", 2},
+                                    {"head_dim", 8},
+                                    {"intermediate_size", 24},
+                                    {"max_position_embeddings", 26}},
+                                   "qwen3");
+    s.pooling = Pooling::LastToken;
+    DualEncoder net(s);
+    save_model_folder((root / "qwen3").string(), net, t);
+  }
   {  // XLM-R: SentencePiece Unigram (tokenizer.json).
     text::TokenizerSpec t;
     t.kind = text::TokenizerKind::kUnigram;
@@ -157,7 +185,7 @@ TEST(FolderFuzz, MutatedFilesLoadOrAreRefusedWithRagmigsErrors) {
   write_folders(scratch.path());
   Outcomes outcomes;
   int files = 0;
-  for (const char* name : {"bert", "modernbert", "roberta", "xlmr", "adapter"}) {
+  for (const char* name : {"bert", "modernbert", "roberta", "qwen3", "xlmr", "adapter"}) {
     const fs::path dir = scratch / name;
     ASSERT_NO_THROW(use(dir)) << name << " as written";
     for (const fs::path& file : text_files(dir)) {
@@ -191,7 +219,7 @@ TEST(FolderFuzz, EveryJsonValueReplacedByOneOfAnotherTypeOrSizeLoadsOrIsRefused)
   write_folders(scratch.path());
   Outcomes outcomes;
   int places = 0;
-  for (const char* name : {"bert", "modernbert", "roberta", "xlmr", "adapter"}) {
+  for (const char* name : {"bert", "modernbert", "roberta", "qwen3", "xlmr", "adapter"}) {
     const fs::path dir = scratch / name;
     for (const fs::path& file : text_files(dir)) {
       const fs::path path = dir / file;

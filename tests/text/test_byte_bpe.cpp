@@ -5,8 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include "core/error.h"
+#include <random>
 #include <set>
+#include "core/error.h"
 
 #include "text/unicode.h"
 #include "text_test_util.h"
@@ -96,6 +97,24 @@ TEST(ByteBpe, SplitsAsQwen2sAndLlama3sPatterns) {
   EXPECT_EQ(ByteBpeTokenizer::pre_tokenize(text, BpeSplit::kLlama3),
             (Views{"naïve", " café", "—東京タワー", " ", "202", "4", "年"}));
   EXPECT_EQ(ByteBpeTokenizer::pre_tokenize("12345 apples", BpeSplit::kLlama3), (Views{"123", "45", " apples"}));
+}
+
+// Any bytes (invalid UTF-8 included): every split's pieces are non-empty and make up the text in order.
+TEST(ByteBpe, EverySplitCoversAnyBytesInOrder) {
+  const std::string pool = "aZ9' \t\r\n!-\xC3\xA9\xE6\x9D\xB1\xE3\x80\x80\xC5\xBF\xCC\x81\xFF\x80";
+  std::mt19937 rng(5);
+  for (int i = 0; i < 3000; ++i) {
+    std::string text;
+    for (size_t n = rng() % 24; n > 0; --n) text += pool[rng() % pool.size()];
+    for (const BpeSplit split : {BpeSplit::kGpt2, BpeSplit::kQwen2, BpeSplit::kLlama3}) {
+      std::string joined;
+      for (const std::string_view piece : ByteBpeTokenizer::pre_tokenize(text, split)) {
+        ASSERT_FALSE(piece.empty()) << static_cast<int>(split);
+        joined += piece;
+      }
+      ASSERT_EQ(joined, text) << static_cast<int>(split);
+    }
+  }
 }
 
 // $A sep (cls_first false): no cls before the pieces, and truncation leaves room for sep alone.
