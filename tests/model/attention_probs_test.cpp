@@ -64,7 +64,7 @@ TEST(AttentionProbs, TheFusedNodeGivesTheCompositesOutputsAndGradients) {
     for (const int64_t l : {int64_t{13}, int64_t{37}, int64_t{70}}) {
       for (const double p : {0.0, 0.3}) {
         for (const int bias_kind : {0, 1, 2}) {  // padding, padding + learned, none
-          SCOPED_TRACE(testing::Message() << "bf16 " << bf16 << " L " << l << " p " << p << " bias " << bias_kind);
+          SCOPED_TRACE(::testing::Message() << "bf16 " << bf16 << " L " << l << " p " << p << " bias " << bias_kind);
           torch::manual_seed(static_cast<uint64_t>(l));
           const torch::Tensor scores = torch::randn({2, 3, l, l}) * 3, v = torch::randn({2, 3, l, 8});
           const torch::Tensor padding = padding_bias(2, l, l / 3, torch::kFloat);
@@ -227,7 +227,7 @@ TEST(AttentionProbs, TheBlockedPathGivesThePlainPathsOutputsAndGradients) {
       shorter_last_block = shorter_last_block || b % rows != 0;
       for (const double p : {0.0, 0.3}) {
         for (const int bias_kind : {0, 1, 2}) {  // padding, none, padding + learned
-          SCOPED_TRACE(testing::Message() << "bf16 " << bf16 << " L " << l << " p " << p << " bias " << bias_kind);
+          SCOPED_TRACE(::testing::Message() << "bf16 " << bf16 << " L " << l << " p " << p << " bias " << bias_kind);
           torch::manual_seed(l);
           const torch::Tensor projection = torch::randn({b, l, 3 * heads * d}).to(dtype);
           const torch::Tensor padding = bias_kind != 1 ? padding_bias(b, l, l / 3, dtype) : torch::Tensor();

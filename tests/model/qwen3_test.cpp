@@ -11,6 +11,11 @@
 #include "model/dual_encoder.h"
 #include "model/encoder_flops.h"
 #include "model/lora.h"
+#include "model/model_folder.h"
+#include "model/torch_safetensors.h"
+#include "support/test_support.h"
+#include "text/byte_bpe.h"
+#include "text/unicode.h"
 
 namespace ragmig::model {
 namespace qwen3_test {
@@ -144,6 +149,45 @@ TEST(Qwen3, ConfigJsonBothWaysAndItsRefusals) {
   refused("layer_types", {"full_attention", "sliding_attention"}, "key \"layer_types\"");
   refused("hidden_act", "gelu", "key \"hidden_act\"");
   refused("rms_norm_eps", 0, "key \"rms_norm_eps\"");
+}
+
+// A byte-level vocabulary framed as Qwen3-Embedding's ($A <|endoftext|>).
+text::TokenizerSpec qwen_tokenizer() {
+  text::TokenizerSpec t;
+  t.kind = text::TokenizerKind::kByteBpe;
+  t.bpe_split = text::BpeSplit::kQwen2;
+  t.cls_first = false;
+  t.special = {"<|endoftext|>", "<|endoftext|>", "<|endoftext|>", "<|endoftext|>", "<mask>"};
+  for (int b = 0; b < 256; ++b) {
+    t.vocab.emplace_back();
+    text::append_utf8(t.vocab.back(), text::ByteBpeTokenizer::byte_char(static_cast<uint8_t>(b)));
+  }
+  t.vocab.push_back("<|endoftext|>");
+  return t;
+}
+
+// Qwen3-Embedding's checkpoints are Qwen3ForCausalLM's: the model under "model.", and an lm_head beside it (when
+// not tied). Such a folder loads as the Qwen3Model ragmig wrote, the head ignored.
+TEST(Qwen3, ACausalLmCheckpointLoadsItsModelAndIgnoresTheHead) {
+  testing::ScratchDir dir;
+  BertConfig c = small_config();
+  c.vocab_size = 257;
+  EncoderSpec spec;
+  spec.bert = c;
+  spec.pooling = Pooling::LastToken;
+  torch::manual_seed(4);
+  DualEncoder net(spec);
+  save_model_folder(dir.path().string(), net, qwen_tokenizer());
+  const std::string weights = (dir / "model.safetensors").string();
+  std::map<std::string, torch::Tensor> causal_lm;
+  for (auto& [name, tensor] : load_tensors(weights)) causal_lm["model." + name] = tensor;
+  causal_lm["lm_head.weight"] = torch::randn({257, 16});
+  save_tensors(weights, causal_lm, {{"format", "pt"}});
+  const LoadedModel loaded = load_model_folder(dir.path().string());
+  EXPECT_EQ(loaded.model->spec().pooling, Pooling::LastToken);
+  const auto mine = loaded.model->named_parameters();
+  for (const auto& p : net->named_parameters()) EXPECT_TRUE(torch::equal(mine[p.key()], p.value())) << p.key();
+  EXPECT_FALSE(loaded.tokenizer.cls_first);
 }
 
 // Qwen3-Embedding-0.6B at 128 tokens: q and o 1024 x 2048, k and v 1024 x 1024, a gated MLP of 3072, attention over
