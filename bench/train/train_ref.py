@@ -2,6 +2,8 @@
 C++ trainer, written in plain PyTorch (the project venv's torch: the LibTorch ragmig links), timed the same
 way, on the token ids bench_train writes (padded here to each batch's longest); attention through
 F.scaled_dot_product_attention as ragmig runs it (--plain: written out), fp32 or (--bf16) under autocast.
+--qwen3: transformers' Qwen3Model of the shape (SDPA, --kv-heads key/value heads of --head-dim) pooled at each
+row's last token, as sentence-transformers trains Qwen3-Embedding.
 Prints one JSON line."""
 import argparse
 import json
@@ -53,6 +55,21 @@ class Bert(nn.Module):
         return F.normalize((x * m).sum(1) / m.sum(1).clamp_min(1e-9), dim=-1)
 
 
+class Qwen3(nn.Module):
+    def __init__(self, a):
+        super().__init__()
+        from transformers import Qwen3Config, Qwen3Model
+        self.model = Qwen3Model(Qwen3Config(vocab_size=a.vocab, hidden_size=a.hidden, num_hidden_layers=a.layers,
+                                            num_attention_heads=a.heads, num_key_value_heads=a.kv_heads,
+                                            head_dim=a.head_dim, intermediate_size=a.inter,
+                                            attn_implementation="sdpa"))
+
+    def forward(self, ids, mask):
+        h = self.model(input_ids=ids, attention_mask=mask).last_hidden_state
+        last = (torch.arange(ids.shape[1]) * mask).argmax(1)
+        return F.normalize(h[torch.arange(ids.shape[0]), last].float(), dim=-1)
+
+
 def padded(seqs):
     """Ids and mask, padded with 0 to the longest sequence."""
     longest = max(len(x) for x in seqs)
@@ -69,10 +86,13 @@ def main():
     ap.add_argument("--plain", action="store_true", help="attention written out (matmul, softmax) instead of SDPA")
     ap.add_argument("--bf16", action="store_true", help="the step under torch.autocast('cpu', bfloat16)")
     ap.add_argument("--profile", help="write the autograd profiler's chrome trace of the timed steps here")
+    ap.add_argument("--qwen3", action="store_true", help="transformers' Qwen3Model, last-token pooling")
+    ap.add_argument("--kv-heads", type=int, default=0)
+    ap.add_argument("--head-dim", type=int, default=0)
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
-    model = Bert(a.vocab, a.hidden, a.layers, a.heads, a.inter, 0.1, not a.plain)
+    model = Qwen3(a) if a.qwen3 else Bert(a.vocab, a.hidden, a.layers, a.heads, a.inter, 0.1, not a.plain)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01)
     batches = [(*padded(b["q"]), *padded(b["p"])) for b in json.load(open(a.batches))]
