@@ -295,8 +295,10 @@ nlohmann::json qwen3_json(const BertConfig& c) {
 double BertConfig::minimum_weight_count() const {
   const double h = static_cast<double>(hidden_size);
   const double positions = rotary() ? 0 : static_cast<double>(max_position_embeddings);
+  const double attention = 2 * h * static_cast<double>(query_width() + key_width());
+  const double ffn = (is_modernbert() || is_qwen3() ? 3 : 2) * h * static_cast<double>(intermediate_size);
   return (static_cast<double>(vocab_size) + positions + static_cast<double>(type_vocab_size)) * h +
-         static_cast<double>(num_hidden_layers) * (4 * h * h + 2 * h * static_cast<double>(intermediate_size));
+         static_cast<double>(num_hidden_layers) * (attention + ffn);
 }
 
 void BertConfig::validate(const std::string& source) const {

@@ -88,9 +88,10 @@ struct BertConfig {
   /// ModernBERT's and Qwen3's rotary positions: max_position_embeddings).
   int64_t max_tokens() const { return max_position_embeddings - position_offset(); }
 
-  /// The fewest weights a model of this config has: the word, position (all but ModernBERT's rotary positions)
-  /// and token type embeddings, and each layer's attention (4 hidden x hidden) and feed-forward (2 hidden x
-  /// intermediate) matrices, which every family has. A double: a config's sizes may multiply past int64.
+  /// The fewest weights a model of this config has: the word, position (all but rotary positions) and token type
+  /// embeddings, and each layer's attention (q and o hidden x query_width(), k and v hidden x key_width(): 4
+  /// hidden x hidden but for Qwen3) and feed-forward (2 hidden x intermediate; 3 for the gated MLPs of ModernBERT and
+  /// Qwen3) matrices. A double: a config's sizes may multiply past int64.
   double minimum_weight_count() const;
 
   /// Throws DataError naming `source` and the offending key: sizes must be positive (type_vocab_size 0 for

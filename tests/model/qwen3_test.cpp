@@ -60,6 +60,10 @@ TEST(Qwen3, ParametersHaveTransformersNamesAndShapes) {
   biased.qwen3.attention_bias = true;
   EXPECT_NE(BertModel(biased)->named_parameters().find("layers.0.self_attn.o_proj.bias"), nullptr);
   EXPECT_EQ(default_lora_targets("qwen3"), (std::vector<std::string>{"q_proj", "k_proj", "v_proj"}));
+  double weights = 0;
+  for (const auto& p : params) weights += static_cast<double>(p.value().numel());
+  EXPECT_LE(tower->config().minimum_weight_count(), weights) << "a lower bound";
+  EXPECT_GT(tower->config().minimum_weight_count(), 0.95 * weights) << "all but the norms";
 }
 
 // A token sees the tokens before it only: a later token changed leaves the earlier states as they were; and a row
