@@ -21,6 +21,7 @@
 #include "model/lora.h"
 #include "model/model_folder.h"
 #include "support/json_variants.h"
+#include "support/qwen_tokenizer.h"
 #include "support/test_support.h"
 #include "support/text_mutation.h"
 #include "support/tiny_bert.h"
@@ -85,16 +86,8 @@ void write_folders(const fs::path& root) {
     save_model_folder((root / "roberta").string(), net, t);
   }
   {  // Qwen3: byte-level BPE split by Qwen2's pattern, $A <|endoftext|> (tokenizer.json), last-token pooling.
-    text::TokenizerSpec t;
-    t.kind = text::TokenizerKind::kByteBpe;
-    t.bpe_split = text::BpeSplit::kQwen2;
-    t.cls_first = false;
-    t.special = {"<|endoftext|>", "<|endoftext|>", "<|endoftext|>", "<|endoftext|>", "<mask>"};
-    for (int b = 0; b < 256; ++b) {
-      t.vocab.emplace_back();
-      text::append_utf8(t.vocab.back(), text::ByteBpeTokenizer::byte_char(static_cast<uint8_t>(b)));
-    }
-    t.vocab.insert(t.vocab.end(), {"at", "<|endoftext|>", "<|im_start|>"});
+    text::TokenizerSpec t = testing::qwen_style_tokenizer();
+    t.vocab.insert(t.vocab.end(), {"at", "<|im_start|>"});
     t.merges = {{"a", "t"}};
     t.added_tokens = {"<|im_start|>"};
     EncoderSpec s;

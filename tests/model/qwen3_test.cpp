@@ -13,9 +13,8 @@
 #include "model/lora.h"
 #include "model/model_folder.h"
 #include "model/torch_safetensors.h"
+#include "support/qwen_tokenizer.h"
 #include "support/test_support.h"
-#include "text/byte_bpe.h"
-#include "text/unicode.h"
 
 namespace ragmig::model {
 namespace qwen3_test {
@@ -155,21 +154,6 @@ TEST(Qwen3, ConfigJsonBothWaysAndItsRefusals) {
   refused("rms_norm_eps", 0, "key \"rms_norm_eps\"");
 }
 
-// A byte-level vocabulary framed as Qwen3-Embedding's ($A <|endoftext|>).
-text::TokenizerSpec qwen_tokenizer() {
-  text::TokenizerSpec t;
-  t.kind = text::TokenizerKind::kByteBpe;
-  t.bpe_split = text::BpeSplit::kQwen2;
-  t.cls_first = false;
-  t.special = {"<|endoftext|>", "<|endoftext|>", "<|endoftext|>", "<|endoftext|>", "<mask>"};
-  for (int b = 0; b < 256; ++b) {
-    t.vocab.emplace_back();
-    text::append_utf8(t.vocab.back(), text::ByteBpeTokenizer::byte_char(static_cast<uint8_t>(b)));
-  }
-  t.vocab.push_back("<|endoftext|>");
-  return t;
-}
-
 // Qwen3-Embedding's checkpoints are Qwen3ForCausalLM's: the model under "model.", and an lm_head beside it (when
 // not tied). Such a folder loads as the Qwen3Model ragmig wrote, the head ignored.
 TEST(Qwen3, ACausalLmCheckpointLoadsItsModelAndIgnoresTheHead) {
@@ -181,7 +165,7 @@ TEST(Qwen3, ACausalLmCheckpointLoadsItsModelAndIgnoresTheHead) {
   spec.pooling = Pooling::LastToken;
   torch::manual_seed(4);
   DualEncoder net(spec);
-  save_model_folder(dir.path().string(), net, qwen_tokenizer());
+  save_model_folder(dir.path().string(), net, testing::qwen_style_tokenizer());
   const std::string weights = (dir / "model.safetensors").string();
   std::map<std::string, torch::Tensor> causal_lm;
   for (auto& [name, tensor] : load_tensors(weights)) causal_lm["model." + name] = tensor;
