@@ -24,6 +24,7 @@
 #include "serve/embedder.h"
 #include "serve/server.h"
 #include "serve_fixture.h"
+#include "support/qwen_tokenizer.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -108,6 +109,48 @@ TEST(Embedder, AModernBertFolderServesRoutedAdaptersAsMerged) {
   options.max_length = 32;
   model::save_model_folder((dir / "model").string(), net, text::word_piece_spec(vocab), options);
   testing::write_tiny_adapter(dir / "model", dir / "adapters", "a", 11, {"Wqkv", "attn.Wo", "mlp.Wi"});
+
+  Embedder e((dir / "model").string(), fp32());
+  const auto adapter = e.load_adapter((dir / "adapters" / "a").string(), "a");
+  const std::vector<std::string> texts = {"the cat sat on the mat with a red house", "gene", "drug trial on a river"};
+  std::vector<TextItem> items;
+  for (size_t i = 0; i < texts.size(); ++i)
+    items.push_back({e.tokenize(texts[i], Mode::Passage, true), i == 1 ? nullptr : adapter, Mode::Passage});
+  const auto mixed = e.embed({&items[0], &items[1], &items[2]});
+  Embedder merged((dir / "adapters" / "a").string(), fp32());
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::vector<float> row = row_of(mixed, i);
+    EXPECT_LT(max_diff(row, e.embed({&items[i]})), 1e-5) << texts[i];
+    if (i == 1) continue;
+    const TextItem plain{items[i].ids, nullptr, Mode::Passage};
+    EXPECT_GT(max_diff(row, e.embed({&plain})), 1e-3) << "the adapter changes " << texts[i];
+    EXPECT_LT(max_diff(row, merged.embed({&plain})), 1e-5) << "routed = merged, " << texts[i];
+  }
+}
+
+// A Qwen3 folder (last-token pooling, rows padded on the right inside the server's batches): a batch of mixed
+// adapters and lengths gives each text what it gets alone, and routed adapters what the merged model gives.
+TEST(Embedder, AQwen3FolderServesMixedBatchesAsAloneAndRoutedAdaptersAsMerged) {
+  ScratchDir dir;
+  torch::manual_seed(6);
+  model::EncoderSpec spec;
+  const text::TokenizerSpec tokenizer = testing::qwen_style_tokenizer();
+  spec.bert = model::bert_config_from_json({{"model_type", "qwen3"},
+                                            {"vocab_size", static_cast<int64_t>(tokenizer.vocab.size())},
+                                            {"hidden_size", 32},
+                                            {"num_attention_heads", 4},
+                                            {"num_key_value_heads", 2},
+                                            {"head_dim", 16},
+                                            {"num_hidden_layers", 2},
+                                            {"intermediate_size", 48},
+                                            {"max_position_embeddings", 64}},
+                                           "serve_test");
+  spec.pooling = model::Pooling::LastToken;
+  model::DualEncoder net(spec);
+  model::SaveOptions options;
+  options.max_length = 64;
+  model::save_model_folder((dir / "model").string(), net, tokenizer, options);
+  testing::write_tiny_adapter(dir / "model", dir / "adapters", "a", 12, {"q_proj", "v_proj", "mlp.gate_proj"});
 
   Embedder e((dir / "model").string(), fp32());
   const auto adapter = e.load_adapter((dir / "adapters" / "a").string(), "a");
