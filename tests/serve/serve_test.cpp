@@ -90,6 +90,28 @@ TEST(Embedder, MixedAdaptersInOneBatchEqualOneByOne) {
   EXPECT_GT(max_diff(e.embed({&base_item}), e.embed({&items[0]})), 1e-3);
 }
 
+// Serves three texts of different lengths from `model`, two through the adapter at `adapter` and one without, in
+// one batch: each row is what the text gets alone, the adapter changes its rows, and a routed adapter gives what the
+// merged model (the adapter folder loaded as a model) gives.
+void expect_routed_batches_as_alone_and_merged(const fs::path& model, const fs::path& adapter_folder) {
+  Embedder e(model.string(), fp32());
+  const auto adapter = e.load_adapter(adapter_folder.string(), "a");
+  const std::vector<std::string> texts = {"the cat sat on the mat with a red house", "gene", "drug trial on a river"};
+  std::vector<TextItem> items;
+  for (size_t i = 0; i < texts.size(); ++i)
+    items.push_back({e.tokenize(texts[i], Mode::Passage, true), i == 1 ? nullptr : adapter, Mode::Passage});
+  const auto mixed = e.embed({&items[0], &items[1], &items[2]});
+  Embedder merged(adapter_folder.string(), fp32());
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::vector<float> row = row_of(mixed, i);
+    EXPECT_LT(max_diff(row, e.embed({&items[i]})), 1e-5) << texts[i];
+    if (i == 1) continue;
+    const TextItem plain{items[i].ids, nullptr, Mode::Passage};
+    EXPECT_GT(max_diff(row, e.embed({&plain})), 1e-3) << "the adapter changes " << texts[i];
+    EXPECT_LT(max_diff(row, merged.embed({&plain})), 1e-5) << "routed = merged, " << texts[i];
+  }
+}
+
 // A ModernBERT folder (rotary positions, a window of 2 tokens each side, gated MLP) with an adapter on Wqkv,
 // attn.Wo and mlp.Wi: its routed rows of a mixed batch equal each text alone, differ from the base's, and equal the
 // adapter merged into the model (the adapter folder loaded as a model).
@@ -110,22 +132,7 @@ TEST(Embedder, AModernBertFolderServesRoutedAdaptersAsMerged) {
   model::save_model_folder((dir / "model").string(), net, text::word_piece_spec(vocab), options);
   testing::write_tiny_adapter(dir / "model", dir / "adapters", "a", 11, {"Wqkv", "attn.Wo", "mlp.Wi"});
 
-  Embedder e((dir / "model").string(), fp32());
-  const auto adapter = e.load_adapter((dir / "adapters" / "a").string(), "a");
-  const std::vector<std::string> texts = {"the cat sat on the mat with a red house", "gene", "drug trial on a river"};
-  std::vector<TextItem> items;
-  for (size_t i = 0; i < texts.size(); ++i)
-    items.push_back({e.tokenize(texts[i], Mode::Passage, true), i == 1 ? nullptr : adapter, Mode::Passage});
-  const auto mixed = e.embed({&items[0], &items[1], &items[2]});
-  Embedder merged((dir / "adapters" / "a").string(), fp32());
-  for (size_t i = 0; i < items.size(); ++i) {
-    const std::vector<float> row = row_of(mixed, i);
-    EXPECT_LT(max_diff(row, e.embed({&items[i]})), 1e-5) << texts[i];
-    if (i == 1) continue;
-    const TextItem plain{items[i].ids, nullptr, Mode::Passage};
-    EXPECT_GT(max_diff(row, e.embed({&plain})), 1e-3) << "the adapter changes " << texts[i];
-    EXPECT_LT(max_diff(row, merged.embed({&plain})), 1e-5) << "routed = merged, " << texts[i];
-  }
+  expect_routed_batches_as_alone_and_merged(dir / "model", dir / "adapters" / "a");
 }
 
 // A Qwen3 folder (last-token pooling, rows padded on the right inside the server's batches): a batch of mixed
@@ -152,22 +159,7 @@ TEST(Embedder, AQwen3FolderServesMixedBatchesAsAloneAndRoutedAdaptersAsMerged) {
   model::save_model_folder((dir / "model").string(), net, tokenizer, options);
   testing::write_tiny_adapter(dir / "model", dir / "adapters", "a", 12, {"q_proj", "v_proj", "mlp.gate_proj"});
 
-  Embedder e((dir / "model").string(), fp32());
-  const auto adapter = e.load_adapter((dir / "adapters" / "a").string(), "a");
-  const std::vector<std::string> texts = {"the cat sat on the mat with a red house", "gene", "drug trial on a river"};
-  std::vector<TextItem> items;
-  for (size_t i = 0; i < texts.size(); ++i)
-    items.push_back({e.tokenize(texts[i], Mode::Passage, true), i == 1 ? nullptr : adapter, Mode::Passage});
-  const auto mixed = e.embed({&items[0], &items[1], &items[2]});
-  Embedder merged((dir / "adapters" / "a").string(), fp32());
-  for (size_t i = 0; i < items.size(); ++i) {
-    const std::vector<float> row = row_of(mixed, i);
-    EXPECT_LT(max_diff(row, e.embed({&items[i]})), 1e-5) << texts[i];
-    if (i == 1) continue;
-    const TextItem plain{items[i].ids, nullptr, Mode::Passage};
-    EXPECT_GT(max_diff(row, e.embed({&plain})), 1e-3) << "the adapter changes " << texts[i];
-    EXPECT_LT(max_diff(row, merged.embed({&plain})), 1e-5) << "routed = merged, " << texts[i];
-  }
+  expect_routed_batches_as_alone_and_merged(dir / "model", dir / "adapters" / "a");
 }
 
 // The model folder's prompts go before query and passage texts alike (input_type / TEI's prompt_name choose the
