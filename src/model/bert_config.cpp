@@ -2,6 +2,7 @@
 // because a silently truncated size would load the wrong weights later with a far less clear message.
 #include "model/bert_config.h"
 
+#include <initializer_list>
 #include <limits>
 #include <string_view>
 #include <variant>
@@ -72,6 +73,14 @@ const Field kFields[] = {
     {"initializer_range", &BertConfig::initializer_range},
 };
 
+// The kFields named in `keys`, in that order (the families that share some of BERT's keys under BERT's names).
+void read_fields(const nlohmann::json& j, const std::string& source, std::initializer_list<std::string_view> keys,
+                 BertConfig& c) {
+  for (const std::string_view key : keys)
+    for (const auto& f : kFields)
+      if (key == f.key) std::visit([&](auto member) { read_value(j, source, f.key, c.*member); }, f.member);
+}
+
 // DistilBERT's config under its own key names, so that an error names the key the file has.
 BertConfig distilbert_config(const nlohmann::json& j, const std::string& source) {
   BertConfig c;
@@ -141,11 +150,10 @@ BertConfig modernbert_config(const nlohmann::json& j, const std::string& source)
   c.pad_token_id = 50283;
   c.hidden_dropout_prob = 0.0;
   c.attention_probs_dropout_prob = 0.0;
-  for (const char* key : {"vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
-                          "max_position_embeddings", "pad_token_id", "initializer_range"})
-    for (const auto& f : kFields)
-      if (std::string_view(f.key) == key)
-        std::visit([&](auto member) { read_value(j, source, f.key, c.*member); }, f.member);
+  read_fields(j, source,
+              {"vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+               "max_position_embeddings", "pad_token_id", "initializer_range"},
+              c);
   read_value(j, source, "hidden_activation", c.hidden_act);
   read_value(j, source, "norm_eps", c.layer_norm_eps);
   read_value(j, source, "attention_dropout", c.attention_probs_dropout_prob);
@@ -233,11 +241,10 @@ BertConfig qwen3_config(const nlohmann::json& j, const std::string& source) {
   c.layer_norm_eps = 1e-6;
   c.hidden_dropout_prob = 0.0;
   c.attention_probs_dropout_prob = 0.0;
-  for (const char* key : {"vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
-                          "hidden_act", "max_position_embeddings", "pad_token_id", "initializer_range"})
-    for (const auto& f : kFields)
-      if (std::string_view(f.key) == key)
-        std::visit([&](auto member) { read_value(j, source, f.key, c.*member); }, f.member);
+  read_fields(j, source,
+              {"vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+               "hidden_act", "max_position_embeddings", "pad_token_id", "initializer_range"},
+              c);
   read_value(j, source, "rms_norm_eps", c.layer_norm_eps);
   read_value(j, source, "attention_dropout", c.attention_probs_dropout_prob);
   Qwen3Options& q = c.qwen3;

@@ -20,14 +20,12 @@
 #include "core/splitmix.h"
 #include "model/lora.h"
 #include "model/model_folder.h"
+#include "support/byte_level_tokenizers.h"
 #include "support/json_variants.h"
-#include "support/qwen_tokenizer.h"
 #include "support/test_support.h"
 #include "support/text_mutation.h"
 #include "support/tiny_bert.h"
-#include "text/byte_bpe.h"
 #include "text/tokenizer.h"
-#include "text/unicode.h"
 
 namespace ragmig::model {
 namespace {
@@ -72,14 +70,7 @@ void write_folders(const fs::path& root) {
     save_model_folder((root / "modernbert").string(), net, text::word_piece_spec(word_piece_vocab()));
   }
   {  // RoBERTa: byte-level BPE (vocab.json + merges.txt).
-    text::TokenizerSpec t;
-    t.kind = text::TokenizerKind::kByteBpe;
-    t.special = text::roberta_special_tokens();
-    t.vocab = {"<s>", "<pad>", "</s>", "<unk>", "<mask>"};
-    for (int b = 0; b < 256; ++b) {
-      t.vocab.emplace_back();
-      text::append_utf8(t.vocab.back(), text::ByteBpeTokenizer::byte_char(static_cast<uint8_t>(b)));
-    }
+    text::TokenizerSpec t = testing::roberta_style_tokenizer();
     t.vocab.push_back("at");
     t.merges = {{"a", "t"}};
     DualEncoder net(spec_for(static_cast<int64_t>(t.vocab.size()), "roberta"));

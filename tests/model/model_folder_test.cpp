@@ -14,10 +14,9 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "model_test_support.h"
+#include "support/byte_level_tokenizers.h"
 #include "support/test_support.h"
 #include "support/tiny_bert.h"
-#include "text/byte_bpe.h"
-#include "text/unicode.h"
 #include "text/wordpiece.h"
 
 namespace ragmig::model {
@@ -666,14 +665,7 @@ TEST(SentenceTransformerFolder, VocabularyFromTokenizerJson) {
 
 // RoBERTa's special tokens, the 256 byte characters, and "ab" from the one merge.
 text::TokenizerSpec byte_level_spec() {
-  text::TokenizerSpec spec;
-  spec.kind = text::TokenizerKind::kByteBpe;
-  spec.special = text::roberta_special_tokens();
-  spec.vocab = {"<s>", "<pad>", "</s>", "<unk>", "<mask>"};
-  for (int b = 0; b < 256; ++b) {
-    spec.vocab.emplace_back();
-    text::append_utf8(spec.vocab.back(), text::ByteBpeTokenizer::byte_char(static_cast<uint8_t>(b)));
-  }
+  text::TokenizerSpec spec = testing::roberta_style_tokenizer();
   spec.vocab.push_back("ab");
   spec.merges = {{"a", "b"}};
   return spec;

@@ -13,7 +13,7 @@
 #include "model/lora.h"
 #include "model/model_folder.h"
 #include "model/torch_safetensors.h"
-#include "support/qwen_tokenizer.h"
+#include "support/byte_level_tokenizers.h"
 #include "support/test_support.h"
 
 namespace ragmig::model {

@@ -24,7 +24,7 @@
 #include "serve/embedder.h"
 #include "serve/server.h"
 #include "serve_fixture.h"
-#include "support/qwen_tokenizer.h"
+#include "support/byte_level_tokenizers.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

@@ -1,0 +1,47 @@
+// Byte-level BPE vocabularies the model, serve and fuzz tests build: the 256 byte characters with RoBERTa's
+// special tokens before them, or with <|endoftext|> after them framed as Qwen3-Embedding's. No merges: a test
+// appends the tokens and merges it needs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "text/byte_bpe.h"
+#include "text/tokenizer.h"
+#include "text/unicode.h"
+
+namespace ragmig::testing {
+
+/// GPT-2's character of every byte, as UTF-8, appended in byte order.
+inline void append_byte_chars(std::vector<std::string>& vocab) {
+  for (int b = 0; b < 256; ++b) {
+    vocab.emplace_back();
+    text::append_utf8(vocab.back(), text::ByteBpeTokenizer::byte_char(static_cast<uint8_t>(b)));
+  }
+}
+
+/// RoBERTa's special tokens (ids 0-4), then the byte characters; framed <s> $A </s>.
+inline text::TokenizerSpec roberta_style_tokenizer() {
+  text::TokenizerSpec t;
+  t.kind = text::TokenizerKind::kByteBpe;
+  t.special = text::roberta_special_tokens();
+  t.vocab = {"<s>", "<pad>", "</s>", "<unk>", "<mask>"};
+  append_byte_chars(t.vocab);
+  return t;
+}
+
+/// The byte characters, then <|endoftext|>; split by Qwen2's pattern, $A <|endoftext|>, which also stands for pad
+/// and unk (Qwen names none).
+inline text::TokenizerSpec qwen_style_tokenizer() {
+  text::TokenizerSpec t;
+  t.kind = text::TokenizerKind::kByteBpe;
+  t.bpe_split = text::BpeSplit::kQwen2;
+  t.cls_first = false;
+  t.special = {"<|endoftext|>", "<|endoftext|>", "<|endoftext|>", "<|endoftext|>", "<mask>"};
+  append_byte_chars(t.vocab);
+  t.vocab.push_back("<|endoftext|>");
+  return t;
+}
+
+}  // namespace ragmig::testing
