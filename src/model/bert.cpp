@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "model/attention_probs.h"
+#include "model/gemma3.h"
 #include "model/host_copy.h"
 #include "model/keyed_dropout.h"
 #include "model/modernbert.h"
@@ -276,6 +277,8 @@ BertModelImpl::BertModelImpl(const BertConfig& config) : config_(config) {
     modern_ = std::make_shared<ModernBert>(*this, config_);
   } else if (config_.is_qwen3()) {
     qwen3_ = std::make_shared<Qwen3>(*this, config_);
+  } else if (config_.is_gemma3()) {
+    gemma3_ = std::make_shared<Gemma3>(*this, config_);
   } else {
     embeddings = register_module("embeddings", BertEmbeddings(config_));
     encoder = register_module("encoder", BertEncoder(config_));
@@ -291,6 +294,7 @@ void BertModelImpl::set_attention_impl(AttentionImpl impl) {
 void BertModelImpl::reset_parameters_hf() {
   if (modern_) return modern_->reset_parameters_hf();
   if (qwen3_) return qwen3_->reset_parameters_hf();
+  if (gemma3_) return gemma3_->reset_parameters_hf();
   torch::NoGradGuard no_grad;
   for (auto& p : named_parameters()) {
     auto& t = p.value();
@@ -332,6 +336,7 @@ torch::Tensor BertModelImpl::forward(const torch::Tensor& input_ids, const torch
   auto ids = checked_ids(input_ids, attention_mask);
   if (modern_) return modern_->forward(ids, attention_mask, attention_impl_, unpad_);
   if (qwen3_) return qwen3_->forward(ids, attention_impl_);  // padded on the right: causal attention needs no mask
+  if (gemma3_) return gemma3_->forward(ids, attention_mask, attention_impl_);
   torch::Tensor types;
   if (token_type_ids.defined()) {
     if (token_type_ids.sizes() != input_ids.sizes()) throw DataError("BERT token_type_ids must have the shape of input_ids");

@@ -297,15 +297,118 @@ nlohmann::json qwen3_json(const BertConfig& c) {
           {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", q.rope_theta}}}};
 }
 
+// Layer types from layer_types, or from sliding_window_pattern (every pattern-th layer global) where absent, as
+// Gemma3TextConfig derives them.
+std::vector<bool> gemma3_sliding_layers(const nlohmann::json& j, const std::string& source, int64_t layers) {
+  std::vector<bool> sliding;
+  if (const auto types = j.find("layer_types"); types != j.end() && !types->is_null()) {
+    if (!types->is_array()) fail(source, "layer_types", "expected a list, got " + types->dump());
+    for (const auto& t : *types) {
+      if (t != "full_attention" && t != "sliding_attention")
+        fail(source, "layer_types", "expected \"full_attention\" or \"sliding_attention\", got " + t.dump());
+      sliding.push_back(t == "sliding_attention");
+    }
+    return sliding;
+  }
+  int64_t pattern = 6;
+  read_value(j, source, "sliding_window_pattern", pattern);
+  if (pattern < 1) fail(source, "sliding_window_pattern", "must be positive, got " + std::to_string(pattern));
+  for (int64_t i = 0; i < layers; ++i) sliding.push_back((i + 1) % pattern != 0);
+  return sliding;
+}
+
+// Gemma3TextConfig: the sizes under BERT's names, the rest under its own; Gemma3TextConfig's defaults. Read as
+// EmbeddingGemma runs it (use_bidirectional_attention true); a causal Gemma 3, soft-capped scores and scaled rotary
+// positions are refused by key.
+BertConfig gemma3_config(const nlohmann::json& j, const std::string& source) {
+  BertConfig c;
+  c.model_type = "gemma3_text";
+  c.vocab_size = 262208;
+  c.hidden_size = 2304;
+  c.intermediate_size = 9216;
+  c.num_hidden_layers = 26;
+  c.num_attention_heads = 8;
+  c.hidden_act = "gelu_pytorch_tanh";
+  c.max_position_embeddings = 131072;
+  c.type_vocab_size = 0;
+  c.layer_norm_eps = 1e-6;
+  c.hidden_dropout_prob = 0.0;
+  c.attention_probs_dropout_prob = 0.0;
+  read_fields(j, source,
+              {"vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+               "max_position_embeddings", "pad_token_id", "initializer_range"},
+              c);
+  read_value(j, source, "hidden_activation", c.hidden_act);
+  read_value(j, source, "rms_norm_eps", c.layer_norm_eps);
+  read_value(j, source, "attention_dropout", c.attention_probs_dropout_prob);
+  Gemma3Options& g = c.gemma3;
+  read_value(j, source, "num_key_value_heads", g.num_key_value_heads);
+  read_value(j, source, "head_dim", g.head_dim);
+  read_value(j, source, "attention_bias", g.attention_bias);
+  read_value(j, source, "query_pre_attn_scalar", g.query_pre_attn_scalar);
+  read_value(j, source, "sliding_window", g.sliding_window);
+  bool bidirectional = false;
+  read_value(j, source, "use_bidirectional_attention", bidirectional);
+  if (!bidirectional)
+    fail(source, "use_bidirectional_attention",
+         "false is not supported (ragmig runs Gemma 3 as EmbeddingGemma does: true, every token seeing both sides)");
+  for (const char* key : {"attn_logit_softcapping", "rope_scaling"})
+    if (const auto it = j.find(key); it != j.end() && !it->is_null()) fail(source, key, "is not supported (null)");
+  g.rope_theta = rope_theta(j, source, "full_attention", "rope_theta", g.rope_theta);
+  g.rope_local_theta = rope_theta(j, source, "sliding_attention", "rope_local_base_freq", g.rope_local_theta);
+  g.sliding_layers = gemma3_sliding_layers(j, source, c.num_hidden_layers);
+  c.validate(source);
+  return c;
+}
+
+nlohmann::json gemma3_json(const BertConfig& c) {
+  const Gemma3Options& g = c.gemma3;
+  nlohmann::json types = nlohmann::json::array();
+  for (bool sliding : g.sliding_layers) types.push_back(sliding ? "sliding_attention" : "full_attention");
+  return {{"model_type", "gemma3_text"},
+          {"architectures", nlohmann::json::array({"Gemma3TextModel"})},
+          {"vocab_size", c.vocab_size},
+          {"hidden_size", c.hidden_size},
+          {"intermediate_size", c.intermediate_size},
+          {"num_hidden_layers", c.num_hidden_layers},
+          {"num_attention_heads", c.num_attention_heads},
+          {"num_key_value_heads", g.num_key_value_heads},
+          {"head_dim", g.head_dim},
+          {"hidden_activation", c.hidden_act},
+          {"max_position_embeddings", c.max_position_embeddings},
+          {"initializer_range", c.initializer_range},
+          {"rms_norm_eps", c.layer_norm_eps},
+          {"pad_token_id", c.pad_token_id},
+          {"attention_bias", g.attention_bias},
+          {"attention_dropout", c.attention_probs_dropout_prob},
+          {"query_pre_attn_scalar", g.query_pre_attn_scalar},
+          {"sliding_window", g.sliding_window},
+          {"layer_types", types},
+          {"use_bidirectional_attention", true},
+          {"attn_logit_softcapping", nullptr},
+          {"final_logit_softcapping", nullptr},
+          {"rope_theta", g.rope_theta},
+          {"rope_local_base_freq", g.rope_local_theta},
+          {"rope_parameters",
+           {{"full_attention", {{"rope_type", "default"}, {"rope_theta", g.rope_theta}}},
+            {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", g.rope_local_theta}}}}}};
+}
+
 }  // namespace
 
 double BertConfig::minimum_weight_count() const {
   const double h = static_cast<double>(hidden_size);
   const double positions = rotary() ? 0 : static_cast<double>(max_position_embeddings);
   const double attention = 2 * h * static_cast<double>(query_width() + key_width());
-  const double ffn = (is_modernbert() || is_qwen3() ? 3 : 2) * h * static_cast<double>(intermediate_size);
+  const double ffn = (gated_mlp() ? 3 : 2) * h * static_cast<double>(intermediate_size);
   return (static_cast<double>(vocab_size) + positions + static_cast<double>(type_vocab_size)) * h +
          static_cast<double>(num_hidden_layers) * (attention + ffn);
+}
+
+bool BertConfig::sliding_layer(int64_t i) const {
+  const std::vector<bool>& layers = is_gemma3() ? gemma3.sliding_layers : modernbert.sliding_layers;
+  return (is_modernbert() || is_gemma3()) && i >= 0 && i < static_cast<int64_t>(layers.size()) &&
+         layers[static_cast<size_t>(i)];
 }
 
 void BertConfig::validate(const std::string& source) const {
@@ -318,11 +421,33 @@ void BertConfig::validate(const std::string& source) const {
   positive("num_attention_heads", num_attention_heads);
   positive("intermediate_size", intermediate_size);
   positive("max_position_embeddings", max_position_embeddings);
-  if (model_type != "bert" && !roberta() && model_type != "mpnet" && !is_modernbert() && !is_qwen3())
+  if (model_type != "bert" && !roberta() && model_type != "mpnet" && !is_modernbert() && !is_qwen3() && !is_gemma3())
     fail(source, "model_type",
          "\"" + model_type +
-             "\" is not supported (\"bert\", \"roberta\", \"xlm-roberta\", \"mpnet\", \"modernbert\" or \"qwen3\")");
-  if (is_qwen3()) {
+             "\" is not supported (\"bert\", \"roberta\", \"xlm-roberta\", \"mpnet\", \"modernbert\", \"qwen3\" or "
+             "\"gemma3_text\")");
+  if (is_gemma3()) {
+    if (type_vocab_size != 0) fail(source, "type_vocab_size", "Gemma 3 has no token types (expected 0)");
+    const Gemma3Options& g = gemma3;
+    positive("num_key_value_heads", g.num_key_value_heads);
+    positive("head_dim", g.head_dim);
+    positive("sliding_window", g.sliding_window);
+    if (g.head_dim % 2 != 0)
+      fail(source, "head_dim", "rotary positions need an even head_dim, got " + std::to_string(g.head_dim));
+    if (num_attention_heads % g.num_key_value_heads != 0)
+      fail(source, "num_key_value_heads",
+           std::to_string(g.num_key_value_heads) + " does not divide num_attention_heads " +
+               std::to_string(num_attention_heads));
+    if (static_cast<int64_t>(g.sliding_layers.size()) != num_hidden_layers)
+      fail(source, "layer_types",
+           std::to_string(g.sliding_layers.size()) + " layer types for " + std::to_string(num_hidden_layers) +
+               " layers (num_hidden_layers)");
+    positive("query_pre_attn_scalar", g.query_pre_attn_scalar);
+    if (!(g.rope_theta > 0.0)) fail(source, "rope_theta", "must be positive");
+    if (!(g.rope_local_theta > 0.0)) fail(source, "rope_local_base_freq", "must be positive");
+    if (hidden_act != "gelu_pytorch_tanh")
+      fail(source, "hidden_activation", "\"" + hidden_act + "\" is not supported (Gemma 3: \"gelu_pytorch_tanh\")");
+  } else if (is_qwen3()) {
     if (type_vocab_size != 0) fail(source, "type_vocab_size", "Qwen3 has no token types (expected 0)");
     const Qwen3Options& q = qwen3;
     positive("num_key_value_heads", q.num_key_value_heads);
@@ -355,7 +480,7 @@ void BertConfig::validate(const std::string& source) const {
   } else {
     positive("type_vocab_size", type_vocab_size);
   }
-  if (hidden_size % num_attention_heads != 0 && !is_qwen3())  // Qwen3's heads are head_dim wide
+  if (hidden_size % num_attention_heads != 0 && !grouped_heads())  // Qwen3's and Gemma 3's heads are head_dim wide
     fail(source, "hidden_size", "hidden_size " + std::to_string(hidden_size) +
                                     " is not a multiple of num_attention_heads " + std::to_string(num_attention_heads));
   if (is_modernbert() && (hidden_size / num_attention_heads) % 2 != 0)
@@ -364,9 +489,9 @@ void BertConfig::validate(const std::string& source) const {
   // ModernBertConfig's names for the keys BERT's read into
   // (and Qwen3Config's, where it has them: attention_dropout, rms_norm_eps)
   const auto named = [&](const char* bert, const char* modern) {
-    return is_modernbert() || is_qwen3() ? modern : bert;
+    return is_modernbert() || grouped_heads() ? modern : bert;
   };
-  if (hidden_act != "gelu" && hidden_act != "relu" && !is_qwen3())
+  if (hidden_act != "gelu" && hidden_act != "relu" && !grouped_heads())
     fail(source, named("hidden_act", "hidden_activation"),
          "\"" + hidden_act + "\" is not supported (use \"gelu\" or \"relu\")");
   auto probability = [&](const char* key, double p) {
@@ -375,7 +500,7 @@ void BertConfig::validate(const std::string& source) const {
   probability(named("hidden_dropout_prob", "mlp_dropout"), hidden_dropout_prob);
   probability(named("attention_probs_dropout_prob", "attention_dropout"), attention_probs_dropout_prob);
   if (!(layer_norm_eps > 0.0))
-    fail(source, is_qwen3() ? "rms_norm_eps" : named("layer_norm_eps", "norm_eps"), "must be positive");
+    fail(source, grouped_heads() ? "rms_norm_eps" : named("layer_norm_eps", "norm_eps"), "must be positive");
   if (!(initializer_range >= 0.0)) fail(source, "initializer_range", "must not be negative");
   if (pad_token_id < 0 || pad_token_id >= vocab_size)
     fail(source, "pad_token_id", std::to_string(pad_token_id) + " is outside the vocabulary [0, " +
@@ -389,6 +514,7 @@ void BertConfig::validate(const std::string& source) const {
 nlohmann::json to_json(const BertConfig& c) {
   if (c.is_modernbert()) return modernbert_json(c);
   if (c.is_qwen3()) return qwen3_json(c);
+  if (c.is_gemma3()) return gemma3_json(c);
   nlohmann::json j = {{"model_type", "bert"}, {"architectures", {"BertModel"}}, {"position_embedding_type", "absolute"}};
   if (c.roberta())
     j = {{"model_type", c.model_type},
@@ -410,13 +536,14 @@ BertConfig bert_config_from_json(const nlohmann::json& j, const std::string& sou
   if (model_type == "mpnet") return mpnet_config(j, source);
   if (model_type == "modernbert") return modernbert_config(j, source);
   if (model_type == "qwen3") return qwen3_config(j, source);
+  if (model_type == "gemma3_text") return gemma3_config(j, source);
   BertConfig c;
   c.model_type = model_type;
   if (!c.roberta() && model_type != "bert")
     fail(source, "model_type",
          "\"" + model_type +
              "\" is not supported (ragmig runs BERT encoders: bert, distilbert, roberta, "
-             "xlm-roberta, mpnet, modernbert; and qwen3)");
+             "xlm-roberta, mpnet, modernbert; and qwen3, gemma3_text)");
   if (c.roberta()) {  // RobertaConfig's defaults where they differ from BertConfig's
     if (model_type == "roberta") c.vocab_size = 50265;
     c.pad_token_id = 1;

@@ -40,6 +40,27 @@ struct Qwen3Options {
   bool operator==(const Qwen3Options&) const = default;
 };
 
+/// Gemma 3's text model's keys beyond those it shares with BERT (Gemma3TextConfig's names and defaults;
+/// EmbeddingGemma's values in its config.json), read as EmbeddingGemma reads them: bidirectional attention. The
+/// shared ones it names differently are read into BertConfig's: hidden_activation -> hidden_act
+/// ("gelu_pytorch_tanh"), rms_norm_eps -> layer_norm_eps, attention_dropout -> attention_probs_dropout_prob.
+struct Gemma3Options {
+  int64_t num_key_value_heads = 4;      ///< key and value heads, each shared by num_attention_heads / this query heads
+  int64_t head_dim = 256;               ///< not hidden_size / num_attention_heads: Gemma 3 sets it apart
+  bool attention_bias = false;          ///< q, k, v and o projections with biases
+  int64_t query_pre_attn_scalar = 256;  ///< scores are scaled by its inverse square root (not head_dim's)
+  /// As config.json has it: a sliding layer's token sees the tokens within sliding_window / 2 of it (transformers'
+  /// bidirectional window, |i - j| < sliding_window / 2 + 1).
+  int64_t sliding_window = 4096;
+  /// Per layer: sliding-window attention (else global), as layer_types says, or sliding_window_pattern (6: every
+  /// sixth layer global) where it is absent.
+  std::vector<bool> sliding_layers;
+  double rope_theta = 1000000.0;      ///< rotary base of the global layers
+  double rope_local_theta = 10000.0;  ///< and of the sliding ones (rope_local_base_freq)
+
+  bool operator==(const Gemma3Options&) const = default;
+};
+
 struct BertConfig {
   /// "bert"; "roberta" or "xlm-roberta": BERT numbering positions from pad_token_id + 1 (RoBERTa,
   /// all-distilroberta-v1; XLM-R, multilingual-e5, paraphrase-multilingual-*); or "mpnet": MPNet
@@ -50,7 +71,10 @@ struct BertConfig {
   /// own keys), no token types, hidden states through a final LayerNorm; or "qwen3": Qwen3 (Qwen3-Embedding), a
   /// decoder read as an encoder: causal attention with rotary positions and grouped key/value heads, RMSNorm before
   /// each sublayer and on each head's queries and keys, a SwiGLU MLP, a final RMSNorm (`qwen3` holds its own keys);
-  /// its embedding is its last token's (Pooling::LastToken). DistilBERT is read as "bert".
+  /// its embedding is its last token's (Pooling::LastToken); or "gemma3_text": Gemma 3's text model read
+  /// bidirectionally (EmbeddingGemma): Qwen3's parts but full attention and sliding windows as ModernBERT's, RMSNorm
+  /// around each sublayer too, a GeGLU MLP (tanh GELU) and embeddings scaled by sqrt(hidden_size) (`gemma3` holds
+  /// its own keys). DistilBERT is read as "bert".
   std::string model_type = "bert";
   int64_t vocab_size = 30522;
   int64_t hidden_size = 768;
@@ -69,16 +93,32 @@ struct BertConfig {
   int64_t relative_attention_num_buckets = 32;
   ModernBertOptions modernbert;  ///< read and written for model_type "modernbert" only
   Qwen3Options qwen3;            ///< read and written for model_type "qwen3" only
+  Gemma3Options gemma3;          ///< read and written for model_type "gemma3_text" only
 
   bool mpnet() const { return model_type == "mpnet"; }
   bool is_modernbert() const { return model_type == "modernbert"; }
   bool is_qwen3() const { return model_type == "qwen3"; }
-  /// Positions by rotation (ModernBERT, Qwen3): no position embeddings, as many positions as max_position_embeddings.
-  bool rotary() const { return is_modernbert() || is_qwen3(); }
+  bool is_gemma3() const { return model_type == "gemma3_text"; }
+  /// Positions by rotation (ModernBERT, Qwen3, Gemma 3): no position embeddings, as many positions as
+  /// max_position_embeddings.
+  bool rotary() const { return is_modernbert() || is_qwen3() || is_gemma3(); }
+  /// A gated MLP (three matrices: ModernBERT's, Qwen3's, Gemma 3's).
+  bool gated_mlp() const { return rotary(); }
+  /// Heads of their own width with grouped keys and values (Qwen3, Gemma 3).
+  bool grouped_heads() const { return is_qwen3() || is_gemma3(); }
+  int64_t head_size() const {
+    return is_qwen3() ? qwen3.head_dim : is_gemma3() ? gemma3.head_dim : hidden_size / num_attention_heads;
+  }
+  int64_t key_value_heads() const {
+    return is_qwen3() ? qwen3.num_key_value_heads : is_gemma3() ? gemma3.num_key_value_heads : num_attention_heads;
+  }
   /// The width of the attention's queries and of its keys (and values): num_attention_heads x head size, and
-  /// num_key_value_heads x head size for Qwen3; hidden_size for the others.
-  int64_t query_width() const { return is_qwen3() ? num_attention_heads * qwen3.head_dim : hidden_size; }
-  int64_t key_width() const { return is_qwen3() ? qwen3.num_key_value_heads * qwen3.head_dim : hidden_size; }
+  /// num_key_value_heads x head size for Qwen3 and Gemma 3; hidden_size for the others.
+  int64_t query_width() const { return grouped_heads() ? num_attention_heads * head_size() : hidden_size; }
+  int64_t key_width() const { return grouped_heads() ? key_value_heads() * head_size() : hidden_size; }
+  /// Whether layer i attends within a window (ModernBERT's and Gemma 3's sliding layers), and how far each side.
+  bool sliding_layer(int64_t i) const;
+  int64_t half_window() const { return is_gemma3() ? gemma3.sliding_window / 2 : modernbert.local_attention / 2; }
   bool roberta() const { return model_type == "roberta" || model_type == "xlm-roberta"; }
   /// The position_embeddings row of the first token: 0; pad_token_id + 1 for RoBERTa (HF's
   /// create_position_ids_from_input_ids); 2 for MPNet (HF's MPNetEmbeddings: its padding_idx, 1 whatever

@@ -30,6 +30,7 @@ const char* tokenizer_class(const text::TokenizerSpec& tokenizer, const BertConf
                ? kFastTokenizerClass
                : "RobertaTokenizer";
   if (tokenizer.kind == text::TokenizerKind::kUnigram) return "XLMRobertaTokenizer";
+  if (tokenizer.kind == text::TokenizerKind::kSentencePieceBpe) return "GemmaTokenizer";
   // transformers 5 builds ModernBERT's tokenizer from tokenizer.json whatever tokenizer_class says.
   if (config.is_modernbert()) return kFastTokenizerClass;
   return config.mpnet() ? "MPNetTokenizer" : "BertTokenizer";
@@ -134,6 +135,7 @@ std::string family_name(const BertConfig& config) {
   if (config.mpnet()) return "an MPNet";
   if (config.is_modernbert()) return "a ModernBERT";
   if (config.is_qwen3()) return "a Qwen3";
+  if (config.is_gemma3()) return "a Gemma 3";
   return "a BERT";
 }
 

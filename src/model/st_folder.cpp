@@ -15,6 +15,7 @@
 #include "model/pooling_mode.h"
 #include "model/tokenizer_json.h"
 #include "model/unigram_json.h"
+#include "text/sp_bpe.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -281,6 +282,89 @@ std::optional<std::string> token_name(const json& j, const std::string& key, con
   throw DataError(file.string() + ": key \"" + key + "\": expected a token (a string, or {\"content\": string})");
 }
 
+// What ragmig's SentencePieceBpeTokenizer runs of a tokenizer.json BPE model with byte_fallback (Gemma's layout):
+// Replace and NFC normaliser steps; no pre-tokenizer, or a Split at " " (MergedWithPrevious, as transformers 5's
+// GemmaTokenizer writes) that the Replace of " " before it leaves nothing to split; no subword affixes or dropout.
+// Sets the spec's kind and normaliser.
+void check_sentencepiece_bpe(const json& tj, const fs::path& file, text::TokenizerSpec& spec) {
+  const auto fail = [&](const std::string& key, const std::string& what) {
+    throw DataError(
+        file.string() + ": key \"" + key + "\": " + what +
+        " (ragmig runs BPE with byte fallback as Gemma's tokenizer.json has it: Replace \" \" by \"\u2581\", "
+        "no pre-tokenizer)");
+  };
+  spec.kind = text::TokenizerKind::kSentencePieceBpe;
+  spec.normalizer = normalizer_from_json(tj, file.string());
+  bool replaces_spaces = false;
+  for (const text::NormalizerStep& step : spec.normalizer) {
+    if (step.kind != text::NormalizerStep::Kind::kReplace && step.kind != text::NormalizerStep::Kind::kNfc)
+      fail("normalizer", "only Replace (a string) and NFC steps are supported");
+    replaces_spaces = replaces_spaces || (step.kind == text::NormalizerStep::Kind::kReplace && step.text == " ");
+  }
+  if (const auto pre = tj.find("pre_tokenizer"); pre != tj.end() && !pre->is_null()) {
+    const json& pattern = member(*pre, "pattern");
+    const bool space_split =
+        string_member(*pre, "type") == "Split" && pattern.is_object() && string_member(pattern, "String") == " " &&
+        string_member(*pre, "behavior") == "MergedWithPrevious" && !get_bool(*pre, "invert", file).value_or(false);
+    if (!space_split || !replaces_spaces)
+      fail("pre_tokenizer", "expected none, or a Split at \" \" after a normalizer that replaces every \" \"");
+  }
+  const json& model = tj["model"];
+  for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"})
+    if (const auto it = model.find(key); it != model.end() && !it->is_null() && *it != "")
+      fail(std::string("model.") + key, it->dump() + " is not supported");
+  if (const auto it = model.find("dropout"); it != model.end() && !it->is_null() && *it != 0.0)
+    fail("model.dropout", it->dump() + " is not supported");
+  if (get_bool(model, "ignore_merges", file).value_or(false)) fail("model.ignore_merges", "true is not supported");
+}
+
+// A SentencePiece BPE frames texts with bos and eos as transformers does: by tokenizer_config.json's add_bos_token
+// and add_eos_token where it has either (transformers then rebuilds the post-processor from them), else by
+// tokenizer.json's TemplateProcessing. ragmig frames <bos> $A <eos> (EmbeddingGemma's) and $A <eos>: bos becomes
+// the spec's cls, eos its sep; a framing without eos (base Gemma's <bos> $A) is refused.
+void read_bos_eos_framing(const json& tj, const fs::path& tj_path, const std::optional<json>& tc,
+                          const fs::path& tc_path, text::TokenizerSpec& spec) {
+  std::string bos = "<bos>", eos = "<eos>";
+  const std::optional<bool> add_bos = tc ? get_bool(*tc, "add_bos_token", tc_path) : std::nullopt;
+  const std::optional<bool> add_eos = tc ? get_bool(*tc, "add_eos_token", tc_path) : std::nullopt;
+  if (tc) {
+    bos = token_name(*tc, "bos_token", tc_path).value_or(bos);
+    eos = token_name(*tc, "eos_token", tc_path).value_or(eos);
+  }
+  bool has_bos = add_bos.value_or(false), has_eos = add_eos.value_or(false);
+  std::string where = tc_path.string() + ": keys \"add_bos_token\" and \"add_eos_token\"";
+  if (!add_bos && !add_eos) {
+    where = tj_path.string() + ": key \"post_processor\"";
+    const json& post = member(tj, "post_processor");
+    has_bos = has_eos = false;
+    if (!post.is_null()) {
+      const json& single = post.is_object() ? member(post, "single") : post;
+      if (string_member(post, "type") != "TemplateProcessing" || !single.is_array())
+        throw DataError(where + ": expected a TemplateProcessing or null, got " + post.dump().substr(0, 200));
+      std::vector<std::string> parts;
+      for (const json& part : single) {
+        const json& token = member(part, "SpecialToken");
+        parts.push_back(token.is_object()                      ? string_member(token, "id")
+                        : member(part, "Sequence").is_object() ? "$A"
+                                                               : "?");
+      }
+      const auto a = std::find(parts.begin(), parts.end(), "$A");
+      const auto at = static_cast<size_t>(a - parts.begin());
+      if (a == parts.end() || std::count(parts.begin(), parts.end(), "$A") != 1 || at > 1 || parts.size() - at > 2)
+        throw DataError(where + ": expected [bos] $A [eos], got " + single.dump().substr(0, 200));
+      if (at == 1) bos = parts[0], has_bos = true;
+      if (parts.size() - at == 2) eos = parts.back(), has_eos = true;
+    }
+  }
+  if (!has_eos)
+    throw DataError(where +
+                    ": texts are framed without an eos token, which ragmig does not run (it frames "
+                    "<bos> $A <eos>, as EmbeddingGemma, or $A <eos>)");
+  spec.cls_first = has_bos;
+  spec.special.cls = has_bos ? bos : eos;
+  spec.special.sep = eos;
+}
+
 // Each name the file gives replaces the default; returns whether it gave any (then special_tokens_map.json, the
 // older place for them, is not read).
 bool read_special_tokens(const json& j, const fs::path& file, text::SpecialTokens& out) {
@@ -409,9 +493,20 @@ FolderTokenizer read_folder_tokenizer(const std::string& dir) {
     out.vocab_file = tj_path.string();
   } else if (tj_model && (*tj_model)["type"] == "BPE") {
     spec.kind = text::TokenizerKind::kByteBpe;
-    prefix_space = check_byte_level_bpe(*tj, tj_path, spec);
+    if (get_bool(*tj_model, "byte_fallback", tj_path).value_or(false))
+      check_sentencepiece_bpe(*tj, tj_path, spec);
+    else
+      prefix_space = check_byte_level_bpe(*tj, tj_path, spec);
     spec.vocab = vocab_from_ids(member(*tj_model, "vocab"), tj_path, "model.vocab");
     append_added_tokens(*tj, tj_path, spec.vocab);
+    if (spec.kind == text::TokenizerKind::kSentencePieceBpe) {  // byte fallback needs every byte's token
+      const std::set<std::string_view> tokens(spec.vocab.begin(), spec.vocab.end());
+      for (int b = 0; b < 256; ++b)
+        if (const std::string name = text::SentencePieceBpeTokenizer::byte_token(static_cast<uint8_t>(b));
+            !tokens.count(name))
+          throw DataError(tj_path.string() + ": key \"model.vocab\": byte token \"" + name +
+                          "\" is not in the vocabulary (byte fallback needs all of <0x00> ... <0xFF>)");
+    }
     spec.merges = merges_from_json(member(*tj_model, "merges"), tj_path);
     out.vocab_file = tj_path.string();
   } else if (fs::exists(folder / "vocab.txt")) {
@@ -431,6 +526,8 @@ FolderTokenizer read_folder_tokenizer(const std::string& dir) {
 
   if (spec.kind == text::TokenizerKind::kUnigram) {
     // unigram_from_tokenizer_json has set all there is.
+  } else if (spec.kind == text::TokenizerKind::kSentencePieceBpe) {
+    spec.special = {"<bos>", "<eos>", "<pad>", "<unk>", "<mask>"};  // GemmaTokenizer's
   } else if (spec.kind == text::TokenizerKind::kByteBpe) {
     spec.special = text::roberta_special_tokens();
     spec.add_prefix_space = (tc ? get_bool(*tc, "add_prefix_space", tc_path) : std::nullopt)
@@ -452,6 +549,7 @@ FolderTokenizer read_folder_tokenizer(const std::string& dir) {
     if (const auto sm = read_optional(sm_path)) read_special_tokens(*sm, sm_path, spec.special);
   if (tj && spec.kind == text::TokenizerKind::kByteBpe && spec.bpe_split != text::BpeSplit::kGpt2)
     read_appended_token_framing(*tj, tj_path, spec);
+  if (tj && spec.kind == text::TokenizerKind::kSentencePieceBpe) read_bos_eos_framing(*tj, tj_path, tc, tc_path, spec);
   if (tj) read_added_tokens(*tj, tj_path, spec);
   read_token_stripping(tj, tj_path, tc, tc_path, spec);
   if (const auto sb = read_optional(sb_path)) {
@@ -584,6 +682,8 @@ void write_vocabulary_files(const fs::path& folder, const text::TokenizerSpec& t
   const bool fast = tokenizer_class == kFastTokenizerClass;
   if (tokenizer.kind == text::TokenizerKind::kUnigram) {
     write_json(folder / "tokenizer.json", unigram_tokenizer_json(tokenizer));
+  } else if (tokenizer.kind == text::TokenizerKind::kSentencePieceBpe) {
+    write_json(folder / "tokenizer.json", sentencepiece_bpe_tokenizer_json(tokenizer));
   } else if (tokenizer.kind == text::TokenizerKind::kByteBpe && fast) {
     write_json(folder / "tokenizer.json", byte_bpe_tokenizer_json(tokenizer));
   } else if (tokenizer.kind == text::TokenizerKind::kByteBpe) {
@@ -619,7 +719,11 @@ void write_tokenizer_config(const fs::path& folder, const text::TokenizerSpec& t
   const text::SpecialTokens& tokens = tokenizer.special;
   json special = {
       {"unk_token", tokens.unk}, {"sep_token", tokens.sep}, {"pad_token", tokens.pad}, {"cls_token", tokens.cls}};
-  if (!tokenizer.cls_first) {  // $A eos (Qwen's): tokenizer.json's post_processor appends it; no bos, cls or unk
+  const bool sp_bpe = tokenizer.kind == text::TokenizerKind::kSentencePieceBpe;
+  if (sp_bpe) {  // GemmaTokenizer's names; transformers frames by add_bos_token / add_eos_token (below)
+    special = {
+        {"bos_token", tokens.cls}, {"eos_token", tokens.sep}, {"pad_token", tokens.pad}, {"unk_token", tokens.unk}};
+  } else if (!tokenizer.cls_first) {  // $A eos (Qwen's): tokenizer.json's post_processor appends it; no bos, cls or unk
     special = {{"eos_token", tokens.sep}, {"pad_token", tokens.pad}};
   } else if (bpe || unigram) {  // RobertaTokenizer's and XLMRobertaTokenizer's bos and eos are their cls and sep
     special["bos_token"] = tokens.cls;
@@ -631,6 +735,9 @@ void write_tokenizer_config(const fs::path& folder, const text::TokenizerSpec& t
   tc["tokenizer_class"] = tokenizer_class;
   if (bpe) {
     tc["add_prefix_space"] = tokenizer.add_prefix_space;
+  } else if (sp_bpe) {
+    tc["add_bos_token"] = tokenizer.cls_first;
+    tc["add_eos_token"] = true;
   } else if (!unigram) {
     const text::TextNormalization& normalization = tokenizer.normalization;
     tc["do_lower_case"] = normalization.lower_case;

@@ -1,5 +1,9 @@
 #include "model/tokenizer_json.h"
 
+#include <algorithm>
+
+#include "model/unigram_json.h"
+
 namespace ragmig::model {
 
 using json = nlohmann::json;
@@ -98,6 +102,41 @@ json byte_bpe_tokenizer_json(const text::TokenizerSpec& spec) {
             {"end_of_word_suffix", nullptr},
             {"fuse_unk", false},
             {"byte_fallback", false},
+            {"ignore_merges", false},
+            {"vocab", vocab},
+            {"merges", merges}}}};
+}
+
+json sentencepiece_bpe_tokenizer_json(const text::TokenizerSpec& spec) {
+  json vocab = json::object();
+  for (size_t i = 0; i < spec.vocab.size(); ++i) vocab[spec.vocab[i]] = i;
+  json merges = json::array();
+  for (const auto& [left, right] : spec.merges) merges.push_back(json::array({left, right}));  // halves may hold " "
+  const bool replaces_spaces = std::any_of(spec.normalizer.begin(), spec.normalizer.end(), [](const auto& step) {
+    return step.kind == text::NormalizerStep::Kind::kReplace && step.text == " ";
+  });
+  const json split = {
+      {"type", "Split"}, {"pattern", {{"String", " "}}}, {"behavior", "MergedWithPrevious"}, {"invert", false}};
+  return {{"version", "1.0"},
+          {"truncation", nullptr},
+          {"padding", nullptr},
+          {"added_tokens", special_added_tokens(spec)},
+          {"normalizer", normalizer_json(spec.normalizer)},
+          {"pre_tokenizer", replaces_spaces ? split : json(nullptr)},
+          {"post_processor", template_post_processor(spec, false)},
+          {"decoder",
+           {{"type", "Sequence"},
+            {"decoders", json::array({{{"type", "Replace"}, {"pattern", {{"String", "\u2581"}}}, {"content", " "}},
+                                      {{"type", "ByteFallback"}},
+                                      {{"type", "Fuse"}}})}}},
+          {"model",
+           {{"type", "BPE"},
+            {"dropout", nullptr},
+            {"unk_token", spec.special.unk},
+            {"continuing_subword_prefix", nullptr},
+            {"end_of_word_suffix", nullptr},
+            {"fuse_unk", true},
+            {"byte_fallback", true},
             {"ignore_merges", false},
             {"vocab", vocab},
             {"merges", merges}}}};

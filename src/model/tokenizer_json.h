@@ -33,6 +33,11 @@ nlohmann::json template_post_processor(const text::TokenizerSpec& spec, bool dou
 /// its merges as "left right".
 nlohmann::json byte_bpe_tokenizer_json(const text::TokenizerSpec& spec);
 
+/// The tokenizer.json of a SentencePiece BPE spec as transformers 5 writes GemmaTokenizer's: the spec's normaliser
+/// (Replace " " by "▁"), a Split at " " after it (which then splits nothing), cls $A sep (or $A sep), the BPE model
+/// with byte fallback, fused unknowns and its merges as [left, right].
+nlohmann::json sentencepiece_bpe_tokenizer_json(const text::TokenizerSpec& spec);
+
 /// The tokenizer.json of a WordPiece spec as transformers writes BertTokenizerFast's: BertNormalizer with the
 /// spec's normalisation, BertPreTokenizer, cls $A sep, the WordPiece model ("##" continuations). For families
 /// whose transformers tokenizer is tokenizer.json alone (a ModernBERT ragmig trains from scratch).

@@ -122,6 +122,28 @@ json step_json(const NormalizerStep& step) {
 
 }  // namespace
 
+std::vector<NormalizerStep> normalizer_from_json(const json& tj, const std::string& file) {
+  std::vector<NormalizerStep> steps;
+  const auto n = tj.find("normalizer");
+  if (n == tj.end() || n->is_null()) return steps;
+  if (string_member(*n, "type") == "Sequence") {
+    const auto list = n->find("normalizers");
+    if (list == n->end() || !list->is_array()) refuse(file, "normalizer.normalizers", "expected an array");
+    for (size_t i = 0; i < list->size(); ++i)
+      steps.push_back(normalizer_step((*list)[i], file, "normalizer.normalizers[" + std::to_string(i) + "]"));
+  } else {
+    steps.push_back(normalizer_step(*n, file, "normalizer"));
+  }
+  return steps;
+}
+
+json normalizer_json(const std::vector<NormalizerStep>& steps) {
+  if (steps.empty()) return nullptr;
+  json normalizer = {{"type", "Sequence"}, {"normalizers", json::array()}};
+  for (const NormalizerStep& step : steps) normalizer["normalizers"].push_back(step_json(step));
+  return normalizer;
+}
+
 text::TokenizerSpec unigram_from_tokenizer_json(const json& tj, const std::string& file) {
   text::TokenizerSpec spec;
   spec.kind = text::TokenizerKind::kUnigram;
@@ -153,17 +175,7 @@ text::TokenizerSpec unigram_from_tokenizer_json(const json& tj, const std::strin
       spec.scores.push_back(0.0);
     }
   }
-  if (const auto n = tj.find("normalizer"); n != tj.end() && !n->is_null()) {
-    if (string_member(*n, "type") == "Sequence") {
-      const auto list = n->find("normalizers");
-      if (list == n->end() || !list->is_array()) refuse(file, "normalizer.normalizers", "expected an array");
-      for (size_t i = 0; i < list->size(); ++i)
-        spec.normalizer.push_back(
-            normalizer_step((*list)[i], file, "normalizer.normalizers[" + std::to_string(i) + "]"));
-    } else {
-      spec.normalizer.push_back(normalizer_step(*n, file, "normalizer"));
-    }
-  }
+  spec.normalizer = normalizer_from_json(tj, file);
   spec.pre_tokenizer = pre_tokenizer(tj, file);
   return spec;
 }
@@ -171,11 +183,7 @@ text::TokenizerSpec unigram_from_tokenizer_json(const json& tj, const std::strin
 json unigram_tokenizer_json(const text::TokenizerSpec& spec) {
   json vocab = json::array();
   for (size_t i = 0; i < spec.vocab.size(); ++i) vocab.push_back({spec.vocab[i], spec.scores[i]});
-  json normalizer = nullptr;
-  if (!spec.normalizer.empty()) {
-    normalizer = {{"type", "Sequence"}, {"normalizers", json::array()}};
-    for (const NormalizerStep& step : spec.normalizer) normalizer["normalizers"].push_back(step_json(step));
-  }
+  const json normalizer = normalizer_json(spec.normalizer);
   const MetaspaceSplit& m = spec.pre_tokenizer;
   const json metaspace = {{"type", "Metaspace"}, {"replacement", m.replacement},
                           {"prepend_scheme", prepend_name(m.prepend)}, {"split", m.split}};

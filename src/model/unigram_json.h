@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "text/tokenizer.h"
 
@@ -17,6 +18,12 @@ namespace ragmig::model {
 /// normaliser or pre-tokenizer type, a Replace regex other than " {2,}", byte fallback) or a value of the wrong
 /// shape.
 text::TokenizerSpec unigram_from_tokenizer_json(const nlohmann::json& tj, const std::string& file);
+
+/// tokenizer.json's "normalizer" as steps (none for null or absent): Precompiled, Replace (a string, or the regex
+/// " {2,}"), Strip and NFC, alone or in a Sequence. Throws DataError naming `file` and the key for any other.
+std::vector<text::NormalizerStep> normalizer_from_json(const nlohmann::json& tj, const std::string& file);
+/// The "normalizer" of those steps: null for none, else a Sequence of them.
+nlohmann::json normalizer_json(const std::vector<text::NormalizerStep>& steps);
 
 /// The tokenizer.json of a Unigram spec, as transformers 5 writes XLM-R's: <s> $A </s>, added special tokens.
 nlohmann::json unigram_tokenizer_json(const text::TokenizerSpec& spec);

@@ -2,7 +2,6 @@
 // piece of n bytes costs O(n log n) however long it is.
 #include "text/byte_bpe.h"
 
-#include <queue>
 
 #include "core/error.h"
 #include "text/nfc.h"
@@ -12,10 +11,6 @@ namespace ragmig::text {
 namespace {
 
 bool printable(uint8_t b) { return (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174; }
-
-uint64_t pair_key(int32_t left, int32_t right) {
-  return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
-}
 
 // The code points of `text` and their byte offsets, with the text's size after the last.
 void decode(std::string_view text, std::vector<char32_t>& cps, std::vector<size_t>& at) {
@@ -141,7 +136,8 @@ char32_t ByteBpeTokenizer::byte_char(uint8_t byte) {
   return table[byte];
 }
 
-ByteBpeTokenizer::ByteBpeTokenizer(const TokenizerSpec& spec, const std::string& source) : Tokenizer(spec, source) {
+ByteBpeTokenizer::ByteBpeTokenizer(const TokenizerSpec& spec, const std::string& source)
+    : Tokenizer(spec, source), merges_(spec.merges, [this](std::string_view token) { return find(token); }, source) {
   for (const NormalizerStep& step : spec.normalizer) {
     if (step.kind != NormalizerStep::Kind::kNfc)
       throw DataError(source + ": byte-level BPE normalises with NFC only (or not at all)");
@@ -154,57 +150,6 @@ ByteBpeTokenizer::ByteBpeTokenizer(const TokenizerSpec& spec, const std::string&
     const int32_t id = find(ch);
     byte_ids_[b] = id < 0 ? unk_id() : id;
   }
-  merges_.reserve(spec.merges.size());
-  for (size_t r = 0; r < spec.merges.size(); ++r) {
-    const auto& [left, right] = spec.merges[r];
-    const int32_t l = find(left), rt = find(right), result = find(left + right);
-    if (l < 0 || rt < 0 || result < 0)
-      throw DataError(source + ": merge " + std::to_string(r + 1) + " (\"" + left + "\" \"" + right + "\"): \"" +
-                      (l < 0 ? left : rt < 0 ? right : left + right) + "\" is not in the vocabulary");
-    // A repeated rule takes its last rank, as in the tokenizers library.
-    merges_.insert_or_assign(pair_key(l, rt), Merge{static_cast<int32_t>(r), result});
-  }
-}
-
-void ByteBpeTokenizer::merge(std::vector<int32_t>& symbols) const {
-  const int32_t n = static_cast<int32_t>(symbols.size());
-  if (n < 2) return;
-  // A doubly linked list over the symbols; merging folds the right one into the left one.
-  std::vector<int32_t> prev(n), next(n);
-  for (int32_t i = 0; i < n; ++i) {
-    prev[i] = i - 1;
-    next[i] = i + 1 < n ? i + 1 : -1;
-  }
-  struct Candidate {
-    int32_t rank, pos, left, right, result;
-    bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
-  };
-  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap;
-  const auto offer = [&](int32_t pos) {
-    if (pos < 0 || next[pos] < 0) return;
-    const auto it = merges_.find(pair_key(symbols[pos], symbols[next[pos]]));
-    if (it != merges_.end())
-      heap.push({it->second.rank, pos, symbols[pos], symbols[next[pos]], it->second.result});
-  };
-  for (int32_t i = 0; i + 1 < n; ++i) offer(i);
-  std::vector<bool> gone(n, false);
-  while (!heap.empty()) {
-    const Candidate c = heap.top();
-    heap.pop();
-    // Stale when either symbol has changed since the candidate was offered.
-    if (gone[c.pos] || next[c.pos] < 0 || symbols[c.pos] != c.left || symbols[next[c.pos]] != c.right) continue;
-    const int32_t right = next[c.pos];
-    symbols[c.pos] = c.result;
-    gone[right] = true;
-    next[c.pos] = next[right];
-    if (next[right] >= 0) prev[next[right]] = c.pos;
-    offer(prev[c.pos]);
-    offer(c.pos);
-  }
-  int32_t kept = 0;
-  for (int32_t i = 0; i < n; ++i)
-    if (!gone[i]) symbols[kept++] = symbols[i];
-  symbols.resize(kept);
 }
 
 std::vector<std::string_view> ByteBpeTokenizer::pre_tokenize(std::string_view text, BpeSplit split) {
@@ -238,7 +183,7 @@ void ByteBpeTokenizer::encode_text(std::string_view text, size_t limit, std::vec
   split_by(spec().bpe_split, cps, at, [&](size_t first, size_t last) {
     symbols.clear();
     for (size_t b = first; b < last; ++b) symbols.push_back(byte_ids_[static_cast<uint8_t>(text[b])]);
-    merge(symbols);
+    merges_.apply(symbols);
     ids.insert(ids.end(), symbols.begin(), symbols.end());
     return ids.size() < limit;
   });

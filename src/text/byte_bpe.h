@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "text/bpe_merges.h"
 #include "text/tokenizer.h"
 
 namespace ragmig::text {
@@ -34,18 +35,12 @@ class ByteBpeTokenizer : public Tokenizer {
   static char32_t byte_char(uint8_t byte);
 
  private:
-  struct Merge {
-    int32_t rank;
-    int32_t result;
-  };
   // Invalid UTF-8 bytes are encoded as the bytes they are; a byte whose character is not in the vocabulary
   // becomes the unk token.
   void encode_text(std::string_view text, size_t limit, std::vector<int32_t>& out) const override;
-  // Merges the symbols of one piece in place.
-  void merge(std::vector<int32_t>& symbols) const;
 
   std::array<int32_t, 256> byte_ids_{};               // the id of each byte's character, or unk
-  std::unordered_map<uint64_t, Merge> merges_;        // (left id << 32 | right id) -> rank, merged id
+  BpeMerges merges_;
   bool nfc_ = false;                                  // the spec's normaliser: NFC before the split
 };
 

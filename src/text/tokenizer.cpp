@@ -4,8 +4,9 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "text/unicode.h"
 #include "text/byte_bpe.h"
+#include "text/sp_bpe.h"
+#include "text/unicode.h"
 #include "text/unigram.h"
 #include "text/wordpiece.h"
 
@@ -149,6 +150,7 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, int64_t max_len) c
 std::unique_ptr<Tokenizer> make_tokenizer(const TokenizerSpec& spec) {
   if (spec.kind == TokenizerKind::kByteBpe) return std::make_unique<ByteBpeTokenizer>(spec);
   if (spec.kind == TokenizerKind::kUnigram) return std::make_unique<UnigramTokenizer>(spec);
+  if (spec.kind == TokenizerKind::kSentencePieceBpe) return std::make_unique<SentencePieceBpeTokenizer>(spec);
   return std::make_unique<WordPieceTokenizer>(spec.vocab, spec.normalization, spec.special);
 }
 

@@ -1,8 +1,8 @@
 // What every tokenizer of a model gives the rest of ragmig: text -> [CLS] piece ids... [SEP] under a length
-// limit, and the ids of its special tokens. Three kinds sit behind it: WordPiece (BERT, MPNet, DistilBERT:
-// wordpiece.h), byte-level BPE (RoBERTa, DistilRoBERTa, ModernBERT, Qwen: byte_bpe.h) and SentencePiece Unigram (XLM-R,
-// multilingual-e5, paraphrase-multilingual-*: unigram.h). A TokenizerSpec is the plain data one is built from
-// and that a model folder reads and writes (model/st_folder.h).
+// limit, and the ids of its special tokens. Four kinds sit behind it: WordPiece (BERT, MPNet, DistilBERT:
+// wordpiece.h), byte-level BPE (RoBERTa, DistilRoBERTa, ModernBERT, Qwen: byte_bpe.h), SentencePiece Unigram (XLM-R,
+// multilingual-e5, paraphrase-multilingual-*: unigram.h) and SentencePiece BPE (Gemma, EmbeddingGemma: sp_bpe.h). A
+// TokenizerSpec is the plain data one is built from and that a model folder reads and writes (model/st_folder.h).
 #pragma once
 
 #include <cstdint>
@@ -39,6 +39,9 @@ enum class TokenizerKind {
   kWordPiece,  ///< BertTokenizer: normalisation, then greedy longest-match pieces with "##" continuations
   kByteBpe,    ///< RobertaTokenizer / GPT-2's: bytes as characters, split GPT-2's way, then BPE merges
   kUnigram,    ///< XLMRobertaTokenizer / SentencePiece's: normalise, mark spaces, the best-scoring pieces
+  /// GemmaTokenizer / SentencePiece's BPE: spaces marked ("▁"), BPE merges over characters, the bytes of a
+  /// character the vocabulary lacks as <0xXX> tokens (byte fallback)
+  kSentencePieceBpe,
 };
 
 /// One step of a Unigram or byte-level BPE tokenizer's normaliser (tokenizer.json's "normalizer", a Sequence of
@@ -80,8 +83,8 @@ struct TokenizerSpec {
   std::vector<std::string> vocab;  ///< token of id i
   SpecialTokens special;
   TextNormalization normalization;  ///< WordPiece only
-  /// Byte-level BPE only: the merge rules, the first applied first; both halves and their concatenation are
-  /// vocabulary tokens (in the byte-as-character alphabet, "Ġ" for a space).
+  /// Byte-level and SentencePiece BPE only: the merge rules, the first applied first; both halves and their
+  /// concatenation are vocabulary tokens (in the byte-as-character alphabet, "Ġ" for a space; "▁" for SentencePiece's).
   std::vector<std::pair<std::string, std::string>> merges;
   bool add_prefix_space = false;  ///< byte-level BPE only: a space before a non-empty text not starting with one
   BpeSplit bpe_split = BpeSplit::kGpt2;  ///< byte-level BPE only
@@ -89,7 +92,8 @@ struct TokenizerSpec {
   /// the pieces, then sep (Qwen3-Embedding's $A <|endoftext|>, whose last token the embedding is read from).
   bool cls_first = true;
   std::vector<double> scores;              ///< Unigram only: each token's log probability
-  std::vector<NormalizerStep> normalizer;  ///< Unigram and byte-level BPE (kNfc) only, applied in order
+  /// Unigram, byte-level BPE (kNfc) and SentencePiece BPE (kReplace, kNfc) only, applied in order
+  std::vector<NormalizerStep> normalizer;
   MetaspaceSplit pre_tokenizer;            ///< Unigram only
   /// Special tokens (by name) that take the whitespace before / after them where a text contains them
   /// (tokenizer.json's added_tokens' lstrip / rstrip, as roberta-base's <mask> on the hub).

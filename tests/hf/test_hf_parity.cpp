@@ -861,6 +861,59 @@ TEST(HfLive, AQwen3FolderTokenizesEmbedsFineTunesAndTrainsAdaptersAsTransformers
   expect_family_round_trips(st_folder, texts, dir.path(), "Qwen3", "qwen3");
 }
 
+// A Gemma 3 folder (EmbeddingGemma's architecture, small and random: Gemma3TextModel read bidirectionally, sliding
+// layers with a window of 6 beside a global one, a rotary base per layer type, 4 query heads over 2 key/value heads
+// of head_dim 16, RMSNorm around each sublayer; mean pooling) with transformers 5's GemmaTokenizer (SentencePiece BPE
+// with byte fallback, <bos> $A <eos>): transformers' ids for the texts and 300 random strings (CJK and emoji through
+// byte fallback, runs of spaces), the tokenizer.json ragmig writes back encoding them alike; embeddings as
+// sentence-transformers and transformers give them, written back, fine-tuned and a LoRA adapter peft puts on the base.
+TEST(HfLive, AGemma3FolderTokenizesEmbedsFineTunesAndTrainsAdaptersAsTransformers) {
+  REQUIRE_PYTHON_LIBRARIES();
+  testing::ScratchDir dir;
+  auto texts = tokenizer_texts();
+  const std::vector<std::string> alphabet = {
+      "a",  "e",  "Z",  "\u00e9", "\u6771", "\U0001F600",      "1",      " ", " ", "  ",
+      "\t", "\n", "th", "ing",    "<bos>",  "<start_of_turn>", "\u2581", "'"};
+  std::mt19937 rng(5);
+  for (int i = 0; i < 300; ++i) {
+    std::string t;
+    for (size_t n = rng() % 12; n > 0; --n) t += alphabet[rng() % alphabet.size()];
+    texts.push_back(t);
+  }
+  ASSERT_TRUE(make_folders("gemma3_folder.py", dir / "gemma3", &texts));
+  const fs::path st_folder = dir / "gemma3" / "st";
+  const model::FolderTokenizer folder = model::read_folder_tokenizer(st_folder.string());
+  const text::TokenizerSpec& spec = folder.spec;
+  EXPECT_EQ(spec.kind, text::TokenizerKind::kSentencePieceBpe);
+  EXPECT_TRUE(spec.cls_first);
+  EXPECT_EQ(spec.special.cls, "<bos>");
+  EXPECT_EQ(spec.special.sep, "<eos>");
+  EXPECT_EQ(spec.added_tokens, (std::vector<std::string>{"<start_of_turn>", "<end_of_turn>"}));
+  const json ids = json::parse(read_file(dir / "gemma3" / "ids.json"))["plain"];
+  expect_same_ids(spec, texts, ids, "GemmaTokenizer");
+
+  write_file_atomic(dir / "written.json", model::sentencepiece_bpe_tokenizer_json(spec).dump());
+  const std::string again = python_output(
+      "import json; from tokenizers import Tokenizer\n"
+      "t = Tokenizer.from_file('" +
+      (dir / "written.json").string() +
+      "')\n"
+      "print(json.dumps([t.encode(x).ids for x in json.load(open('" +
+      (dir / "texts.json").string() + "'))]))");
+  ASSERT_FALSE(again.empty());
+  EXPECT_EQ(json::parse(again), ids) << "the tokenizer.json ragmig writes";
+
+  const auto loaded = model::load_model_folder(st_folder.string());
+  const model::BertConfig& config = loaded.model->spec().bert;
+  EXPECT_EQ(config.gemma3.num_key_value_heads, 2);
+  EXPECT_EQ(config.gemma3.sliding_window, 6);
+  EXPECT_EQ(config.gemma3.sliding_layers, (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(config.gemma3.rope_local_theta, 100.0);
+  EXPECT_EQ(config.gemma3.rope_theta, 5000.0);
+  expect_family_round_trips(st_folder, texts, dir.path(), "Gemma 3", "gemma3_text");
+  EXPECT_EQ(json::parse(read_file(dir / "again" / "tokenizer_config.json"))["tokenizer_class"], "GemmaTokenizer");
+}
+
 // An XLM-R folder (SentencePiece Unigram with SentencePiece's real nmt_nfkc charsmap; multilingual-e5's and
 // paraphrase-multilingual-*'s architecture, small and random): transformers' ids as transformers 5 converts the
 // SentencePiece model (WhitespaceSplit + Metaspace) and as the hub's XLM-R files have it (Precompiled then

@@ -17,6 +17,7 @@
 #include "support/byte_level_tokenizers.h"
 #include "support/test_support.h"
 #include "support/tiny_bert.h"
+#include "text/sp_bpe.h"
 #include "text/wordpiece.h"
 
 namespace ragmig::model {
@@ -767,7 +768,8 @@ TEST(ModelFolder, RobertaFoldersKeepTheirByteLevelTokenizer) {
       {[](nlohmann::json& j) { j["pre_tokenizer"] = {{"type", "Metaspace"}}; }, "key \"pre_tokenizer\""},
       {[](nlohmann::json& j) { j["model"]["continuing_subword_prefix"] = "##"; }, "model.continuing_subword_prefix"},
       {[](nlohmann::json& j) { j["model"]["dropout"] = 0.1; }, "model.dropout"},
-      {[](nlohmann::json& j) { j["model"]["byte_fallback"] = true; }, "model.byte_fallback"},
+      // Byte fallback makes it SentencePiece BPE, which has no ByteLevel pre-tokenizer.
+      {[](nlohmann::json& j) { j["model"]["byte_fallback"] = true; }, "key \"pre_tokenizer\": expected none"},
       {[](nlohmann::json& j) { j["model"]["vocab"]["<s>"] = 1; }, "key \"model.vocab\": token"},
   };
   expect_edits_refused(dir, tj, refused);
@@ -818,6 +820,77 @@ TEST(ModelFolder, XlmRobertaFoldersKeepTheirUnigramTokenizer) {
        "token \"<extra>\" has id 9, expected 7"},
   };
   expect_edits_refused(dir, tj, refused);
+}
+
+// A Gemma 3 folder: SentencePiece BPE (Gemma's layout: " " -> "▁", byte fallback, <bos> $A <eos>) written as
+// tokenizer.json with GemmaTokenizer's tokenizer_config.json, read back as written; framing by add_bos_token /
+// add_eos_token where tokenizer_config.json has them (as transformers), else by the post-processor; what ragmig does
+// not run is refused by key.
+TEST(ModelFolder, GemmaFoldersKeepTheirSentencePieceBpeTokenizer) {
+  ScratchDir scratch;
+  const auto dir = scratch / "model";
+  EncoderSpec spec;
+  spec.bert = bert_config_from_json({{"model_type", "gemma3_text"},
+                                     {"vocab_size", 264},
+                                     {"hidden_size", 16},
+                                     {"num_hidden_layers", 2},
+                                     {"num_attention_heads", 2},
+                                     {"num_key_value_heads", 1},
+                                     {"head_dim", 8},
+                                     {"intermediate_size", 24},
+                                     {"sliding_window", 4},
+                                     {"sliding_window_pattern", 2},
+                                     {"use_bidirectional_attention", true}},
+                                    "config.json");
+  DualEncoder model(spec);
+  text::TokenizerSpec tokenizer;
+  tokenizer.kind = text::TokenizerKind::kSentencePieceBpe;
+  tokenizer.special = {"<bos>", "<eos>", "<pad>", "<unk>", "<mask>"};
+  tokenizer.vocab = {"<pad>", "<eos>", "<bos>", "<unk>", "<mask>"};
+  for (int b = 0; b < 256; ++b)
+    tokenizer.vocab.push_back(text::SentencePieceBpeTokenizer::byte_token(static_cast<uint8_t>(b)));
+  tokenizer.vocab.insert(tokenizer.vocab.end(), {"\u2581", "a", "\u2581a"});
+  tokenizer.merges = {{"\u2581", "a"}};
+  tokenizer.normalizer = {{text::NormalizerStep::Kind::kReplace, " ", "\u2581", false, false}};
+  save_model_folder(dir.string(), model, tokenizer);
+  const auto tc = nlohmann::json::parse(read_file(dir / "tokenizer_config.json"));
+  EXPECT_EQ(tc["tokenizer_class"], "GemmaTokenizer");
+  EXPECT_EQ(tc["add_bos_token"], true);
+  EXPECT_EQ(tc["add_eos_token"], true);
+  EXPECT_EQ(tc["bos_token"], "<bos>");
+  auto loaded = load_model_folder(dir.string());
+  EXPECT_EQ(loaded.tokenizer, tokenizer);
+  EXPECT_EQ(text::make_tokenizer(loaded.tokenizer)->encode("a a\u00e9", 8),
+            (std::vector<int32_t>{2, 262, 263, 5 + 0xC3, 5 + 0xA9, 1}));
+
+  auto no_flags = tc;
+  no_flags.erase("add_bos_token");
+  no_flags.erase("add_eos_token");
+  write_file_atomic(dir / "tokenizer_config.json", no_flags.dump());
+  EXPECT_EQ(load_model_folder(dir.string()).tokenizer, tokenizer) << "framed by the post-processor";
+  const auto tj = nlohmann::json::parse(read_file(dir / "tokenizer.json"));
+  const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> refused = {
+      {[](nlohmann::json& j) { j["pre_tokenizer"] = {{"type", "Metaspace"}}; }, "key \"pre_tokenizer\": expected none"},
+      {[](nlohmann::json& j) { j["normalizer"] = {{"type", "NFKC"}}; }, "key \"normalizer\": normalizer NFKC"},
+      {[](nlohmann::json& j) { j["normalizer"]["normalizers"][0] = {{"type", "Strip"}}; },
+       "key \"normalizer\": only Replace"},
+      {[](nlohmann::json& j) { j["model"]["ignore_merges"] = true; }, "key \"model.ignore_merges\""},
+      {[](nlohmann::json& j) { j["post_processor"]["single"].erase(2); },
+       "key \"post_processor\": texts are framed without an eos token"},
+      {[](nlohmann::json& j) { j["post_processor"]["single"].push_back(j["post_processor"]["single"][1]); },
+       "key \"post_processor\": expected [bos] $A [eos]"},
+      {[](nlohmann::json& j) {
+         j["model"]["vocab"]["<0x41/>"] = j["model"]["vocab"]["<0x41>"];
+         j["model"]["vocab"].erase("<0x41>");
+       },
+       "byte token \"<0x41>\" is not in the vocabulary"},
+  };
+  expect_edits_refused(dir, tj, refused);
+  write_file_atomic(dir / "tokenizer.json", tj.dump());
+  auto no_eos = tc;
+  no_eos["add_eos_token"] = false;
+  write_file_atomic(dir / "tokenizer_config.json", no_eos.dump());
+  expect_data_error(dir.string(), "keys \"add_bos_token\" and \"add_eos_token\": texts are framed without an eos");
 }
 
 // MPNet's tokenizer names its special tokens (<s>, </s>, <pad>) in tokenizer_config.json, as a string or as

@@ -1,0 +1,68 @@
+#include "text/sp_bpe.h"
+
+#include <cstdio>
+
+#include "core/error.h"
+#include "text/nfc.h"
+#include "text/unicode.h"
+
+namespace ragmig::text {
+namespace {
+
+void replace_all(std::string& s, std::string_view from, std::string_view to) {
+  if (from.empty()) return;
+  std::string out;
+  size_t start = 0;
+  for (size_t at; (at = s.find(from, start)) != std::string::npos; start = at + from.size())
+    out.append(s, start, at - start).append(to);
+  out.append(s, start, std::string::npos);
+  s = std::move(out);
+}
+
+}  // namespace
+
+std::string SentencePieceBpeTokenizer::byte_token(uint8_t byte) {
+  char name[8];
+  std::snprintf(name, sizeof name, "<0x%02X>", byte);
+  return name;
+}
+
+SentencePieceBpeTokenizer::SentencePieceBpeTokenizer(const TokenizerSpec& spec, const std::string& source)
+    : Tokenizer(spec, source), merges_(spec.merges, [this](std::string_view token) { return find(token); }, source) {
+  for (const NormalizerStep& step : spec.normalizer)
+    if (step.kind != NormalizerStep::Kind::kReplace && step.kind != NormalizerStep::Kind::kNfc)
+      throw DataError(source + ": SentencePiece BPE normalises with Replace and NFC steps only");
+  for (int b = 0; b < 256; ++b) {
+    const std::string name = byte_token(static_cast<uint8_t>(b));
+    byte_ids_[static_cast<size_t>(b)] = find(name);
+    if (byte_ids_[static_cast<size_t>(b)] < 0)
+      throw DataError(source + ": byte token \"" + name +
+                      "\" is not in the vocabulary (SentencePiece BPE falls back to the 256 byte tokens <0x00> ... "
+                      "<0xFF>)");
+  }
+}
+
+void SentencePieceBpeTokenizer::encode_text(std::string_view text, size_t limit, std::vector<int32_t>& ids) const {
+  if (ids.size() >= limit || text.empty()) return;
+  std::string s(text);
+  for (const NormalizerStep& step : spec().normalizer)
+    if (step.kind == NormalizerStep::Kind::kReplace)
+      replace_all(s, step.text, step.content);
+    else
+      s = nfc(s);
+  std::vector<int32_t> symbols;
+  symbols.reserve(s.size());
+  for (size_t pos = 0; pos < s.size();) {
+    const size_t start = pos;
+    decode_utf8(s, pos);  // one character, or one malformed byte
+    if (const int32_t id = find(std::string_view(s).substr(start, pos - start)); id >= 0) {
+      symbols.push_back(id);
+      continue;
+    }
+    for (size_t b = start; b < pos; ++b) symbols.push_back(byte_ids_[static_cast<uint8_t>(s[b])]);
+  }
+  merges_.apply(symbols);
+  ids.insert(ids.end(), symbols.begin(), symbols.end());
+}
+
+}  // namespace ragmig::text
