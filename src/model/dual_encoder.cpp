@@ -29,18 +29,20 @@ torch::Tensor pool(const torch::Tensor& hidden, const torch::Tensor& attention_m
 DualEncoderImpl::DualEncoderImpl(const EncoderSpec& spec) : spec_(spec) {
   query_ = register_module("query", BertModel(spec_.bert));
   if (!spec_.shared_towers) passage_ = register_module("passage", BertModel(spec_.bert));
-  if (spec_.dense) {
-    query_dense_ = register_module("query_dense", Dense(*spec_.dense));
-    if (!spec_.shared_towers) passage_dense_ = register_module("passage_dense", Dense(*spec_.dense));
+  for (size_t i = 0; i < spec_.dense.size(); ++i) {
+    const std::string suffix = i == 0 ? "" : std::to_string(i + 1);  // "query_dense", "query_dense2", ...
+    query_dense_.push_back(register_module("query_dense" + suffix, Dense(spec_.dense[i])));
+    if (!spec_.shared_towers)
+      passage_dense_.push_back(register_module("passage_dense" + suffix, Dense(spec_.dense[i])));
   }
 }
 
 torch::Tensor DualEncoderImpl::project(const torch::Tensor& pooled, bool passage) {
-  Dense dense = passage ? passage_dense() : query_dense();
-  if (!dense) return pooled;
-  // The layer's own dtype in (bf16 when the model is, float32 under autocast, which then computes in bf16),
+  torch::Tensor y = pooled;
+  // Each layer's own dtype in (bf16 when the model is, float32 under autocast, which then computes in bf16),
   // at least float32 out, as pooling gives.
-  const auto y = dense->forward(pooled.to(dense->parameters().front().scalar_type()));
+  for (Dense dense : passage ? passage_dense() : query_dense())
+    y = dense->forward(y.to(dense->parameters().front().scalar_type()));
   return y.to(at::promote_types(y.scalar_type(), torch::kFloat));
 }
 
@@ -74,9 +76,9 @@ torch::Tensor DualEncoderImpl::encode_passages(const torch::Tensor& ids, const t
 }
 
 DualEncoder with_dense_layer(DualEncoder& net, const DenseConfig& dense) {
-  TORCH_CHECK(!net->spec().dense, "with_dense_layer: the model has a Dense layer already");
+  TORCH_CHECK(net->spec().dense.empty(), "with_dense_layer: the model has a Dense layer already");
   EncoderSpec spec = net->spec();
-  spec.dense = dense;
+  spec.dense = {dense};
   DualEncoder out(spec);
   torch::NoGradGuard no_grad;
   auto params = out->named_parameters();

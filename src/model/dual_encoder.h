@@ -1,13 +1,14 @@
 // The dual encoder that ragmig trains: BERT towers for queries and passages (one shared tower or two),
 // pooled to one vector per text (mean over real tokens, the [CLS] position, the maximum over real tokens, or
-// sentence-transformers' mean_sqrt_len_tokens), optionally through a Dense layer (one per tower), and
-// optionally L2-normalised.
+// sentence-transformers' mean_sqrt_len_tokens), optionally through Dense layers (a chain per tower: EmbeddingGemma
+// has two), and optionally L2-normalised.
 #pragma once
 
+#include <torch/torch.h>
 #include <optional>
 #include <string>
 #include <utility>
-#include <torch/torch.h>
+#include <vector>
 
 #include "model/bert.h"
 #include "model/bert_config.h"
@@ -19,12 +20,13 @@ namespace ragmig::model {
 struct EncoderSpec {
   BertConfig bert;
   Pooling pooling = Pooling::Mean;
-  std::optional<DenseConfig> dense;  ///< a Dense layer after pooling (sentence-transformers' Dense module)
+  /// Dense layers after pooling, in order (sentence-transformers' Dense modules); none by default.
+  std::vector<DenseConfig> dense;
   bool normalize = true;
   bool shared_towers = true;
 
-  /// The size of the embeddings: the Dense layer's out_features, else the hidden size.
-  int64_t embedding_dim() const { return dense ? dense->out_features : bert.hidden_size; }
+  /// The size of the embeddings: the last Dense layer's out_features, else the hidden size.
+  int64_t embedding_dim() const { return dense.empty() ? bert.hidden_size : dense.back().out_features; }
 };
 
 /// Pools a last hidden state [B,L,H] with its attention mask [B,L] into [B,H] float32. Mean averages the
@@ -40,7 +42,7 @@ class DualEncoderImpl : public torch::nn::Module {
   /// towers the passage tower is initialised after, and independently of, the query tower.
   explicit DualEncoderImpl(const EncoderSpec& spec);
 
-  /// ids, mask [B,L] int64 -> [B,D] float32 (D = spec.embedding_dim()), pooled, through the Dense layer, then
+  /// ids, mask [B,L] int64 -> [B,D] float32 (D = spec.embedding_dim()), pooled, through the Dense layers, then
   /// (if spec.normalize) L2-normalised. The mask may lie on the host with the ids on a GPU (BertModelImpl::forward).
   torch::Tensor encode_queries(const torch::Tensor& ids, const torch::Tensor& mask);
   torch::Tensor encode_passages(const torch::Tensor& ids, const torch::Tensor& mask);
@@ -57,11 +59,11 @@ class DualEncoderImpl : public torch::nn::Module {
   BertModel query_tower() const { return query_; }
   /// Registered as "passage" with separate towers; the query tower when shared.
   BertModel passage_tower() const { return passage_ ? passage_ : query_; }
-  /// The Dense layer after the query tower's pooling ("query_dense"; "passage_dense" is the passage tower's with
-  /// separate towers, else the same): null without spec.dense.
-  Dense query_dense() const { return query_dense_; }
-  Dense passage_dense() const { return passage_dense_ ? passage_dense_ : query_dense_; }
-  /// A tower's pooled vectors [B,H] (any float dtype) through its Dense layer, as at least float32; `pooled`
+  /// The Dense layers after the query tower's pooling, one per spec.dense ("query_dense", then "query_dense2",
+  /// ...; "passage_dense", ... are the passage tower's with separate towers, else the same); none without.
+  std::vector<Dense> query_dense() const { return query_dense_; }
+  std::vector<Dense> passage_dense() const { return passage_dense_.empty() ? query_dense_ : passage_dense_; }
+  /// A tower's pooled vectors [B,H] (any float dtype) through its Dense layers, as at least float32; `pooled`
   /// itself without one.
   torch::Tensor project(const torch::Tensor& pooled, bool passage);
 
@@ -73,8 +75,8 @@ class DualEncoderImpl : public torch::nn::Module {
   EncoderSpec spec_;
   BertModel query_{nullptr};
   BertModel passage_{nullptr};  // null when the towers are shared
-  Dense query_dense_{nullptr};   // null without spec.dense
-  Dense passage_dense_{nullptr};  // null without spec.dense or when the towers are shared
+  std::vector<Dense> query_dense_;
+  std::vector<Dense> passage_dense_;  // empty when the towers are shared
 };
 TORCH_MODULE(DualEncoder);
 

@@ -36,8 +36,8 @@ const char* tokenizer_class(const text::TokenizerSpec& tokenizer, const BertConf
   return config.mpnet() ? "MPNetTokenizer" : "BertTokenizer";
 }
 
-void write_tower(const fs::path& folder, BertModel& tower, Dense& dense, const text::TokenizerSpec& tokenizer,
-                 const EncoderSpec& spec, const SaveOptions& options) {
+void write_tower(const fs::path& folder, BertModel& tower, const std::vector<Dense>& dense,
+                 const text::TokenizerSpec& tokenizer, const EncoderSpec& spec, const SaveOptions& options) {
   nlohmann::json config = to_json(tower->config());
   if (tower->config().is_modernbert())  // ModernBertConfig's defaults are ModernBERT-base's vocabulary's ids
     for (const auto& [key, token] :
@@ -58,8 +58,11 @@ void write_tower(const fs::path& folder, BertModel& tower, Dense& dense, const t
   layout.normalize = spec.normalize;
   write_sentence_transformer_files(folder.string(), tokenizer, tokenizer_class(tokenizer, spec.bert), max_length,
                                    spec.bert.hidden_size, layout, options.prompts, options.sizes.truncate_dim);
-  if (dense)
-    save_tensors((folder / kDenseModuleFolder / "model.safetensors").string(), dense_state(dense), {{"format", "pt"}});
+  for (size_t i = 0; i < dense.size(); ++i) {
+    Dense layer = dense[i];
+    save_tensors((folder / dense_module_folder(i) / "model.safetensors").string(), dense_state(layer),
+                 {{"format", "pt"}});
+  }
 }
 
 BertConfig read_config(const fs::path& folder) {
@@ -205,13 +208,11 @@ void save_model_folder(const std::string& dir, DualEncoder& model, const text::T
   write_folder_atomically(dir, [&](const std::string& folder) {
     const fs::path tmp(folder);
     BertModel query = model->query_tower();
-    Dense query_dense = model->query_dense();
-    write_tower(tmp, query, query_dense, tokenizer, spec, options);
+    write_tower(tmp, query, model->query_dense(), tokenizer, spec, options);
     if (!spec.shared_towers) {
       fs::create_directory(tmp / "passage");
       BertModel passage = model->passage_tower();
-      Dense passage_dense = model->passage_dense();
-      write_tower(tmp / "passage", passage, passage_dense, tokenizer, spec, options);
+      write_tower(tmp / "passage", passage, model->passage_dense(), tokenizer, spec, options);
       fsync_folder(tmp / "passage");
     }
     nlohmann::json info = {{"pooling", to_string(spec.pooling)},
@@ -268,14 +269,14 @@ LoadedModel load_model_folder(const std::string& dir) {
   }
   if (st) spec.dense = st->dense;
   spec.bert = read_config(folder);
-  if (spec.dense && spec.dense->in_features != spec.bert.hidden_size)
-    throw DataError((top / st->dense_path / "config.json").string() + ": key \"in_features\": " +
-                    std::to_string(spec.dense->in_features) + ", but the encoder's hidden_size is " +
-                    std::to_string(spec.bert.hidden_size));
+  if (!spec.dense.empty() && spec.dense.front().in_features != spec.bert.hidden_size)
+    throw DataError((top / st->dense_paths.front() / "config.json").string() +
+                    ": key \"in_features\": " + std::to_string(spec.dense.front().in_features) +
+                    ", but the encoder's hidden_size is " + std::to_string(spec.bert.hidden_size));
   check_weights_fit(spec.bert.minimum_weight_count(), folder / "model.safetensors", folder / "config.json");
-  if (spec.dense)
-    check_weights_fit(static_cast<double>(spec.dense->in_features) * static_cast<double>(spec.dense->out_features),
-                      dense_weights_file(top / st->dense_path), top / st->dense_path / "config.json");
+  for (size_t i = 0; i < spec.dense.size(); ++i)
+    check_weights_fit(static_cast<double>(spec.dense[i].in_features) * static_cast<double>(spec.dense[i].out_features),
+                      dense_weights_file(top / st->dense_paths[i]), top / st->dense_paths[i] / "config.json");
   FolderTokenizer tok = read_folder_tokenizer(folder.string());
   check_vocab_fits(tok.spec.vocab, spec.bert, tok.vocab_file);
 
@@ -286,7 +287,7 @@ LoadedModel load_model_folder(const std::string& dir) {
       throw DataError((passage / "config.json").string() + ": the passage tower's config differs from the query tower's");
     check_weights_fit(spec.bert.minimum_weight_count(), passage / "model.safetensors", passage / "config.json");
     passage_st = read_sentence_transformer_layout(passage.string());
-    if ((passage_st ? passage_st->dense : std::nullopt) != spec.dense)
+    if ((passage_st ? passage_st->dense : std::vector<DenseConfig>{}) != spec.dense)
       throw DataError((passage / "modules.json").string() + ": the passage tower's Dense module differs from the "
                       "query tower's");
     if (fs::exists(passage / "vocab.txt") || fs::exists(passage / "vocab.json") ||
@@ -304,12 +305,12 @@ LoadedModel load_model_folder(const std::string& dir) {
     BertModel passage_tower = loaded.model->passage_tower();
     load_bert_weights(passage_tower, (passage / "model.safetensors").string());
   }
-  if (spec.dense) {
-    Dense dense = loaded.model->query_dense();
-    load_dense_weights(dense, dense_weights_file(top / st->dense_path));
+  for (size_t i = 0; i < spec.dense.size(); ++i) {
+    Dense dense = loaded.model->query_dense()[i];
+    load_dense_weights(dense, dense_weights_file(top / st->dense_paths[i]));
     if (!spec.shared_towers) {
-      Dense passage_dense = loaded.model->passage_dense();
-      load_dense_weights(passage_dense, dense_weights_file(passage / passage_st->dense_path));
+      Dense passage_dense = loaded.model->passage_dense()[i];
+      load_dense_weights(passage_dense, dense_weights_file(passage / passage_st->dense_paths[i]));
     }
   }
   return loaded;

@@ -605,10 +605,10 @@ std::optional<SentenceTransformerLayout> read_sentence_transformer_layout(const 
       throw DataError(modules_path.string() + ": module " + type + ": key \"path\": expected a folder (a string)");
     const std::string path = string_member(m, "path");
     const std::ptrdiff_t at = std::find(order.begin(), order.end(), cls) - order.begin();
-    if (at == std::ssize(order) || at < last || (at == last && cls != "Normalize"))
+    if (at == std::ssize(order) || at < last || (at == last && cls != "Normalize" && cls != "Dense"))
       throw DataError(modules_path.string() + ": module " + type +
                       (at == std::ssize(order) ? " is not supported" : " is not supported here") +
-                      " (ragmig runs a Transformer, a Pooling, at most one Dense and Normalize, in that order)");
+                      " (ragmig runs a Transformer, a Pooling, Dense modules and Normalize, in that order)");
     last = at;
     if (cls == "Transformer") {
       transformer = true;
@@ -624,8 +624,12 @@ std::optional<SentenceTransformerLayout> read_sentence_transformer_layout(const 
     } else if (cls == "Dense") {
       if (!pooling) throw DataError(modules_path.string() + ": module " + type + " comes before the Pooling module");
       const fs::path dc = folder / path / "config.json";
-      layout.dense = dense_config_from_json(read_json_file(dc.string()), dc.string());
-      layout.dense_path = path;
+      const DenseConfig dense = dense_config_from_json(read_json_file(dc.string()), dc.string());
+      if (!layout.dense.empty() && dense.in_features != layout.dense.back().out_features)
+        throw DataError(dc.string() + ": key \"in_features\": " + std::to_string(dense.in_features) +
+                        ", but the Dense module before it gives " + std::to_string(layout.dense.back().out_features));
+      layout.dense.push_back(dense);
+      layout.dense_paths.push_back(path);
     } else {
       layout.normalize = true;
     }
@@ -777,10 +781,10 @@ void write_modules(const fs::path& folder, const SentenceTransformerLayout& layo
   };
   add_module("Transformer");
   add_module("Pooling");
-  if (layout.dense) {
+  for (const DenseConfig& dense : layout.dense) {
     const std::string path = add_module("Dense");
     fs::create_directories(folder / path);
-    write_json(folder / path / "config.json", to_json(*layout.dense));
+    write_json(folder / path / "config.json", to_json(dense));
   }
   if (layout.normalize) fs::create_directories(folder / add_module("Normalize"));
   write_json(folder / "modules.json", modules);

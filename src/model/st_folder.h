@@ -50,14 +50,14 @@ FolderTokenizer read_folder_tokenizer(const std::string& dir);
 struct SentenceTransformerLayout {
   std::string transformer_path;  ///< the folder of the BERT files, relative ("" = the folder itself)
   std::string pooling;           ///< "mean" | "cls" | "max" | "mean_sqrt_len_tokens"
-  std::optional<DenseConfig> dense;  ///< a Dense module after pooling
-  std::string dense_path;            ///< its folder, relative (its config.json and model.safetensors)
+  std::vector<DenseConfig> dense;        ///< the Dense modules after pooling, in order
+  std::vector<std::string> dense_paths;  ///< their folders, relative (each's config.json and model.safetensors)
   bool normalize = false;
 };
 
 /// Reads modules.json (old and new sentence-transformers type names), the Pooling module's config.json
 /// (the pooling_mode_* flags of sentence-transformers 2-5 or pooling_mode of 6) and a Dense module's
-/// config.json. Throws DataError naming the file for a module ragmig does not run (a second Dense, a
+/// config.json. Throws DataError naming the file for a module ragmig does not run (a
 /// non-Transformer encoder, ...), modules out of the order Transformer, Pooling, Dense, Normalize, a pooling
 /// other than mean, CLS, max or mean_sqrt_len_tokens (one of them alone), include_prompt = false (pooling that
 /// leaves the prompt's tokens out) or a Dense config dense_config_from_json refuses.
@@ -99,9 +99,10 @@ void write_prompts_file(const std::string& dir, const text::Prompts& prompts);
 /// (max_seq_length = `max_length`), modules.json, 1_Pooling/config.json, config_sentence_transformers.json (the
 /// similarity, `prompts` as "query" and "document", which encode_query and encode_document use, and
 /// `truncate_dim` when positive), with
-/// `layout.dense` 2_Dense/config.json and, when `layout.normalize`, 2_Normalize/ (3_Normalize/ after a Dense).
+/// each of `layout.dense` 2_Dense/config.json, 3_Dense/config.json, ... and, when `layout.normalize`, a Normalize
+/// module after them (2_Normalize/ without a Dense).
 /// layout's paths are not read: the files go where sentence-transformers puts them. config.json and the weights
-/// (the encoder's, the Dense module's 2_Dense/model.safetensors) are the caller's. Throws DataError for a token
+/// (the encoder's, each Dense module's model.safetensors) are the caller's. Throws DataError for a token
 /// vocab.txt or merges.txt cannot hold (a line break; a space in a merge's half), IoError.
 void write_sentence_transformer_files(const std::string& dir, const text::TokenizerSpec& tokenizer,
                                       const std::string& tokenizer_class, int64_t max_length, int64_t hidden_size,
@@ -111,7 +112,9 @@ void write_sentence_transformer_files(const std::string& dir, const text::Tokeni
 /// transformers' tokenizer class that is tokenizer.json alone (ModernBERT's): "PreTrainedTokenizerFast".
 inline constexpr const char* kFastTokenizerClass = "PreTrainedTokenizerFast";
 
-/// Where write_sentence_transformer_files puts a Dense module: "2_Dense".
-inline constexpr const char* kDenseModuleFolder = "2_Dense";
+/// Where write_sentence_transformer_files puts the i-th Dense module (from 0): "2_Dense", "3_Dense", ...
+inline std::string dense_module_folder(size_t i) {
+  return std::to_string(i + 2) + "_Dense";
+}
 
 }  // namespace ragmig::model

@@ -39,7 +39,7 @@ model::EncoderSpec spec_from_config(const ModelConfig& m, const text::Tokenizer&
   spec.pooling = model::parse_pooling(m.pooling);
   spec.normalize = m.normalize;
   spec.shared_towers = m.shared_towers;
-  if (m.dense_dim > 0) spec.dense = dense_config(m, m.hidden_size);
+  if (m.dense_dim > 0) spec.dense = {dense_config(m, m.hidden_size)};
   return spec;
 }
 
@@ -83,9 +83,9 @@ RunModel build_run_model(const TrainConfig& cfg, const model::LoadedModel* init,
   torch::manual_seed(static_cast<uint64_t>(cfg.train.seed));
   model::DualEncoder net = init ? init->model : model::DualEncoder(spec_from_config(cfg.model, tokenizer));
   if (init && cfg.model.dense_dim > 0) {
-    if (const auto& own = net->spec().dense)
+    if (const auto& own = net->spec().dense; !own.empty())
       throw ConfigError(fmt::format("config key 'model.dense_dim': {} has a Dense module already ({} -> {})",
-                                    cfg.model.init, own->in_features, own->out_features));
+                                    cfg.model.init, own.front().in_features, own.back().out_features));
     net = model::with_dense_layer(net, dense_config(cfg.model, net->spec().bert.hidden_size));
   }
   const auto& bert = net->spec().bert;

@@ -369,7 +369,7 @@ int64_t embedding_size(const TrainConfig& c) {
   if (c.model.init.empty()) return c.model.hidden_size;
   const std::string folder = model::resolve_model_reference(c.model.init);
   const auto layout = model::read_sentence_transformer_layout(folder);
-  if (layout && layout->dense) return layout->dense->out_features;
+  if (layout && !layout->dense.empty()) return layout->dense.back().out_features;
   return pretrained_shape(folder, layout).hidden_size;
 }
 

@@ -7,7 +7,8 @@ special tokens first (<pad> <eos> <bos> <unk> <mask>) and two more added after (
 The model is a Gemma3TextModel read bidirectionally (use_bidirectional_attention, as EmbeddingGemma) of three layers
 (sliding, full, sliding; a window of 6, so texts longer than 4 tokens see only part of themselves in sliding
 layers), 4 query heads over 2 key/value heads of head_dim 16, query_pre_attn_scalar 24 and a rotary base per layer
-type. OUT/hf (save_pretrained) and OUT/st (mean pooling, Normalize, max_seq_length 40, saved with .save). With
+type. OUT/hf (save_pretrained) and OUT/st (EmbeddingGemma's modules: mean pooling, a Dense 32 -> 64 and a Dense
+64 -> 32, both bias-free with the identity activation, Normalize; max_seq_length 40; saved with .save). With
 TEXTS.json, also OUT/ids.json: {"plain": [ids of each text]} as transformers encodes them, untruncated.
 Usage: gemma3_folder.py OUT TOKENIZER_DIR [TEXTS.json]"""
 import json
@@ -57,7 +58,9 @@ def main():
     hf = os.path.join(out, "hf")
     model.save_pretrained(hf)
     tok.save_pretrained(hf)
-    st = SentenceTransformer(modules=[models.Transformer(hf, max_seq_length=40), models.Pooling(32, "mean"),
+    dense = [models.Dense(in_features=i, out_features=o, bias=False, activation_function=torch.nn.Identity())
+             for i, o in ((32, 64), (64, 32))]
+    st = SentenceTransformer(modules=[models.Transformer(hf, max_seq_length=40), models.Pooling(32, "mean"), *dense,
                                       models.Normalize()], device="cpu")
     st.save(os.path.join(out, "st"))
     if len(sys.argv) > 3:

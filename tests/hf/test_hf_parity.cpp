@@ -863,7 +863,8 @@ TEST(HfLive, AQwen3FolderTokenizesEmbedsFineTunesAndTrainsAdaptersAsTransformers
 
 // A Gemma 3 folder (EmbeddingGemma's architecture, small and random: Gemma3TextModel read bidirectionally, sliding
 // layers with a window of 6 beside a global one, a rotary base per layer type, 4 query heads over 2 key/value heads
-// of head_dim 16, RMSNorm around each sublayer; mean pooling) with transformers 5's GemmaTokenizer (SentencePiece BPE
+// of head_dim 16, RMSNorm around each sublayer; mean pooling, then two Dense modules as EmbeddingGemma's) with
+// transformers 5's GemmaTokenizer (SentencePiece BPE
 // with byte fallback, <bos> $A <eos>): transformers' ids for the texts and 300 random strings (CJK and emoji through
 // byte fallback, runs of spaces), the tokenizer.json ragmig writes back encoding them alike; embeddings as
 // sentence-transformers and transformers give them, written back, fine-tuned and a LoRA adapter peft puts on the base.
@@ -910,8 +911,13 @@ TEST(HfLive, AGemma3FolderTokenizesEmbedsFineTunesAndTrainsAdaptersAsTransformer
   EXPECT_EQ(config.gemma3.sliding_layers, (std::vector<bool>{true, false, true}));
   EXPECT_EQ(config.gemma3.rope_local_theta, 100.0);
   EXPECT_EQ(config.gemma3.rope_theta, 5000.0);
+  ASSERT_EQ(loaded.model->spec().dense.size(), 2u);
+  EXPECT_EQ(loaded.model->spec().dense[0].out_features, 64);
+  EXPECT_EQ(loaded.model->spec().dense[1].activation, model::Activation::Identity);
+  EXPECT_FALSE(loaded.model->spec().dense[1].bias);
   expect_family_round_trips(st_folder, texts, dir.path(), "Gemma 3", "gemma3_text");
   EXPECT_EQ(json::parse(read_file(dir / "again" / "tokenizer_config.json"))["tokenizer_class"], "GemmaTokenizer");
+  EXPECT_EQ(json::parse(read_file(dir / "again" / "3_Dense" / "config.json"))["in_features"], 64);
 }
 
 // An XLM-R folder (SentencePiece Unigram with SentencePiece's real nmt_nfkc charsmap; multilingual-e5's and

@@ -123,7 +123,7 @@ EncoderSpec dense_spec(bool shared, DenseConfig dense = {16, 12, true, Activatio
   EncoderSpec s;
   s.bert = testing::tiny_bert_config(40, 16, 2, 24);
   s.shared_towers = shared;
-  s.dense = dense;
+  s.dense = {dense};
   return s;
 }
 
@@ -149,10 +149,10 @@ TEST(DenseEncoder, EmbedsThroughTheLayerOfEachTower) {
     EXPECT_EQ(q.sizes(), (std::vector<int64_t>{3, 12}));
     EXPECT_EQ(q.scalar_type(), torch::kFloat);
     const auto pooled_q = pool(m->query_tower()->forward(b.ids, b.mask), b.mask, spec.pooling);
-    EXPECT_TRUE(torch::allclose(q, m->query_dense()->forward(pooled_q)));
+    EXPECT_TRUE(torch::allclose(q, m->query_dense()[0]->forward(pooled_q)));
     const auto pooled_p = pool(m->passage_tower()->forward(b.ids, b.mask), b.mask, spec.pooling);
-    EXPECT_TRUE(torch::allclose(p, m->passage_dense()->forward(pooled_p)));
-    EXPECT_EQ(m->passage_dense().ptr() == m->query_dense().ptr(), shared);
+    EXPECT_TRUE(torch::allclose(p, m->passage_dense()[0]->forward(pooled_p)));
+    EXPECT_EQ(m->passage_dense()[0].ptr() == m->query_dense()[0].ptr(), shared);
     EXPECT_EQ(m->named_parameters().contains("passage_dense.linear.weight"), !shared);
   }
   // With Normalize after it, unit vectors of the Dense layer's size.
@@ -179,7 +179,7 @@ TEST(DenseEncoder, FoldersCarryItAsSentenceTransformersModulesBothWays) {
                 json({{"idx", 2}, {"name", "2"}, {"path", "2_Dense"}, {"type", "sentence_transformers.models.Dense"}}));
       EXPECT_EQ(json::parse(read_file(tower / "modules.json"))[3]["path"], "3_Normalize");
       EXPECT_TRUE(fs::is_directory(tower / "3_Normalize"));
-      EXPECT_EQ(json::parse(read_file(tower / "2_Dense" / "config.json")), to_json(*spec.dense));
+      EXPECT_EQ(json::parse(read_file(tower / "2_Dense" / "config.json")), to_json(spec.dense[0]));
       EXPECT_EQ(json::parse(read_file(tower / "1_Pooling" / "config.json"))["word_embedding_dimension"], 16);
       const auto weights = read_safetensors((tower / "2_Dense" / "model.safetensors").string());
       EXPECT_EQ(weights.metadata.at("format"), "pt");
@@ -193,7 +193,7 @@ TEST(DenseEncoder, FoldersCarryItAsSentenceTransformersModulesBothWays) {
     const auto layout = read_sentence_transformer_layout(dir.string());
     ASSERT_TRUE(layout);
     EXPECT_EQ(layout->dense, spec.dense);
-    EXPECT_EQ(layout->dense_path, "2_Dense");
+    EXPECT_EQ(layout->dense_paths, std::vector<std::string>{"2_Dense"});
     EXPECT_TRUE(layout->normalize);
 
     // Back, bit for bit; also as sentence-transformers' own folder (no ragmig.json).
@@ -206,6 +206,45 @@ TEST(DenseEncoder, FoldersCarryItAsSentenceTransformersModulesBothWays) {
       ASSERT_EQ(pa.size(), pb.size());
       for (const auto& p : pa) EXPECT_TRUE(torch::equal(p.value(), pb[p.key()])) << p.key();
     }
+  }
+}
+
+// EmbeddingGemma's layout: two Dense modules after pooling (768 -> 3072 -> 768 there, bias-free, the identity), each
+// in its own folder (2_Dense, 3_Dense), Normalize after them; both towers' chains, both ways, bit for bit.
+TEST(DenseEncoder, AChainOfDenseModulesRunsInOrderAndRoundTrips) {
+  for (bool shared : {true, false}) {
+    SCOPED_TRACE(shared);
+    EncoderSpec spec = dense_spec(shared, {16, 24, false, Activation::Identity, false});
+    spec.dense.push_back({24, 12, true, Activation::Tanh, false});
+    DualEncoder m = random_dense_encoder(spec, 7);
+    m->eval();
+    EXPECT_EQ(spec.embedding_dim(), 12);
+    EXPECT_EQ(m->named_parameters().contains("query_dense2.linear.weight"), true);
+    EXPECT_EQ(m->named_parameters().contains("passage_dense2.linear.weight"), !shared);
+    const test::Batch b = test::sample_batch();
+    torch::NoGradGuard no_grad;
+    const auto pooled = pool(m->passage_tower()->forward(b.ids, b.mask), b.mask, spec.pooling);
+    const auto through = m->passage_dense()[1]->forward(m->passage_dense()[0]->forward(pooled));
+    EXPECT_TRUE(torch::allclose(
+        m->encode_passages(b.ids, b.mask),
+        torch::nn::functional::normalize(through, torch::nn::functional::NormalizeFuncOptions().dim(1))));
+
+    ScratchDir scratch;
+    const fs::path dir = scratch / "model";
+    save_model_folder(dir.string(), m, tiny_tokenizer());
+    const json modules = json::parse(read_file(dir / "modules.json"));
+    ASSERT_EQ(modules.size(), 5u);
+    EXPECT_EQ(modules[3]["path"], "3_Dense");
+    EXPECT_EQ(modules[4]["path"], "4_Normalize");
+    EXPECT_EQ(json::parse(read_file(dir / "3_Dense" / "config.json")), to_json(spec.dense[1]));
+    const auto layout = read_sentence_transformer_layout(dir.string());
+    ASSERT_TRUE(layout);
+    EXPECT_EQ(layout->dense_paths, (std::vector<std::string>{"2_Dense", "3_Dense"}));
+    auto loaded = load_model_folder(dir.string());
+    EXPECT_EQ(loaded.model->spec().dense, spec.dense);
+    auto pa = m->named_parameters(), pb = loaded.model->named_parameters();
+    ASSERT_EQ(pa.size(), pb.size());
+    for (const auto& p : pa) EXPECT_TRUE(torch::equal(p.value(), pb[p.key()])) << p.key();
   }
 }
 
@@ -257,7 +296,7 @@ TEST(DenseEncoder, FoldersWhoseDenseModuleRagmigCannotRunAreRefusedByName) {
   expect_refused(dir, [&] {
     write_file_atomic(config, R"({"in_features": 16, "out_features": 12, "use_residual": true})");
   }, "tensor \"residual.weight\" missing");
-  write_file_atomic(config, to_json(*dense_spec(true).dense).dump());
+  write_file_atomic(config, to_json(dense_spec(true).dense[0]).dump());
   expect_refused(dir, [&] {
     auto w = load_tensors((dir / "2_Dense" / "model.safetensors").string());
     w["linear.bias"][0] = NAN;
@@ -277,10 +316,17 @@ TEST(DenseEncoder, FoldersWhoseDenseModuleRagmigCannotRunAreRefusedByName) {
     write_file_atomic(dir / "passage" / "modules.json", modules({"Transformer", "Pooling", "Normalize"}));
   }, "the passage tower's Dense module differs");
 
+  // A second Dense module that does not take what the first gives.
+  dir = fresh(true);
+  fs::copy(dir / "2_Dense", dir / "3_Dense");
+  expect_refused(
+      dir, [&] { write_file_atomic(dir / "modules.json", modules({"Transformer", "Pooling", "Dense", "Dense"})); },
+      (dir / "3_Dense" / "config.json").string() +
+          ": key \"in_features\": 16, but the Dense module before it gives 12");
+
   // Modules out of order, or twice.
   for (const auto& [order, message] :
-       {std::pair{modules({"Transformer", "Pooling", "Dense", "Dense"}), "models.Dense is not supported here"},
-        std::pair{modules({"Transformer", "Pooling", "Normalize", "Dense"}), "models.Dense is not supported here"},
+       {std::pair{modules({"Transformer", "Pooling", "Normalize", "Dense"}), "models.Dense is not supported here"},
         std::pair{modules({"Transformer", "Dense", "Pooling"}), "comes before the Pooling module"},
         std::pair{modules({"Pooling", "Transformer"}), "models.Transformer is not supported here"},
         std::pair{modules({"Transformer", "Pooling", "LayerNorm"}), "models.LayerNorm is not supported ("}}) {

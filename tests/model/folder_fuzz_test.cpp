@@ -56,7 +56,7 @@ void write_folders(const fs::path& root) {
   torch::manual_seed(3);
   {  // BERT, WordPiece (vocab.txt), a Dense module, prompts, sizes and the training record.
     EncoderSpec s = spec_for(15, "bert");
-    s.dense = DenseConfig{16, 8};
+    s.dense = {DenseConfig{16, 8}};
     DualEncoder net(s);
     SaveOptions o;
     o.max_length = 20;

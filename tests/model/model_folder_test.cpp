@@ -352,7 +352,7 @@ TEST(ModelFolder, SizesTheWeightsCannotHoldAreRefusedBeforeAllocating) {
   ScratchDir scratch;
   const auto dir = scratch / "model";
   EncoderSpec spec = tiny_spec(true);
-  spec.dense = DenseConfig{16, 8};
+  spec.dense = {DenseConfig{16, 8}};
   DualEncoder model(spec);
   save_model_folder(dir.string(), model, text::word_piece_spec(tiny_vocab()));
   double weights = 0;

@@ -225,7 +225,7 @@ TEST(Embedder, EachTowersDenseLayerFollowsPoolingAndTheAdapter) {
   torch::manual_seed(6);
   model::EncoderSpec spec;
   spec.bert = testing::tiny_bert_config(static_cast<int64_t>(vocab.size()), 32, 4, 32);
-  spec.dense = model::DenseConfig{32, 20, true, model::Activation::Tanh, false};
+  spec.dense = {model::DenseConfig{32, 20, true, model::Activation::Tanh, false}};
   spec.normalize = false;  // rows as served, before the server's normalisation
   spec.shared_towers = false;
   model::DualEncoder net(spec);

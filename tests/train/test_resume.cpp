@@ -264,7 +264,8 @@ TEST(Resume, ADenseLayerAddedToAPretrainedStartTrainsAndResumesBitIdentically) {
     EXPECT_TRUE(read_file(dir / "ref/model" / file) == read_file(run / "model" / file))
         << file << " differs after resume";
   const auto loaded = model::load_model_folder((run / "model").string());
-  EXPECT_EQ(loaded.model->spec().dense, (model::DenseConfig{32, 12, true, model::Activation::Identity, false}));
+  const std::vector<model::DenseConfig> added = {{32, 12, true, model::Activation::Identity, false}};
+  EXPECT_EQ(loaded.model->spec().dense, added);
   EXPECT_EQ(loaded.model->spec().embedding_dim(), 12);
   // It trained: the same seed's untrained layer (0 steps) is another.
   auto untrained = run_ragmig(with(set, {"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "zero").string(),
