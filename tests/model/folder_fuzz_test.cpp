@@ -96,6 +96,30 @@ void write_folders(const fs::path& root) {
     DualEncoder net(s);
     save_model_folder((root / "qwen3").string(), net, t);
   }
+  {  // Gemma 3 (EmbeddingGemma's layout): SentencePiece BPE with byte fallback, <bos> $A <eos>, two Dense modules.
+    text::TokenizerSpec t = testing::gemma_style_tokenizer();
+    t.vocab.insert(t.vocab.end(), {"\u2581", "a", "\u2581a", "<start_of_turn>"});
+    t.merges = {{"\u2581", "a"}};
+    t.added_tokens = {"<start_of_turn>"};
+    EncoderSpec s;
+    s.bert = bert_config_from_json({{"model_type", "gemma3_text"},
+                                    {"vocab_size", t.vocab.size()},
+                                    {"hidden_size", 16},
+                                    {"num_hidden_layers", 2},
+                                    {"num_attention_heads", 4},
+                                    {"num_key_value_heads", 2},
+                                    {"head_dim", 8},
+                                    {"intermediate_size", 24},
+                                    {"max_position_embeddings", 26},
+                                    {"sliding_window", 4},
+                                    {"layer_types", {"sliding_attention", "full_attention"}},
+                                    {"use_bidirectional_attention", true}},
+                                   "gemma3");
+    s.dense = {DenseConfig{16, 24, false, Activation::Identity, false},
+               DenseConfig{24, 16, false, Activation::Identity, false}};
+    DualEncoder net(s);
+    save_model_folder((root / "gemma3").string(), net, t);
+  }
   {  // XLM-R: SentencePiece Unigram (tokenizer.json).
     text::TokenizerSpec t;
     t.kind = text::TokenizerKind::kUnigram;
@@ -169,7 +193,7 @@ TEST(FolderFuzz, MutatedFilesLoadOrAreRefusedWithRagmigsErrors) {
   write_folders(scratch.path());
   Outcomes outcomes;
   int files = 0;
-  for (const char* name : {"bert", "modernbert", "roberta", "qwen3", "xlmr", "adapter"}) {
+  for (const char* name : {"bert", "modernbert", "roberta", "qwen3", "gemma3", "xlmr", "adapter"}) {
     const fs::path dir = scratch / name;
     ASSERT_NO_THROW(use(dir)) << name << " as written";
     for (const fs::path& file : text_files(dir)) {
@@ -203,7 +227,7 @@ TEST(FolderFuzz, EveryJsonValueReplacedByOneOfAnotherTypeOrSizeLoadsOrIsRefused)
   write_folders(scratch.path());
   Outcomes outcomes;
   int places = 0;
-  for (const char* name : {"bert", "modernbert", "roberta", "qwen3", "xlmr", "adapter"}) {
+  for (const char* name : {"bert", "modernbert", "roberta", "qwen3", "gemma3", "xlmr", "adapter"}) {
     const fs::path dir = scratch / name;
     for (const fs::path& file : text_files(dir)) {
       const fs::path path = dir / file;

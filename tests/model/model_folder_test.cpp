@@ -17,7 +17,6 @@
 #include "support/byte_level_tokenizers.h"
 #include "support/test_support.h"
 #include "support/tiny_bert.h"
-#include "text/sp_bpe.h"
 #include "text/wordpiece.h"
 
 namespace ragmig::model {
@@ -843,15 +842,9 @@ TEST(ModelFolder, GemmaFoldersKeepTheirSentencePieceBpeTokenizer) {
                                      {"use_bidirectional_attention", true}},
                                     "config.json");
   DualEncoder model(spec);
-  text::TokenizerSpec tokenizer;
-  tokenizer.kind = text::TokenizerKind::kSentencePieceBpe;
-  tokenizer.special = {"<bos>", "<eos>", "<pad>", "<unk>", "<mask>"};
-  tokenizer.vocab = {"<pad>", "<eos>", "<bos>", "<unk>", "<mask>"};
-  for (int b = 0; b < 256; ++b)
-    tokenizer.vocab.push_back(text::SentencePieceBpeTokenizer::byte_token(static_cast<uint8_t>(b)));
+  text::TokenizerSpec tokenizer = testing::gemma_style_tokenizer();
   tokenizer.vocab.insert(tokenizer.vocab.end(), {"\u2581", "a", "\u2581a"});
   tokenizer.merges = {{"\u2581", "a"}};
-  tokenizer.normalizer = {{text::NormalizerStep::Kind::kReplace, " ", "\u2581", false, false}};
   save_model_folder(dir.string(), model, tokenizer);
   const auto tc = nlohmann::json::parse(read_file(dir / "tokenizer_config.json"));
   EXPECT_EQ(tc["tokenizer_class"], "GemmaTokenizer");

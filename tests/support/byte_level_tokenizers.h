@@ -1,6 +1,7 @@
 // Byte-level BPE vocabularies the model, serve and fuzz tests build: the 256 byte characters with RoBERTa's
-// special tokens before them, or with <|endoftext|> after them framed as Qwen3-Embedding's. No merges: a test
-// appends the tokens and merges it needs.
+// special tokens before them, or with <|endoftext|> after them framed as Qwen3-Embedding's; and SentencePiece BPE's
+// as Gemma's (its special tokens, then the 256 byte tokens). No merges: a test appends the tokens and merges it
+// needs.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "text/byte_bpe.h"
+#include "text/sp_bpe.h"
 #include "text/tokenizer.h"
 #include "text/unicode.h"
 
@@ -41,6 +43,18 @@ inline text::TokenizerSpec qwen_style_tokenizer() {
   t.special = {"<|endoftext|>", "<|endoftext|>", "<|endoftext|>", "<|endoftext|>", "<mask>"};
   append_byte_chars(t.vocab);
   t.vocab.push_back("<|endoftext|>");
+  return t;
+}
+
+/// Gemma's special tokens (<pad> <eos> <bos> <unk> <mask>, ids 0-4), then the byte tokens <0x00> ... <0xFF>; " "
+/// replaced by "▁", framed <bos> $A <eos> (EmbeddingGemma's).
+inline text::TokenizerSpec gemma_style_tokenizer() {
+  text::TokenizerSpec t;
+  t.kind = text::TokenizerKind::kSentencePieceBpe;
+  t.special = {"<bos>", "<eos>", "<pad>", "<unk>", "<mask>"};
+  t.vocab = {"<pad>", "<eos>", "<bos>", "<unk>", "<mask>"};
+  for (int b = 0; b < 256; ++b) t.vocab.push_back(text::SentencePieceBpeTokenizer::byte_token(static_cast<uint8_t>(b)));
+  t.normalizer = {{text::NormalizerStep::Kind::kReplace, " ", "\u2581", false, false}};
   return t;
 }
 
