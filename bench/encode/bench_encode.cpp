@@ -6,7 +6,9 @@
 //     (--family mpnet: an MPNet of that shape, relative position bias included, beside MPNetModel; --family
 //     modernbert: a ModernBERT of that size, its gated FFN 1024 wide, with ModernBERT-base's layer pattern and
 //     window, beside ModernBertModel with SDPA; --family qwen3: a Qwen3 of that size, 12 query heads over 4
-//     key/value heads, its SwiGLU 1024 wide, beside Qwen3Model with SDPA);
+//     key/value heads, its SwiGLU 1024 wide, beside Qwen3Model with SDPA; --family gemma3: a Gemma 3 read
+//     bidirectionally of that size, the same heads, its GeGLU 1024 wide, five sliding layers of window 128 and a
+//     global one, beside Gemma3TextModel with SDPA);
 //  3. real text: SciFact abstracts through ragmig's eval encoder (tokenise, sort by length, token-budget
 //     batches) from a pretrained folder, beside sentence-transformers' encode of the same texts, and the
 //     minutes the whole corpus takes at that rate.
@@ -62,8 +64,8 @@ int main(int argc, char** argv) {
   app.add_option("--passages", passages, "passages of the corpus to encode in the real-text part")->capture_default_str();
   app.add_option("--batch", batch, "texts per forward pass (the longest; ragmig takes more of shorter ones)")->capture_default_str();
   app.add_flag("--quick", quick, "short timings and 64 passages (a smoke run)");
-  app.add_option("--family", family, "the shape part's model family: bert | mpnet | modernbert | qwen3")
-      ->check(CLI::IsMember({"bert", "mpnet", "modernbert", "qwen3"}))
+  app.add_option("--family", family, "the shape part's model family: bert | mpnet | modernbert | qwen3 | gemma3")
+      ->check(CLI::IsMember({"bert", "mpnet", "modernbert", "qwen3", "gemma3"}))
       ->capture_default_str();
   app.add_option("--lengths", lengths, "the shape part's sequence lengths")->delimiter(',')->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -121,6 +123,19 @@ int main(int argc, char** argv) {
                                               {"head_dim", 32},
                                               {"intermediate_size", 1024}},
                                              "bench_encode");
+  if (family == "gemma3")  // Gemma3TextConfig's defaults but the size and a window of 128, as encode_ref.py builds it
+    spec.bert = model::bert_config_from_json({{"model_type", "gemma3_text"},
+                                              {"vocab_size", 30522},
+                                              {"hidden_size", 384},
+                                              {"num_hidden_layers", 6},
+                                              {"num_attention_heads", 12},
+                                              {"num_key_value_heads", 4},
+                                              {"head_dim", 32},
+                                              {"query_pre_attn_scalar", 32},
+                                              {"sliding_window", 128},
+                                              {"use_bidirectional_attention", true},
+                                              {"intermediate_size", 1024}},
+                                             "bench_encode");
   torch::manual_seed(0);
   model::DualEncoder net(spec);
   net->eval();
@@ -135,6 +150,7 @@ int main(int argc, char** argv) {
   const std::string reference = family == "mpnet"        ? "MPNetModel (plain attention)"
                                 : family == "modernbert" ? "ModernBertModel, SDPA"
                                 : family == "qwen3"      ? "Qwen3Model, SDPA"
+                                : family == "gemma3"     ? "Gemma3TextModel, SDPA"
                                                          : "BertModel, SDPA";
   fmt::print("MiniLM-L6 shape (6x384, FFN {}{}), batch {}, every token real; transformers = {}, {}\n",
              spec.bert.intermediate_size, family == "bert" ? "" : ", " + family, batch, reference,

@@ -24,8 +24,8 @@ def seconds_per_call(fn, min_seconds):
 
 
 def shape(a):
-    from transformers import (BertConfig, BertModel, ModernBertConfig, ModernBertModel, MPNetConfig, MPNetModel,
-                              Qwen3Config, Qwen3Model)
+    from transformers import (BertConfig, BertModel, Gemma3TextConfig, Gemma3TextModel, ModernBertConfig,
+                              ModernBertModel, MPNetConfig, MPNetModel, Qwen3Config, Qwen3Model)
     size = dict(hidden_size=a.hidden, num_hidden_layers=a.layers, num_attention_heads=a.heads,
                 intermediate_size=a.inter)
     torch.manual_seed(0)
@@ -34,6 +34,11 @@ def shape(a):
     elif a.family == "qwen3":
         model = Qwen3Model(Qwen3Config(vocab_size=30522, num_key_value_heads=a.heads // 3, head_dim=a.hidden // a.heads,
                                        attn_implementation="sdpa", **size))
+    elif a.family == "gemma3":
+        model = Gemma3TextModel(Gemma3TextConfig(vocab_size=30522, num_key_value_heads=a.heads // 3,
+                                                 head_dim=a.hidden // a.heads, query_pre_attn_scalar=a.hidden // a.heads,
+                                                 sliding_window=128, use_bidirectional_attention=True,
+                                                 attn_implementation="sdpa", **size))
     elif a.family == "mpnet":
         model = MPNetModel(MPNetConfig(**size), add_pooling_layer=False)
     else:
@@ -75,7 +80,7 @@ def main():
     ap.add_argument("--lengths", default="64,128,256")
     ap.add_argument("--seconds", type=float, default=3)
     ap.add_argument("--precision", default="fp32")
-    ap.add_argument("--family", default="bert", choices=["bert", "mpnet", "modernbert", "qwen3"])
+    ap.add_argument("--family", default="bert", choices=["bert", "mpnet", "modernbert", "qwen3", "gemma3"])
     ap.add_argument("--model")
     ap.add_argument("--texts")
     a = ap.parse_args()
