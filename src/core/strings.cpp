@@ -58,4 +58,14 @@ std::optional<double> finite_number(std::string_view text, double least, double 
   return value;
 }
 
+void replace_all(std::string& s, std::string_view from, std::string_view to) {
+  if (from.empty()) return;
+  std::string out;
+  size_t start = 0;
+  for (size_t at; (at = s.find(from, start)) != std::string::npos; start = at + from.size())
+    out.append(s, start, at - start).append(to);
+  out.append(s, start, std::string::npos);
+  s = std::move(out);
+}
+
 }  // namespace ragmig

@@ -22,6 +22,9 @@ bool is_blank(std::string_view text);
 /// The pieces of `text` between `sep`s, empty ones included: n separators give n + 1 pieces ("" gives one).
 std::vector<std::string> split(std::string_view text, char sep);
 
+/// Every occurrence of `from` in `s` replaced by `to`, left to right, none overlapping (nothing for an empty `from`).
+void replace_all(std::string& s, std::string_view from, std::string_view to);
+
 /// Levenshtein distance (insertions, deletions, substitutions of one byte each): how far a misspelt key lies from
 /// a known one.
 size_t edit_distance(std::string_view a, std::string_view b);

@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "model/attention_probs.h"
-#include "model/local_attention.h"
 
 namespace ragmig::model {
 
@@ -46,15 +45,10 @@ torch::Tensor Gemma3AttentionImpl::forward(const torch::Tensor& hidden, const Mo
     k = k.repeat_interleave(heads_ / kv_heads_, 1);
     v = v.repeat_interleave(heads_ / kv_heads_, 1);
   }
-  torch::Tensor context;
-  if (sliding_ && local_blocks_pay(l, batch.half_window)) {
-    const int64_t w = batch.half_window;
-    context = from_query_blocks(attend(query_blocks(q, w), key_blocks(k, w), key_blocks(v, w),
-                                       batch.local_block_bias(q.scalar_type()), batch.impl),
-                                b, l);
-  } else {
-    context = attend(q, k, v, batch.score_bias(sliding_, q.scalar_type()), batch.impl);
-  }
+  const auto context =
+      batch.attention(q, k, v, sliding_, [&](const auto& qs, const auto& ks, const auto& vs, const auto& bias) {
+        return attend(qs, ks, vs, bias, batch.impl);
+      });
   return o_proj(context.transpose(1, 2).reshape({b, l, heads_ * head_dim_}));
 }
 

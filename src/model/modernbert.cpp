@@ -49,6 +49,17 @@ const torch::Tensor& ModernBertBatch::local_block_bias(torch::ScalarType dtype) 
   return local_block_bias_cache;
 }
 
+torch::Tensor ModernBertBatch::attention(
+    const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool sliding,
+    const std::function<torch::Tensor(const torch::Tensor&, const torch::Tensor&, const torch::Tensor&,
+                                      const torch::Tensor&)>& attend) const {
+  const auto b = q.size(0), l = q.size(2);
+  if (!sliding || !local_blocks_pay(l, half_window)) return attend(q, k, v, score_bias(sliding, q.scalar_type()));
+  const int64_t w = half_window;
+  return from_query_blocks(
+      attend(query_blocks(q, w), key_blocks(k, w), key_blocks(v, w), local_block_bias(q.scalar_type())), b, l);
+}
+
 const RotaryTables& ModernBertBatch::rotary(bool sliding) const {
   RotaryTables& cache = sliding ? local_cache : global_cache;
   if (!cache.cos.defined()) cache = rotary_tables(length, head_dim, sliding ? local_theta : global_theta, device);
@@ -117,15 +128,10 @@ torch::Tensor ModernBertAttentionImpl::padded_context(const torch::Tensor& proje
   const RotaryTables& rotary = batch.rotary(sliding_);
   const auto q = apply_rotary(qkv[0], rotary), k = apply_rotary(qkv[1], rotary);
   const auto v = qkv[2];
-  torch::Tensor context;
-  if (sliding_ && local_blocks_pay(l, batch.half_window)) {
-    const int64_t w = batch.half_window;
-    context = from_query_blocks(attend(query_blocks(q, w), key_blocks(k, w), key_blocks(v, w),
-                                       batch.local_block_bias(q.scalar_type()), batch.impl),
-                                b, l);
-  } else {
-    context = attend(q, k, v, batch.score_bias(sliding_, q.scalar_type()), batch.impl);
-  }
+  const auto context =
+      batch.attention(q, k, v, sliding_, [&](const auto& qs, const auto& ks, const auto& vs, const auto& bias) {
+        return attend(qs, ks, vs, bias, batch.impl);
+      });
   const auto merged = context.transpose(1, 2).reshape({b, l, heads_ * head_dim_});
   return batch.packed ? pack(merged, *batch.packed) : merged;
 }

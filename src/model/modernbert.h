@@ -7,6 +7,7 @@
 // The tower (BertModel, bert.h) holds one when its config says "modernbert".
 #pragma once
 
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -54,6 +55,12 @@ struct ModernBertBatch {
   const torch::Tensor& score_bias(bool sliding, torch::ScalarType dtype) const;
   /// A sliding layer's mask in blocks (local_attention.h: [B * nb, 1, w, 3w]) in `dtype`.
   const torch::Tensor& local_block_bias(torch::ScalarType dtype) const;
+  /// Attention of q, k, v [B, heads, L, d] under this batch's mask for a sliding or global layer: a sliding layer's
+  /// in blocks of keys where local_blocks_pay (local_attention.h), else the whole product under score_bias.
+  /// `attend(q, k, v, bias)` computes one masked product (SDPA or the manual path, the layer's scale and dropout).
+  torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool sliding,
+                          const std::function<torch::Tensor(const torch::Tensor&, const torch::Tensor&,
+                                                            const torch::Tensor&, const torch::Tensor&)>& attend) const;
   /// A global or sliding layer's rotary tables (rotary_tables over `length` positions, built once).
   const RotaryTables& rotary(bool sliding) const;
   /// A global or sliding layer's rotary tables for the packed tokens (packed_rotary_tables, built once).

@@ -141,6 +141,17 @@ bool nfc_normalizer(const json& n, const Fail& fail) {
   return false;
 }
 
+// A tokenizer.json BPE model's settings neither BPE tokenizer of ragmig runs: subword affixes, dropout; `fail` names
+// the key.
+template <typename Fail>
+void refuse_bpe_extras(const json& model, const Fail& fail) {
+  for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"})
+    if (const auto it = model.find(key); it != model.end() && !it->is_null() && *it != "")
+      fail(std::string("model.") + key, it->dump() + " is not supported");
+  if (const auto it = model.find("dropout"); it != model.end() && !it->is_null() && *it != 0.0)
+    fail("model.dropout", it->dump() + " is not supported");
+}
+
 // What ragmig's ByteBpeTokenizer runs of a tokenizer.json BPE model: no normaliser or NFC; a ByteLevel
 // pre-tokenizer with GPT-2's split, or a Sequence of a Split by Qwen2's or Llama 3's pattern (Isolated) and a
 // ByteLevel without a split of its own; no subword affixes, dropout or byte fallback. Returns the ByteLevel's
@@ -183,11 +194,7 @@ bool check_byte_level_bpe(const json& tj, const fs::path& file, text::TokenizerS
     fail("pre_tokenizer.use_regex", "false is not supported");
   }
   const json& model = tj["model"];
-  for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"})
-    if (const auto it = model.find(key); it != model.end() && !it->is_null() && *it != "")
-      fail(std::string("model.") + key, it->dump() + " is not supported");
-  if (const auto it = model.find("dropout"); it != model.end() && !it->is_null() && *it != 0.0)
-    fail("model.dropout", it->dump() + " is not supported");
+  refuse_bpe_extras(model, fail);
   if (get_bool(model, "byte_fallback", file).value_or(false)) fail("model.byte_fallback", "true is not supported");
   return get_bool(*byte_level, "add_prefix_space", file).value_or(false);
 }
@@ -310,11 +317,7 @@ void check_sentencepiece_bpe(const json& tj, const fs::path& file, text::Tokeniz
       fail("pre_tokenizer", "expected none, or a Split at \" \" after a normalizer that replaces every \" \"");
   }
   const json& model = tj["model"];
-  for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"})
-    if (const auto it = model.find(key); it != model.end() && !it->is_null() && *it != "")
-      fail(std::string("model.") + key, it->dump() + " is not supported");
-  if (const auto it = model.find("dropout"); it != model.end() && !it->is_null() && *it != 0.0)
-    fail("model.dropout", it->dump() + " is not supported");
+  refuse_bpe_extras(model, fail);
   if (get_bool(model, "ignore_merges", file).value_or(false)) fail("model.ignore_merges", "true is not supported");
 }
 

@@ -32,7 +32,10 @@ struct FolderTokenizer {
 
 /// Reads the tokenizer of a folder. Byte-level BPE (RoBERTa's) from tokenizer.json's BPE model (with a
 /// ByteLevel pre-tokenizer and no normaliser), else from vocab.json + merges.txt; add_prefix_space from
-/// tokenizer_config.json, else tokenizer.json's pre-tokenizer, else false. Otherwise WordPiece: the vocabulary
+/// tokenizer_config.json, else tokenizer.json's pre-tokenizer, else false. A BPE model with byte_fallback is
+/// SentencePiece BPE (Gemma's: Replace " " by "▁", no pre-tokenizer, every <0xXX> byte token), framed by
+/// tokenizer_config.json's add_bos_token / add_eos_token where it has them, else by the post-processor; bos and
+/// eos (its bos_token, eos_token) become cls and sep. Otherwise WordPiece: the vocabulary
 /// from vocab.txt, else from tokenizer.json's WordPiece model (as transformers 5 saves it); the normalisation
 /// from tokenizer.json's BertNormalizer, else tokenizer_config.json (do_lower_case, strip_accents,
 /// tokenize_chinese_chars), else uncased BERT's. Then for both: the
@@ -42,8 +45,9 @@ struct FolderTokenizer {
 /// AddedToken's {"content": ...}), else BERT's (RoBERTa's for BPE). sentence_bert_config.json's do_lower_case =
 /// true lower-cases a WordPiece tokenizer too. Throws IoError when there is no vocabulary, DataError naming the
 /// file and key (or merges.txt's line) for a value of the wrong type, a tokenizer.json model other than WordPiece
-/// or BPE, a BPE tokenizer ragmig does not run (a normaliser, no ByteLevel pre-tokenizer, subword affixes,
-/// dropout, byte fallback) or ids that leave gaps.
+/// or BPE, a BPE tokenizer ragmig does not run (a normaliser other than NFC, no ByteLevel pre-tokenizer, subword
+/// affixes, dropout; with byte fallback: a normaliser step other than Replace and NFC, a pre-tokenizer, a byte token
+/// missing, a framing without eos) or ids that leave gaps.
 FolderTokenizer read_folder_tokenizer(const std::string& dir);
 
 /// What modules.json and its module folders say about the embedding (nullopt: no modules.json).

@@ -3,24 +3,11 @@
 #include <cstdio>
 
 #include "core/error.h"
+#include "core/strings.h"
 #include "text/nfc.h"
 #include "text/unicode.h"
 
 namespace ragmig::text {
-namespace {
-
-void replace_all(std::string& s, std::string_view from, std::string_view to) {
-  if (from.empty()) return;
-  std::string out;
-  size_t start = 0;
-  for (size_t at; (at = s.find(from, start)) != std::string::npos; start = at + from.size())
-    out.append(s, start, at - start).append(to);
-  out.append(s, start, std::string::npos);
-  s = std::move(out);
-}
-
-}  // namespace
-
 std::string SentencePieceBpeTokenizer::byte_token(uint8_t byte) {
   char name[8];
   std::snprintf(name, sizeof name, "<0x%02X>", byte);

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/strings.h"
 #include "text/nfc.h"
 #include "text/unicode.h"
 
@@ -15,16 +16,6 @@ namespace {
 constexpr double kUnkPenalty = 10.0;
 
 bool is_white_space(char32_t cp) { return split_class(cp) == SplitClass::kSpace; }
-
-void replace_all(std::string& s, std::string_view from, std::string_view to) {
-  if (from.empty()) return;
-  std::string out;
-  size_t start = 0;
-  for (size_t at; (at = s.find(from, start)) != std::string::npos; start = at + from.size())
-    out.append(s, start, at - start).append(to);
-  out.append(s, start, std::string::npos);
-  s = std::move(out);
-}
 
 void replace_space_runs(std::string& s, std::string_view to) {
   std::string out;

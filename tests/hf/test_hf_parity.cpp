@@ -596,6 +596,20 @@ std::vector<std::string> tokenizer_texts() {
   return texts;
 }
 
+// The ids the tokenizers library gives each text of `texts_json` (a JSON list) with `tokenizer_json`, special tokens
+// included, unpadded and untruncated; null when Python fails.
+json tokenizers_library_ids(const fs::path& tokenizer_json, const fs::path& texts_json) {
+  const std::string out = python_output(
+      "import json; from tokenizers import Tokenizer\n"
+      "t = Tokenizer.from_file('" +
+      tokenizer_json.string() +
+      "')\n"
+      "t.no_padding(); t.no_truncation()\n"
+      "print(json.dumps([t.encode(x).ids for x in json.load(open('" +
+      texts_json.string() + "'))]))");
+  return out.empty() ? json() : json::parse(out);
+}
+
 // ragmig's ids for each text against `theirs` (the same texts' ids from the Python libraries), <s> and </s>
 // included, untruncated.
 void expect_same_ids(const text::TokenizerSpec& spec, const std::vector<std::string>& texts, const json& theirs,
@@ -716,14 +730,9 @@ TEST(HfLive, WordPieceIdsAreTheTokenizersLibrarysWithSpecialTokensInTheText) {
   testing::ScratchDir dir;
   const auto texts = tokenizer_texts();
   write_file_atomic(dir / "texts.json", json(texts).dump());
-  const std::string theirs = python_output(
-      "import json; from tokenizers import Tokenizer\n"
-      "t = Tokenizer.from_file('" + (kFixture / "hf" / "tokenizer.json").string() + "')\n"
-      "t.no_padding(); t.no_truncation()\n"
-      "print(json.dumps([t.encode(x).ids for x in json.load(open('" + (dir / "texts.json").string() + "'))]))");
-  ASSERT_FALSE(theirs.empty());
-  expect_same_ids(model::read_folder_tokenizer((kFixture / "hf").string()).spec, texts, json::parse(theirs),
-                  "BertTokenizerFast");
+  const json theirs = tokenizers_library_ids(kFixture / "hf" / "tokenizer.json", dir / "texts.json");
+  ASSERT_FALSE(theirs.is_null());
+  expect_same_ids(model::read_folder_tokenizer((kFixture / "hf").string()).spec, texts, theirs, "BertTokenizerFast");
 }
 
 // A RoBERTa folder (byte-level BPE, positions from pad + 1; DistilRoBERTa's and all-distilroberta-v1's
@@ -825,15 +834,8 @@ TEST(HfLive, QwenTokenizersSplitAndFrameAsTransformers) {
     expect_same_ids(spec, texts, ids[name], std::string("a Qwen-style tokenizer (") + name + ")");
 
     write_file_atomic(dir / "written.json", model::byte_bpe_tokenizer_json(spec).dump());
-    const std::string again = python_output(
-        "import json; from tokenizers import Tokenizer\n"
-        "t = Tokenizer.from_file('" +
-        (dir / "written.json").string() +
-        "')\n"
-        "print(json.dumps([t.encode(x).ids for x in json.load(open('" +
-        (out.parent_path() / "texts.json").string() + "'))]))");
-    ASSERT_FALSE(again.empty());
-    EXPECT_EQ(json::parse(again), ids[name]) << "the tokenizer.json ragmig writes";
+    EXPECT_EQ(tokenizers_library_ids(dir / "written.json", out.parent_path() / "texts.json"), ids[name])
+        << "the tokenizer.json ragmig writes";
   }
 }
 
@@ -894,15 +896,8 @@ TEST(HfLive, AGemma3FolderTokenizesEmbedsFineTunesAndTrainsAdaptersAsTransformer
   expect_same_ids(spec, texts, ids, "GemmaTokenizer");
 
   write_file_atomic(dir / "written.json", model::sentencepiece_bpe_tokenizer_json(spec).dump());
-  const std::string again = python_output(
-      "import json; from tokenizers import Tokenizer\n"
-      "t = Tokenizer.from_file('" +
-      (dir / "written.json").string() +
-      "')\n"
-      "print(json.dumps([t.encode(x).ids for x in json.load(open('" +
-      (dir / "texts.json").string() + "'))]))");
-  ASSERT_FALSE(again.empty());
-  EXPECT_EQ(json::parse(again), ids) << "the tokenizer.json ragmig writes";
+  EXPECT_EQ(tokenizers_library_ids(dir / "written.json", dir / "texts.json"), ids)
+      << "the tokenizer.json ragmig writes";
 
   const auto loaded = model::load_model_folder(st_folder.string());
   const model::BertConfig& config = loaded.model->spec().bert;
