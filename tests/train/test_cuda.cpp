@@ -410,36 +410,46 @@ TEST(Cuda, ModernBertTowersMatchTheCpuAndTheirUnpaddedSelves) {
   EXPECT_LT(relative_gradient_error(padded, unpadded), 5e-2);
 }
 
-// Qwen3 on the GPU: fp32 matches the CPU (causal SDPA's CUDA kernels against the CPU's), and under bf16 autocast the
-// last-token embeddings and a training step's gradients track fp32's within bf16 rounding (set_unpad is ignored:
-// Qwen3 runs padded on the right).
-TEST(Cuda, Qwen3TowersMatchTheCpuAndTrainUnderBf16) {
+// Qwen3 and Gemma 3 on the GPU: fp32 matches the CPU (Qwen3's causal SDPA and Gemma 3's masked SDPA with its own
+// scale, and its sliding layers' blocks of keys at 40 tokens, on CUDA's kernels against the CPU's), and under bf16
+// autocast the embeddings and a training step's gradients track fp32's within bf16 rounding (set_unpad is ignored:
+// both run padded).
+TEST(Cuda, Qwen3AndGemma3TowersMatchTheCpuAndTrainUnderBf16) {
   RAGMIG_REQUIRE_CUDA();
   const torch::Device gpu(torch::kCUDA, 0);
-  model::EncoderSpec spec;
-  spec.bert = model::bert_config_from_json({{"model_type", "qwen3"}, {"vocab_size", 100}, {"hidden_size", 64},
-                                            {"num_hidden_layers", 2}, {"num_attention_heads", 4},
-                                            {"num_key_value_heads", 2}, {"head_dim", 32}, {"intermediate_size", 96},
-                                            {"max_position_embeddings", 64}},
-                                           "qwen3");
-  spec.pooling = model::Pooling::LastToken;
-  torch::manual_seed(6);
-  model::DualEncoder cpu(spec);
-  const auto ids = torch::randint(5, 100, {8, 40}, torch::kLong);
-  const auto mask = (torch::arange(40).unsqueeze(0) < torch::randint(1, 41, {8, 1})).to(torch::kLong);
-  auto [fp32, bf16] = gpu_copies_matching_the_cpu(cpu, spec, ids, mask, gpu);
-  const auto direction = torch::randn({8, 64}).to(gpu);
-  auto run = [&](model::DualEncoder& net, bool autocast_on) {
-    AutocastGuard autocast(gpu, autocast_on);
-    net->train();
-    net->zero_grad();
-    const auto out = net->encode_passages(ids.to(gpu), mask.to(gpu));
-    (out * direction).sum().backward();
-    return out.to(torch::kCPU, torch::kFloat);
-  };
-  const auto a = run(fp32, false), b = run(bf16, true);
-  EXPECT_LT((a - b).abs().max().item<double>(), 3e-2);
-  EXPECT_LT(relative_gradient_error(fp32, bf16), 5e-2);
+  const nlohmann::json shape = {
+      {"vocab_size", 100},        {"hidden_size", 64}, {"num_hidden_layers", 2},  {"num_attention_heads", 4},
+      {"num_key_value_heads", 2}, {"head_dim", 32},    {"intermediate_size", 96}, {"max_position_embeddings", 64}};
+  for (const std::string family : {"qwen3", "gemma3_text"}) {
+    SCOPED_TRACE(family);
+    nlohmann::json config = shape;
+    config["model_type"] = family;
+    if (family == "gemma3_text") {
+      config["use_bidirectional_attention"] = true;
+      config["sliding_window"] = 8;  // 4 tokens each side: 40-token rows run in blocks of keys
+      config["layer_types"] = {"sliding_attention", "full_attention"};
+    }
+    model::EncoderSpec spec;
+    spec.bert = model::bert_config_from_json(config, family);
+    if (family == "qwen3") spec.pooling = model::Pooling::LastToken;
+    torch::manual_seed(6);
+    model::DualEncoder cpu(spec);
+    const auto ids = torch::randint(5, 100, {8, 40}, torch::kLong);
+    const auto mask = (torch::arange(40).unsqueeze(0) < torch::randint(1, 41, {8, 1})).to(torch::kLong);
+    auto [fp32, bf16] = gpu_copies_matching_the_cpu(cpu, spec, ids, mask, gpu);
+    const auto direction = torch::randn({8, 64}).to(gpu);
+    auto run = [&](model::DualEncoder& net, bool autocast_on) {
+      AutocastGuard autocast(gpu, autocast_on);
+      net->train();
+      net->zero_grad();
+      const auto out = net->encode_passages(ids.to(gpu), mask.to(gpu));
+      (out * direction).sum().backward();
+      return out.to(torch::kCPU, torch::kFloat);
+    };
+    const auto a = run(fp32, false), b = run(bf16, true);
+    EXPECT_LT((a - b).abs().max().item<double>(), 3e-2);
+    EXPECT_LT(relative_gradient_error(fp32, bf16), 5e-2);
+  }
 }
 
 // Serving's adapter routes on the GPU (model/lora_linear.h): a batch whose rows use two adapters and the base model
