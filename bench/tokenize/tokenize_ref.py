@@ -3,7 +3,10 @@
   make OUT TEXTS.json   trains, on the texts, a byte-level BPE of 30,000 tokens (tokenizers' ByteLevelBPETokenizer,
                         RoBERTa's special tokens) saved by transformers' RobertaTokenizer as OUT/bpe, and a
                         SentencePiece Unigram of 16,000 pieces (sentencepiece's trainer, nmt_nfkc) converted by
-                        transformers' XLMRobertaTokenizer as OUT/unigram: tokenizer.json + tokenizer_config.json each
+                        transformers' XLMRobertaTokenizer as OUT/unigram, and a SentencePiece BPE of 16,000 tokens
+                        with byte fallback in Gemma's layout (the tokenizers library's trainer, " " -> "▁") with
+                        Gemma 3's 6,242 added <unusedN> tokens, saved by transformers' GemmaTokenizer as OUT/spbpe:
+                        tokenizer.json + tokenizer_config.json each
   time FOLDER TEXTS.json SECONDS IDS.json
                         the folder's tokenizer.json in the tokenizers library (Rust), truncating at 512 tokens:
                         texts/s of encode() one text at a time and of encode_batch() on one thread
@@ -40,7 +43,23 @@ def make(out, texts_path):
     with open(os.path.join(files, "sentencepiece.bpe.model"), "wb") as f:
         f.write(model.getvalue())
     XLMRobertaTokenizer.from_pretrained(files).save_pretrained(os.path.join(out, "unigram"))
+    make_spbpe(texts).save_pretrained(os.path.join(out, "spbpe"))
     print(json.dumps({"made": out}))
+
+
+def make_spbpe(texts):
+    from tokenizers import Tokenizer, models, normalizers, trainers
+    from transformers import GemmaTokenizer
+    special = ["<pad>", "<eos>", "<bos>", "<unk>", "<mask>"] + [f"<0x{b:02X}>" for b in range(256)]
+    bpe = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True, fuse_unk=True))
+    bpe.normalizer = normalizers.Replace(" ", "\u2581")
+    bpe.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=16000, min_frequency=2, limit_alphabet=500,
+                                                       special_tokens=special, show_progress=False))
+    model = json.loads(bpe.to_str())["model"]
+    tok = GemmaTokenizer(vocab=model["vocab"], merges=[tuple(m) for m in model["merges"]], add_bos_token=True,
+                         add_eos_token=True)
+    tok.add_special_tokens({"additional_special_tokens": [f"<unused{i}>" for i in range(6242)]})
+    return tok
 
 
 def time_folder(folder, texts_path, seconds, ids_path):

@@ -19,6 +19,7 @@ SentencePieceBpeTokenizer::SentencePieceBpeTokenizer(const TokenizerSpec& spec, 
   for (const NormalizerStep& step : spec.normalizer)
     if (step.kind != NormalizerStep::Kind::kReplace && step.kind != NormalizerStep::Kind::kNfc)
       throw DataError(source + ": SentencePiece BPE normalises with Replace and NFC steps only");
+  for (int c = 0; c < 128; ++c) ascii_ids_[static_cast<size_t>(c)] = find(std::string(1, static_cast<char>(c)));
   for (int b = 0; b < 256; ++b) {
     const std::string name = byte_token(static_cast<uint8_t>(b));
     byte_ids_[static_cast<size_t>(b)] = find(name);
@@ -41,6 +42,12 @@ void SentencePieceBpeTokenizer::encode_text(std::string_view text, size_t limit,
   symbols.reserve(s.size());
   for (size_t pos = 0; pos < s.size();) {
     const size_t start = pos;
+    const auto lead = static_cast<uint8_t>(s[pos]);
+    if (lead < 128 && ascii_ids_[lead] >= 0) {  // most characters: no hashing
+      symbols.push_back(ascii_ids_[lead]);
+      ++pos;
+      continue;
+    }
     decode_utf8(s, pos);  // one character, or one malformed byte
     if (const int32_t id = find(std::string_view(s).substr(start, pos - start)); id >= 0) {
       symbols.push_back(id);

@@ -30,7 +30,8 @@ class SentencePieceBpeTokenizer : public Tokenizer {
   // Malformed UTF-8 bytes are taken one by one, each through its byte token.
   void encode_text(std::string_view text, size_t limit, std::vector<int32_t>& out) const override;
 
-  std::array<int32_t, 256> byte_ids_{};  // each byte's <0xXX> token
+  std::array<int32_t, 256> byte_ids_{};   // each byte's <0xXX> token
+  std::array<int32_t, 128> ascii_ids_{};  // each ASCII character's token, -1 where the vocabulary lacks it
   BpeMerges merges_;
 };
 

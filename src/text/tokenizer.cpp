@@ -2,6 +2,7 @@
 #include "text/tokenizer.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "core/error.h"
 #include "text/byte_bpe.h"
@@ -58,43 +59,34 @@ Tokenizer::Tokenizer(TokenizerSpec spec, const std::string& source) : spec_(std:
   std::vector<const std::string*> names = {&spec_.special.cls, &spec_.special.sep, &spec_.special.pad,
                                            &spec_.special.unk, &spec_.special.mask};
   for (const std::string& added : spec_.added_tokens) names.push_back(&added);
-  specials_ = token_list(names);
+  specials_ = token_set(names);
   names.clear();
   for (const std::string& added : spec_.normalized_added_tokens) names.push_back(&added);
-  normalized_ = token_list(names);
+  normalized_ = token_set(names);
 }
 
-std::vector<Tokenizer::Special> Tokenizer::token_list(const std::vector<const std::string*>& names) const {
-  std::vector<Special> out;
+Tokenizer::SpecialSet Tokenizer::token_set(const std::vector<const std::string*>& names) const {
+  SpecialSet out;
+  std::unordered_set<std::string_view> seen;
+  std::vector<std::string> found;
   for (const std::string* name : names) {
     const int32_t id = find(*name);
-    const bool seen = std::any_of(out.begin(), out.end(), [&](const Special& s) { return s.name == *name; });
-    if (id >= 0 && !name->empty() && !seen)
-      out.push_back({*name, id, spec_.strips_left(*name), spec_.strips_right(*name)});
+    if (id < 0 || name->empty() || !seen.insert(*name).second) continue;
+    out.tokens.push_back({*name, id, spec_.strips_left(*name), spec_.strips_right(*name)});
+    found.push_back(*name);
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const Special& a, const Special& b) { return a.name.size() > b.name.size(); });
+  out.trie = TokenTrie(found);
   return out;
 }
 
-void Tokenizer::split_at(std::string_view text, const std::vector<Special>& tokens, size_t limit,
-                         std::vector<int32_t>& ids, const std::function<void(std::string_view)>& gap) const {
+void Tokenizer::split_at(std::string_view text, const SpecialSet& tokens, size_t limit, std::vector<int32_t>& ids,
+                         const std::function<void(std::string_view)>& gap) const {
   size_t start = 0;  // of the text not yet tokenised
-  // Each token's next occurrence at or after `start` (searched again only once `start` has passed it), so a text
-  // with many of them costs one pass per token.
-  std::vector<size_t> next(tokens.size());
-  for (size_t i = 0; i < tokens.size(); ++i) next[i] = text.find(tokens[i].name);
   while (ids.size() < limit) {
     // The leftmost token from `start`, the longest where several begin there.
-    size_t at = std::string_view::npos;
-    const Special* hit = nullptr;
-    for (size_t i = 0; i < tokens.size(); ++i) {
-      if (next[i] < start) next[i] = text.find(tokens[i].name, start);  // npos is never < start
-      if (next[i] < at) {
-        at = next[i];
-        hit = &tokens[i];
-      }
-    }
+    const TokenTrie::Match match = tokens.tokens.empty() ? TokenTrie::Match{} : tokens.trie.find(text, start);
+    const size_t at = match.at;
+    const Special* hit = match.index >= 0 ? &tokens.tokens[static_cast<size_t>(match.index)] : nullptr;
     size_t end = hit ? at : text.size();
     if (hit && hit->lstrip) end = start + trailing_white_space_start(text.substr(start, end - start));
     if (end > start) gap(text.substr(start, end - start));
@@ -111,7 +103,7 @@ std::vector<int32_t> Tokenizer::encode_pieces(std::string_view text, int64_t max
   // As the tokenizers library: the special (and unnormalised added) tokens first, then in the text between them
   // the added tokens it matches after normalising, then the model's pieces of what is left.
   split_at(text, specials_, limit, ids, [&](std::string_view segment) {
-    if (normalized_.empty()) return encode_text(segment, limit, ids);
+    if (normalized_.tokens.empty()) return encode_text(segment, limit, ids);
     split_at(segment, normalized_, limit, ids, [&](std::string_view piece) { encode_text(piece, limit, ids); });
   });
   if (ids.size() > limit) ids.resize(limit);

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "text/token_trie.h"
+
 namespace ragmig::text {
 
 /// How BertTokenizer normalises text before it splits words: Hugging Face's do_lower_case, strip_accents
@@ -168,18 +170,23 @@ class Tokenizer {
     int32_t id;
     bool lstrip, rstrip;
   };
+  // Tokens searched for in texts, and the trie that finds them (token_trie.h).
+  struct SpecialSet {
+    std::vector<Special> tokens;
+    TokenTrie trie;
+  };
 
   TokenizerSpec spec_;
   std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> ids_;
-  // The tokens of `names` the vocabulary has, once each, longest name first.
-  std::vector<Special> token_list(const std::vector<const std::string*>& names) const;
+  // The tokens of `names` the vocabulary has, once each.
+  SpecialSet token_set(const std::vector<const std::string*>& names) const;
   // Splits `text` at the leftmost (then longest) occurrences of `tokens`, whose ids go to `ids`; `gap` gets the
   // text between them, less the whitespace an lstrip / rstrip token takes. Stops once `ids` holds `limit`.
-  void split_at(std::string_view text, const std::vector<Special>& tokens, size_t limit, std::vector<int32_t>& ids,
+  void split_at(std::string_view text, const SpecialSet& tokens, size_t limit, std::vector<int32_t>& ids,
                 const std::function<void(std::string_view)>& gap) const;
 
-  std::vector<Special> specials_;    // the special tokens and added_tokens the vocabulary has, longest name first
-  std::vector<Special> normalized_;  // the normalized_added_tokens, longest first
+  SpecialSet specials_;    // the special tokens and added_tokens the vocabulary has
+  SpecialSet normalized_;  // the normalized_added_tokens
   int32_t cls_id_ = -1, sep_id_ = -1, pad_id_ = -1, unk_id_ = -1, mask_id_ = -1;
 };
 
