@@ -17,7 +17,7 @@
 #include "model/host_copy.h"
 #include "model/keyed_dropout.h"
 #include "model/modernbert.h"
-#include "model/qwen3.h"
+#include "model/decoder.h"
 #include "model/varlen_attention.h"
 
 namespace ragmig::model {
@@ -275,8 +275,8 @@ BertModelImpl::BertModelImpl(const BertConfig& config) : config_(config) {
   config_.validate();
   if (config_.is_modernbert()) {
     modern_ = std::make_shared<ModernBert>(*this, config_);
-  } else if (config_.is_qwen3()) {
-    qwen3_ = std::make_shared<Qwen3>(*this, config_);
+  } else if (config_.is_decoder()) {
+    decoder_ = std::make_shared<Decoder>(*this, config_);
   } else if (config_.is_gemma3()) {
     gemma3_ = std::make_shared<Gemma3>(*this, config_);
   } else {
@@ -293,7 +293,7 @@ void BertModelImpl::set_attention_impl(AttentionImpl impl) {
 
 void BertModelImpl::reset_parameters_hf() {
   if (modern_) return modern_->reset_parameters_hf();
-  if (qwen3_) return qwen3_->reset_parameters_hf();
+  if (decoder_) return decoder_->reset_parameters_hf();
   if (gemma3_) return gemma3_->reset_parameters_hf();
   torch::NoGradGuard no_grad;
   for (auto& p : named_parameters()) {
@@ -335,7 +335,7 @@ torch::Tensor BertModelImpl::forward(const torch::Tensor& input_ids, const torch
                                      const torch::Tensor& token_type_ids) {
   auto ids = checked_ids(input_ids, attention_mask);
   if (modern_) return modern_->forward(ids, attention_mask, attention_impl_, unpad_);
-  if (qwen3_) return qwen3_->forward(ids, attention_impl_);  // padded on the right: causal attention needs no mask
+  if (decoder_) return decoder_->forward(ids, attention_impl_);  // padded on the right: causal attention needs no mask
   if (gemma3_) return gemma3_->forward(ids, attention_mask, attention_impl_);
   torch::Tensor types;
   if (token_type_ids.defined()) {

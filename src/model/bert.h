@@ -3,8 +3,8 @@
 // Post-LN layers, exact (erf) GELU, dropout where HF has it, HF's initialisation. An MPNet config adds
 // MPNetModel's relative position bias (encoder.relative_attention_bias) and position numbering; its other
 // tensors keep BERT's names here (tensor_names.h maps them to MPNet's). A ModernBERT config makes the tower a
-// ModernBERT (modernbert.h) with ModernBertModel's names instead, a Qwen3 config a Qwen3 (qwen3.h) with
-// Qwen3Model's and a Gemma 3 config a Gemma3 (gemma3.h) with Gemma3TextModel's; the BERT parts are then absent.
+// ModernBERT (modernbert.h) with ModernBertModel's names instead, a decoder's config (Qwen3, Qwen2, Llama,
+// Mistral) a Decoder (decoder.h) with their models' and a Gemma 3 config a Gemma3 (gemma3.h) with Gemma3TextModel's; the BERT parts are then absent.
 #pragma once
 
 #include <array>
@@ -20,7 +20,7 @@
 namespace ragmig::model {
 
 class ModernBert;  // modernbert.h
-class Qwen3;       // qwen3.h
+class Decoder;     // decoder.h
 class Gemma3;      // gemma3.h
 
 /// How self-attention is computed. Manual is the reference (softmax(QK^T/sqrt(d) + mask) V); Fused uses
@@ -160,7 +160,7 @@ class BertEncoderImpl : public torch::nn::Module {
 TORCH_MODULE(BertEncoder);
 
 /// BERT without the pooler: embeddings + encoder.layer.{i}; or, for a "modernbert" config, ModernBERT
-/// (modernbert.h: embeddings, layers.{i}, final_norm), for a "qwen3" config Qwen3 (qwen3.h: embed_tokens,
+/// (modernbert.h: embeddings, layers.{i}, final_norm), for a decoder's config Decoder (decoder.h: embed_tokens,
 /// layers.{i}, norm), for a "gemma3_text" config Gemma3 (gemma3.h: the same names); `embeddings` and `encoder` are
 /// then null.
 class BertModelImpl : public torch::nn::Module {
@@ -186,7 +186,7 @@ class BertModelImpl : public torch::nn::Module {
   std::pair<torch::Tensor, torch::Tensor> forward_pair(const torch::Tensor& ids_a, const torch::Tensor& mask_a,
                                                        const torch::Tensor& ids_b, const torch::Tensor& mask_b);
   /// Whether forward_pair makes one pass: unpadded (set_unpad) BERT or ModernBERT (not MPNet, whose position bias
-  /// is per length, nor Qwen3 and Gemma 3, which run padded). Otherwise it calls forward twice.
+  /// is per length, nor the decoders and Gemma 3, which run padded). Otherwise it calls forward twice.
   bool joins_batches() const { return unpad_ && !config_.mpnet() && !config_.grouped_heads(); }
 
   /// Re-runs HF's initialisation (uses the global torch RNG).
@@ -198,7 +198,7 @@ class BertModelImpl : public torch::nn::Module {
   void set_attention_impl(AttentionImpl impl);
 
   /// Run on the real tokens only (unpad.h). Off by default: serving's per-row adapter routes (lora_linear.h)
-  /// index the rows of a padded batch. Qwen3 and Gemma 3 run padded whatever this says.
+  /// index the rows of a padded batch. The decoders and Gemma 3 run padded whatever this says.
   void set_unpad(bool on) { unpad_ = on; }
   bool unpad() const { return unpad_; }
 
@@ -209,9 +209,9 @@ class BertModelImpl : public torch::nn::Module {
   /// forward and backward (on an H200 at BERT-base batch 512, casts and elementwise kernels were 25 % of kernel
   /// time). Post-LN normalises the stream after every sum, so its bf16 rounding is the rounding autocast gives the
   /// next Linear's input anyway. Off by default (autocast's fp32 stream, as sentence-transformers trains);
-  /// ModernBERT, Qwen3 and Gemma 3 (pre-norm: an unnormalised stream over all layers) keep fp32 whatever this says.
+  /// ModernBERT, the decoders and Gemma 3 (pre-norm: an unnormalised stream over all layers) keep fp32 whatever this says.
   void set_bf16_residual(bool on) { bf16_residual_ = on; }
-  bool bf16_residual() const { return bf16_residual_ && !modern_ && !qwen3_ && !gemma3_; }
+  bool bf16_residual() const { return bf16_residual_ && !modern_ && !decoder_ && !gemma3_; }
 
   BertEmbeddings embeddings{nullptr};
   BertEncoder encoder{nullptr};
@@ -225,7 +225,7 @@ class BertModelImpl : public torch::nn::Module {
   torch::Tensor residual_stream(const torch::Tensor& embedded) const;
 
   std::shared_ptr<ModernBert> modern_;  ///< set for a ModernBERT config
-  std::shared_ptr<Qwen3> qwen3_;        ///< set for a Qwen3 config
+  std::shared_ptr<Decoder> decoder_;    ///< set for a decoder's config
   std::shared_ptr<Gemma3> gemma3_;      ///< set for a Gemma 3 config
   BertConfig config_;
   AttentionImpl attention_impl_ = AttentionImpl::Manual;

@@ -225,18 +225,20 @@ nlohmann::json modernbert_json(const BertConfig& c) {
   return j;
 }
 
-// Qwen3Config: the sizes under BERT's names, the rest under its own; Qwen3Config's defaults. Only what Qwen3Model
-// computes with full attention in every layer and unscaled rotary positions is read; the rest is refused by key.
-BertConfig qwen3_config(const nlohmann::json& j, const std::string& source) {
+// The decoders' configs (Qwen3Config, Qwen2Config, LlamaConfig, MistralConfig): the sizes under BERT's names, the rest
+// under their own; each family's defaults. Only what their models compute with full causal attention in every layer
+// and unscaled rotary positions is read; the rest is refused by key.
+BertConfig decoder_config(const nlohmann::json& j, const std::string& source, const std::string& model_type) {
   BertConfig c;
-  c.model_type = "qwen3";
-  c.vocab_size = 151936;
+  c.model_type = model_type;
+  const bool qwen = model_type == "qwen3" || model_type == "qwen2";
+  c.vocab_size = qwen ? 151936 : 32000;
   c.hidden_size = 4096;
-  c.intermediate_size = 22016;
+  c.intermediate_size = qwen ? 22016 : model_type == "mistral" ? 14336 : 11008;
   c.num_hidden_layers = 32;
   c.num_attention_heads = 32;
   c.hidden_act = "silu";
-  c.max_position_embeddings = 32768;
+  c.max_position_embeddings = qwen ? 32768 : model_type == "mistral" ? 4096 * 32 : 2048;
   c.type_vocab_size = 0;
   c.layer_norm_eps = 1e-6;
   c.hidden_dropout_prob = 0.0;
@@ -247,54 +249,91 @@ BertConfig qwen3_config(const nlohmann::json& j, const std::string& source) {
               c);
   read_value(j, source, "rms_norm_eps", c.layer_norm_eps);
   read_value(j, source, "attention_dropout", c.attention_probs_dropout_prob);
-  Qwen3Options& q = c.qwen3;
-  q.num_key_value_heads = c.num_attention_heads;  // Qwen3Config's default: as many as the query heads
-  read_value(j, source, "num_key_value_heads", q.num_key_value_heads);
-  read_value(j, source, "head_dim", q.head_dim);
-  read_value(j, source, "attention_bias", q.attention_bias);
-  read_value(j, source, "rope_theta", q.rope_theta);
+  DecoderOptions& d = c.decoder;
+  // Mistral's default is 8; the others' as many as the query heads.
+  d.num_key_value_heads = model_type == "mistral" ? 8 : c.num_attention_heads;
+  read_value(j, source, "num_key_value_heads", d.num_key_value_heads);
+  d.head_dim = model_type == "qwen3" ? 128 : c.hidden_size / std::max<int64_t>(c.num_attention_heads, 1);
+  read_value(j, source, "head_dim", d.head_dim);
+  d.qk_norm = model_type == "qwen3";
+  if (model_type == "qwen2") {
+    d.qkv_bias = true;  // Qwen2Attention's: q, k and v with biases, o_proj without, whatever the config says
+  } else if (model_type != "mistral") {
+    bool bias = false;
+    read_value(j, source, "attention_bias", bias);
+    d.qkv_bias = d.output_bias = bias;
+  }
+  if (model_type == "llama") read_value(j, source, "mlp_bias", d.mlp_bias);
+  read_value(j, source, "rope_theta", d.rope_theta);
   if (const auto it = j.find("rope_scaling"); it != j.end() && !it->is_null())
     fail(source, "rope_scaling", "is not supported (rotary positions as trained: null)");
   if (const auto params = j.find("rope_parameters"); params != j.end() && !params->is_null()) {
     if (!params->is_object()) fail(source, "rope_parameters", "expected an object, got " + params->dump());
     if (const auto t = params->find("rope_type"); t != params->end() && *t != "default")
       fail(source, "rope_parameters.rope_type", t->dump() + " is not supported (\"default\")");
-    read_value(*params, source + ": key \"rope_parameters\"", "rope_theta", q.rope_theta);
+    read_value(*params, source + ": key \"rope_parameters\"", "rope_theta", d.rope_theta);
+    double partial = 1.0;
+    read_value(*params, source + ": key \"rope_parameters\"", "partial_rotary_factor", partial);
+    if (partial != 1.0) fail(source, "rope_parameters.partial_rotary_factor", "is not supported (1: every dimension)");
   }
-  bool sliding = false;
-  read_value(j, source, "use_sliding_window", sliding);
-  if (sliding) fail(source, "use_sliding_window", "true is not supported (full attention in every layer)");
-  if (const auto types = j.find("layer_types"); types != j.end() && !types->is_null()) {
-    if (!types->is_array()) fail(source, "layer_types", "expected a list, got " + types->dump());
-    for (const auto& t : *types)
-      if (t != "full_attention")
-        fail(source, "layer_types", "expected \"full_attention\" in every layer, got " + t.dump());
+  if (qwen) {
+    bool sliding = false;
+    read_value(j, source, "use_sliding_window", sliding);
+    if (sliding) fail(source, "use_sliding_window", "true is not supported (full attention in every layer)");
+    if (const auto types = j.find("layer_types"); types != j.end() && !types->is_null()) {
+      if (!types->is_array()) fail(source, "layer_types", "expected a list, got " + types->dump());
+      for (const auto& t : *types)
+        if (t != "full_attention")
+          fail(source, "layer_types", "expected \"full_attention\" in every layer, got " + t.dump());
+    }
+  }
+  // Custom modeling code (gte-Qwen2's bidirectional attention, LLM2Vec's, ...) computes what the stock model does not;
+  // with the same weights it would load and silently embed otherwise.
+  if (const auto it = j.find("auto_map"); it != j.end() && it->is_object() && it->contains("AutoModel"))
+    fail(source, "auto_map",
+         "names custom modeling code (" + (*it)["AutoModel"].dump() + "), which ragmig does not run (it runs the " +
+             model_type + " model as transformers has it: causal attention)");
+  if (const auto it = j.find("is_causal"); it != j.end() && *it == false)
+    fail(source, "is_causal", "false is not supported (ragmig runs the decoders causally, as transformers does)");
+  if (model_type == "mistral") {
+    d.sliding_window = 4096;
+    read_value(j, source, "sliding_window", d.sliding_window);
+    if (const auto it = j.find("sliding_window"); it != j.end() && it->is_null()) d.sliding_window = 0;
+    if (j.contains("layer_types")) fail(source, "layer_types", "is not supported (Mistral: one window in every layer)");
   }
   c.validate(source);
   return c;
 }
 
-nlohmann::json qwen3_json(const BertConfig& c) {
-  const Qwen3Options& q = c.qwen3;
-  return {{"model_type", "qwen3"},
-          {"architectures", nlohmann::json::array({"Qwen3Model"})},
-          {"vocab_size", c.vocab_size},
-          {"hidden_size", c.hidden_size},
-          {"intermediate_size", c.intermediate_size},
-          {"num_hidden_layers", c.num_hidden_layers},
-          {"num_attention_heads", c.num_attention_heads},
-          {"num_key_value_heads", q.num_key_value_heads},
-          {"head_dim", q.head_dim},
-          {"hidden_act", c.hidden_act},
-          {"max_position_embeddings", c.max_position_embeddings},
-          {"initializer_range", c.initializer_range},
-          {"rms_norm_eps", c.layer_norm_eps},
-          {"attention_bias", q.attention_bias},
-          {"attention_dropout", c.attention_probs_dropout_prob},
-          {"use_sliding_window", false},
-          {"tie_word_embeddings", false},
-          {"rope_theta", q.rope_theta},
-          {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", q.rope_theta}}}};
+nlohmann::json decoder_json(const BertConfig& c) {
+  const DecoderOptions& d = c.decoder;
+  const std::string& type = c.model_type;
+  const char* architecture = type == "qwen3"   ? "Qwen3Model"
+                             : type == "qwen2" ? "Qwen2Model"
+                             : type == "llama" ? "LlamaModel"
+                                               : "MistralModel";
+  nlohmann::json j = {{"model_type", type},
+                      {"architectures", nlohmann::json::array({architecture})},
+                      {"vocab_size", c.vocab_size},
+                      {"hidden_size", c.hidden_size},
+                      {"intermediate_size", c.intermediate_size},
+                      {"num_hidden_layers", c.num_hidden_layers},
+                      {"num_attention_heads", c.num_attention_heads},
+                      {"num_key_value_heads", d.num_key_value_heads},
+                      {"head_dim", d.head_dim},
+                      {"hidden_act", c.hidden_act},
+                      {"max_position_embeddings", c.max_position_embeddings},
+                      {"initializer_range", c.initializer_range},
+                      {"rms_norm_eps", c.layer_norm_eps},
+                      {"attention_dropout", c.attention_probs_dropout_prob},
+                      {"tie_word_embeddings", false},
+                      {"rope_theta", d.rope_theta},
+                      {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", d.rope_theta}}}};
+  if (type == "qwen3" || type == "llama") j["attention_bias"] = d.qkv_bias;
+  if (type == "llama") j["mlp_bias"] = d.mlp_bias;
+  if (type == "qwen3" || type == "qwen2") j["use_sliding_window"] = false;
+  if (type == "mistral") j["sliding_window"] = d.sliding_window > 0 ? nlohmann::json(d.sliding_window) : nullptr;
+  return j;
 }
 
 // Layer types from layer_types, or from sliding_window_pattern (every pattern-th layer global) where absent, as
@@ -421,11 +460,11 @@ void BertConfig::validate(const std::string& source) const {
   positive("num_attention_heads", num_attention_heads);
   positive("intermediate_size", intermediate_size);
   positive("max_position_embeddings", max_position_embeddings);
-  if (model_type != "bert" && !roberta() && model_type != "mpnet" && !is_modernbert() && !is_qwen3() && !is_gemma3())
+  if (model_type != "bert" && !roberta() && model_type != "mpnet" && !is_modernbert() && !is_decoder() && !is_gemma3())
     fail(source, "model_type",
          "\"" + model_type +
-             "\" is not supported (\"bert\", \"roberta\", \"xlm-roberta\", \"mpnet\", \"modernbert\", \"qwen3\" or "
-             "\"gemma3_text\")");
+             "\" is not supported (\"bert\", \"roberta\", \"xlm-roberta\", \"mpnet\", \"modernbert\", \"qwen3\", "
+             "\"qwen2\", \"llama\", \"mistral\" or \"gemma3_text\")");
   if (is_gemma3()) {
     if (type_vocab_size != 0) fail(source, "type_vocab_size", "Gemma 3 has no token types (expected 0)");
     const Gemma3Options& g = gemma3;
@@ -447,19 +486,21 @@ void BertConfig::validate(const std::string& source) const {
     if (!(g.rope_local_theta > 0.0)) fail(source, "rope_local_base_freq", "must be positive");
     if (hidden_act != "gelu_pytorch_tanh")
       fail(source, "hidden_activation", "\"" + hidden_act + "\" is not supported (Gemma 3: \"gelu_pytorch_tanh\")");
-  } else if (is_qwen3()) {
-    if (type_vocab_size != 0) fail(source, "type_vocab_size", "Qwen3 has no token types (expected 0)");
-    const Qwen3Options& q = qwen3;
-    positive("num_key_value_heads", q.num_key_value_heads);
-    positive("head_dim", q.head_dim);
-    if (q.head_dim % 2 != 0)
-      fail(source, "head_dim", "rotary positions need an even head_dim, got " + std::to_string(q.head_dim));
-    if (num_attention_heads % q.num_key_value_heads != 0)
+  } else if (is_decoder()) {
+    if (type_vocab_size != 0) fail(source, "type_vocab_size", "a decoder has no token types (expected 0)");
+    const DecoderOptions& d = decoder;
+    positive("num_key_value_heads", d.num_key_value_heads);
+    positive("head_dim", d.head_dim);
+    if (d.head_dim % 2 != 0)
+      fail(source, "head_dim", "rotary positions need an even head_dim, got " + std::to_string(d.head_dim));
+    if (num_attention_heads % d.num_key_value_heads != 0)
       fail(source, "num_key_value_heads",
-           std::to_string(q.num_key_value_heads) + " does not divide num_attention_heads " +
+           std::to_string(d.num_key_value_heads) + " does not divide num_attention_heads " +
                std::to_string(num_attention_heads));
-    if (!(q.rope_theta > 0.0)) fail(source, "rope_theta", "must be positive");
-    if (hidden_act != "silu") fail(source, "hidden_act", "\"" + hidden_act + "\" is not supported (Qwen3: \"silu\")");
+    if (!(d.rope_theta > 0.0)) fail(source, "rope_theta", "must be positive");
+    if (d.sliding_window < 0) fail(source, "sliding_window", "must not be negative");
+    if (hidden_act != "silu")
+      fail(source, "hidden_act", "\"" + hidden_act + "\" is not supported (" + model_type + ": \"silu\")");
   } else if (is_modernbert()) {
     if (type_vocab_size != 0) fail(source, "type_vocab_size", "ModernBERT has no token types (expected 0)");
     const ModernBertOptions& m = modernbert;
@@ -480,14 +521,14 @@ void BertConfig::validate(const std::string& source) const {
   } else {
     positive("type_vocab_size", type_vocab_size);
   }
-  if (hidden_size % num_attention_heads != 0 && !grouped_heads())  // Qwen3's and Gemma 3's heads are head_dim wide
+  if (hidden_size % num_attention_heads != 0 && !grouped_heads())  // the decoders' and Gemma 3's heads are head_dim wide
     fail(source, "hidden_size", "hidden_size " + std::to_string(hidden_size) +
                                     " is not a multiple of num_attention_heads " + std::to_string(num_attention_heads));
   if (is_modernbert() && (hidden_size / num_attention_heads) % 2 != 0)
     fail(source, "hidden_size", "rotary positions need an even head size (hidden_size / num_attention_heads), got " +
                                     std::to_string(hidden_size / num_attention_heads));
   // ModernBertConfig's names for the keys BERT's read into
-  // (and Qwen3Config's, where it has them: attention_dropout, rms_norm_eps)
+  // (and the decoders', where they have them: attention_dropout, rms_norm_eps)
   const auto named = [&](const char* bert, const char* modern) {
     return is_modernbert() || grouped_heads() ? modern : bert;
   };
@@ -513,7 +554,7 @@ void BertConfig::validate(const std::string& source) const {
 
 nlohmann::json to_json(const BertConfig& c) {
   if (c.is_modernbert()) return modernbert_json(c);
-  if (c.is_qwen3()) return qwen3_json(c);
+  if (c.is_decoder()) return decoder_json(c);
   if (c.is_gemma3()) return gemma3_json(c);
   nlohmann::json j = {{"model_type", "bert"}, {"architectures", {"BertModel"}}, {"position_embedding_type", "absolute"}};
   if (c.roberta())
@@ -535,7 +576,8 @@ BertConfig bert_config_from_json(const nlohmann::json& j, const std::string& sou
   if (model_type == "distilbert") return distilbert_config(j, source);
   if (model_type == "mpnet") return mpnet_config(j, source);
   if (model_type == "modernbert") return modernbert_config(j, source);
-  if (model_type == "qwen3") return qwen3_config(j, source);
+  if (model_type == "qwen3" || model_type == "qwen2" || model_type == "llama" || model_type == "mistral")
+    return decoder_config(j, source, model_type);
   if (model_type == "gemma3_text") return gemma3_config(j, source);
   BertConfig c;
   c.model_type = model_type;
@@ -543,7 +585,7 @@ BertConfig bert_config_from_json(const nlohmann::json& j, const std::string& sou
     fail(source, "model_type",
          "\"" + model_type +
              "\" is not supported (ragmig runs BERT encoders: bert, distilbert, roberta, "
-             "xlm-roberta, mpnet, modernbert; and qwen3, gemma3_text)");
+             "xlm-roberta, mpnet, modernbert; and qwen3, qwen2, llama, mistral, gemma3_text)");
   if (c.roberta()) {  // RobertaConfig's defaults where they differ from BertConfig's
     if (model_type == "roberta") c.vocab_size = 50265;
     c.pad_token_id = 1;

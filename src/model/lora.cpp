@@ -94,7 +94,9 @@ double LoraSpec::scaling() const {
 
 std::vector<std::string> default_lora_targets(const std::string& model_type) {
   if (model_type == "modernbert") return {"Wqkv"};
-  if (model_type == "qwen3" || model_type == "gemma3_text") return {"q_proj", "k_proj", "v_proj"};
+  if (model_type == "qwen3" || model_type == "qwen2" || model_type == "llama" || model_type == "mistral" ||
+      model_type == "gemma3_text")
+    return {"q_proj", "k_proj", "v_proj"};
   return {"query", "key", "value"};
 }
 

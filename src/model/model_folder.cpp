@@ -137,7 +137,7 @@ void check_vocab_fits(const std::vector<std::string>& vocab, const BertConfig& c
 std::string family_name(const BertConfig& config) {
   if (config.mpnet()) return "an MPNet";
   if (config.is_modernbert()) return "a ModernBERT";
-  if (config.is_qwen3()) return "a Qwen3";
+  if (config.is_decoder()) return config.model_type == "qwen3" ? "a Qwen3" : config.model_type == "qwen2" ? "a Qwen2" : config.model_type == "llama" ? "a Llama" : "a Mistral";
   if (config.is_gemma3()) return "a Gemma 3";
   return "a BERT";
 }

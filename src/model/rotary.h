@@ -1,5 +1,5 @@
 // Rotary position embeddings (Su et al. 2021) as Hugging Face's models compute them (ModernBERT's, Qwen3's): cos and
-// sin tables of each position's angles, and queries or keys rotated by them. Shared by modernbert.h and qwen3.h.
+// sin tables of each position's angles, and queries or keys rotated by them. Shared by modernbert.h, decoder.h and gemma3.h.
 #pragma once
 
 #include <torch/torch.h>

@@ -855,9 +855,9 @@ TEST(HfLive, AQwen3FolderTokenizesEmbedsFineTunesAndTrainsAdaptersAsTransformers
   expect_same_ids(folder.spec, texts, json::parse(read_file(dir / "qwen3" / "ids.json"))["plain"], "Qwen3's tokenizer");
   const auto loaded = model::load_model_folder(st_folder.string());
   const model::BertConfig& config = loaded.model->spec().bert;
-  EXPECT_EQ(config.qwen3.num_key_value_heads, 2);
-  EXPECT_EQ(config.qwen3.head_dim, 16);
-  EXPECT_TRUE(config.qwen3.attention_bias);
+  EXPECT_EQ(config.decoder.num_key_value_heads, 2);
+  EXPECT_EQ(config.decoder.head_dim, 16);
+  EXPECT_TRUE(config.decoder.qkv_bias && config.decoder.output_bias);
   EXPECT_EQ(loaded.model->spec().pooling, model::Pooling::LastToken);
 
   expect_family_round_trips(st_folder, texts, dir.path(), "Qwen3", "qwen3");

@@ -1,7 +1,7 @@
 // Qwen3's parts without Python (transformers' outputs: tests/hf): HF's parameter names and shapes (grouped key/value
 // heads, head_dim apart from hidden_size), causality, padding on the right, last-token pooling wherever the padding
 // is, config.json both ways and its refusals, the FLOP count.
-#include "model/qwen3.h"
+#include "model/decoder.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -22,6 +22,7 @@ namespace qwen3_test {
 BertConfig small_config() {
   BertConfig c;
   c.model_type = "qwen3";
+  c.decoder.qk_norm = true;
   c.vocab_size = 50;
   c.hidden_size = 16;
   c.num_hidden_layers = 2;
@@ -32,8 +33,8 @@ BertConfig small_config() {
   c.type_vocab_size = 0;
   c.layer_norm_eps = 1e-6;
   c.hidden_dropout_prob = c.attention_probs_dropout_prob = 0.0;
-  c.qwen3.num_key_value_heads = 2;
-  c.qwen3.head_dim = 8;  // 4 x 8 = 32 wide queries over a hidden size of 16
+  c.decoder.num_key_value_heads = 2;
+  c.decoder.head_dim = 8;  // 4 x 8 = 32 wide queries over a hidden size of 16
   c.initializer_range = 0.3;
   return c;
 }
@@ -56,7 +57,7 @@ TEST(Qwen3, ParametersHaveTransformersNamesAndShapes) {
   EXPECT_EQ(params["layers.0.self_attn.q_norm.weight"].sizes(), (std::vector<int64_t>{8}));
   EXPECT_EQ(params.find("layers.0.self_attn.q_proj.bias"), nullptr) << "attention_bias false";
   BertConfig biased = small_config();
-  biased.qwen3.attention_bias = true;
+  biased.decoder.qkv_bias = biased.decoder.output_bias = true;
   EXPECT_NE(BertModel(biased)->named_parameters().find("layers.0.self_attn.o_proj.bias"), nullptr);
   EXPECT_EQ(default_lora_targets("qwen3"), (std::vector<std::string>{"q_proj", "k_proj", "v_proj"}));
   double weights = 0;
@@ -115,7 +116,7 @@ TEST(Qwen3, LastTokenPoolingTakesEachRowsLastRealTokenWhereverThePaddingIs) {
 
 TEST(Qwen3, ConfigJsonBothWaysAndItsRefusals) {
   BertConfig c = small_config();
-  c.qwen3.rope_theta = 1e6;
+  c.decoder.rope_theta = 1e6;
   const auto j = to_json(c);
   EXPECT_EQ(j["architectures"], nlohmann::json::array({"Qwen3Model"}));
   EXPECT_EQ(j["rms_norm_eps"], 1e-6);
@@ -128,8 +129,8 @@ TEST(Qwen3, ConfigJsonBothWaysAndItsRefusals) {
       "rope_theta": 1000000, "rope_scaling": null, "rms_norm_eps": 1e-06, "tie_word_embeddings": true,
       "use_sliding_window": false, "sliding_window": null, "max_window_layers": 28, "torch_dtype": "bfloat16"})");
   const BertConfig read = bert_config_from_json(real, "config.json");
-  EXPECT_EQ(read.qwen3.num_key_value_heads, 8);
-  EXPECT_EQ(read.qwen3.rope_theta, 1e6);
+  EXPECT_EQ(read.decoder.num_key_value_heads, 8);
+  EXPECT_EQ(read.decoder.rope_theta, 1e6);
   EXPECT_EQ(read.query_width(), 2048);
   EXPECT_EQ(read.key_width(), 1024);
   EXPECT_EQ(read.max_tokens(), 32768);
@@ -186,8 +187,8 @@ TEST(Qwen3, FlopsCountGroupedHeadsAndTheGatedMlp) {
   c.num_hidden_layers = 28;
   c.num_attention_heads = 16;
   c.intermediate_size = 3072;
-  c.qwen3.num_key_value_heads = 8;
-  c.qwen3.head_dim = 128;
+  c.decoder.num_key_value_heads = 8;
+  c.decoder.head_dim = 128;
   const double l = 128, per_layer = 2 * l * 1024 * (2 * 2048 + 2 * 1024) + 2 * l * 3 * 1024 * 3072 + 4 * l * l * 2048;
   EXPECT_DOUBLE_EQ(encoder_flops(c, 128), 28 * per_layer);
 }
