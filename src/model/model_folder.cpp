@@ -2,8 +2,9 @@
 // file with its exact shape) because a silently half-loaded encoder trains and evaluates, just badly.
 #include "model/model_folder.h"
 
-#include <filesystem>
 #include <fmt/format.h>
+#include <algorithm>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -30,7 +31,14 @@ const char* tokenizer_class(const text::TokenizerSpec& tokenizer, const BertConf
                ? kFastTokenizerClass
                : "RobertaTokenizer";
   if (tokenizer.kind == text::TokenizerKind::kUnigram) return "XLMRobertaTokenizer";
-  if (tokenizer.kind == text::TokenizerKind::kSentencePieceBpe) return "GemmaTokenizer";
+  // transformers 5's GemmaTokenizer runs Gemma's normaliser whatever tokenizer.json says: Llama's and Mistral's
+  // pipelines (a Metaspace, a Prepend) go by the file's class.
+  if (tokenizer.kind == text::TokenizerKind::kSentencePieceBpe)
+    return tokenizer.metaspace ||
+                   std::any_of(tokenizer.normalizer.begin(), tokenizer.normalizer.end(),
+                               [](const auto& s) { return s.kind == text::NormalizerStep::Kind::kPrepend; })
+               ? kFastTokenizerClass
+               : "GemmaTokenizer";
   // transformers 5 builds ModernBERT's tokenizer from tokenizer.json whatever tokenizer_class says.
   if (config.is_modernbert()) return kFastTokenizerClass;
   return config.mpnet() ? "MPNetTokenizer" : "BertTokenizer";

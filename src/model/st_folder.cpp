@@ -289,45 +289,58 @@ std::optional<std::string> token_name(const json& j, const std::string& key, con
   throw DataError(file.string() + ": key \"" + key + "\": expected a token (a string, or {\"content\": string})");
 }
 
-// What ragmig's SentencePieceBpeTokenizer runs of a tokenizer.json BPE model with byte_fallback (Gemma's layout):
-// Replace and NFC normaliser steps; no pre-tokenizer, or a Split at " " (MergedWithPrevious, as transformers 5's
-// GemmaTokenizer writes) that the Replace of " " before it leaves nothing to split; no subword affixes or dropout.
-// Sets the spec's kind and normaliser.
+// What ragmig's SentencePieceBpeTokenizer runs of a tokenizer.json BPE model with byte_fallback: Replace, Prepend
+// and NFC normaliser steps (Gemma's Replace " " -> "▁"; Mistral's legacy Prepend "▁" then Replace); no
+// pre-tokenizer, a Split at " " (MergedWithPrevious, as transformers 5's GemmaTokenizer writes) that the Replace of
+// " " before it leaves nothing to split, or a Metaspace with split false (transformers 5's Llama and Mistral); no
+// subword affixes or dropout. Sets the spec's kind, normaliser and Metaspace. ragmig runs the file's pipeline as the
+// tokenizers library and transformers 4 do; transformers 5's LlamaTokenizer puts a Metaspace in place of a legacy
+// file's normaliser (the two differ only for a text that starts with a space or that follows a special token).
 void check_sentencepiece_bpe(const json& tj, const fs::path& file, text::TokenizerSpec& spec) {
   const auto fail = [&](const std::string& key, const std::string& what) {
     throw DataError(
         file.string() + ": key \"" + key + "\": " + what +
-        " (ragmig runs BPE with byte fallback as Gemma's tokenizer.json has it: Replace \" \" by \"\u2581\", "
-        "no pre-tokenizer)");
+        " (ragmig runs BPE with byte fallback as Gemma's, Llama's and Mistral's tokenizer.json have it: Replace \" \" "
+        "by \"▁\" in the normalizer, or a Metaspace pre_tokenizer that does not split)");
   };
   spec.kind = text::TokenizerKind::kSentencePieceBpe;
   spec.normalizer = normalizer_from_json(tj, file.string());
   bool replaces_spaces = false;
   for (const text::NormalizerStep& step : spec.normalizer) {
-    if (step.kind != text::NormalizerStep::Kind::kReplace && step.kind != text::NormalizerStep::Kind::kNfc)
-      fail("normalizer", "only Replace (a string) and NFC steps are supported");
+    if (step.kind != text::NormalizerStep::Kind::kReplace && step.kind != text::NormalizerStep::Kind::kNfc &&
+        step.kind != text::NormalizerStep::Kind::kPrepend)
+      fail("normalizer", "only Replace (a string), Prepend and NFC steps are supported");
     replaces_spaces = replaces_spaces || (step.kind == text::NormalizerStep::Kind::kReplace && step.text == " ");
   }
   if (const auto pre = tj.find("pre_tokenizer"); pre != tj.end() && !pre->is_null()) {
-    const json& pattern = member(*pre, "pattern");
-    const bool space_split =
-        string_member(*pre, "type") == "Split" && pattern.is_object() && string_member(pattern, "String") == " " &&
-        string_member(*pre, "behavior") == "MergedWithPrevious" && !get_bool(*pre, "invert", file).value_or(false);
-    if (!space_split || !replaces_spaces)
-      fail("pre_tokenizer", "expected none, or a Split at \" \" after a normalizer that replaces every \" \"");
+    if (string_member(*pre, "type") == "Metaspace") {
+      spec.metaspace = true;
+      spec.pre_tokenizer = metaspace_from_json(*pre, file.string(), "pre_tokenizer");
+      if (spec.pre_tokenizer.split) fail("pre_tokenizer.split", "true is not supported (a Metaspace that splits)");
+    } else {
+      const json& pattern = member(*pre, "pattern");
+      const bool space_split =
+          string_member(*pre, "type") == "Split" && pattern.is_object() && string_member(pattern, "String") == " " &&
+          string_member(*pre, "behavior") == "MergedWithPrevious" && !get_bool(*pre, "invert", file).value_or(false);
+      if (!space_split || !replaces_spaces)
+        fail("pre_tokenizer",
+             "expected none, a Metaspace, or a Split at \" \" after a normalizer that replaces every \" \"");
+    }
   }
   const json& model = tj["model"];
   refuse_bpe_extras(model, fail);
   if (get_bool(model, "ignore_merges", file).value_or(false)) fail("model.ignore_merges", "true is not supported");
 }
 
-// A SentencePiece BPE frames texts with bos and eos as transformers does: by tokenizer_config.json's add_bos_token
-// and add_eos_token where it has either (transformers then rebuilds the post-processor from them), else by
-// tokenizer.json's TemplateProcessing. ragmig frames <bos> $A <eos> (EmbeddingGemma's) and $A <eos>: bos becomes
-// the spec's cls, eos its sep; a framing without eos (base Gemma's <bos> $A) is refused.
+// A SentencePiece BPE frames texts with bos and eos as transformers 4 does: by tokenizer_config.json's
+// add_bos_token and add_eos_token where it has either (transformers 4 then rebuilds the post-processor from them),
+// else by tokenizer.json's TemplateProcessing. ragmig frames <bos> $A <eos> (EmbeddingGemma's) and $A <eos>: bos
+// becomes the spec's cls, eos its sep (and its pad where the vocabulary has no padding token); a framing without eos
+// (base Gemma's <bos> $A, Llama's <s> $A) is refused. transformers 5 frames by the post-processor alone (it drops the
+// two keys when tokenizer.json is there); transformers 4 and the models' authors by the keys.
 void read_bos_eos_framing(const json& tj, const fs::path& tj_path, const std::optional<json>& tc,
                           const fs::path& tc_path, text::TokenizerSpec& spec) {
-  std::string bos = "<bos>", eos = "<eos>";
+  std::string bos = spec.special.cls, eos = spec.special.sep;
   const std::optional<bool> add_bos = tc ? get_bool(*tc, "add_bos_token", tc_path) : std::nullopt;
   const std::optional<bool> add_eos = tc ? get_bool(*tc, "add_eos_token", tc_path) : std::nullopt;
   if (tc) {
@@ -366,6 +379,8 @@ void read_bos_eos_framing(const json& tj, const fs::path& tj_path, const std::op
   spec.cls_first = has_bos;
   spec.special.cls = has_bos ? bos : eos;
   spec.special.sep = eos;
+  // Llama's and Mistral's vocabularies have no padding token: eos pads (padding is never read).
+  if (std::find(spec.vocab.begin(), spec.vocab.end(), spec.special.pad) == spec.vocab.end()) spec.special.pad = eos;
 }
 
 // Each name the file gives replaces the default; returns whether it gave any (then special_tokens_map.json, the
@@ -530,7 +545,12 @@ FolderTokenizer read_folder_tokenizer(const std::string& dir) {
   if (spec.kind == text::TokenizerKind::kUnigram) {
     // unigram_from_tokenizer_json has set all there is.
   } else if (spec.kind == text::TokenizerKind::kSentencePieceBpe) {
-    spec.special = {"<bos>", "<eos>", "<pad>", "<unk>", "<mask>"};  // GemmaTokenizer's
+    // GemmaTokenizer's names, or LlamaTokenizer's where the vocabulary has <s> and no <bos>
+    const auto has = [&](const char* token) {
+      return std::find(spec.vocab.begin(), spec.vocab.end(), token) != spec.vocab.end();
+    };
+    spec.special = has("<s>") && !has("<bos>") ? text::SpecialTokens{"<s>", "</s>", "<pad>", "<unk>", "<mask>"}
+                                               : text::SpecialTokens{"<bos>", "<eos>", "<pad>", "<unk>", "<mask>"};
   } else if (spec.kind == text::TokenizerKind::kByteBpe) {
     spec.special = text::roberta_special_tokens();
     spec.add_prefix_space = (tc ? get_bool(*tc, "add_prefix_space", tc_path) : std::nullopt)

@@ -117,18 +117,24 @@ json sentencepiece_bpe_tokenizer_json(const text::TokenizerSpec& spec) {
   });
   const json split = {
       {"type", "Split"}, {"pattern", {{"String", " "}}}, {"behavior", "MergedWithPrevious"}, {"invert", false}};
+  json decoders = json::array({{{"type", "Replace"}, {"pattern", {{"String", "\u2581"}}}, {"content", " "}},
+                               {{"type", "ByteFallback"}},
+                               {{"type", "Fuse"}}});
+  const bool prepends =
+      std::any_of(spec.normalizer.begin(), spec.normalizer.end(),
+                  [](const auto& step) { return step.kind == text::NormalizerStep::Kind::kPrepend; }) ||
+      (spec.metaspace && spec.pre_tokenizer.prepend != text::MetaspaceSplit::Prepend::kNever);
+  if (prepends) decoders.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
   return {{"version", "1.0"},
           {"truncation", nullptr},
           {"padding", nullptr},
           {"added_tokens", special_added_tokens(spec)},
           {"normalizer", normalizer_json(spec.normalizer)},
-          {"pre_tokenizer", replaces_spaces ? split : json(nullptr)},
+          {"pre_tokenizer", spec.metaspace    ? metaspace_json(spec.pre_tokenizer)
+                            : replaces_spaces ? split
+                                              : json(nullptr)},
           {"post_processor", template_post_processor(spec, false)},
-          {"decoder",
-           {{"type", "Sequence"},
-            {"decoders", json::array({{{"type", "Replace"}, {"pattern", {{"String", "\u2581"}}}, {"content", " "}},
-                                      {{"type", "ByteFallback"}},
-                                      {{"type", "Fuse"}}})}}},
+          {"decoder", {{"type", "Sequence"}, {"decoders", decoders}}},
           {"model",
            {{"type", "BPE"},
             {"dropout", nullptr},

@@ -33,9 +33,10 @@ nlohmann::json template_post_processor(const text::TokenizerSpec& spec, bool dou
 /// its merges as "left right".
 nlohmann::json byte_bpe_tokenizer_json(const text::TokenizerSpec& spec);
 
-/// The tokenizer.json of a SentencePiece BPE spec as transformers 5 writes GemmaTokenizer's: the spec's normaliser
-/// (Replace " " by "▁"), a Split at " " after it (which then splits nothing), cls $A sep (or $A sep), the BPE model
-/// with byte fallback, fused unknowns and its merges as [left, right].
+/// The tokenizer.json of a SentencePiece BPE spec as transformers 5 writes GemmaTokenizer's and LlamaTokenizer's: the
+/// spec's normaliser (Gemma's Replace " " by "▁", a legacy Prepend), a Split at " " after a Replace of " " (which then
+/// splits nothing) or the spec's Metaspace, cls $A sep (or $A sep), the BPE model with byte fallback, fused unknowns
+/// and its merges as [left, right].
 nlohmann::json sentencepiece_bpe_tokenizer_json(const text::TokenizerSpec& spec);
 
 /// The tokenizer.json of a WordPiece spec as transformers writes BertTokenizerFast's: BertNormalizer with the

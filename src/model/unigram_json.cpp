@@ -56,10 +56,14 @@ NormalizerStep normalizer_step(const json& n, const std::string& file, const std
     step.right = bool_key(n, "strip_right", false, file, where);
   } else if (type == "NFC") {
     step.kind = NormalizerStep::Kind::kNfc;
+  } else if (type == "Prepend") {
+    step.kind = NormalizerStep::Kind::kPrepend;
+    step.content = string_key(n, "prepend", file, where);
   } else {
-    refuse(file, where, "normalizer " + (type.empty() ? n.dump() : type) +
-                          " is not supported (ragmig runs Precompiled, Replace, Strip and NFC, alone or in a "
-                          "Sequence)");
+    refuse(file, where,
+           "normalizer " + (type.empty() ? n.dump() : type) +
+               " is not supported (ragmig runs Precompiled, Replace, Strip, NFC and Prepend, alone or in "
+               "a Sequence)");
   }
   return step;
 }
@@ -67,31 +71,19 @@ NormalizerStep normalizer_step(const json& n, const std::string& file, const std
 MetaspaceSplit pre_tokenizer(const json& tj, const std::string& file) {
   const auto pre = tj.find("pre_tokenizer");
   const json* metaspace = pre != tj.end() ? &*pre : nullptr;
-  MetaspaceSplit m;
+  bool whitespace_split = false;
   if (metaspace && string_member(*metaspace, "type") == "Sequence") {
     const auto list = metaspace->find("pretokenizers");
     if (!(list != metaspace->end() && list->is_array() && list->size() == 2 && (*list)[0].is_object() &&
           string_member((*list)[0], "type") == "WhitespaceSplit"))
       refuse(file, "pre_tokenizer", "expected Metaspace, or a Sequence of WhitespaceSplit and Metaspace");
-    m.whitespace_split = true;
+    whitespace_split = true;
     metaspace = &(*list)[1];
   }
   if (!metaspace || string_member(*metaspace, "type") != "Metaspace")
     refuse(file, "pre_tokenizer", "expected Metaspace, or a Sequence of WhitespaceSplit and Metaspace");
-  m.replacement = string_key(*metaspace, "replacement", file, "pre_tokenizer");
-  m.split = bool_key(*metaspace, "split", true, file, "pre_tokenizer");
-  if (const auto scheme = metaspace->find("prepend_scheme"); scheme != metaspace->end() && !scheme->is_null()) {
-    const std::string s = scheme->is_string() ? scheme->get<std::string>() : "";
-    if (s == "always") m.prepend = MetaspaceSplit::Prepend::kAlways;
-    else if (s == "first") m.prepend = MetaspaceSplit::Prepend::kFirst;
-    else if (s == "never") m.prepend = MetaspaceSplit::Prepend::kNever;
-    else
-      refuse(file, "pre_tokenizer.prepend_scheme",
-             "expected \"always\", \"first\" or \"never\", got " + scheme->dump());
-  } else {  // tokenizers before 0.15: add_prefix_space
-    m.prepend = bool_key(*metaspace, "add_prefix_space", true, file, "pre_tokenizer") ? MetaspaceSplit::Prepend::kAlways
-                                                                                    : MetaspaceSplit::Prepend::kNever;
-  }
+  MetaspaceSplit m = metaspace_from_json(*metaspace, file, "pre_tokenizer");
+  m.whitespace_split = whitespace_split;
   return m;
 }
 
@@ -116,11 +108,41 @@ json step_json(const NormalizerStep& step) {
       return {{"type", "Strip"}, {"strip_left", step.left}, {"strip_right", step.right}};
     case NormalizerStep::Kind::kNfc:
       return {{"type", "NFC"}};
+    case NormalizerStep::Kind::kPrepend:
+      return {{"type", "Prepend"}, {"prepend", step.content}};
   }
   return nullptr;
 }
 
 }  // namespace
+
+MetaspaceSplit metaspace_from_json(const json& metaspace, const std::string& file, const std::string& where) {
+  MetaspaceSplit m;
+  m.replacement = string_key(metaspace, "replacement", file, where);
+  m.split = bool_key(metaspace, "split", true, file, where);
+  if (const auto scheme = metaspace.find("prepend_scheme"); scheme != metaspace.end() && !scheme->is_null()) {
+    const std::string s = scheme->is_string() ? scheme->get<std::string>() : "";
+    if (s == "always")
+      m.prepend = MetaspaceSplit::Prepend::kAlways;
+    else if (s == "first")
+      m.prepend = MetaspaceSplit::Prepend::kFirst;
+    else if (s == "never")
+      m.prepend = MetaspaceSplit::Prepend::kNever;
+    else
+      refuse(file, where + ".prepend_scheme", "expected \"always\", \"first\" or \"never\", got " + scheme->dump());
+  } else {  // tokenizers before 0.15: add_prefix_space
+    m.prepend = bool_key(metaspace, "add_prefix_space", true, file, where) ? MetaspaceSplit::Prepend::kAlways
+                                                                           : MetaspaceSplit::Prepend::kNever;
+  }
+  return m;
+}
+
+json metaspace_json(const MetaspaceSplit& m) {
+  return {{"type", "Metaspace"},
+          {"replacement", m.replacement},
+          {"prepend_scheme", prepend_name(m.prepend)},
+          {"split", m.split}};
+}
 
 std::vector<NormalizerStep> normalizer_from_json(const json& tj, const std::string& file) {
   std::vector<NormalizerStep> steps;
@@ -185,8 +207,7 @@ json unigram_tokenizer_json(const text::TokenizerSpec& spec) {
   for (size_t i = 0; i < spec.vocab.size(); ++i) vocab.push_back({spec.vocab[i], spec.scores[i]});
   const json normalizer = normalizer_json(spec.normalizer);
   const MetaspaceSplit& m = spec.pre_tokenizer;
-  const json metaspace = {{"type", "Metaspace"}, {"replacement", m.replacement},
-                          {"prepend_scheme", prepend_name(m.prepend)}, {"split", m.split}};
+  const json metaspace = metaspace_json(m);
   const json pre = m.whitespace_split ? json{{"type", "Sequence"},
                                              {"pretokenizers", json::array({{{"type", "WhitespaceSplit"}}, metaspace})}}
                                       : metaspace;

@@ -164,7 +164,8 @@ std::vector<std::string_view> ByteBpeTokenizer::pre_tokenize(std::string_view te
   return pieces;
 }
 
-void ByteBpeTokenizer::encode_text(std::string_view text, size_t limit, std::vector<int32_t>& ids) const {
+void ByteBpeTokenizer::encode_text(std::string_view text, bool /*at_start*/, size_t limit,
+                                   std::vector<int32_t>& ids) const {
   std::string normalized;
   if (nfc_) {
     normalized = nfc(text);

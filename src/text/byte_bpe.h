@@ -37,7 +37,7 @@ class ByteBpeTokenizer : public Tokenizer {
  private:
   // Invalid UTF-8 bytes are encoded as the bytes they are; a byte whose character is not in the vocabulary
   // becomes the unk token.
-  void encode_text(std::string_view text, size_t limit, std::vector<int32_t>& out) const override;
+  void encode_text(std::string_view text, bool at_start, size_t limit, std::vector<int32_t>& out) const override;
 
   std::array<int32_t, 256> byte_ids_{};               // the id of each byte's character, or unk
   BpeMerges merges_;

@@ -17,8 +17,11 @@ std::string SentencePieceBpeTokenizer::byte_token(uint8_t byte) {
 SentencePieceBpeTokenizer::SentencePieceBpeTokenizer(const TokenizerSpec& spec, const std::string& source)
     : Tokenizer(spec, source), merges_(spec.merges, [this](std::string_view token) { return find(token); }, source) {
   for (const NormalizerStep& step : spec.normalizer)
-    if (step.kind != NormalizerStep::Kind::kReplace && step.kind != NormalizerStep::Kind::kNfc)
-      throw DataError(source + ": SentencePiece BPE normalises with Replace and NFC steps only");
+    if (step.kind != NormalizerStep::Kind::kReplace && step.kind != NormalizerStep::Kind::kNfc &&
+        step.kind != NormalizerStep::Kind::kPrepend)
+      throw DataError(source + ": SentencePiece BPE normalises with Replace, Prepend and NFC steps only");
+  if (spec.metaspace && (spec.pre_tokenizer.split || spec.pre_tokenizer.whitespace_split))
+    throw DataError(source + ": SentencePiece BPE takes a Metaspace that does not split (split false)");
   for (int c = 0; c < 128; ++c) ascii_ids_[static_cast<size_t>(c)] = find(std::string(1, static_cast<char>(c)));
   for (int b = 0; b < 256; ++b) {
     const std::string name = byte_token(static_cast<uint8_t>(b));
@@ -30,14 +33,25 @@ SentencePieceBpeTokenizer::SentencePieceBpeTokenizer(const TokenizerSpec& spec, 
   }
 }
 
-void SentencePieceBpeTokenizer::encode_text(std::string_view text, size_t limit, std::vector<int32_t>& ids) const {
+void SentencePieceBpeTokenizer::encode_text(std::string_view text, bool at_start, size_t limit,
+                                            std::vector<int32_t>& ids) const {
   if (ids.size() >= limit || text.empty()) return;
   std::string s(text);
-  for (const NormalizerStep& step : spec().normalizer)
+  for (const NormalizerStep& step : spec().normalizer) {
     if (step.kind == NormalizerStep::Kind::kReplace)
       replace_all(s, step.text, step.content);
-    else
+    else if (step.kind == NormalizerStep::Kind::kNfc)
       s = nfc(s);
+    else if (!s.empty())  // kPrepend, as the tokenizers library: not before an empty text
+      s.insert(0, step.content);
+  }
+  if (spec().metaspace) {  // as the tokenizers library's Metaspace with split false
+    const MetaspaceSplit& m = spec().pre_tokenizer;
+    replace_all(s, " ", m.replacement);
+    const bool prepend =
+        m.prepend == MetaspaceSplit::Prepend::kAlways || (m.prepend == MetaspaceSplit::Prepend::kFirst && at_start);
+    if (prepend && !s.starts_with(m.replacement)) s.insert(0, m.replacement);
+  }
   std::vector<int32_t> symbols;
   symbols.reserve(s.size());
   for (size_t pos = 0; pos < s.size();) {

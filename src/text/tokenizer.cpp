@@ -102,9 +102,10 @@ std::vector<int32_t> Tokenizer::encode_pieces(std::string_view text, int64_t max
   const size_t limit = max_pieces < 0 ? SIZE_MAX : static_cast<size_t>(max_pieces);
   // As the tokenizers library: the special (and unnormalised added) tokens first, then in the text between them
   // the added tokens it matches after normalising, then the model's pieces of what is left.
+  const auto gap = [&](std::string_view piece) { encode_text(piece, piece.data() == text.data(), limit, ids); };
   split_at(text, specials_, limit, ids, [&](std::string_view segment) {
-    if (normalized_.tokens.empty()) return encode_text(segment, limit, ids);
-    split_at(segment, normalized_, limit, ids, [&](std::string_view piece) { encode_text(piece, limit, ids); });
+    if (normalized_.tokens.empty()) return gap(segment);
+    split_at(segment, normalized_, limit, ids, gap);
   });
   if (ids.size() > limit) ids.resize(limit);
   return ids;

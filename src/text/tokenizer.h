@@ -55,6 +55,7 @@ struct NormalizerStep {
     kReplaceSpaceRuns,  ///< every run of two or more spaces -> `content` (the Regex " {2,}")
     kStrip,             ///< whitespace off the left and/or right end
     kNfc,               ///< Unicode's NFC (nfc.h)
+    kPrepend,           ///< `content` before a non-empty text (Llama's and Mistral's legacy "▁")
   };
   Kind kind = Kind::kPrecompiled;
   std::string text{}, content{};
@@ -94,9 +95,12 @@ struct TokenizerSpec {
   /// the pieces, then sep (Qwen3-Embedding's $A <|endoftext|>, whose last token the embedding is read from).
   bool cls_first = true;
   std::vector<double> scores;              ///< Unigram only: each token's log probability
-  /// Unigram, byte-level BPE (kNfc) and SentencePiece BPE (kReplace, kNfc) only, applied in order
+  /// Unigram, byte-level BPE (kNfc) and SentencePiece BPE (kReplace, kNfc, kPrepend) only, applied in order
   std::vector<NormalizerStep> normalizer;
-  MetaspaceSplit pre_tokenizer;            ///< Unigram only
+  MetaspaceSplit pre_tokenizer;  ///< Unigram's; SentencePiece BPE's where metaspace (split false)
+  /// SentencePiece BPE only: spaces become pre_tokenizer.replacement, which is prepended as it says, before the
+  /// merges (a Metaspace pre-tokenizer: Llama's and Mistral's tokenizer.json as transformers 5 writes it)
+  bool metaspace = false;
   /// Special tokens (by name) that take the whitespace before / after them where a text contains them
   /// (tokenizer.json's added_tokens' lstrip / rstrip, as roberta-base's <mask> on the hub).
   std::vector<std::string> lstrip, rstrip;
@@ -156,8 +160,9 @@ class Tokenizer {
   /// Throws DataError naming `source` (and the line, id + 1, of a duplicate token) for duplicates, a missing
   /// cls/sep/pad/unk token (the mask token is optional) or an added token not in the vocabulary.
   Tokenizer(TokenizerSpec spec, const std::string& source);
-  /// The ids of text without special tokens, appended to `out` until it holds `limit`.
-  virtual void encode_text(std::string_view text, size_t limit, std::vector<int32_t>& out) const = 0;
+  /// The ids of text without special tokens, appended to `out` until it holds `limit`. `at_start`: the text begins
+  /// the whole text (no special token before it), where a Metaspace with prepend_scheme "first" prepends.
+  virtual void encode_text(std::string_view text, bool at_start, size_t limit, std::vector<int32_t>& out) const = 0;
 
  private:
   struct StringHash {

@@ -69,6 +69,9 @@ std::string UnigramTokenizer::normalize(std::string_view text) const {
       case NormalizerStep::Kind::kReplace: replace_all(s, step.text, step.content); break;
       case NormalizerStep::Kind::kReplaceSpaceRuns: replace_space_runs(s, step.content); break;
       case NormalizerStep::Kind::kNfc: s = nfc(s); break;
+      case NormalizerStep::Kind::kPrepend:
+        if (!s.empty()) s.insert(0, step.content);
+        break;
       case NormalizerStep::Kind::kStrip: {
         const size_t end = step.right ? trailing_white_space_start(s) : s.size();
         const size_t begin = step.left ? leading_white_space_end(std::string_view(s).substr(0, end)) : 0;
@@ -80,7 +83,7 @@ std::string UnigramTokenizer::normalize(std::string_view text) const {
   return s;
 }
 
-std::vector<std::string> UnigramTokenizer::pre_tokenize(std::string_view normalized) const {
+std::vector<std::string> UnigramTokenizer::pre_tokenize(std::string_view normalized, bool at_start) const {
   const MetaspaceSplit& m = spec().pre_tokenizer;
   // Whitespace-separated words with their offsets, or the whole text.
   std::vector<std::pair<std::string_view, size_t>> words;
@@ -107,7 +110,7 @@ std::vector<std::string> UnigramTokenizer::pre_tokenize(std::string_view normali
     std::string s(word);
     replace_all(s, " ", m.replacement);
     const bool prepend = m.prepend == MetaspaceSplit::Prepend::kAlways ||
-                         (m.prepend == MetaspaceSplit::Prepend::kFirst && start == 0);
+                         (m.prepend == MetaspaceSplit::Prepend::kFirst && at_start && start == 0);
     if (prepend && !s.starts_with(m.replacement)) s.insert(0, m.replacement);
     if (!m.split || m.replacement.empty()) {
       pieces.push_back(std::move(s));
@@ -168,8 +171,9 @@ void UnigramTokenizer::segment(std::string_view piece, std::vector<int32_t>& out
   out.insert(out.end(), ids.rbegin(), ids.rend());
 }
 
-void UnigramTokenizer::encode_text(std::string_view text, size_t limit, std::vector<int32_t>& ids) const {
-  for (const std::string& piece : pre_tokenize(normalize(text))) {
+void UnigramTokenizer::encode_text(std::string_view text, bool at_start, size_t limit,
+                                   std::vector<int32_t>& ids) const {
+  for (const std::string& piece : pre_tokenize(normalize(text), at_start)) {
     segment(piece, ids);
     if (ids.size() >= limit) break;
   }

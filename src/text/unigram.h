@@ -26,11 +26,12 @@ class UnigramTokenizer : public Tokenizer {
 
   /// The text after the normaliser's steps.
   std::string normalize(std::string_view text) const;
-  /// The pieces the pre-tokenizer cuts normalised text into ("▁Hello", "▁world").
-  std::vector<std::string> pre_tokenize(std::string_view normalized) const;
+  /// The pieces the pre-tokenizer cuts normalised text into ("▁Hello", "▁world"); `at_start`: the text begins the
+  /// whole text (a Metaspace with prepend_scheme "first" prepends there only).
+  std::vector<std::string> pre_tokenize(std::string_view normalized, bool at_start = true) const;
 
  private:
-  void encode_text(std::string_view text, size_t limit, std::vector<int32_t>& out) const override;
+  void encode_text(std::string_view text, bool at_start, size_t limit, std::vector<int32_t>& out) const override;
   // Appends the best segmentation of one piece.
   void segment(std::string_view piece, std::vector<int32_t>& out) const;
 

@@ -142,7 +142,8 @@ void WordPieceTokenizer::word_piece_ids(std::string_view word, std::vector<int32
   }
 }
 
-void WordPieceTokenizer::encode_text(std::string_view text, size_t limit, std::vector<int32_t>& ids) const {
+void WordPieceTokenizer::encode_text(std::string_view text, bool /*at_start*/, size_t limit,
+                                     std::vector<int32_t>& ids) const {
   for_each_word(text, [&](std::string_view w) {
     word_piece_ids(w, ids);
     return ids.size() < limit;

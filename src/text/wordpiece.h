@@ -44,7 +44,7 @@ class WordPieceTokenizer : public Tokenizer {
                      const SpecialTokens& special, const std::string& source);
   // Word pieces, "##" marking continuations; a word longer than 100 code points, or one the vocabulary cannot
   // cover entirely, becomes a single [UNK].
-  void encode_text(std::string_view text, size_t limit, std::vector<int32_t>& out) const override;
+  void encode_text(std::string_view text, bool at_start, size_t limit, std::vector<int32_t>& out) const override;
   // Calls emit(word) for each basic token; emit returns false to stop early.
   template <typename Emit>
   void for_each_word(std::string_view text, Emit&& emit) const;

@@ -20,9 +20,9 @@ from embed_folder import embed_hf  # beside this file: the same pooling and norm
 
 
 def load_base(base):
-    """AutoModel of BASE without a pooler (ModernBERT and Qwen3 have none to leave out)."""
+    """AutoModel of BASE without a pooler (ModernBERT, the decoders and Gemma 3 have none to leave out)."""
     model_type = json.load(open(os.path.join(base, "config.json"))).get("model_type")
-    pooler = model_type not in ("modernbert", "qwen3", "gemma3_text")
+    pooler = model_type not in ("modernbert", "qwen3", "qwen2", "llama", "mistral", "gemma3_text")
     return AutoModel.from_pretrained(base, **({"add_pooling_layer": False} if pooler else {}))
 
 

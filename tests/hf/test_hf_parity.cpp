@@ -598,6 +598,23 @@ std::vector<std::string> tokenizer_texts() {
 
 // The ids the tokenizers library gives each text of `texts_json` (a JSON list) with `tokenizer_json`, special tokens
 // included, unpadded and untruncated; null when Python fails.
+// `texts` and 300 random strings of up to 11 pieces a SentencePiece BPE tokenizer must get right: letters, an accent,
+// CJK and emoji (byte fallback), digits, single and double spaces, tabs, line breaks, "▁" itself, a quote and the
+// model's `specials`.
+std::vector<std::string> with_sentencepiece_strings(std::vector<std::string> texts,
+                                                    const std::vector<std::string>& specials, unsigned seed) {
+  std::vector<std::string> alphabet = {"a", "e",  "Z",  "\u00e9", "\u6771", "\U0001F600", "1",      " ",
+                                       " ", "  ", "\t", "\n",     "th",     "ing",        "\u2581", "'"};
+  alphabet.insert(alphabet.end(), specials.begin(), specials.end());
+  std::mt19937 rng(seed);
+  for (int i = 0; i < 300; ++i) {
+    std::string t;
+    for (size_t n = rng() % 12; n > 0; --n) t += alphabet[rng() % alphabet.size()];
+    texts.push_back(t);
+  }
+  return texts;
+}
+
 json tokenizers_library_ids(const fs::path& tokenizer_json, const fs::path& texts_json) {
   const std::string out = python_output(
       "import json; from tokenizers import Tokenizer\n"
@@ -873,16 +890,7 @@ TEST(HfLive, AQwen3FolderTokenizesEmbedsFineTunesAndTrainsAdaptersAsTransformers
 TEST(HfLive, AGemma3FolderTokenizesEmbedsFineTunesAndTrainsAdaptersAsTransformers) {
   REQUIRE_PYTHON_LIBRARIES();
   testing::ScratchDir dir;
-  auto texts = tokenizer_texts();
-  const std::vector<std::string> alphabet = {
-      "a",  "e",  "Z",  "\u00e9", "\u6771", "\U0001F600",      "1",      " ", " ", "  ",
-      "\t", "\n", "th", "ing",    "<bos>",  "<start_of_turn>", "\u2581", "'"};
-  std::mt19937 rng(5);
-  for (int i = 0; i < 300; ++i) {
-    std::string t;
-    for (size_t n = rng() % 12; n > 0; --n) t += alphabet[rng() % alphabet.size()];
-    texts.push_back(t);
-  }
+  const auto texts = with_sentencepiece_strings(tokenizer_texts(), {"<bos>", "<start_of_turn>"}, 5);
   ASSERT_TRUE(make_folders("gemma3_folder.py", dir / "gemma3", &texts));
   const fs::path st_folder = dir / "gemma3" / "st";
   const model::FolderTokenizer folder = model::read_folder_tokenizer(st_folder.string());
@@ -913,6 +921,76 @@ TEST(HfLive, AGemma3FolderTokenizesEmbedsFineTunesAndTrainsAdaptersAsTransformer
   expect_family_round_trips(st_folder, texts, dir.path(), "Gemma 3", "gemma3_text");
   EXPECT_EQ(json::parse(read_file(dir / "again" / "tokenizer_config.json"))["tokenizer_class"], "GemmaTokenizer");
   EXPECT_EQ(json::parse(read_file(dir / "again" / "3_Dense" / "config.json"))["in_features"], 64);
+}
+
+// Llama-family decoders (e5-mistral's, gte-Qwen2's architecture, small and random; llama_folder.py): transformers 5's
+// LlamaTokenizer (SentencePiece BPE with byte fallback behind a Metaspace that prepends before the text's first part
+// only, <s> $A </s>) gives ragmig's ids for the texts and 300 random strings (special tokens inside, leading spaces,
+// CJK and emoji through byte fallback), and the hub's legacy layout of the same tokenizer (a Prepend normaliser) the
+// tokenizers library's; the tokenizer.json ragmig writes back encodes alike. A LlamaModel with attention and MLP
+// biases and last-token pooling goes the whole way round (embedded, written back, fine-tuned, a LoRA adapter in
+// peft); a MistralModel (mean pooling, its window bounding the input) and a Qwen2Model (q/k/v biases, Qwen's
+// byte-level BPE) embed as sentence-transformers and transformers do, and are written back alike.
+TEST(HfLive, LlamaMistralAndQwen2FoldersTokenizeEmbedAndTrainAsTransformers) {
+  REQUIRE_PYTHON_LIBRARIES();
+  testing::ScratchDir dir;
+  const auto texts = with_sentencepiece_strings(tokenizer_texts(), {"<s>", "</s>"}, 7);
+  ASSERT_TRUE(make_folders("llama_folder.py", dir / "llama", &texts));
+  const json ids = json::parse(read_file(dir / "llama" / "ids.json"));
+  const fs::path llama = dir / "llama" / "llama";
+  const text::TokenizerSpec spec = model::read_folder_tokenizer(llama.string()).spec;
+  EXPECT_EQ(spec.kind, text::TokenizerKind::kSentencePieceBpe);
+  EXPECT_TRUE(spec.metaspace);
+  EXPECT_EQ(spec.pre_tokenizer.prepend, text::MetaspaceSplit::Prepend::kFirst);
+  EXPECT_TRUE(spec.cls_first);
+  EXPECT_EQ(spec.special.cls, "<s>");
+  EXPECT_EQ(spec.special.sep, "</s>");
+  EXPECT_EQ(spec.special.pad, "</s>");
+  expect_same_ids(spec, texts, ids["plain"], "LlamaTokenizer");
+  write_file_atomic(dir / "written.json", model::sentencepiece_bpe_tokenizer_json(spec).dump());
+  EXPECT_EQ(tokenizers_library_ids(dir / "written.json", dir / "texts.json"), ids["plain"])
+      << "the tokenizer.json ragmig writes";
+
+  const text::TokenizerSpec legacy = model::read_folder_tokenizer((dir / "llama" / "legacy").string()).spec;
+  EXPECT_FALSE(legacy.metaspace);
+  ASSERT_EQ(legacy.normalizer.size(), 2u);
+  EXPECT_EQ(legacy.normalizer[0].kind, text::NormalizerStep::Kind::kPrepend);
+  expect_same_ids(legacy, texts, ids["legacy"], "the hub's legacy Llama tokenizer.json");
+  EXPECT_NE(ids["legacy"], ids["plain"]) << "the two layouts differ after special tokens and before leading spaces";
+  write_file_atomic(dir / "legacy.json", model::sentencepiece_bpe_tokenizer_json(legacy).dump());
+  EXPECT_EQ(tokenizers_library_ids(dir / "legacy.json", dir / "texts.json"), ids["legacy"]);
+
+  const auto loaded = model::load_model_folder(llama.string());
+  const model::BertConfig& config = loaded.model->spec().bert;
+  EXPECT_TRUE(config.decoder.qkv_bias && config.decoder.output_bias && config.decoder.mlp_bias);
+  EXPECT_FALSE(config.decoder.qk_norm);
+  EXPECT_EQ(config.decoder.head_dim, 16);
+  EXPECT_EQ(config.decoder.rope_theta, 500.0);
+  EXPECT_EQ(loaded.model->spec().pooling, model::Pooling::LastToken);
+  expect_family_round_trips(llama, texts, dir.path(), "Llama", "llama");
+  EXPECT_EQ(json::parse(read_file(dir / "again" / "tokenizer_config.json"))["tokenizer_class"],
+            model::kFastTokenizerClass)
+      << "transformers 5 then runs the file's pipeline as written";
+
+  for (const auto& [name, type] : {std::pair{"mistral", "mistral"}, {"qwen2", "qwen2"}}) {
+    const fs::path folder = dir / "llama" / name;
+    auto other = model::load_model_folder(folder.string());
+    EXPECT_EQ(other.model->spec().bert.model_type, type);
+    const auto mine = eval::Encoder(folder.string(), "cpu", long_limits()).embed(texts, false);
+    const json theirs = embed_in_python(folder, texts, dir.path());
+    EXPECT_LE(checked_diff(std::string(name) + ", sentence-transformers", mine, theirs["st"]), kTolerance);
+    EXPECT_LE(checked_diff(std::string(name) + ", transformers", mine, theirs["hf"]), kTolerance);
+    const fs::path again = dir / (std::string(name) + "-again");
+    model::save_model_folder(again.string(), other.model, other.tokenizer, model::save_options_of(other));
+    EXPECT_LE(checked_diff(std::string(name) + " written by ragmig, sentence-transformers", mine,
+                           embed_in_python(again, texts, dir.path())["st"]),
+              kTolerance);
+  }
+  const model::BertConfig mistral = model::load_model_folder((dir / "llama" / "mistral").string()).model->spec().bert;
+  EXPECT_EQ(mistral.decoder.sliding_window, 48);
+  EXPECT_EQ(mistral.max_tokens(), 48);
+  EXPECT_EQ(model::load_model_folder((dir / "llama" / "qwen2").string()).model->spec().pooling,
+            model::Pooling::LastToken);
 }
 
 // An XLM-R folder (SentencePiece Unigram with SentencePiece's real nmt_nfkc charsmap; multilingual-e5's and

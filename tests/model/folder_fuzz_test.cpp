@@ -120,6 +120,25 @@ void write_folders(const fs::path& root) {
     DualEncoder net(s);
     save_model_folder((root / "gemma3").string(), net, t);
   }
+  {  // Mistral (e5-mistral's layout): SentencePiece BPE behind a Metaspace, <s> $A </s>, a window, last-token pooling.
+    text::TokenizerSpec t = testing::llama_style_tokenizer();
+    t.cls_first = true;
+    t.vocab.insert(t.vocab.end(), {"\u2581", "a", "\u2581a"});
+    t.merges = {{"\u2581", "a"}};
+    EncoderSpec s;
+    s.bert = bert_config_from_json({{"model_type", "mistral"},
+                                    {"vocab_size", t.vocab.size()},
+                                    {"hidden_size", 16},
+                                    {"num_hidden_layers", 1},
+                                    {"num_attention_heads", 4},
+                                    {"num_key_value_heads", 2},
+                                    {"intermediate_size", 24},
+                                    {"sliding_window", 20}},
+                                   "mistral");
+    s.pooling = Pooling::LastToken;
+    DualEncoder net(s);
+    save_model_folder((root / "mistral").string(), net, t);
+  }
   {  // XLM-R: SentencePiece Unigram (tokenizer.json).
     text::TokenizerSpec t;
     t.kind = text::TokenizerKind::kUnigram;
@@ -193,7 +212,7 @@ TEST(FolderFuzz, MutatedFilesLoadOrAreRefusedWithRagmigsErrors) {
   write_folders(scratch.path());
   Outcomes outcomes;
   int files = 0;
-  for (const char* name : {"bert", "modernbert", "roberta", "qwen3", "gemma3", "xlmr", "adapter"}) {
+  for (const char* name : {"bert", "modernbert", "roberta", "qwen3", "gemma3", "mistral", "xlmr", "adapter"}) {
     const fs::path dir = scratch / name;
     ASSERT_NO_THROW(use(dir)) << name << " as written";
     for (const fs::path& file : text_files(dir)) {
@@ -227,7 +246,7 @@ TEST(FolderFuzz, EveryJsonValueReplacedByOneOfAnotherTypeOrSizeLoadsOrIsRefused)
   write_folders(scratch.path());
   Outcomes outcomes;
   int places = 0;
-  for (const char* name : {"bert", "modernbert", "roberta", "qwen3", "gemma3", "xlmr", "adapter"}) {
+  for (const char* name : {"bert", "modernbert", "roberta", "qwen3", "gemma3", "mistral", "xlmr", "adapter"}) {
     const fs::path dir = scratch / name;
     for (const fs::path& file : text_files(dir)) {
       const fs::path path = dir / file;

@@ -863,7 +863,12 @@ TEST(ModelFolder, GemmaFoldersKeepTheirSentencePieceBpeTokenizer) {
   EXPECT_EQ(load_model_folder(dir.string()).tokenizer, tokenizer) << "framed by the post-processor";
   const auto tj = nlohmann::json::parse(read_file(dir / "tokenizer.json"));
   const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> refused = {
-      {[](nlohmann::json& j) { j["pre_tokenizer"] = {{"type", "Metaspace"}}; }, "key \"pre_tokenizer\": expected none"},
+      {[](nlohmann::json& j) { j["pre_tokenizer"] = {{"type", "Whitespace"}}; },
+       "key \"pre_tokenizer\": expected none"},
+      {[](nlohmann::json& j) { j["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "_"}, {"split", true}}; },
+       "key \"pre_tokenizer.split\": true is not supported"},
+      {[](nlohmann::json& j) { j["pre_tokenizer"] = {{"type", "Metaspace"}, {"prepend_scheme", "first"}}; },
+       "key \"pre_tokenizer.replacement\": expected a string"},
       {[](nlohmann::json& j) { j["normalizer"] = {{"type", "NFKC"}}; }, "key \"normalizer\": normalizer NFKC"},
       {[](nlohmann::json& j) { j["normalizer"]["normalizers"][0] = {{"type", "Strip"}}; },
        "key \"normalizer\": only Replace"},
@@ -884,6 +889,55 @@ TEST(ModelFolder, GemmaFoldersKeepTheirSentencePieceBpeTokenizer) {
   no_eos["add_eos_token"] = false;
   write_file_atomic(dir / "tokenizer_config.json", no_eos.dump());
   expect_data_error(dir.string(), "keys \"add_bos_token\" and \"add_eos_token\": texts are framed without an eos");
+}
+
+// A Mistral folder (e5-mistral's layout, small): its Metaspace tokenizer (Llama's names, no pad token: </s> pads) is
+// written as tokenizer.json under PreTrainedTokenizerFast, so that transformers 5 runs the file's pipeline, and read
+// back as written; the hub's legacy layout (a Prepend normaliser) reads as the file says; Llama's <s> $A without </s>
+// is refused (ragmig pools the eos that has seen the whole text).
+TEST(ModelFolder, MistralFoldersKeepTheirMetaspaceTokenizer) {
+  ScratchDir scratch;
+  const auto dir = scratch / "model";
+  EncoderSpec spec;
+  spec.bert = bert_config_from_json({{"model_type", "mistral"},
+                                     {"vocab_size", 262},
+                                     {"hidden_size", 16},
+                                     {"num_hidden_layers", 1},
+                                     {"num_attention_heads", 2},
+                                     {"num_key_value_heads", 1},
+                                     {"intermediate_size", 24},
+                                     {"sliding_window", 32}},
+                                    "config.json");
+  spec.pooling = Pooling::LastToken;
+  DualEncoder model(spec);
+  text::TokenizerSpec tokenizer = testing::llama_style_tokenizer();
+  tokenizer.vocab.insert(tokenizer.vocab.end(), {"\u2581", "a", "\u2581a"});
+  tokenizer.merges = {{"\u2581", "a"}};
+  save_model_folder(dir.string(), model, tokenizer);
+  const auto tc = nlohmann::json::parse(read_file(dir / "tokenizer_config.json"));
+  EXPECT_EQ(tc["tokenizer_class"], kFastTokenizerClass);
+  EXPECT_EQ(tc["bos_token"], "<s>");
+  EXPECT_EQ(tc["pad_token"], "</s>");
+  auto loaded = load_model_folder(dir.string());
+  EXPECT_EQ(loaded.tokenizer, tokenizer);
+  EXPECT_EQ(loaded.max_length, 32) << "Mistral's window bounds the input";
+  EXPECT_EQ(text::make_tokenizer(loaded.tokenizer)->encode(" a</s>a", 8), (std::vector<int32_t>{1, 261, 2, 260, 2}));
+
+  auto tj = nlohmann::json::parse(read_file(dir / "tokenizer.json"));
+  EXPECT_EQ(tj["pre_tokenizer"]["prepend_scheme"], "first");
+  tj["pre_tokenizer"] = nullptr;
+  tj["normalizer"] = {{"type", "Sequence"},
+                      {"normalizers",
+                       {{{"type", "Prepend"}, {"prepend", "\u2581"}},
+                        {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\u2581"}}}}};
+  write_file_atomic(dir / "tokenizer.json", tj.dump());
+  EXPECT_EQ(text::make_tokenizer(load_model_folder(dir.string()).tokenizer)->encode(" a</s>a", 8),
+            (std::vector<int32_t>{1, 259, 261, 2, 261, 2}))
+      << "the legacy normaliser: a \"\u2581\" before every part, the space's own after it";
+  auto no_eos = tc;
+  no_eos["add_eos_token"] = false;
+  write_file_atomic(dir / "tokenizer_config.json", no_eos.dump());
+  expect_data_error(dir.string(), "texts are framed without an eos token");
 }
 
 // MPNet's tokenizer names its special tokens (<s>, </s>, <pad>) in tokenizer_config.json, as a string or as

@@ -58,4 +58,18 @@ inline text::TokenizerSpec gemma_style_tokenizer() {
   return t;
 }
 
+/// Llama's and Mistral's layout of it (transformers 5's LlamaTokenizer): <unk> <s> </s>, the 256 byte tokens, a
+/// Metaspace with prepend_scheme "first" and no split instead of a normaliser, </s> padding (Llama has no pad token).
+inline text::TokenizerSpec llama_style_tokenizer() {
+  text::TokenizerSpec t;
+  t.kind = text::TokenizerKind::kSentencePieceBpe;
+  t.special = {"<s>", "</s>", "</s>", "<unk>", "<mask>"};
+  t.vocab = {"<unk>", "<s>", "</s>"};
+  for (int b = 0; b < 256; ++b) t.vocab.push_back(text::SentencePieceBpeTokenizer::byte_token(static_cast<uint8_t>(b)));
+  t.metaspace = true;
+  t.pre_tokenizer.split = false;
+  t.pre_tokenizer.prepend = text::MetaspaceSplit::Prepend::kFirst;
+  return t;
+}
+
 }  // namespace ragmig::testing

@@ -73,5 +73,46 @@ TEST(SentencePieceBpe, RefusesWhatItCannotRun) {
   EXPECT_THROW(make_tokenizer(spec), DataError);
 }
 
+// Llama's and Mistral's two layouts of the same tokenizer, as the tokenizers library runs them: transformers 5's
+// Metaspace ("first": a "▁" before the text's first part only, none where one is there already) and the hub's older
+// normaliser (Prepend "▁" before every part, then Replace " "). They differ after a special token and before a
+// leading space.
+TEST(SentencePieceBpe, LlamasMetaspaceAndTheLegacyPrependNormaliser) {
+  auto spec = spec_with({"\u2581", "a", "b", "\u2581a", "\u2581\u2581"}, {{"\u2581", "a"}, {"\u2581", "\u2581"}});
+  spec.special = {"<bos>", "<eos>", "<pad>", "<unk>", "<mask>"};
+  spec.normalizer.clear();
+  spec.metaspace = true;
+  spec.pre_tokenizer.split = false;
+  spec.pre_tokenizer.prepend = MetaspaceSplit::Prepend::kFirst;
+  const SentencePieceBpeTokenizer first(spec);
+  using P = std::vector<std::string>;
+  EXPECT_EQ(pieces(first, "a b"), (P{"\u2581a", "\u2581", "b"}));
+  EXPECT_EQ(pieces(first, " a"), (P{"\u2581a"})) << "a leading space is the prepended one";
+  EXPECT_EQ(pieces(first, "a<eos>a"), (P{"\u2581a", "<eos>", "a"})) << "nothing prepended after a special token";
+  EXPECT_EQ(pieces(first, "<eos>a"), (P{"<eos>", "a"}));
+  EXPECT_EQ(pieces(first, ""), P{});
+  spec.pre_tokenizer.prepend = MetaspaceSplit::Prepend::kAlways;
+  EXPECT_EQ(pieces(SentencePieceBpeTokenizer(spec), "a<eos>a"), (P{"\u2581a", "<eos>", "\u2581a"}));
+  spec.pre_tokenizer.prepend = MetaspaceSplit::Prepend::kNever;
+  EXPECT_EQ(pieces(SentencePieceBpeTokenizer(spec), "a a"), (P{"a", "\u2581a"}));
+  spec.pre_tokenizer.split = true;
+  EXPECT_THROW(make_tokenizer(spec), DataError) << "a Metaspace that splits";
+
+  spec.metaspace = false;
+  NormalizerStep prepend;
+  prepend.kind = NormalizerStep::Kind::kPrepend;
+  prepend.content = "\u2581";
+  NormalizerStep spaces;
+  spaces.kind = NormalizerStep::Kind::kReplace;
+  spaces.text = " ";
+  spaces.content = "\u2581";
+  spec.normalizer = {prepend, spaces};
+  const SentencePieceBpeTokenizer legacy(spec);
+  EXPECT_EQ(pieces(legacy, "a b"), (P{"\u2581a", "\u2581", "b"}));
+  EXPECT_EQ(pieces(legacy, " a"), (P{"\u2581", "\u2581a"})) << "prepended before the space's own";
+  EXPECT_EQ(pieces(legacy, "a<eos>a"), (P{"\u2581a", "<eos>", "\u2581a"})) << "before every part";
+  EXPECT_EQ(legacy.encode("", 8), (std::vector<int32_t>{2, 1})) << "not before an empty text";
+}
+
 }  // namespace
 }  // namespace ragmig::text
