@@ -124,6 +124,8 @@ TEST(Unigram, MetaspaceAndWhitespaceSplit) {
   spec.pre_tokenizer.prepend = MetaspaceSplit::Prepend::kFirst;
   EXPECT_EQ(UnigramTokenizer(spec).pre_tokenize("a b"), (Strings{"\u2581a", "b"}));
   EXPECT_EQ(UnigramTokenizer(spec).pre_tokenize(" a"), (Strings{"a"})) << "not the text's start";
+  EXPECT_EQ(UnigramTokenizer(spec).pre_tokenize("a b", /*at_start=*/false), (Strings{"a", "b"}))
+      << "text after a special token";
   spec.pre_tokenizer.prepend = MetaspaceSplit::Prepend::kNever;
   spec.pre_tokenizer.whitespace_split = false;
   spec.pre_tokenizer.split = false;
@@ -138,6 +140,9 @@ TEST(Unigram, NormaliserStepsRunInOrder) {
   const UnigramTokenizer tok(spec);
   EXPECT_EQ(tok.normalize("\t ``a``   b  c \n"), "\"a\" b c");
   EXPECT_EQ(tok.normalize(" "), "");
+  spec.normalizer = {{NormalizerStep::Kind::kPrepend, "", "\u2581", false, false}};
+  EXPECT_EQ(UnigramTokenizer(spec).normalize("a"), "\u2581a");
+  EXPECT_EQ(UnigramTokenizer(spec).normalize(""), "") << "not before an empty text";
 }
 
 TEST(PrecompiledCharsmap, ShortestMappedPrefixAndGraphemeClusters) {
