@@ -122,7 +122,6 @@ void write_folders(const fs::path& root) {
   }
   {  // Mistral (e5-mistral's layout): SentencePiece BPE behind a Metaspace, <s> $A </s>, a window, last-token pooling.
     text::TokenizerSpec t = testing::llama_style_tokenizer();
-    t.cls_first = true;
     t.vocab.insert(t.vocab.end(), {"\u2581", "a", "\u2581a"});
     t.merges = {{"\u2581", "a"}};
     EncoderSpec s;

@@ -2,9 +2,11 @@
 // lines into the readers. The tokenizer must never throw; readers may throw only DataError or IoError.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "core/error.h"
+#include "support/byte_level_tokenizers.h"
 #include "support/test_support.h"
 #include "text/beir.h"
 #include "text/pairs.h"
@@ -87,6 +89,61 @@ TEST(Robustness, TokenizerTakesAnyBytes) {
   const auto built = build_wordpiece_vocab(texts, opts);
   EXPECT_LE(built.size(), 200u);
   EXPECT_NO_THROW(WordPieceTokenizer{built});
+}
+
+// Every other tokenizer kind, in each layout ragmig reads, on random bytes (malformed UTF-8, control characters,
+// special tokens' pieces): no throw, ids inside the vocabulary, the limit kept, the framing intact.
+TEST(Robustness, EveryTokenizerKindTakesAnyBytes) {
+  std::vector<TokenizerSpec> specs;
+  const auto with_merges = [](TokenizerSpec t, const std::vector<std::pair<std::string, std::string>>& merges) {
+    for (const auto& [left, right] : merges) {
+      for (const std::string& token : {left, right, left + right})
+        if (std::find(t.vocab.begin(), t.vocab.end(), token) == t.vocab.end()) t.vocab.push_back(token);
+      t.merges.emplace_back(left, right);
+    }
+    return t;
+  };
+  specs.push_back(with_merges(testing::roberta_style_tokenizer(), {{"a", "b"}, {"\u0120", "ab"}}));
+  specs.push_back(with_merges(testing::qwen_style_tokenizer(), {{"a", "b"}, {"ab", "c"}}));
+  const std::vector<std::pair<std::string, std::string>> sp_merges = {
+      {"\u2581", "a"}, {"\u2581", "\u2581"}, {"a", "b"}};
+  specs.push_back(with_merges(testing::gemma_style_tokenizer(), sp_merges));
+  for (const auto prepend : {MetaspaceSplit::Prepend::kFirst, MetaspaceSplit::Prepend::kAlways}) {
+    TokenizerSpec llama = with_merges(testing::llama_style_tokenizer(), sp_merges);
+    llama.pre_tokenizer.prepend = prepend;
+    specs.push_back(llama);
+  }
+  TokenizerSpec legacy = with_merges(testing::llama_style_tokenizer(), sp_merges);
+  legacy.metaspace = false;
+  legacy.normalizer = {{NormalizerStep::Kind::kPrepend, "", "\u2581", false, false},
+                       {NormalizerStep::Kind::kReplace, " ", "\u2581", false, false}};
+  specs.push_back(legacy);
+  TokenizerSpec unigram;
+  unigram.kind = TokenizerKind::kUnigram;
+  unigram.special = roberta_special_tokens();
+  unigram.vocab = {"<s>", "<pad>", "</s>", "<unk>", "<mask>", "\u2581", "\u2581a", "a", "b", "\u00e9"};
+  unigram.scores = {0, 0, 0, 0, 0, -3, -1, -2, -2, -4};
+  specs.push_back(unigram);
+  unigram.pre_tokenizer.whitespace_split = true;
+  unigram.pre_tokenizer.prepend = MetaspaceSplit::Prepend::kFirst;
+  specs.push_back(unigram);
+
+  std::mt19937_64 rng(20261207);
+  for (const TokenizerSpec& spec : specs) {
+    const auto tok = make_tokenizer(spec);
+    for (int i = 0; i < 1500; ++i) {
+      std::string s = random_bytes(rng, 120);
+      if (rng() % 4 == 0) s.insert(rng() % (s.size() + 1), spec.special.sep);  // a special token's name inside
+      const int64_t max_len = 2 + static_cast<int64_t>(i % 30);
+      std::vector<int32_t> ids;
+      ASSERT_NO_THROW(ids = tok->encode(s, max_len)) << static_cast<int>(spec.kind);
+      ASSERT_LE(ids.size(), static_cast<size_t>(max_len));
+      ASSERT_GE(ids.size(), spec.cls_first ? 2u : 1u);
+      if (spec.cls_first) ASSERT_EQ(ids.front(), tok->cls_id());
+      ASSERT_EQ(ids.back(), tok->sep_id());
+      for (int32_t id : ids) ASSERT_TRUE(id >= 0 && id < tok->vocab_size());
+    }
+  }
 }
 
 TEST(Robustness, ReadersThrowOnlyDataOrIoErrors) {
