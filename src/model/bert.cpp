@@ -287,6 +287,15 @@ BertModelImpl::BertModelImpl(const BertConfig& config) : config_(config) {
   reset_parameters_hf();
 }
 
+void BertModelImpl::set_activation_checkpointing(bool on) {
+  if (on && !decoder_ && !gemma3_)
+    throw ConfigError(
+        "activation checkpointing runs in the decoders' and Gemma 3's towers (model_type qwen3, qwen2, "
+        "llama, mistral, gemma3_text), not in " +
+        config_.model_type + "'s");
+  checkpoint_layers_ = on;
+}
+
 void BertModelImpl::set_attention_impl(AttentionImpl impl) {
   attention_impl_ = fused_attention_available() ? impl : AttentionImpl::Manual;
 }
@@ -335,8 +344,9 @@ torch::Tensor BertModelImpl::forward(const torch::Tensor& input_ids, const torch
                                      const torch::Tensor& token_type_ids) {
   auto ids = checked_ids(input_ids, attention_mask);
   if (modern_) return modern_->forward(ids, attention_mask, attention_impl_, unpad_);
-  if (decoder_) return decoder_->forward(ids, attention_impl_);  // padded on the right: causal attention needs no mask
-  if (gemma3_) return gemma3_->forward(ids, attention_mask, attention_impl_);
+  // Padded on the right: causal attention needs no mask.
+  if (decoder_) return decoder_->forward(ids, attention_impl_, checkpoint_layers_ && is_training());
+  if (gemma3_) return gemma3_->forward(ids, attention_mask, attention_impl_, checkpoint_layers_ && is_training());
   torch::Tensor types;
   if (token_type_ids.defined()) {
     if (token_type_ids.sizes() != input_ids.sizes()) throw DataError("BERT token_type_ids must have the shape of input_ids");

@@ -211,6 +211,11 @@ class BertModelImpl : public torch::nn::Module {
   /// next Linear's input anyway. Off by default (autocast's fp32 stream, as sentence-transformers trains);
   /// ModernBERT, the decoders and Gemma 3 (pre-norm: an unnormalised stream over all layers) keep fp32 whatever this says.
   void set_bf16_residual(bool on) { bf16_residual_ = on; }
+  /// While training, run each layer through activation_checkpoint.h's checkpointed: autograd keeps the layers'
+  /// inputs only, and backward runs each layer again (the same gradients, one more forward's compute, one layer's
+  /// activations at a time). The decoders and Gemma 3 only: throws ConfigError for the other families.
+  void set_activation_checkpointing(bool on);
+  bool activation_checkpointing() const { return checkpoint_layers_; }
   bool bf16_residual() const { return bf16_residual_ && !modern_ && !decoder_ && !gemma3_; }
 
   BertEmbeddings embeddings{nullptr};
@@ -231,6 +236,7 @@ class BertModelImpl : public torch::nn::Module {
   AttentionImpl attention_impl_ = AttentionImpl::Manual;
   bool unpad_ = false;
   bool bf16_residual_ = false;
+  bool checkpoint_layers_ = false;
 };
 TORCH_MODULE(BertModel);
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "model/activation_checkpoint.h"
 #include "model/attention_probs.h"
 
 namespace ragmig::model {
@@ -97,15 +98,14 @@ Decoder::Decoder(torch::nn::Module& owner, const BertConfig& config) : config_(c
   norm = owner.register_module("norm", RmsNorm(config.hidden_size, config.layer_norm_eps));
 }
 
-torch::Tensor Decoder::forward(const torch::Tensor& input_ids, AttentionImpl impl) {
-  DecoderBatch batch;
-  batch.length = input_ids.size(1);
-  batch.device = input_ids.device();
-  batch.rotary = rotary_tables(batch.length, config_.decoder.head_dim, config_.decoder.rope_theta, batch.device);
-  batch.impl = impl;
-  auto hidden = embed_tokens(input_ids);
-  for (const auto& layer : *layers) hidden = layer->as<DecoderLayerImpl>()->forward(hidden, batch);
-  return norm(hidden);
+torch::Tensor Decoder::forward(const torch::Tensor& input_ids, AttentionImpl impl, bool checkpoint) {
+  auto batch = std::make_shared<DecoderBatch>();
+  batch->length = input_ids.size(1);
+  batch->device = input_ids.device();
+  batch->rotary = rotary_tables(batch->length, config_.decoder.head_dim, config_.decoder.rope_theta, batch->device);
+  batch->impl = impl;
+  const auto run = [batch](DecoderLayerImpl& layer, const torch::Tensor& h) { return layer.forward(h, *batch); };
+  return norm(run_layers<DecoderLayerImpl>(layers, embed_tokens(input_ids), checkpoint, run));
 }
 
 void Decoder::reset_parameters_hf() {

@@ -93,7 +93,8 @@ class Decoder {
 
   /// ids [B, L] int64, padded on the right -> the last hidden state [B, L, H]; the padding positions hold values no
   /// pooling reads (the mask is not needed: causal attention keeps the real tokens from the padding after them).
-  torch::Tensor forward(const torch::Tensor& input_ids, AttentionImpl impl);
+  /// `checkpoint`: each layer through activation_checkpoint.h's checkpointed.
+  torch::Tensor forward(const torch::Tensor& input_ids, AttentionImpl impl, bool checkpoint = false);
 
   /// HF's initialisation (uses the global torch RNG): normal(0, initializer_range) for the embeddings and every
   /// projection, zero biases, RMSNorm weights 1.

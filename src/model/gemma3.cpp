@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "model/activation_checkpoint.h"
 #include "model/attention_probs.h"
 
 namespace ragmig::model {
@@ -101,23 +102,24 @@ Gemma3::Gemma3(torch::nn::Module& owner, const BertConfig& config) : config_(con
   norm = owner.register_module("norm", Gemma3RmsNorm(config.hidden_size, config.layer_norm_eps));
 }
 
-torch::Tensor Gemma3::forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask, AttentionImpl impl) {
+torch::Tensor Gemma3::forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask, AttentionImpl impl,
+                              bool checkpoint) {
   const Gemma3Options& g = config_.gemma3;
-  ModernBertBatch batch;
-  batch.mask = attention_mask;
-  batch.half_window = config_.half_window();
-  batch.length = input_ids.size(1);
-  batch.head_dim = g.head_dim;
-  batch.global_theta = g.rope_theta;
-  batch.local_theta = g.rope_local_theta;
-  batch.device = input_ids.device();
-  batch.impl = impl;
+  auto batch = std::make_shared<ModernBertBatch>();
+  batch->mask = attention_mask;
+  batch->half_window = config_.half_window();
+  batch->length = input_ids.size(1);
+  batch->head_dim = g.head_dim;
+  batch->global_theta = g.rope_theta;
+  batch->local_theta = g.rope_local_theta;
+  batch->device = input_ids.device();
+  batch->impl = impl;
   // Gemma3TextScaledWordEmbedding: the scale rounded to the weights' dtype first.
   const auto weights = embed_tokens->weight;
   auto hidden = embed_tokens(input_ids) *
                 torch::scalar_tensor(std::sqrt(static_cast<double>(config_.hidden_size)), weights.options());
-  for (const auto& layer : *layers) hidden = layer->as<Gemma3LayerImpl>()->forward(hidden, batch);
-  return norm(hidden);
+  const auto run = [batch](Gemma3LayerImpl& layer, const torch::Tensor& h) { return layer.forward(h, *batch); };
+  return norm(run_layers<Gemma3LayerImpl>(layers, hidden, checkpoint, run));
 }
 
 void Gemma3::reset_parameters_hf() {

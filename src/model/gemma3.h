@@ -84,7 +84,9 @@ class Gemma3 {
 
   /// ids and mask [B, L] int64 (mask 1 = token) -> the last hidden state [B, L, H]; padding positions hold values
   /// no pooling reads.
-  torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask, AttentionImpl impl);
+  /// `checkpoint`: each layer through activation_checkpoint.h's checkpointed.
+  torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask, AttentionImpl impl,
+                        bool checkpoint = false);
 
   /// HF's initialisation (uses the global torch RNG): normal(0, initializer_range) for the embeddings and every
   /// projection, zero biases, RMSNorm weights 0 (scale 1).

@@ -7,10 +7,19 @@
 namespace ragmig::train {
 
 bool may_change_on_resume(const std::string& key) {
-  static constexpr std::array<std::string_view, 12> kSteering = {
-      "train.max_steps",        "train.lr",         "train.warmup_steps", "train.weight_decay",
-      "train.max_grad_norm",    "train.checkpoint_every", "train.keep_checkpoints", "train.log_every",
-      "train.threads",          "train.device",     "train.precision", "train.bf16_residual"};
+  static constexpr std::array<std::string_view, 13> kSteering = {"train.max_steps",
+                                                                 "train.lr",
+                                                                 "train.warmup_steps",
+                                                                 "train.weight_decay",
+                                                                 "train.max_grad_norm",
+                                                                 "train.checkpoint_every",
+                                                                 "train.keep_checkpoints",
+                                                                 "train.log_every",
+                                                                 "train.threads",
+                                                                 "train.device",
+                                                                 "train.precision",
+                                                                 "train.bf16_residual",
+                                                                 "train.activation_checkpointing"};
   for (const auto k : kSteering)
     if (key == k) return true;
   // Evaluation, the transport and its timeout, and the fault injection of the tests steer nothing the model sees.
@@ -41,9 +50,11 @@ std::string refusal_message(const std::string& run_dir, const std::vector<Config
     if (i > 0) out += ", ";
     out += refused[i].key + "=" + refused[i].before.dump() + " (this config says " + refused[i].after.dump() + ")";
   }
-  out += ". A resume keeps the keys that decide shapes, data and batches; use a new --run-dir (keys that may change: "
-         "train.max_steps, lr, warmup_steps, weight_decay, max_grad_norm, checkpoint_every, keep_checkpoints, "
-         "log_every, threads, device, precision, bf16_residual, eval.*, parallel.backend, parallel.timeout_s)";
+  out +=
+      ". A resume keeps the keys that decide shapes, data and batches; use a new --run-dir (keys that may change: "
+      "train.max_steps, lr, warmup_steps, weight_decay, max_grad_norm, checkpoint_every, keep_checkpoints, "
+      "log_every, threads, device, precision, bf16_residual, activation_checkpointing, eval.*, parallel.backend, "
+      "parallel.timeout_s)";
   return out;
 }
 

@@ -83,6 +83,10 @@ ConfigTable make_config_table(TrainConfig& c) {
         "as evaluation's bf16 model runs it, instead of autocast's fp32: two casts of [tokens, hidden] and fp32 adds "
         "and LayerNorms a layer fewer (not ModernBERT). CPU (MiniLM on SciFact, AMX): the same nDCG@10, +3 % "
         "samples/s, within noise; GPU: not yet measured");
+  t.add("train.activation_checkpointing", c.train.activation_checkpointing,
+        "keep only each layer's input for backward and run the layer again there (transformers' "
+        "gradient_checkpointing): the same gradients for one more forward pass, a step's activations one layer's "
+        "instead of all layers'. The decoders (Qwen3, Qwen2, Llama, Mistral) and Gemma 3");
   t.add("train.lr", c.train.lr, "peak learning rate (AdamW)");
   t.add("train.weight_decay", c.train.weight_decay, "AdamW weight decay (not on biases and LayerNorm)");
   t.add("train.warmup_steps", c.train.warmup_steps, "linear warm-up steps, then linear decay to 0");

@@ -509,6 +509,7 @@ void TrainingRun::emit_start() {
         {"unpad", model_.unpad},
         {"towers_in_one_pass", t_.towers_in_one_pass && net->joins_pairs()},
         {"bf16_residual", net->query_tower()->bf16_residual()},
+        {"activation_checkpointing", net->query_tower()->activation_checkpointing()},
         {"optimizer_step", fused_step_ ? "fused" : "per-parameter"},
         {"parameters", params},
         {"trainable_parameters", trainable_params},

@@ -986,7 +986,19 @@ TEST(HfLive, LlamaMistralAndQwen2FoldersTokenizeEmbedAndTrainAsTransformers) {
                            embed_in_python(again, texts, dir.path())["st"]),
               kTolerance);
   }
-  const model::BertConfig mistral = model::load_model_folder((dir / "llama" / "mistral").string()).model->spec().bert;
+  // train.activation_checkpointing: the same fine-tune, each layer run again in backward.
+  const std::string mistral_base = (dir / "llama" / "mistral").string();
+  const fs::path plain = fine_tune(dir / "plain", mistral_base, "lr = 1e-2\nprecision = \"fp32\"\n");
+  const fs::path again = fine_tune(dir / "checkpointed", mistral_base,
+                                   "lr = 1e-2\nprecision = \"fp32\"\nactivation_checkpointing = true\n");
+  ASSERT_FALSE(plain.empty() || again.empty());
+  const auto plain_rows = eval::Encoder(plain.string(), "cpu", long_limits()).embed(texts, false);
+  EXPECT_EQ(max_abs_diff(eval::Encoder(again.string(), "cpu", long_limits()).embed(texts, false), rows_of(plain_rows)),
+            0.0);
+  EXPECT_GT(max_abs_diff(plain_rows, rows_of(eval::Encoder(mistral_base, "cpu", long_limits()).embed(texts, false))),
+            1e-4)
+      << "the fine-tune moved the weights";
+  const model::BertConfig mistral = model::load_model_folder(mistral_base).model->spec().bert;
   EXPECT_EQ(mistral.decoder.sliding_window, 48);
   EXPECT_EQ(mistral.max_tokens(), 48);
   EXPECT_EQ(model::load_model_folder((dir / "llama" / "qwen2").string()).model->spec().pooling,

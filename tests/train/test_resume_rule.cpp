@@ -20,9 +20,10 @@ TEST(ResumeRule, ShapeDataAndBatchKeysAreRefusedSteeringKeysAllowed) {
                           "train.batch_size", "train.seed", "train.hard_negatives", "train.optimizer",
                           "train.accumulation", "parallel.replicas"})
     EXPECT_FALSE(may_change_on_resume(key)) << key;
-  for (const char* key : {"train.max_steps", "train.lr", "train.warmup_steps", "train.checkpoint_every",
-                          "train.threads", "train.device", "train.precision", "train.bf16_residual", "eval.split",
-                          "eval.at_steps", "parallel.backend", "parallel.debug_kill_step"})
+  for (const char* key :
+       {"train.max_steps", "train.lr", "train.warmup_steps", "train.checkpoint_every", "train.threads", "train.device",
+        "train.precision", "train.bf16_residual", "train.activation_checkpointing", "eval.split", "eval.at_steps",
+        "parallel.backend", "parallel.debug_kill_step"})
     EXPECT_TRUE(may_change_on_resume(key)) << key;
 }
 
