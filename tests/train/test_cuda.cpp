@@ -11,6 +11,7 @@
 #include <c10/cuda/CUDAFunctions.h>
 #endif
 
+#include "model/bert_config.h"
 #include "model/dual_encoder.h"
 #include "model/embed.h"
 #include "model/lora.h"
@@ -64,6 +65,40 @@ GpuCopies gpu_copies_matching_the_cpu(model::DualEncoder& cpu, const model::Enco
   EXPECT_LT((copies.padded->encode_passages(ids.to(gpu), mask.to(gpu)).cpu() - on_cpu).abs().max().item<double>(),
             1e-4);
   return copies;
+}
+
+// train.activation_checkpointing on the GPU: the recompute draws dropout from the CUDA generator as the forward
+// did and runs under its bf16 autocast, so a Mistral's loss and gradients are the ones without it.
+TEST(Cuda, ActivationCheckpointingGivesTheSameGradientsOnTheGpu) {
+  RAGMIG_REQUIRE_CUDA();
+  const model::BertConfig config = model::bert_config_from_json(
+      {{"model_type", "mistral"}, {"vocab_size", 64}, {"hidden_size", 64}, {"num_hidden_layers", 3},
+       {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"intermediate_size", 96},
+       {"attention_dropout", 0.2}, {"max_position_embeddings", 64}},
+      "config.json");
+  const auto step = [&](bool checkpoint) {
+    torch::manual_seed(3);
+    model::BertModel tower(config);
+    tower->to(torch::kCUDA);
+    tower->train();
+    tower->set_activation_checkpointing(checkpoint);
+    const auto ids = torch::randint(1, 64, {4, 24}, torch::kLong).cuda();
+    const auto mask = torch::ones_like(ids);
+    const auto weights = torch::randn({4, 24, 64}).cuda();
+    torch::cuda::manual_seed_all(9);
+    torch::Tensor loss;
+    {
+      AutocastGuard autocast(torch::Device(torch::kCUDA), true);
+      loss = (tower->forward(ids, mask).to(torch::kFloat) * weights).sum();
+    }
+    loss.backward();
+    std::vector<torch::Tensor> grads = {loss.detach()};
+    for (const auto& p : tower->parameters()) grads.push_back(p.grad().clone());
+    return grads;
+  };
+  const auto plain = step(false), checkpointed = step(true);
+  ASSERT_EQ(plain.size(), checkpointed.size());
+  for (size_t i = 0; i < plain.size(); ++i) EXPECT_TRUE(torch::equal(plain[i], checkpointed[i])) << i;
 }
 
 TEST(Cuda, GradCacheUnderBf16AutocastTracksTheFullBatch) {
