@@ -2,9 +2,9 @@
 // file with its exact shape) because a silently half-loaded encoder trains and evaluates, just badly.
 #include "model/model_folder.h"
 
-#include <fmt/format.h>
 #include <algorithm>
 #include <filesystem>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -145,7 +145,10 @@ void check_vocab_fits(const std::vector<std::string>& vocab, const BertConfig& c
 std::string family_name(const BertConfig& config) {
   if (config.mpnet()) return "an MPNet";
   if (config.is_modernbert()) return "a ModernBERT";
-  if (config.is_decoder()) return config.model_type == "qwen3" ? "a Qwen3" : config.model_type == "qwen2" ? "a Qwen2" : config.model_type == "llama" ? "a Llama" : "a Mistral";
+  if (config.is_decoder()) {
+    const std::string& type = config.model_type;
+    return type == "qwen3" ? "a Qwen3" : type == "qwen2" ? "a Qwen2" : type == "llama" ? "a Llama" : "a Mistral";
+  }
   if (config.is_gemma3()) return "a Gemma 3";
   return "a BERT";
 }

@@ -301,7 +301,7 @@ void check_sentencepiece_bpe(const json& tj, const fs::path& file, text::Tokeniz
     throw DataError(
         file.string() + ": key \"" + key + "\": " + what +
         " (ragmig runs BPE with byte fallback as Gemma's, Llama's and Mistral's tokenizer.json have it: Replace \" \" "
-        "by \"▁\" in the normalizer, or a Metaspace pre_tokenizer that does not split)");
+        "by \"\u2581\" in the normalizer, or a Metaspace pre_tokenizer that does not split)");
   };
   spec.kind = text::TokenizerKind::kSentencePieceBpe;
   spec.normalizer = normalizer_from_json(tj, file.string());
