@@ -1,81 +1,20 @@
 #include "model/activation_checkpoint.h"
 
-#include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
 
-#include <mutex>
-#include <utility>
+#include "model/autocast_state.h"
+#include "model/rng_state.h"
 
 namespace ragmig::model {
 namespace {
 
-at::Generator generator_of(const torch::Device& device) {
-  return at::globalContext().defaultGenerator(device.is_cuda() ? device : torch::Device(torch::kCPU));
-}
-
-// The states of the generators a layer on `device` draws from: the CPU's, and the device's own where it is a GPU.
-struct GeneratorStates {
-  torch::Device device = torch::kCPU;
-  torch::Tensor cpu, gpu;
-
-  static GeneratorStates capture(const torch::Device& device) {
-    GeneratorStates s;
-    s.device = device;
-    s.cpu = generator_of(torch::kCPU).get_state();
-    if (device.is_cuda()) s.gpu = generator_of(device).get_state();
-    return s;
-  }
-  void restore() const {
-    const auto set = [](at::Generator gen, const torch::Tensor& state) {
-      std::lock_guard<std::mutex> lock(gen.mutex());
-      gen.set_state(state);
-    };
-    set(generator_of(torch::kCPU), cpu);
-    if (device.is_cuda()) set(generator_of(device), gpu);
-  }
-};
-
-// Autocast on a device type as the forward found it, set again for the recompute: backward runs on autograd's
-// threads, where the forward's thread-local autocast is off.
-struct AutocastState {
-  bool enabled = false;
-  at::ScalarType dtype = at::kBFloat16;
-
-  static AutocastState capture(const torch::Device& device) {
-    AutocastState s;
-#if TORCH_VERSION_MAJOR >= 2
-    s.enabled = at::autocast::is_autocast_enabled(device.type());
-    if (s.enabled) s.dtype = at::autocast::get_autocast_dtype(device.type());
-#else
-    s.enabled = device.is_cuda() ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
-    if (s.enabled)
-      s.dtype = device.is_cuda() ? at::autocast::get_autocast_gpu_dtype() : at::autocast::get_autocast_cpu_dtype();
-#endif
-    return s;
-  }
-  // Sets this state on `device`'s type and returns the one it replaced.
-  AutocastState apply(const torch::Device& device) const {
-    const AutocastState before = capture(device);
-#if TORCH_VERSION_MAJOR >= 2
-    at::autocast::set_autocast_dtype(device.type(), dtype);
-    at::autocast::set_autocast_enabled(device.type(), enabled);
-#else
-    if (device.is_cuda()) {
-      at::autocast::set_autocast_gpu_dtype(dtype);
-      at::autocast::set_enabled(enabled);
-    } else {
-      at::autocast::set_autocast_cpu_dtype(dtype);
-      at::autocast::set_cpu_enabled(enabled);
-    }
-#endif
-    return before;
-  }
-};
-
-// What backward needs to run the layer again.
+// What backward needs to run the layer again: the function, the generators as the forward found them (the same
+// dropout masks), and autocast on the input's device as it was there (backward runs on autograd's threads, where
+// the forward's thread-local autocast is off).
 struct Replay : torch::CustomClassHolder {
   std::function<torch::Tensor(const torch::Tensor&)> fn;
-  GeneratorStates generators;
+  torch::Device device = torch::kCPU;
+  RngState generators;
   AutocastState autocast;
 };
 
@@ -83,8 +22,9 @@ struct CheckpointFn : torch::autograd::Function<CheckpointFn> {
   // `params` are inputs of the node so that they get gradients; fn reads them itself.
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& input,
                                torch::TensorList params, c10::intrusive_ptr<Replay> replay) {
-    replay->generators = GeneratorStates::capture(input.device());
-    replay->autocast = AutocastState::capture(input.device());
+    replay->device = input.device();
+    replay->generators = capture_rng_state();
+    replay->autocast = autocast_state(input.device());
     std::vector<torch::Tensor> saved = {input};
     saved.insert(saved.end(), params.begin(), params.end());
     ctx->save_for_backward(saved);
@@ -97,12 +37,10 @@ struct CheckpointFn : torch::autograd::Function<CheckpointFn> {
     const auto replay = c10::static_intrusive_pointer_cast<Replay>(ctx->saved_data["replay"].toCapsule());
     const torch::autograd::variable_list saved = ctx->get_saved_variables();
     const torch::Tensor leaf = saved[0].detach().requires_grad_(saved[0].requires_grad());
-    // Run the layer again with the generators as the forward found them (the same dropout masks), then put back
-    // the ones backward found.
-    const GeneratorStates now = GeneratorStates::capture(replay->generators.device);
-    replay->generators.restore();
-    const torch::Device device = replay->generators.device;
-    const AutocastState autocast_before = replay->autocast.apply(device);
+    // Run the layer again in the forward's generators and autocast, then put back backward's.
+    const RngState now = capture_rng_state();
+    restore_rng_state(replay->generators);
+    const AutocastState autocast_before = set_autocast_state(replay->device, replay->autocast);
     at::autocast::increment_nesting();  // the recompute's casts of the weights, dropped after it
     torch::Tensor out;
     {
@@ -110,8 +48,8 @@ struct CheckpointFn : torch::autograd::Function<CheckpointFn> {
       out = replay->fn(leaf);
     }
     if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-    autocast_before.apply(device);
-    now.restore();
+    set_autocast_state(replay->device, autocast_before);
+    restore_rng_state(now);
     // Gradients for the input and each parameter that needs one, in the node's input order; none for the replay.
     std::vector<torch::Tensor> wrt;
     std::vector<size_t> slot;

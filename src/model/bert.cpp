@@ -13,11 +13,12 @@
 
 #include "core/error.h"
 #include "model/attention_probs.h"
+#include "model/autocast_state.h"
+#include "model/decoder.h"
 #include "model/gemma3.h"
 #include "model/host_copy.h"
 #include "model/keyed_dropout.h"
 #include "model/modernbert.h"
-#include "model/decoder.h"
 #include "model/varlen_attention.h"
 
 namespace ragmig::model {
@@ -47,14 +48,8 @@ torch::Tensor layer_norm(torch::nn::LayerNorm& ln, const torch::Tensor& x) {
 
 // The dtype autocast computes in on `device`'s type, if it is on there.
 std::optional<at::ScalarType> autocast_dtype(const torch::Device& device) {
-#if TORCH_VERSION_MAJOR >= 2
-  if (!at::autocast::is_autocast_enabled(device.type())) return std::nullopt;
-  return at::autocast::get_autocast_dtype(device.type());
-#else
-  if (device.is_cuda())
-    return at::autocast::is_enabled() ? std::optional(at::autocast::get_autocast_gpu_dtype()) : std::nullopt;
-  return at::autocast::is_cpu_enabled() ? std::optional(at::autocast::get_autocast_cpu_dtype()) : std::nullopt;
-#endif
+  const AutocastState autocast = autocast_state(device);
+  return autocast.enabled ? std::optional(autocast.dtype) : std::nullopt;
 }
 
 }  // namespace

@@ -199,6 +199,10 @@ bool check_byte_level_bpe(const json& tj, const fs::path& file, text::TokenizerS
   return get_bool(*byte_level, "add_prefix_space", file).value_or(false);
 }
 
+bool in_vocabulary(const text::TokenizerSpec& spec, const std::string& token) {
+  return std::find(spec.vocab.begin(), spec.vocab.end(), token) != spec.vocab.end();
+}
+
 // A byte-level BPE split by Qwen2's or Llama 3's pattern frames texts as its post_processor says, which must be a
 // TemplateProcessing whose single template is $A then one special token (Qwen3-Embedding's $A <|endoftext|>: the
 // embedding is read from that last token): that token becomes the spec's sep (and its cls, unused), and its pad
@@ -215,15 +219,12 @@ void read_appended_token_framing(const json& tj, const fs::path& file, text::Tok
                     post.dump().substr(0, 200) +
                     " (a byte-level BPE split as Qwen's is read as an embedding model that pools its last token)");
   const std::string token = string_member(member(single[1], "SpecialToken"), "id");
-  const auto has = [&](const std::string& name) {
-    return std::find(spec.vocab.begin(), spec.vocab.end(), name) != spec.vocab.end();
-  };
-  if (!has(token))
+  if (!in_vocabulary(spec, token))
     throw DataError(file.string() + ": key \"post_processor.single\": \"" + token + "\" is not in the vocabulary");
   spec.cls_first = false;
   spec.special.cls = spec.special.sep = token;
-  if (!has(spec.special.pad)) spec.special.pad = token;
-  if (!has(spec.special.unk)) spec.special.unk = token;
+  if (!in_vocabulary(spec, spec.special.pad)) spec.special.pad = token;
+  if (!in_vocabulary(spec, spec.special.unk)) spec.special.unk = token;
 }
 
 // tokenizer.json's added tokens whose ids follow the model's vocabulary (the tokenizers library keeps tokens added
@@ -380,7 +381,7 @@ void read_bos_eos_framing(const json& tj, const fs::path& tj_path, const std::op
   spec.special.cls = has_bos ? bos : eos;
   spec.special.sep = eos;
   // Llama's and Mistral's vocabularies have no padding token: eos pads (padding is never read).
-  if (std::find(spec.vocab.begin(), spec.vocab.end(), spec.special.pad) == spec.vocab.end()) spec.special.pad = eos;
+  if (!in_vocabulary(spec, spec.special.pad)) spec.special.pad = eos;
 }
 
 // Each name the file gives replaces the default; returns whether it gave any (then special_tokens_map.json, the
@@ -546,11 +547,9 @@ FolderTokenizer read_folder_tokenizer(const std::string& dir) {
     // unigram_from_tokenizer_json has set all there is.
   } else if (spec.kind == text::TokenizerKind::kSentencePieceBpe) {
     // GemmaTokenizer's names, or LlamaTokenizer's where the vocabulary has <s> and no <bos>
-    const auto has = [&](const char* token) {
-      return std::find(spec.vocab.begin(), spec.vocab.end(), token) != spec.vocab.end();
-    };
-    spec.special = has("<s>") && !has("<bos>") ? text::SpecialTokens{"<s>", "</s>", "<pad>", "<unk>", "<mask>"}
-                                               : text::SpecialTokens{"<bos>", "<eos>", "<pad>", "<unk>", "<mask>"};
+    spec.special = in_vocabulary(spec, "<s>") && !in_vocabulary(spec, "<bos>")
+                       ? text::SpecialTokens{"<s>", "</s>", "<pad>", "<unk>", "<mask>"}
+                       : text::SpecialTokens{"<bos>", "<eos>", "<pad>", "<unk>", "<mask>"};
   } else if (spec.kind == text::TokenizerKind::kByteBpe) {
     spec.special = text::roberta_special_tokens();
     spec.add_prefix_space = (tc ? get_bool(*tc, "add_prefix_space", tc_path) : std::nullopt)

@@ -1,54 +1,36 @@
-// RAII scopes for bf16 autocast. LibTorch 1.13 has no C++ guard and its CUDA autocast calls differ from
-// torch 2.x (set_autocast_enabled(device_type, …)): AutocastGuard hides both behind one constructor.
+// RAII scopes for bf16 autocast. LibTorch 1.13 has no C++ guard; AutocastGuard is one, over
+// model/autocast_state.h (which hides 1.13's CUDA and CPU calls and 2.x's behind one interface).
 // AutocastPass keeps autocast's casts of the weights over a pass of several autocast scopes.
 #pragma once
 
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
+#include "model/autocast_state.h"
+
 namespace ragmig::train {
 
 class AutocastGuard {
  public:
   /// Enables bf16 autocast on `device`'s type when `enabled`; restores the previous state on destruction.
-  AutocastGuard(const torch::Device& device, bool enabled) : cuda_(device.is_cuda()), enabled_(enabled) {
+  AutocastGuard(const torch::Device& device, bool enabled) : device_(device), enabled_(enabled) {
     if (!enabled_) return;
-#if TORCH_VERSION_MAJOR >= 2
-    const auto type = cuda_ ? at::kCUDA : at::kCPU;
-    prev_ = at::autocast::is_autocast_enabled(type);
-    at::autocast::set_autocast_dtype(type, at::kBFloat16);
-    at::autocast::set_autocast_enabled(type, true);
-#else
-    if (cuda_) {
-      prev_ = at::autocast::is_enabled();
-      at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
-      at::autocast::set_enabled(true);
-    } else {
-      prev_ = at::autocast::is_cpu_enabled();
-      at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-      at::autocast::set_cpu_enabled(true);
-    }
-#endif
+    prev_ = model::set_autocast_state(device_, {true, at::kBFloat16});
     at::autocast::increment_nesting();
   }
   ~AutocastGuard() {
     if (!enabled_) return;
     // Leaving the outermost autocast scope drops its cache of casted weights, as Python's autocast does.
     if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-#if TORCH_VERSION_MAJOR >= 2
-    at::autocast::set_autocast_enabled(cuda_ ? at::kCUDA : at::kCPU, prev_);
-#else
-    if (cuda_) at::autocast::set_enabled(prev_);
-    else at::autocast::set_cpu_enabled(prev_);
-#endif
+    model::set_autocast_state(device_, prev_);
   }
   AutocastGuard(const AutocastGuard&) = delete;
   AutocastGuard& operator=(const AutocastGuard&) = delete;
 
  private:
-  bool cuda_;
+  torch::Device device_;
   bool enabled_;
-  bool prev_ = false;
+  model::AutocastState prev_;
 };
 
 /// One pass over micro-batches (a GradCache pass, plain accumulation's micro-batches): the autocast scopes opened

@@ -7,8 +7,8 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "model/rng_state.h"
 #include "train/contrastive_loss.h"
-#include "train/rng_state.h"
 #include "train/torch_compat.h"
 
 namespace ragmig::train {
@@ -57,10 +57,10 @@ double backward_global_batch(const EncodeFn& encode, const PairBatch& local, con
   RAGMIG_CHECK(b == sizes[static_cast<size_t>(rank)]);
 
   // This replica's embeddings: with a graph, or (GradCache) without one, to be re-embedded below.
-  RngState rng;
+  model::RngState rng;
   torch::Tensor q, p;
   if (grad_cache) {
-    rng = capture_rng_state();
+    rng = model::capture_rng_state();
     std::tie(q, p) = embed_in_chunks(encode, local, chunk);
   } else {
     const auto e = encode({{local.q_ids, local.q_mask, Tower::Query}, {local.p_ids, local.p_mask, Tower::Passage}});
@@ -90,7 +90,7 @@ double backward_global_batch(const EncodeFn& encode, const PairBatch& local, con
   loss.backward();
 
   if (grad_cache) {  // push the cached embedding gradients through chunk-wise graphs, same dropout masks
-    restore_rng_state(rng);
+    model::restore_rng_state(rng);
     backward_in_chunks(encode, local, chunk, q_live.grad(), p_live.grad());
   }
   return loss.item<double>();

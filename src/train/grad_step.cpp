@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "model/rng_state.h"
 #include "train/autocast_guard.h"
-#include "train/rng_state.h"
 
 namespace ragmig::train {
 namespace {
@@ -102,7 +102,7 @@ torch::Tensor backward_grad_cache(const EncodeFn& encode, const PairBatch& batch
   const int64_t b = batch.queries();
   // Pass 1: embeddings of the whole batch, no graph. The generators are rewound afterwards so that pass 2
   // draws the same dropout masks, chunk for chunk.
-  const RngState rng = capture_rng_state();
+  const model::RngState rng = model::capture_rng_state();
   auto [q_cached, p_cached] = embed_in_chunks(encode, batch, chunk);
   // The full-batch loss on the cached embeddings gives d loss / d embedding for every row.
   torch::Tensor q = q_cached.detach().requires_grad_(true);
@@ -111,7 +111,7 @@ torch::Tensor backward_grad_cache(const EncodeFn& encode, const PairBatch& batch
   loss.backward();
 
   // Pass 2: re-embed each chunk with a graph and push the cached gradient through it.
-  restore_rng_state(rng);
+  model::restore_rng_state(rng);
   backward_in_chunks(encode, batch, chunk, q.grad(), p.grad());
   return loss.detach().to(torch::kDouble);
 }

@@ -35,6 +35,7 @@
 #include "model/onednn_cache.h"
 #include "model/packaged_models.h"
 #include "model/precision.h"
+#include "model/rng_state.h"
 #include "model/varlen_attention.h"
 #include "text/batch_sampler.h"
 #include "text/wordpiece.h"
@@ -53,7 +54,6 @@
 #include "train/optimizer_setup.h"
 #include "train/progress_line.h"
 #include "train/resume_rule.h"
-#include "train/rng_state.h"
 #include "train/run_model.h"
 #include "train/step_losses.h"
 #include "train/step_profiler.h"
@@ -371,7 +371,7 @@ void TrainingRun::save_checkpoint() {
   std::vector<torch::Tensor> replica_rng;
   if (comm_) {
     if (localsgd_) average_replicas("checkpoint");
-    replica_rng = comm_->all_gather(capture_rng_state().cpu);
+    replica_rng = comm_->all_gather(model::capture_rng_state().cpu);
   }
   last_saved_ = pos_.step;
   if (!lead_) return;
@@ -390,7 +390,7 @@ void TrainingRun::save_checkpoint() {
     ar.write("optimizer", o);
     ar.write("logit_scale", logit_scale_.detach().cpu());
     pos_.write(ar);
-    const RngState rng = capture_rng_state();
+    const model::RngState rng = model::capture_rng_state();
     ar.write("rng_cpu", rng.cpu);
     for (size_t d = 0; d < rng.cuda.size(); ++d) ar.write("rng_cuda_" + std::to_string(d), rng.cuda[d]);
     if (comm_) {
@@ -430,14 +430,14 @@ void TrainingRun::read_checkpoint(torch::serialize::InputArchive& ar) {
   pos_.read(ar);
   sizes_ = even_split(pos_.global_batch, world_);
   if (!comm_) {
-    RngState rng;
+    model::RngState rng;
     ar.read("rng_cpu", rng.cpu);
     for (int64_t d = 0; device_.is_cuda(); ++d) {
       torch::Tensor s;
       if (!ar.try_read("rng_cuda_" + std::to_string(d), s)) break;
       rng.cuda.push_back(s);
     }
-    restore_rng_state(rng);
+    model::restore_rng_state(rng);
     return;
   }
   // Several replicas: the position counts global batches, so any replica count resumes where the epoch
@@ -445,7 +445,8 @@ void TrainingRun::read_checkpoint(torch::serialize::InputArchive& ar) {
   torch::Tensor w, rng_cpu, split;
   const int64_t saved_world = ar.try_read("world_size", w) ? w.item<int64_t>() : 1;
   const std::string key = rank_ == 0 ? "rng_cpu" : "rng_cpu_rank" + std::to_string(rank_);
-  if (saved_world == world_ && ar.try_read(key, rng_cpu)) restore_rng_state(RngState{rng_cpu, {}});
+  if (saved_world == world_ && ar.try_read(key, rng_cpu))
+    model::restore_rng_state(model::RngState{rng_cpu, {}});
   else torch::manual_seed(splitmix64(static_cast<uint64_t>(t_.seed) ^ splitmix64(static_cast<uint64_t>(pos_.step * 7919 + rank_))));
   if (saved_world == world_ && par_.dynamic_batch && ar.try_read("replica_batches", split) &&
       split.numel() == world_ && split.sum().item<int64_t>() == pos_.global_batch)

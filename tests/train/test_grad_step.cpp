@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "model/dual_encoder.h"
+#include "model/rng_state.h"
+#include "support/tiny_bert.h"
 #include "train/autocast_guard.h"
 #include "train/contrastive_loss.h"
-#include "train/rng_state.h"
-#include "support/tiny_bert.h"
 
 namespace ragmig::train {
 namespace {
@@ -157,7 +157,7 @@ TEST(GradCache, ReplaysDropoutMasksChunkForChunk) {
     const int64_t chunk = 4;
     auto scale = torch::full({}, 10.0);
 
-    const RngState start = capture_rng_state();
+    const model::RngState start = model::capture_rng_state();
     s.net->zero_grad();
     std::vector<torch::Tensor> qs, ps;
     for (int64_t b = 0; b < 24; b += chunk) {  // GradCache's calls: the next chunk of each while it lasts
@@ -174,7 +174,7 @@ TEST(GradCache, ReplaysDropoutMasksChunkForChunk) {
     ref_loss.backward();
     const auto g_ref = grads_of(s.net);
 
-    restore_rng_state(start);
+    model::restore_rng_state(start);
     s.net->zero_grad();
     const double loss = backward_grad_cache(s.encode, batch, scale, chunk).item<double>();
     EXPECT_NEAR(loss, ref_loss.item<double>(), 1e-6) << "unpad " << unpad;

@@ -1,12 +1,14 @@
 // Generators are reached through at::globalContext(), which works in CPU-only and CUDA builds alike.
-#include "train/rng_state.h"
+#include "model/rng_state.h"
 
 #include <ATen/Context.h>
 
-namespace ragmig::train {
+namespace ragmig::model {
 namespace {
 
-int64_t cuda_devices() { return torch::cuda::is_available() ? static_cast<int64_t>(torch::cuda::device_count()) : 0; }
+int64_t cuda_devices() {
+  return torch::cuda::is_available() ? static_cast<int64_t>(torch::cuda::device_count()) : 0;
+}
 
 }  // namespace
 
@@ -31,4 +33,4 @@ void restore_rng_state(const RngState& s) {
   }
 }
 
-}  // namespace ragmig::train
+}  // namespace ragmig::model

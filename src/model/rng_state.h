@@ -1,12 +1,13 @@
 // Snapshots of LibTorch's default random generators (CPU and, when present, every CUDA device): GradCache
-// replays dropout masks with them, and checkpoints store them for bit-exact resume.
+// replays dropout masks with them, activation checkpointing runs a layer again with them, and checkpoints store
+// them for bit-exact resume.
 #pragma once
 
 #include <torch/torch.h>
 
 #include <vector>
 
-namespace ragmig::train {
+namespace ragmig::model {
 
 struct RngState {
   torch::Tensor cpu;                ///< state of the default CPU generator
@@ -16,4 +17,4 @@ struct RngState {
 RngState capture_rng_state();
 void restore_rng_state(const RngState& state);
 
-}  // namespace ragmig::train
+}  // namespace ragmig::model
