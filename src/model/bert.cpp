@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "core/error.h"
+#include "model/activation_checkpoint.h"
 #include "model/attention_probs.h"
 #include "model/autocast_state.h"
 #include "model/decoder.h"
@@ -255,14 +256,36 @@ BertEncoderImpl::BertEncoderImpl(const BertConfig& c) {
                                               make_embedding(c.relative_attention_num_buckets, c.num_attention_heads));
 }
 
-torch::Tensor BertEncoderImpl::forward(torch::Tensor hidden, AttentionBatch batch) {
-  if (relative_attention_bias) {
-    // MPNet's compute_position_bias: positions 0..L-1 whatever the padding, one bias for all layers, 32 buckets
-    // (its default argument, which HF's encoder never overrides with the config's number).
-    const auto buckets = relative_position_buckets(batch.mask.size(1), 32, 128, hidden.device());
-    batch.position_bias = relative_attention_bias(buckets).permute({2, 0, 1}).unsqueeze(0);
+torch::Tensor BertEncoderImpl::forward(torch::Tensor hidden, AttentionBatch batch, bool checkpoint) {
+  // MPNet's compute_position_bias: positions 0..L-1 whatever the padding, one bias for all layers, 32 buckets
+  // (its default argument, which HF's encoder never overrides with the config's number).
+  torch::Tensor buckets;
+  if (relative_attention_bias) buckets = relative_position_buckets(batch.mask.size(1), 32, 128, hidden.device());
+  std::shared_ptr<torch::nn::EmbeddingImpl> bias;  // MPNet's table, or none
+  if (relative_attention_bias) bias = relative_attention_bias.ptr();
+  const auto position_bias = [bias, buckets] {
+    return bias ? bias->forward(buckets).permute({2, 0, 1}).unsqueeze(0) : torch::Tensor();
+  };
+  if (!checkpoint) {
+    batch.position_bias = position_bias();
+    for (const auto& m : *layer) hidden = m->as<BertLayerImpl>()->forward(hidden, batch);
+    return hidden;
   }
-  for (const auto& m : *layer) hidden = m->as<BertLayerImpl>()->forward(hidden, batch);
+  // Each layer on its own copy of the batch: its score bias (and MPNet's position bias, a product of a parameter)
+  // built inside the layer, so the replay builds them into the graph it backpropagates through.
+  const auto shared = std::make_shared<const AttentionBatch>(std::move(batch));
+  const auto bias_weights = relative_attention_bias ? trainable_parameters(*relative_attention_bias)
+                                                    : std::vector<torch::Tensor>{};
+  for (const std::shared_ptr<torch::nn::Module>& module : *layer) {
+    auto params = trainable_parameters(*module);
+    params.insert(params.end(), bias_weights.begin(), bias_weights.end());
+    const auto run = [module, shared, position_bias](const torch::Tensor& h) {
+      AttentionBatch own = *shared;
+      own.position_bias = position_bias();
+      return module->as<BertLayerImpl>()->forward(h, own);
+    };
+    hidden = checkpointed(run, hidden, params);
+  }
   return hidden;
 }
 
@@ -280,15 +303,6 @@ BertModelImpl::BertModelImpl(const BertConfig& config) : config_(config) {
   }
   attention_impl_ = fused_attention_available() ? AttentionImpl::Fused : AttentionImpl::Manual;
   reset_parameters_hf();
-}
-
-void BertModelImpl::set_activation_checkpointing(bool on) {
-  if (on && !decoder_ && !gemma3_)
-    throw ConfigError(
-        "activation checkpointing runs in the decoders' and Gemma 3's towers (model_type qwen3, qwen2, "
-        "llama, mistral, gemma3_text), not in " +
-        config_.model_type + "'s");
-  checkpoint_layers_ = on;
 }
 
 void BertModelImpl::set_attention_impl(AttentionImpl impl) {
@@ -338,10 +352,11 @@ torch::Tensor BertModelImpl::positions(const torch::Tensor& ids) const {
 torch::Tensor BertModelImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
                                      const torch::Tensor& token_type_ids) {
   auto ids = checked_ids(input_ids, attention_mask);
-  if (modern_) return modern_->forward(ids, attention_mask, attention_impl_, unpad_);
+  const bool checkpoint = checkpoint_layers_ && is_training();
+  if (modern_) return modern_->forward(ids, attention_mask, attention_impl_, unpad_, checkpoint);
   // Padded on the right: causal attention needs no mask.
-  if (decoder_) return decoder_->forward(ids, attention_impl_, checkpoint_layers_ && is_training());
-  if (gemma3_) return gemma3_->forward(ids, attention_mask, attention_impl_, checkpoint_layers_ && is_training());
+  if (decoder_) return decoder_->forward(ids, attention_impl_, checkpoint);
+  if (gemma3_) return gemma3_->forward(ids, attention_mask, attention_impl_, checkpoint);
   torch::Tensor types;
   if (token_type_ids.defined()) {
     if (token_type_ids.sizes() != input_ids.sizes()) throw DataError("BERT token_type_ids must have the shape of input_ids");
@@ -352,12 +367,13 @@ torch::Tensor BertModelImpl::forward(const torch::Tensor& input_ids, const torch
   AttentionBatch batch;
   batch.mask = attention_mask;
   batch.impl = attention_impl_;
-  if (!unpad_) return encoder->forward(residual_stream(embeddings(ids, types, positions(ids))), batch);
-  const Packing packing = make_packing(attention_mask, ids.device());  // no wait for the GPU from a host mask
-  batch.packed = &packing;
+  if (!unpad_) return encoder->forward(residual_stream(embeddings(ids, types, positions(ids))), batch, checkpoint);
+  // The packing made where the mask lies: no wait for the GPU from a host mask.
+  batch.packed = std::make_shared<const Packing>(make_packing(attention_mask, ids.device()));
+  const Packing& packing = *batch.packed;
   auto hidden = residual_stream(
       embeddings(pack(ids, packing), pack(types, packing), pack(positions(ids).expand_as(ids), packing)));
-  return unpack(encoder->forward(hidden, batch), packing);
+  return unpack(encoder->forward(hidden, batch, checkpoint), packing);
 }
 
 std::pair<torch::Tensor, torch::Tensor> BertModelImpl::forward_pair(const torch::Tensor& ids_a,
@@ -366,22 +382,23 @@ std::pair<torch::Tensor, torch::Tensor> BertModelImpl::forward_pair(const torch:
                                                                     const torch::Tensor& mask_b) {
   if (!joins_batches()) return {forward(ids_a, mask_a), forward(ids_b, mask_b)};
   const auto a = checked_ids(ids_a, mask_a), b = checked_ids(ids_b, mask_b);
-  if (modern_) return modern_->forward_pair(a, mask_a, b, mask_b, attention_impl_);
+  const bool checkpoint = checkpoint_layers_ && is_training();
+  if (modern_) return modern_->forward_pair(a, mask_a, b, mask_b, attention_impl_, checkpoint);
   // The packings made where the masks lie (the host, in training: no wait for the GPU), then copied.
-  const PackedPair packed = make_packed_pair(mask_a, mask_b, a.device());
+  const auto packed = std::make_shared<const PackedPair>(make_packed_pair(mask_a, mask_b, a.device()));
   AttentionBatch batch;
   batch.impl = attention_impl_;
-  batch.packed = &packed.joint;
-  for (const auto& [mask, packing] : {std::pair{&mask_a, &packed.a}, std::pair{&mask_b, &packed.b}}) {
+  batch.packed = std::shared_ptr<const Packing>(packed, &packed->joint);
+  for (const auto& [mask, packing] : {std::pair{&mask_a, &packed->a}, std::pair{&mask_b, &packed->b}}) {
     AttentionBatch& part = batch.parts.emplace_back();
     part.mask = *mask;
-    part.packed = packing;
+    part.packed = std::shared_ptr<const Packing>(packed, packing);
     part.impl = attention_impl_;
   }
-  const auto ids = pack_pair(a, b, packed);
-  const auto hidden = residual_stream(
-      embeddings(ids, torch::zeros_like(ids), pack_pair(positions(a).expand_as(a), positions(b).expand_as(b), packed)));
-  return unpack_pair(encoder->forward(hidden, batch), packed);
+  const auto ids = pack_pair(a, b, *packed);
+  const auto hidden = residual_stream(embeddings(
+      ids, torch::zeros_like(ids), pack_pair(positions(a).expand_as(a), positions(b).expand_as(b), *packed)));
+  return unpack_pair(encoder->forward(hidden, batch, checkpoint), *packed);
 }
 
 }  // namespace ragmig::model

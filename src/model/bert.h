@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -50,7 +51,9 @@ torch::Tensor relative_position_buckets(int64_t length, int64_t num_buckets, int
 /// packed (unpad.h: [N, H] instead of [B, L, H]) and MPNet's position bias.
 struct AttentionBatch {
   torch::Tensor mask;               ///< [B, L], 1 = token; on the host or the pass's device (score_bias copies it)
-  const Packing* packed = nullptr;  ///< set: hidden states are the real tokens only
+  /// Set: hidden states are the real tokens only. Shared, so that a checkpointed layer's replay in backward
+  /// (activation_checkpoint.h) still finds it after the forward pass returned.
+  std::shared_ptr<const Packing> packed;
   AttentionImpl impl = AttentionImpl::Fused;
   torch::Tensor position_bias;      ///< [1, heads, L, L] added to every layer's scores (MPNet), or undefined
   /// Set for a pass over several batches' packed tokens at once (BertModelImpl::forward_pair): `packed` is their
@@ -152,7 +155,9 @@ TORCH_MODULE(BertLayer);
 class BertEncoderImpl : public torch::nn::Module {
  public:
   explicit BertEncoderImpl(const BertConfig& config);
-  torch::Tensor forward(torch::Tensor hidden, AttentionBatch batch);
+  /// `checkpoint`: each layer through activation_checkpoint.h's checkpointed (MPNet's position bias is then built
+  /// inside each layer, so its replay gives relative_attention_bias its gradient).
+  torch::Tensor forward(torch::Tensor hidden, AttentionBatch batch, bool checkpoint = false);
 
   torch::nn::ModuleList layer{nullptr};
   torch::nn::Embedding relative_attention_bias{nullptr};  ///< MPNet only
@@ -213,8 +218,8 @@ class BertModelImpl : public torch::nn::Module {
   void set_bf16_residual(bool on) { bf16_residual_ = on; }
   /// While training, run each layer through activation_checkpoint.h's checkpointed: autograd keeps the layers'
   /// inputs only, and backward runs each layer again (the same gradients, one more forward's compute, one layer's
-  /// activations at a time). The decoders and Gemma 3 only: throws ConfigError for the other families.
-  void set_activation_checkpointing(bool on);
+  /// activations at a time). Every family takes it.
+  void set_activation_checkpointing(bool on) { checkpoint_layers_ = on; }
   bool activation_checkpointing() const { return checkpoint_layers_; }
   bool bf16_residual() const { return bf16_residual_ && !modern_ && !decoder_ && !gemma3_; }
 

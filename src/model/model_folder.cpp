@@ -34,11 +34,8 @@ const char* tokenizer_class(const text::TokenizerSpec& tokenizer, const BertConf
   // transformers 5's GemmaTokenizer runs Gemma's normaliser whatever tokenizer.json says: Llama's and Mistral's
   // pipelines (a Metaspace, a Prepend) go by the file's class.
   if (tokenizer.kind == text::TokenizerKind::kSentencePieceBpe)
-    return tokenizer.metaspace ||
-                   std::any_of(tokenizer.normalizer.begin(), tokenizer.normalizer.end(),
-                               [](const auto& s) { return s.kind == text::NormalizerStep::Kind::kPrepend; })
-               ? kFastTokenizerClass
-               : "GemmaTokenizer";
+    return tokenizer.metaspace || tokenizer.has_step(text::NormalizerStep::Kind::kPrepend) ? kFastTokenizerClass
+                                                                                          : "GemmaTokenizer";
   // transformers 5 builds ModernBERT's tokenizer from tokenizer.json whatever tokenizer_class says.
   if (config.is_modernbert()) return kFastTokenizerClass;
   return config.mpnet() ? "MPNetTokenizer" : "BertTokenizer";

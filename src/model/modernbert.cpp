@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "model/activation_checkpoint.h"
 #include "model/attention_probs.h"
 #include "model/host_copy.h"
 #include "model/keyed_dropout.h"
@@ -184,7 +185,7 @@ ModernBert::ModernBert(torch::nn::Module& owner, const BertConfig& config) : con
       "final_norm", BiasOptionalLayerNorm(config.hidden_size, config.layer_norm_eps, config.modernbert.norm_bias));
 }
 
-ModernBertBatch ModernBert::batch_of(const torch::Tensor& mask, int64_t length, const Packing* packing,
+ModernBertBatch ModernBert::batch_of(const torch::Tensor& mask, int64_t length, std::shared_ptr<const Packing> packing,
                                      AttentionImpl impl, const torch::Device& device) const {
   const ModernBertOptions& m = config_.modernbert;
   ModernBertBatch batch;
@@ -196,36 +197,42 @@ ModernBertBatch ModernBert::batch_of(const torch::Tensor& mask, int64_t length, 
   batch.local_theta = m.local_rope_theta;
   batch.device = device;
   batch.impl = impl;
-  batch.packed = packing;
+  batch.packed = std::move(packing);
   return batch;
 }
 
-torch::Tensor ModernBert::run(const torch::Tensor& ids, const ModernBertBatch& batch) {
-  auto hidden = embeddings(ids);
-  for (const auto& layer : *layers) hidden = layer->as<ModernBertLayerImpl>()->forward(hidden, batch);
-  return final_norm(hidden);
+torch::Tensor ModernBert::run(const torch::Tensor& ids, ModernBertBatch batch, bool checkpoint) {
+  // Shared: a checkpointed layer's replay reads it (masks and rotary tables built once, none of them a gradient's
+  // path) after this pass returned.
+  const auto shared = std::make_shared<const ModernBertBatch>(std::move(batch));
+  const auto layer = [shared](ModernBertLayerImpl& l, const torch::Tensor& h) { return l.forward(h, *shared); };
+  return final_norm(run_layers<ModernBertLayerImpl>(layers, embeddings(ids), checkpoint, layer));
 }
 
 torch::Tensor ModernBert::forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
-                                  AttentionImpl impl, bool unpad) {
+                                  AttentionImpl impl, bool unpad, bool checkpoint) {
   const auto device = input_ids.device();
-  if (!unpad) return run(input_ids, batch_of(attention_mask, input_ids.size(1), nullptr, impl, device));
-  const Packing packing = make_packing(attention_mask, device);  // no wait for the GPU from a host mask
-  return unpack(run(pack(input_ids, packing), batch_of(attention_mask, input_ids.size(1), &packing, impl, device)),
-                packing);
+  const int64_t length = input_ids.size(1);
+  if (!unpad) return run(input_ids, batch_of(attention_mask, length, nullptr, impl, device), checkpoint);
+  // The packing made where the mask lies: no wait for the GPU from a host mask.
+  const auto packing = std::make_shared<const Packing>(make_packing(attention_mask, device));
+  return unpack(run(pack(input_ids, *packing), batch_of(attention_mask, length, packing, impl, device), checkpoint),
+                *packing);
 }
 
 std::pair<torch::Tensor, torch::Tensor> ModernBert::forward_pair(const torch::Tensor& ids_a,
                                                                  const torch::Tensor& mask_a,
                                                                  const torch::Tensor& ids_b,
-                                                                 const torch::Tensor& mask_b, AttentionImpl impl) {
+                                                                 const torch::Tensor& mask_b, AttentionImpl impl,
+                                                                 bool checkpoint) {
   const auto device = ids_a.device();
   // The packings made where the masks lie (the host, in training: no wait for the GPU), then copied.
-  const PackedPair packed = make_packed_pair(mask_a, mask_b, device);
-  ModernBertBatch batch = batch_of({}, packed.joint.length, &packed.joint, impl, device);
-  batch.parts = {batch_of(mask_a, packed.a.length, &packed.a, impl, device),
-                 batch_of(mask_b, packed.b.length, &packed.b, impl, device)};
-  return unpack_pair(run(pack_pair(ids_a, ids_b, packed), batch), packed);
+  const auto packed = std::make_shared<const PackedPair>(make_packed_pair(mask_a, mask_b, device));
+  const auto part = [&](const Packing& p) { return std::shared_ptr<const Packing>(packed, &p); };
+  ModernBertBatch batch = batch_of({}, packed->joint.length, part(packed->joint), impl, device);
+  batch.parts = {batch_of(mask_a, packed->a.length, part(packed->a), impl, device),
+                 batch_of(mask_b, packed->b.length, part(packed->b), impl, device)};
+  return unpack_pair(run(pack_pair(ids_a, ids_b, *packed), std::move(batch), checkpoint), *packed);
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -44,7 +45,7 @@ torch::Tensor sliding_window_mask(const torch::Tensor& attention_mask, int64_t h
 /// a packed pass that flash attention takes never copies the mask to the device, nor builds the padded tables.
 struct ModernBertBatch {
   torch::Tensor mask;  ///< [B, L], 1 = token; on the host or on `device` (score_bias copies it)
-  const Packing* packed = nullptr;
+  std::shared_ptr<const Packing> packed;  ///< shared, as AttentionBatch's (bert.h)
   int64_t half_window = 64;
   int64_t length = 0, head_dim = 0;         ///< of the rotary tables: positions 0..length-1
   double global_theta = 0, local_theta = 0;  ///< the rotary bases of global and sliding layers
@@ -154,13 +155,14 @@ class ModernBert {
 
   /// ids and mask [B, L] int64 (mask 1 = token) -> the last hidden state [B, L, H]. `unpad`: every part but the
   /// attention products runs on the real tokens only, and the padding positions of the result are zeros.
+  /// `checkpoint`: each layer through activation_checkpoint.h's checkpointed.
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask, AttentionImpl impl,
-                        bool unpad);
+                        bool unpad, bool checkpoint = false);
   /// forward(ids_a, mask_a, impl, true) and forward(ids_b, mask_b, impl, true) through one pass over both batches'
   /// real tokens (BertModelImpl::forward_pair); the same states up to float rounding.
   std::pair<torch::Tensor, torch::Tensor> forward_pair(const torch::Tensor& ids_a, const torch::Tensor& mask_a,
                                                        const torch::Tensor& ids_b, const torch::Tensor& mask_b,
-                                                       AttentionImpl impl);
+                                                       AttentionImpl impl, bool checkpoint = false);
 
   /// HF's initialisation (uses the global torch RNG): truncated normals (2 std) of initializer_range for the
   /// embeddings, Wqkv and Wi, initializer_range / sqrt(2 layers) for both Wo; zero biases, LayerNorms 1.
@@ -172,10 +174,11 @@ class ModernBert {
 
  private:
   /// The batch of one forward pass over ids of `length` columns with `mask`, packed by `packing` when given.
-  ModernBertBatch batch_of(const torch::Tensor& mask, int64_t length, const Packing* packing, AttentionImpl impl,
-                           const torch::Device& device) const;
-  /// Embeddings, layers and the final norm over `ids` (packed [N] or [B, L]).
-  torch::Tensor run(const torch::Tensor& ids, const ModernBertBatch& batch);
+  ModernBertBatch batch_of(const torch::Tensor& mask, int64_t length, std::shared_ptr<const Packing> packing,
+                           AttentionImpl impl, const torch::Device& device) const;
+  /// Embeddings, layers and the final norm over `ids` (packed [N] or [B, L]); `checkpoint`: each layer through
+  /// activation_checkpoint.h's checkpointed.
+  torch::Tensor run(const torch::Tensor& ids, ModernBertBatch batch, bool checkpoint);
 
   BertConfig config_;
 };

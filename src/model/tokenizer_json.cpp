@@ -120,10 +120,8 @@ json sentencepiece_bpe_tokenizer_json(const text::TokenizerSpec& spec) {
   json decoders = json::array({{{"type", "Replace"}, {"pattern", {{"String", "\u2581"}}}, {"content", " "}},
                                {{"type", "ByteFallback"}},
                                {{"type", "Fuse"}}});
-  const bool prepends =
-      std::any_of(spec.normalizer.begin(), spec.normalizer.end(),
-                  [](const auto& step) { return step.kind == text::NormalizerStep::Kind::kPrepend; }) ||
-      (spec.metaspace && spec.pre_tokenizer.prepend != text::MetaspaceSplit::Prepend::kNever);
+  const bool prepends = spec.has_step(text::NormalizerStep::Kind::kPrepend) ||
+                        (spec.metaspace && spec.pre_tokenizer.prepend != text::MetaspaceSplit::Prepend::kNever);
   if (prepends) decoders.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
   return {{"version", "1.0"},
           {"truncation", nullptr},

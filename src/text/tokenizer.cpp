@@ -23,6 +23,10 @@ bool TokenizerSpec::strips_right(const std::string& name) const {
   return std::find(rstrip.begin(), rstrip.end(), name) != rstrip.end();
 }
 
+bool TokenizerSpec::has_step(NormalizerStep::Kind kind) const {
+  return std::any_of(normalizer.begin(), normalizer.end(), [&](const NormalizerStep& s) { return s.kind == kind; });
+}
+
 TokenizerSpec word_piece_spec(std::vector<std::string> vocab, const TextNormalization& normalization,
                               const SpecialTokens& special) {
   TokenizerSpec spec;

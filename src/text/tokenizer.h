@@ -116,6 +116,8 @@ struct TokenizerSpec {
   /// Whether the special token `name` takes the whitespace before it (lstrip) / after it (rstrip).
   bool strips_left(const std::string& name) const;
   bool strips_right(const std::string& name) const;
+  /// Whether `normalizer` has a step of `kind`.
+  bool has_step(NormalizerStep::Kind kind) const;
 };
 
 /// A WordPiece spec (BERT's special tokens and uncased normalisation unless given).

@@ -136,12 +136,8 @@ RunModel build_run_model(const TrainConfig& cfg, const model::LoadedModel* init,
   net->passage_tower()->set_unpad(out.unpad);
   net->query_tower()->set_bf16_residual(cfg.train.bf16_residual && bf16);
   net->passage_tower()->set_bf16_residual(cfg.train.bf16_residual && bf16);
-  try {
-    net->query_tower()->set_activation_checkpointing(cfg.train.activation_checkpointing);
-    net->passage_tower()->set_activation_checkpointing(cfg.train.activation_checkpointing);
-  } catch (const ConfigError& e) {
-    throw ConfigError(std::string("config key 'train.activation_checkpointing': ") + e.what());
-  }
+  net->query_tower()->set_activation_checkpointing(cfg.train.activation_checkpointing);
+  net->passage_tower()->set_activation_checkpointing(cfg.train.activation_checkpointing);
   for (const auto& p : net->parameters())
     if (p.requires_grad()) out.trainable.push_back(p);
   out.net = net;

@@ -86,7 +86,7 @@ ConfigTable make_config_table(TrainConfig& c) {
   t.add("train.activation_checkpointing", c.train.activation_checkpointing,
         "keep only each layer's input for backward and run the layer again there (transformers' "
         "gradient_checkpointing): the same gradients for one more forward pass, a step's activations one layer's "
-        "instead of all layers'. The decoders (Qwen3, Qwen2, Llama, Mistral) and Gemma 3");
+        "instead of all layers'. Every model family");
   t.add("train.lr", c.train.lr, "peak learning rate (AdamW)");
   t.add("train.weight_decay", c.train.weight_decay, "AdamW weight decay (not on biases and LayerNorm)");
   t.add("train.warmup_steps", c.train.warmup_steps, "linear warm-up steps, then linear decay to 0");

@@ -62,7 +62,7 @@ struct TrainOptions {
   std::string unpad = "auto";         ///< on | off | auto (on on GPUs): the encoder computes on real tokens only (model/unpad.h)
   bool towers_in_one_pass = true;     ///< shared unpadded towers: a step's queries and passages in one pass
   bool bf16_residual = false;         ///< under bf16 autocast, BERT's residual stream in bf16 (BertModel)
-  bool activation_checkpointing = false;  ///< each layer run again in backward (BertModel; decoders, Gemma 3)
+  bool activation_checkpointing = false;  ///< each layer run again in backward (BertModel)
   double lr = 5e-4;
   double weight_decay = 0.01;
   int64_t warmup_steps = 100;

@@ -96,6 +96,7 @@ TrainingWork training_work(const TrainConfig& cfg, const EvalSizes& all, const T
   const auto& t = cfg.train;
   double passes = cfg.lora.rank > 0 ? 2 : 3;
   if (t.accumulation == "gradcache") passes += 1;
+  if (t.activation_checkpointing) passes += 1;  // each layer's forward again in backward
   TrainingWork work;
   work.steps = t.max_steps;
   work.step_flops = passes * static_cast<double>(t.batch_size) *

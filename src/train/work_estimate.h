@@ -49,7 +49,8 @@ TextLengths text_lengths(const TrainConfig& cfg, int64_t texts = kCountedTexts);
 /// Training FLOPs of `cfg`: per step, train.batch_size queries and (1 + train.hard_negatives) passages per query
 /// through the encoder (encoder_shape()) at `lengths`' (data.max_query_tokens and data.max_passage_tokens where
 /// those are empty), 3x the forward (backward computes gradients of the activations and of the weights); 2x with
-/// LoRA (the frozen weights get none); GradCache adds a forward without gradients (+1x). An evaluation embeds
+/// LoRA (the frozen weights get none); GradCache adds a forward without gradients (+1x), activation checkpointing
+/// the layers' forward again in backward (+1x, the embeddings' few FLOPs counted with them). An evaluation embeds
 /// eval.max_queries queries (at most `all`'s, where known) and eval.max_passages passages, `all`'s where those
 /// are 0. Throws as encoder_shape().
 TrainingWork training_work(const TrainConfig& cfg, const EvalSizes& all = {}, const TextLengths& lengths = {});

@@ -82,8 +82,6 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"dense_with_lora", "", "", {"model.dense_dim=8", "model.init=x", "lora.rank=4"},
                  "config key 'model.dense_dim': a new Dense layer must train"},
         BadInput{"lora_without_init", "", "", {"lora.rank=4"}, "lora.rank': needs model.init"},
-        BadInput{"checkpointing_bert", "", "", {"train.activation_checkpointing=true"},
-                 "config key 'train.activation_checkpointing': activation checkpointing runs in the decoders'"},
         BadInput{"init_not_a_model_folder", "", "", {"model.init=\"/\""},
                  "input error: config key 'model.init': /: not a model folder: no /config.json"},
         BadInput{"lora_bad_dropout", "", "", {"lora.dropout=1.5"}, "lora.dropout"},

@@ -1,7 +1,7 @@
 // A training run's FLOPs counted from its config (what `ragmig batch` prices its trials by): per step the batch's
-// queries and passages through the encoder, 3x the forward (2x with LoRA, +1x with GradCache), the hard
-// negatives as more passages, the recall evaluations forward only, and the encoder's shape from model.init's
-// config.json when there is one.
+// queries and passages through the encoder, 3x the forward (2x with LoRA, +1x with GradCache, +1x with activation
+// checkpointing), the hard negatives as more passages, the recall evaluations forward only, and the encoder's shape
+// from model.init's config.json when there is one.
 #include "train/work_estimate.h"
 
 #include <gtest/gtest.h>
@@ -71,6 +71,13 @@ TEST(WorkEstimate, BatchNegativesLoraAndGradCacheScaleTheStep) {
   EXPECT_DOUBLE_EQ(training_work(cached).step_flops, step * 4 / 3);
   cached.train.accumulation = "plain";      // micro-batches compute what one batch does
   EXPECT_DOUBLE_EQ(training_work(cached).step_flops, step);
+
+  TrainConfig recomputed = c;
+  recomputed.train.activation_checkpointing = true;  // every layer's forward again in backward
+  EXPECT_DOUBLE_EQ(training_work(recomputed).step_flops, step * 4 / 3);
+  recomputed.lora.rank = 8;
+  recomputed.train.accumulation = "gradcache";
+  EXPECT_DOUBLE_EQ(training_work(recomputed).step_flops, step * 4 / 3);
 }
 
 TEST(WorkEstimate, EvaluationsUpToTheLastStepAreCountedForwardOnly) {
