@@ -274,8 +274,8 @@ torch::Tensor BertEncoderImpl::forward(torch::Tensor hidden, AttentionBatch batc
   // Each layer on its own copy of the batch: its score bias (and MPNet's position bias, a product of a parameter)
   // built inside the layer, so the replay builds them into the graph it backpropagates through.
   const auto shared = std::make_shared<const AttentionBatch>(std::move(batch));
-  const auto bias_weights = relative_attention_bias ? trainable_parameters(*relative_attention_bias)
-                                                    : std::vector<torch::Tensor>{};
+  const auto bias_weights =
+      relative_attention_bias ? trainable_parameters(*relative_attention_bias) : std::vector<torch::Tensor>{};
   for (const std::shared_ptr<torch::nn::Module>& module : *layer) {
     auto params = trainable_parameters(*module);
     params.insert(params.end(), bias_weights.begin(), bias_weights.end());

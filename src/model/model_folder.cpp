@@ -35,7 +35,7 @@ const char* tokenizer_class(const text::TokenizerSpec& tokenizer, const BertConf
   // pipelines (a Metaspace, a Prepend) go by the file's class.
   if (tokenizer.kind == text::TokenizerKind::kSentencePieceBpe)
     return tokenizer.metaspace || tokenizer.has_step(text::NormalizerStep::Kind::kPrepend) ? kFastTokenizerClass
-                                                                                          : "GemmaTokenizer";
+                                                                                           : "GemmaTokenizer";
   // transformers 5 builds ModernBERT's tokenizer from tokenizer.json whatever tokenizer_class says.
   if (config.is_modernbert()) return kFastTokenizerClass;
   return config.mpnet() ? "MPNetTokenizer" : "BertTokenizer";

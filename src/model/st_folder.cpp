@@ -203,28 +203,88 @@ bool in_vocabulary(const text::TokenizerSpec& spec, const std::string& token) {
   return std::find(spec.vocab.begin(), spec.vocab.end(), token) != spec.vocab.end();
 }
 
-// A byte-level BPE split by Qwen2's or Llama 3's pattern frames texts as its post_processor says, which must be a
-// TemplateProcessing whose single template is $A then one special token (Qwen3-Embedding's $A <|endoftext|>: the
-// embedding is read from that last token): that token becomes the spec's sep (and its cls, unused), and its pad
-// and unk where the folder names none the vocabulary has (every byte has a token, so none is ever unknown).
-void read_appended_token_framing(const json& tj, const fs::path& file, text::TokenizerSpec& spec) {
+// A special token's name: a string, or an AddedToken as transformers 4 serialised it ({"content": ...}).
+std::optional<std::string> token_name(const json& j, const std::string& key, const fs::path& file) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_object() && it->contains("content") && (*it)["content"].is_string())
+    return (*it)["content"].get<std::string>();
+  throw DataError(file.string() + ": key \"" + key + "\": expected a token (a string, or {\"content\": string})");
+}
+
+// The special tokens tokenizer.json's post_processor puts around a text: a TemplateProcessing whose single template
+// is [bos] $A [eos] (either, both or neither), alone or in a Sequence beside ByteLevel processors (Llama 3's), a
+// ByteLevel alone (Qwen3-Base's: no token added) or none.
+struct TemplateFraming {
+  std::optional<std::string> bos, eos;
+};
+
+TemplateFraming template_framing(const json& tj, const fs::path& file) {
+  const std::string where = file.string() + ": key \"post_processor\"";
   const json& post = member(tj, "post_processor");
-  const json& single = post.is_object() ? member(post, "single") : post;
-  const bool appends = string_member(post, "type") == "TemplateProcessing" && single.is_array() && single.size() == 2 &&
-                       member(single[0], "Sequence").is_object() && member(single[1], "SpecialToken").is_object();
-  if (!appends)
-    throw DataError(file.string() +
-                    ": key \"post_processor\": expected a TemplateProcessing of $A then one special "
-                    "token (as Qwen3-Embedding's $A <|endoftext|>), got " +
-                    post.dump().substr(0, 200) +
-                    " (a byte-level BPE split as Qwen's is read as an embedding model that pools its last token)");
-  const std::string token = string_member(member(single[1], "SpecialToken"), "id");
-  if (!in_vocabulary(spec, token))
-    throw DataError(file.string() + ": key \"post_processor.single\": \"" + token + "\" is not in the vocabulary");
-  spec.cls_first = false;
-  spec.special.cls = spec.special.sep = token;
-  if (!in_vocabulary(spec, spec.special.pad)) spec.special.pad = token;
-  if (!in_vocabulary(spec, spec.special.unk)) spec.special.unk = token;
+  const json* processor = &post;
+  if (post.is_object() && string_member(post, "type") == "Sequence") {
+    processor = nullptr;
+    const json& steps = member(post, "processors");
+    if (!steps.is_array()) throw DataError(where + ".processors: expected an array");
+    for (const json& step : steps) {
+      const std::string type = string_member(step, "type");
+      if (type == "TemplateProcessing" && !processor)
+        processor = &step;
+      else if (type != "ByteLevel")
+        throw DataError(where + ": expected a Sequence of ByteLevel processors and one TemplateProcessing, got " +
+                        post.dump().substr(0, 200));
+    }
+  }
+  TemplateFraming framing;
+  if (!processor || processor->is_null() || string_member(*processor, "type") == "ByteLevel") return framing;
+  const json& single = member(*processor, "single");
+  if (string_member(*processor, "type") != "TemplateProcessing" || !single.is_array())
+    throw DataError(where + ": expected a TemplateProcessing, a ByteLevel or null, got " + post.dump().substr(0, 200));
+  std::vector<std::string> parts;
+  for (const json& part : single) {
+    const json& token = member(part, "SpecialToken");
+    parts.push_back(token.is_object() ? string_member(token, "id") : member(part, "Sequence").is_object() ? "$A" : "?");
+  }
+  const auto a = std::find(parts.begin(), parts.end(), "$A");
+  const auto at = static_cast<size_t>(a - parts.begin());
+  if (a == parts.end() || std::count(parts.begin(), parts.end(), "$A") != 1 || at > 1 || parts.size() - at > 2)
+    throw DataError(where + ": expected [bos] $A [eos], got " + single.dump().substr(0, 200));
+  if (at == 1) framing.bos = parts[0];
+  if (parts.size() - at == 2) framing.eos = parts.back();
+  return framing;
+}
+
+// Frames the spec's texts with bos and eos where given (cls_first, sep_last): bos becomes its cls, eos its sep. The
+// names stay set where a token is not added: cls is bos or else the sep, and the sep is eos or else `end`, the
+// folder's end-of-text token (which must be in the vocabulary); the padding and unknown tokens fall back to the sep
+// where the vocabulary has none (Llama's and Qwen's have no padding token; byte-level BPE never meets an unknown).
+void set_framing(const std::optional<std::string>& bos, const std::optional<std::string>& eos, const std::string& end,
+                 const std::string& where, text::TokenizerSpec& spec) {
+  for (const auto* token : {&bos, &eos})
+    if (*token && !in_vocabulary(spec, **token))
+      throw DataError(where + ": \"" + **token + "\" is not in the vocabulary");
+  const std::string sep = eos.value_or(end);
+  if (!in_vocabulary(spec, sep))
+    throw DataError(where + ": texts are framed without an eos token, and the folder's end-of-text token \"" + sep +
+                    "\" (tokenizer_config.json's eos_token) is not in the vocabulary");
+  spec.cls_first = bos.has_value();
+  spec.sep_last = eos.has_value();
+  spec.special.cls = bos.value_or(sep);
+  spec.special.sep = sep;
+  if (!in_vocabulary(spec, spec.special.pad)) spec.special.pad = sep;
+  if (!in_vocabulary(spec, spec.special.unk)) spec.special.unk = sep;
+}
+
+// A byte-level BPE split by Qwen2's or Llama 3's pattern frames texts as its post_processor says: Qwen3-Embedding's
+// $A <|endoftext|> (the embedding read from that last token), Llama 3's <|begin_of_text|> $A, Qwen3-Base's $A.
+void read_byte_level_framing(const json& tj, const fs::path& tj_path, const std::optional<json>& tc,
+                             const fs::path& tc_path, text::TokenizerSpec& spec) {
+  const TemplateFraming framing = template_framing(tj, tj_path);
+  std::string end = tc ? token_name(*tc, "eos_token", tc_path).value_or("") : "";
+  if (!in_vocabulary(spec, end)) end = spec.special.pad;  // Qwen's base files name <|endoftext|> both
+  set_framing(framing.bos, framing.eos, end, tj_path.string() + ": key \"post_processor\"", spec);
 }
 
 // tokenizer.json's added tokens whose ids follow the model's vocabulary (the tokenizers library keeps tokens added
@@ -280,16 +340,6 @@ void read_added_tokens(const json& tj, const fs::path& file, text::TokenizerSpec
   }
 }
 
-// A special token's name: a string, or an AddedToken as transformers 4 serialised it ({"content": ...}).
-std::optional<std::string> token_name(const json& j, const std::string& key, const fs::path& file) {
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  if (it->is_string()) return it->get<std::string>();
-  if (it->is_object() && it->contains("content") && (*it)["content"].is_string())
-    return (*it)["content"].get<std::string>();
-  throw DataError(file.string() + ": key \"" + key + "\": expected a token (a string, or {\"content\": string})");
-}
-
 // What ragmig's SentencePieceBpeTokenizer runs of a tokenizer.json BPE model with byte_fallback: Replace, Prepend
 // and NFC normaliser steps (Gemma's Replace " " -> "▁"; Mistral's legacy Prepend "▁" then Replace); no
 // pre-tokenizer, a Split at " " (MergedWithPrevious, as transformers 5's GemmaTokenizer writes) that the Replace of
@@ -334,11 +384,11 @@ void check_sentencepiece_bpe(const json& tj, const fs::path& file, text::Tokeniz
 }
 
 // A SentencePiece BPE frames texts with bos and eos as transformers 4 does: by tokenizer_config.json's
-// add_bos_token and add_eos_token where it has either (transformers 4 then rebuilds the post-processor from them),
-// else by tokenizer.json's TemplateProcessing. ragmig frames <bos> $A <eos> (EmbeddingGemma's) and $A <eos>: bos
-// becomes the spec's cls, eos its sep (and its pad where the vocabulary has no padding token); a framing without eos
-// (base Gemma's <bos> $A, Llama's <s> $A) is refused. transformers 5 frames by the post-processor alone (it drops the
-// two keys when tokenizer.json is there); transformers 4 and the models' authors by the keys.
+// add_bos_token and add_eos_token where it has either (transformers 4 then rebuilds the post-processor from them;
+// the one missing takes LlamaTokenizerFast's and GemmaTokenizerFast's default: bos added, eos not), else by
+// tokenizer.json's post-processor: EmbeddingGemma's <bos> $A <eos>, e5-mistral's <s> $A </s>, and the base models'
+// <bos> $A and <s> $A, as they were pretrained. transformers 5 frames by the post-processor alone (it drops the two
+// keys when tokenizer.json is there); transformers 4 and the models' authors by the keys.
 void read_bos_eos_framing(const json& tj, const fs::path& tj_path, const std::optional<json>& tc,
                           const fs::path& tc_path, text::TokenizerSpec& spec) {
   std::string bos = spec.special.cls, eos = spec.special.sep;
@@ -348,40 +398,14 @@ void read_bos_eos_framing(const json& tj, const fs::path& tj_path, const std::op
     bos = token_name(*tc, "bos_token", tc_path).value_or(bos);
     eos = token_name(*tc, "eos_token", tc_path).value_or(eos);
   }
-  bool has_bos = add_bos.value_or(false), has_eos = add_eos.value_or(false);
-  std::string where = tc_path.string() + ": keys \"add_bos_token\" and \"add_eos_token\"";
   if (!add_bos && !add_eos) {
-    where = tj_path.string() + ": key \"post_processor\"";
-    const json& post = member(tj, "post_processor");
-    has_bos = has_eos = false;
-    if (!post.is_null()) {
-      const json& single = post.is_object() ? member(post, "single") : post;
-      if (string_member(post, "type") != "TemplateProcessing" || !single.is_array())
-        throw DataError(where + ": expected a TemplateProcessing or null, got " + post.dump().substr(0, 200));
-      std::vector<std::string> parts;
-      for (const json& part : single) {
-        const json& token = member(part, "SpecialToken");
-        parts.push_back(token.is_object()                      ? string_member(token, "id")
-                        : member(part, "Sequence").is_object() ? "$A"
-                                                               : "?");
-      }
-      const auto a = std::find(parts.begin(), parts.end(), "$A");
-      const auto at = static_cast<size_t>(a - parts.begin());
-      if (a == parts.end() || std::count(parts.begin(), parts.end(), "$A") != 1 || at > 1 || parts.size() - at > 2)
-        throw DataError(where + ": expected [bos] $A [eos], got " + single.dump().substr(0, 200));
-      if (at == 1) bos = parts[0], has_bos = true;
-      if (parts.size() - at == 2) eos = parts.back(), has_eos = true;
-    }
+    const TemplateFraming framing = template_framing(tj, tj_path);
+    set_framing(framing.bos, framing.eos, eos, tj_path.string() + ": key \"post_processor\"", spec);
+    return;
   }
-  if (!has_eos)
-    throw DataError(where +
-                    ": texts are framed without an eos token, which ragmig does not run (it frames "
-                    "<bos> $A <eos>, as EmbeddingGemma, or $A <eos>)");
-  spec.cls_first = has_bos;
-  spec.special.cls = has_bos ? bos : eos;
-  spec.special.sep = eos;
-  // Llama's and Mistral's vocabularies have no padding token: eos pads (padding is never read).
-  if (!in_vocabulary(spec, spec.special.pad)) spec.special.pad = eos;
+  set_framing(add_bos.value_or(true) ? std::optional(bos) : std::nullopt,
+              add_eos.value_or(false) ? std::optional(eos) : std::nullopt, eos,
+              tc_path.string() + ": keys \"add_bos_token\" and \"add_eos_token\"", spec);
 }
 
 // Each name the file gives replaces the default; returns whether it gave any (then special_tokens_map.json, the
@@ -570,7 +594,7 @@ FolderTokenizer read_folder_tokenizer(const std::string& dir) {
   if (!(tc && read_special_tokens(*tc, tc_path, spec.special)))
     if (const auto sm = read_optional(sm_path)) read_special_tokens(*sm, sm_path, spec.special);
   if (tj && spec.kind == text::TokenizerKind::kByteBpe && spec.bpe_split != text::BpeSplit::kGpt2)
-    read_appended_token_framing(*tj, tj_path, spec);
+    read_byte_level_framing(*tj, tj_path, tc, tc_path, spec);
   if (tj && spec.kind == text::TokenizerKind::kSentencePieceBpe) read_bos_eos_framing(*tj, tj_path, tc, tc_path, spec);
   if (tj) read_added_tokens(*tj, tj_path, spec);
   read_token_stripping(tj, tj_path, tc, tc_path, spec);
@@ -749,8 +773,10 @@ void write_tokenizer_config(const fs::path& folder, const text::TokenizerSpec& t
   if (sp_bpe) {  // GemmaTokenizer's names; transformers frames by add_bos_token / add_eos_token (below)
     special = {
         {"bos_token", tokens.cls}, {"eos_token", tokens.sep}, {"pad_token", tokens.pad}, {"unk_token", tokens.unk}};
-  } else if (!tokenizer.cls_first) {  // $A eos (Qwen's): tokenizer.json's post_processor appends it; no bos, cls or unk
+  } else if (bpe && tokenizer.bpe_split != text::BpeSplit::kGpt2) {
+    // Qwen's and Llama 3's: tokenizer.json's post-processor frames ($A eos, bos $A, $A); no cls or unk
     special = {{"eos_token", tokens.sep}, {"pad_token", tokens.pad}};
+    if (tokenizer.cls_first) special["bos_token"] = tokens.cls;
   } else if (bpe || unigram) {  // RobertaTokenizer's and XLMRobertaTokenizer's bos and eos are their cls and sep
     special["bos_token"] = tokens.cls;
     special["eos_token"] = tokens.sep;
@@ -763,7 +789,7 @@ void write_tokenizer_config(const fs::path& folder, const text::TokenizerSpec& t
     tc["add_prefix_space"] = tokenizer.add_prefix_space;
   } else if (sp_bpe) {
     tc["add_bos_token"] = tokenizer.cls_first;
-    tc["add_eos_token"] = true;
+    tc["add_eos_token"] = tokenizer.sep_last;
   } else if (!unigram) {
     const text::TextNormalization& normalization = tokenizer.normalization;
     tc["do_lower_case"] = normalization.lower_case;

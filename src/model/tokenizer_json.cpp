@@ -52,20 +52,21 @@ json template_post_processor(const text::TokenizerSpec& spec, bool double_sep) {
   const auto sequence = [](const char* id) { return json{{"Sequence", {{"id", id}, {"type_id", 0}}}}; };
   const std::string& cls = spec.special.cls;
   const std::string& sep = spec.special.sep;
-  if (!spec.cls_first)  // $A sep: Qwen3-Embedding's
-    return {{"type", "TemplateProcessing"},
-            {"single", json::array({sequence("A"), special(sep)})},
-            {"pair", json::array({sequence("A"), special(sep), sequence("B"), special(sep)})},
-            {"special_tokens", {{sep, {{"id", sep}, {"ids", {token_id(spec, sep)}}, {"tokens", {sep}}}}}}};
-  json pair = json::array({special(cls), sequence("A"), special(sep)});
-  if (double_sep) pair.push_back(special(sep));
+  json single = json::array(), pair = json::array(), tokens = json::object();
+  if (spec.cls_first) {
+    single.push_back(special(cls));
+    tokens[cls] = {{"id", cls}, {"ids", {token_id(spec, cls)}}, {"tokens", {cls}}};
+  }
+  single.push_back(sequence("A"));
+  if (spec.sep_last) {
+    single.push_back(special(sep));
+    tokens[sep] = {{"id", sep}, {"ids", {token_id(spec, sep)}}, {"tokens", {sep}}};
+  }
+  pair = single;
+  if (double_sep && spec.sep_last) pair.push_back(special(sep));
   pair.push_back(sequence("B"));
-  pair.push_back(special(sep));
-  return {{"type", "TemplateProcessing"},
-          {"single", json::array({special(cls), sequence("A"), special(sep)})},
-          {"pair", pair},
-          {"special_tokens", {{cls, {{"id", cls}, {"ids", {token_id(spec, cls)}}, {"tokens", {cls}}}},
-                              {sep, {{"id", sep}, {"ids", {token_id(spec, sep)}}, {"tokens", {sep}}}}}}};
+  if (spec.sep_last) pair.push_back(special(sep));
+  return {{"type", "TemplateProcessing"}, {"single", single}, {"pair", pair}, {"special_tokens", tokens}};
 }
 
 json byte_bpe_tokenizer_json(const text::TokenizerSpec& spec) {

@@ -23,8 +23,9 @@ int64_t token_id(const text::TokenizerSpec& spec, const std::string& token);
 /// that the tokenizers library searches for them as ragmig does.
 nlohmann::json special_added_tokens(const text::TokenizerSpec& spec);
 
-/// A TemplateProcessing post-processor of cls $A sep (or $A sep without cls_first); pairs as cls $A sep sep $B sep
-/// (RoBERTa's and XLM-R's, `double_sep`) or cls $A sep $B sep (BERT's and ModernBERT's).
+/// A TemplateProcessing post-processor of cls $A sep, without cls where not cls_first and without sep where not
+/// sep_last; pairs as cls $A sep sep $B sep (RoBERTa's and XLM-R's, `double_sep`) or cls $A sep $B sep (BERT's and
+/// ModernBERT's), the same tokens left out.
 nlohmann::json template_post_processor(const text::TokenizerSpec& spec, bool double_sep);
 
 /// The tokenizer.json of a byte-level BPE spec as the tokenizers library writes ModernBERT's: NFC or no

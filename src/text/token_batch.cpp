@@ -9,6 +9,9 @@ namespace ragmig::text {
 TokenBatch make_token_batch(const std::vector<std::vector<int32_t>>& seqs, int32_t pad_id) {
   TokenBatch batch;
   batch.rows = static_cast<int64_t>(seqs.size());
+  // At least one column: texts that all encode to nothing (a tokenizer that adds no special token, given empty
+  // texts) still make a batch, of padding only, which pools to zeros as transformers' padded rows do.
+  batch.cols = seqs.empty() ? 0 : 1;
   for (const auto& s : seqs) batch.cols = std::max(batch.cols, static_cast<int64_t>(s.size()));
   const size_t cells = static_cast<size_t>(batch.rows * batch.cols);
   batch.ids.assign(cells, pad_id);

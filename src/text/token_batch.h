@@ -13,7 +13,8 @@ struct TokenBatch {
   std::vector<int64_t> mask;  ///< 1 for tokens, 0 for padding
 };
 
-/// Pads every sequence with pad_id to the longest one. No sequences gives rows = cols = 0.
+/// Pads every sequence with pad_id to the longest one (at least one column: empty sequences give a row of padding).
+/// No sequences gives rows = cols = 0.
 TokenBatch make_token_batch(const std::vector<std::vector<int32_t>>& seqs, int32_t pad_id);
 
 }  // namespace ragmig::text

@@ -138,9 +138,9 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, int64_t max_len) c
   std::vector<int32_t> ids;
   ids.reserve(static_cast<size_t>(std::min<int64_t>(max_len, 512)));
   if (spec_.cls_first) ids.push_back(cls_id_);
-  std::vector<int32_t> pieces = encode_pieces(text, max_len - (spec_.cls_first ? 2 : 1));
+  std::vector<int32_t> pieces = encode_pieces(text, max_len - int64_t{spec_.cls_first} - int64_t{spec_.sep_last});
   ids.insert(ids.end(), pieces.begin(), pieces.end());
-  ids.push_back(sep_id_);
+  if (spec_.sep_last) ids.push_back(sep_id_);
   return ids;
 }
 

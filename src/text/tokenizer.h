@@ -91,9 +91,12 @@ struct TokenizerSpec {
   std::vector<std::pair<std::string, std::string>> merges;
   bool add_prefix_space = false;  ///< byte-level BPE only: a space before a non-empty text not starting with one
   BpeSplit bpe_split = BpeSplit::kGpt2;  ///< byte-level BPE only
-  /// encode() puts cls before the pieces and sep after them (BERT's [CLS] $A [SEP], RoBERTa's <s> $A </s>); false:
-  /// the pieces, then sep (Qwen3-Embedding's $A <|endoftext|>, whose last token the embedding is read from).
+  /// encode() puts cls before the pieces (BERT's [CLS] $A [SEP], RoBERTa's <s> $A </s>); false: not (Qwen3-Embedding's
+  /// $A <|endoftext|>, whose last token the embedding is read from).
   bool cls_first = true;
+  /// encode() puts sep after the pieces; false: not (a base decoder's framing as it was pretrained: Llama's and
+  /// Mistral's <s> $A, Llama 3's <|begin_of_text|> $A, Qwen3-Base's bare $A). The names stay in the vocabulary.
+  bool sep_last = true;
   std::vector<double> scores;              ///< Unigram only: each token's log probability
   /// Unigram, byte-level BPE (kNfc) and SentencePiece BPE (kReplace, kNfc, kPrepend) only, applied in order
   std::vector<NormalizerStep> normalizer;
@@ -138,7 +141,8 @@ class Tokenizer {
   /// takes.
   std::vector<int32_t> encode_pieces(std::string_view text, int64_t max_pieces = -1) const;
   /// [CLS] piece ids... [SEP], with the pieces truncated so the total is at most max_len (max_len >= 2, else
-  /// ConfigError); without cls where the spec says so (cls_first).
+  /// ConfigError); without cls or sep where the spec says so (cls_first, sep_last: then an empty text may give no
+  /// ids at all, as transformers gives it).
   std::vector<int32_t> encode(std::string_view text, int64_t max_len) const;
   /// The pieces of encode_pieces as strings.
   std::vector<std::string> tokenize(std::string_view text) const;

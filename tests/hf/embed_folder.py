@@ -57,10 +57,10 @@ def embed_hf(folder, texts, model=None):
         e = h[torch.arange(h.shape[0]), last]
     elif mode == "max":
         e = h.masked_fill(m == 0, float("-inf")).max(1).values
-    elif mode == "mean_sqrt_len_tokens":
-        e = (h * m).sum(1) / m.sum(1).sqrt()
+    elif mode == "mean_sqrt_len_tokens":  # a row of padding only (an empty text, no special token) gives zeros
+        e = (h * m).sum(1) / m.sum(1).clamp(min=1e-9).sqrt()
     else:
-        e = (h * m).sum(1) / m.sum(1)
+        e = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
     for module in modules:
         if module["type"].endswith("Dense"):
             with torch.no_grad():

@@ -1003,6 +1003,28 @@ TEST(HfLive, LlamaMistralAndQwen2FoldersTokenizeEmbedAndTrainAsTransformers) {
   EXPECT_EQ(mistral.max_tokens(), 48);
   EXPECT_EQ(model::load_model_folder((dir / "llama" / "qwen2").string()).model->spec().pooling,
             model::Pooling::LastToken);
+
+  // Base models' framings (no eos; Qwen3-Base's none at all: the empty text embeds to zeros both ways), the start of
+  // an embedding model's fine-tune: the same ids, embeddings, and written back as read.
+  for (const auto& [name, bos] : {std::pair{"base", "<s>"}, {"qwen3base", ""}, {"llama3", "<|begin_of_text|>"}}) {
+    const fs::path folder = dir / "llama" / name;
+    const text::TokenizerSpec framed = model::read_folder_tokenizer(folder.string()).spec;
+    EXPECT_EQ(framed.cls_first, *bos != '\0') << name;
+    EXPECT_FALSE(framed.sep_last) << name;
+    if (framed.cls_first) EXPECT_EQ(framed.special.cls, bos);
+    expect_same_ids(framed, texts, ids[name], name);
+    const auto mine = eval::Encoder(folder.string(), "cpu", long_limits()).embed(texts, false);
+    const json theirs = embed_in_python(folder, texts, dir.path());
+    EXPECT_LE(checked_diff(std::string(name) + ", sentence-transformers", mine, theirs["st"]), kTolerance);
+    EXPECT_LE(checked_diff(std::string(name) + ", transformers", mine, theirs["hf"]), kTolerance);
+    auto loaded = model::load_model_folder(folder.string());
+    const fs::path again = dir / (std::string(name) + "-again");
+    model::save_model_folder(again.string(), loaded.model, loaded.tokenizer, model::save_options_of(loaded));
+    EXPECT_EQ(model::read_folder_tokenizer(again.string()).spec, framed) << name;
+    EXPECT_LE(checked_diff(std::string(name) + " written by ragmig, sentence-transformers", mine,
+                           embed_in_python(again, texts, dir.path())["st"]),
+              kTolerance);
+  }
 }
 
 // An XLM-R folder (SentencePiece Unigram with SentencePiece's real nmt_nfkc charsmap; multilingual-e5's and

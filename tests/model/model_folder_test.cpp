@@ -863,20 +863,31 @@ TEST(ModelFolder, GemmaFoldersKeepTheirSentencePieceBpeTokenizer) {
   EXPECT_EQ(load_model_folder(dir.string()).tokenizer, tokenizer) << "framed by the post-processor";
   const auto tj = nlohmann::json::parse(read_file(dir / "tokenizer.json"));
   const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> refused = {
-      {[](nlohmann::json& j) { j["pre_tokenizer"] = {{"type", "Whitespace"}}; },
+      {[](nlohmann::json& j) {
+         j["pre_tokenizer"] = {{"type", "Whitespace"}};
+       },
        "key \"pre_tokenizer\": expected none"},
-      {[](nlohmann::json& j) { j["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "_"}, {"split", true}}; },
+      {[](nlohmann::json& j) {
+         j["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "_"}, {"split", true}};
+       },
        "key \"pre_tokenizer.split\": true is not supported"},
-      {[](nlohmann::json& j) { j["pre_tokenizer"] = {{"type", "Metaspace"}, {"prepend_scheme", "first"}}; },
+      {[](nlohmann::json& j) {
+         j["pre_tokenizer"] = {{"type", "Metaspace"}, {"prepend_scheme", "first"}};
+       },
        "key \"pre_tokenizer.replacement\": expected a string"},
-      {[](nlohmann::json& j) { j["normalizer"] = {{"type", "NFKC"}}; }, "key \"normalizer\": normalizer NFKC"},
-      {[](nlohmann::json& j) { j["normalizer"]["normalizers"][0] = {{"type", "Strip"}}; },
+      {[](nlohmann::json& j) {
+         j["normalizer"] = {{"type", "NFKC"}};
+       },
+       "key \"normalizer\": normalizer NFKC"},
+      {[](nlohmann::json& j) {
+         j["normalizer"]["normalizers"][0] = {{"type", "Strip"}};
+       },
        "key \"normalizer\": only Replace"},
       {[](nlohmann::json& j) { j["model"]["ignore_merges"] = true; }, "key \"model.ignore_merges\""},
-      {[](nlohmann::json& j) { j["post_processor"]["single"].erase(2); },
-       "key \"post_processor\": texts are framed without an eos token"},
       {[](nlohmann::json& j) { j["post_processor"]["single"].push_back(j["post_processor"]["single"][1]); },
        "key \"post_processor\": expected [bos] $A [eos]"},
+      {[](nlohmann::json& j) { j["post_processor"]["single"][0]["SpecialToken"]["id"] = "<start>"; },
+       "key \"post_processor\": \"<start>\" is not in the vocabulary"},
       {[](nlohmann::json& j) {
          j["model"]["vocab"]["<0x41/>"] = j["model"]["vocab"]["<0x41>"];
          j["model"]["vocab"].erase("<0x41>");
@@ -884,17 +895,39 @@ TEST(ModelFolder, GemmaFoldersKeepTheirSentencePieceBpeTokenizer) {
        "byte token \"<0x41>\" is not in the vocabulary"},
   };
   expect_edits_refused(dir, tj, refused);
+  // Base Gemma's <bos> $A, by the post-processor and by the keys (the one missing as transformers 4's default).
+  auto bos_only = tj;
+  bos_only["post_processor"]["single"].erase(2);
+  write_file_atomic(dir / "tokenizer.json", bos_only.dump());
+  const text::TokenizerSpec base = load_model_folder(dir.string()).tokenizer;
+  EXPECT_TRUE(base.cls_first);
+  EXPECT_FALSE(base.sep_last);
+  EXPECT_EQ(base.special.sep, "<eos>") << "named, not added";
+  EXPECT_EQ(text::make_tokenizer(base)->encode("a a", 8), (std::vector<int32_t>{2, 262, 263}));
+  EXPECT_EQ(text::make_tokenizer(base)->encode("", 8), (std::vector<int32_t>{2}));
   write_file_atomic(dir / "tokenizer.json", tj.dump());
-  auto no_eos = tc;
-  no_eos["add_eos_token"] = false;
-  write_file_atomic(dir / "tokenizer_config.json", no_eos.dump());
-  expect_data_error(dir.string(), "keys \"add_bos_token\" and \"add_eos_token\": texts are framed without an eos");
+  for (const auto& keys : {nlohmann::json{{"add_eos_token", false}}, nlohmann::json{{"add_bos_token", true}}}) {
+    auto framed = no_flags;
+    framed.update(keys);
+    write_file_atomic(dir / "tokenizer_config.json", framed.dump());
+    EXPECT_EQ(load_model_folder(dir.string()).tokenizer, base) << keys.dump();
+  }
+  auto neither = no_flags;
+  neither["add_bos_token"] = false;
+  write_file_atomic(dir / "tokenizer_config.json", neither.dump());
+  EXPECT_EQ(text::make_tokenizer(load_model_folder(dir.string()).tokenizer)->encode("", 8), std::vector<int32_t>{});
+  // Written back as read: add_eos_token false, a post-processor without <eos>.
+  save_model_folder((scratch / "base").string(), model, base);
+  EXPECT_EQ(nlohmann::json::parse(read_file(scratch / "base" / "tokenizer_config.json"))["add_eos_token"], false);
+  EXPECT_EQ(nlohmann::json::parse(read_file(scratch / "base" / "tokenizer.json"))["post_processor"]["single"].size(),
+            2u);
+  EXPECT_EQ(load_model_folder((scratch / "base").string()).tokenizer, base);
 }
 
 // A Mistral folder (e5-mistral's layout, small): its Metaspace tokenizer (Llama's names, no pad token: </s> pads) is
 // written as tokenizer.json under PreTrainedTokenizerFast, so that transformers 5 runs the file's pipeline, and read
-// back as written; the hub's legacy layout (a Prepend normaliser) reads as the file says; Llama's <s> $A without </s>
-// is refused (ragmig pools the eos that has seen the whole text).
+// back as written; the hub's legacy layout (a Prepend normaliser) reads as the file says; base Mistral's <s> $A
+// (add_eos_token false) frames without </s>.
 TEST(ModelFolder, MistralFoldersKeepTheirMetaspaceTokenizer) {
   ScratchDir scratch;
   const auto dir = scratch / "model";
@@ -937,7 +970,8 @@ TEST(ModelFolder, MistralFoldersKeepTheirMetaspaceTokenizer) {
   auto no_eos = tc;
   no_eos["add_eos_token"] = false;
   write_file_atomic(dir / "tokenizer_config.json", no_eos.dump());
-  expect_data_error(dir.string(), "texts are framed without an eos token");
+  EXPECT_EQ(text::make_tokenizer(load_model_folder(dir.string()).tokenizer)->encode(" a</s>a", 8),
+            (std::vector<int32_t>{1, 259, 261, 2, 261}));
 }
 
 // MPNet's tokenizer names its special tokens (<s>, </s>, <pad>) in tokenizer_config.json, as a string or as

@@ -6,9 +6,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "model/bert.h"
 #include "model/dual_encoder.h"
+#include "model/embed.h"
 #include "model/encoder_flops.h"
 #include "model/lora.h"
 #include "model/model_folder.h"
@@ -177,6 +179,89 @@ TEST(Qwen3, ACausalLmCheckpointLoadsItsModelAndIgnoresTheHead) {
   const auto mine = loaded.model->named_parameters();
   for (const auto& p : net->named_parameters()) EXPECT_TRUE(torch::equal(mine[p.key()], p.value())) << p.key();
   EXPECT_FALSE(loaded.tokenizer.cls_first);
+}
+
+// The framings of byte-level decoders' tokenizer.json post-processors: Qwen3-Embedding's $A <|endoftext|>, Qwen3-Base's
+// ByteLevel (nothing added: an empty text gives no ids, and a batch of them one column of padding), Llama 3's
+// <|begin_of_text|> $A in a Sequence after a ByteLevel; each written back as read. What the post-processor cannot
+// say is refused by key.
+TEST(Qwen3, BaseAndLlama3FramingsReadAndWriteBack) {
+  testing::ScratchDir dir;
+  BertConfig c = small_config();
+  c.vocab_size = 258;
+  EncoderSpec spec;
+  spec.bert = c;
+  DualEncoder net(spec);
+  text::TokenizerSpec qwen = testing::qwen_style_tokenizer();
+  qwen.vocab.push_back("<|begin_of_text|>");  // id 257
+  const std::filesystem::path folder = dir / "model";
+  save_model_folder(folder.string(), net, qwen);
+  const auto tj = nlohmann::json::parse(read_file(folder / "tokenizer.json"));
+  const auto framed = [&](const nlohmann::json& post) {
+    auto edited = tj;
+    edited["post_processor"] = post;
+    write_file_atomic(folder / "tokenizer.json", edited.dump());
+    return load_model_folder(folder.string()).tokenizer;
+  };
+  const nlohmann::json template_ = {{"type", "TemplateProcessing"},
+                                    {"single",
+                                     {{{"SpecialToken", {{"id", "<|begin_of_text|>"}, {"type_id", 0}}}},
+                                      {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+                                    {"pair", nlohmann::json::array()},
+                                    {"special_tokens", nlohmann::json::object()}};
+  const nlohmann::json byte_level = {{"type", "ByteLevel"}, {"trim_offsets", false}};
+  for (const auto& post : {byte_level, nlohmann::json()}) {
+    const text::TokenizerSpec base = framed(post);
+    EXPECT_FALSE(base.cls_first || base.sep_last) << post.dump();
+    EXPECT_EQ(base.special.sep, "<|endoftext|>") << "tokenizer_config.json's eos_token, named though never added";
+    const auto tokenizer = text::make_tokenizer(base);
+    EXPECT_EQ(tokenizer->encode("", 8), std::vector<int32_t>{});
+    EXPECT_EQ(tokenizer->encode("ab", 8).size(), 2u);
+  }
+  const text::TokenizerSpec llama3 = framed({{"type", "Sequence"}, {"processors", {byte_level, template_}}});
+  EXPECT_TRUE(llama3.cls_first);
+  EXPECT_FALSE(llama3.sep_last);
+  EXPECT_EQ(llama3.special.cls, "<|begin_of_text|>");
+  EXPECT_EQ(text::make_tokenizer(llama3)->encode("", 8), std::vector<int32_t>{257});
+
+  // Embedded: an empty text pools (mean) to zeros beside the others, as transformers' padded rows do.
+  spec.pooling = Pooling::Mean;
+  spec.normalize = false;
+  DualEncoder mean(spec);
+  const text::TokenizerSpec base = framed(byte_level);
+  const auto tokenizer = text::make_tokenizer(base);
+  const auto embed = [&](const std::vector<std::string>& texts) {
+    return embed_texts(mean, *tokenizer, texts, false, 16, 8, torch::kCPU);
+  };
+  const auto embedded = embed({"", "ab"});
+  ASSERT_EQ(embedded.size(0), 2);
+  EXPECT_TRUE(torch::equal(embedded[0], torch::zeros_like(embedded[0])));
+  EXPECT_GT(embedded[1].abs().sum().item<double>(), 0.0);
+  EXPECT_TRUE(torch::equal(embed({""}), torch::zeros({1, 16}))) << "a batch of empty texts alone";
+
+  // Written back as read.
+  for (const text::TokenizerSpec& t : {base, llama3, qwen}) {
+    save_model_folder(folder.string(), net, t);
+    EXPECT_EQ(load_model_folder(folder.string()).tokenizer, t) << t.cls_first << t.sep_last;
+  }
+  const auto tc = nlohmann::json::parse(read_file(folder / "tokenizer_config.json"));
+  EXPECT_FALSE(tc.contains("bos_token")) << "Qwen names none";
+  save_model_folder(folder.string(), net, llama3);
+  EXPECT_EQ(nlohmann::json::parse(read_file(folder / "tokenizer_config.json"))["bos_token"], "<|begin_of_text|>");
+
+  for (const auto& [post, message] : std::vector<std::pair<nlohmann::json, std::string>>{
+           {{{"type", "RobertaProcessing"}}, "expected a TemplateProcessing, a ByteLevel or null"},
+           {{{"type", "Sequence"}, {"processors", {template_, {{"type", "RobertaProcessing"}}}}},
+            "expected a Sequence of ByteLevel processors and one TemplateProcessing"},
+           {{{"type", "Sequence"}, {"processors", 3}}, "key \"post_processor\".processors: expected an array"}}) {
+    try {
+      framed(post);
+      ADD_FAILURE() << "took " << post.dump();
+    } catch (const DataError& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr(message));
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("tokenizer.json"));
+    }
+  }
 }
 
 // Qwen3-Embedding-0.6B at 128 tokens: q and o 1024 x 2048, k and v 1024 x 1024, a gated MLP of 3072, attention over

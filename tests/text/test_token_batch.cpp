@@ -20,6 +20,11 @@ TEST(TokenBatch, PadIdAndEdgeCases) {
   EXPECT_EQ(b.cols, 1);
   EXPECT_EQ(b.ids, (std::vector<int64_t>{5, 99}));
   EXPECT_EQ(b.mask, (std::vector<int64_t>{1, 0}));
+  // Texts a tokenizer without special tokens encodes to nothing still make a batch: one column of padding.
+  const TokenBatch none = make_token_batch({{}, {}}, 7);
+  EXPECT_EQ(none.cols, 1);
+  EXPECT_EQ(none.ids, (std::vector<int64_t>{7, 7}));
+  EXPECT_EQ(none.mask, (std::vector<int64_t>{0, 0}));
   const TokenBatch e = make_token_batch({}, 0);
   EXPECT_EQ(e.rows, 0);
   EXPECT_EQ(e.cols, 0);
