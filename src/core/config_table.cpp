@@ -24,7 +24,7 @@ std::string type_name(const ConfigTable::Target& t) {
         using T = std::remove_pointer_t<decltype(p)>;
         if constexpr (std::is_same_v<T, int64_t>) return "integer";
         if constexpr (std::is_same_v<T, double>) return "number";
-        if constexpr (std::is_same_v<T, bool>) return "boolean";
+        if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::optional<bool>>) return "boolean";
         if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, std::optional<std::string>>) return "string";
         if constexpr (std::is_same_v<T, std::vector<int64_t>>) return "integers";
         return "strings";
@@ -36,7 +36,8 @@ std::string value_text(const ConfigTable::Target& t) {
   return std::visit(
       [](auto* p) -> std::string {
         using T = std::remove_pointer_t<decltype(p)>;
-        if constexpr (std::is_same_v<T, std::optional<std::string>>) return *p ? nlohmann::json(**p).dump() : "(unset)";
+        if constexpr (std::is_same_v<T, std::optional<std::string>> || std::is_same_v<T, std::optional<bool>>)
+          return *p ? nlohmann::json(**p).dump() : "(unset)";
         else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, std::vector<std::string>> ||
                            std::is_same_v<T, std::vector<int64_t>>)
           return nlohmann::json(*p).dump();
@@ -82,7 +83,7 @@ void assign(ConfigTable::Field& field, const toml::node& n, const std::string& s
           } else {
             fail();
           }
-        } else if constexpr (std::is_same_v<T, bool>) {
+        } else if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::optional<bool>>) {
           if (!n.is_boolean()) fail();
           *p = n.as_boolean()->get();
         } else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, std::optional<std::string>>) {
@@ -122,6 +123,9 @@ void ConfigTable::add_field(const std::string& key, Target target, const std::st
 void ConfigTable::add(const std::string& key, int64_t& target, const std::string& help) { add_field(key, &target, help); }
 void ConfigTable::add(const std::string& key, double& target, const std::string& help) { add_field(key, &target, help); }
 void ConfigTable::add(const std::string& key, bool& target, const std::string& help) { add_field(key, &target, help); }
+void ConfigTable::add(const std::string& key, std::optional<bool>& target, const std::string& help) {
+  add_field(key, &target, help);
+}
 void ConfigTable::add(const std::string& key, std::string& target, const std::string& help) {
   add_field(key, &target, help);
 }
@@ -255,7 +259,7 @@ nlohmann::json ConfigTable::to_json() const {
     std::visit(
         [&](auto* p) {
           using T = std::remove_pointer_t<decltype(p)>;
-          if constexpr (std::is_same_v<T, std::optional<std::string>>)
+          if constexpr (std::is_same_v<T, std::optional<std::string>> || std::is_same_v<T, std::optional<bool>>)
             out[ptr] = *p ? nlohmann::json(**p) : nlohmann::json();
           else
             out[ptr] = *p;

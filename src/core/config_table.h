@@ -15,7 +15,7 @@ namespace ragmig {
 
 class ConfigTable {
  public:
-  using Target = std::variant<int64_t*, double*, bool*, std::string*, std::optional<std::string>*,
+  using Target = std::variant<int64_t*, double*, bool*, std::optional<bool>*, std::string*, std::optional<std::string>*,
                               std::vector<std::string>*, std::vector<int64_t>*>;
   struct Field {
     std::string key;   ///< dotted key, "section.name"
@@ -27,6 +27,8 @@ class ConfigTable {
   void add(const std::string& key, int64_t& target, const std::string& help);
   void add(const std::string& key, double& target, const std::string& help);
   void add(const std::string& key, bool& target, const std::string& help);
+  /// A boolean that may be left unset (null in to_json).
+  void add(const std::string& key, std::optional<bool>& target, const std::string& help);
   void add(const std::string& key, std::string& target, const std::string& help);
   /// A string that may be left unset (null in to_json; `--set key=` sets it to "", which is not unset).
   void add(const std::string& key, std::optional<std::string>& target, const std::string& help);

@@ -54,6 +54,10 @@ class DualEncoderImpl : public torch::nn::Module {
   bool joins_pairs() const { return !passage_ && query_->joins_batches(); }
 
   const EncoderSpec& spec() const { return spec_; }
+  /// How embeddings are made of the towers' states (no parameters change): a fine-tune's model.pooling and
+  /// model.normalize over model.init's.
+  void set_pooling(Pooling pooling) { spec_.pooling = pooling; }
+  void set_normalize(bool normalize) { spec_.normalize = normalize; }
 
   /// Registered as "query": parameters are query.embeddings.*, query.encoder.layer.{i}.*.
   BertModel query_tower() const { return query_; }

@@ -36,8 +36,8 @@ model::EncoderSpec spec_from_config(const ModelConfig& m, const text::Tokenizer&
   spec.bert.hidden_dropout_prob = m.dropout;
   spec.bert.attention_probs_dropout_prob = m.dropout;
   spec.bert.pad_token_id = tok.pad_id();
-  spec.pooling = model::parse_pooling(m.pooling);
-  spec.normalize = m.normalize;
+  spec.pooling = model::parse_pooling(m.pooling.value_or("mean"));
+  spec.normalize = m.normalize.value_or(true);
   spec.shared_towers = m.shared_towers;
   if (m.dense_dim > 0) spec.dense = {dense_config(m, m.hidden_size)};
   return spec;
@@ -60,7 +60,17 @@ text::TokenizerSpec choose_tokenizer(const TrainConfig& cfg, const std::string& 
                                      const text::BeirFolder* beir, std::string& origin) {
   if (init) {
     origin = cfg.model.init;
-    return init->tokenizer;
+    text::TokenizerSpec spec = init->tokenizer;
+    if (const auto eos = cfg.model.add_eos_token) {
+      const bool decoder_bpe = spec.kind == text::TokenizerKind::kSentencePieceBpe ||
+                               (spec.kind == text::TokenizerKind::kByteBpe && spec.bpe_split != text::BpeSplit::kGpt2);
+      if (!decoder_bpe)
+        throw ConfigError("config key 'model.add_eos_token': " + cfg.model.init +
+                          "'s tokenizer is not SentencePiece BPE nor a byte-level BPE split as Qwen's or Llama 3's "
+                          "(its folder would not record the framing)");
+      spec.sep_last = *eos;  // the sep is the folder's end-of-text token (st_folder.cpp's set_framing)
+    }
+    return spec;
   }
   if (fs::exists(run_vocab)) {
     origin = "run folder";
@@ -82,6 +92,8 @@ RunModel build_run_model(const TrainConfig& cfg, const model::LoadedModel* init,
   RunModel out;
   torch::manual_seed(static_cast<uint64_t>(cfg.train.seed));
   model::DualEncoder net = init ? init->model : model::DualEncoder(spec_from_config(cfg.model, tokenizer));
+  if (init && cfg.model.pooling) net->set_pooling(model::parse_pooling(*cfg.model.pooling));
+  if (init && cfg.model.normalize) net->set_normalize(*cfg.model.normalize);
   if (init && cfg.model.dense_dim > 0) {
     if (const auto& own = net->spec().dense; !own.empty())
       throw ConfigError(fmt::format("config key 'model.dense_dim': {} has a Dense module already ({} -> {})",

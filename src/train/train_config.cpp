@@ -47,8 +47,14 @@ ConfigTable make_config_table(TrainConfig& c) {
   t.add("model.intermediate_size", c.model.intermediate_size, "feed-forward size of a new model");
   t.add("model.max_position", c.model.max_position, "position embeddings of a new model");
   t.add("model.dropout", c.model.dropout, "dropout of a new model (hidden and attention)");
-  t.add("model.pooling", c.model.pooling, "mean | cls | max | mean_sqrt_len_tokens");
-  t.add("model.normalize", c.model.normalize, "L2-normalise embeddings");
+  t.add("model.pooling", c.model.pooling,
+        "mean | cls | max | mean_sqrt_len_tokens | lasttoken (unset = model.init's; mean for a new model)");
+  t.add("model.normalize", c.model.normalize, "L2-normalise embeddings (unset = model.init's; true for a new model)");
+  t.add("model.add_eos_token", c.model.add_eos_token,
+        "frame every text with the tokenizer's end-of-text token (true) or without it (false), as e5-mistral and "
+        "Qwen3-Embedding append it to pool it (model.pooling = \"lasttoken\") when fine-tuned from a base decoder; "
+        "saved with the model (unset = model.init's framing). SentencePiece BPE (Gemma, Llama, Mistral) and Qwen's / "
+        "Llama 3's byte-level BPE only");
   t.add("model.shared_towers", c.model.shared_towers, "one encoder for queries and passages (false = two)");
   t.add("model.freeze_embeddings", c.model.freeze_embeddings,
         "keep model.init's embedding tables as they are (no gradients or optimiser state for them)");
@@ -251,8 +257,10 @@ void validate(const TrainConfig& c) {
   require(c.model.max_position >= std::max(c.data.max_query_tokens, c.data.max_passage_tokens),
           "model.max_position", "must be >= data.max_query_tokens and data.max_passage_tokens");
   require(c.model.dropout >= 0 && c.model.dropout < 1, "model.dropout", "must be in [0, 1)");
-  require(model::pooling_named(c.model.pooling).has_value(), "model.pooling",
+  require(!c.model.pooling || model::pooling_named(*c.model.pooling).has_value(), "model.pooling",
           "expected " + model::pooling_choices());
+  require(!c.model.add_eos_token || !c.model.init.empty(), "model.add_eos_token",
+          "frames model.init's tokenizer; a new model's WordPiece frames [CLS] ... [SEP]");
   require(c.train.max_steps >= 0, "train.max_steps", "must be >= 0");
   require(c.train.batch_size >= 2, "train.batch_size", "must be >= 2 (in-batch negatives)");
   require(c.train.accumulation == "none" || c.train.accumulation == "plain" || c.train.accumulation == "gradcache",

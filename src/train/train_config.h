@@ -38,8 +38,13 @@ struct ModelConfig {
   int64_t intermediate_size = 512;
   int64_t max_position = 512;
   double dropout = 0.1;
-  std::string pooling = "mean";   ///< mean | cls | max | mean_sqrt_len_tokens
-  bool normalize = true;          ///< L2-normalise embeddings
+  /// mean | cls | max | mean_sqrt_len_tokens | lasttoken; unset: model.init's (mean for a new model).
+  std::optional<std::string> pooling;
+  std::optional<bool> normalize;  ///< L2-normalise embeddings; unset: model.init's (true for a new model)
+  /// Frame texts with the tokenizer's eos at the end (true) or without (false), as e5-mistral and Qwen3-Embedding
+  /// append it to pool it; unset: as model.init's tokenizer frames them. SentencePiece BPE and Qwen's / Llama 3's
+  /// byte-level BPE only (their folders record it).
+  std::optional<bool> add_eos_token;
   bool shared_towers = true;      ///< one encoder for queries and passages, or two
   /// Keep model.init's token, position and token-type embedding tables as they are: no gradients and no AdamW
   /// state for them (XLM-R's 250,002 x 768 table is 70 % of its weights).

@@ -230,5 +230,20 @@ TEST(ConfigTable, AnOptionalStringIsUnsetUntilGivenAndEmptyIsAValue) {
   EXPECT_NE(e.find("b.toml:2: key 'model.query_prompt' expects a string"), std::string::npos) << e;
 }
 
+TEST(ConfigTable, AnOptionalBooleanIsUnsetUntilGiven) {
+  std::optional<bool> eos;
+  ConfigTable t;
+  t.add("model.add_eos_token", eos, "append the eos");
+  EXPECT_TRUE(t.to_json()["model"]["add_eos_token"].is_null());
+  EXPECT_NE(t.help_text().find("(unset)"), std::string::npos) << t.help_text();
+  t.load_string("[model]\nadd_eos_token = false\n", "a.toml");
+  EXPECT_EQ(eos, false) << "false is a value, not unset";
+  EXPECT_EQ(t.to_json()["model"]["add_eos_token"], false);
+  t.apply_override("model.add_eos_token=true");
+  EXPECT_EQ(eos, true);
+  const std::string e = error_of([&] { t.load_string("[model]\nadd_eos_token = \"yes\"\n", "b.toml"); });
+  EXPECT_NE(e.find("b.toml:2: key 'model.add_eos_token' expects a boolean"), std::string::npos) << e;
+}
+
 }  // namespace
 }  // namespace ragmig

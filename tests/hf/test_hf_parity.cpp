@@ -1025,6 +1025,20 @@ TEST(HfLive, LlamaMistralAndQwen2FoldersTokenizeEmbedAndTrainAsTransformers) {
                            embed_in_python(again, texts, dir.path())["st"]),
               kTolerance);
   }
+  // A base decoder fine-tuned into an embedder the way e5-mistral and Qwen3-Embedding were (model.add_eos_token,
+  // last-token pooling, normalised): the folder ragmig writes frames, pools and embeds alike in both libraries.
+  for (const std::string name : {"base", "qwen3base"}) {
+    const fs::path tuned =
+        fine_tune(dir / ("embedder-" + name), (dir / "llama" / name).string(), "lr = 1e-2\nprecision = \"fp32\"\n",
+                  "pooling = \"lasttoken\"\nnormalize = true\nadd_eos_token = true\n");
+    ASSERT_FALSE(tuned.empty()) << name;
+    EXPECT_TRUE(model::read_folder_tokenizer(tuned.string()).spec.sep_last) << name;
+    EXPECT_EQ(model::load_model_folder(tuned.string()).model->spec().pooling, model::Pooling::LastToken);
+    const auto mine = eval::Encoder(tuned.string(), "cpu", long_limits()).embed(texts, false);
+    const json theirs = embed_in_python(tuned, texts, dir.path());
+    EXPECT_LE(checked_diff(name + " fine-tuned with its eos, sentence-transformers", mine, theirs["st"]), kTolerance);
+    EXPECT_LE(checked_diff(name + " fine-tuned with its eos, transformers", mine, theirs["hf"]), kTolerance);
+  }
 }
 
 // An XLM-R folder (SentencePiece Unigram with SentencePiece's real nmt_nfkc charsmap; multilingual-e5's and

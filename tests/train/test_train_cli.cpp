@@ -7,8 +7,11 @@
 #include <sstream>
 
 #include "core/atomic_file.h"
+#include "model/bert_config.h"
 #include "model/lora.h"
 #include "model/model_folder.h"
+#include "support/byte_level_tokenizers.h"
+#include "text/tokenizer.h"
 #include "train/train_config.h"
 #include "train_fixture.h"
 
@@ -282,6 +285,68 @@ TEST(TrainCli, PromptsComeFromTheConfigOrTheInitFolderAndAreSaved) {
   EXPECT_EQ(train("replaced", {init, "model.query_prompt=search_query: ", "model.passage_prompt="}),
             nlohmann::json::parse(R"({"query": "search_query: ", "document": ""})"))
       << "an empty prompt in the config drops the folder's";
+}
+
+// model.pooling, model.normalize and model.add_eos_token over model.init's: a base decoder (Qwen3-Base's bare $A, mean
+// pooling) fine-tuned the way e5-mistral and Qwen3-Embedding were (its eos appended, pooled from there) saves a
+// folder that frames and pools so; a WordPiece folder does not take add_eos_token, and a new model neither.
+TEST(TrainCli, PoolingNormalizeAndEosFramingOverrideTheInitFolders) {
+  RAGMIG_REQUIRE_DATA("beir/squad-train");
+  ScratchDir dir;
+  write_squad_pairs(dir / "pairs.jsonl", 240);
+  write_file_atomic(dir / "cfg.toml", tiny_config(dir / "pairs.jsonl"));
+  model::EncoderSpec spec;
+  spec.bert = model::bert_config_from_json({{"model_type", "qwen3"},
+                                            {"vocab_size", 257},
+                                            {"hidden_size", 16},
+                                            {"num_hidden_layers", 1},
+                                            {"num_attention_heads", 2},
+                                            {"num_key_value_heads", 1},
+                                            {"head_dim", 8},
+                                            {"intermediate_size", 24},
+                                            {"max_position_embeddings", 64}},
+                                           "config.json");
+  spec.normalize = false;  // mean pooling, as sentence-transformers makes of a plain transformers folder
+  text::TokenizerSpec base = testing::qwen_style_tokenizer();
+  base.sep_last = false;
+  model::DualEncoder net(spec);
+  model::save_model_folder((dir / "qwen3-base").string(), net, base);
+  const std::string init = "model.init=" + (dir / "qwen3-base").string();
+  const auto saved = [&](const std::string& run, std::vector<std::string> set) {
+    set.insert(set.begin(), "train.max_steps=2");
+    train_in(dir.path(), run, set);
+    return model::load_model_folder((dir / run / "model").string());
+  };
+  const auto as_is = saved("as-is", {init});
+  EXPECT_EQ(as_is.model->spec().pooling, model::Pooling::Mean);
+  EXPECT_FALSE(as_is.model->spec().normalize);
+  EXPECT_FALSE(as_is.tokenizer.sep_last);
+  const auto embedder =
+      saved("embedder", {init, "model.pooling=\"lasttoken\"", "model.normalize=true", "model.add_eos_token=true"});
+  EXPECT_EQ(embedder.model->spec().pooling, model::Pooling::LastToken);
+  EXPECT_TRUE(embedder.model->spec().normalize);
+  EXPECT_TRUE(embedder.tokenizer.sep_last);
+  EXPECT_EQ(text::make_tokenizer(embedder.tokenizer)->encode("", 4), std::vector<int32_t>{256}) << "<|endoftext|>";
+  const std::string again = "model.init=" + (dir / "embedder" / "model").string();
+  EXPECT_FALSE(saved("without", {again, "model.add_eos_token=false"}).tokenizer.sep_last);
+
+  train_in(dir.path(), "bert", {"train.max_steps=0"});
+  const std::string wordpiece = "model.init=" + (dir / "bert" / "model").string();
+  EXPECT_EQ(saved("cls", {wordpiece, "model.pooling=\"cls\"", "model.normalize=false"}).model->spec().pooling,
+            model::Pooling::Cls);
+  for (const auto& [set, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{wordpiece, "model.add_eos_token=true"},
+            "config key 'model.add_eos_token': " + (dir / "bert" / "model").string() +
+                "'s tokenizer is not SentencePiece BPE"},
+           {{"model.add_eos_token=true"}, "model.add_eos_token"},
+           {{init, "model.pooling=\"last\""}, "model.pooling"}}) {
+    std::vector<std::string> argv = {"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "refused").string()};
+    for (const auto& s : set) argv.insert(argv.end(), {"--set", s});
+    const auto r = run_ragmig(argv);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << r.output;
+    EXPECT_FALSE(std::filesystem::exists(dir / "refused" / "model"));
+  }
 }
 
 // The sizes a model is meant to be cut to are saved with it: the Matryoshka sizes this training covered (ragmig.json,
