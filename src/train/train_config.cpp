@@ -341,6 +341,15 @@ void validate(const TrainConfig& c) {
           "must be identity, tanh, relu, gelu, sigmoid or silu");
   require(c.model.dense_dim == 0 || c.lora.rank == 0, "model.dense_dim",
           "a new Dense layer must train, and with lora.rank only the adapters train");
+  // An adapter folder is loaded with its base's pooling, normalisation and tokenizer (as peft's are): a change of them
+  // would be lost on the way, so they are set on the base instead.
+  for (const auto& [key, set] : {std::pair{"model.pooling", c.model.pooling.has_value()},
+                                 {"model.normalize", c.model.normalize.has_value()},
+                                 {"model.add_eos_token", c.model.add_eos_token.has_value()}})
+    require(!set || c.lora.rank == 0, key,
+            "is model.init's with lora.rank: an adapter folder is loaded with its base's pooling, normalisation and "
+            "tokenizer (save the base with it first: a run of train.max_steps = 0 without lora.rank writes "
+            "model.init with the key set; or leave it unset)");
   require(!c.model.freeze_embeddings || !c.model.init.empty(), "model.freeze_embeddings",
           "needs model.init: it keeps a pretrained model's embeddings");
   require(c.lora.rank >= 0, "lora.rank", "must be >= 0");

@@ -329,6 +329,13 @@ TEST(TrainCli, PoolingNormalizeAndEosFramingOverrideTheInitFolders) {
   EXPECT_EQ(text::make_tokenizer(embedder.tokenizer)->encode("", 4), std::vector<int32_t>{256}) << "<|endoftext|>";
   const std::string again = "model.init=" + (dir / "embedder" / "model").string();
   EXPECT_FALSE(saved("without", {again, "model.add_eos_token=false"}).tokenizer.sep_last);
+  // With LoRA (an adapter is loaded with its base's framing and pooling): the base saved so first, untrained.
+  train_in(dir.path(), "framed",
+           {"train.max_steps=0", init, "model.pooling=\"lasttoken\"", "model.add_eos_token=true"});
+  const auto adapter = saved("adapter", {"model.init=" + (dir / "framed" / "model").string(), "lora.rank=2"});
+  EXPECT_TRUE(model::is_adapter_folder((dir / "adapter" / "model").string()));
+  EXPECT_TRUE(adapter.tokenizer.sep_last);
+  EXPECT_EQ(adapter.model->spec().pooling, model::Pooling::LastToken);
 
   train_in(dir.path(), "bert", {"train.max_steps=0"});
   const std::string wordpiece = "model.init=" + (dir / "bert" / "model").string();
@@ -339,7 +346,9 @@ TEST(TrainCli, PoolingNormalizeAndEosFramingOverrideTheInitFolders) {
             "config key 'model.add_eos_token': " + (dir / "bert" / "model").string() +
                 "'s tokenizer is not SentencePiece BPE"},
            {{"model.add_eos_token=true"}, "model.add_eos_token"},
-           {{init, "model.pooling=\"last\""}, "model.pooling"}}) {
+           {{init, "model.pooling=\"last\""}, "model.pooling"},
+           {{init, "lora.rank=2", "model.add_eos_token=true"},
+            "config key 'model.add_eos_token': is model.init's with lora.rank"}}) {
     std::vector<std::string> argv = {"train", (dir / "cfg.toml").string(), "--run-dir", (dir / "refused").string()};
     for (const auto& s : set) argv.insert(argv.end(), {"--set", s});
     const auto r = run_ragmig(argv);
