@@ -41,13 +41,17 @@ from random_folder import perturb
 SPECIAL = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
 
 
-def llama_tokenizer(words, add_eos_token=True):
+def llama_bpe(words):
+    """The vocabulary and merges the tokenizers library trains (once: its ties may fall otherwise on another run)."""
     bpe = Tokenizer(tok_models.BPE(unk_token="<unk>", byte_fallback=True, fuse_unk=True))
     bpe.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="first", split=False)
     trainer = trainers.BpeTrainer(vocab_size=1500, min_frequency=2, limit_alphabet=200, show_progress=False,
                                   special_tokens=SPECIAL)
     bpe.train_from_iterator([" ".join(words[i:i + 8]) for i in range(0, len(words), 8)], trainer=trainer)
-    model = json.loads(bpe.to_str())["model"]
+    return json.loads(bpe.to_str())["model"]
+
+
+def llama_tokenizer(model, add_eos_token=True):
     tok = LlamaTokenizer(vocab=model["vocab"], merges=[tuple(m) for m in model["merges"]], add_bos_token=True,
                          add_eos_token=add_eos_token)
     tok.pad_token = "</s>"
@@ -76,7 +80,8 @@ def main():
     out, tokenizer_dir = sys.argv[1:3]
     words = json.load(open(os.path.join(tokenizer_dir, "tokenizer.json"), encoding="utf-8"))["model"]["vocab"]
     words = sorted(words, key=words.get)
-    tok = llama_tokenizer(words)
+    bpe_model = llama_bpe(words)
+    tok = llama_tokenizer(bpe_model)
     ids = {"bos_token_id": tok.bos_token_id, "eos_token_id": tok.eos_token_id, "pad_token_id": tok.pad_token_id}
 
     torch.manual_seed(17)
@@ -110,7 +115,7 @@ def main():
                             pad_token="</s>").save_pretrained(legacy_dir)
 
     # Base models' framings: no eos.
-    base = llama_tokenizer(words, add_eos_token=False)
+    base = llama_tokenizer(bpe_model, add_eos_token=False)
     save(out, "base", llama, base, "mean", False)
     qwen3base = byte_level_variant(qwen, processors.ByteLevel(trim_offsets=False), [], eos_token="<|endoftext|>",
                                    pad_token="<|endoftext|>")

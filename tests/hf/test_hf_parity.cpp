@@ -1011,7 +1011,9 @@ TEST(HfLive, LlamaMistralAndQwen2FoldersTokenizeEmbedAndTrainAsTransformers) {
     const text::TokenizerSpec framed = model::read_folder_tokenizer(folder.string()).spec;
     EXPECT_EQ(framed.cls_first, *bos != '\0') << name;
     EXPECT_FALSE(framed.sep_last) << name;
-    if (framed.cls_first) EXPECT_EQ(framed.special.cls, bos);
+    if (framed.cls_first) {
+      EXPECT_EQ(framed.special.cls, bos);
+    }
     expect_same_ids(framed, texts, ids[name], name);
     const auto mine = eval::Encoder(folder.string(), "cpu", long_limits()).embed(texts, false);
     const json theirs = embed_in_python(folder, texts, dir.path());
